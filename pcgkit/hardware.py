@@ -1,0 +1,87 @@
+"""Hardware detection and gating, in one place.
+
+Markers map to requirements; `missing_hardware_reason` is pure so the skip/fail wording is tested
+without a GPU. Families are matched exactly (major == 12), never with >=: an SM100 part is not SM120.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+SM120_FAMILY = 12
+SIMULATED_SM120_CAPABILITY = (12, 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Device:
+    name: str
+    capability: tuple[int, int]
+    simulated: bool = False
+
+    @property
+    def family(self) -> int:
+        return self.capability[0]
+
+    @property
+    def label(self) -> str:
+        major, minor = self.capability
+        if self.simulated:
+            return f"simulated SM120 (no GPU; hardware queries answered as {major}.{minor})"
+        return f"{self.name} (compute capability {major}.{minor})"
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "compute_capability": f"{self.capability[0]}.{self.capability[1]}",
+            "simulated": self.simulated,
+            "label": self.label,
+        }
+
+
+SIMULATED_SM120 = Device("simulated SM120", SIMULATED_SM120_CAPABILITY, simulated=True)
+
+
+@functools.lru_cache(maxsize=1)
+def detect_cuda_devices() -> tuple[Device, ...]:
+    """Real CUDA devices seen by torch; empty when torch is absent or sees none."""
+    try:
+        import torch
+    except Exception:  # the kit must still describe a machine whose torch is broken
+        return ()
+    try:
+        if not torch.cuda.is_available():
+            return ()
+        return tuple(
+            Device(torch.cuda.get_device_name(i), tuple(torch.cuda.get_device_capability(i)))
+            for i in range(torch.cuda.device_count())
+        )
+    except Exception:
+        return ()
+
+
+def _found(devices: tuple[Device, ...]) -> str:
+    if not devices:
+        return "found no CUDA device"
+    return "found " + "; ".join(f"{d.name}, {d.capability[0]}.{d.capability[1]}" for d in devices)
+
+
+def missing_hardware_reason(marker: str, devices: tuple[Device, ...]) -> str | None:
+    """Why a test with this hardware marker cannot run on these devices; None when it can."""
+    if marker == "sm120":
+        if any(d.family == SM120_FAMILY for d in devices):
+            return None
+        return f"requires SM120 (compute capability 12.x); {_found(devices)}"
+    if marker == "gpu":
+        if devices:
+            return None
+        return f"requires a real CUDA GPU; {_found(devices)}"
+    return None
+
+
+def first_device(marker: str, devices: tuple[Device, ...]) -> Device:
+    """The device a real-hardware variant runs on (the first that satisfies the marker)."""
+    for device in devices:
+        if marker == "gpu" or device.family == SM120_FAMILY:
+            return device
+    raise LookupError(missing_hardware_reason(marker, devices))
