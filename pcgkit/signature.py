@@ -13,7 +13,7 @@ from typing import Iterable, Sequence
 
 # "File "/x/site-packages/flashinfer/jit/cpp_ext.py", line 69, in get_cuda_version"
 _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>[^\s]+)')
-# Graph-break registry ids appear from torch 2.8 on as ".../gb/gb0007.html"; older ones print none.
+# Graph-break registry ids appear from torch 2.9 on as ".../gb/gb0007.html"; 2.8 and older print none.
 _GRAPH_BREAK_ID_RE = re.compile(r"\b(gb\d{4})\b")
 _EXPLANATION_RE = re.compile(r"^\s*Explanation:\s*(?P<text>.+)$", re.MULTILINE)
 _SKIPPED_CALLABLE_RE = re.compile(r"module: (?P<module>[^,\s]+), qualname: (?P<qualname>[^,\s]+)")
