@@ -91,11 +91,12 @@ def _required(config: pytest.Config) -> set[str]:
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    devices = hardware.detect_cuda_devices()
     for marker in ("sm120", "gpu"):
         if item.get_closest_marker(marker) is None:
             continue
-        reason = hardware.missing_hardware_reason(marker, devices)
+        # Detected only for hardware-marked items: detection imports torch (seconds), which
+        # tests without a hardware marker must not pay for.
+        reason = hardware.missing_hardware_reason(marker, hardware.detect_cuda_devices())
         if reason is None:
             continue
         if marker in _required(item.config):

@@ -16,7 +16,8 @@ _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func
 # Graph-break registry ids appear from torch 2.9 on as ".../gb/gb0007.html"; 2.8 and older print none.
 _GRAPH_BREAK_ID_RE = re.compile(r"\b(gb\d{4})\b")
 _EXPLANATION_RE = re.compile(r"^\s*Explanation:\s*(?P<text>.+)$", re.MULTILINE)
-_SKIPPED_CALLABLE_RE = re.compile(r"module: (?P<module>[^,\s]+), qualname: (?P<qualname>[^,\s]+)")
+# Dynamo prints "module: <unknown module>, qualname: datetime.now" when it cannot name the module.
+_SKIPPED_CALLABLE_RE = re.compile(r"module: (?P<module><unknown module>|[^,\s]+), qualname: (?P<qualname>[^,\s]+)")
 # A traceback's last line in a log: "torch._dynamo.exc.Unsupported: Attempted to call ..."
 _LOG_EXCEPTION_RE = re.compile(
     r"^(?P<type>(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Unsupported|Failed\w*)): (?P<head>.+)$",
@@ -113,6 +114,14 @@ def innermost_library_frame(frames: Sequence[Frame], packages: Iterable[str] = L
     return None
 
 
+def _skipped_callable(match: re.Match | None) -> str | None:
+    if match is None:
+        return None
+    if match["module"].startswith("<"):  # no module name to report: the qualname alone says it
+        return match["qualname"]
+    return f"{match['module']}.{match['qualname']}"
+
+
 def _user_code_section(message: str) -> str:
     """The 'from user code:' block that dynamo appends: the traced frames, outermost first."""
     _, sep, rest = message.partition("from user code:")
@@ -137,7 +146,7 @@ def parse_message(
         message_head=head[:200],
         graph_break_id=gb.group(1) if gb else None,
         explanation=explanation["text"].strip()[:300] if explanation else None,
-        skipped_callable=f"{skipped['module']}.{skipped['qualname']}" if skipped else None,
+        skipped_callable=_skipped_callable(skipped),
         innermost_library_frame=innermost_library_frame(frames),
         frame_chain=frames,
         lru_cache_warnings=tuple(lru_cache_warnings),

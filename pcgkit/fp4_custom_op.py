@@ -1,0 +1,105 @@
+"""The custom-op fix: flashinfer.fp4_quantize behind torch.library.custom_op with a faithful fake.
+
+Dynamo does not trace into a custom op: it records one node and asks the fake for output shapes,
+so FlashInfer's JIT loader (nvcc subprocess, functools.cache, file I/O) never runs under trace.
+The real kernel runs when the graph executes, outside dynamo.
+
+The fake mirrors flashinfer 0.6.1's fp4_quantize wrapper and fp4_quantize_sm100 (fp4_quantization.py):
+  values  uint8 (*shape[:-1], K/2)
+  scales  uint8, flat size M*K/sf_vec (linear) or round_up(M, 128 or 8) * round_up(K/sf_vec, 4)
+          (swizzled), then reshaped to (-1, K/sf_vec), which fails like the real op when that
+          size is not a multiple of K/sf_vec; both transposed back for column-major input.
+FlashInfer's own fake (`_fake_fp4_quantize_sm100`) says int64 values and int32 scales of size
+M*K/sf_vec whatever the layout: it does not match its op, so it cannot be reused here.
+
+Self-contained on purpose (torch + flashinfer only): a repro exporter can copy this file.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import torch
+
+OP_NAME = "pcgkit::fp4_quantize"
+
+
+def padded_sf_numel(rows: int, k: int, sf_vec_size: int, swizzled: bool, is_8x4: bool) -> int:
+    """Bytes FlashInfer allocates for the scales (fp4_quantize_sm100's out_sf)."""
+    sf_cols = k // sf_vec_size
+    if not swizzled:
+        return rows * sf_cols
+    row_tile = 8 if is_8x4 else 128
+    return -(-rows // row_tile) * row_tile * (-(-sf_cols // 4) * 4)
+
+
+def fp4_quantize_fake(
+    input: torch.Tensor,
+    global_scale: Optional[torch.Tensor] = None,
+    sf_vec_size: int = 16,
+    sf_use_ue8m0: bool = False,
+    is_sf_swizzled_layout: bool = True,
+    is_sf_8x4_layout: bool = False,
+    enable_pdl: Optional[bool] = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Output metadata of flashinfer.fp4_quantize, computed the way its wrapper computes it."""
+    if sf_vec_size not in (16, 32):
+        raise NotImplementedError("sf_vec_size can only be 16 or 32")
+    column_major = input.stride(-2) == 1
+    if column_major:
+        input = input.transpose(-2, -1)
+    k = input.shape[-1]
+    torch._check(k % sf_vec_size == 0, lambda: f"K={k} is not a multiple of sf_vec_size={sf_vec_size}")
+    rows = input.numel() // k
+    values_shape = [*input.shape[:-1], k // 2]
+    sf_flat = input.new_empty(
+        (padded_sf_numel(rows, k, sf_vec_size, is_sf_swizzled_layout, is_sf_8x4_layout),), dtype=torch.uint8
+    )
+    # The same reshape as FlashInfer's wrapper, so an impossible shape fails here as it does there.
+    scales_shape = list(sf_flat.reshape((-1, k // sf_vec_size)).shape)
+    if column_major:
+        values_shape[-2:] = values_shape[-1], values_shape[-2]
+        scales_shape.reverse()
+    # Fresh contiguous tensors: the real op below returns contiguous copies of FlashInfer's views.
+    return input.new_empty(values_shape, dtype=torch.uint8), input.new_empty(scales_shape, dtype=torch.uint8)
+
+
+def define_fp4_quantize_op(name: str, kernel: Callable[..., tuple[torch.Tensor, torch.Tensor]]):
+    """Register `kernel` as custom op `name` with fp4_quantize_fake as its fake. Returns the op."""
+
+    @torch.library.custom_op(name, mutates_args=())
+    def op(
+        input: torch.Tensor,
+        global_scale: Optional[torch.Tensor] = None,
+        sf_vec_size: int = 16,
+        sf_use_ue8m0: bool = False,
+        is_sf_swizzled_layout: bool = True,
+        is_sf_8x4_layout: bool = False,
+        enable_pdl: Optional[bool] = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        values, scales = kernel(
+            input, global_scale, sf_vec_size, sf_use_ue8m0, is_sf_swizzled_layout, is_sf_8x4_layout, enable_pdl
+        )
+        # FlashInfer transposes both for column-major input; a custom op's outputs must match the
+        # fake's (contiguous) strides. Same values, and no copy in the usual row-major case.
+        return values.contiguous(), scales.contiguous()
+
+    op.register_fake(fp4_quantize_fake)
+    return op
+
+
+def _flashinfer_kernel(*args):
+    import flashinfer
+
+    return flashinfer.fp4_quantize(*args)
+
+
+_registered = None
+
+
+def fp4_quantize_op():
+    """The pcgkit::fp4_quantize op over the installed flashinfer.fp4_quantize (registered once)."""
+    global _registered
+    if _registered is None:
+        _registered = define_fp4_quantize_op(OP_NAME, _flashinfer_kernel)
+    return _registered
