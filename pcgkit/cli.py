@@ -12,6 +12,10 @@ from pcgkit.errors import PcgkitError
 # Each subcommand lives in its own module with `register(subparsers)`; the parser sets `func`.
 COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.runjob",
+    "pcgkit.matrix.cli",
+    "pcgkit.envcapture",
+    "pcgkit.repro",
+    "pcgkit.issuedraft",
 )
 
 

@@ -225,7 +225,7 @@ def render_text(data: dict) -> str:
 
 
 def _cmd_env(args) -> int:
-    from pcgkit.envdiff import diff_lines, load_capture
+    from pcgkit.envdiff import diff_lines, load_capture  # noqa: PLC0415 (envdiff imports this module)
 
     if args.diff:
         lines = diff_lines(load_capture(Path(args.diff[0])), load_capture(Path(args.diff[1])))

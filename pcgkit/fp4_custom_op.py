@@ -88,18 +88,42 @@ def define_fp4_quantize_op(name: str, kernel: Callable[..., tuple[torch.Tensor, 
     return op
 
 
-def _flashinfer_kernel(*args):
-    import flashinfer
-
-    return flashinfer.fp4_quantize(*args)
-
-
 _registered = None
 
 
 def fp4_quantize_op():
-    """The pcgkit::fp4_quantize op over the installed flashinfer.fp4_quantize (registered once)."""
+    """The pcgkit::fp4_quantize op over the installed flashinfer.fp4_quantize (registered once).
+
+    The kernel is bound at the first call, so a caller may afterwards point the name
+    `flashinfer.fp4_quantize` at this op (as the fix does) without the op calling itself.
+    """
     global _registered
     if _registered is None:
-        _registered = define_fp4_quantize_op(OP_NAME, _flashinfer_kernel)
+        from flashinfer.fp4_quantization import fp4_quantize
+
+        _registered = define_fp4_quantize_op(OP_NAME, fp4_quantize)
     return _registered
+
+
+# (M, K) shapes whose outputs the fake must describe: K/16 = 4, 16, 3, 6, 2, 5 (not a multiple
+# of 4 pads the swizzled columns), M below, at and above the 128-row tile.
+SHAPE_GRID: tuple[tuple[int, int], ...] = ((1, 64), (128, 256), (130, 64), (7, 48), (5, 96), (33, 32), (256, 80))
+
+
+def output_metadata(fn: Callable, x: torch.Tensor, *args) -> str:
+    """'shape/dtype, shape/dtype' of fn(x, *args), or 'raises <Type>' (what a fake must match)."""
+    try:
+        outputs = fn(x, *args)
+    except (RuntimeError, ValueError) as exc:
+        return f"raises {type(exc).__name__}"
+    return ", ".join(f"{tuple(t.shape)}/{str(t.dtype).removeprefix('torch.')}" for t in outputs)
+
+
+def fake_metadata(x: torch.Tensor, global_scale: Optional[torch.Tensor], swizzled: bool) -> str:
+    """output_metadata of fp4_quantize_fake under FakeTensorMode (nothing runs, any device)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+        fake_x = mode.from_tensor(x)
+        fake_scale = mode.from_tensor(global_scale) if global_scale is not None else None
+        return output_metadata(fp4_quantize_fake, fake_x, fake_scale, 16, False, swizzled)

@@ -117,6 +117,8 @@ MODES: dict[str, Mode] = {m.id: m for m in (MODE1, MODE2, MODE3, MODE4)}
 def classify(mode: Mode, outcome: TraceOutcome) -> tuple[Verdict, str]:
     """Verdict and a one-line reason for a completed trace. Pure."""
     if outcome.traced:
+        if hasattr(mode, "judge_traced"):  # fix modes (pcgkit.fixmodes) also judge the compiled run
+            return mode.judge_traced(outcome)
         return Verdict.FIXED, "traced cleanly under fullgraph=True"
     if outcome.signature is None:
         return Verdict.ERROR, "trace neither succeeded nor raised (kit bug)"

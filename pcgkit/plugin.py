@@ -124,6 +124,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             nodeid=item.nodeid,
         )
         report.user_properties.extend(result.junit_properties())
+        # JUnit XML takes a testcase's properties from its *teardown* report, which copies
+        # item.user_properties: without this the skipped rows would have none.
+        item.user_properties.extend(result.junit_properties())
     return report
 
 

@@ -20,7 +20,8 @@ _EXPLANATION_RE = re.compile(r"^\s*Explanation:\s*(?P<text>.+)$", re.MULTILINE)
 _SKIPPED_CALLABLE_RE = re.compile(r"module: (?P<module><unknown module>|[^,\s]+), qualname: (?P<qualname>[^,\s]+)")
 # A traceback's last line in a log: "torch._dynamo.exc.Unsupported: Attempted to call ..."
 _LOG_EXCEPTION_RE = re.compile(
-    r"^(?P<type>(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Unsupported|Failed\w*)): (?P<head>.+)$",
+    # The bare class name "Unsupported" must match too (dynamo's own class); "Error: ..." must not.
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Failed\w*)|\w*Unsupported)): (?P<head>.+)$",
     re.MULTILINE,
 )
 

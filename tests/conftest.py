@@ -56,3 +56,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Any test that asks for `captured` runs once per fixture file, with the file name as id."""
     if "captured" in metafunc.fixturenames:
         metafunc.parametrize("captured", CAPTURED_MESSAGES, ids=[c.path.stem for c in CAPTURED_MESSAGES])
+
+
+@pytest.fixture
+def captured_messages() -> dict[tuple[str, str], CapturedMessage]:
+    """Every captured message, keyed by (torch version, mode id)."""
+    return {(c.torch, c.mode): c for c in CAPTURED_MESSAGES}

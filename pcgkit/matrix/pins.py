@@ -13,11 +13,11 @@ import json
 import re
 import sys
 import tempfile
-import tomllib
 import zipfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
+import tomllib
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -159,7 +159,8 @@ def available_versions(distribution: str) -> list[str]:
     match = re.search(r"Available versions: (.+)", done.output_tail)
     if not done.ok or not match:
         raise RuntimeError(f"pip index versions {distribution}: {done.describe_failure()}\n{done.output_tail[-800:]}")
-    return sorted((v.strip() for v in match.group(1).split(",")), key=version_key)
+    # A local build ("2.13.0+cpu") comes from this machine's find-links, not from PyPI.
+    return sorted((v.strip() for v in match.group(1).split(",") if "+" not in v), key=version_key)
 
 
 def read_wheel(wheel: Path) -> SglangRelease:

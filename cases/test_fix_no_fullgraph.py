@@ -1,0 +1,50 @@
+"""Fix -- torch.compiler.disable(fp4_quantize) with fullgraph=False.
+
+Mode 4 shows disable is rejected under fullgraph=True. With fullgraph=False the disabled call is a
+graph break: dynamo compiles the code around it and runs fp4_quantize eagerly. The price is the
+graph break itself (a piecewise CUDA graph runner wants one graph). Evidence: dynamo's own
+graph-break count and reasons (torch._dynamo.utils.counters["graph_break"], via pcgkit.tracing).
+
+Simulated target: the graph is compiled but never run (no kernel on a CPU), so the accounting is
+that of the trace up to the first compiled graph's call; on a real GPU the function also runs
+and torch._dynamo.explain's break count is recorded beside the counters.
+"""
+
+from pcgkit.casekit import CaseContext
+from pcgkit.fixmodes import FIX_NO_FULLGRAPH as MODE
+from pcgkit.nvfp4 import dense_nvfp4_layer, example_activation
+from pcgkit.patching import patched_everywhere
+from pcgkit.tracing import TraceOutcome, trace
+
+
+def reproduce(ctx: CaseContext) -> TraceOutcome:
+    import torch
+
+    import flashinfer
+
+    layer = dense_nvfp4_layer(ctx.torch_device)
+    x = example_activation(ctx.torch_device)
+    original = flashinfer.fp4_quantize
+    with patched_everywhere(original, torch.compiler.disable(original), "flashinfer") as replaced:
+        ctx.evidence["disabled"] = replaced
+        outcome = trace(layer, (x,), fullgraph=False, execute=ctx.execute)
+        ctx.evidence["graph_break_accounting"] = {
+            "source": "torch._dynamo.utils.counters['graph_break']" + (" (simulated trace)" if ctx.simulated else ""),
+            "graph_breaks": outcome.graph_breaks,
+            "reasons": list(outcome.graph_break_reasons),
+        }
+        if outcome.executed:
+            torch._dynamo.reset()
+            explained = torch._dynamo.explain(layer)(x)
+            ctx.evidence["explain"] = {
+                "graph_count": explained.graph_count,
+                "graph_break_count": explained.graph_break_count,
+                "break_reasons": [str(b.reason)[:200] for b in explained.break_reasons],
+            }
+            torch._dynamo.reset()
+    return outcome
+
+
+def test_disable_with_fullgraph_false(pcgkit_case, target):
+    """disable(fp4_quantize) under fullgraph=False traces with a graph break (and runs on a GPU)."""
+    pcgkit_case.run(MODE, reproduce)

@@ -1,0 +1,88 @@
+"""A matrix cell: one environment's pins, its identity (id + definition hash) and its pin label."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+
+VENV = "venv"  # a fresh uv environment installed from PyPI with exact pins
+EXISTING = "existing"  # an interpreter used as it is (the reference .venv, or a test's fake one)
+KINDS = (VENV, EXISTING)
+
+ON_PIN = "on-pin"  # exactly the flashinfer-python and torch that the cell's SGLang release declares
+OFF_PIN = "off-pin"
+UNPINNED = "unpinned"  # an existing interpreter: the matrix declares no pins for it
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    id: str
+    python: str = "3.12"
+    sglang: str | None = None
+    flashinfer: str | None = None  # flashinfer-python version
+    torch: str | None = None
+    # Further exact pins the cell installs, e.g. the flashinfer-cubin its SGLang release declares.
+    companions: tuple[str, ...] = ()
+    flashinfer_extras: tuple[str, ...] = ()
+    kind: str = VENV
+    interpreter: str | None = None  # kind "existing": the python to run
+    base_image: str | None = None  # for a container backend; unused by the venv backend
+    timeout_s: float | None = None  # overrides the run's --timeout for this cell
+    origin: str = "explicit"  # "explicit" | "sglang-release"
+    # Labels the planner derives; not part of the definition.
+    pin_status: str = OFF_PIN
+    pin_note: str = ""
+    covers_sglang: tuple[str, ...] = ()  # SGLang releases whose declared pins this cell installs
+
+    def definition(self) -> dict:
+        """What decides the cell's result: changing any of these reruns it."""
+        return {
+            "kind": self.kind,
+            "python": self.python,
+            "interpreter": self.interpreter,
+            "base_image": self.base_image,
+            "requirements": list(self.requirements()),
+            "sglang": self.sglang,
+        }
+
+    @property
+    def definition_hash(self) -> str:
+        blob = json.dumps(self.definition(), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    def requirements(self) -> tuple[str, ...]:
+        """Exact pins installed with their dependencies (sglang goes in separately, without them)."""
+        reqs = []
+        if self.torch:
+            reqs.append(f"torch=={self.torch}")
+        if self.flashinfer:
+            extras = f"[{','.join(self.flashinfer_extras)}]" if self.flashinfer_extras else ""
+            reqs.append(f"flashinfer-python{extras}=={self.flashinfer}")
+        return tuple(reqs) + tuple(self.companions)
+
+    def axes(self) -> dict[str, str | None]:
+        return {"sglang": self.sglang, "flashinfer-python": self.flashinfer, "torch": self.torch, "python": self.python}
+
+    def label(self) -> str:
+        """'sglang 0.5.8 / flashinfer 0.6.1 / torch 2.9.1 / py3.12' (what tables show)."""
+        parts = []
+        if self.sglang:
+            parts.append(f"sglang {self.sglang}")
+        parts.append(f"flashinfer {self.flashinfer or '?'}")
+        parts.append(f"torch {self.torch or '?'}")
+        parts.append(f"py{self.python}")
+        return " / ".join(parts)
+
+    def to_dict(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["definition_hash"] = self.definition_hash
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Cell:
+        fields = {f.name for f in dataclasses.fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in fields}
+        for name in ("companions", "flashinfer_extras", "covers_sglang"):
+            kwargs[name] = tuple(kwargs.get(name, ()))
+        return cls(**kwargs)

@@ -1,0 +1,168 @@
+"""`pcgkit matrix`, `pcgkit report` and `pcgkit bisect`: plan -> run cells -> merge and render."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from pcgkit.errors import UsageError
+from pcgkit.matrix import pins as pins_mod
+from pcgkit.matrix.backend_venv import DEFAULT_ENVS_ROOT, BackendConfig
+from pcgkit.matrix.bisect import bisect, versions_between
+from pcgkit.matrix.cells import Cell
+from pcgkit.matrix.dashboard import write_dashboard
+from pcgkit.matrix.junit_merge import validate, write_merged
+from pcgkit.matrix.outcome import read_outcome
+from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, MatrixError, load_matrix, plan
+from pcgkit.matrix.report import BUG_VERDICTS, build_compat, mode_entry, write_reports
+from pcgkit.matrix.runner import CELL_FILE, default_jobs, run_matrix
+from pcgkit.matrix.tox_export import render_tox
+from pcgkit.modes import MODES
+
+MERGED_JUNIT = "matrix-junit.xml"
+
+
+def cells_root(reports: Path) -> Path:
+    return reports / "matrix" / "cells"
+
+
+def planned_cells(args) -> list[Cell]:
+    matrix_path = Path(args.matrix)
+    try:
+        spec = load_matrix(matrix_path)
+        return plan(spec, pins_mod.load_pins(Path(args.pins)), base_dir=matrix_path.parent, only=args.cell or ())
+    except (MatrixError, ValueError, OSError) as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def backend_config(args) -> BackendConfig:
+    return BackendConfig(
+        cells_root=cells_root(Path(args.reports)), envs_root=Path(args.envs), timeout_s=args.timeout,
+        case_timeout_s=min(args.timeout, 600.0),
+    )
+
+
+def report(reports: Path) -> int:
+    """Merge every cell on disk into compat.md/json, the dashboard and the merged JUnit."""
+    root = cells_root(reports)
+    outcomes = [o for p in sorted(root.glob(f"*/{CELL_FILE}")) if (o := read_outcome(p)) is not None]
+    if not outcomes:
+        raise UsageError(f"no cells under {root}: run `pcgkit matrix` first")
+    compat, paths = write_reports(build_compat(outcomes), reports)
+    dashboard = write_dashboard(compat, reports)
+    junit = write_merged(outcomes, root, reports / MERGED_JUNIT)
+    problems = validate(junit)
+    if problems:  # a kit bug, never a cell's fault: say so loudly
+        print(f"pcgkit report: {junit} is NOT xunit2-valid: {problems[:3]}")
+    print(f"pcgkit report: {len(outcomes)} cells -> {paths['compat.md']}, {paths['compat.json']}, {dashboard}, {junit}")
+    for cell_id, changes in compat["changes"].items():
+        for c in changes:
+            print(f"  changed: {cell_id} {c['mode']}: {c['previous']} -> {c['current']}")
+    return 1 if problems else 0
+
+
+def _cmd_matrix(args) -> int:
+    if args.refresh_pins:
+        index = pins_mod.refresh(Path(args.pins))
+        print(f"pcgkit: {len(index.releases)} sglang releases cached in {args.pins}")
+        return 0
+    cells = planned_cells(args)
+    if args.tox:
+        print(render_tox(cells), end="")
+        return 0
+    if args.list:
+        for cell in cells:
+            print(f"{cell.id:<24} {cell.pin_status:<8} {cell.label():<52} {cell.pin_note}")
+        return 0
+    outcomes = run_matrix(cells, backend_config(args), jobs=args.jobs, force=args.force)
+    status = report(Path(args.reports))
+    errors = [o for o in outcomes if o.is_error]
+    for o in errors:
+        print(f"  error cell {o.cell.id} ({o.stage}): {o.reason}")
+    return 1 if errors or status else 0
+
+
+def _cmd_report(args) -> int:
+    return report(Path(args.reports))
+
+
+def _axis_cell(base: Cell, axis: str, version: str, planned: list[Cell]) -> Cell:
+    field = {"flashinfer-python": "flashinfer", "torch": "torch", "sglang": "sglang"}[axis]
+    short = {"flashinfer-python": "fi", "torch": "torch", "sglang": "sglang"}[axis]
+    cell = dataclasses.replace(base, id=f"{base.id}~{short}-{version}", **{field: version}, covers_sglang=())
+    # Reuse a planned cell (and so its cached result) that installs exactly this.
+    twin = next((c for c in planned if c.definition_hash == cell.definition_hash), None)
+    return twin or cell
+
+
+def _cmd_bisect(args) -> int:
+    planned = planned_cells(_without_cells(args))
+    base = next((c for c in planned if c.id == args.base), None)
+    if base is None:
+        raise UsageError(f"--base {args.base}: not a cell of {args.matrix}")
+    index = pins_mod.load_pins(Path(args.pins))
+    known = index.known_versions.get(args.axis) or tuple(r.version for r in index.releases)
+    try:
+        versions = versions_between(known, args.first, args.last)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    config = backend_config(args)
+    evidence: dict[str, dict] = {}
+
+    def evaluate(version: str) -> str | None:
+        cell = _axis_cell(base, args.axis, version, planned)
+        outcome = run_matrix([cell], config, jobs=1, force=args.force)[0]
+        entry = mode_entry(outcome, args.mode)
+        evidence[version] = {"cell": cell.id, **entry}
+        print(f"  {args.axis} {version}: {entry['verdict']} {entry.get('signature', '')} [{cell.id}]")
+        return entry["verdict"] if entry["verdict"] in BUG_VERDICTS else None
+
+    print(f"pcgkit bisect: {args.mode} along {args.axis}, {len(versions)} versions {versions[0]}..{versions[-1]}")
+    result = bisect(versions, evaluate)
+    print(f"\n{result.message}  ({len(result.probes)} of {len(versions)} versions evaluated)")
+    for side, probe in (("before", result.before), ("after", result.after)):
+        if probe is not None:
+            e = evidence[probe.version]
+            print(f"  {side}: {args.axis} {probe.version} [{e['cell']}]: {e['verdict']} {e.get('signature', '')}")
+            print(f"         reason: {e.get('reason', '')}")
+    return 0 if result.found else 1
+
+
+def _without_cells(args):
+    """The same arguments with no --cell filter: bisect looks at the whole plan for reusable cells."""
+    import argparse
+
+    return argparse.Namespace(**{**vars(args), "cell": None})
+
+
+def _common(parser) -> None:
+    parser.add_argument("--matrix", default=str(DEFAULT_MATRIX_FILE), help="matrix definition (TOML)")
+    parser.add_argument("--pins", default=str(pins_mod.DEFAULT_PINS_FILE), help="cached SGLang Requires-Dist")
+    parser.add_argument("--reports", default="reports", help="reports folder (default: reports/)")
+    parser.add_argument("--envs", default=str(DEFAULT_ENVS_ROOT), help="where cell environments live")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds per cell, install included")
+    parser.add_argument("--force", action="store_true", help="rerun cells even when a result for them exists")
+
+
+def register(subparsers) -> None:
+    matrix = subparsers.add_parser("matrix", help="run the version matrix (one environment per cell), then report")
+    _common(matrix)
+    matrix.add_argument("--cell", action="append", help="run only this cell id (repeatable)")
+    matrix.add_argument("--jobs", type=int, default=default_jobs(), help="cells in parallel (default: cores)")
+    matrix.add_argument("--list", action="store_true", help="print the planned cells and their pin labels")
+    matrix.add_argument("--tox", action="store_true", help="print the cells as tox.ini [tox]/[testenv] sections")
+    matrix.add_argument("--refresh-pins", action="store_true", help="re-read each SGLang release's Requires-Dist")
+    matrix.set_defaults(func=_cmd_matrix)
+
+    rep = subparsers.add_parser("report", help="merge the matrix cells into compat.md/json, index.html, JUnit")
+    rep.add_argument("--reports", default="reports", help="reports folder (default: reports/)")
+    rep.set_defaults(func=_cmd_report)
+
+    bis = subparsers.add_parser("bisect", help="find where a mode's verdict changes along one axis")
+    _common(bis)
+    bis.add_argument("--mode", required=True, choices=sorted(MODES))
+    bis.add_argument("--axis", default="flashinfer-python", choices=("flashinfer-python", "torch", "sglang"))
+    bis.add_argument("--from", dest="first", required=True, help="first version (oldest)")
+    bis.add_argument("--to", dest="last", required=True, help="last version (newest)")
+    bis.add_argument("--base", default="seed", help="cell whose other pins stay fixed (default: seed)")
+    bis.set_defaults(func=_cmd_bisect)

@@ -1,0 +1,118 @@
+"""A cell's outcome on disk (cell.json beside its JUnit and results.json), and why a cell failed.
+
+A cell either *ran* (its results are verdicts, errors included per mode) or is an *error cell*:
+the install, the import check, or the run broke before any verdict. Error cells carry the stage,
+the reason and the log tail, and never count as a statement about the bug.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pcgkit.matrix.cells import Cell
+from pcgkit.result import CaseResult
+
+CELL_SCHEMA = "pcgkit.cell/1"
+RAN = "ran"
+ERROR = "error"
+
+STAGE_INSTALL = "install"
+STAGE_IMPORT = "import"
+STAGE_RUN = "run"
+
+LOG_TAIL_CHARS = 2000
+
+
+@dataclasses.dataclass(frozen=True)
+class CellOutcome:
+    cell: Cell
+    status: str  # RAN | ERROR
+    duration_s: float
+    stage: str | None = None  # where an error cell broke
+    reason: str = ""
+    log_tail: str = ""
+    versions: dict[str, Any] = dataclasses.field(default_factory=dict)  # as installed (the import check)
+    results: tuple[CaseResult, ...] = ()
+    finished: str = ""
+    from_cache: bool = False
+
+    @property
+    def is_error(self) -> bool:
+        return self.status == ERROR
+
+    def result_for(self, mode: str) -> CaseResult | None:
+        """The mode's result on the primary target the matrix compares (simulated SM120 unless real)."""
+        ran = [r for r in self.results if r.mode == mode]
+        for variant in ("sm120", "gpu", "sim-sm120"):  # real hardware outranks the simulation
+            hit = next((r for r in ran if r.variant == variant and r.verdict.value != "skipped"), None)
+            if hit is not None:
+                return hit
+        return ran[0] if ran else None
+
+    def to_dict(self) -> dict:
+        return {
+            "schema": CELL_SCHEMA,
+            "cell": self.cell.to_dict(),
+            "status": self.status,
+            "stage": self.stage,
+            "reason": self.reason,
+            "log_tail": self.log_tail,
+            "duration_s": round(self.duration_s, 3),
+            "versions": self.versions,
+            "results": [r.to_dict() for r in self.results],
+            "finished": self.finished or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict, from_cache: bool = False) -> CellOutcome:
+        if data.get("schema") != CELL_SCHEMA:
+            raise ValueError(f"cell outcome schema {data.get('schema')!r}, expected {CELL_SCHEMA!r}")
+        return cls(
+            cell=Cell.from_dict(data["cell"]),
+            status=data["status"],
+            duration_s=float(data.get("duration_s", 0.0)),
+            stage=data.get("stage"),
+            reason=data.get("reason", ""),
+            log_tail=data.get("log_tail", ""),
+            versions=data.get("versions", {}),
+            results=tuple(CaseResult.from_dict(r) for r in data.get("results", ())),
+            finished=data.get("finished", ""),
+            from_cache=from_cache,
+        )
+
+
+def write_outcome(path: Path, outcome: CellOutcome) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(outcome.to_dict(), indent=2, sort_keys=True) + "\n")
+    tmp.replace(path)  # a killed run never leaves half a cell.json for resume to trust
+
+
+def read_outcome(path: Path, from_cache: bool = False) -> CellOutcome | None:
+    try:
+        return CellOutcome.from_dict(json.loads(path.read_text()), from_cache=from_cache)
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+# The resolver's own words for the install failures worth naming.
+_INSTALL_CAUSES: tuple[tuple[str, str], ...] = (
+    (r"there is no version of|no matching distribution|versions? of .* (is|are) available|not found in the package registry",
+     "unknown version"),
+    (r"no solution found|conflicting|incompatible|ResolutionImpossible|unsatisfiable", "resolver conflict"),
+    (r"No interpreter found|no python|could not find python", "interpreter missing"),
+    (r"timed out|failed to fetch|connection|network", "network"),
+)
+
+
+def classify_install_failure(log_text: str) -> str:
+    """A short cause for a failed install, from the installer's output. Pure."""
+    for pattern, cause in _INSTALL_CAUSES:
+        if re.search(pattern, log_text, re.IGNORECASE):
+            return cause
+    return "install failed"

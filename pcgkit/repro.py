@@ -1,0 +1,214 @@
+"""`pcgkit repro CASE`: one case as a standalone reproduction a maintainer runs without pcgkit.
+
+The export is a folder: repro_<mode>.py (PEP 723 pins inline; the case's `reproduce`, the
+tracing helper, the signature parser, the mode's matcher and -- for `--simulate` -- the
+simulated-SM120 shim, all cut verbatim from the kit's sources by pcgkit.sourcegraph),
+requirements.txt, and a README with the exact commands and the expected output.
+plan_export (pure but for reading the kit's sources) -> write_export (the edge).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+import sys
+from pathlib import Path
+
+from pcgkit import __version__
+from pcgkit.errors import UsageError
+from pcgkit.modes import MODES, Mode
+from pcgkit.redact import redact_text, secret_values
+from pcgkit.result import CaseResult, read_results
+from pcgkit.sourcegraph import Extractor
+from pcgkit.templating import render
+
+KIT_ROOT = Path(__file__).resolve().parent.parent
+REFERENCE_DIR = KIT_ROOT / "fixtures" / "reference"
+# Distributions a trace-level case needs (sglang is not on the traced path, see fixtures/reference).
+PINNED_DISTRIBUTIONS = ("torch", "flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache")
+# A CUDA devel image whose Python (Ubuntu 24.04: 3.12) matches the reference cell, with nvcc for
+# FlashInfer's JIT; CUDA 12.8 is what the torch 2.9.1 wheel from PyPI is built against.
+# What the script's driver (templates/repro/script.py.j2) imports itself.
+DRIVER_IMPORTS = ("import importlib.metadata", "import json", "import os", "import sys", "import types")
+DOCKER_IMAGE_FOR_PYTHON = {"3.12": "nvidia/cuda:12.8.1-devel-ubuntu24.04"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Pins:
+    requirements: tuple[str, ...]  # "torch==2.9.1", ...
+    python: str  # "3.12"
+    source: str  # where they came from, said in the script and README
+
+
+@dataclasses.dataclass(frozen=True)
+class ReproPlan:
+    mode: Mode
+    case_file: Path
+    simulate: bool
+    pins: Pins
+    measured: CaseResult | None  # the measured result this export's README quotes as expected
+
+    @property
+    def script_name(self) -> str:
+        return f"repro_{self.mode.id}.py"
+
+
+def _requirement_lines(text: str) -> tuple[str, ...]:
+    return tuple(ln.split("#", 1)[0].strip() for ln in text.splitlines() if ln.split("#", 1)[0].strip())
+
+
+def reference_pins() -> Pins:
+    return pins_from_file(REFERENCE_DIR / "requirements.txt", (REFERENCE_DIR / "python-version").read_text().strip())
+
+
+def pins_from_file(path: Path, python: str = "3.12") -> Pins:
+    try:
+        requirements = _requirement_lines(path.read_text())
+    except OSError as exc:
+        raise UsageError(f"--pins {path}: {exc}") from exc
+    return Pins(requirements, python, f"pins from {path.name}")
+
+
+def pins_from_versions(versions: dict, origin: str) -> Pins:
+    """Pins that rebuild the cell a result was measured in."""
+    requirements = tuple(f"{name}=={versions[name]}" for name in PINNED_DISTRIBUTIONS if versions.get(name))
+    if not any(r.startswith("torch==") for r in requirements):
+        raise UsageError(f"{origin}: the recorded versions name no torch: pass --pins")
+    python = ".".join(str(versions.get("python") or "3.12").split(".")[:2])
+    return Pins(requirements, python, f"versions measured in {origin}")
+
+
+def case_file_for(mode: Mode) -> Path:
+    matches = sorted((KIT_ROOT / "cases").glob(f"test_{mode.id}_*.py"))
+    if len(matches) != 1:
+        raise UsageError(f"expected one cases/test_{mode.id}_*.py, found {[m.name for m in matches]}")
+    return matches[0]
+
+
+def measured_result(results: list[CaseResult], mode: Mode, simulate: bool) -> CaseResult | None:
+    """The result of this mode in the export's kind of cell (simulated or real) that has a verdict."""
+    for result in results:
+        if result.mode == mode.id and result.simulated == simulate and result.verdict.is_bug_verdict:
+            return result
+    return None
+
+
+def plan_export(case: str, simulate: bool, pins: Pins | None, results_path: Path | None) -> ReproPlan:
+    mode = MODES.get(case)
+    if mode is None:
+        raise UsageError(f"unknown case {case!r}: one of {', '.join(MODES)}")
+    measured = None
+    if results_path is not None:
+        _, results = read_results(results_path)
+        measured = measured_result(results, mode, simulate)
+        if pins is None and measured is not None:
+            pins = pins_from_versions(measured.versions, str(results_path))
+    return ReproPlan(mode, case_file_for(mode), simulate, pins or reference_pins(), measured)
+
+
+def render_script(plan: ReproPlan) -> str:
+    extractor = Extractor(KIT_ROOT)
+    case_module = extractor.module(plan.case_file.stem, plan.case_file)
+    mode_var = plan.mode.id.upper()  # MODE1: the names modes.py gives the Mode objects
+    roots = [
+        (case_module.name, "reproduce"),
+        ("pcgkit.modes", mode_var),
+        ("pcgkit.modes", "classify"),
+        ("pcgkit.casekit", "cuda_toolkit_root"),
+        ("pcgkit.casekit", "NotApplicable"),
+        ("pcgkit.casekit", "KitError"),
+        ("pcgkit.verdict", "Verdict"),
+    ]
+    if plan.simulate:
+        roots.append(("pcgkit.simulate", "simulated_sm120"))
+    for module_name, name in roots:
+        extractor.require(module_name, name)
+    case_doc = ast.get_docstring(ast.parse(plan.case_file.read_text())) or ""
+    extract = extractor.extract()
+    imports = sorted(set(extract.imports) | set(DRIVER_IMPORTS), key=lambda line: (line.startswith("from"), line))
+    return render(
+        "repro/script.py.j2",
+        mode=plan.mode,
+        mode_var=mode_var,
+        simulate=plan.simulate,
+        pins=plan.pins,
+        extract=extract,
+        imports=imports,
+        case_doc=case_doc,
+        case_origin=str(plan.case_file.relative_to(KIT_ROOT)),
+        kit_version=__version__,
+    )
+
+
+def render_readme(plan: ReproPlan) -> str:
+    return render(
+        "repro/README.md.j2",
+        plan=plan,
+        mode=plan.mode,
+        pins=plan.pins,
+        measured=plan.measured,
+        docker_image=DOCKER_IMAGE_FOR_PYTHON.get(plan.pins.python),
+        kit_version=__version__,
+    )
+
+
+def render_requirements(plan: ReproPlan) -> str:
+    header = f"# {plan.pins.source}; Python {plan.pins.python}\n"
+    return header + "\n".join(plan.pins.requirements) + "\n"
+
+
+def write_export(plan: ReproPlan, out_dir: Path, environ: dict | None = None) -> list[Path]:
+    import os
+
+    secrets = secret_values(dict(os.environ if environ is None else environ))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = {
+        plan.script_name: render_script(plan),
+        "requirements.txt": render_requirements(plan),
+        "README.md": render_readme(plan),
+    }
+    written = []
+    for name, text in files.items():
+        path = out_dir / name
+        path.write_text(redact_text(text, secrets))
+        written.append(path)
+    return written
+
+
+SIGNATURE_LINE = re.compile(r"^SIGNATURE: (?P<json>\{.*\})$", re.MULTILINE)
+
+
+def parse_signature_line(output: str) -> dict | None:
+    """The JSON of an exported script's last SIGNATURE line; None when it printed none."""
+    import json
+
+    matches = SIGNATURE_LINE.findall(output)
+    return json.loads(matches[-1]) if matches else None
+
+
+def _cmd_repro(args) -> int:
+    pins = pins_from_file(Path(args.pins), args.python) if args.pins else None
+    plan = plan_export(args.case, args.simulate, pins, Path(args.results) if args.results else None)
+    out_dir = Path(args.out or f"repro-{plan.mode.id}")
+    for path in write_export(plan, out_dir):
+        print(path)
+    kind = "simulated SM120 (runs without a GPU)" if plan.simulate else "real GPU"
+    print(f"pcgkit repro: {plan.mode.id} exported for {kind}; see {out_dir / 'README.md'}", file=sys.stderr)
+    return 0
+
+
+def register(subparsers) -> None:
+    repro = subparsers.add_parser("repro", help="export one case as a standalone reproduction (no pcgkit needed)")
+    repro.add_argument("case", choices=list(MODES), help="the case to export")
+    repro.add_argument("--out", help="output folder (default: repro-<case>/)")
+    target = repro.add_mutually_exclusive_group()
+    target.add_argument(
+        "--simulate", dest="simulate", action="store_true", default=True,
+        help="for a machine without SM120: write the simulated-SM120 shim into the script (default)",
+    )
+    target.add_argument("--real", dest="simulate", action="store_false", help="for a real CUDA GPU: no simulation")
+    repro.add_argument("--pins", help="requirements file to pin instead of the reference cell's")
+    repro.add_argument("--python", default="3.12", help="Python version that goes with --pins (default 3.12)")
+    repro.add_argument("--results", help="results.json: pins from its versions, expected output from its verdict")
+    repro.set_defaults(func=_cmd_repro)

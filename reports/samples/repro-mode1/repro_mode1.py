@@ -1,0 +1,598 @@
+# /// script
+# requires-python = "==3.12.*"
+# dependencies = [
+#     "torch==2.9.1",
+#     "flashinfer-python==0.6.1",
+# ]
+# ///
+"""Standalone reproduction of mode1: nvcc subprocess.
+
+Mode 1 -- nvcc subprocess.
+
+torch.compile(fullgraph=True) over SGLang's NVFP4 activation quantize traces into
+flashinfer.fp4_quantize -> get_fp4_quantization_module -> is_cuda_version_at_least("12.8") ->
+get_cuda_version(), which runs `nvcc --version` in a subprocess. Dynamo cannot trace the
+subprocess (it dies on `_thread.allocate_lock`): "Attempted to call function marked as skipped".
+Seed: shared/seeds 000, 004.
+
+What it does: torch.compile(fullgraph=True, backend="eager") over SGLang's NVFP4 activation
+quantize (flashinfer.fp4_quantize), then prints what dynamo did, a verdict and one final
+machine-readable line:  SIGNATURE: {"mode": ..., "verdict": ..., "signature": {...}}
+Exit status: 1 = the bug reproduced, 0 = traced cleanly (fixed), 2 = failed differently
+(drifted) or not applicable, 3 = this script or the install broke.
+
+SIMULATED SM120 (no GPU needed): the hardware *queries* FlashInfer and torch make on this path
+(compute capability, PDL support, the JIT arch check, torch.cuda.get_device_capability) are
+answered as an SM120 part would (simulated_sm120 below). Nothing else is replaced: every line of
+FlashInfer under trace is the installed one. Nothing is executed on a device: the graph is
+built, not run.
+
+Exported by pcgkit 0.1.0 from cases/test_mode1_nvcc_subprocess.py; the code below is cut verbatim
+from the kit's sources (section headers say from where). It needs no pcgkit.
+Pins: torch==2.9.1, flashinfer-python==0.6.1, Python 3.12 (versions measured in reports/samples/results.json).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import enum
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import sys
+import time
+import types
+import warnings
+from pathlib import Path
+from unittest import mock
+
+MODE_ID = "mode1"
+SIMULATE = True
+
+
+# ---- from pcgkit/casekit.py (verbatim) -------------------------------------------------------
+
+class NotApplicable(Exception):
+    """The installed version lacks the code path this mode exercises."""
+
+
+class KitError(Exception):
+    """The kit or the install broke (not a statement about the bug)."""
+
+
+def cuda_toolkit_root() -> str | None:
+    """The CUDA toolkit FlashInfer's JIT would use: $CUDA_HOME, else the root of `nvcc` on PATH."""
+    if os.environ.get("CUDA_HOME"):
+        return os.environ["CUDA_HOME"]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        return str(Path(nvcc).resolve().parent.parent)
+    return None
+
+
+# ---- from pcgkit/nvfp4.py (verbatim) ---------------------------------------------------------
+
+TOKENS, HIDDEN = 128, 256  # K a multiple of 16 (the NVFP4 block) and of 64 (the swizzled layout)
+
+
+TOKENS, HIDDEN = 128, 256  # K a multiple of 16 (the NVFP4 block) and of 64 (the swizzled layout)
+
+
+def dense_nvfp4_layer(torch_device: str):
+    """A one-op nn.Module whose forward is SGLang's activation-quantize step."""
+    import torch
+
+    import flashinfer
+
+    if not hasattr(flashinfer, "fp4_quantize"):
+        raise NotApplicable(f"flashinfer {getattr(flashinfer, '__version__', '?')} has no fp4_quantize")
+
+    class DenseNvfp4ActivationQuant(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("input_scale_inv", torch.ones(1, dtype=torch.float32, device=torch_device))
+
+        def forward(self, x):
+            x = x.view(-1, x.shape[-1])
+            # Looked up on the module at call time, so a case may wrap fp4_quantize (mode 4).
+            return flashinfer.fp4_quantize(x, self.input_scale_inv)
+
+    return DenseNvfp4ActivationQuant()
+
+
+def example_activation(torch_device: str):
+    import torch
+
+    generator = torch.Generator(device="cpu").manual_seed(0)
+    return torch.randn(TOKENS, HIDDEN, generator=generator, dtype=torch.float32).to(torch.bfloat16).to(torch_device)
+
+
+def cache_state(fn) -> dict | None:
+    """functools cache_info() as a dict (None when fn is not cached in this version)."""
+    info = getattr(fn, "cache_info", None)
+    return info()._asdict() if info else None
+
+
+# ---- from pcgkit/signature.py (verbatim) -----------------------------------------------------
+
+_FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>[^\s]+)')
+
+
+_GRAPH_BREAK_ID_RE = re.compile(r"\b(gb\d{4})\b")
+
+
+_EXPLANATION_RE = re.compile(r"^\s*Explanation:\s*(?P<text>.+)$", re.MULTILINE)
+
+
+_SKIPPED_CALLABLE_RE = re.compile(r"module: (?P<module><unknown module>|[^,\s]+), qualname: (?P<qualname>[^,\s]+)")
+
+
+LIBRARY_PACKAGES: tuple[str, ...] = ("flashinfer",)
+
+
+@dataclasses.dataclass(frozen=True)
+class Frame:
+    file: str  # path relative to the package root when inside one ("flashinfer/jit/cpp_ext.py")
+    line: int
+    function: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.function}"
+
+    @property
+    def short(self) -> str:
+        """basename:line:function, the form used in tables."""
+        return f"{self.file.rsplit('/', 1)[-1]}:{self.line}:{self.function}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Signature:
+    exception_type: str
+    message_head: str
+    graph_break_id: str | None = None
+    explanation: str | None = None
+    skipped_callable: str | None = None  # "_thread.allocate_lock" when dynamo names the builtin
+    innermost_library_frame: Frame | None = None
+    frame_chain: tuple[Frame, ...] = ()
+    lru_cache_warnings: tuple[str, ...] = ()
+
+    def short(self) -> str:
+        """One line for tables: graph-break id, innermost library frame, message head."""
+        parts = [self.graph_break_id or "", str(self.innermost_library_frame.short) if self.innermost_library_frame else ""]
+        return " ".join(p for p in parts if p) or self.message_head[:80]
+
+    def frames_in(self, fragment: str) -> list[Frame]:
+        return [f for f in self.frame_chain if fragment in f.file]
+
+    def to_dict(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["innermost_library_frame"] = str(self.innermost_library_frame) if self.innermost_library_frame else None
+        data["frame_chain"] = [str(f) for f in self.frame_chain]
+        data["lru_cache_warnings"] = list(self.lru_cache_warnings)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Signature":
+        inner = data.get("innermost_library_frame")
+        return cls(
+            exception_type=data["exception_type"],
+            message_head=data["message_head"],
+            graph_break_id=data.get("graph_break_id"),
+            explanation=data.get("explanation"),
+            skipped_callable=data.get("skipped_callable"),
+            innermost_library_frame=parse_frame_str(inner) if inner else None,
+            frame_chain=tuple(parse_frame_str(f) for f in data.get("frame_chain", ())),
+            lru_cache_warnings=tuple(data.get("lru_cache_warnings", ())),
+        )
+
+
+def parse_frame_str(text: str) -> Frame:
+    file, line, function = text.rsplit(":", 2)
+    return Frame(file, int(line), function)
+
+
+def package_relative(path: str) -> str:
+    """'/v/lib/python3.12/site-packages/flashinfer/jit/cpp_ext.py' -> 'flashinfer/jit/cpp_ext.py'."""
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            return path.rsplit(marker, 1)[1]
+    for package in LIBRARY_PACKAGES + ("torch", "sglang"):
+        token = f"/{package}/"
+        if token in path:
+            return package + "/" + path.rsplit(token, 1)[1]
+    return path
+
+
+def parse_frames(text: str) -> tuple[Frame, ...]:
+    return tuple(
+        Frame(package_relative(m["file"]), int(m["line"]), m["function"]) for m in _FRAME_RE.finditer(text)
+    )
+
+
+def innermost_library_frame(frames: Sequence[Frame], packages: Iterable[str] = LIBRARY_PACKAGES) -> Frame | None:
+    prefixes = tuple(f"{p}/" for p in packages)
+    for frame in reversed(frames):
+        if frame.file.startswith(prefixes):
+            return frame
+    return None
+
+
+def _skipped_callable(match: re.Match | None) -> str | None:
+    if match is None:
+        return None
+    if match["module"].startswith("<"):  # no module name to report: the qualname alone says it
+        return match["qualname"]
+    return f"{match['module']}.{match['qualname']}"
+
+
+def _user_code_section(message: str) -> str:
+    """The 'from user code:' block that dynamo appends: the traced frames, outermost first."""
+    _, sep, rest = message.partition("from user code:")
+    return rest if sep else ""
+
+
+def parse_message(
+    exception_type: str,
+    message: str,
+    lru_cache_warnings: Sequence[str] = (),
+    extra_frames_text: str = "",
+) -> Signature:
+    """Build a Signature from an exception's type name and its full message text."""
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    head = lines[0] if lines else ""
+    gb = _GRAPH_BREAK_ID_RE.search(message)
+    explanation = _EXPLANATION_RE.search(message)
+    skipped = _SKIPPED_CALLABLE_RE.search(message)
+    frames = parse_frames(_user_code_section(message)) or parse_frames(extra_frames_text)
+    return Signature(
+        exception_type=exception_type,
+        message_head=head[:200],
+        graph_break_id=gb.group(1) if gb else None,
+        explanation=explanation["text"].strip()[:300] if explanation else None,
+        skipped_callable=_skipped_callable(skipped),
+        innermost_library_frame=innermost_library_frame(frames),
+        frame_chain=frames,
+        lru_cache_warnings=tuple(lru_cache_warnings),
+    )
+
+
+def parse_exception(exc: BaseException, lru_cache_warnings: Sequence[str] = ()) -> Signature:
+    """Signature of a live exception. Falls back to dynamo's real_stack, then the traceback, for frames."""
+    import traceback
+
+    exc_type = f"{type(exc).__module__}.{type(exc).__qualname__}"
+    extra = ""
+    real_stack = getattr(exc, "real_stack", None)
+    if real_stack:
+        extra = "".join(traceback.format_list(real_stack))
+    elif exc.__traceback__ is not None:
+        extra = "".join(traceback.format_tb(exc.__traceback__))
+    return parse_message(exc_type, str(exc), lru_cache_warnings, extra_frames_text=extra)
+
+
+# ---- from pcgkit/tracing.py (verbatim) -------------------------------------------------------
+
+LRU_CACHE_WARNING_MARKER = "lru_cache"
+
+
+class _TracedWithoutExecuting(Exception):
+    """Raised by the trace-only backend instead of running the graph (no kernels on a CPU)."""
+
+
+def _trace_only_backend(graph_module, example_inputs):
+    def refuse_to_execute(*args, **kwargs):
+        raise _TracedWithoutExecuting()
+
+    return refuse_to_execute
+
+
+@dataclasses.dataclass(frozen=True)
+class TraceOutcome:
+    traced: bool  # dynamo produced the graph(s) without raising
+    executed: bool  # the compiled function also ran to completion (real GPU only)
+    signature: Signature | None  # of the exception, when one was raised
+    lru_cache_warnings: tuple[str, ...]
+    graph_breaks: int | None  # dynamo's own count (only meaningful with fullgraph=False)
+    graph_break_reasons: tuple[str, ...]
+    duration_s: float
+    output: Any = dataclasses.field(default=None, compare=False, repr=False)
+
+
+def _graph_break_accounting() -> tuple[int, tuple[str, ...]]:
+    from torch._dynamo.utils import counters
+
+    breaks = counters.get("graph_break", {})
+    return sum(breaks.values()), tuple(str(reason)[:200] for reason in breaks)
+
+
+def trace(
+    fn: Callable,
+    args: Sequence[Any],
+    *,
+    fullgraph: bool = True,
+    execute: bool,
+) -> TraceOutcome:
+    """torch.compile(fn, fullgraph=..., backend="eager") and call it once.
+
+    With execute=False the graph is built but never run (no GPU to run it on): the backend
+    raises a private sentinel which counts as a clean trace.
+    """
+    import torch
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    backend = "eager" if execute else _trace_only_backend
+    compiled = torch.compile(fn, fullgraph=fullgraph, backend=backend)
+    signature = None
+    traced = executed = False
+    output = None
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            output = compiled(*args)
+            traced = executed = True
+        except _TracedWithoutExecuting:
+            traced = True
+        except Exception as exc:  # the failure under study: keep it as evidence, not as a crash
+            lru = tuple(str(w.message) for w in caught if LRU_CACHE_WARNING_MARKER in str(w.message))
+            signature = parse_exception(exc, lru)
+    duration = time.perf_counter() - start
+    lru_warnings = tuple(str(w.message) for w in caught if LRU_CACHE_WARNING_MARKER in str(w.message))
+    breaks, reasons = _graph_break_accounting()
+    torch._dynamo.reset()
+    return TraceOutcome(
+        traced=traced,
+        executed=executed,
+        signature=signature,
+        lru_cache_warnings=lru_warnings,
+        graph_breaks=breaks,
+        graph_break_reasons=reasons,
+        duration_s=duration,
+        output=output,
+    )
+
+
+# ---- from cases/test_mode1_nvcc_subprocess.py (verbatim) -------------------------------------
+
+def reproduce(ctx: CaseContext) -> TraceOutcome:
+    from flashinfer.jit import cpp_ext
+
+    layer = dense_nvfp4_layer(ctx.torch_device)
+    x = example_activation(ctx.torch_device)
+    ctx.evidence["get_cuda_version.cache_info"] = cache_state(getattr(cpp_ext, "get_cuda_version", None))
+    return trace(layer, (x,), fullgraph=True, execute=ctx.execute)
+
+
+# ---- from pcgkit/verdict.py (verbatim) -------------------------------------------------------
+
+class Verdict(str, enum.Enum):
+    REPRODUCED = "reproduced"  # fails with the mode's known signature
+    FIXED = "fixed"  # traced cleanly under fullgraph=True
+    DRIFTED = "drifted"  # fails, but not with the mode's known signature
+    NOT_APPLICABLE = "not-applicable"  # this version lacks the code path the mode exercises
+    SKIPPED = "skipped"  # hardware or an optional dependency is missing (reason says which)
+    ERROR = "error"  # the kit or the install broke: never a statement about the bug
+
+    def __str__(self) -> str:  # so f-strings print "reproduced", not "Verdict.REPRODUCED"
+        return self.value
+
+    @property
+    def is_bug_verdict(self) -> bool:
+        """True when the verdict says something about the bug itself."""
+        return self in (Verdict.REPRODUCED, Verdict.FIXED, Verdict.DRIFTED, Verdict.NOT_APPLICABLE)
+
+
+# ---- from pcgkit/modes.py (verbatim) ---------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Mode:
+    id: str
+    slug: str
+    title: str
+    known_signature: str  # human wording of what `matches` checks
+    seed: str  # where the seed documents describe it
+    matches: Matcher = dataclasses.field(repr=False, compare=False)
+
+
+def _is_dynamo_exception(sig: Signature) -> str | None:
+    # Unsupported (and its subclasses) is dynamo refusing the code; an InternalTorchDynamoError
+    # (torch 2.8 mis-tracing packaging.Version in mode 2) is a different bug: a drift.
+    if not sig.exception_type.startswith("torch._dynamo.exc.") or "Unsupported" not in sig.exception_type:
+        return f"raised {sig.exception_type}, not torch._dynamo.exc.Unsupported"
+    return None
+
+
+def _fails_in_nvcc_subprocess(sig: Signature) -> str | None:
+    if (why := _is_dynamo_exception(sig)) is not None:
+        return why
+    inner = sig.innermost_library_frame
+    # get_cuda_path shells out to `which nvcc` first when CUDA_HOME is unset: same mechanism.
+    if inner is None or not inner.file.endswith("jit/cpp_ext.py") or inner.function not in (
+        "get_cuda_version",
+        "get_cuda_path",
+    ):
+        return f"innermost FlashInfer frame is {inner}, not jit/cpp_ext.py:get_cuda_version"
+    if not sig.frames_in("subprocess.py"):
+        return "no subprocess frame under get_cuda_version"
+    return None
+
+
+MODE1 = Mode(
+    id="mode1",
+    slug="nvcc-subprocess",
+    title="nvcc subprocess",
+    known_signature="Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)",
+    seed="seeds 000/004: 'Attempted to call function marked as skipped ... _thread.allocate_lock'",
+    matches=_fails_in_nvcc_subprocess,
+)
+
+
+def classify(mode: Mode, outcome: TraceOutcome) -> tuple[Verdict, str]:
+    """Verdict and a one-line reason for a completed trace. Pure."""
+    if outcome.traced:
+        if hasattr(mode, "judge_traced"):  # fix modes (pcgkit.fixmodes) also judge the compiled run
+            return mode.judge_traced(outcome)
+        return Verdict.FIXED, "traced cleanly under fullgraph=True"
+    if outcome.signature is None:
+        return Verdict.ERROR, "trace neither succeeded nor raised (kit bug)"
+    mismatch = mode.matches(outcome.signature)
+    if mismatch is None:
+        where = outcome.signature.innermost_library_frame
+        return Verdict.REPRODUCED, mode.known_signature + (f"; at {where}" if where else "")
+    return Verdict.DRIFTED, mismatch
+
+
+# ---- from pcgkit/hardware.py (verbatim) ------------------------------------------------------
+
+SIMULATED_SM120_CAPABILITY = (12, 0)
+
+
+# ---- from pcgkit/patching.py (verbatim) ------------------------------------------------------
+
+def bindings_of(original: object, package: str) -> list[tuple[str, object, str]]:
+    """(module name, module, attribute) for every binding of `original` inside `package`."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == package or name.startswith(package + ".")):
+            continue
+        for attr, value in list(vars(module).items()):
+            if value is original:
+                found.append((name, module, attr))
+    return found
+
+
+@contextlib.contextmanager
+def patched_everywhere(original: object, replacement: object, package: str) -> Iterator[list[str]]:
+    """Replace every binding of `original` in `package` for the duration of the block."""
+    with contextlib.ExitStack() as stack:
+        replaced = []
+        for name, module, attr in bindings_of(original, package):
+            stack.enter_context(mock.patch.object(module, attr, replacement))
+            replaced.append(f"{name}.{attr}")
+        yield replaced
+
+
+# ---- from pcgkit/simulate.py (verbatim) ------------------------------------------------------
+
+FLASHINFER_QUERIES: tuple[tuple[str, str], ...] = (
+    ("flashinfer.utils", "get_compute_capability"),
+    ("flashinfer.utils", "device_support_pdl"),
+    ("flashinfer.jit.core", "check_cuda_arch"),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Simulation:
+    capability: tuple[int, int]
+    replaced: tuple[str, ...]  # "module.attr" of every binding that was answered
+
+
+def _answers(capability: tuple[int, int]) -> dict[str, object]:
+    def get_compute_capability(device=None):
+        return capability
+
+    def device_support_pdl(device=None):
+        return capability[0] >= 9  # FlashInfer's own rule, applied to the simulated part
+
+    def check_cuda_arch():
+        return None  # an SM120 part passes FlashInfer's "sm75 or higher" check
+
+    return {
+        "get_compute_capability": get_compute_capability,
+        "device_support_pdl": device_support_pdl,
+        "check_cuda_arch": check_cuda_arch,
+    }
+
+
+@contextlib.contextmanager
+def simulated_sm120(capability: tuple[int, int] = SIMULATED_SM120_CAPABILITY) -> Iterator[Simulation]:
+    """Answer FlashInfer's and torch's hardware queries as an SM120 part would, inside the block."""
+    import importlib
+
+    import torch
+
+    answers = _answers(capability)
+    replaced: list[str] = []
+    with contextlib.ExitStack() as stack:
+        for module_name, attr in FLASHINFER_QUERIES:
+            try:
+                original = getattr(importlib.import_module(module_name), attr, None)
+            except ModuleNotFoundError:
+                original = None
+            if original is None:
+                continue  # this FlashInfer version has no such query
+            replaced += stack.enter_context(patched_everywhere(original, answers[attr], "flashinfer"))
+        stack.enter_context(mock.patch.object(torch.cuda, "get_device_capability", answers["get_compute_capability"]))
+        replaced.append("torch.cuda.get_device_capability")
+        yield Simulation(capability, tuple(sorted(replaced)))
+
+
+
+# ---- the driver (what the kit's pytest plugin does around a case) --------------------------
+def _installed(distribution):
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def main() -> int:
+    mode = MODE1
+    versions = {name: _installed(name) for name in ("torch", "flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache")}
+    versions["python"] = sys.version.split()[0]
+    toolkit = cuda_toolkit_root()
+    if toolkit and not os.environ.get("CUDA_HOME"):
+        # FlashInfer finds nvcc through CUDA_HOME; without it the trace dies one frame earlier,
+        # in get_cuda_path's `which nvcc`. Set it the way a CUDA machine would.
+        os.environ["CUDA_HOME"] = toolkit
+    ctx = types.SimpleNamespace(torch_device="cpu" if SIMULATE else "cuda:0", execute=not SIMULATE, evidence={})
+    device = "simulated SM120 (no GPU; hardware queries answered as 12.0)"
+    try:
+        if SIMULATE:
+            with simulated_sm120() as simulation:
+                ctx.evidence["simulated_queries"] = list(simulation.replaced)
+                outcome = reproduce(ctx)
+        else:
+            import torch
+
+            if not torch.cuda.is_available():
+                raise KitError("this export runs on a real CUDA GPU and torch sees none: export it with --simulate")
+            device = f"{torch.cuda.get_device_name(0)} (compute capability {'.'.join(map(str, torch.cuda.get_device_capability(0)))})"
+            outcome = reproduce(ctx)
+    except NotApplicable as exc:
+        verdict, reason, outcome = Verdict.NOT_APPLICABLE, str(exc), None
+    except (KitError, ImportError) as exc:
+        verdict, reason, outcome = Verdict.ERROR, f"{type(exc).__name__}: {exc}", None
+    else:
+        verdict, reason = classify(mode, outcome)
+    signature = outcome.signature if outcome is not None else None
+    print(f"{mode.id} ({mode.title}) on {device}")
+    print(f"versions: {json.dumps(versions)}")
+    if signature is not None:
+        print(f"dynamo raised {signature.exception_type}: {signature.message_head}")
+        print(f"graph-break id: {signature.graph_break_id or '-'}; innermost FlashInfer frame: {signature.innermost_library_frame}")
+        for frame in signature.frame_chain:
+            print(f"    {frame}")
+    for warning in outcome.lru_cache_warnings if outcome is not None else ():
+        print(f"warning: {warning[:160]}")
+    print(f"VERDICT: {verdict.value.upper()}: {reason}")
+    print("SIGNATURE: " + json.dumps({
+        "mode": mode.id,
+        "verdict": verdict.value,
+        "reason": reason,
+        "simulated": SIMULATE,
+        "device": device,
+        "versions": versions,
+        "evidence": ctx.evidence,
+        "signature": signature.to_dict() if signature is not None else None,
+    }, sort_keys=True, default=str))
+    return {Verdict.REPRODUCED: 1, Verdict.FIXED: 0, Verdict.ERROR: 3}.get(verdict, 2)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

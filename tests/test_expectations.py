@@ -1,0 +1,78 @@
+"""The recorded baseline: which expectation applies to which installed versions."""
+
+from __future__ import annotations
+
+import pytest
+
+from pcgkit.expectations import DEFAULT_EXPECTATIONS, Expectation, expected_for, load_expectations
+from pcgkit.verdict import Verdict
+
+REFERENCE_VERSIONS = {"torch": "2.9.1", "flashinfer-python": "0.6.1", "sglang": None, "python": "3.12.1"}
+
+
+def _rule(mode="mode1", expect=Verdict.REPRODUCED, **when) -> Expectation:
+    return Expectation(mode, expect, tuple(sorted(when.items())), why="test")
+
+
+@pytest.mark.parametrize(
+    ("installed", "applies"),
+    [("2.9.1", True), ("2.6.0", True), ("2.5.1", False), ("3.0.0", False), ("2.9.1+cu128", True), ("2.5.1+cu124", False)],
+)
+def test_rule_matches_by_specifier_ignoring_local_label(installed, applies):
+    """Specifiers decide; a local label like +cu128 does not change which release it is."""
+    rule = _rule(torch=">=2.6,<3")
+    assert rule.applies_to({"torch": installed}) is applies
+
+
+def test_all_specifiers_must_match():
+    """A rule with two distributions applies only when both are in range."""
+    rule = _rule(torch=">=2.9", **{"flashinfer-python": "==0.6.1"})
+    assert rule.applies_to({"torch": "2.9.1", "flashinfer-python": "0.6.1"})
+    assert not rule.applies_to({"torch": "2.9.1", "flashinfer-python": "0.5.3"})
+
+
+def test_missing_distribution_means_the_rule_does_not_apply():
+    """A rule about flashinfer says nothing about an environment without flashinfer."""
+    rule = _rule(**{"flashinfer-python": ">=0.5"})
+    assert not rule.applies_to({"torch": "2.9.1", "flashinfer-python": None})
+    assert not rule.applies_to({"torch": "2.9.1"})
+
+
+def test_unparseable_version_does_not_apply():
+    """An installed version that is not PEP 440 matches no rule rather than crashing."""
+    assert not _rule(torch=">=2.6").applies_to({"torch": "not-a-version"})
+
+
+def test_first_matching_rule_wins():
+    """Rules are read top to bottom; rules for other modes are ignored."""
+    rules = (
+        _rule("mode2", Verdict.FIXED, torch=">=2.0"),
+        _rule("mode1", Verdict.FIXED, torch=">=2.10"),
+        _rule("mode1", Verdict.REPRODUCED, torch=">=2.0"),
+    )
+    assert expected_for("mode1", {"torch": "2.10.0"}, rules) is rules[1]
+    assert expected_for("mode1", {"torch": "2.9.1"}, rules) is rules[2]
+    assert expected_for("mode3", {"torch": "2.9.1"}, rules) is None
+
+
+def test_shipped_baseline_covers_all_modes_at_reference_versions():
+    """fixtures/expectations.toml loads and expects 'reproduced' for mode1..mode4 on the reference stack."""
+    rules = load_expectations(DEFAULT_EXPECTATIONS)
+    for mode in ("mode1", "mode2", "mode3", "mode4"):
+        rule = expected_for(mode, REFERENCE_VERSIONS, rules)
+        assert rule is not None, f"no baseline for {mode}"
+        assert rule.expect is Verdict.REPRODUCED
+        assert rule.why
+
+
+def test_load_expectations_from_a_file(tmp_path):
+    """A TOML file of [[rule]] tables loads into Expectations with verdicts and sorted specifiers."""
+    path = tmp_path / "expectations.toml"
+    path.write_text(
+        '[[rule]]\nmode = "mode4"\nexpect = "fixed"\nwhen = { torch = ">=3.0", "flashinfer-python" = ">=0.7" }\n'
+        'why = "https://example.invalid/issue/1"\n'
+    )
+    (rule,) = load_expectations(path)
+    assert rule == Expectation(
+        "mode4", Verdict.FIXED, (("flashinfer-python", ">=0.7"), ("torch", ">=3.0")), "https://example.invalid/issue/1"
+    )

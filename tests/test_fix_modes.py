@@ -1,0 +1,67 @@
+"""Fix modes: the inverted verdicts, the compiled-run check, and the allow_in_graph matcher."""
+
+import pytest
+
+from pcgkit.fixmodes import FIX_ALLOW_IN_GRAPH, FIX_CUSTOM_OP, FIX_MODES, FIX_NO_FULLGRAPH, RunCheck, all_modes
+from pcgkit.modes import MODES, classify
+from pcgkit.signature import Signature
+from pcgkit.tracing import TraceOutcome
+from pcgkit.verdict import Verdict
+
+
+def _outcome(traced: bool, signature=None, output=None) -> TraceOutcome:
+    return TraceOutcome(traced, traced, signature, (), 0, (), 0.1, output)
+
+
+def _signature(exception_type: str, message: str) -> Signature:
+    return Signature(exception_type=exception_type, message_head=message)
+
+
+def test_fix_mode_ids_do_not_collide_with_failure_modes():
+    """Fix modes are separate columns: no id is shared with pcgkit.modes.MODES, all are in all_modes()."""
+    assert not set(FIX_MODES) & set(MODES)
+    assert set(all_modes()) == set(MODES) | set(FIX_MODES)
+
+
+def test_clean_trace_is_fixed_with_the_modes_reason():
+    """A clean trace is `fixed`; fix-no-fullgraph says it traced under fullgraph=False."""
+    assert classify(FIX_CUSTOM_OP, _outcome(True))[0] is Verdict.FIXED
+    verdict, reason = classify(FIX_NO_FULLGRAPH, _outcome(True))
+    assert verdict is Verdict.FIXED and "fullgraph=False" in reason
+
+
+def test_compiled_run_disagreeing_with_eager_is_drifted():
+    """A RunCheck with a problem turns a clean trace into `drifted`, naming the problem."""
+    outcome = _outcome(True, output=RunCheck(compared=True, problem="compiled output is not bit-identical to eager"))
+    verdict, reason = classify(FIX_CUSTOM_OP, outcome)
+    assert verdict is Verdict.DRIFTED and "bit-identical" in reason
+
+
+def test_uncompared_run_stays_fixed_and_says_why():
+    """A RunCheck that could not compare (empty kernel) keeps `fixed` and carries its note."""
+    outcome = _outcome(True, output=RunCheck(compared=False, problem=None, note="kernel empty below sm_100"))
+    verdict, reason = classify(FIX_CUSTOM_OP, outcome)
+    assert verdict is Verdict.FIXED and "sm_100" in reason
+
+
+def test_any_failure_of_a_working_fix_is_drifted():
+    """A fix with no known failure reports every exception as `drifted`."""
+    sig = _signature("torch._dynamo.exc.Unsupported", "something new")
+    assert classify(FIX_CUSTOM_OP, _outcome(False, sig))[0] is Verdict.DRIFTED
+
+
+@pytest.mark.parametrize(
+    "exception_type, message, expected",
+    [
+        (
+            "torch._dynamo.exc.TorchRuntimeError",
+            "Dynamo failed to run FX node with fake tensors: call_function <functools._lru_cache_wrapper ...>",
+            Verdict.REPRODUCED,
+        ),
+        ("torch._dynamo.exc.Unsupported", "unrelated builtin", Verdict.DRIFTED),
+        ("RuntimeError", "get_fp4_quantization_module exploded", Verdict.DRIFTED),
+    ],
+)
+def test_allow_in_graph_matcher(exception_type, message, expected):
+    """allow_in_graph is `reproduced` only for a dynamo error at the loader node (or nvcc)."""
+    assert classify(FIX_ALLOW_IN_GRAPH, _outcome(False, _signature(exception_type, message)))[0] is expected

@@ -1,0 +1,65 @@
+"""Hardware gating: exact SM120 family, and skip reasons that say what was found."""
+
+from __future__ import annotations
+
+import pytest
+
+from pcgkit.hardware import SIMULATED_SM120, Device, first_device, missing_hardware_reason
+
+H200 = Device("NVIDIA H200", (9, 0))
+B200 = Device("NVIDIA B200", (10, 0))
+RTX_PRO_6000 = Device("NVIDIA RTX PRO 6000 Blackwell", (12, 0))
+DGX_SPARK = Device("NVIDIA GB10", (12, 1))
+
+
+def test_sm120_reason_names_the_device_found():
+    """On an H200 the sm120 skip says what is required and what was found."""
+    assert missing_hardware_reason("sm120", (H200,)) == "requires SM120 (compute capability 12.x); found NVIDIA H200, 9.0"
+
+
+@pytest.mark.parametrize(
+    ("device", "satisfies"),
+    [(H200, False), (B200, False), (Device("future", (13, 0)), False), (RTX_PRO_6000, True), (DGX_SPARK, True)],
+    ids=["sm90", "sm100", "sm130", "sm120", "sm121"],
+)
+def test_sm120_is_an_exact_family(device, satisfies):
+    """sm120 means major == 12: SM100 and newer families do not count, 12.1 does."""
+    assert (missing_hardware_reason("sm120", (device,)) is None) is satisfies
+
+
+def test_no_device_reason():
+    """With no CUDA device both markers say 'found no CUDA device'."""
+    assert missing_hardware_reason("sm120", ()) == "requires SM120 (compute capability 12.x); found no CUDA device"
+    assert missing_hardware_reason("gpu", ()) == "requires a real CUDA GPU; found no CUDA device"
+
+
+def test_gpu_marker_accepts_any_family():
+    """The gpu marker is satisfied by any real device."""
+    assert missing_hardware_reason("gpu", (H200,)) is None
+
+
+def test_several_devices_are_all_listed():
+    """A multi-GPU machine without SM120 lists every device in the reason."""
+    reason = missing_hardware_reason("sm120", (H200, B200))
+    assert reason.endswith("found NVIDIA H200, 9.0; NVIDIA B200, 10.0")
+
+
+def test_first_device_picks_the_sm120_part():
+    """On a mixed machine the sm120 variant runs on the SM120 device, not device 0."""
+    assert first_device("sm120", (H200, DGX_SPARK)) is DGX_SPARK
+    assert first_device("gpu", (H200, DGX_SPARK)) is H200
+    with pytest.raises(LookupError, match="found NVIDIA H200"):
+        first_device("sm120", (H200,))
+
+
+def test_simulated_label_says_simulated():
+    """The simulated device can never be mistaken for a real one: its label says 'simulated'."""
+    assert "simulated" in SIMULATED_SM120.label
+    assert SIMULATED_SM120.to_dict()["simulated"] is True
+    assert "simulated" not in RTX_PRO_6000.label
+    assert RTX_PRO_6000.to_dict() == {
+        "name": "NVIDIA RTX PRO 6000 Blackwell",
+        "compute_capability": "12.0",
+        "simulated": False,
+        "label": "NVIDIA RTX PRO 6000 Blackwell (compute capability 12.0)",
+    }

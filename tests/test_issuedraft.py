@@ -1,0 +1,158 @@
+"""`pcgkit issue`: drafts in each upstream template's shape, with measured version ranges only."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from pcgkit.cli import main
+from pcgkit.errors import UsageError
+from pcgkit.issuedraft import TARGETS, build_draft, load_results, render_draft
+from pcgkit.result import read_results
+from pcgkit.verdict import Verdict
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_RESULTS = REPO_ROOT / "reports" / "samples" / "results.json"
+
+# `project`, not `target`: the kit's pytest plugin parametrizes any test that asks for `target`.
+# Each target's bug-template headings (sglang 1-bug-report.yml, flashinfer bug_report.yml, pytorch pt2-bug-report.yml).
+REQUIRED_SECTIONS = {
+    "sglang": ("### Checklist", "### Describe the bug", "### Reproduction", "### Environment"),
+    "flashinfer": ("### Before submitting", "### Environment", "### Bug description", "### Minimal reproduction",
+                   "### Additional context"),
+    "pytorch": ("### 🐛 Describe the bug", "### Error logs", "### Versions"),
+}
+VERSION_TOKEN = re.compile(r"\b\d+\.\d+(?:\.\d+)?\b")
+
+
+def _sample():
+    _, results = read_results(SAMPLE_RESULTS)
+    return results
+
+
+def _ranges_section(text: str) -> str:
+    return text.split("<!-- measured-ranges:start -->")[1].split("<!-- measured-ranges:end -->")[0]
+
+
+def _merged_matrix_results():
+    """The sample cell, plus a second measured cell (torch 2.10.0) whose mode1 traced cleanly."""
+    sample = _sample()
+    fixed_cell = [
+        dataclasses.replace(
+            r,
+            versions={**r.versions, "torch": "2.10.0"},
+            verdict=Verdict.FIXED if r.mode == "mode1" else r.verdict,
+            signature=None if r.mode == "mode1" else r.signature,
+        )
+        for r in sample
+    ]
+    return sample + fixed_cell
+
+
+@pytest.mark.parametrize("project", TARGETS)
+def test_draft_has_the_targets_template_sections(project):
+    """Each draft starts with a title and has its project's bug-template headings, in order."""
+    text = render_draft(build_draft(project, _sample(), ["results.json"]))
+    assert text.startswith("Title: ")
+    positions = [text.index(heading) for heading in REQUIRED_SECTIONS[project]]
+    assert positions == sorted(positions)
+    for required in ("**Expected:**", "**Observed**", "Workarounds tried", "measured-ranges:start"):
+        assert required in text
+
+
+@pytest.mark.parametrize("project", TARGETS)
+def test_draft_quotes_the_measured_signature(project):
+    """Graph-break id, innermost frame and the frame chain come from the mode1 result."""
+    mode1 = next(r for r in _sample() if r.mode == "mode1" and r.verdict is Verdict.REPRODUCED)
+    text = render_draft(build_draft(project, _sample()))
+    assert mode1.signature.graph_break_id in text
+    assert str(mode1.signature.innermost_library_frame) in text
+    for frame in mode1.signature.frame_chain:
+        if frame.file.startswith("flashinfer/"):
+            assert str(frame) in text
+
+
+@pytest.mark.parametrize("project", TARGETS)
+def test_version_ranges_contain_only_measured_versions(project):
+    """Every version in the ranges section is one a merged result was measured with; fixed goes apart."""
+    results = _merged_matrix_results()
+    measured = {str(v) for r in results for v in r.versions.values() if v}
+    measured |= {r.device["compute_capability"] for r in results}  # device labels quote it ("as 12.0")
+    section = _ranges_section(render_draft(build_draft(project, results)))
+    assert set(VERSION_TOKEN.findall(section)) <= measured
+    fails = next(ln for ln in section.splitlines() if ln.startswith("- fails with torch"))
+    clean = next(ln for ln in section.splitlines() if ln.startswith("- traces cleanly with torch"))
+    assert fails == "- fails with torch: 2.9.1" and clean == "- traces cleanly with torch: 2.10.0"
+
+
+def test_ranges_say_so_when_no_cell_traced_cleanly():
+    """With only failing cells measured, the draft claims no unaffected version at all."""
+    section = _ranges_section(render_draft(build_draft("sglang", _sample())))
+    assert "traces cleanly with: no measured cell" in section
+
+
+def test_workarounds_report_each_measured_verdict():
+    """mode2/3/4 each appear with what their measured verdict says, and a fixed workaround says 'worked'."""
+    results = _sample()
+    text = render_draft(build_draft("flashinfer", results))
+    section = text.split("Workarounds tried")[1]
+    for mode in ("mode2", "mode3", "mode4"):
+        assert f"- {mode}," in section
+    assert section.count("did not help") == 3
+    mode2_fixed = [dataclasses.replace(r, verdict=Verdict.FIXED, signature=None) if r.mode == "mode2" else r for r in results]
+    section = render_draft(build_draft("flashinfer", mode2_fixed)).split("Workarounds tried")[1]
+    assert "worked: traced cleanly" in section.split("- mode3,")[0]
+
+
+def test_simulated_results_are_labelled():
+    """A draft built on simulated results says SIMULATED SM120 up front."""
+    assert "SIMULATED SM120" in render_draft(build_draft("pytorch", _sample()))
+
+
+def test_no_failure_means_no_draft():
+    """Results in which mode1 never failed give no issue to file."""
+    clean = [dataclasses.replace(r, verdict=Verdict.FIXED, signature=None) for r in _sample() if r.mode == "mode1"]
+    with pytest.raises(UsageError, match="no measured mode1 failure"):
+        build_draft("sglang", clean)
+
+
+def test_cli_reads_matrix_folders_and_redacts_secrets(tmp_path, monkeypatch, capsys):
+    """`pcgkit issue` merges results.json files under a folder and leaks no planted secret."""
+    monkeypatch.setenv("HF_TOKEN", "hf_plantedIssueToken42")
+    payload = json.loads(SAMPLE_RESULTS.read_text())
+    for index, torch_version in enumerate(("2.9.1", "2.10.0")):
+        cell = tmp_path / "matrix" / f"cell{index}"
+        cell.mkdir(parents=True)
+        data = json.loads(json.dumps(payload))
+        for result in data["results"]:
+            result["versions"]["torch"] = torch_version
+            result["reason"] += " (mirror https://bob:hunter2pw@proxy.invalid/ token hf_plantedIssueToken42)"
+        cell.joinpath("results.json").write_text(json.dumps(data))
+    out = tmp_path / "draft.md"
+    assert main(["issue", "--target", "sglang", "--results", str(tmp_path / "matrix"), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "- fails with torch: 2.9.1, 2.10.0" in _ranges_section(text)
+    for secret in ("hf_plantedIssueToken42", "hunter2pw", "bob:"):
+        assert secret not in text + capsys.readouterr().err
+
+
+def test_embedded_env_capture_fills_the_environment_section(tmp_path):
+    """A results file carrying environment.env puts that capture into the draft."""
+    payload = json.loads(SAMPLE_RESULTS.read_text())
+    payload["environment"]["env"] = json.loads((REPO_ROOT / "reports" / "samples" / "env.json").read_text())
+    (tmp_path / "results.json").write_text(json.dumps(payload))
+    results, env = load_results([tmp_path / "results.json"])
+    text = render_draft(build_draft("pytorch", results, env=env))
+    assert "PyTorch version: 2.9.1" in text.split("### Versions")[1]
+
+
+@pytest.mark.parametrize("project", TARGETS)
+def test_committed_sample_matches_what_the_command_renders(project):
+    """reports/samples/issue-<target>.md is exactly what the documented command renders today."""
+    env = json.loads((REPO_ROOT / "reports" / "samples" / "env.json").read_text())
+    draft = build_draft(project, _sample(), ["reports/samples/results.json"], env, "reports/samples/repro-mode1/")
+    assert (REPO_ROOT / "reports" / "samples" / f"issue-{project}.md").read_text() == render_draft(draft)

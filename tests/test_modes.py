@@ -1,0 +1,101 @@
+"""classify(): the pure rule from a trace outcome to a verdict, on real captured messages."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from pcgkit.modes import MODE1, MODE2, MODE3, MODE4, MODES, classify
+from pcgkit.signature import Frame, Signature, parse_message
+from pcgkit.tracing import TraceOutcome
+from pcgkit.verdict import Verdict
+
+TORCH_VERSIONS = ("2.8.0", "2.9.1", "2.10.0", "2.15.0")
+
+
+def _outcome(signature: Signature | None, *, traced: bool = False) -> TraceOutcome:
+    return TraceOutcome(
+        traced=traced,
+        executed=False,
+        signature=signature,
+        lru_cache_warnings=signature.lru_cache_warnings if signature else (),
+        graph_breaks=0,
+        graph_break_reasons=(),
+        duration_s=0.1,
+    )
+
+
+def _signature(captured, *, with_lru_warnings: bool = True) -> Signature:
+    warnings = captured.lru_cache_warnings if with_lru_warnings else ()
+    return parse_message(captured.exception_type, captured.message, warnings)
+
+
+@pytest.mark.parametrize("torch_version", TORCH_VERSIONS)
+@pytest.mark.parametrize("mode", [MODE1, MODE3, MODE4], ids=lambda m: m.id)
+def test_modes_1_3_4_reproduce_on_every_torch(captured_messages, mode, torch_version):
+    """Modes 1, 3 and 4 match their known signature on every captured torch version."""
+    captured = captured_messages[(torch_version, mode.id)]
+    verdict, reason = classify(mode, _outcome(_signature(captured)))
+    assert verdict is Verdict.REPRODUCED, reason
+    assert reason.startswith(mode.known_signature)
+
+
+@pytest.mark.parametrize("torch_version", ["2.9.1", "2.10.0", "2.15.0"])
+def test_mode2_reproduces_from_torch_2_9(captured_messages, torch_version):
+    """Mode 2 reproduces (failure inside flashinfer/jit/core.py) on torch 2.9.1 and later."""
+    verdict, reason = classify(MODE2, _outcome(_signature(captured_messages[(torch_version, "mode2")])))
+    assert verdict is Verdict.REPRODUCED
+    assert reason.endswith("at flashinfer/jit/core.py:169:register")
+
+
+def test_mode2_drifts_on_torch_2_8(captured_messages):
+    """On torch 2.8.0 mode 2 is an InternalTorchDynamoError, not Unsupported: a drift."""
+    verdict, reason = classify(MODE2, _outcome(_signature(captured_messages[("2.8.0", "mode2")])))
+    assert verdict is Verdict.DRIFTED
+    assert "InternalTorchDynamoError" in reason
+    assert "not torch._dynamo.exc.Unsupported" in reason
+
+
+@pytest.mark.parametrize("torch_version", TORCH_VERSIONS)
+def test_mode3_without_lru_cache_warning_drifts(captured_messages, torch_version):
+    """Mode 3's evidence is the lru_cache warning: the same failure without it is a drift."""
+    captured = captured_messages[(torch_version, "mode3")]
+    verdict, reason = classify(MODE3, _outcome(_signature(captured, with_lru_warnings=False)))
+    assert verdict is Verdict.DRIFTED
+    assert "lru_cache" in reason
+
+
+@pytest.mark.parametrize("mode", list(MODES.values()), ids=list(MODES))
+def test_traced_outcome_is_fixed(mode):
+    """A clean trace is 'fixed' for every mode."""
+    assert classify(mode, _outcome(None, traced=True))[0] is Verdict.FIXED
+
+
+def test_neither_traced_nor_raised_is_a_kit_error():
+    """An outcome with no trace and no signature is the kit's fault, not a statement about the bug."""
+    assert classify(MODE1, _outcome(None))[0] is Verdict.ERROR
+
+
+def test_mode1_elsewhere_drifts_naming_the_frame(captured_messages):
+    """A failure whose innermost flashinfer frame moved is drifted, and the reason names that frame."""
+    sig = _signature(captured_messages[("2.9.1", "mode1")])
+    moved = Frame("flashinfer/jit/env.py", 42, "get_workspace_dir")
+    elsewhere = dataclasses.replace(sig, innermost_library_frame=moved)
+    verdict, reason = classify(MODE1, _outcome(elsewhere))
+    assert verdict is Verdict.DRIFTED
+    assert "flashinfer/jit/env.py:42:get_workspace_dir" in reason
+
+
+def test_mode1_signature_is_a_drift_for_mode2(captured_messages):
+    """If the get_cuda_version patch did not take effect, mode 2 says so instead of reproducing."""
+    verdict, reason = classify(MODE2, _outcome(_signature(captured_messages[("2.9.1", "mode1")])))
+    assert verdict is Verdict.DRIFTED
+    assert "get_cuda_version" in reason
+
+
+def test_mode4_with_another_message_drifts(captured_messages):
+    """Mode 4 requires the message to name torch.compiler.disable."""
+    verdict, reason = classify(MODE4, _outcome(_signature(captured_messages[("2.9.1", "mode1")])))
+    assert verdict is Verdict.DRIFTED
+    assert "torch.compiler.disable" in reason
