@@ -199,7 +199,10 @@ def render_text(data: dict) -> str:
         lines.append(f"  {name}: {version or 'not installed'}")
     for probe in ("torch", "flashinfer"):
         result = data.get(probe, {})
-        state = f"imports, version {result.get('version')}" if result.get("import_ok") else f"FAILS: {result.get('error')}"
+        if result.get("import_ok"):
+            state = f"imports, version {result.get('version')}"
+        else:
+            state = f"FAILS: {result.get('error')}"
         lines.append(f"import {probe}: {state}")
     toolkit = data.get("cuda_toolkit", {})
     lines.append(
@@ -212,10 +215,11 @@ def render_text(data: dict) -> str:
     else:
         lines.append(f"GPUs: none -> {devices.get('label') or devices.get('error')}")
     container = data.get("container", {})
-    lines.append(
-        f"Container: {'yes' if container.get('inside') else 'no'}"
-        + (f", image {container.get('image')} ({', '.join(container.get('evidence', []))})" if container.get("inside") else "")
-    )
+    if container.get("inside"):
+        evidence = ", ".join(container.get("evidence", []))
+        lines.append(f"Container: yes, image {container.get('image')} ({evidence})")
+    else:
+        lines.append("Container: no" + (f" ({container['error']})" if container.get("error") else ""))
     lines.append("Environment variables:")
     lines += [f"  {k}={v}" for k, v in data.get("env_vars", {}).items()] or ["  (none set)"]
     collect_env = data.get("torch_collect_env", {})

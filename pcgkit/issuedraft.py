@@ -90,7 +90,8 @@ def _workaround_outcome(result: CaseResult) -> str:
     sig = result.signature
     at = ""
     if sig is not None:
-        at = f" at `{sig.innermost_library_frame}`" if sig.innermost_library_frame else f": {inline_code(sig.message_head)}"
+        inner = sig.innermost_library_frame
+        at = f" at `{inner}`" if inner else f": {inline_code(sig.message_head)}"
         at += f" ({sig.graph_break_id})" if sig.graph_break_id else ""
     if result.verdict is Verdict.FIXED:
         return "worked: traced cleanly under fullgraph=True"
@@ -194,7 +195,7 @@ def find_results_files(paths: Sequence[Path]) -> list[Path]:
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
-            found += sorted(path.rglob("results.json"))
+            found += sorted(path.rglob("*results.json"))  # matrix cells, and named copies
         elif path.is_file():
             found.append(path)
         else:

@@ -38,7 +38,8 @@ PLANTED_PLAIN = {"NCCL_SOCKET_IFNAME": "planted-eth7", "TORCH_LOGS": "+dynamo"}
 def _pcgkit(args: list[str], env: dict, cwd: Path) -> tuple[bool, str]:
     """(exit status 0, the whole of stdout+stderr) of one `pcgkit` command."""
     log = cwd / f"pcgkit-{args[0]}-{len(list(cwd.glob('pcgkit-*.log')))}.log"
-    completed = proc.run([sys.executable, "-m", "pcgkit.cli", *args], env=env, cwd=cwd, timeout=240, log_path=log, echo=False)
+    argv = [sys.executable, "-m", "pcgkit.cli", *args]
+    completed = proc.run(argv, env=env, cwd=cwd, timeout=240, log_path=log, echo=False)
     return completed.ok, log.read_text()
 
 

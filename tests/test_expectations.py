@@ -16,7 +16,14 @@ def _rule(mode="mode1", expect=Verdict.REPRODUCED, **when) -> Expectation:
 
 @pytest.mark.parametrize(
     ("installed", "applies"),
-    [("2.9.1", True), ("2.6.0", True), ("2.5.1", False), ("3.0.0", False), ("2.9.1+cu128", True), ("2.5.1+cu124", False)],
+    [
+        ("2.9.1", True),
+        ("2.6.0", True),
+        ("2.5.1", False),
+        ("3.0.0", False),
+        ("2.9.1+cu128", True),
+        ("2.5.1+cu124", False),
+    ],
 )
 def test_rule_matches_by_specifier_ignoring_local_label(installed, applies):
     """Specifiers decide; a local label like +cu128 does not change which release it is."""

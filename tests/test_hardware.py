@@ -14,7 +14,8 @@ DGX_SPARK = Device("NVIDIA GB10", (12, 1))
 
 def test_sm120_reason_names_the_device_found():
     """On an H200 the sm120 skip says what is required and what was found."""
-    assert missing_hardware_reason("sm120", (H200,)) == "requires SM120 (compute capability 12.x); found NVIDIA H200, 9.0"
+    reason = missing_hardware_reason("sm120", (H200,))
+    assert reason == "requires SM120 (compute capability 12.x); found NVIDIA H200, 9.0"
 
 
 @pytest.mark.parametrize(

@@ -103,7 +103,9 @@ def test_workarounds_report_each_measured_verdict():
     for mode in ("mode2", "mode3", "mode4"):
         assert f"- {mode}," in section
     assert section.count("did not help") == 3
-    mode2_fixed = [dataclasses.replace(r, verdict=Verdict.FIXED, signature=None) if r.mode == "mode2" else r for r in results]
+    mode2_fixed = [
+        dataclasses.replace(r, verdict=Verdict.FIXED, signature=None) if r.mode == "mode2" else r for r in results
+    ]
     section = render_draft(build_draft("flashinfer", mode2_fixed)).split("Workarounds tried")[1]
     assert "worked: traced cleanly" in section.split("- mode3,")[0]
 

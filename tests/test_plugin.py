@@ -26,6 +26,8 @@ from pcgkit.result import RESULTS_SCHEMA, read_results
 from pcgkit.summary import SIMULATION_NOTE
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# Read before pytester points HOME at its temporary directory (see test_real_cases_under_xdist).
+REAL_HOME = os.environ.get("HOME")
 PLUGIN_ARGS = ("-p", "pcgkit.plugin", "-p", "no:cacheprovider")
 
 CASE_MODULE = '''
@@ -75,8 +77,18 @@ UNBASELINED_MODE = 'dataclasses.replace(pcgkit.modes.MODE1, id="mode-unbaselined
 @pytest.fixture(scope="module")
 def imported_stack():
     """torch and the flashinfer modules the simulation patches, imported before any in-process run."""
-    for name in ("torch", "torch._dynamo", "flashinfer", "flashinfer.utils", "flashinfer.jit.core",
-                 "flashinfer.jit.cpp_ext", "flashinfer.fp4_quantization", "pcgkit.simulate", "pcgkit.nvfp4"):
+    for name in (
+        "torch",
+        "torch._dynamo",
+        "torch._dynamo.trace_rules",
+        "flashinfer",
+        "flashinfer.utils",
+        "flashinfer.jit.core",
+        "flashinfer.jit.cpp_ext",
+        "flashinfer.fp4_quantization",
+        "pcgkit.simulate",
+        "pcgkit.nvfp4",
+    ):
         importlib.import_module(name)
 
 
@@ -171,7 +183,10 @@ def test_not_applicable_against_reproduced_baseline_fails(run_case):
 
 def test_drift_without_baseline_fails(run_case):
     """A failure with another signature and no baseline is still news: FAIL 'drifted'."""
-    body = 'return outcome(signature=dataclasses.replace(NVCC_FAILURE, innermost_library_frame=Frame("flashinfer/x.py", 1, "f")))'
+    body = """
+        moved = Frame("flashinfer/x.py", 1, "f")
+        return outcome(signature=dataclasses.replace(NVCC_FAILURE, innermost_library_frame=moved))
+    """
     result = run_case(body, mode=UNBASELINED_MODE)
     result.assert_outcomes(failed=1, skipped=2)
     result.stdout.fnmatch_lines(["*drifted: innermost FlashInfer frame is flashinfer/x.py:1:f*"])
@@ -318,22 +333,31 @@ def test_terminal_summary_lists_verdicts_with_simulation_note(reported):
 
 
 def _copy_cases(pytester, *names: str) -> None:
+    # Renamed: when the outer run also collected cases/, a module of the same name is already
+    # imported in this process and the in-process run would refuse the copy (import file mismatch).
     for name in names:
-        pytester.makepyfile(**{name: (REPO_ROOT / "cases" / f"{name}.py").read_text()})
+        copy_name = f"test_copied_{name.removeprefix('test_')}"
+        pytester.makepyfile(**{copy_name: (REPO_ROOT / "cases" / f"{name}.py").read_text()})
 
 
 def _patched_objects() -> dict[str, object]:
     import torch
 
     import flashinfer
+    import flashinfer.fp4_quantization
+    import flashinfer.jit.core
     import flashinfer.jit.cpp_ext
     import flashinfer.utils
 
     return {
         "flashinfer.jit.cpp_ext.get_cuda_version": flashinfer.jit.cpp_ext.get_cuda_version,
         "flashinfer.fp4_quantize": flashinfer.fp4_quantize,
+        "flashinfer.fp4_quantization.fp4_quantize": flashinfer.fp4_quantization.fp4_quantize,
         "flashinfer.utils.get_compute_capability": flashinfer.utils.get_compute_capability,
+        "flashinfer.utils.device_support_pdl": flashinfer.utils.device_support_pdl,
+        "flashinfer.jit.core.check_cuda_arch": flashinfer.jit.core.check_cuda_arch,
         "torch.cuda.get_device_capability": torch.cuda.get_device_capability,
+        "torch.cuda.get_device_properties": torch.cuda.get_device_properties,
     }
 
 
@@ -356,8 +380,12 @@ def test_real_cases_restore_every_patch(pytester, imported_stack, plain_env):
     }
 
 
-def test_real_cases_under_xdist(pytester):
+def test_real_cases_under_xdist(pytester, monkeypatch):
     """Under xdist (2 workers) the controller's JSON holds all four simulated results, reproduced."""
+    if REAL_HOME:
+        # pytester's temporary HOME has cold caches: importing flashinfer would first build
+        # tvm-ffi's torch addon into ~/.cache/tvm-ffi (about a minute on 2 cores).
+        monkeypatch.setenv("HOME", REAL_HOME)
     _copy_cases(
         pytester,
         "test_mode1_nvcc_subprocess",

@@ -28,7 +28,9 @@ def run_pcgkit(reports: Path, *extra: str, env: dict | None = None) -> tuple[sub
 
 
 def simulated(data: dict) -> dict[str, dict]:
-    return {r["mode"]: r for r in data["results"] if r["variant"] == "sim-sm120"}
+    """The four failure modes' simulated results (fix cases are checked in their own tests)."""
+    modes = {f"mode{i}" for i in range(1, 5)}
+    return {r["mode"]: r for r in data["results"] if r["variant"] == "sim-sm120" and r["mode"] in modes}
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +94,6 @@ def test_hung_run_is_killed_and_reported_as_errors(tmp_path):
     completed, data = run_pcgkit(tmp_path / "reports", "--timeout", "2")
     assert completed.returncode == 1
     results = {r["mode"]: r for r in data["results"]}
-    assert set(results) == {"mode1", "mode2", "mode3", "mode4"}
+    assert {"mode1", "mode2", "mode3", "mode4"} <= set(results)
     assert all(r["verdict"] == "error" and "timed out" in r["reason"] for r in results.values())
     assert (tmp_path / "reports" / "summary.md").exists()

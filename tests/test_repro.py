@@ -87,7 +87,8 @@ def test_case_body_is_the_cases_own_reproduce_verbatim():
     case_file = next((REPO_ROOT / "cases").glob("test_mode2_*.py"))
     tree = ast.parse(case_file.read_text())
     reproduce = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "reproduce")
-    assert ast.get_source_segment(case_file.read_text(), reproduce) in render_script(plan_export("mode2", True, None, None))
+    script = render_script(plan_export("mode2", True, None, None))
+    assert ast.get_source_segment(case_file.read_text(), reproduce) in script
 
 
 def test_pins_default_to_the_reference_cell_and_follow_results(tmp_path):
@@ -146,8 +147,8 @@ def test_exported_mode1_reproduces_without_pcgkit(tmp_path):
 
     def run_kit_case():
         argv = [sys.executable, "-m", "pytest", str(REPO_ROOT / "cases" / "test_mode1_nvcc_subprocess.py"),
-                "-m", "cpu_sim", "-c", str(REPO_ROOT / "tox.ini"), "--rootdir", str(REPO_ROOT), "-p", "no:cacheprovider",
-                "-q", f"--pcgkit-json={tmp_path / 'kit.json'}"]
+                "-m", "cpu_sim", "-c", str(REPO_ROOT / "tox.ini"), "--rootdir", str(REPO_ROOT),
+                "-p", "no:cacheprovider", "-q", f"--pcgkit-json={tmp_path / 'kit.json'}"]
         return proc.run(argv, cwd=REPO_ROOT, env=env, timeout=300, log_path=tmp_path / "kit.log", echo=False)
 
     with concurrent.futures.ThreadPoolExecutor(2) as pool:

@@ -120,7 +120,7 @@ def test_to_dict_from_dict_round_trip(captured):
         ("/usr/lib/python3/dist-packages/torch/_dynamo/polyfills/__init__.py", "torch/_dynamo/polyfills/__init__.py"),
         ("/root/sglang/python/sglang/srt/managers/scheduler.py", "sglang/srt/managers/scheduler.py"),
         ("/src/flashinfer/flashinfer/jit/core.py", "flashinfer/jit/core.py"),
-        ("/root/.pyenv/versions/3.12.1/lib/python3.12/subprocess.py", "/root/.pyenv/versions/3.12.1/lib/python3.12/subprocess.py"),
+        ("/opt/python3.12/lib/python3.12/subprocess.py", "/opt/python3.12/lib/python3.12/subprocess.py"),
     ],
     ids=["site-packages", "dist-packages", "sglang-checkout", "flashinfer-checkout", "stdlib-unchanged"],
 )
