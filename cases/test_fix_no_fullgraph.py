@@ -12,20 +12,16 @@ and torch._dynamo.explain's break count is recorded beside the counters.
 
 from pcgkit.casekit import CaseContext
 from pcgkit.fixmodes import FIX_NO_FULLGRAPH as MODE
-from pcgkit.nvfp4 import dense_nvfp4_layer, example_activation
-from pcgkit.patching import patched_everywhere
+from pcgkit.nvfp4 import dense_nvfp4_layer, example_activation, fp4_quantize_disabled
 from pcgkit.tracing import TraceOutcome, trace
 
 
 def reproduce(ctx: CaseContext) -> TraceOutcome:
     import torch
 
-    import flashinfer
-
     layer = dense_nvfp4_layer(ctx.torch_device)
     x = example_activation(ctx.torch_device)
-    original = flashinfer.fp4_quantize
-    with patched_everywhere(original, torch.compiler.disable(original), "flashinfer") as replaced:
+    with fp4_quantize_disabled() as replaced:
         ctx.evidence["disabled"] = replaced
         outcome = trace(layer, (x,), fullgraph=False, execute=ctx.execute)
         ctx.evidence["graph_break_accounting"] = {

@@ -8,20 +8,14 @@ contrast: with fullgraph=False the same code graph-breaks and runs. Seed: shared
 
 from pcgkit.casekit import CaseContext
 from pcgkit.modes import MODE4 as MODE
-from pcgkit.nvfp4 import dense_nvfp4_layer, example_activation
-from pcgkit.patching import patched_everywhere
+from pcgkit.nvfp4 import dense_nvfp4_layer, example_activation, fp4_quantize_disabled
 from pcgkit.tracing import TraceOutcome, trace
 
 
 def reproduce(ctx: CaseContext) -> TraceOutcome:
-    import torch
-
-    import flashinfer
-
     layer = dense_nvfp4_layer(ctx.torch_device)
     x = example_activation(ctx.torch_device)
-    original = flashinfer.fp4_quantize
-    with patched_everywhere(original, torch.compiler.disable(original), "flashinfer") as replaced:
+    with fp4_quantize_disabled() as replaced:
         ctx.evidence["disabled"] = replaced
         outcome = trace(layer, (x,), fullgraph=True, execute=ctx.execute)
         if ctx.execute:

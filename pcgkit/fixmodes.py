@@ -6,7 +6,7 @@ working fix is `fixed` (traced cleanly, and on a real GPU the compiled result eq
 `drifted` means it fails in a new way or computes something else than eager.
 
 Fix cases put a RunCheck into TraceOutcome.output on a real GPU; `judge_traced` (called by
-pcgkit.modes.classify for modes that have it) turns a failed RunCheck into `drifted`.
+pcgkit.modes.classify for every mode; the failure modes' default says `fixed`) turns a failed RunCheck into `drifted`.
 """
 
 from __future__ import annotations

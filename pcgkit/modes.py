@@ -26,6 +26,10 @@ class Mode:
     seed: str  # where the seed documents describe it
     matches: Matcher = dataclasses.field(repr=False, compare=False)
 
+    def judge_traced(self, outcome: TraceOutcome) -> tuple[Verdict, str]:
+        """Verdict for a trace that succeeded. Fix modes (pcgkit.fixmodes) also judge the compiled run."""
+        return Verdict.FIXED, "traced cleanly under fullgraph=True"
+
 
 def _is_dynamo_exception(sig: Signature) -> str | None:
     # Unsupported (and its subclasses) is dynamo refusing the code; an InternalTorchDynamoError
@@ -117,9 +121,7 @@ MODES: dict[str, Mode] = {m.id: m for m in (MODE1, MODE2, MODE3, MODE4)}
 def classify(mode: Mode, outcome: TraceOutcome) -> tuple[Verdict, str]:
     """Verdict and a one-line reason for a completed trace. Pure."""
     if outcome.traced:
-        if hasattr(mode, "judge_traced"):  # fix modes (pcgkit.fixmodes) also judge the compiled run
-            return mode.judge_traced(outcome)
-        return Verdict.FIXED, "traced cleanly under fullgraph=True"
+        return mode.judge_traced(outcome)
     if outcome.signature is None:
         return Verdict.ERROR, "trace neither succeeded nor raised (kit bug)"
     mismatch = mode.matches(outcome.signature)

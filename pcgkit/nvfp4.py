@@ -8,7 +8,11 @@ into. The GEMM itself is a registered op and plays no part in the failure, so it
 
 from __future__ import annotations
 
+import contextlib
+from typing import Iterator
+
 from pcgkit.casekit import NotApplicable
+from pcgkit.patching import patched_everywhere
 
 TOKENS, HIDDEN = 128, 256  # K a multiple of 16 (the NVFP4 block) and of 64 (the swizzled layout)
 
@@ -33,6 +37,19 @@ def dense_nvfp4_layer(torch_device: str):
             return flashinfer.fp4_quantize(x, self.input_scale_inv)
 
     return DenseNvfp4ActivationQuant()
+
+
+@contextlib.contextmanager
+def fp4_quantize_disabled() -> Iterator[list[str]]:
+    """The seed's second workaround: every binding of flashinfer.fp4_quantize wrapped in
+    torch.compiler.disable for the duration of the block. Yields the bindings replaced."""
+    import torch
+
+    import flashinfer
+
+    original = flashinfer.fp4_quantize
+    with patched_everywhere(original, torch.compiler.disable(original), "flashinfer") as replaced:
+        yield replaced
 
 
 def example_activation(torch_device: str):

@@ -107,18 +107,23 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
-    # A hardware skip in setup still produces a result row: "skipped" with its reason.
+    # A case stopped in setup still produces a result row: "skipped" for missing hardware, "error"
+    # when this runner was told it has that hardware (--pcgkit-require-hardware). It did not run.
     mode = getattr(item.module, "MODE", None) if hasattr(item, "module") else None
     target = getattr(item, "callspec", None) and item.callspec.params.get("target")
-    if call.when == "setup" and report.skipped and isinstance(mode, Mode) and isinstance(target, Target):
-        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        reason = reason.removeprefix("Skipped: ")
+    stopped = report.skipped or report.failed
+    if call.when == "setup" and stopped and isinstance(mode, Mode) and isinstance(target, Target):
+        if report.skipped:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            reason = reason.removeprefix("Skipped: ")
+        else:
+            reason = f"did not run: {report.longreprtext.strip()[-500:]}"
         result = CaseResult(
             mode=mode.id,
             variant=target.id,
-            verdict=Verdict.SKIPPED,
+            verdict=Verdict.SKIPPED if report.skipped else Verdict.ERROR,
             reason=reason,
-            device={"name": "none", "compute_capability": None, "simulated": False, "label": reason},
+            device={"name": "not run here", "compute_capability": None, "simulated": False, "label": "not run here"},
             versions=collect_versions(),
             duration_s=0.0,
             nodeid=item.nodeid,

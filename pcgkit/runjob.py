@@ -16,7 +16,7 @@ from pathlib import Path
 from pcgkit import proc
 from pcgkit.errors import RunAbortedError
 from pcgkit.hardware import SIMULATED_SM120
-from pcgkit.modes import MODES
+from pcgkit.fixmodes import all_modes
 from pcgkit.result import CaseResult, read_results, write_results
 from pcgkit.summary import console_lines, markdown_summary
 from pcgkit.verdict import Verdict
@@ -80,6 +80,21 @@ def synthesize_errors(missing_modes: list[str], reason: str, versions: dict) -> 
     ]
 
 
+def probe_versions(python: str) -> dict:
+    """The environment's versions, asked of its own interpreter (for rows pytest never wrote).
+    Empty when that interpreter cannot even start: the error reason then says why."""
+    completed = proc.run(
+        [python, "-c", "import json; from pcgkit.versions import collect_versions; print(json.dumps(collect_versions()))"],
+        cwd=KIT_ROOT, timeout=120, echo=False,
+    )
+    if not completed.ok:
+        return {}
+    try:
+        return json.loads(completed.output_tail.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {}
+
+
 def execute(plan: RunPlan) -> tuple[dict, list[CaseResult], proc.Completed]:
     if plan.results_path.exists():
         plan.results_path.unlink()  # never report a previous run's verdicts as this run's
@@ -95,11 +110,12 @@ def execute(plan: RunPlan) -> tuple[dict, list[CaseResult], proc.Completed]:
     if plan.results_path.exists():
         environment, results = read_results(plan.results_path)
     reported = {r.mode for r in results}
-    missing = [m for m in MODES if m not in reported]
+    missing = [m for m in all_modes() if m not in reported]
     if missing and not plan.select:
         reason = f"pytest {completed.describe_failure()} before reporting; log tail: {completed.output_tail[-600:]}"
-        results += synthesize_errors(missing, reason, environment.get("versions", {}))
-        environment.setdefault("versions", {})
+        versions = environment.get("versions") or probe_versions(plan.python)
+        results += synthesize_errors(missing, reason, versions)
+        environment.setdefault("versions", versions)
         write_results(plan.results_path, results, environment)
     return environment, results, completed
 

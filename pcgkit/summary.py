@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from pcgkit.modes import MODES
+from pcgkit.fixmodes import all_modes
 from pcgkit.result import CaseResult
 
 SIMULATION_NOTE = (
@@ -26,15 +26,17 @@ def _order(results: Iterable[CaseResult]) -> list[CaseResult]:
 
 def console_lines(results: Sequence[CaseResult]) -> list[str]:
     lines = []
+    mode_width = max((len(r.mode) for r in results), default=6)  # fix ids are longer than "mode1"
     for r in _order(results):
         sig = r.signature
         gb = (sig.graph_break_id if sig else None) or "-"
         device = r.device.get("label", "?")
         lines.append(
-            f"{r.mode:<6} {r.variant:<10} {r.verdict.value:<15} {gb:<7} {_frame(r):<42} {r.duration_s:6.2f}s  {device}"
+            f"{r.mode:<{mode_width}} {r.variant:<10} {r.verdict.value:<15} {gb:<7} {_frame(r):<42} "
+            f"{r.duration_s:6.2f}s  {device}"
         )
-        if r.verdict.value in ("drifted", "error", "not-applicable"):
-            lines.append(f"{'':<18}reason: {r.reason}")
+        if r.verdict.value in ("drifted", "error", "not-applicable", "skipped"):
+            lines.append(f"{'':<{mode_width + 12}}reason: {r.reason}")
     if any(r.simulated for r in results):
         lines.append(SIMULATION_NOTE)
     return lines
@@ -46,6 +48,7 @@ def _md_escape(text: str) -> str:
 
 def markdown_summary(results: Sequence[CaseResult], environment: dict) -> str:
     versions = environment.get("versions", {})
+    modes = all_modes()
     lines = [
         "# pcgkit run summary",
         "",
@@ -54,7 +57,7 @@ def markdown_summary(results: Sequence[CaseResult], environment: dict) -> str:
     ]
     for r in _order(results):
         sig = r.signature
-        title = MODES[r.mode].title if r.mode in MODES else r.mode
+        title = modes[r.mode].title if r.mode in modes else r.mode
         head = sig.message_head if sig else r.reason
         lines.append(
             f"| {r.mode}: {_md_escape(title)} | {r.variant}{' (simulated)' if r.simulated else ''} "

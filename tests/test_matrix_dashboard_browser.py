@@ -1,11 +1,12 @@
 """The dashboard in a real browser (headless Chromium): the matrix renders, a cell's detail opens, a
 filter works, and an exception message carrying <script> stays text. Skipped, with the reason, when
-Chromium is not installed (CI installs it: `apt-get install -y chromium`)."""
+Chromium is not installed, except in CI (CI installs it: `apt-get install -y chromium`), where it fails."""
 
 from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -62,9 +63,15 @@ def outcome(cell_id: str, mode1: Verdict) -> CellOutcome:
     return CellOutcome(Cell(cell_id, flashinfer="0.6.1", torch="2.9.1"), RAN, 5.0, results=results)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed (apt-get install -y chromium)")
+# Skipped on a laptop without Chromium; in CI (CI=true, where .ci/run installs it) a missing
+# Chromium is a broken setup and the test fails instead of going quietly green.
+@pytest.mark.skipif(
+    CHROMIUM is None and not os.environ.get("CI"),
+    reason="headless Chromium not installed (apt-get install -y chromium)",
+)
 def test_dashboard_renders_opens_details_filters_and_escapes(tmp_path: Path):
     """In Chromium: 3 rows; clicking 'bad' opens only its detail; 'fixed' keeps one row; <script> inert."""
+    assert CHROMIUM, "CI=true but Chromium is not installed (.ci/run installs it with apt-get)"
     bad = CellOutcome(Cell("bad", flashinfer="0.0.0", torch="2.9.1"), ERROR, 1.0, "install", HOSTILE, "tail " + HOSTILE)
     compat = build_compat([outcome("old", Verdict.REPRODUCED), outcome("new", Verdict.FIXED), bad])
     page = render_dashboard(compat).replace("</body>", PROBE + "</body>")

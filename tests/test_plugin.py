@@ -298,6 +298,21 @@ def test_results_json_has_one_result_per_target(reported):
     assert by_variant["gpu"].reason == "requires a real CUDA GPU; found no CUDA device"
     assert by_variant["sm120"].reason == "requires SM120 (compute capability 12.x); found no CUDA device"
     assert not by_variant["sm120"].simulated
+    assert by_variant["sm120"].device["label"] == "not run here"  # a skipped row never claims a device
+
+
+def test_required_hardware_missing_is_an_error_row(run_case, pytester):
+    """On a runner told it has SM120, a missing SM120 is recorded as an `error` row, not left out."""
+    json_path = pytester.path / "out" / "results.json"
+    result = run_case(
+        "return outcome(signature=NVCC_FAILURE)", f"--pcgkit-json={json_path}", "--pcgkit-require-hardware=sm120"
+    )
+    result.assert_outcomes(xfailed=1, skipped=1, errors=1)
+    by_variant = {r.variant: r for r in read_results(json_path)[1]}
+    assert by_variant["sm120"].verdict.value == "error"
+    assert "this runner was told it has sm120" in by_variant["sm120"].reason
+    assert by_variant["sm120"].device["label"] == "not run here"
+    assert by_variant["gpu"].verdict.value == "skipped"
 
 
 def _properties(tree: ET.ElementTree, name: str) -> dict[str, str]:
@@ -329,7 +344,7 @@ def test_terminal_summary_lists_verdicts_with_simulation_note(reported):
         ],
         consecutive=False,
     )
-    result.stdout.fnmatch_lines(["mode1 *sm120 *skipped *requires SM120*"])
+    result.stdout.fnmatch_lines(["mode1 *sm120 *skipped *not run here", "*reason: requires SM120*"])
 
 
 def _copy_cases(pytester, *names: str) -> None:
