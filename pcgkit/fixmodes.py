@@ -86,7 +86,18 @@ FIX_NO_FULLGRAPH = FixMode(
     fixed_reason="traced under fullgraph=False (graph breaks counted in evidence)",
 )
 
-FIX_MODES: dict[str, FixMode] = {m.id: m for m in (FIX_CUSTOM_OP, FIX_ALLOW_IN_GRAPH, FIX_NO_FULLGRAPH)}
+FIX_UPSTREAM_OP = FixMode(
+    id="fix-upstream-op",
+    slug="flashinfer-torch-op",
+    title="upstream fix: FlashInfer's own torch.ops.flashinfer.fp4_quantize (custom op + fake, from 0.7.0)",
+    known_signature="traces under fullgraph=True where FlashInfer registers the op; its fake matches the wrapper",
+    seed="found in flashinfer 0.7.0/0.7.4 quantization/fp4_quantization.py: @torch.library.custom_op('flashinfer::fp4_quantize')",
+    matches=_no_known_failure,
+)
+
+FIX_MODES: dict[str, FixMode] = {
+    m.id: m for m in (FIX_CUSTOM_OP, FIX_ALLOW_IN_GRAPH, FIX_NO_FULLGRAPH, FIX_UPSTREAM_OP)
+}
 
 
 def all_modes() -> dict[str, Mode]:

@@ -4,11 +4,13 @@ Dynamo does not trace into a custom op: it records one node and asks the fake fo
 so FlashInfer's JIT loader (nvcc subprocess, functools.cache, file I/O) never runs under trace.
 The real kernel runs when the graph executes, outside dynamo.
 
-The fake mirrors flashinfer 0.6.1's fp4_quantize wrapper and fp4_quantize_sm100 (fp4_quantization.py):
+The fake mirrors the installed FlashInfer's fp4_quantize wrapper and fp4_quantize_sm100:
   values  uint8 (*shape[:-1], K/2)
   scales  uint8, flat size M*K/sf_vec (linear) or round_up(M, 128 or 8) * round_up(K/sf_vec, 4)
-          (swizzled), then reshaped to (-1, K/sf_vec), which fails like the real op when that
-          size is not a multiple of K/sf_vec; both transposed back for column-major input.
+          (swizzled), then reshaped: up to 0.6.x to (-1, K/sf_vec), which fails like the real op
+          when that size is not a multiple of K/sf_vec; from 0.7.0 swizzled scales are reshaped to
+          (-1, round_up(K/sf_vec, 4)) (the padded columns). Both transposed back for column-major input.
+pcgkit.fake_shapes checks this against each release's own wrapper (found by doing so: 0.7.4 pads).
 FlashInfer's own fake (`_fake_fp4_quantize_sm100`) says int64 values and int32 scales of size
 M*K/sf_vec whatever the layout: it does not match its op, so it cannot be reused here.
 
@@ -31,6 +33,22 @@ def padded_sf_numel(rows: int, k: int, sf_vec_size: int, swizzled: bool, is_8x4:
         return rows * sf_cols
     row_tile = 8 if is_8x4 else 128
     return -(-rows // row_tile) * row_tile * (-(-sf_cols // 4) * 4)
+
+
+# First FlashInfer release whose wrapper reshapes swizzled scales to the padded column count
+# (measured with pcgkit.fake_shapes: 0.6.7.post2 does not, 0.7.0 and 0.7.4 do).
+PADDED_SWIZZLED_COLUMNS_FROM = "0.7.0"
+
+
+def swizzled_columns_padded(flashinfer_version: str | None = None) -> bool:
+    """Whether fp4_quantize returns swizzled scales as (-1, round_up(K/sf_vec, 4)) in this FlashInfer."""
+    from packaging.version import Version
+
+    if flashinfer_version is None:
+        import flashinfer
+
+        flashinfer_version = flashinfer.__version__
+    return Version(flashinfer_version) >= Version(PADDED_SWIZZLED_COLUMNS_FROM)
 
 
 def fp4_quantize_fake(
@@ -56,7 +74,10 @@ def fp4_quantize_fake(
         (padded_sf_numel(rows, k, sf_vec_size, is_sf_swizzled_layout, is_sf_8x4_layout),), dtype=torch.uint8
     )
     # The same reshape as FlashInfer's wrapper, so an impossible shape fails here as it does there.
-    scales_shape = list(sf_flat.reshape((-1, k // sf_vec_size)).shape)
+    sf_cols = k // sf_vec_size
+    if is_sf_swizzled_layout and swizzled_columns_padded():
+        sf_cols = -(-sf_cols // 4) * 4
+    scales_shape = list(sf_flat.reshape((-1, sf_cols)).shape)
     if column_major:
         values_shape[-2:] = values_shape[-1], values_shape[-2]
         scales_shape.reverse()
@@ -77,8 +98,11 @@ def define_fp4_quantize_op(name: str, kernel: Callable[..., tuple[torch.Tensor, 
         is_sf_8x4_layout: bool = False,
         enable_pdl: Optional[bool] = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
+        # By keyword: from 0.7.0 FlashInfer's 7th positional parameter is is_global_scale_inversed,
+        # so positional forwarding would pass enable_pdl as that flag (FlashInfer's own op notes it).
         values, scales = kernel(
-            input, global_scale, sf_vec_size, sf_use_ue8m0, is_sf_swizzled_layout, is_sf_8x4_layout, enable_pdl
+            input, global_scale, sf_vec_size, sf_use_ue8m0,
+            is_sf_swizzled_layout=is_sf_swizzled_layout, is_sf_8x4_layout=is_sf_8x4_layout, enable_pdl=enable_pdl,
         )
         # FlashInfer transposes both for column-major input; a custom op's outputs must match the
         # fake's (contiguous) strides. Same values, and no copy in the usual row-major case.
@@ -119,11 +143,14 @@ def output_metadata(fn: Callable, x: torch.Tensor, *args) -> str:
     return ", ".join(f"{tuple(t.shape)}/{str(t.dtype).removeprefix('torch.')}" for t in outputs)
 
 
-def fake_metadata(x: torch.Tensor, global_scale: Optional[torch.Tensor], swizzled: bool) -> str:
-    """output_metadata of fp4_quantize_fake under FakeTensorMode (nothing runs, any device)."""
+def fake_metadata(
+    x: torch.Tensor, global_scale: Optional[torch.Tensor], swizzled: bool, fake: Callable = fp4_quantize_fake
+) -> str:
+    """output_metadata of `fake` (a fake function, or a registered op, whose fake then runs) under
+    FakeTensorMode: nothing real runs, any device."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     with FakeTensorMode(allow_non_fake_inputs=True) as mode:
         fake_x = mode.from_tensor(x)
         fake_scale = mode.from_tensor(global_scale) if global_scale is not None else None
-        return output_metadata(fp4_quantize_fake, fake_x, fake_scale, 16, False, swizzled)
+        return output_metadata(fake, fake_x, fake_scale, 16, False, swizzled)

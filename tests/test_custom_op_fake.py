@@ -9,8 +9,11 @@ from pcgkit import nvfp4_reference as ref
 from pcgkit.fp4_custom_op import SHAPE_GRID, define_fp4_quantize_op, fake_metadata, output_metadata
 
 
-def _reference_kernel(x, global_scale, sf_vec_size, sf_use_ue8m0, swizzled, is_8x4, enable_pdl):
-    return ref.quantize(x, global_scale, is_sf_swizzled_layout=swizzled, is_sf_8x4_layout=is_8x4)
+def _reference_kernel(
+    x, global_scale, sf_vec_size=16, sf_use_ue8m0=False, is_sf_swizzled_layout=True, is_sf_8x4_layout=False,
+    enable_pdl=None,
+):
+    return ref.quantize(x, global_scale, is_sf_swizzled_layout=is_sf_swizzled_layout, is_sf_8x4_layout=is_sf_8x4_layout)
 
 
 @pytest.fixture(scope="module")
@@ -84,3 +87,14 @@ def test_opcheck_catches_a_wrong_fake():
 
     with pytest.raises(Exception, match="(?i)fake|dtype"):
         torch.library.opcheck(wrong, (torch.randn(4, 32, dtype=torch.bfloat16),), test_utils="test_faketensor")
+
+
+@pytest.mark.parametrize(
+    "version, expected", [("0.6.1", "raises RuntimeError"), ("0.7.0", "(7, 24)/uint8, (128, 4)/uint8")]
+)
+def test_fake_follows_the_swizzled_column_padding_of_each_release(monkeypatch, version, expected):
+    """K/16 = 3: up to 0.6.x the swizzled reshape fails like the op; from 0.7.0 scales come back as 4 padded columns."""
+    import flashinfer
+
+    monkeypatch.setattr(flashinfer, "__version__", version)
+    assert fake_metadata(torch.randn(7, 48, dtype=torch.bfloat16), torch.ones(1), True) == expected

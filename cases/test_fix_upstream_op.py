@@ -1,0 +1,54 @@
+"""Upstream fix -- FlashInfer's own `torch.ops.flashinfer.fp4_quantize` (a torch.library.custom_op with a fake).
+
+FlashInfer 0.7.0 added `@torch.library.custom_op("flashinfer::fp4_quantize")` around its Python
+`fp4_quantize` (quantization/fp4_quantization.py), forwarding by keyword. The public name
+`flashinfer.fp4_quantize` is still the plain Python function (mode 1 still reproduces through it),
+so the fix only helps a caller that calls the op. This case calls SGLang's dense path with the
+name pointed at the op, as a caller would, and checks the op's own fake against the wrapper
+(simulated kernel) or the real op (GPU). Before 0.7.0 the op does not exist: not-applicable.
+"""
+
+import dataclasses
+
+from pcgkit.casekit import CaseContext, NotApplicable
+from pcgkit.fixcheck import check_on_gpu, check_simulated
+from pcgkit.fixmodes import FIX_UPSTREAM_OP as MODE
+from pcgkit.nvfp4 import dense_nvfp4_layer, example_activation
+from pcgkit.patching import patched_everywhere
+from pcgkit.tracing import TraceOutcome, trace
+
+
+def upstream_op():
+    """torch.ops.flashinfer.fp4_quantize if the installed FlashInfer registers it, else NotApplicable."""
+    import torch
+
+    import flashinfer
+
+    try:
+        return torch.ops.flashinfer.fp4_quantize
+    except (AttributeError, RuntimeError):
+        raise NotApplicable(
+            f"flashinfer {flashinfer.__version__} registers no torch.ops.flashinfer.fp4_quantize"
+        ) from None
+
+
+def reproduce(ctx: CaseContext) -> TraceOutcome:
+    import flashinfer
+
+    original = flashinfer.fp4_quantize
+    op = upstream_op()
+    layer = dense_nvfp4_layer(ctx.torch_device)
+    x = example_activation(ctx.torch_device)
+    with patched_everywhere(original, op, "flashinfer") as replaced:
+        ctx.evidence["called_as"] = {"op": "torch.ops.flashinfer.fp4_quantize", "bindings": replaced}
+        outcome = trace(layer, (x,), fullgraph=True, execute=ctx.execute)
+    if not outcome.traced:
+        return outcome
+    if not outcome.executed:
+        return dataclasses.replace(outcome, output=check_simulated(ctx, op))
+    return dataclasses.replace(outcome, output=check_on_gpu(ctx, original, op, op, x, outcome.output))
+
+
+def test_upstream_op_fix(pcgkit_case, target):
+    """Where FlashInfer ships torch.ops.flashinfer.fp4_quantize, calling it traces under fullgraph=True."""
+    pcgkit_case.run(MODE, reproduce)
