@@ -4,17 +4,20 @@ FlashInfer 0.7.0 added `@torch.library.custom_op("flashinfer::fp4_quantize")` ar
 `fp4_quantize` (quantization/fp4_quantization.py), forwarding by keyword. The public name
 `flashinfer.fp4_quantize` is still the plain Python function (mode 1 still reproduces through it),
 so the fix only helps a caller that calls the op. This case calls SGLang's dense path with the
-name pointed at the op, as a caller would, and checks the op's own fake against the wrapper
+public name `flashinfer.fp4_quantize` pointed at the op, as a caller would (only that name: the op's
+own body calls the module-level Python function, so repointing that too would make the op call itself,
+which a real H200 run showed as a RecursionError), and checks the op's own fake against the wrapper
 (simulated kernel) or the real op (GPU). Before 0.7.0 the op does not exist: not-applicable.
 """
 
 import dataclasses
+from unittest import mock
 
 from pcgkit.casekit import CaseContext, NotApplicable
 from pcgkit.fixcheck import check_on_gpu, check_simulated
 from pcgkit.fixmodes import FIX_UPSTREAM_OP as MODE
 from pcgkit.nvfp4 import dense_nvfp4_layer, example_activation
-from pcgkit.patching import patched_everywhere
+
 from pcgkit.tracing import TraceOutcome, trace
 
 
@@ -39,8 +42,8 @@ def reproduce(ctx: CaseContext) -> TraceOutcome:
     op = upstream_op()
     layer = dense_nvfp4_layer(ctx.torch_device)
     x = example_activation(ctx.torch_device)
-    with patched_everywhere(original, op, "flashinfer") as replaced:
-        ctx.evidence["called_as"] = {"op": "torch.ops.flashinfer.fp4_quantize", "bindings": replaced}
+    with mock.patch.object(flashinfer, "fp4_quantize", op):
+        ctx.evidence["called_as"] = {"op": "torch.ops.flashinfer.fp4_quantize", "bindings": ["flashinfer.fp4_quantize"]}
         outcome = trace(layer, (x,), fullgraph=True, execute=ctx.execute)
     if not outcome.traced:
         return outcome

@@ -1,0 +1,55 @@
+"""pcgkit parity's pure comparison and report, on hand-built results."""
+
+from pcgkit.parity import compare, render_markdown, to_json
+from pcgkit.result import CaseResult
+from pcgkit.signature import Frame, Signature
+from pcgkit.verdict import Verdict
+
+SIM = {"name": "simulated SM120", "simulated": True, "label": "simulated SM120"}
+H200 = {"name": "NVIDIA H200", "simulated": False, "label": "NVIDIA H200 (compute capability 9.0)"}
+
+
+def _result(mode, variant, verdict, gb=None, frame=None, device=SIM, reason="r"):
+    sig = Signature("torch._dynamo.exc.Unsupported", "msg", gb, innermost_library_frame=frame) if gb or frame else None
+    return CaseResult(mode, variant, Verdict(verdict), reason, device, {"torch": "2.11.0"}, 0.1, sig)
+
+
+NVCC = Frame("flashinfer/jit/cpp_ext.py", 69, "get_cuda_version")
+
+
+def test_identical_observations_match():
+    """Same verdict, graph-break id and innermost frame: `match`, no differences."""
+    rows = compare([_result("mode1", "sim-sm120", "reproduced", "gb0007", NVCC),
+                    _result("mode1", "gpu", "reproduced", "gb0007", NVCC, device=H200)])
+    assert [(r.mode, r.status, r.differences) for r in rows] == [("mode1", "match", ())]
+
+
+def test_a_different_frame_is_reported_not_hidden():
+    """A moved innermost frame is a DIFFERENT row naming both frames."""
+    moved = Frame("flashinfer/utils.py", 261, "get_compute_capability")
+    rows = compare([_result("mode1", "sim-sm120", "reproduced", "gb0007", NVCC),
+                    _result("mode1", "gpu", "drifted", "gb0007", moved, device=H200)])
+    assert rows[0].status == "DIFFERENT"
+    assert any("utils.py:261" in d for d in rows[0].differences) and any("verdict" in d for d in rows[0].differences)
+    assert "DIFFERENT" in render_markdown(rows, {"date": "2026-11-29"})
+
+
+def test_sm120_result_preferred_and_skips_not_compared():
+    """A real SM120 result beats the generic gpu one; a skipped real run is `not compared`."""
+    rows = compare([
+        _result("mode1", "sim-sm120", "reproduced", "gb0007", NVCC),
+        _result("mode1", "gpu", "drifted", device=H200),
+        _result("mode1", "sm120", "reproduced", "gb0007", NVCC, device=H200),
+        _result("mode4", "sim-sm120", "reproduced", "gb0098"),
+        _result("mode4", "gpu", "skipped", device=H200, reason="no GPU"),
+    ])
+    by_mode = {r.mode: r for r in rows}
+    assert by_mode["mode1"].real_variant == "sm120" and by_mode["mode1"].status == "match"
+    assert by_mode["mode4"].status == "not compared" and "no GPU" in by_mode["mode4"].differences[0]
+
+
+def test_json_is_versioned_and_carries_status():
+    """parity.json names its schema and each row's status."""
+    rows = compare([_result("mode2", "gpu", "reproduced", device=H200)])
+    data = to_json(rows, {"date": "2026-11-29"})
+    assert data["schema"] == "pcgkit.parity/1" and data["rows"][0]["status"] == "real only"
