@@ -70,7 +70,11 @@ def test_fp4_quantize_matches_reference(rows, cols, swizzled, record_property):
     torch.cuda.synchronize()
     values, scales = values.cpu(), scales.cpu()
 
-    assert values.shape == want_values.shape and scales.shape == want_scales.shape
+    # Swizzled scales are the same bytes in every release; only the returned view changed
+    # (0.7.0 reshapes them to the padded column count), so bytes are compared flat.
+    record_property("pcgkit.numerics.scale_shape", f"{tuple(scales.shape)} (reference {tuple(want_scales.shape)})")
+    assert values.shape == want_values.shape and scales.numel() == want_scales.numel()
+    scales, want_scales = scales.reshape(-1), want_scales.reshape(-1)
     value_mismatches = int((values != want_values).sum())
     scale_mismatches = int((scales != want_scales).sum())
     unwritten = int((values == SENTINEL).sum() + (scales == SENTINEL).sum())

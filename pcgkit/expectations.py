@@ -21,8 +21,13 @@ class Expectation:
     expect: Verdict
     when: tuple[tuple[str, str], ...]
     why: str
+    # Targets ("sim-sm120", "gpu", "sm120") the rule is limited to; empty: all. Needed where only
+    # running the kernel shows the behaviour (a simulated run traces but never executes).
+    targets: tuple[str, ...] = ()
 
-    def applies_to(self, versions: Mapping[str, str | None]) -> bool:
+    def applies_to(self, versions: Mapping[str, str | None], target: str | None = None) -> bool:
+        if self.targets and target not in self.targets:
+            return False
         for dist, spec in self.when:
             installed = versions.get(dist)
             if installed is None:
@@ -39,14 +44,19 @@ class Expectation:
 def load_expectations(path: Path = DEFAULT_EXPECTATIONS) -> tuple[Expectation, ...]:
     data = tomllib.loads(path.read_text())
     return tuple(
-        Expectation(r["mode"], Verdict(r["expect"]), tuple(sorted(r.get("when", {}).items())), r.get("why", ""))
+        Expectation(
+            r["mode"], Verdict(r["expect"]), tuple(sorted(r.get("when", {}).items())), r.get("why", ""),
+            tuple(r.get("targets", ())),
+        )
         for r in data.get("rule", ())
     )
 
 
-def expected_for(mode: str, versions: Mapping[str, str | None], rules: tuple[Expectation, ...]) -> Expectation | None:
-    """First matching rule for the mode; None when no baseline covers these versions."""
+def expected_for(
+    mode: str, versions: Mapping[str, str | None], rules: tuple[Expectation, ...], target: str | None = None
+) -> Expectation | None:
+    """First matching rule for the mode (and target); None when no baseline covers these versions."""
     for rule in rules:
-        if rule.mode == mode and rule.applies_to(versions):
+        if rule.mode == mode and rule.applies_to(versions, target):
             return rule
     return None

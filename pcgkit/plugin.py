@@ -189,7 +189,7 @@ class CaseRunner:
         except Exception as exc:  # anything else is the kit's or the install's fault, never the bug's
             verdict, reason = Verdict.ERROR, f"unexpected {type(exc).__name__} in case: {exc}"
             evidence["traceback_tail"] = traceback.format_exc()[-2000:]
-        expectation = expected_for(mode.id, versions, load_expectations())
+        expectation = expected_for(mode.id, versions, load_expectations(), self.target.id)
         result = CaseResult(
             mode=mode.id,
             variant=self.target.id,

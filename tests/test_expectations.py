@@ -83,3 +83,12 @@ def test_load_expectations_from_a_file(tmp_path):
     assert rule == Expectation(
         "mode4", Verdict.FIXED, (("flashinfer-python", ">=0.7"), ("torch", ">=3.0")), "https://example.invalid/issue/1"
     )
+
+
+def test_a_target_limited_rule_only_binds_its_targets():
+    """FlashInfer 0.7.0's upstream op: drifted when it runs on a GPU, fixed when only traced (simulated)."""
+    rules = load_expectations()
+    versions = {"flashinfer-python": "0.7.0", "torch": "2.11.0"}
+    assert expected_for("fix-upstream-op", versions, rules, "gpu").expect is Verdict.DRIFTED
+    assert expected_for("fix-upstream-op", versions, rules, "sim-sm120").expect is Verdict.FIXED
+    assert expected_for("fix-upstream-op", {**versions, "flashinfer-python": "0.7.4"}, rules, "gpu").expect is Verdict.FIXED
