@@ -79,6 +79,28 @@ def pins_from_versions(versions: dict, origin: str) -> Pins:
     return Pins(requirements, python, f"versions measured in {origin}")
 
 
+def pins_for_cell(cell_id: str, reports: Path) -> tuple[Pins, Path | None]:
+    """A matrix cell's exact pins (as planned from fixtures/matrix.toml), and its results file when
+    `pcgkit matrix` has run it under `reports` (the README then quotes that cell's measured output)."""
+    from pcgkit.matrix import pins as pins_mod
+    from pcgkit.matrix.cli import cells_root
+    from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, MatrixError, load_matrix, plan
+
+    try:
+        cells = plan(load_matrix(), pins_mod.load_pins(pins_mod.DEFAULT_PINS_FILE), DEFAULT_MATRIX_FILE.parent)
+    except (MatrixError, ValueError, OSError) as exc:
+        raise UsageError(f"--cell {cell_id}: cannot plan the matrix: {exc}") from exc
+    cell = next((c for c in cells if c.id == cell_id), None)
+    if cell is None:
+        raise UsageError(f"--cell {cell_id}: no such cell; `pcgkit matrix --list` shows them")
+    if not cell.torch:
+        raise UsageError(f"--cell {cell_id}: an existing-interpreter cell has no pins to export")
+    results = cells_root(reports) / cell.id / "results.json"
+    return Pins(cell.requirements(), cell.python, f"matrix cell {cell.id} ({cell.label()})"), (
+        results if results.exists() else None
+    )
+
+
 def case_file_for(mode: Mode) -> Path:
     matches = sorted((KIT_ROOT / "cases").glob(f"test_{mode.id}_*.py"))
     if len(matches) != 1:
@@ -189,7 +211,13 @@ def parse_signature_line(output: str) -> dict | None:
 
 def _cmd_repro(args) -> int:
     pins = pins_from_file(Path(args.pins), args.python) if args.pins else None
-    plan = plan_export(args.case, args.simulate, pins, Path(args.results) if args.results else None)
+    results = Path(args.results) if args.results else None
+    if args.cell:
+        if pins is not None:
+            raise UsageError("--cell and --pins both name the pins: pass one")
+        pins, cell_results = pins_for_cell(args.cell, Path(args.reports))
+        results = results or cell_results
+    plan = plan_export(args.case, args.simulate, pins, results)
     out_dir = Path(args.out or f"repro-{plan.mode.id}")
     for path in write_export(plan, out_dir):
         print(path)
@@ -211,4 +239,7 @@ def register(subparsers) -> None:
     repro.add_argument("--pins", help="requirements file to pin instead of the reference cell's")
     repro.add_argument("--python", default="3.12", help="Python version that goes with --pins (default 3.12)")
     repro.add_argument("--results", help="results.json: pins from its versions, expected output from its verdict")
+    repro.add_argument("--cell", help="a matrix cell id (`pcgkit matrix --list`): its exact pins, and its measured "
+                                      "results when `pcgkit matrix` has run it")
+    repro.add_argument("--reports", default="reports", help="where `pcgkit matrix` wrote its cells (default reports/)")
     repro.set_defaults(func=_cmd_repro)

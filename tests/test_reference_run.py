@@ -27,6 +27,14 @@ def run_pcgkit(reports: Path, *extra: str, env: dict | None = None) -> tuple[sub
     return completed, data
 
 
+PLANTED_SECRETS = {
+    "FLASHINFER_PLANTED_API_TOKEN": "fi-planted-token-4242",
+    "PCGKIT_PLANTED_PASSWORD": "planted-password-4242",
+    "PIP_INDEX_URL": "https://planted-user:planted-url-pass-4242@pypi.example.invalid/simple",
+}
+SECRET_VALUES = ("fi-planted-token-4242", "planted-password-4242", "planted-url-pass-4242")
+
+
 def simulated(data: dict) -> dict[str, dict]:
     """The four failure modes' simulated results (fix cases are checked in their own tests)."""
     modes = {f"mode{i}" for i in range(1, 5)}
@@ -36,7 +44,8 @@ def simulated(data: dict) -> dict[str, dict]:
 @pytest.fixture(scope="module")
 def reference_run(tmp_path_factory):
     reports = tmp_path_factory.mktemp("reports")
-    completed, data = run_pcgkit(reports, "-m", "cpu_sim")
+    # Secrets planted in the environment of a real run: no report file may contain them.
+    completed, data = run_pcgkit(reports, "-m", "cpu_sim", env={**os.environ, **PLANTED_SECRETS})
     return reports, completed, data
 
 
@@ -97,3 +106,16 @@ def test_hung_run_is_killed_and_reported_as_errors(tmp_path):
     assert {"mode1", "mode2", "mode3", "mode4"} <= set(results)
     assert all(r["verdict"] == "error" and "timed out" in r["reason"] for r in results.values())
     assert (tmp_path / "reports" / "summary.md").exists()
+
+
+def test_reference_run_leaks_no_planted_secret(reference_run):
+    """Secrets in the run's environment appear in no report file (JUnit, JSON, summary, pytest log)."""
+    reports, completed, _ = reference_run
+    files = [p for p in reports.rglob("*") if p.is_file()]
+    assert {p.name for p in files} >= {"junit.xml", "results.json", "summary.md", "pytest.log"}
+    for path in files:
+        text = path.read_text(errors="replace")
+        for secret in SECRET_VALUES:
+            assert secret not in text, f"planted secret leaked into {path.name}"
+    for secret in SECRET_VALUES:
+        assert secret not in completed.stdout + completed.stderr

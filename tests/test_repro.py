@@ -168,3 +168,14 @@ def test_exported_mode1_reproduces_without_pcgkit(tmp_path):
         return [f for f in sig["frame_chain"] if f.startswith("flashinfer/")]
 
     assert library_frames(ours) == library_frames(theirs) and library_frames(ours)
+
+
+def test_cell_option_exports_that_cells_pins(tmp_path):
+    """--cell fi-0.7.4 pins exactly that cell's torch and flashinfer; an unknown cell is a clear error."""
+    from pcgkit.cli import main
+
+    assert main(["repro", "mode1", "--cell", "fi-0.7.4", "--reports", str(tmp_path), "--out", str(tmp_path / "x")]) == 0
+    requirements = (tmp_path / "x" / "requirements.txt").read_text()
+    assert "torch==2.14.1" in requirements and "flashinfer-python==0.7.4" in requirements
+    assert "matrix cell fi-0.7.4" in requirements
+    assert main(["repro", "mode1", "--cell", "no-such-cell", "--out", str(tmp_path / "y")]) == 2
