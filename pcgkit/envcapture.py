@@ -229,10 +229,11 @@ def render_text(data: dict) -> str:
 
 
 def _cmd_env(args) -> int:
-    from pcgkit.envdiff import diff_lines, load_capture  # noqa: PLC0415 (envdiff imports this module)
+    from pcgkit.envdiff import diff_lines, load_capture, resolve_side  # noqa: PLC0415 (envdiff imports this module)
 
     if args.diff:
-        lines = diff_lines(load_capture(Path(args.diff[0])), load_capture(Path(args.diff[1])))
+        a, b = (load_capture(resolve_side(side, Path(args.reports))) for side in args.diff)
+        lines = diff_lines(a, b)
         output = "\n".join(lines) + "\n" if lines else "no differences\n"
     else:
         data = capture()
@@ -252,6 +253,8 @@ def register(subparsers) -> None:
     env.add_argument("--out", help="write to this file instead of stdout")
     env.add_argument(
         "--diff", nargs=2, metavar=("A", "B"),
-        help="print only what differs between two captures (env JSON, results.json, or a report folder)",
+        help="print only what differs between two captures: env JSON, results.json, a report folder, or a "
+             "matrix cell id (its folder under REPORTS/matrix/cells)",
     )
+    env.add_argument("--reports", default="reports", help="where `pcgkit matrix` wrote its cells (default reports/)")
     env.set_defaults(func=_cmd_env)

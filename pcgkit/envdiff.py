@@ -39,6 +39,17 @@ def capture_from_results(data: dict) -> dict:
     }
 
 
+def resolve_side(side: str, reports: Path = Path("reports")) -> Path:
+    """A path as given, or a matrix cell id: that cell's folder under reports/matrix/cells/."""
+    path = Path(side)
+    if path.exists():
+        return path
+    cell_dir = reports / "matrix" / "cells" / side
+    if cell_dir.is_dir():
+        return cell_dir
+    raise UsageError(f"{side}: neither a file/folder nor a cell run under {cell_dir.parent} (run `pcgkit matrix` first)")
+
+
 def load_capture(path: Path) -> dict:
     if path.is_dir():
         for name in CANDIDATE_FILES:

@@ -226,3 +226,20 @@ def test_text_rendering_says_simulated_when_there_is_no_gpu():
     data = _capture()
     data["devices"]["label"] = "simulated SM120 (no GPU; hardware queries answered as 12.0)"
     assert "GPUs: none -> simulated SM120" in render_text(data)
+
+
+def test_diff_takes_matrix_cell_ids(tmp_path, capsys):
+    """`--diff seed fi-0.7.4` finds the two cells' folders under REPORTS/matrix/cells; unknown ids are errors."""
+    from pcgkit.cli import main
+
+    for cell, torch_version in (("seed", "2.9.1"), ("fi-0.7.4", "2.14.1")):
+        folder = tmp_path / "matrix" / "cells" / cell
+        folder.mkdir(parents=True)
+        (folder / "results.json").write_text(json.dumps({
+            "schema": "pcgkit.results/1", "results": [],
+            "environment": {"versions": {"torch": torch_version, "python": "3.12.1"}},
+        }))
+    assert main(["env", "--diff", "seed", "fi-0.7.4", "--reports", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "2.9.1 -> 2.14.1" in out and "python" not in out
+    assert main(["env", "--diff", "seed", "no-such-cell", "--reports", str(tmp_path)]) == 2
