@@ -3,7 +3,8 @@
 Each command runs in its own session (process group), so a timeout or Ctrl-C kills the whole
 tree -- a hung nvcc or a wedged server cannot outlive its case. The command is echoed, the full
 output goes to a log file when asked, and the result is data (never an exception for a non-zero
-exit: the caller decides what a failure means).
+exit: the caller decides what a failure means). Output is redacted here (secret-named variables'
+values, URL credentials), so no log, log tail or report built from them can carry a secret.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Mapping, Sequence
+
+from pcgkit.redact import redact_text, secret_values
 
 TAIL_CHARS = 4000
 
@@ -105,4 +108,14 @@ def run(
         size = sink.tell()
         sink.seek(max(0, size - TAIL_CHARS * 4))
         tail = sink.read().decode("utf-8", "replace")[-TAIL_CHARS:]
-    return Completed(argv, returncode, tail, duration, timed_out, log_path)
+    secrets = secret_values(dict(env) if env is not None else dict(os.environ))
+    if log_path is not None:
+        _redact_file(log_path, secrets)
+    return Completed(argv, returncode, redact_text(tail, secrets), duration, timed_out, log_path)
+
+
+def _redact_file(path: Path, secrets: tuple[str, ...]) -> None:
+    text = path.read_text(errors="replace")
+    redacted = redact_text(text, secrets)
+    if redacted != text:
+        path.write_text(redacted)

@@ -113,3 +113,16 @@ def test_env_and_cwd_are_passed(tmp_path):
         echo=False,
     )
     assert str(tmp_path) in done.output_tail and "here" in done.output_tail
+
+
+def test_output_is_redacted_in_the_tail_and_the_log(tmp_path):
+    """A child that prints a secret-named variable and a credentialed URL leaks neither."""
+    log = tmp_path / "out.log"
+    env = {**os.environ, "PCGKIT_TEST_API_TOKEN": "proc-planted-token-77", "INDEX": "https://u:proc-pw-77@h.invalid/s"}
+    done = proc.run(
+        [sys.executable, "-c", "import os; print(os.environ['PCGKIT_TEST_API_TOKEN'], os.environ['INDEX'])"],
+        env=env, log_path=log, echo=False,
+    )
+    for text in (done.output_tail, log.read_text()):
+        assert "proc-planted-token-77" not in text and "proc-pw-77" not in text
+        assert "<redacted>" in text and "h.invalid" in text
