@@ -258,3 +258,12 @@ def test_existing_cells_are_an_error_for_the_docker_backend(tmp_path):
     outcome = run(Cell(id="here", kind="existing", interpreter="/usr/bin/python3"),
                   BackendConfig(cells_root=tmp_path, backend="docker"))
     assert outcome.is_error and "existing" in outcome.reason
+
+
+def test_parse_env_pairs_and_rejects_junk():
+    """--docker-env KEY=VALUE becomes pairs (values may contain '='); a bare word is a usage error."""
+    from pcgkit.errors import UsageError
+
+    assert backend_docker.parse_env(["A=1", "B=x=y"]) == (("A", "1"), ("B", "x=y"))
+    with pytest.raises(UsageError, match="KEY=VALUE"):
+        backend_docker.parse_env(["nope"])

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from pcgkit import proc
+from pcgkit.errors import UsageError
 from pcgkit.matrix import docker_engine as engine
 from pcgkit.matrix import docker_plan as plan
 from pcgkit.matrix.backend_venv import BackendConfig, kit_light_dependencies
@@ -39,6 +40,7 @@ class DockerConfig:
     wheelhouse: Path | None = None  # find-links for the build stage (e.g. a CPU torch wheel)
     mem_limit: str | None = None
     require_hardware: tuple[str, ...] = ()
+    environment: tuple[tuple[str, str], ...] = ()  # extra variables for the case run (e.g. CUDA_HOME)
 
 
 def config_from_args(args) -> DockerConfig:
@@ -47,8 +49,19 @@ def config_from_args(args) -> DockerConfig:
     return DockerConfig(
         image_pins=Path(args.docker_pins), gpus=args.gpus, ca_bundle=ca,
         wheelhouse=Path(args.wheelhouse) if args.wheelhouse else None, mem_limit=args.docker_memory,
-        require_hardware=tuple(args.require_hardware or ()),
+        require_hardware=tuple(args.require_hardware or ()), environment=parse_env(args.docker_env or ()),
     )
+
+
+def parse_env(items) -> tuple[tuple[str, str], ...]:
+    """KEY=VALUE strings as pairs; anything else is a usage error. Pure."""
+    pairs = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--docker-env {item!r}: expected KEY=VALUE")
+        pairs.append((key, value))
+    return tuple(pairs)
 
 
 def default_ca_bundle() -> Path | None:
@@ -119,11 +132,12 @@ def prepare_image(client, cell: Cell, docker: DockerConfig, cell_dir: Path, time
     base = plan.base_for(cell, pins)
     args = plan.build_args(cell, base, pins, kit_light_dependencies())
     aids = tuple(sorted(docker.wheelhouse.glob("*.whl"))) if docker.wheelhouse else ()
-    chash = plan.context_hash(args, aids=aids)
     tag = plan.image_tag(cell)
     log_path = cell_dir / "build.log"
     log_path.write_text("")
     base_image = engine.ensure_base(client, base.pinned_ref, log_path)
+    # The base's id joins the hash: a base re-imported or re-pulled under the same tag rebuilds.
+    chash = plan.context_hash({**args, "base image id": base_image.id}, aids=aids)
     image = engine.find_image(client, tag)
     if image is not None and image.labels.get("pcgkit.context-hash") == chash:
         with open(log_path, "a") as log:
@@ -148,7 +162,8 @@ def run_cases(client, image, cell: Cell, config: BackendConfig, docker: DockerCo
         (cell_dir / name).unlink(missing_ok=True)  # never report a previous run's files as this run's
     with engine.output_volume(client) as volume:
         settings = plan.RunSettings(
-            image=image.id, command=command, volume=volume, gpus=gpus, environment=dict(plan.RUN_ENVIRONMENT),
+            image=image.id, command=command, volume=volume, gpus=gpus,
+            environment={**plan.RUN_ENVIRONMENT, **dict(docker.environment)},
             labels={"pcgkit.cell": cell.id}, mem_limit=docker.mem_limit,
         )
         with engine.running(client, settings.create_kwargs()) as container:

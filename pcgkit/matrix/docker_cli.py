@@ -25,6 +25,8 @@ def add_backend_options(parser) -> None:
     group.add_argument("--wheelhouse", help="folder of wheels the image build may use (find-links), e.g. a CPU torch")
     group.add_argument("--docker-ca-bundle", help="CA bundle for the build stage (default: the host's)")
     group.add_argument("--docker-memory", help="memory limit per case container, e.g. 16g")
+    group.add_argument("--docker-env", action="append", metavar="KEY=VALUE",
+                       help="environment variable for the case container (repeatable)")
     group.add_argument("--require-hardware", action="append", choices=("sm120", "gpu"),
                        help="inside the container: fail instead of skip when this hardware is missing")
 
