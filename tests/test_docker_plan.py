@@ -267,3 +267,75 @@ def test_parse_env_pairs_and_rejects_junk():
     assert backend_docker.parse_env(["A=1", "B=x=y"]) == (("A", "1"), ("B", "x=y"))
     with pytest.raises(UsageError, match="KEY=VALUE"):
         backend_docker.parse_env(["nope"])
+
+
+class _FakeImage:
+    id = "sha256:feed"
+    tags = ["pcgkit-cell:x"]
+    labels = {"pcgkit.build-aids": "none"}
+    attrs = {"RepoDigests": [], "Config": {"Env": ["CUDA_VERSION=12.8.1"]}}
+
+
+def _run_with_exit(monkeypatch, tmp_path, exited, write_results=False):
+    """run_cell with the engine replaced: prepare_image gives a fake image, the run ends as `exited`."""
+    monkeypatch.setattr(engine, "connect", lambda timeout_s=60.0: object())
+    monkeypatch.setattr(backend_docker, "host_gpu_driver", lambda: None)
+    monkeypatch.setattr(backend_docker, "prepare_image",
+                        lambda *a, **k: (_FakeImage(), plan.BaseImage("b", "base:1"), None))
+
+    def fake_run_cases(client, image, cell, config, docker, cell_dir, gpus, timeout_s):
+        if write_results:
+            (cell_dir / "results.json").write_text("{}")
+        return exited
+
+    monkeypatch.setattr(backend_docker, "run_cases", fake_run_cases)
+    from pcgkit.matrix.backend_venv import BackendConfig
+
+    return backend_docker.make_run_cell(backend_docker.DockerConfig(gpus="none"))(
+        SEED, BackendConfig(cells_root=tmp_path, backend="docker"))
+
+
+@pytest.mark.parametrize(
+    ("exited", "cause"),
+    [
+        (engine.Exited(137, False, True, 3.0, "Killed"), engine.OOM_KILLED),
+        (engine.Exited(None, True, False, 99.0, "still tracing"), engine.TIMEOUT),
+        (engine.Exited(2, False, False, 1.0, "usage"), "no results.json"),
+    ],
+    ids=["oom", "timeout", "no-results"],
+)
+def test_container_endings_become_error_cells(monkeypatch, tmp_path, exited, cause):
+    """OOM kill, the hard timeout and a run without results are error cells with that reason and provenance."""
+    outcome = _run_with_exit(monkeypatch, tmp_path, exited)
+    assert outcome.is_error and outcome.stage == "run"
+    assert outcome.reason.startswith(cause), outcome.reason
+    assert outcome.log_tail == exited.log_tail
+    assert outcome.provenance["image_id"] == "sha256:feed" and outcome.provenance["cuda_in_image"] == "12.8.1"
+
+
+def test_engine_failure_before_the_image_is_an_install_stage_error(monkeypatch, tmp_path):
+    """A failure while getting the image (here: a build) is an error cell at the install stage."""
+    monkeypatch.setattr(engine, "connect", lambda timeout_s=60.0: object())
+    monkeypatch.setattr(backend_docker, "host_gpu_driver", lambda: None)
+
+    def failing(*a, **k):
+        raise engine.DockerFailure(engine.BUILD_FAILED, "uv: no version of flashinfer-python==0.0.0", "tail")
+
+    monkeypatch.setattr(backend_docker, "prepare_image", failing)
+    from pcgkit.matrix.backend_venv import BackendConfig
+
+    outcome = backend_docker.make_run_cell(backend_docker.DockerConfig(gpus="none"))(
+        SEED, BackendConfig(cells_root=tmp_path, backend="docker"))
+    assert outcome.is_error and outcome.stage == "install" and outcome.reason.startswith(engine.BUILD_FAILED)
+    assert "next:" in outcome.reason and outcome.log_tail == "tail"
+
+
+def test_cached_result_is_reused_only_by_its_backend(tmp_path):
+    """A venv result in cell.json is not reused by a docker run of the same cell, and vice versa."""
+    from pcgkit.matrix.backend_venv import BackendConfig
+    from pcgkit.matrix.outcome import write_outcome
+    from pcgkit.matrix.runner import CELL_FILE, cached_outcome
+
+    write_outcome(tmp_path / SEED.id / CELL_FILE, CellOutcome(SEED, RAN, 1.0))
+    assert cached_outcome(SEED, BackendConfig(cells_root=tmp_path)) is not None
+    assert cached_outcome(SEED, BackendConfig(cells_root=tmp_path, backend="docker")) is None

@@ -65,7 +65,8 @@ def parse_image_pins(text: str) -> ImagePins:
     for name, table in data.get("bases", {}).items():
         if "ref" not in table:
             raise ValueError(f"[bases.{name}] has no ref")
-        bases[name] = BaseImage(name, table["ref"], **{k: str(table[k]) for k in ("digest", "cuda", "python") if k in table})
+        known = {k: str(table[k]) for k in ("digest", "cuda", "python") if k in table}
+        bases[name] = BaseImage(name, table["ref"], **known)
     default = data.get("default_base", "")
     if default not in bases:
         raise ValueError(f"default_base {default!r} is not one of [bases]: {sorted(bases)}")
@@ -134,7 +135,9 @@ def context_hash(args: dict[str, str], root: Path = KIT_ROOT, aids: tuple[Path, 
     return digest.hexdigest()[:16]
 
 
-def write_context(dest: Path, root: Path = KIT_ROOT, ca_bundle: Path | None = None, wheelhouse: Path | None = None) -> Path:
+def write_context(
+    dest: Path, root: Path = KIT_ROOT, ca_bundle: Path | None = None, wheelhouse: Path | None = None,
+) -> Path:
     """The build context: Dockerfile, kit/ (KIT_PATHS only), build-aids/ (CA bundle, wheelhouse)."""
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy2(DOCKERFILE, dest / "Dockerfile")
