@@ -13,6 +13,7 @@ from pcgkit.errors import PcgkitError
 COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.runjob",
     "pcgkit.matrix.cli",
+    "pcgkit.matrix.docker_cli",
     "pcgkit.envcapture",
     "pcgkit.repro",
     "pcgkit.issuedraft",

@@ -88,7 +88,7 @@ def test_bisect_command_holds_other_pins_and_reuses_planned_cells(monkeypatch, c
 
     seen: list[Cell] = []
 
-    def fake_run_matrix(cells, config, jobs=None, force=False):
+    def fake_run_matrix(cells, config, jobs=None, force=False, run=None):
         cell = cells[0]
         seen.append(cell)
         verdict = Verdict.FIXED if Version(cell.flashinfer) >= Version("0.6.5") else Verdict.REPRODUCED

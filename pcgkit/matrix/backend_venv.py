@@ -50,6 +50,7 @@ class BackendConfig:
     envs_root: Path = DEFAULT_ENVS_ROOT
     timeout_s: float = 1800.0
     case_timeout_s: float = 600.0
+    backend: str = "venv"  # "venv" | "docker": a cached result is reused only by the backend that made it
 
 
 def kit_light_dependencies() -> list[str]:

@@ -7,10 +7,11 @@ from pathlib import Path
 
 from pcgkit.errors import UsageError
 from pcgkit.matrix import pins as pins_mod
-from pcgkit.matrix.backend_venv import DEFAULT_ENVS_ROOT, BackendConfig
+from pcgkit.matrix.backend_venv import DEFAULT_ENVS_ROOT, BackendConfig, run_cell
 from pcgkit.matrix.bisect import bisect, versions_between
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.dashboard import write_dashboard
+from pcgkit.matrix.docker_cli import add_backend_options
 from pcgkit.matrix.junit_merge import validate, write_merged
 from pcgkit.matrix.outcome import read_outcome
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, MatrixError, load_matrix, plan
@@ -38,8 +39,17 @@ def planned_cells(args) -> list[Cell]:
 def backend_config(args) -> BackendConfig:
     return BackendConfig(
         cells_root=cells_root(Path(args.reports)), envs_root=Path(args.envs), timeout_s=args.timeout,
-        case_timeout_s=min(args.timeout, 600.0),
+        case_timeout_s=min(args.timeout, 600.0), backend=getattr(args, "backend", "venv"),
     )
+
+
+def cell_runner(args):
+    """The venv backend's run_cell, or the docker backend's (imported only when asked for)."""
+    if getattr(args, "backend", "venv") != "docker":
+        return run_cell
+    from pcgkit.matrix import backend_docker
+
+    return backend_docker.make_run_cell(backend_docker.config_from_args(args))
 
 
 def report(reports: Path) -> int:
@@ -74,7 +84,7 @@ def _cmd_matrix(args) -> int:
         for cell in cells:
             print(f"{cell.id:<24} {cell.pin_status:<8} {cell.label():<52} {cell.pin_note}")
         return 0
-    outcomes = run_matrix(cells, backend_config(args), jobs=args.jobs, force=args.force)
+    outcomes = run_matrix(cells, backend_config(args), jobs=args.jobs, force=args.force, run=cell_runner(args))
     status = report(Path(args.reports))
     errors = [o for o in outcomes if o.is_error]
     for o in errors:
@@ -111,7 +121,7 @@ def _cmd_bisect(args) -> int:
 
     def evaluate(version: str) -> str | None:
         cell = _axis_cell(base, args.axis, version, planned)
-        outcome = run_matrix([cell], config, jobs=1, force=args.force)[0]
+        outcome = run_matrix([cell], config, jobs=1, force=args.force, run=cell_runner(args))[0]
         entry = mode_entry(outcome, args.mode)
         evidence[version] = {"cell": cell.id, **entry}
         print(f"  {args.axis} {version}: {entry['verdict']} {entry.get('signature', '')} [{cell.id}]")
@@ -142,6 +152,9 @@ def _common(parser) -> None:
     parser.add_argument("--envs", default=str(DEFAULT_ENVS_ROOT), help="where cell environments live")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per cell, install included")
     parser.add_argument("--force", action="store_true", help="rerun cells even when a result for them exists")
+    parser.add_argument("--backend", choices=("venv", "docker"), default="venv",
+                        help="where cells run: a uv venv each (default) or a pinned image each (docker/)")
+    add_backend_options(parser)
 
 
 def register(subparsers) -> None:

@@ -40,6 +40,8 @@ class CellOutcome:
     results: tuple[CaseResult, ...] = ()
     finished: str = ""
     from_cache: bool = False
+    # Where the cell ran: the container backend records image id, digest, base, CUDA, host driver.
+    provenance: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def is_error(self) -> bool:
@@ -65,6 +67,7 @@ class CellOutcome:
             "duration_s": round(self.duration_s, 3),
             "versions": self.versions,
             "results": [r.to_dict() for r in self.results],
+            "provenance": self.provenance,
             "finished": self.finished or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }
 
@@ -83,6 +86,7 @@ class CellOutcome:
             results=tuple(CaseResult.from_dict(r) for r in data.get("results", ())),
             finished=data.get("finished", ""),
             from_cache=from_cache,
+            provenance=data.get("provenance", {}),
         )
 
 

@@ -137,6 +137,7 @@ def build_compat(outcomes: Sequence[CellOutcome], created: str | None = None) ->
             "duration_s": round(outcome.duration_s, 3),
             "from_cache": outcome.from_cache,
             "versions": outcome.versions,
+            "provenance": outcome.provenance,
             "simulated": any(e.get("simulated") for e in entries.values()),
             "device": next((e["device"] for e in entries.values() if e.get("device")), ""),
             "modes": entries,
@@ -226,6 +227,7 @@ def render_markdown(compat: dict) -> str:
         lines += ["", "## Error cells (no statement about the bug)", ""]
         for cell in errors:
             lines.append(f"- `{cell['id']}` ({cell['stage']}): {_md(cell['reason'])}")
+    lines += render_images(compat["cells"])
     lines += ["", "## Legend", ""]
     lines += [f"- **{verdict}**: {text}" for verdict, text in compat["legend"].items()]
     lines += [
@@ -245,6 +247,22 @@ def render_markdown(compat: dict) -> str:
     if any(c.get("simulated") for c in compat["cells"]):
         lines += ["", f"> {SIMULATION_NOTE}"]
     return "\n".join(lines) + "\n"
+
+
+def render_images(cells: Sequence[dict]) -> list[str]:
+    """'## Images': where each container cell ran (image id, digest, base, CUDA, host driver). Pure."""
+    rows = [c for c in cells if (c.get("provenance") or {}).get("backend") == "docker"]
+    if not rows:
+        return []
+    lines = ["", "## Images (docker backend)", "",
+             "| cell | image id | digest | base image | CUDA in image | host driver |", "|---" * 6 + "|"]
+    for cell in rows:
+        p = cell["provenance"]
+        cols = [f"`{cell['id']}`", f"`{p.get('image_id', '')[:19]}`", p.get("image_digest", ""),
+                f"{p.get('base_image', '')} ({p.get('base_image_digest', '')})", p.get("cuda_in_image", ""),
+                p.get("host_driver", "")]
+        lines.append("| " + " | ".join(_md(c) for c in cols) + " |")
+    return lines
 
 
 def previous_history(history_dir: Path) -> dict | None:

@@ -29,6 +29,8 @@ def cached_outcome(cell: Cell, config: BackendConfig) -> CellOutcome | None:
     outcome = read_outcome(config.cells_root / cell.id / CELL_FILE, from_cache=True)
     if outcome is None or outcome.status != RAN or outcome.cell.definition_hash != cell.definition_hash:
         return None
+    if outcome.provenance.get("backend", "venv") != config.backend:
+        return None
     # Keep this plan's labels (they may change with the pins cache) on the cached result.
     return CellOutcome(**{**outcome.__dict__, "cell": cell})
 
