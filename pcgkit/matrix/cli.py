@@ -17,7 +17,7 @@ from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, MatrixError, load_matrix, pl
 from pcgkit.matrix.report import BUG_VERDICTS, build_compat, mode_entry, write_reports
 from pcgkit.matrix.runner import CELL_FILE, default_jobs, run_matrix
 from pcgkit.matrix.tox_export import render_tox
-from pcgkit.modes import MODES
+from pcgkit.fixmodes import all_modes
 
 MERGED_JUNIT = "matrix-junit.xml"
 
@@ -160,7 +160,7 @@ def register(subparsers) -> None:
 
     bis = subparsers.add_parser("bisect", help="find where a mode's verdict changes along one axis")
     _common(bis)
-    bis.add_argument("--mode", required=True, choices=sorted(MODES))
+    bis.add_argument("--mode", required=True, choices=sorted(all_modes()), help="case id (failure or fix mode)")
     bis.add_argument("--axis", default="flashinfer-python", choices=("flashinfer-python", "torch", "sglang"))
     bis.add_argument("--from", dest="first", required=True, help="first version (oldest)")
     bis.add_argument("--to", dest="last", required=True, help="last version (newest)")
