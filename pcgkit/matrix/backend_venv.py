@@ -9,7 +9,9 @@ command goes through pcgkit.proc, which kills the process group on timeout.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import fcntl
 import json
 import os
 import shutil
@@ -97,11 +99,26 @@ def _tail(text: str) -> str:
     return text[-LOG_TAIL_CHARS:]
 
 
+@contextlib.contextmanager
+def _env_lock(env_dir: Path):
+    """Two matrix runs sharing an envs folder (a bisect beside a matrix, two test workers) must not
+    install into one environment at once: the second waits, then finds the stamp and reuses it."""
+    env_dir.parent.mkdir(parents=True, exist_ok=True)
+    with open(env_dir.parent / f".{env_dir.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def prepare_env(cell: Cell, cell_dir: Path, config: BackendConfig, deadline: _Deadline) -> tuple[str | None, str, str]:
     """(python, cause, log tail): the environment's interpreter, or None and why the install failed."""
     if cell.kind == EXISTING:
         return cell.interpreter, "", ""
     env_dir = config.envs_root / f"{cell.id}-{cell.definition_hash}"
+    with _env_lock(env_dir):
+        return _prepare_locked(cell, cell_dir, env_dir, deadline)
+
+
+def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, deadline: _Deadline) -> tuple[str | None, str, str]:
     env_python = env_dir / "bin" / "python"
     stamp = env_dir / STAMP
     if stamp.exists() and stamp.read_text().strip() == cell.definition_hash and env_python.exists():
