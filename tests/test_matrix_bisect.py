@@ -106,5 +106,7 @@ def test_bisect_command_holds_other_pins_and_reuses_planned_cells(monkeypatch, c
     out = capsys.readouterr().out
     assert "0.6.4 is the last reproduced; 0.6.5 is the first fixed" in out
     assert {(c.torch, c.sglang) for c in seen} == {("2.9.1", "0.5.8")}
+    # the seed's flashinfer-cubin==0.6.1 follows flashinfer: never pinned beside another release
+    assert all(c.companions == () for c in seen if c.flashinfer != "0.6.1"), [c.companions for c in seen]
     assert "fi-0.5.3" not in {c.id for c in seen}  # the seed's sglang makes it a different install
     assert len(seen) <= 8

@@ -89,7 +89,15 @@ def _cmd_report(args) -> int:
 def _axis_cell(base: Cell, axis: str, version: str, planned: list[Cell]) -> Cell:
     field = {"flashinfer-python": "flashinfer", "torch": "torch", "sglang": "sglang"}[axis]
     short = {"flashinfer-python": "fi", "torch": "torch", "sglang": "sglang"}[axis]
-    cell = dataclasses.replace(base, id=f"{base.id}~{short}-{version}", **{field: version}, covers_sglang=())
+    if getattr(base, field) == version:
+        return base  # the base cell itself, with its cached result
+    companions = base.companions
+    if axis == "flashinfer-python" and base.flashinfer:
+        # flashinfer-cubin==<base's flashinfer> follows flashinfer-python: pinning it beside another
+        # flashinfer release would test a mismatched pair (and such a cubin may not exist).
+        companions = tuple(c for c in companions if not (c.startswith("flashinfer-") and c.endswith(f"=={base.flashinfer}")))
+    cell = dataclasses.replace(base, id=f"{base.id}~{short}-{version}", **{field: version}, companions=companions,
+                               covers_sglang=())
     # Reuse a planned cell (and so its cached result) that installs exactly this.
     twin = next((c for c in planned if c.definition_hash == cell.definition_hash), None)
     return twin or cell
