@@ -15,7 +15,7 @@ def test_concurrent_prepares_install_once_and_share_the_environment(monkeypatch,
     """Two threads preparing the same cell: one install runs, both get the same interpreter."""
     installs = tmp_path / "installs.txt"
 
-    def fake_commands(cell, env_dir, base_python):
+    def fake_commands(cell, env_dir, base_python, constraints_file=None):
         # Slow enough that, without the lock, the second prepare would start its own install.
         script = (f"mkdir -p {env_dir}/bin && ln -sf {base_python} {env_dir}/bin/python "
                   f"&& echo install >> {installs} && sleep 1")

@@ -32,6 +32,8 @@ from pcgkit.matrix.outcome import (
     STAGE_RUN,
     CellOutcome,
     classify_install_failure,
+    install_failure_detail,
+    last_exception_line,
 )
 from pcgkit.verdict import Verdict
 
@@ -65,13 +67,14 @@ def uv_command() -> list[str]:
     return [found] if found else ["python3", "-m", "uv"]
 
 
-def install_commands(cell: Cell, env_dir: Path, base_python: str) -> list[list[str]]:
-    """The uv commands that build the cell's environment. Pure."""
+def install_commands(cell: Cell, env_dir: Path, base_python: str, constraints_file: Path | None = None) -> list[list[str]]:
+    """The uv commands that build the cell's environment (constraints_file holds cell.constraints). Pure."""
     uv = uv_command()
     env_python = str(env_dir / "bin" / "python")
+    constrain = ["--constraint", str(constraints_file)] if constraints_file is not None else []
     commands = [
         [*uv, "venv", "--allow-existing", "--python", base_python, str(env_dir)],
-        [*uv, "pip", "install", "--python", env_python, *cell.requirements(), *kit_light_dependencies()],
+        [*uv, "pip", "install", "--python", env_python, *constrain, *cell.requirements(), *kit_light_dependencies()],
     ]
     no_deps = ["-e", str(KIT_ROOT)]
     if cell.sglang:
@@ -127,8 +130,12 @@ def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, deadline: _Deadli
     if base_python is None:
         return None, f"interpreter missing: no Python {cell.python} on this machine (see pcgkit/interpreters.py)", ""
     log_path = cell_dir / "install.log"
+    constraints_file = None
+    if cell.constraints:
+        constraints_file = cell_dir / "constraints.txt"
+        constraints_file.write_text("\n".join(cell.constraints) + "\n")
     logs = []
-    for i, argv in enumerate(install_commands(cell, env_dir, base_python)):
+    for i, argv in enumerate(install_commands(cell, env_dir, base_python, constraints_file)):
         done = proc.run(argv, env=_uv_env(), timeout=deadline.left(), log_path=cell_dir / f"install-{i}.log")
         logs.append(f"+ {' '.join(argv)}\n" + (done.log_path.read_text(errors="replace") if done.log_path else ""))
         if not done.ok:
@@ -138,7 +145,9 @@ def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, deadline: _Deadli
             else:
                 cause = classify_install_failure(done.output_tail)
             pins = " ".join(cell.requirements() + ((f"sglang=={cell.sglang}",) if cell.sglang else ()))
-            return None, f"{cause}: {pins} (uv {done.describe_failure()})", _tail(done.output_tail)
+            detail = install_failure_detail(done.output_tail)
+            detail = f"{detail}; pins " if detail else ""
+            return None, f"{cause}: {detail}{pins} (uv {done.describe_failure()})", _tail(done.output_tail)
     log_path.write_text("\n".join(logs))
     stamp.write_text(cell.definition_hash + "\n")
     return str(env_python), "", ""
@@ -152,7 +161,8 @@ def import_check(python: str, cell_dir: Path, deadline: _Deadline) -> tuple[dict
     for line in done.output_tail.splitlines():
         if done.ok and line.startswith("PCGKIT-VERSIONS "):
             return json.loads(line.split(" ", 1)[1]), "", ""
-    return None, f"import check {done.describe_failure()}", _tail(done.output_tail)
+    culprit = last_exception_line(done.output_tail)
+    return None, f"import check {done.describe_failure()}" + (f": {culprit}" if culprit else ""), _tail(done.output_tail)
 
 
 def run_cell(cell: Cell, config: BackendConfig, on_stage=lambda cell, stage: None) -> CellOutcome:

@@ -60,6 +60,11 @@ def render_tox(cells: Sequence[Cell], installer: str = UV, kit_dir: str = "{toxi
     for cell in venv_cells:
         for requirement in cell.requirements():
             lines.append(f"    {factor(cell)}: {requirement}")
+        # tox's deps cannot carry an inline constraint: it goes in as a requirement. Where the cell's
+        # pins pull that package anyway (the reason for the constraint) the environment is the same;
+        # elsewhere tox's environment holds one package more than pcgkit's.
+        for constraint in cell.constraints:
+            lines.append(f"    {factor(cell)}: {constraint}")
     lines.append("base_python =")
     for cell in venv_cells:
         lines.append(f"    {factor(cell)}: python{cell.python}")
