@@ -123,9 +123,10 @@ def _cmd_bisect(args) -> int:
         entry = mode_entry(outcome, args.mode)
         evidence[version] = {"cell": cell.id, **entry}
         print(f"  {args.axis} {version}: {entry['verdict']} {entry.get('signature', '')} [{cell.id}]")
-        return entry["verdict"] if entry["verdict"] in BUG_VERDICTS else None
+        return bisect_key(entry, args.on)
 
-    print(f"pcgkit bisect: {args.mode} along {args.axis}, {len(versions)} versions {versions[0]}..{versions[-1]}")
+    print(f"pcgkit bisect: {args.mode} ({args.on}) along {args.axis}, {len(versions)} versions "
+          f"{versions[0]}..{versions[-1]}, other pins from cell {base.id}")
     result = bisect(versions, evaluate)
     print(f"\n{result.message}  ({len(result.probes)} of {len(versions)} versions evaluated)")
     for side, probe in (("before", result.before), ("after", result.after)):
@@ -133,7 +134,49 @@ def _cmd_bisect(args) -> int:
             e = evidence[probe.version]
             print(f"  {side}: {args.axis} {probe.version} [{e['cell']}]: {e['verdict']} {e.get('signature', '')}")
             print(f"         reason: {e.get('reason', '')}")
+    if args.every:
+        return _check_every(args, base, versions, planned, config, result)
     return 0 if result.found else 1
+
+
+def bisect_key(entry: dict, on: str) -> str | None:
+    """What bisection compares for one cell x mode; None when the cell gives no statement. Pure.
+
+    "verdict": the verdict alone. "frame": the verdict and the innermost FlashInfer frame's file and
+    function (line numbers left out: they move with every unrelated edit), so a failure that moved
+    elsewhere in the library counts as a change even when the verdict stays "reproduced".
+    """
+    if entry["verdict"] not in BUG_VERDICTS:
+        return None
+    if on == "verdict":
+        return entry["verdict"]
+    frame = entry.get("innermost_frame") or ""
+    parts = frame.split(":")
+    where = f"{parts[0]}:{parts[-1]}" if len(parts) >= 3 else (frame or "no FlashInfer frame")
+    return f"{entry['verdict']} at {where}"
+
+
+def first_change(keys: list[str | None]) -> int | None:
+    """Index of the first key that differs from the first usable one (None keys skipped). Pure."""
+    usable = [(i, k) for i, k in enumerate(keys) if k is not None]
+    return next((i for i, k in usable if k != usable[0][1]), None) if usable else None
+
+
+def _check_every(args, base: Cell, versions: list[str], planned: list[Cell], config, result) -> int:
+    """Evaluate every version on the axis (cached cells reused) and compare its boundary with bisection's."""
+    cells = [_axis_cell(base, args.axis, v, planned) for v in versions]
+    outcomes = run_matrix(cells, config, jobs=args.jobs, force=False, show_progress=False)
+    keys = [bisect_key(mode_entry(o, args.mode), args.on) for o in outcomes]
+    print(f"\nevery version ({len(versions)} cells):")
+    for version, key, outcome in zip(versions, keys, outcomes):
+        print(f"  {args.axis} {version}: {key or 'no verdict (' + (outcome.reason or 'error')[:80] + ')'}")
+    index = first_change(keys)
+    exhaustive = versions[index] if index is not None else None
+    bisected = result.after.version if result.after is not None else None
+    agree = exhaustive == bisected
+    print(f"first change, every version: {exhaustive}; bisection: {bisected} -> "
+          + ("same boundary" if agree else "DIFFERENT boundaries (more than one change on the axis?)"))
+    return 0 if agree and result.found else 1
 
 
 def _without_cells(args):
@@ -173,4 +216,9 @@ def register(subparsers) -> None:
     bis.add_argument("--from", dest="first", required=True, help="first version (oldest)")
     bis.add_argument("--to", dest="last", required=True, help="last version (newest)")
     bis.add_argument("--base", default="seed", help="cell whose other pins stay fixed (default: seed)")
+    bis.add_argument("--on", choices=("verdict", "frame"), default="verdict",
+                     help="what counts as a change: the verdict, or the verdict and the innermost FlashInfer frame")
+    bis.add_argument("--every", action="store_true",
+                     help="then evaluate every version on the axis too and compare the boundaries")
+    bis.add_argument("--jobs", type=int, default=default_jobs(), help="cells in parallel for --every")
     bis.set_defaults(func=_cmd_bisect)
