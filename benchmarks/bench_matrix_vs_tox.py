@@ -2,8 +2,11 @@
 
 Both build every cell's environment from scratch on each timed run (pcgkit: an empty --envs folder;
 tox: -r, recreate) with their package caches warm: one untimed warm-up run of each comes first, so
-uv's cache and pip's cache both hold every wheel. Both then run the same cases (`pcgkit run` inside
-the cell) with the same parallelism. The tox configuration is `pcgkit matrix --tox`'s, rendered for
+uv's cache holds every wheel. pip's HTTP cache cannot be warmed on machines whose PyPI proxy strips
+Cache-Control/ETag/Last-Modified (pip then stores nothing: measured here, 2026-11-29), so pip's
+warm-up downloads every wheel the cells need into a local wheelhouse, and the timed tox run installs
+from it with no index at all (PIP_NO_INDEX, PIP_FIND_LINKS): at least as fast as a warm pip cache.
+Both then run the same cases (`pcgkit run` inside the cell) with the same parallelism. The tox configuration is `pcgkit matrix --tox`'s, rendered for
 the pip runner (pcgkit.matrix.tox_export.render_tox(installer="pip")). Target: pcgkit >= 5x faster.
 
 After the timed runs the verdicts of both are compared case by case (same cell, same case, same
@@ -19,12 +22,13 @@ import json
 import os
 import shutil
 import sys
+import tomllib
 from pathlib import Path
 
 from pcgkit import proc
 from pcgkit.interpreters import find_python
 from pcgkit.matrix import pins as pins_mod
-from pcgkit.matrix.backend_venv import uv_command
+from pcgkit.matrix.backend_venv import kit_light_dependencies, uv_command
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, load_matrix, plan
 from pcgkit.matrix.tox_export import PIP, factor, render_tox
@@ -72,6 +76,28 @@ def ensure_tox(work: Path) -> Path:
             if not done.ok:
                 raise SystemExit(f"could not install tox: {done.describe_failure()}\n{done.output_tail}")
     return tox
+
+
+def wheelhouse_commands(cells: list[Cell], python: str, wheelhouse: Path) -> list[list[str]]:
+    """pip download commands that fetch every wheel the tox environments install. Pure."""
+    build = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+    download = [python, "-m", "pip", "download", "--dest", str(wheelhouse)]
+    commands = [[*download, *build, "pip", "wheel"]]  # the kit's editable build, and a seeded pip
+    for cell in cells:
+        commands.append([*download, *cell.requirements(), *cell.constraints, *kit_light_dependencies()])
+        if cell.sglang:
+            commands.append([*download, "--no-deps", f"sglang=={cell.sglang}"])
+    return commands
+
+
+def warm_pip(cells: list[Cell], python: str, work: Path, env: dict) -> dict:
+    """Fill the wheelhouse; the environment in which tox's pip then installs from it alone."""
+    wheelhouse = work / "wheelhouse"
+    for argv in wheelhouse_commands(cells, python, wheelhouse):
+        done = proc.run(argv, env=env, timeout=RUN_TIMEOUT_S, log_path=work / "wheelhouse.log")
+        if not done.ok:
+            raise SystemExit(f"pip download failed: {done.describe_failure()}\n{done.output_tail}")
+    return {**env, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse)}
 
 
 def pcgkit_run(cells: list[Cell], work: Path, jobs: int, env: dict) -> float:
@@ -124,13 +150,15 @@ def main() -> int:
     tox = ensure_tox(work)
 
     if not args.skip_warmup:
-        print("warm-up (untimed): fills uv's and pip's caches", flush=True)
+        print("warm-up (untimed): one pcgkit run (uv's cache), pip's wheelhouse, one tox run", flush=True)
         pcgkit_run(cells, work, args.jobs, env)
-        tox_run(cells, work, tox, args.jobs, env)
+    tox_env = warm_pip(cells, base_python, work, env)
+    if not args.skip_warmup:
+        tox_run(cells, work, tox, args.jobs, tox_env)
         if args.warmup_only:
             return 0
     pcgkit_s = pcgkit_run(cells, work, args.jobs, env)
-    tox_s = tox_run(cells, work, tox, args.jobs, env)
+    tox_s = tox_run(cells, work, tox, args.jobs, tox_env)
 
     differences = {}
     for cell in cells:
@@ -141,7 +169,7 @@ def main() -> int:
     ids = ", ".join(c.id for c in cells)
     print(f"\n{len(cells)} cells ({ids}), {args.jobs} in parallel, fresh environments, warm caches")
     print(f"  pcgkit matrix (uv):       {pcgkit_s:8.1f} s")
-    print(f"  tox (virtualenv + pip):   {tox_s:8.1f} s")
+    print(f"  tox (virtualenv + pip):   {tox_s:8.1f} s   (pip from a local wheelhouse, no index)")
     print(f"  ratio tox/pcgkit:         {tox_s / pcgkit_s:8.2f}x (target >= 5x)")
     for cell_id, diff in differences.items():
         print(f"  verdicts {cell_id}: " + ("identical in pcgkit and tox" if not diff else "; ".join(diff)))
