@@ -42,10 +42,19 @@ def backend_config(args) -> BackendConfig:
     )
 
 
-def report(reports: Path) -> int:
-    """Merge every cell on disk into compat.md/json, the dashboard and the merged JUnit."""
+BISECT_ID_MARK = "~"  # bisect's probe cells are named "<base>~<axis>-<version>"
+
+
+def report(reports: Path, with_bisect: bool = False) -> int:
+    """Merge every cell on disk into compat.md/json, the dashboard and the merged JUnit.
+
+    Bisection's probe cells live beside the matrix cells (so each reuses the other's results) but
+    stay out of the report unless asked: the report is the matrix's table, `pcgkit bisect` prints its own.
+    """
     root = cells_root(reports)
     outcomes = [o for p in sorted(root.glob(f"*/{CELL_FILE}")) if (o := read_outcome(p)) is not None]
+    if not with_bisect:
+        outcomes = [o for o in outcomes if BISECT_ID_MARK not in o.cell.id]
     if not outcomes:
         raise UsageError(f"no cells under {root}: run `pcgkit matrix` first")
     compat, paths = write_reports(build_compat(outcomes), reports)
@@ -83,7 +92,7 @@ def _cmd_matrix(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    return report(Path(args.reports))
+    return report(Path(args.reports), with_bisect=args.with_bisect)
 
 
 def _axis_cell(base: Cell, axis: str, version: str, planned: list[Cell]) -> Cell:
@@ -96,7 +105,7 @@ def _axis_cell(base: Cell, axis: str, version: str, planned: list[Cell]) -> Cell
         # flashinfer-cubin==<base's flashinfer> follows flashinfer-python: pinning it beside another
         # flashinfer release would test a mismatched pair (and such a cubin may not exist).
         companions = tuple(c for c in companions if not (c.startswith("flashinfer-") and c.endswith(f"=={base.flashinfer}")))
-    cell = dataclasses.replace(base, id=f"{base.id}~{short}-{version}", **{field: version}, companions=companions,
+    cell = dataclasses.replace(base, id=f"{base.id}{BISECT_ID_MARK}{short}-{version}", **{field: version}, companions=companions,
                                covers_sglang=())
     # Reuse a planned cell (and so its cached result) that installs exactly this.
     twin = next((c for c in planned if c.definition_hash == cell.definition_hash), None)
@@ -207,6 +216,7 @@ def register(subparsers) -> None:
 
     rep = subparsers.add_parser("report", help="merge the matrix cells into compat.md/json, index.html, JUnit")
     rep.add_argument("--reports", default="reports", help="reports folder (default: reports/)")
+    rep.add_argument("--with-bisect", action="store_true", help="include bisection's probe cells (id base~axis-version)")
     rep.set_defaults(func=_cmd_report)
 
     bis = subparsers.add_parser("bisect", help="find where a mode's verdict changes along one axis")
