@@ -29,7 +29,10 @@ def render_tox(cells: Sequence[Cell], installer: str = UV, kit_dir: str = "{toxi
         raise ValueError(f"installer {installer!r}: one of {UV}, {PIP}")
     venv_cells = [c for c in cells if c.kind == VENV]
     factors = ",".join(factor(c) for c in venv_cells)
-    install = "python3 -m uv pip install --python {envpython}" if installer == UV else "{envpython} -m pip install"
+    # The kit (editable) and sglang (without its dependencies) go in with the environment's own pip:
+    # `python3 -m uv` inside a tox command resolves python3 to the environment's interpreter, which has
+    # no uv (tox -e cell-seed failed so, 2026-11-29); tox-uv seeds pip when uv_seed is set.
+    install = "{envpython} -m pip install"
     lines = [
         BEGIN,
         "# One tox environment per matrix cell: `tox -e cell-seed`, or `tox` for all of them.",
@@ -48,7 +51,7 @@ def render_tox(cells: Sequence[Cell], installer: str = UV, kit_dir: str = "{toxi
         "package = skip",
     ]
     if installer == UV:
-        lines += ["set_env =", "    UV_PYTHON_DOWNLOADS = never", "allowlist_externals = python3"]
+        lines += ["uv_seed = true", "set_env =", "    UV_PYTHON_DOWNLOADS = never"]
     lines += [
         "deps =",
         "    pytest>=8",
