@@ -100,11 +100,79 @@ def test_bisect_command_holds_other_pins_and_reuses_planned_cells(monkeypatch, c
     args = argparse.Namespace(
         matrix=str(cli.DEFAULT_MATRIX_FILE), pins=str(cli.pins_mod.DEFAULT_PINS_FILE), reports=str(tmp_path),
         envs=str(tmp_path / "envs"), timeout=60.0, force=False, mode="mode1", axis="flashinfer-python",
-        first="0.5.3", last="0.7.4", base="seed", cell=None,
+        first="0.5.3", last="0.7.4", base="seed", cell=None, on="verdict", every=False, jobs=1,
     )
     assert cli._cmd_bisect(args) == 0
     out = capsys.readouterr().out
     assert "0.6.4 is the last reproduced; 0.6.5 is the first fixed" in out
     assert {(c.torch, c.sglang) for c in seen} == {("2.9.1", "0.5.8")}
+    # the seed's flashinfer-cubin==0.6.1 follows flashinfer: never pinned beside another release
+    assert all(c.companions == () for c in seen if c.flashinfer != "0.6.1"), [c.companions for c in seen]
     assert "fi-0.5.3" not in {c.id for c in seen}  # the seed's sglang makes it a different install
     assert len(seen) <= 8
+
+
+def test_bisect_key_on_frame_ignores_line_numbers_but_not_the_function():
+    """'frame' keys on verdict + file:function: a moved line is no change, a new function is one."""
+    from pcgkit.matrix.cli import bisect_key
+
+    core = {"verdict": "reproduced", "innermost_frame": "flashinfer/jit/core.py:259:is_aot"}
+    core_moved = {"verdict": "reproduced", "innermost_frame": "flashinfer/jit/core.py:261:is_aot"}
+    env = {"verdict": "reproduced", "innermost_frame": "flashinfer/jit/env.py:299:get_aot_artifacts"}
+    assert bisect_key(core, "frame") == bisect_key(core_moved, "frame") == "reproduced at flashinfer/jit/core.py:is_aot"
+    assert bisect_key(env, "frame") != bisect_key(core, "frame")
+    assert bisect_key(env, "verdict") == "reproduced"
+    assert bisect_key({"verdict": "error"}, "frame") is None
+    assert bisect_key({"verdict": "reproduced", "innermost_frame": None}, "frame") == "reproduced at no FlashInfer frame"
+
+
+def test_first_change_skips_cells_without_a_verdict():
+    """The exhaustive boundary: first key unlike the first usable one; None when nothing changes."""
+    from pcgkit.matrix.cli import first_change
+
+    assert first_change([None, "a", None, "a", "b", "a"]) == 4
+    assert first_change(["a", "a"]) is None and first_change([None, None]) is None
+
+
+def test_bisect_every_agrees_with_bisection_on_one_change(monkeypatch, capsys, tmp_path):
+    """--every evaluates all 19 versions 0.6.12..0.7.4 and finds bisection's boundary, with fewer probes."""
+    import argparse
+
+    from packaging.version import Version
+
+    from pcgkit.matrix import cli
+    from pcgkit.matrix.outcome import RAN, CellOutcome
+    from pcgkit.modes import MODES
+    from pcgkit.result import CaseResult
+    from pcgkit.signature import Frame, Signature
+    from pcgkit.verdict import Verdict
+
+    evaluated: list[str] = []
+
+    def fake_run_matrix(cells, config, jobs=None, force=False, show_progress=True):
+        out = []
+        for cell in cells:
+            evaluated.append(cell.flashinfer)
+            where = ("jit/env.py", "get_aot_artifacts") if Version(cell.flashinfer) >= Version("0.7.0") else (
+                "jit/core.py", "is_aot")
+            sig = Signature("torch._dynamo.exc.Unsupported", "m", "gb0007",
+                            innermost_library_frame=Frame(f"flashinfer/{where[0]}", 250, where[1]))
+            results = tuple(CaseResult(m, "sim-sm120", Verdict.REPRODUCED, "r", {"label": "sim", "simulated": True},
+                                       {}, 0.1, signature=sig) for m in MODES)
+            out.append(CellOutcome(cell, RAN, 1.0, results=results))
+        return out
+
+    monkeypatch.setattr(cli, "run_matrix", fake_run_matrix)
+    args = argparse.Namespace(
+        matrix=str(cli.DEFAULT_MATRIX_FILE), pins=str(cli.pins_mod.DEFAULT_PINS_FILE), reports=str(tmp_path),
+        envs=str(tmp_path / "envs"), timeout=60.0, force=False, mode="mode2", axis="flashinfer-python",
+        first="0.6.12", last="0.7.4", base="fi-0.7.0", cell=None, on="frame", every=True, jobs=2,
+    )
+    assert cli._cmd_bisect(args) == 0
+    out = capsys.readouterr().out
+    assert "0.6.18.post1 is the last reproduced at flashinfer/jit/core.py:is_aot" in out
+    assert "first change, every version: 0.7.0; bisection: 0.7.0 -> same boundary" in out
+    import re
+
+    probes, total = map(int, re.search(r"\((\d+) of (\d+) versions evaluated\)", out).groups())
+    assert total == 19 and probes <= 7 and len(evaluated) == probes + total

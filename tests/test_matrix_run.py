@@ -1,22 +1,30 @@
-"""A real, small matrix run: one real cell (this interpreter, the reference stack) and broken cells
-made to fail in each way a cell can (unknown version, missing import, hang, crash). Runs in about a
-minute: the real cell is the four trace-level cases once; the broken ones fail in seconds."""
+"""A real, small matrix run: two real cells (this interpreter, the reference stack; and a uv venv cell
+with the seed's pins, installed from uv's cache and kept in .pcgkit/test-envs so later runs reuse it)
+and broken cells made to fail in each way a cell can (unknown version, missing import, hang, crash).
+The real cells run every case once; the broken ones fail in seconds."""
 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
+import shutil
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from pcgkit.fixmodes import FIX_MODES
 from pcgkit.matrix import cli
 from pcgkit.matrix.junit_merge import validate
 from pcgkit.matrix.outcome import read_outcome
+from pcgkit.modes import MODES
 
+# Where the venv cell's environment lives between test runs: the install (hard links from uv's
+# cache) happens once; resume's stamp check reuses it after that.
+TEST_ENVS = Path(__file__).resolve().parent.parent / ".pcgkit" / "test-envs"
 FAKE_VERSIONS = '{"flashinfer-python": "0.6.1", "torch": "2.9.1", "python": "3.12.1", "sglang": null}'
 
 
@@ -35,16 +43,36 @@ def fake_python(path: Path, run_body: str) -> str:
 def namespace(tmp: Path, **over) -> argparse.Namespace:
     args = {
         "matrix": str(tmp / "matrix.toml"), "pins": str(cli.pins_mod.DEFAULT_PINS_FILE), "reports": str(tmp / "reports"),
-        "envs": str(tmp / "envs"), "timeout": 600.0, "force": False, "cell": None, "jobs": 2, "list": False,
+        "envs": str(TEST_ENVS), "timeout": 900.0, "force": False, "cell": None, "jobs": 2, "list": False,
         "refresh_pins": False, "tox": False,
     }
     args.update(over)
     return argparse.Namespace(**args)
 
 
+def shared_dir(tmp_path_factory) -> Path:
+    """One folder for the whole test run: under xdist, every worker sees the same one (keyed by the run's uid)."""
+    uid = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if uid is None:
+        return tmp_path_factory.mktemp("matrix")
+    path = tmp_path_factory.getbasetemp().parent / f"matrix-{uid}"
+    path.mkdir(exist_ok=True)
+    return path
+
+
 @pytest.fixture(scope="module")
 def matrix_run(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("matrix")
+    """The matrix runs once per test run: the first xdist worker here runs it, the others wait and read it."""
+    tmp = shared_dir(tmp_path_factory)
+    with open(tmp / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (tmp / "status").exists():
+            (tmp / "status").write_text(str(run_small_matrix(tmp)))
+    compat = json.loads((tmp / "reports" / "compat.json").read_text())
+    return tmp, int((tmp / "status").read_text()), {c["id"]: c for c in compat["cells"]}
+
+
+def run_small_matrix(tmp: Path) -> int:
     hang = fake_python(tmp / "hang.sh", "sleep 300")
     crash = fake_python(tmp / "crash.sh", "kill -SEGV $$")
     no_import = tmp / "noimport.sh"
@@ -56,6 +84,10 @@ def matrix_run(tmp_path_factory):
         id = "here"
         kind = "existing"
         interpreter = "{sys.executable}"
+        [[cell]]
+        id = "venv-seed"
+        flashinfer-python = "0.6.1"
+        torch = "2.9.1"
         [[cell]]
         id = "unknown-version"
         flashinfer-python = "0.0.0"
@@ -74,19 +106,27 @@ def matrix_run(tmp_path_factory):
         kind = "existing"
         interpreter = "{crash}"
         """))
-    status = cli._cmd_matrix(namespace(tmp))
-    compat = json.loads((tmp / "reports" / "compat.json").read_text())
-    return tmp, status, {c["id"]: c for c in compat["cells"]}
+    return cli._cmd_matrix(namespace(tmp))
 
 
-def test_real_cell_gives_verdicts_with_evidence(matrix_run):
-    """The reference interpreter's cell ran all four modes on the simulated target, with signatures."""
+@pytest.mark.parametrize("cell_id", ["here", "venv-seed"])
+def test_real_cell_gives_verdicts_with_evidence(matrix_run, cell_id):
+    """Each real cell ran every failure and fix mode on the simulated target, with versions as installed."""
     _, _, cells = matrix_run
-    here = cells["here"]
-    assert here["status"] == "ran", here["reason"] + here["log_tail"]
-    assert set(here["modes"]) == {"mode1", "mode2", "mode3", "mode4"}
-    assert all(e["verdict"] != "error" for e in here["modes"].values()), here["modes"]
-    assert here["simulated"] and here["versions"]["torch"]
+    cell = cells[cell_id]
+    assert cell["status"] == "ran", cell["reason"] + cell["log_tail"]
+    assert set(cell["modes"]) == {*MODES, *FIX_MODES}
+    assert all(e["verdict"] != "error" for e in cell["modes"].values()), cell["modes"]
+    assert cell["simulated"] and cell["versions"]["torch"]
+
+
+def test_venv_cell_installed_its_exact_pins_with_uv(matrix_run):
+    """The venv cell's import check reports exactly the pinned flashinfer and torch, in its own environment."""
+    tmp, _, cells = matrix_run
+    versions = cells["venv-seed"]["versions"]
+    assert (versions["flashinfer-python"], versions["torch"]) == ("0.6.1", "2.9.1")
+    assert cells["venv-seed"]["kind"] == "venv"
+    assert any(TEST_ENVS.glob("venv-seed-*/bin/python"))
 
 
 def test_unknown_version_is_an_install_error_cell_with_log_tail(matrix_run):
@@ -128,17 +168,20 @@ def test_broken_cells_do_not_lose_the_report(matrix_run):
     """The run exits non-zero, yet compat.md, index.html and a valid merged JUnit are all written."""
     tmp, status, cells = matrix_run
     reports = tmp / "reports"
-    assert status == 1 and len(cells) == 5
+    assert status == 1 and len(cells) == 6
     assert validate(reports / "matrix-junit.xml") == []
     assert "`here`" in (reports / "compat.md").read_text()
     assert (reports / "index.html").exists()
 
 
-def test_rerun_reuses_the_cell_that_ran_unless_forced(matrix_run):
-    """A second run keeps the real cell's result (same definition hash) and retries only error cells."""
-    tmp, _, _ = matrix_run
-    cell_json = tmp / "reports" / "matrix" / "cells" / "here" / "cell.json"
-    before = read_outcome(cell_json).finished
-    os.utime(cell_json)  # the result stays; only its contents count
-    cli._cmd_matrix(namespace(tmp, cell=["here", "crash"]))
-    assert read_outcome(cell_json).finished == before
+def test_rerun_reuses_the_cell_that_ran_unless_forced(matrix_run, tmp_path):
+    """A second run keeps the real cells' results (same definition hash) and retries only error cells."""
+    shared, _, _ = matrix_run
+    tmp = tmp_path / "rerun"  # a copy: other tests read the shared run's reports
+    shutil.copytree(shared, tmp, ignore=shutil.ignore_patterns(".lock", "status"))
+    cells_dir = tmp / "reports" / "matrix" / "cells"
+    before = {c: read_outcome(cells_dir / c / "cell.json").finished for c in ("here", "venv-seed", "crash")}
+    cli._cmd_matrix(namespace(tmp, cell=["here", "venv-seed", "crash"]))
+    after = {c: read_outcome(cells_dir / c / "cell.json").finished for c in before}
+    assert (after["here"], after["venv-seed"]) == (before["here"], before["venv-seed"])
+    assert after["crash"] != before["crash"]  # error cells are always retried

@@ -9,7 +9,9 @@ command goes through pcgkit.proc, which kills the process group on timeout.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import fcntl
 import json
 import os
 import shutil
@@ -30,6 +32,8 @@ from pcgkit.matrix.outcome import (
     STAGE_RUN,
     CellOutcome,
     classify_install_failure,
+    install_failure_detail,
+    last_exception_line,
 )
 from pcgkit.verdict import Verdict
 
@@ -64,13 +68,14 @@ def uv_command() -> list[str]:
     return [found] if found else ["python3", "-m", "uv"]
 
 
-def install_commands(cell: Cell, env_dir: Path, base_python: str) -> list[list[str]]:
-    """The uv commands that build the cell's environment. Pure."""
+def install_commands(cell: Cell, env_dir: Path, base_python: str, constraints_file: Path | None = None) -> list[list[str]]:
+    """The uv commands that build the cell's environment (constraints_file holds cell.constraints). Pure."""
     uv = uv_command()
     env_python = str(env_dir / "bin" / "python")
+    constrain = ["--constraint", str(constraints_file)] if constraints_file is not None else []
     commands = [
         [*uv, "venv", "--allow-existing", "--python", base_python, str(env_dir)],
-        [*uv, "pip", "install", "--python", env_python, *cell.requirements(), *kit_light_dependencies()],
+        [*uv, "pip", "install", "--python", env_python, *constrain, *cell.requirements(), *kit_light_dependencies()],
     ]
     no_deps = ["-e", str(KIT_ROOT)]
     if cell.sglang:
@@ -98,11 +103,26 @@ def _tail(text: str) -> str:
     return text[-LOG_TAIL_CHARS:]
 
 
+@contextlib.contextmanager
+def _env_lock(env_dir: Path):
+    """Two matrix runs sharing an envs folder (a bisect beside a matrix, two test workers) must not
+    install into one environment at once: the second waits, then finds the stamp and reuses it."""
+    env_dir.parent.mkdir(parents=True, exist_ok=True)
+    with open(env_dir.parent / f".{env_dir.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def prepare_env(cell: Cell, cell_dir: Path, config: BackendConfig, deadline: _Deadline) -> tuple[str | None, str, str]:
     """(python, cause, log tail): the environment's interpreter, or None and why the install failed."""
     if cell.kind == EXISTING:
         return cell.interpreter, "", ""
     env_dir = config.envs_root / f"{cell.id}-{cell.definition_hash}"
+    with _env_lock(env_dir):
+        return _prepare_locked(cell, cell_dir, env_dir, deadline)
+
+
+def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, deadline: _Deadline) -> tuple[str | None, str, str]:
     env_python = env_dir / "bin" / "python"
     stamp = env_dir / STAMP
     if stamp.exists() and stamp.read_text().strip() == cell.definition_hash and env_python.exists():
@@ -111,8 +131,12 @@ def prepare_env(cell: Cell, cell_dir: Path, config: BackendConfig, deadline: _De
     if base_python is None:
         return None, f"interpreter missing: no Python {cell.python} on this machine (see pcgkit/interpreters.py)", ""
     log_path = cell_dir / "install.log"
+    constraints_file = None
+    if cell.constraints:
+        constraints_file = cell_dir / "constraints.txt"
+        constraints_file.write_text("\n".join(cell.constraints) + "\n")
     logs = []
-    for i, argv in enumerate(install_commands(cell, env_dir, base_python)):
+    for i, argv in enumerate(install_commands(cell, env_dir, base_python, constraints_file)):
         done = proc.run(argv, env=_uv_env(), timeout=deadline.left(), log_path=cell_dir / f"install-{i}.log")
         logs.append(f"+ {' '.join(argv)}\n" + (done.log_path.read_text(errors="replace") if done.log_path else ""))
         if not done.ok:
@@ -122,7 +146,9 @@ def prepare_env(cell: Cell, cell_dir: Path, config: BackendConfig, deadline: _De
             else:
                 cause = classify_install_failure(done.output_tail)
             pins = " ".join(cell.requirements() + ((f"sglang=={cell.sglang}",) if cell.sglang else ()))
-            return None, f"{cause}: {pins} (uv {done.describe_failure()})", _tail(done.output_tail)
+            detail = install_failure_detail(done.output_tail)
+            detail = f"{detail}; pins " if detail else ""
+            return None, f"{cause}: {detail}{pins} (uv {done.describe_failure()})", _tail(done.output_tail)
     log_path.write_text("\n".join(logs))
     stamp.write_text(cell.definition_hash + "\n")
     return str(env_python), "", ""
@@ -136,7 +162,8 @@ def import_check(python: str, cell_dir: Path, deadline: _Deadline) -> tuple[dict
     for line in done.output_tail.splitlines():
         if done.ok and line.startswith("PCGKIT-VERSIONS "):
             return json.loads(line.split(" ", 1)[1]), "", ""
-    return None, f"import check {done.describe_failure()}", _tail(done.output_tail)
+    culprit = last_exception_line(done.output_tail)
+    return None, f"import check {done.describe_failure()}" + (f": {culprit}" if culprit else ""), _tail(done.output_tail)
 
 
 def run_cell(cell: Cell, config: BackendConfig, on_stage=lambda cell, stage: None) -> CellOutcome:

@@ -25,6 +25,8 @@ class Cell:
     # Further exact pins the cell installs, e.g. the flashinfer-cubin its SGLang release declares.
     companions: tuple[str, ...] = ()
     flashinfer_extras: tuple[str, ...] = ()
+    # Constraints for the resolver (uv --constraint): they bound what gets picked, install nothing.
+    constraints: tuple[str, ...] = ()
     kind: str = VENV
     interpreter: str | None = None  # kind "existing": the python to run
     base_image: str | None = None  # for a container backend; unused by the venv backend
@@ -37,7 +39,7 @@ class Cell:
 
     def definition(self) -> dict:
         """What decides the cell's result: changing any of these reruns it."""
-        return {
+        definition = {
             "kind": self.kind,
             "python": self.python,
             "interpreter": self.interpreter,
@@ -45,6 +47,9 @@ class Cell:
             "requirements": list(self.requirements()),
             "sglang": self.sglang,
         }
+        if self.constraints:  # only when present, so cells without constraints keep their hash
+            definition["constraints"] = list(self.constraints)
+        return definition
 
     @property
     def definition_hash(self) -> str:
@@ -83,6 +88,6 @@ class Cell:
     def from_dict(cls, data: dict) -> Cell:
         fields = {f.name for f in dataclasses.fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in fields}
-        for name in ("companions", "flashinfer_extras", "covers_sglang"):
+        for name in ("companions", "flashinfer_extras", "covers_sglang", "constraints"):
             kwargs[name] = tuple(kwargs.get(name, ()))
         return cls(**kwargs)

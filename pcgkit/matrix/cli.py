@@ -18,7 +18,7 @@ from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, MatrixError, load_matrix, pl
 from pcgkit.matrix.report import BUG_VERDICTS, build_compat, mode_entry, write_reports
 from pcgkit.matrix.runner import CELL_FILE, default_jobs, run_matrix
 from pcgkit.matrix.tox_export import render_tox
-from pcgkit.modes import MODES
+from pcgkit.fixmodes import all_modes
 
 MERGED_JUNIT = "matrix-junit.xml"
 
@@ -52,10 +52,19 @@ def cell_runner(args):
     return backend_docker.make_run_cell(backend_docker.config_from_args(args))
 
 
-def report(reports: Path) -> int:
-    """Merge every cell on disk into compat.md/json, the dashboard and the merged JUnit."""
+BISECT_ID_MARK = "~"  # bisect's probe cells are named "<base>~<axis>-<version>"
+
+
+def report(reports: Path, with_bisect: bool = False) -> int:
+    """Merge every cell on disk into compat.md/json, the dashboard and the merged JUnit.
+
+    Bisection's probe cells live beside the matrix cells (so each reuses the other's results) but
+    stay out of the report unless asked: the report is the matrix's table, `pcgkit bisect` prints its own.
+    """
     root = cells_root(reports)
     outcomes = [o for p in sorted(root.glob(f"*/{CELL_FILE}")) if (o := read_outcome(p)) is not None]
+    if not with_bisect:
+        outcomes = [o for o in outcomes if BISECT_ID_MARK not in o.cell.id]
     if not outcomes:
         raise UsageError(f"no cells under {root}: run `pcgkit matrix` first")
     compat, paths = write_reports(build_compat(outcomes), reports)
@@ -93,13 +102,21 @@ def _cmd_matrix(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    return report(Path(args.reports))
+    return report(Path(args.reports), with_bisect=args.with_bisect)
 
 
 def _axis_cell(base: Cell, axis: str, version: str, planned: list[Cell]) -> Cell:
     field = {"flashinfer-python": "flashinfer", "torch": "torch", "sglang": "sglang"}[axis]
     short = {"flashinfer-python": "fi", "torch": "torch", "sglang": "sglang"}[axis]
-    cell = dataclasses.replace(base, id=f"{base.id}~{short}-{version}", **{field: version}, covers_sglang=())
+    if getattr(base, field) == version:
+        return base  # the base cell itself, with its cached result
+    companions = base.companions
+    if axis == "flashinfer-python" and base.flashinfer:
+        # flashinfer-cubin==<base's flashinfer> follows flashinfer-python: pinning it beside another
+        # flashinfer release would test a mismatched pair (and such a cubin may not exist).
+        companions = tuple(c for c in companions if not (c.startswith("flashinfer-") and c.endswith(f"=={base.flashinfer}")))
+    cell = dataclasses.replace(base, id=f"{base.id}{BISECT_ID_MARK}{short}-{version}", **{field: version}, companions=companions,
+                               covers_sglang=())
     # Reuse a planned cell (and so its cached result) that installs exactly this.
     twin = next((c for c in planned if c.definition_hash == cell.definition_hash), None)
     return twin or cell
@@ -125,9 +142,10 @@ def _cmd_bisect(args) -> int:
         entry = mode_entry(outcome, args.mode)
         evidence[version] = {"cell": cell.id, **entry}
         print(f"  {args.axis} {version}: {entry['verdict']} {entry.get('signature', '')} [{cell.id}]")
-        return entry["verdict"] if entry["verdict"] in BUG_VERDICTS else None
+        return bisect_key(entry, args.on)
 
-    print(f"pcgkit bisect: {args.mode} along {args.axis}, {len(versions)} versions {versions[0]}..{versions[-1]}")
+    print(f"pcgkit bisect: {args.mode} ({args.on}) along {args.axis}, {len(versions)} versions "
+          f"{versions[0]}..{versions[-1]}, other pins from cell {base.id}")
     result = bisect(versions, evaluate)
     print(f"\n{result.message}  ({len(result.probes)} of {len(versions)} versions evaluated)")
     for side, probe in (("before", result.before), ("after", result.after)):
@@ -135,7 +153,49 @@ def _cmd_bisect(args) -> int:
             e = evidence[probe.version]
             print(f"  {side}: {args.axis} {probe.version} [{e['cell']}]: {e['verdict']} {e.get('signature', '')}")
             print(f"         reason: {e.get('reason', '')}")
+    if args.every:
+        return _check_every(args, base, versions, planned, config, result)
     return 0 if result.found else 1
+
+
+def bisect_key(entry: dict, on: str) -> str | None:
+    """What bisection compares for one cell x mode; None when the cell gives no statement. Pure.
+
+    "verdict": the verdict alone. "frame": the verdict and the innermost FlashInfer frame's file and
+    function (line numbers left out: they move with every unrelated edit), so a failure that moved
+    elsewhere in the library counts as a change even when the verdict stays "reproduced".
+    """
+    if entry["verdict"] not in BUG_VERDICTS:
+        return None
+    if on == "verdict":
+        return entry["verdict"]
+    frame = entry.get("innermost_frame") or ""
+    parts = frame.split(":")
+    where = f"{parts[0]}:{parts[-1]}" if len(parts) >= 3 else (frame or "no FlashInfer frame")
+    return f"{entry['verdict']} at {where}"
+
+
+def first_change(keys: list[str | None]) -> int | None:
+    """Index of the first key that differs from the first usable one (None keys skipped). Pure."""
+    usable = [(i, k) for i, k in enumerate(keys) if k is not None]
+    return next((i for i, k in usable if k != usable[0][1]), None) if usable else None
+
+
+def _check_every(args, base: Cell, versions: list[str], planned: list[Cell], config, result) -> int:
+    """Evaluate every version on the axis (cached cells reused) and compare its boundary with bisection's."""
+    cells = [_axis_cell(base, args.axis, v, planned) for v in versions]
+    outcomes = run_matrix(cells, config, jobs=args.jobs, force=False, show_progress=False)
+    keys = [bisect_key(mode_entry(o, args.mode), args.on) for o in outcomes]
+    print(f"\nevery version ({len(versions)} cells):")
+    for version, key, outcome in zip(versions, keys, outcomes):
+        print(f"  {args.axis} {version}: {key or 'no verdict (' + (outcome.reason or 'error')[:80] + ')'}")
+    index = first_change(keys)
+    exhaustive = versions[index] if index is not None else None
+    bisected = result.after.version if result.after is not None else None
+    agree = exhaustive == bisected
+    print(f"first change, every version: {exhaustive}; bisection: {bisected} -> "
+          + ("same boundary" if agree else "DIFFERENT boundaries (more than one change on the axis?)"))
+    return 0 if agree and result.found else 1
 
 
 def _without_cells(args):
@@ -169,13 +229,19 @@ def register(subparsers) -> None:
 
     rep = subparsers.add_parser("report", help="merge the matrix cells into compat.md/json, index.html, JUnit")
     rep.add_argument("--reports", default="reports", help="reports folder (default: reports/)")
+    rep.add_argument("--with-bisect", action="store_true", help="include bisection's probe cells (id base~axis-version)")
     rep.set_defaults(func=_cmd_report)
 
     bis = subparsers.add_parser("bisect", help="find where a mode's verdict changes along one axis")
     _common(bis)
-    bis.add_argument("--mode", required=True, choices=sorted(MODES))
+    bis.add_argument("--mode", required=True, choices=sorted(all_modes()), help="case id (failure or fix mode)")
     bis.add_argument("--axis", default="flashinfer-python", choices=("flashinfer-python", "torch", "sglang"))
     bis.add_argument("--from", dest="first", required=True, help="first version (oldest)")
     bis.add_argument("--to", dest="last", required=True, help="last version (newest)")
     bis.add_argument("--base", default="seed", help="cell whose other pins stay fixed (default: seed)")
+    bis.add_argument("--on", choices=("verdict", "frame"), default="verdict",
+                     help="what counts as a change: the verdict, or the verdict and the innermost FlashInfer frame")
+    bis.add_argument("--every", action="store_true",
+                     help="then evaluate every version on the axis too and compare the boundaries")
+    bis.add_argument("--jobs", type=int, default=default_jobs(), help="cells in parallel for --every")
     bis.set_defaults(func=_cmd_bisect)

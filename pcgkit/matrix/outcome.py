@@ -120,3 +120,26 @@ def classify_install_failure(log_text: str) -> str:
         if re.search(pattern, log_text, re.IGNORECASE):
             return cause
     return "install failed"
+
+
+_MISSING_DEPENDENCY = re.compile(r"there is no version of (\S+?)(?:,| and) (\S+) depends on (\S+?)(?:,|$)", re.MULTILINE)
+_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b.*)$", re.MULTILINE)
+
+
+def install_failure_detail(log_text: str) -> str:
+    """The resolver's own culprit when a dependency (not a pinned package) is missing. Pure.
+
+    'flashinfer-python==0.4.1 depends on apache-tvm-ffi==0.1.0b15, which is not on the index' says
+    more than 'unknown version' with the cell's pins, none of which is the missing one.
+    """
+    match = _MISSING_DEPENDENCY.search(log_text)
+    if match is None:
+        return ""
+    missing, dependent = match.group(1), match.group(2)
+    return f"{dependent} depends on {missing}, which the index does not have"
+
+
+def last_exception_line(log_text: str) -> str:
+    """The last 'SomeError: message' line of a traceback, for a reason that says what broke. Pure."""
+    lines = _EXCEPTION_LINE.findall(log_text)
+    return lines[-1].strip()[:300] if lines else ""

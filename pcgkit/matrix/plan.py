@@ -69,6 +69,7 @@ def _cell_from_table(table: dict, defaults: dict, base_dir: Path | None) -> Cell
         torch=table.get("torch"),
         companions=tuple(table.get("companions", ())),
         flashinfer_extras=tuple(table.get("flashinfer-extras", ())),
+        constraints=tuple(table.get("constraints", ())),
         kind=kind,
         interpreter=interpreter,
         base_image=table.get("base-image", defaults.get("base-image")),
@@ -129,7 +130,7 @@ def releases_in_range(index: PinsIndex, spec: dict) -> list[SglangRelease]:
     return chosen
 
 
-def _release_cell(release: SglangRelease, python: str) -> Cell | None:
+def _release_cell(release: SglangRelease, python: str, constraints: tuple[str, ...] = ()) -> Cell | None:
     pins = release.pins
     if "flashinfer-python" not in pins or "torch" not in pins:
         return None
@@ -141,6 +142,7 @@ def _release_cell(release: SglangRelease, python: str) -> Cell | None:
         flashinfer=fi.version,
         flashinfer_extras=fi.extras,
         torch=pins["torch"].version,
+        constraints=constraints,
         origin="sglang-release",
     )
 
@@ -164,7 +166,7 @@ def plan(spec: MatrixSpec, index: PinsIndex, base_dir: Path | None = None, only:
     if spec.sglang_releases is not None:
         python = str(spec.sglang_releases.get("python", spec.defaults.get("python", "3.12")))
         for release in releases_in_range(index, spec.sglang_releases):
-            candidate = _release_cell(release, python)
+            candidate = _release_cell(release, python, tuple(spec.sglang_releases.get("constraints", ())))
             if candidate is None:
                 continue
             twin = next((i for i, c in enumerate(cells) if _install_key(c) == _install_key(candidate)), None)

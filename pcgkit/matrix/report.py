@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pcgkit import __version__
 from pcgkit.matrix.outcome import CellOutcome
+from pcgkit.fixmodes import FIX_MODES
 from pcgkit.matrix.pins import version_key
 from pcgkit.modes import MODES
 from pcgkit.summary import SIMULATION_NOTE
@@ -32,12 +33,75 @@ VERDICT_LEGEND: dict[str, str] = {
 }
 
 
+# Case families, in column order. A case id the kit has no registry entry for still gets a
+# column: its family is the id's first word ("sglang-e2e" -> "sglang"), placed after these.
+FAILURE = "failure"
+FIX = "fix"
+FAMILY_ORDER: tuple[str, ...] = (FAILURE, FIX)
+FIX_LEGEND = (
+    "fix columns read 'fix works in this cell': **yes** = the fix traced under its compile setting "
+    "(and, on a real GPU, compiled == eager); **no** = it failed (known way or new), with why"
+)
+
+
 @dataclasses.dataclass(frozen=True)
 class Span:
     verdict: str  # a bug verdict, or "mixed" when cells at one version disagree
     first: str
     last: str
     cells: tuple[str, ...]
+
+
+def case_family(case_id: str) -> str:
+    """failure / fix / the id's first word for any other case family. Pure."""
+    if case_id in MODES:
+        return FAILURE
+    if case_id in FIX_MODES or case_id.startswith("fix-"):
+        return FIX
+    return case_id.split("-", 1)[0] if "-" in case_id else "other"
+
+
+def _column_key(case_id: str) -> tuple:
+    family = case_family(case_id)
+    registry = list(MODES) + list(FIX_MODES)
+    family_rank = FAMILY_ORDER.index(family) if family in FAMILY_ORDER else len(FAMILY_ORDER)
+    # Registered cases keep their registry order; others sort by family, then id.
+    known_rank = registry.index(case_id) if case_id in registry else len(registry)
+    return (family_rank, family if family_rank == len(FAMILY_ORDER) else "", known_rank, case_id)
+
+
+def case_columns(outcomes: Sequence[CellOutcome]) -> list[dict]:
+    """One column per case id present in any cell's results: failure modes, then fixes, then others. Pure.
+
+    When no cell produced a result (every cell an error), the registered failure and fix modes
+    stand in, so the table still says which cases could not be judged.
+    """
+    ids = {r.mode for o in outcomes for r in o.results}
+    if not ids:
+        ids = set(MODES) | set(FIX_MODES)
+    known = {**MODES, **FIX_MODES}
+    columns = []
+    for case_id in sorted(ids, key=_column_key):
+        mode = known.get(case_id)
+        columns.append({
+            "id": case_id,
+            "family": case_family(case_id),
+            "title": mode.title if mode else case_id,
+            "known_signature": mode.known_signature if mode else "",
+        })
+    return columns
+
+
+def fix_works(verdict: str) -> str | None:
+    """'yes' / 'no' for a fix case's verdict; None when the cell says nothing about the fix. Pure.
+
+    not-applicable (this version lacks the code path) is neither: there is nothing to fix there.
+    """
+    if verdict == "fixed":
+        return "yes"
+    if verdict in ("reproduced", "drifted"):
+        return "no"
+    return None
 
 
 def mode_entry(outcome: CellOutcome, mode: str) -> dict:
@@ -116,10 +180,16 @@ def describe_spans(axis: str, mode: str, spans: Sequence[Span]) -> str:
 
 def build_compat(outcomes: Sequence[CellOutcome], created: str | None = None) -> dict:
     """The versioned JSON document every other renderer reads. Pure (created is passed in for tests)."""
+    columns = case_columns(outcomes)
     cells = []
     for outcome in outcomes:
         cell = outcome.cell
-        entries = {mode: mode_entry(outcome, mode) for mode in MODES}
+        entries = {}
+        for column in columns:
+            entry = mode_entry(outcome, column["id"])
+            if column["family"] == FIX:
+                entry["fix_works"] = fix_works(entry["verdict"])
+            entries[column["id"]] = entry
         cells.append({
             "id": cell.id,
             "label": cell.label(),
@@ -148,14 +218,14 @@ def build_compat(outcomes: Sequence[CellOutcome], created: str | None = None) ->
             for axis in RANGE_AXES
             if (spans := version_spans(outcomes, mode, axis)) or axis != "sglang"
         }
-        for mode in MODES
+        for mode in (c["id"] for c in columns)
     }
     return {
         "schema": COMPAT_SCHEMA,
         "created": created or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "kit_version": __version__,
         "environment": {"host": platform.node(), "platform": platform.platform(), "machine": platform.machine()},
-        "modes": [{"id": m.id, "title": m.title, "known_signature": m.known_signature} for m in MODES.values()],
+        "modes": columns,  # every case id present in the results, failure modes first, then fixes, then others
         "legend": VERDICT_LEGEND,
         "cells": cells,
         "ranges": ranges,
@@ -186,7 +256,7 @@ def _md(text: str) -> str:
 
 
 def render_markdown(compat: dict) -> str:
-    """reports/compat.md: rows = cells, columns = failure modes, then ranges, legend, environment."""
+    """reports/compat.md: rows = cells, one column per case (failure modes, fixes, others), ranges, legend."""
     modes = compat["modes"]
     lines = [
         "# pcgkit compatibility matrix",
@@ -206,14 +276,9 @@ def render_markdown(compat: dict) -> str:
             cell["pin_status"],
         ]
         for mode in modes:
-            entry = cell["modes"][mode["id"]]
-            if entry["verdict"] == "error":
-                row.append(f"**error** ({cell['stage'] or 'no result'})")  # the reason is listed below
-            else:
-                sig = f" `{_md(entry['signature'])}`" if entry.get("signature") else ""
-                row.append(f"**{entry['verdict']}**{sig}")
+            row.append(_md_entry(cell, mode, cell["modes"].get(mode["id"])))
         lines.append("| " + " | ".join(row) + " |")
-    lines += ["", "## Where each mode reproduces", ""]
+    lines += ["", "## Where each case gives which verdict", ""]
     for mode in modes:
         for info in compat["ranges"].get(mode["id"], {}).values():
             lines.append(f"- **{mode['id']}** ({_md(mode['title'])}): {_md(info['text'])}")
@@ -232,6 +297,7 @@ def render_markdown(compat: dict) -> str:
     lines += [f"- **{verdict}**: {text}" for verdict, text in compat["legend"].items()]
     lines += [
         "- signature: dynamo graph-break id and the innermost FlashInfer frame (file:line:function)",
+        f"- {FIX_LEGEND}",
         (
             "- pins: on-pin = exactly the flashinfer-python and torch an SGLang release declares; off-pin otherwise; "
             "unpinned = an existing interpreter"
@@ -243,7 +309,8 @@ def render_markdown(compat: dict) -> str:
         f"- pcgkit {compat['kit_version']}, created {compat['created']}, host {compat['environment']['platform']}",
     ]
     for mode in modes:
-        lines.append(f"- {mode['id']}: {_md(mode['title'])}; known signature: {_md(mode['known_signature'])}")
+        known = f"; known signature: {_md(mode['known_signature'])}" if mode.get("known_signature") else ""
+        lines.append(f"- {mode['id']} ({mode.get('family', FAILURE)}): {_md(mode['title'])}{known}")
     if any(c.get("simulated") for c in compat["cells"]):
         lines += ["", f"> {SIMULATION_NOTE}"]
     return "\n".join(lines) + "\n"
@@ -263,6 +330,23 @@ def render_images(cells: Sequence[dict]) -> list[str]:
                 p.get("host_driver", "")]
         lines.append("| " + " | ".join(_md(c) for c in cols) + " |")
     return lines
+
+
+FIX_WHY_CHARS = 90
+
+
+def _md_entry(cell: dict, mode: dict, entry: dict | None) -> str:
+    """One table cell. Fix columns answer 'fix works here: yes/no, why'; the others show verdict + signature."""
+    if entry is None:  # a column from another run's case set (old history): this cell has no such result
+        return "-"
+    if entry["verdict"] == "error":
+        return f"**error** ({cell['stage'] or 'no result'})"  # the reason is listed below
+    sig = f" `{_md(entry['signature'])}`" if entry.get("signature") else ""
+    if mode.get("family") == FIX and entry.get("fix_works"):
+        why = _md(entry.get("reason", ""))
+        why = why if len(why) <= FIX_WHY_CHARS else why[: FIX_WHY_CHARS - 1] + "…"
+        return f"**{entry['fix_works']}** ({entry['verdict']}): {why}{sig}"
+    return f"**{entry['verdict']}**{sig}"
 
 
 def previous_history(history_dir: Path) -> dict | None:

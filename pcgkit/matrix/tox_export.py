@@ -18,9 +18,21 @@ def factor(cell: Cell) -> str:
     return re.sub(r"[^A-Za-z0-9]", "_", cell.id)
 
 
-def render_tox(cells: Sequence[Cell]) -> str:
+UV = "uv"
+PIP = "pip"
+
+
+def render_tox(cells: Sequence[Cell], installer: str = UV, kit_dir: str = "{toxinidir}") -> str:
+    """The [tox]/[testenv] sections. installer "uv" (tox-uv, what tox.ini ships) or "pip" (plain tox +
+    virtualenv + pip: the baseline benchmarks/bench_matrix_vs_tox.py measures against). Pure."""
+    if installer not in (UV, PIP):
+        raise ValueError(f"installer {installer!r}: one of {UV}, {PIP}")
     venv_cells = [c for c in cells if c.kind == VENV]
     factors = ",".join(factor(c) for c in venv_cells)
+    # The kit (editable) and sglang (without its dependencies) go in with the environment's own pip:
+    # `python3 -m uv` inside a tox command resolves python3 to the environment's interpreter, which has
+    # no uv (tox -e cell-seed failed so, 2026-11-29); tox-uv seeds pip when uv_seed is set.
+    install = "{envpython} -m pip install"
     lines = [
         BEGIN,
         "# One tox environment per matrix cell: `tox -e cell-seed`, or `tox` for all of them.",
@@ -28,15 +40,19 @@ def render_tox(cells: Sequence[Cell]) -> str:
         "[tox]",
         "requires =",
         "    tox>=4.2",
-        "    tox-uv>=1",
+    ]
+    if installer == UV:
+        lines.append("    tox-uv>=1")
+    lines += [
         f"env_list = cell-{{{factors}}}",
         "",
         "[testenv]",
-        "runner = uv-venv-runner",
+        "runner = uv-venv-runner" if installer == UV else "runner = virtualenv",
         "package = skip",
-        "set_env =",
-        "    UV_PYTHON_DOWNLOADS = never",
-        "allowlist_externals = python3",
+    ]
+    if installer == UV:
+        lines += ["uv_seed = true", "set_env =", "    UV_PYTHON_DOWNLOADS = never"]
+    lines += [
         "deps =",
         "    pytest>=8",
         "    packaging>=23",
@@ -47,16 +63,21 @@ def render_tox(cells: Sequence[Cell]) -> str:
     for cell in venv_cells:
         for requirement in cell.requirements():
             lines.append(f"    {factor(cell)}: {requirement}")
+        # tox's deps cannot carry an inline constraint: it goes in as a requirement. Where the cell's
+        # pins pull that package anyway (the reason for the constraint) the environment is the same;
+        # elsewhere tox's environment holds one package more than pcgkit's.
+        for constraint in cell.constraints:
+            lines.append(f"    {factor(cell)}: {constraint}")
     lines.append("base_python =")
     for cell in venv_cells:
         lines.append(f"    {factor(cell)}: python{cell.python}")
     lines += [
         "commands_pre =",
-        "    python3 -m uv pip install --python {envpython} --no-deps -e {toxinidir}",
+        f"    {install} --no-deps -e {kit_dir}",
     ]
     for cell in venv_cells:
         if cell.sglang:  # without its dependencies: the FlashInfer-level cases never import it
-            lines.append(f"    {factor(cell)}: python3 -m uv pip install --python {{envpython}} --no-deps sglang=={cell.sglang}")
+            lines.append(f"    {factor(cell)}: {install} --no-deps sglang=={cell.sglang}")
     lines += [
         "commands =",
         "    {envpython} -m pcgkit.cli run --python {envpython} --reports {toxinidir}/reports/tox/{envname} {posargs}",

@@ -1,0 +1,40 @@
+"""Two matrix runs sharing an environments folder install a cell's environment once: the second
+waits for the first, finds its stamp and reuses it (no uv here: the install commands are stand-ins)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from pcgkit.matrix import backend_venv
+from pcgkit.matrix.backend_venv import BackendConfig, _Deadline, prepare_env
+from pcgkit.matrix.cells import Cell
+
+
+def test_concurrent_prepares_install_once_and_share_the_environment(monkeypatch, tmp_path: Path):
+    """Two threads preparing the same cell: one install runs, both get the same interpreter."""
+    installs = tmp_path / "installs.txt"
+
+    def fake_commands(cell, env_dir, base_python, constraints_file=None):
+        # Slow enough that, without the lock, the second prepare would start its own install.
+        script = (f"mkdir -p {env_dir}/bin && ln -sf {base_python} {env_dir}/bin/python "
+                  f"&& echo install >> {installs} && sleep 1")
+        return [["sh", "-c", script]]
+
+    monkeypatch.setattr(backend_venv, "install_commands", fake_commands)
+    config = BackendConfig(cells_root=tmp_path / "cells", envs_root=tmp_path / "envs")
+    cell = Cell("c", flashinfer="0.6.1", torch="2.9.1")
+    got = []
+
+    def prepare(n: int) -> None:
+        cell_dir = tmp_path / "cells" / f"run{n}"
+        cell_dir.mkdir(parents=True)
+        got.append(prepare_env(cell, cell_dir, config, _Deadline(60)))
+
+    threads = [threading.Thread(target=prepare, args=(n,)) for n in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert installs.read_text().splitlines() == ["install"]
+    assert len(got) == 2 and got[0] == got[1] and got[0][0].endswith("/bin/python"), got
