@@ -149,7 +149,7 @@ def test_bisect_every_agrees_with_bisection_on_one_change(monkeypatch, capsys, t
 
     evaluated: list[str] = []
 
-    def fake_run_matrix(cells, config, jobs=None, force=False, show_progress=True):
+    def fake_run_matrix(cells, config, jobs=None, force=False, show_progress=True, run=None):
         out = []
         for cell in cells:
             evaluated.append(cell.flashinfer)

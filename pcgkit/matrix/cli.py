@@ -184,7 +184,7 @@ def first_change(keys: list[str | None]) -> int | None:
 def _check_every(args, base: Cell, versions: list[str], planned: list[Cell], config, result) -> int:
     """Evaluate every version on the axis (cached cells reused) and compare its boundary with bisection's."""
     cells = [_axis_cell(base, args.axis, v, planned) for v in versions]
-    outcomes = run_matrix(cells, config, jobs=args.jobs, force=False, show_progress=False)
+    outcomes = run_matrix(cells, config, jobs=args.jobs, force=False, show_progress=False, run=cell_runner(args))
     keys = [bisect_key(mode_entry(o, args.mode), args.on) for o in outcomes]
     print(f"\nevery version ({len(versions)} cells):")
     for version, key, outcome in zip(versions, keys, outcomes):
