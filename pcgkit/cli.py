@@ -16,6 +16,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.envcapture",
     "pcgkit.repro",
     "pcgkit.issuedraft",
+    "pcgkit.e2e.cli",
 )
 
 
