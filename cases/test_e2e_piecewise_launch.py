@@ -32,9 +32,9 @@ def test_e2e_piecewise_launch(request, tmp_path):
     """A real SGLang server with piecewise CUDA graphs on the tiny NVFP4 checkpoint: capture crash or served."""
     import sys
 
-    from pcgkit.e2e.case import launch_and_classify, to_case_result
+    from pcgkit.e2e.case import launch_and_classify, not_applicable_result, to_case_result
     from pcgkit.e2e.checkpoint import write_checkpoint
-    from pcgkit.e2e.launch import build_launch
+    from pcgkit.e2e.launch import LaunchPlanError, build_launch
     from pcgkit.e2e.server import free_loopback_port
     from pcgkit.expectations import expected_for, load_expectations
     from pcgkit.plugin import _judge
@@ -48,9 +48,19 @@ def test_e2e_piecewise_launch(request, tmp_path):
         flags = piecewise_flags()
     except ImportError as exc:
         pytest.fail(f"pcgkit error: broken install: SGLang's server_args does not import: {exc}", pytrace=False)
+    versions = collect_versions()
+    expectation = expected_for(MODE.id, versions, load_expectations())
     checkpoint = write_checkpoint(tmp_path / "tiny-nvfp4")
     port = free_loopback_port()
-    plan = build_launch(flags, python=sys.executable, model_path=str(checkpoint), port=port)
+    try:
+        plan = build_launch(flags, python=sys.executable, model_path=str(checkpoint), port=port)
+    except LaunchPlanError as exc:  # e.g. 0.5.22+: torch.compile piecewise (tc_piecewise) was removed
+        result = not_applicable_result(str(exc), device=device.to_dict(), versions=versions, nodeid=request.node.nodeid,
+                                       evidence={"flags": flags.to_dict()},
+                                       expected=expectation.expect.value if expectation else None)
+        request.node.user_properties.extend(result.junit_properties())
+        _judge(result, expectation.why if expectation else "")
+        return
     env = dict(os.environ)
     toolkit = cuda_toolkit_root()
     if toolkit and not env.get("CUDA_HOME"):
@@ -63,8 +73,6 @@ def test_e2e_piecewise_launch(request, tmp_path):
         env=env,
         ready_timeout_s=request.config.getoption("--pcgkit-case-timeout"),
     )
-    versions = collect_versions()
-    expectation = expected_for(MODE.id, versions, load_expectations())
     result = to_case_result(
         outcome,
         device=device.to_dict(),

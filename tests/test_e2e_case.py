@@ -28,6 +28,18 @@ def devices(monkeypatch):
     return set_devices
 
 
+@pytest.fixture(scope="module")
+def imported_stack():
+    """torch and the checkpoint writer's libraries, imported once before any in-process run
+    (pytester restores sys.modules after each test, and torch cannot be imported twice); the pcgkit.e2e
+    modules too, so that a monkeypatch on them is the one the case sees."""
+    import importlib
+
+    for name in ("torch", "safetensors.torch", "tokenizers", "pcgkit.e2e.checkpoint", "pcgkit.nvfp4_reference",
+                 "pcgkit.e2e.flags", "pcgkit.e2e.launch", "pcgkit.e2e.case", "pcgkit.e2e.server"):
+        importlib.import_module(name)
+
+
 @pytest.fixture
 def case(pytester):
     pytester.makepyfile(test_e2e_piecewise_launch=CASE.read_text())
@@ -72,3 +84,57 @@ def test_case_never_simulates():
     test = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_"))
     assert "target" not in [a.arg for a in test.args.args]  # the plugin would parametrize a simulated variant
     assert "assert not device.simulated" in CASE.read_text()
+
+
+DYING_SERVER = """
+import sys, time
+time.sleep(0.2)
+sys.stdout.write(open(sys.argv[1]).read())
+sys.exit(1)
+"""
+
+
+def test_case_end_to_end_with_a_stand_in_server(imported_stack, case, devices, monkeypatch, tmp_path):
+    """With an SM120 device reported and a stand-in server that dies as seed 000's did, the case records
+    `reproduced` with the signature, keeps the log, and xfails (the known bug) like the other cases."""
+    import sys
+
+    from pcgkit.e2e import flags as flags_mod
+    from pcgkit.e2e import launch as launch_mod
+
+    seed_log = CASE.parent.parent / "fixtures" / "e2e_logs" / "seed000_capture_nvcc_subprocess.log"
+    script = tmp_path / "dying_server.py"
+    script.write_text(DYING_SERVER)
+    built = []
+
+    def stand_in_plan(flags, *, python, model_path, port, **kwargs):
+        real = launch_mod.LaunchPlan(("x",), (), "")
+        built.append((flags, model_path, port))
+        return launch_mod.LaunchPlan((sys.executable, str(script), str(seed_log)), real.piecewise_args, "stand-in")
+
+    devices(Device("stand-in SM120 (test)", (12, 0)))
+    monkeypatch.setattr(flags_mod, "piecewise_flags", lambda: flags_mod.PiecewiseFlags("0.0.test", "--enable-piecewise-cuda-graph", None, None, False))
+    monkeypatch.setattr(launch_mod, "build_launch", stand_in_plan)
+    out = tmp_path / "results.json"
+    result = case.runpytest_inprocess(*PLUGIN_ARGS, f"--pcgkit-json={out}", "-rx")
+    result.assert_outcomes(xfailed=1)
+    (row,) = json.loads(out.read_text())["results"]
+    assert (row["mode"], row["variant"], row["verdict"]) == ("e2e-piecewise-launch", "sm120", "reproduced")
+    assert row["signature"]["innermost_library_frame"] == "flashinfer/jit/cpp_ext.py:69:get_cuda_version"
+    assert row["simulated"] is False and row["device"]["compute_capability"] == "12.0"
+    assert Path(row["evidence"]["server_log"]).read_text() == seed_log.read_text()
+    assert row["evidence"]["server"]["readiness"] == "died" and row["evidence"]["server"]["exit_status"] == 1
+    (flags, model_path, _port), = built
+    assert (Path(model_path) / "model.safetensors").exists()  # the checkpoint was written before the launch
+
+
+def test_case_without_a_piecewise_switch_is_not_applicable(imported_stack, case, devices, monkeypatch, tmp_path):
+    """A release with no piecewise flag (0.5.22+) records not-applicable and launches nothing."""
+    from pcgkit.e2e import flags as flags_mod
+
+    devices(Device("stand-in SM120 (test)", (12, 0)))
+    monkeypatch.setattr(flags_mod, "piecewise_flags", lambda: flags_mod.PiecewiseFlags("0.5.23", None, None, None, False))
+    out = tmp_path / "results.json"
+    case.runpytest_inprocess(*PLUGIN_ARGS, f"--pcgkit-json={out}").assert_outcomes(skipped=1)
+    (row,) = json.loads(out.read_text())["results"]
+    assert row["verdict"] == "not-applicable" and "no flag that turns piecewise CUDA graphs on" in row["reason"]

@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 from pcgkit.e2e.logclass import E2E_MODE, Classification, classify_run
 from pcgkit.e2e.server import ServerRun, serve_once
 from pcgkit.result import CaseResult
+from pcgkit.verdict import Verdict
 
 VARIANT = "sm120"  # never simulated: this case only runs on a real SM120 GPU
 
@@ -67,5 +68,23 @@ def to_case_result(
             "piecewise_capture_ended": c.capture_ended,
             "generation": dataclasses.asdict(generation) if generation else None,
         },
+        nodeid=nodeid,
+    )
+
+
+def not_applicable_result(
+    reason: str, *, device: dict, versions: dict, nodeid: str, evidence: dict, expected: str | None = None
+) -> CaseResult:
+    """The row for a release that has no way to turn piecewise CUDA graphs on: nothing was launched."""
+    return CaseResult(
+        mode=E2E_MODE.id,
+        variant=VARIANT,
+        verdict=Verdict.NOT_APPLICABLE,
+        reason=reason,
+        device=device,
+        versions=versions,
+        duration_s=0.0,
+        expected=expected,
+        evidence=evidence,
         nodeid=nodeid,
     )

@@ -23,6 +23,7 @@ from pcgkit import proc
 from pcgkit.e2e.probe import MARKER
 from pcgkit.errors import EnvironmentSetupError, UsageError
 from pcgkit.interpreters import find_python
+from pcgkit.matrix.backend_venv import uv_command
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO_ROOT / "fixtures" / "sglang_launch_validation.json"
@@ -36,6 +37,12 @@ def plan_versions(cells: Iterable) -> list[str]:
     from packaging.version import Version
 
     return sorted({c.sglang for c in cells if getattr(c, "sglang", None)}, key=Version)
+
+
+def _version_key(version: str):
+    from packaging.version import Version
+
+    return Version(version)
 
 
 def default_matrix_versions() -> list[str]:
@@ -115,7 +122,7 @@ def summarize(version_reports: dict[str, dict | None], environment: dict) -> dic
 
 
 def _uv(*args: str, log: Path) -> proc.Completed:
-    return proc.run([sys.executable, "-m", "uv", *args], timeout=1800, log_path=log,
+    return proc.run([*uv_command(), *args], timeout=1800, log_path=log,
                     env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"})
 
 
@@ -195,7 +202,7 @@ def _cmd_validate(args) -> int:
     try:
         reports = run_validation(versions, workdir, python)
         venv_python = workdir / "probe-venv" / "bin" / "python"
-        frozen = proc.run([sys.executable, "-m", "uv", "pip", "freeze", "--python", str(venv_python)], echo=False)
+        frozen = proc.run([*uv_command(), "pip", "freeze", "--python", str(venv_python)], echo=False)
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -206,8 +213,13 @@ def _cmd_validate(args) -> int:
             line for line in frozen.output_tail.splitlines() if "==" in line and not line.startswith("nvidia")
         ),
     }
-    data = summarize(reports, environment)
     out = Path(args.out)
+    if args.sglang and out.exists():
+        # A partial re-run (--sglang X) replaces those releases' rows and keeps the others.
+        previous = json.loads(out.read_text())
+        kept = {r["sglang"]: r["probe"] for r in previous.get("results", []) if r["sglang"] not in reports}
+        reports = dict(sorted({**kept, **reports}.items(), key=lambda item: _version_key(item[0])))
+    data = summarize(reports, environment)
     out.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     counts = {s: sum(r["status"] == s for r in data["results"]) for s in ("ok", "not-applicable", "failed")}
     print(f"pcgkit: wrote {out}: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
