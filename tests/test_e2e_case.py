@@ -28,21 +28,27 @@ def devices(monkeypatch):
     return set_devices
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", autouse=True)
 def imported_stack():
-    """torch and the checkpoint writer's libraries, imported once before any in-process run
-    (pytester restores sys.modules after each test, and torch cannot be imported twice); the pcgkit.e2e
-    modules too, so that a monkeypatch on them is the one the case sees."""
+    """Everything the in-process runs import, imported once before any of them: pytester restores
+    sys.modules after each test, and torch (its dynamo backend registry above all) cannot be imported
+    twice in one process; the pcgkit.e2e modules too, so that a monkeypatch on them is the one the
+    case sees."""
     import importlib
 
-    for name in ("torch", "safetensors.torch", "tokenizers", "pcgkit.e2e.checkpoint", "pcgkit.nvfp4_reference",
-                 "pcgkit.e2e.flags", "pcgkit.e2e.launch", "pcgkit.e2e.case", "pcgkit.e2e.server"):
+    for name in ("torch", "torch._dynamo", "torch._dynamo.trace_rules", "flashinfer", "flashinfer.utils",
+                 "flashinfer.jit.core", "flashinfer.jit.cpp_ext", "flashinfer.fp4_quantization", "pcgkit.simulate",
+                 "pcgkit.nvfp4", "pcgkit.plugin", "pcgkit.tracing", "safetensors.torch", "tokenizers",
+                 "pcgkit.e2e.checkpoint", "pcgkit.nvfp4_reference", "pcgkit.e2e.flags", "pcgkit.e2e.launch",
+                 "pcgkit.e2e.case", "pcgkit.e2e.server"):
         importlib.import_module(name)
+    importlib.import_module("torch._dynamo").list_backends()  # registers "eager" & co. now, not inside a run
 
 
 @pytest.fixture
 def case(pytester):
-    pytester.makepyfile(test_e2e_piecewise_launch=CASE.read_text())
+    # Another module name than the real case's: under xdist the real one may be imported already.
+    pytester.makepyfile(test_e2e_case_under_test=CASE.read_text())
     return pytester
 
 
@@ -94,7 +100,7 @@ sys.exit(1)
 """
 
 
-def test_case_end_to_end_with_a_stand_in_server(imported_stack, case, devices, monkeypatch, tmp_path):
+def test_case_end_to_end_with_a_stand_in_server(case, devices, monkeypatch, tmp_path):
     """With an SM120 device reported and a stand-in server that dies as seed 000's did, the case records
     `reproduced` with the signature, keeps the log, and xfails (the known bug) like the other cases."""
     import sys
@@ -128,7 +134,7 @@ def test_case_end_to_end_with_a_stand_in_server(imported_stack, case, devices, m
     assert (Path(model_path) / "model.safetensors").exists()  # the checkpoint was written before the launch
 
 
-def test_case_without_a_piecewise_switch_is_not_applicable(imported_stack, case, devices, monkeypatch, tmp_path):
+def test_case_without_a_piecewise_switch_is_not_applicable(case, devices, monkeypatch, tmp_path):
     """A release with no piecewise flag (0.5.22+) records not-applicable and launches nothing."""
     from pcgkit.e2e import flags as flags_mod
 

@@ -107,3 +107,13 @@ def test_shapes_the_kernels_would_reject_are_refused(bad, tmp_path):
     with pytest.raises(UsageError):
         write_checkpoint(tmp_path / "x", bad)
     assert not (tmp_path / "x").exists()
+
+
+def test_cli_writes_a_four_layer_checkpoint(tmp_path, capsys):
+    """`pcgkit e2e checkpoint --out DIR --layers 4` writes the checkpoint and says where."""
+    from pcgkit.cli import main
+
+    assert main(["e2e", "checkpoint", "--out", str(tmp_path / "c4"), "--layers", "4"]) == 0
+    assert json.loads((tmp_path / "c4" / "config.json").read_text())["num_hidden_layers"] == 4
+    assert "model.layers.3.mlp.down_proj.weight_scale" in _tensors(tmp_path / "c4")
+    assert str(tmp_path / "c4") in capsys.readouterr().out

@@ -38,6 +38,24 @@ def test_default_on_release_with_disable_and_enforce():
         None, "--disable-piecewise-cuda-graph", "--enforce-piecewise-cuda-graph", True)
 
 
+def test_deprecated_no_op_enable_switch_is_not_the_way_on():
+    """A deprecated --enable-... that only warns (0.5.10-0.5.12) is recorded as deprecated; enforce is used."""
+
+    class DeprecatedAction(argparse.Action):  # SGLang's: prints a warning, stores nothing
+        def __init__(self, option_strings, dest, nargs=0, **kwargs):
+            super().__init__(option_strings, dest, nargs=nargs, **kwargs)
+
+        def __call__(self, parser, namespace, values, option_string=None):
+            print(f"{option_string} is deprecated")
+
+    parser = _parser("--disable-piecewise-cuda-graph", "--enforce-piecewise-cuda-graph")
+    parser.add_argument("--enable-piecewise-cuda-graph", action=DeprecatedAction)
+    flags = flags_from_parser("0.5.10.post1", parser, lambda dest: False)
+    assert flags.enable is None and flags.deprecated == ("--enable-piecewise-cuda-graph",)
+    assert flags.default_on and flags.force == "--enforce-piecewise-cuda-graph"
+    assert build_launch(flags, python="p", model_path="/m", port=1).piecewise_args == ("--enforce-piecewise-cuda-graph",)
+
+
 def test_enable_flag_with_true_default_is_default_on():
     """When the enable field defaults to True the release is default-on even though the flag exists."""
     flags = flags_from_parser("x", _parser("--enable-piecewise-cuda-graph"), lambda dest: dest == "enable_piecewise_cuda_graph")
@@ -124,3 +142,18 @@ def test_declared_pins_reads_exact_pins_only():
 
     assert declared_pins(metadata, ("transformers", "tokenizers", "compressed-tensors")) == [
         "transformers==4.57.1", "tokenizers==0.23.2"]
+
+
+def test_switches_in_effect_follow_the_real_destination():
+    """Aliases that store a const elsewhere (0.5.16's --enforce-... -> cuda_graph_backend_prefill) are judged by value."""
+    from pcgkit.e2e.flags import switches_in_effect
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cuda-graph-backend-prefill", dest="cuda_graph_backend_prefill", default=None)
+    parser.add_argument("--enforce-piecewise-cuda-graph", action="store_const", dest="cuda_graph_backend_prefill", const="tc_piecewise")
+    parser.add_argument("--disable-piecewise-cuda-graph", action="store_const", dest="cuda_graph_backend_prefill", const="disabled")
+    options = ("--enforce-piecewise-cuda-graph", "--disable-piecewise-cuda-graph")
+    forced = parser.parse_args(["--enforce-piecewise-cuda-graph"])
+    assert switches_in_effect(parser, forced, options) == {options[0]: True, options[1]: False}
+    overridden = parser.parse_args(["--enforce-piecewise-cuda-graph", "--cuda-graph-backend-prefill", "breakable"])
+    assert switches_in_effect(parser, overridden, options) == {options[0]: False, options[1]: False}

@@ -90,7 +90,7 @@ def stub_missing_cuda_modules() -> list[str]:
     return missing
 
 
-def _parse_with_sglang(server_args: tuple[str, ...]) -> dict:
+def _parse_with_sglang(server_args: tuple[str, ...], flags) -> dict:
     from sglang.srt.server_args import ServerArgs
 
     parser = argparse.ArgumentParser(prog="sglang.launch_server")
@@ -101,15 +101,19 @@ def _parse_with_sglang(server_args: tuple[str, ...]) -> dict:
             namespace = parser.parse_args(list(server_args))
     except SystemExit as exc:  # argparse's way of saying no: unknown flag, bad choice, ...
         return {"ok": False, "error": f"argparse exit {exc.code}: {stderr.getvalue().strip()[-600:]}"}
-    values = {
-        key: getattr(namespace, key)
-        for key in ("enable_piecewise_cuda_graph", "disable_piecewise_cuda_graph", "enforce_piecewise_cuda_graph",
-                    "quantization", "model_path", "port", "tp_size")
-        if hasattr(namespace, key)
-    }
-    piecewise_on = values.get("enable_piecewise_cuda_graph", True) is True and not values.get(
-        "disable_piecewise_cuda_graph", False
-    )
+    from pcgkit.e2e.flags import switches_in_effect
+
+    switches = [o for o in (flags.enable, flags.disable, flags.force) if o]
+    in_effect = switches_in_effect(parser, namespace, switches)
+    values = {k: getattr(namespace, k) for k in ("quantization", "model_path", "port") if hasattr(namespace, k)}
+    values["switches_in_effect"] = in_effect
+    # On, as this release decides it: its enable switch in effect where it is opt-in, its force
+    # switch in effect where we pass one, and its disable switch never.
+    piecewise_on = (flags.enable is not None or flags.default_on) and not (flags.disable and in_effect[flags.disable])
+    if flags.enable:
+        piecewise_on = piecewise_on and in_effect[flags.enable]
+    if flags.force:
+        piecewise_on = piecewise_on and in_effect[flags.force]
     if not piecewise_on:
         return {"ok": False, "error": f"parsed, but piecewise CUDA graphs are not on: {values}", "parsed": values}
     return {"ok": True, "parsed": values}
@@ -199,7 +203,7 @@ def probe(checkpoint: Path) -> dict:
                     # Not a failure of the kit: this release has no switch for piecewise CUDA graphs.
                     report["launch"] = {"ok": False, "not_applicable": str(exc), "cuda_graph_options": _cuda_graph_options()}
                     continue
-                report["launch"] = {"argv": list(plan.argv), "how": plan.how, **_parse_with_sglang(plan.server_args)}
+                report["launch"] = {"argv": list(plan.argv), "how": plan.how, **_parse_with_sglang(plan.server_args, flags)}
             else:
                 report["stubbed"] = stub_missing_cuda_modules()
                 report["checkpoint"] = _check_checkpoint(checkpoint)
