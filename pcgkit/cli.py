@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.repro",
     "pcgkit.issuedraft",
     "pcgkit.parity",
+    "pcgkit.e2e.cli",
 )
 
 

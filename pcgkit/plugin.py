@@ -111,6 +111,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     # when this runner was told it has that hardware (--pcgkit-require-hardware). It did not run.
     mode = getattr(item.module, "MODE", None) if hasattr(item, "module") else None
     target = getattr(item, "callspec", None) and item.callspec.params.get("target")
+    # A case that runs on one target only (the end-to-end launch) names it as module-level TARGET.
+    target = target or (getattr(item.module, "TARGET", None) if hasattr(item, "module") else None)
     stopped = report.skipped or report.failed
     if call.when == "setup" and stopped and isinstance(mode, Mode) and isinstance(target, Target):
         if report.skipped:

@@ -119,3 +119,93 @@ def _redact_file(path: Path, secrets: tuple[str, ...]) -> None:
     redacted = redact_text(text, secrets)
     if redacted != text:
         path.write_text(redacted)
+
+
+class Spawned:
+    """A long-running child (a server) in its own process group, its output going to a log file.
+
+    `run` waits for a command to finish; a server never does, so the caller polls it, talks to it,
+    and then calls `stop()`, which takes the whole group down (SGLang forks scheduler and detokenizer
+    processes: killing only the parent would leave them holding the GPU). Also a context manager
+    that always stops the group, so an exception between start and stop cannot leak a server.
+    """
+
+    def __init__(self, popen: subprocess.Popen, argv: tuple[str, ...], log_path: Path, sink, secrets=()):
+        self._popen = popen
+        self._secrets = tuple(secrets)
+        self._sink = sink
+        self.argv = argv
+        self.log_path = log_path
+        self.started = time.monotonic()
+
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
+
+    def poll(self) -> int | None:
+        """The exit status once the leader has exited, else None."""
+        return self._popen.poll()
+
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.started
+
+    def stop(self, grace_s: float = 5.0) -> int | None:
+        """SIGTERM the group, wait up to grace_s for the leader, then SIGKILL the group. Idempotent.
+
+        Returns the leader's exit status as it stood before we stopped it (None when it was still
+        running and had to be stopped), so "it died by itself" stays distinguishable from "we killed it".
+        """
+        status_before = self._popen.poll()
+        for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, None)):
+            try:
+                os.killpg(self._popen.pid, sig)
+            except ProcessLookupError:
+                pass  # the group is already empty
+            try:
+                self._popen.wait(timeout=wait_s)
+            except subprocess.TimeoutExpired:
+                continue
+        if not self._sink.closed:
+            self._sink.close()
+            _redact_file(self.log_path, self._secrets)  # the kept server log is an artifact too
+        return status_before
+
+    def log_text(self) -> str:
+        """Everything the child printed so far (decoded leniently: a server log is evidence, not data)."""
+        return redact_text(self.log_path.read_bytes().decode("utf-8", "replace"), self._secrets)
+
+    def __enter__(self) -> "Spawned":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+
+def spawn(
+    argv: Sequence[str],
+    *,
+    log_path: Path,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | str | None = None,
+    echo: bool = True,
+) -> Spawned:
+    """Start argv in a new session (process group) with stdout+stderr going to log_path."""
+    argv = tuple(str(a) for a in argv)
+    if echo:
+        print(f"+ {shlex.join(argv)} > {log_path}", file=sys.stderr, flush=True)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    sink = open(log_path, "wb")
+    try:
+        popen = subprocess.Popen(
+            argv,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except BaseException:
+        sink.close()
+        raise
+    return Spawned(popen, argv, log_path, sink, secret_values(dict(env) if env is not None else dict(os.environ)))

@@ -1,0 +1,86 @@
+"""End to end -- `python -m sglang.launch_server` with piecewise CUDA graphs on a tiny NVFP4 model.
+
+The kit writes a 2-layer Llama-style ModelOpt NVFP4 checkpoint into tmp_path, launches the
+installed SGLang with that version's own piecewise flags, waits for readiness or death, and reads
+the verdict from the server log: a crash in capture with FlashInfer's nvcc-subprocess failure is
+`reproduced` (seeds 000/001: the server died during piecewise CUDA graph capture); a server that
+captures, comes up and answers one /generate is `fixed`. The whole process group is killed at the
+end and the log is kept under reports/e2e/.
+
+Real SM120 only (marker sm120, gated by pcgkit.hardware): nothing here is ever simulated.
+Runner command: README, "End-to-end piecewise launch".
+"""
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from pcgkit import hardware
+from pcgkit.casekit import Target, cuda_toolkit_root
+from pcgkit.e2e.logclass import E2E_MODE as MODE
+from pcgkit.versions import collect_versions
+
+pytestmark = [pytest.mark.sm120, pytest.mark.e2e]
+# The plugin records a "not run here" row for this case when it is stopped in setup (no SM120).
+TARGET = Target("sm120", "sm120", simulated=False)
+ARTIFACTS = Path(os.environ.get("PCGKIT_E2E_ARTIFACTS", "reports/e2e"))
+
+
+def test_e2e_piecewise_launch(request, tmp_path):
+    """A real SGLang server with piecewise CUDA graphs on the tiny NVFP4 checkpoint: capture crash or served."""
+    import sys
+
+    from pcgkit.e2e.case import launch_and_classify, not_applicable_result, to_case_result
+    from pcgkit.e2e.checkpoint import write_checkpoint
+    from pcgkit.e2e.launch import LaunchPlanError, build_launch
+    from pcgkit.e2e.server import free_loopback_port
+    from pcgkit.expectations import expected_for, load_expectations
+    from pcgkit.plugin import _judge
+
+    start = time.perf_counter()
+    device = hardware.first_device("sm120", hardware.detect_cuda_devices())
+    assert not device.simulated, "the end-to-end launch never runs under simulation"
+    try:
+        from pcgkit.e2e.flags import piecewise_flags
+
+        flags = piecewise_flags()
+    except ImportError as exc:
+        pytest.fail(f"pcgkit error: broken install: SGLang's server_args does not import: {exc}", pytrace=False)
+    versions = collect_versions()
+    expectation = expected_for(MODE.id, versions, load_expectations())
+    checkpoint = write_checkpoint(tmp_path / "tiny-nvfp4")
+    port = free_loopback_port()
+    try:
+        plan = build_launch(flags, python=sys.executable, model_path=str(checkpoint), port=port)
+    except LaunchPlanError as exc:  # e.g. 0.5.22+: torch.compile piecewise (tc_piecewise) was removed
+        result = not_applicable_result(str(exc), device=device.to_dict(), versions=versions, nodeid=request.node.nodeid,
+                                       evidence={"flags": flags.to_dict()},
+                                       expected=expectation.expect.value if expectation else None)
+        request.node.user_properties.extend(result.junit_properties())
+        _judge(result, expectation.why if expectation else "")
+        return
+    env = dict(os.environ)
+    toolkit = cuda_toolkit_root()
+    if toolkit and not env.get("CUDA_HOME"):
+        env["CUDA_HOME"] = toolkit  # as on a CUDA machine; without it FlashInfer fails one frame earlier
+    log_path = (request.config.rootpath / ARTIFACTS / f"server-{int(time.time())}-{port}.log").resolve()
+    outcome = launch_and_classify(
+        plan.argv,
+        port=port,
+        log_path=log_path,
+        env=env,
+        ready_timeout_s=request.config.getoption("--pcgkit-case-timeout"),
+    )
+    result = to_case_result(
+        outcome,
+        device=device.to_dict(),
+        versions=versions,
+        duration_s=time.perf_counter() - start,
+        nodeid=request.node.nodeid,
+        evidence={"flags": flags.to_dict(), "launch": list(plan.argv), "piecewise_how": plan.how, "CUDA_HOME": env.get("CUDA_HOME")},
+        expected=expectation.expect.value if expectation else None,
+    )
+    request.node.user_properties.extend(result.junit_properties())
+    _judge(result, expectation.why if expectation else "")

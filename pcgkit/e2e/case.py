@@ -1,0 +1,90 @@
+"""The end-to-end case's steps, outside pytest so they can be tested with a stand-in server.
+
+launch_and_classify: one server run (pcgkit.e2e.server) and its verdict (pcgkit.e2e.logclass).
+to_case_result: the CaseResult every report reads, with the run's evidence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from pcgkit.e2e.logclass import E2E_MODE, Classification, classify_run
+from pcgkit.e2e.server import ServerRun, serve_once
+from pcgkit.result import CaseResult
+from pcgkit.verdict import Verdict
+
+VARIANT = "sm120"  # never simulated: this case only runs on a real SM120 GPU
+
+
+@dataclasses.dataclass(frozen=True)
+class E2EOutcome:
+    run: ServerRun
+    classification: Classification
+
+
+def launch_and_classify(
+    argv: Sequence[str],
+    *,
+    port: int,
+    log_path: Path,
+    env: Mapping[str, str] | None,
+    ready_timeout_s: float,
+    poll_s: float = 1.0,
+) -> E2EOutcome:
+    run = serve_once(argv, port=port, log_path=log_path, env=env, ready_timeout_s=ready_timeout_s, poll_s=poll_s)
+    log = log_path.read_bytes().decode("utf-8", "replace") if log_path.exists() else ""
+    return E2EOutcome(run, classify_run(run, log))
+
+
+def to_case_result(
+    outcome: E2EOutcome,
+    *,
+    device: dict,
+    versions: dict,
+    duration_s: float,
+    nodeid: str,
+    evidence: dict,
+    expected: str | None = None,
+) -> CaseResult:
+    c = outcome.classification
+    generation = outcome.run.generation
+    return CaseResult(
+        mode=E2E_MODE.id,
+        variant=VARIANT,
+        verdict=c.verdict,
+        reason=c.reason,
+        device=device,
+        versions=versions,
+        duration_s=round(duration_s, 3),
+        signature=c.signature,
+        expected=expected,
+        evidence={
+            **evidence,
+            "server": outcome.run.to_dict(),
+            "server_log": str(outcome.run.log_path),
+            "piecewise_capture_began": c.capture_began,
+            "piecewise_capture_ended": c.capture_ended,
+            "generation": dataclasses.asdict(generation) if generation else None,
+        },
+        nodeid=nodeid,
+    )
+
+
+def not_applicable_result(
+    reason: str, *, device: dict, versions: dict, nodeid: str, evidence: dict, expected: str | None = None
+) -> CaseResult:
+    """The row for a release that has no way to turn piecewise CUDA graphs on: nothing was launched."""
+    return CaseResult(
+        mode=E2E_MODE.id,
+        variant=VARIANT,
+        verdict=Verdict.NOT_APPLICABLE,
+        reason=reason,
+        device=device,
+        versions=versions,
+        duration_s=0.0,
+        expected=expected,
+        evidence=evidence,
+        nodeid=nodeid,
+    )

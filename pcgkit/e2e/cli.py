@@ -1,0 +1,12 @@
+"""`pcgkit e2e ...`: the end-to-end piecewise launch's tools (checkpoint, validate-launch)."""
+
+from __future__ import annotations
+
+
+def register(subparsers) -> None:
+    from pcgkit.e2e import checkpoint, validate
+
+    e2e = subparsers.add_parser("e2e", help="end-to-end piecewise launch tools: tiny checkpoint, launch validation")
+    sub = e2e.add_subparsers(dest="e2e_command", required=True)
+    checkpoint.register(sub)
+    validate.register(sub)

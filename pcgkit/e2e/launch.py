@@ -1,0 +1,84 @@
+"""The launch command for `python -m sglang.launch_server` with piecewise CUDA graphs on. Pure.
+
+Version facts (pcgkit.e2e.flags.PiecewiseFlags) in, argv out. Every flag used here was checked
+against each matrix SGLang's own parser by `pcgkit e2e validate-launch`
+(fixtures/sglang_launch_validation.json).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pcgkit.e2e.flags import PiecewiseFlags
+
+LAUNCH_MODULE = "sglang.launch_server"
+QUANTIZATION = "modelopt_fp4"  # SGLang's name for ModelOpt NVFP4 checkpoints
+
+
+class LaunchPlanError(ValueError):
+    """This SGLang has no way to turn piecewise CUDA graphs on: there is nothing to launch."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LaunchPlan:
+    argv: tuple[str, ...]
+    piecewise_args: tuple[str, ...]  # the part that turns piecewise CUDA graphs on
+    how: str  # one line: which of the version's flags did it, for the evidence
+
+    @property
+    def server_args(self) -> tuple[str, ...]:
+        """argv without `python -m sglang.launch_server`: what ServerArgs' parser sees."""
+        return self.argv[3:]
+
+
+def piecewise_on_args(flags: PiecewiseFlags) -> tuple[tuple[str, ...], str]:
+    """The flags that turn piecewise CUDA graphs on for this version, and a line saying why."""
+    args: list[str] = []
+    notes: list[str] = []
+    if flags.enable:
+        args.append(flags.enable)
+        notes.append(f"opt-in: {flags.enable}")
+    elif flags.default_on:
+        notes.append("on by default" + (f" (never passing {flags.disable})" if flags.disable else ""))
+    if flags.force:
+        # Recent releases switch piecewise off by themselves in some configurations; the case is
+        # about the capture, so it asks for it outright where the version can.
+        args.append(flags.force)
+        notes.append(f"forced: {flags.force}")
+    if not args and not flags.default_on:
+        raise LaunchPlanError(f"sglang {flags.sglang_version} has no flag that turns piecewise CUDA graphs on")
+    return tuple(args), "; ".join(notes)
+
+
+def build_launch(
+    flags: PiecewiseFlags,
+    *,
+    python: str,
+    model_path: str,
+    port: int,
+    host: str = "127.0.0.1",
+    mem_fraction_static: float = 0.5,
+) -> LaunchPlan:
+    """argv for one single-GPU server on the tiny checkpoint, piecewise CUDA graphs on."""
+    piecewise, how = piecewise_on_args(flags)
+    argv = (
+        python,
+        "-m",
+        LAUNCH_MODULE,
+        "--model-path",
+        model_path,
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--quantization",
+        QUANTIZATION,
+        "--tp-size",
+        "1",
+        "--mem-fraction-static",
+        str(mem_fraction_static),
+        "--log-level",
+        "info",
+        *piecewise,
+    )
+    return LaunchPlan(argv, piecewise, how)

@@ -1,0 +1,112 @@
+"""The end-to-end verdict, read from a server's log and what the lifecycle saw. Pure: no I/O.
+
+  crashed (died or hung) with the known dynamo failure in capture -> reproduced, with the signature
+  crashed with another dynamo failure                           -> drifted (the bug changed shape)
+  crashed with no dynamo failure (OOM, import error, ...)         -> error: the run says nothing about the bug
+  ready, piecewise capture ran, one /generate answered            -> fixed
+  ready but piecewise capture never ran or was turned off        -> error: the launch did not test the path
+The known failure is mode 1's (E2E_MODE matches as pcgkit.modes.MODE1 does: dynamo dies in
+FlashInfer's nvcc subprocess), the one a stock install shows (seeds 000/004).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from pcgkit.e2e.server import Readiness, ServerRun
+from pcgkit.modes import MODE1, Mode
+from pcgkit.signature import Signature, parse_log
+from pcgkit.verdict import Verdict
+
+E2E_MODE = Mode(
+    id="e2e-piecewise-launch",
+    slug="e2e-piecewise-launch",
+    title="SGLang server, piecewise CUDA graphs on, tiny NVFP4 checkpoint",
+    known_signature=MODE1.known_signature,
+    seed="seeds 000/001: the server crashed during piecewise CUDA graph capture (GLM-5-NVFP4, RTX PRO 6000)",
+    matches=MODE1.matches,
+)
+
+# SGLang's model runner logs these around piecewise capture ("Capture piecewise CUDA graph begin.
+# avail mem=..."), and "Disable piecewise CUDA graph because ..." when it turns the feature off.
+_CAPTURE_BEGIN_RE = re.compile(r"Capture piecewise CUDA graph begin", re.IGNORECASE)
+_CAPTURE_END_RE = re.compile(r"Capture piecewise CUDA graph end", re.IGNORECASE)
+_DISABLED_RE = re.compile(r"^.*Disabl\w* piecewise CUDA graph.*$", re.IGNORECASE | re.MULTILINE)
+
+
+@dataclasses.dataclass(frozen=True)
+class Classification:
+    verdict: Verdict
+    reason: str
+    signature: Signature | None = None
+    capture_began: bool = False
+    capture_ended: bool = False
+
+
+def _is_dynamo_failure(signature: Signature) -> bool:
+    return signature.exception_type.startswith("torch._dynamo.") or signature.exception_type.endswith("Unsupported")
+
+
+def _crash(run: ServerRun, log: str, mode: Mode, began: bool, ended: bool) -> Classification:
+    how = (
+        f"server exited (status {run.exit_status}) after {run.waited_s:.0f} s"
+        if run.readiness is Readiness.DIED
+        else f"server not ready after {run.waited_s:.0f} s (process group killed)"
+    )
+    signature = parse_log(log)
+    if signature is None:
+        return Classification(Verdict.ERROR, f"{how}; no exception in its log", None, began, ended)
+    if not _is_dynamo_failure(signature):
+        return Classification(
+            Verdict.ERROR,
+            f"{how} with {signature.exception_type}: {signature.message_head[:160]} (not a compile failure)",
+            signature,
+            began,
+            ended,
+        )
+    where = "during piecewise capture" if began and not ended else "outside a logged piecewise capture"
+    mismatch = mode.matches(signature)
+    if mismatch is None:
+        inner = signature.innermost_library_frame
+        return Classification(
+            Verdict.REPRODUCED,
+            f"{how}: {mode.known_signature} {where}" + (f"; at {inner}" if inner else ""),
+            signature,
+            began,
+            ended,
+        )
+    return Classification(Verdict.DRIFTED, f"{how}: dynamo failure {where}, but {mismatch}", signature, began, ended)
+
+
+def classify_run(run: ServerRun, log: str, mode: Mode = E2E_MODE) -> Classification:
+    """Verdict and reason for one server run, from its log text and lifecycle."""
+    began = bool(_CAPTURE_BEGIN_RE.search(log))
+    ended = bool(_CAPTURE_END_RE.search(log))
+    if run.readiness is not Readiness.READY:
+        return _crash(run, log, mode, began, ended)
+    disabled = _DISABLED_RE.search(log)
+    if disabled:
+        return Classification(
+            Verdict.ERROR,
+            f"server came up with piecewise CUDA graphs turned off by SGLang: {disabled.group(0).strip()[-200:]}",
+            parse_log(log),
+            began,
+            ended,
+        )
+    if not began:
+        return Classification(
+            Verdict.ERROR, "server came up but its log shows no piecewise CUDA graph capture", None, began, ended
+        )
+    generation = run.generation
+    if generation is None or not generation.ok:
+        detail = generation.detail if generation else "no request was sent"
+        return Classification(Verdict.ERROR, f"server ready but /generate failed: {detail[:200]}", None, began, ended)
+    return Classification(
+        Verdict.FIXED,
+        f"piecewise CUDA graphs captured, server ready after {run.waited_s:.0f} s, "
+        f"/generate answered {len(generation.detail)} chars in {generation.duration_s:.1f} s",
+        None,
+        began,
+        ended,
+    )

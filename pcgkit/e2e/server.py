@@ -1,0 +1,152 @@
+"""One server run: start, wait for readiness or death, one /generate request, stop the process group.
+
+The log stays on disk as the run's artifact; the verdict is made from it by pcgkit.e2e.logclass.
+Only loopback addresses are ever contacted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import socket
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from pcgkit import proc
+
+HEALTH_PATH = "/health"
+GENERATE_PATH = "/generate"
+LOOPBACK = "127.0.0.1"
+
+
+class Readiness(str, enum.Enum):
+    READY = "ready"  # /health answered 200
+    DIED = "died"  # the server's leader process exited before it was ready
+    TIMED_OUT = "timed-out"  # neither, within the readiness timeout
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclasses.dataclass(frozen=True)
+class Generation:
+    ok: bool
+    detail: str  # the generated text when ok, else why the request failed
+    duration_s: float
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerRun:
+    """What happened to one launched server; the log itself stays in the file at log_path."""
+
+    argv: tuple[str, ...]
+    log_path: Path
+    readiness: Readiness
+    waited_s: float  # until ready, death or the timeout
+    exit_status: int | None  # the leader's status when it died by itself, else None
+    generation: Generation | None  # only asked when ready
+
+    def to_dict(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["log_path"] = str(self.log_path)
+        data["readiness"] = self.readiness.value
+        return data
+
+
+def free_loopback_port() -> int:
+    """A port nothing listens on right now (the kernel picks it; a race is possible but rare)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((LOOPBACK, 0))
+        return sock.getsockname()[1]
+
+
+def base_url(port: int) -> str:
+    return f"http://{LOOPBACK}:{port}"
+
+
+def http_ok(url: str, timeout_s: float = 2.0) -> bool:
+    """True when GET url answers 200; any connection error or other status is 'not yet'."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as response:
+            return response.status == 200
+    except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+        return False
+
+
+def wait_until_ready(
+    server: proc.Spawned,
+    url: str,
+    timeout_s: float,
+    *,
+    poll_s: float = 1.0,
+    probe: Callable[[str], bool] = http_ok,
+) -> tuple[Readiness, float]:
+    """Poll url until it answers, the server dies, or timeout_s passes."""
+    start = time.monotonic()
+    while True:
+        if server.poll() is not None:
+            return Readiness.DIED, time.monotonic() - start
+        if probe(url):
+            return Readiness.READY, time.monotonic() - start
+        if time.monotonic() - start >= timeout_s:
+            return Readiness.TIMED_OUT, time.monotonic() - start
+        time.sleep(poll_s)
+
+
+def generate_once(url: str, prompt: str, max_new_tokens: int, timeout_s: float) -> Generation:
+    """POST one greedy /generate request; ok only when the answer is JSON with a string 'text'."""
+    body = json.dumps(
+        {"text": prompt, "sampling_params": {"max_new_tokens": max_new_tokens, "temperature": 0.0}}
+    ).encode()
+    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
+    start = time.monotonic()
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            payload = response.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as exc:
+        return Generation(False, f"HTTP {exc.code}: {exc.read()[:300]!r}", time.monotonic() - start)
+    except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as exc:
+        return Generation(False, f"{type(exc).__name__}: {exc}", time.monotonic() - start)
+    duration = time.monotonic() - start
+    try:
+        answer = json.loads(payload)
+    except json.JSONDecodeError:
+        return Generation(False, f"answer is not JSON: {payload[:300]!r}", duration)
+    text = answer.get("text") if isinstance(answer, dict) else None
+    if not isinstance(text, str):
+        return Generation(False, f"answer has no string 'text': {payload[:300]!r}", duration)
+    return Generation(True, text, duration)
+
+
+def serve_once(
+    argv: Sequence[str],
+    *,
+    port: int,
+    log_path: Path,
+    env: Mapping[str, str] | None = None,
+    ready_timeout_s: float = 900.0,
+    generate_timeout_s: float = 120.0,
+    prompt: str = "The quick brown fox",
+    max_new_tokens: int = 8,
+    poll_s: float = 1.0,
+) -> ServerRun:
+    """Start the server, wait, generate once when ready, and always stop the whole process group."""
+    url = base_url(port)
+    with proc.spawn(argv, log_path=log_path, env=env) as server:
+        readiness, waited = wait_until_ready(server, url + HEALTH_PATH, ready_timeout_s, poll_s=poll_s)
+        generation = None
+        if readiness is Readiness.READY:
+            generation = generate_once(url + GENERATE_PATH, prompt, max_new_tokens, generate_timeout_s)
+        exit_status = server.stop()
+    return ServerRun(
+        argv=tuple(str(a) for a in argv),
+        log_path=log_path,
+        readiness=readiness,
+        waited_s=round(waited, 3),
+        exit_status=exit_status if readiness is Readiness.DIED else None,
+        generation=generation,
+    )

@@ -1,0 +1,238 @@
+"""`pcgkit e2e validate-launch`: the launch command and checkpoint checked against every matrix SGLang.
+
+For each SGLang release in the default matrix: install it without dependencies into its own
+folder, next to one shared light environment (torch + the few packages `sglang.srt.server_args`
+and `modelopt_quant` import; fixtures/e2e_probe_requirements.txt), run pcgkit.e2e.probe there,
+and record what it said in fixtures/sglang_launch_validation.json. Each release is parsed by its
+OWN argument parser. The environments live under --workdir and are removed afterwards unless --keep.
+
+`plan_versions` and `summarize` are pure; `run_validation` is the edge.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from pcgkit import proc
+from pcgkit.e2e.probe import MARKER
+from pcgkit.errors import EnvironmentSetupError, UsageError
+from pcgkit.interpreters import find_python
+from pcgkit.matrix.backend_venv import uv_command
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_OUT = REPO_ROOT / "fixtures" / "sglang_launch_validation.json"
+PROBE_REQUIREMENTS = REPO_ROOT / "fixtures" / "e2e_probe_requirements.txt"
+SCHEMA = "pcgkit.sglang-launch-validation/1"
+COMMAND = "bin/pcgkit e2e validate-launch"
+
+
+def plan_versions(cells: Iterable) -> list[str]:
+    """The SGLang releases the matrix installs, oldest first, each once."""
+    from packaging.version import Version
+
+    return sorted({c.sglang for c in cells if getattr(c, "sglang", None)}, key=Version)
+
+
+def _version_key(version: str):
+    from packaging.version import Version
+
+    return Version(version)
+
+
+def default_matrix_versions() -> list[str]:
+    from pcgkit.matrix import pins as pins_mod
+    from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, load_matrix, plan
+
+    spec = load_matrix(DEFAULT_MATRIX_FILE)
+    return plan_versions(plan(spec, pins_mod.load_pins(pins_mod.DEFAULT_PINS_FILE), base_dir=DEFAULT_MATRIX_FILE.parent))
+
+
+# Packages whose release-declared pin each SGLang's own code depends on at import time (transformers
+# registers model configs that clash across majors): installed per release beside it, from its
+# wheel's Requires-Dist. compressed-tensors goes in without dependencies (it would pull torch).
+OVERLAY_WITH_DEPS = ("transformers", "tokenizers")
+OVERLAY_NO_DEPS = ("compressed-tensors",)
+
+
+def declared_pins(metadata: str, names: Iterable[str]) -> list[str]:
+    """'name==version' for each of names that a wheel's METADATA pins exactly (extras ignored). Pure."""
+    wanted = {n.lower().replace("_", "-") for n in names}
+    pins = []
+    for line in metadata.splitlines():
+        if not line.startswith("Requires-Dist:"):
+            continue
+        requirement = line.split(":", 1)[1].split(";", 1)[0].strip()
+        name, sep, version = requirement.partition("==")
+        if sep and name.strip().lower().replace("_", "-") in wanted:
+            pins.append(f"{name.strip()}=={version.strip()}")
+    return pins
+
+
+def parse_probe_output(text: str) -> dict | None:
+    """The probe's JSON from its output (the last marker line), or None when it printed none."""
+    for line in reversed(text.splitlines()):
+        if line.startswith(MARKER):
+            return json.loads(line[len(MARKER) :])
+    return None
+
+
+def result_status(report: dict | None) -> tuple[str, str]:
+    """("ok" | "not-applicable" | "failed", one line saying why). Pure.
+
+    not-applicable: the release has no flag that turns piecewise CUDA graphs on (nothing to launch),
+    while everything else it was asked passed.
+    """
+    if report is None:
+        return "failed", "the probe printed no result"
+    flags = report.get("flags", {})
+    if "error" in flags:
+        return "failed", f"flags: {flags['error']}"[:800]
+    launch, checkpoint = report.get("launch", {}), report.get("checkpoint", {})
+    failed = []
+    if not launch.get("ok") and not launch.get("not_applicable"):
+        failed.append(f"launch: {launch.get('error', 'missing')}")
+    if not checkpoint.get("ok"):
+        failed.append(f"checkpoint: {checkpoint.get('error') or '; '.join(checkpoint.get('problems', [])[:3]) or 'missing'}")
+    if failed:
+        return "failed", " | ".join(failed)[:800]
+    if launch.get("not_applicable"):
+        return "not-applicable", f"{launch['not_applicable']}; checkpoint matches its ModelOpt FP4 layer"
+    return "ok", "launch argv parsed by its own parser; checkpoint matches its ModelOpt FP4 layer"
+
+
+def summarize(version_reports: dict[str, dict | None], environment: dict) -> dict:
+    """The committed data file's content. Pure (the date is passed in through environment)."""
+    results = []
+    for version, report in version_reports.items():
+        status, why = result_status(report)
+        results.append({"sglang": version, "status": status, "summary": why, "probe": report})
+    return {
+        "schema": SCHEMA,
+        "generated_by": COMMAND,
+        **environment,
+        "all_ok": bool(results) and all(r["status"] != "failed" for r in results),
+        "results": results,
+    }
+
+
+def _uv(*args: str, log: Path) -> proc.Completed:
+    return proc.run([*uv_command(), *args], timeout=1800, log_path=log,
+                    env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"})
+
+
+def _probe_env(workdir: Path, python: str) -> Path:
+    """The shared light environment (torch and server_args' imports), built once."""
+    venv = workdir / "probe-venv"
+    stamp = venv / ".pcgkit-probe-stamp"
+    want = PROBE_REQUIREMENTS.read_text()
+    if stamp.exists() and stamp.read_text() == want:
+        return venv
+    for args in (("venv", "--quiet", "--allow-existing", "-p", python, str(venv)),
+                 ("pip", "install", "--quiet", "--python", str(venv / "bin" / "python"), "-r", str(PROBE_REQUIREMENTS))):
+        done = _uv(*args, log=workdir / "probe-venv.log")
+        if not done.ok:
+            raise EnvironmentSetupError(f"building {venv} failed ({done.describe_failure()}):\n{done.output_tail[-1500:]}")
+    stamp.write_text(want)
+    return venv
+
+
+def _install_release(venv: Path, target: Path, version: str, log: Path) -> str | None:
+    """sglang==version without dependencies into target, plus its own pins of OVERLAY_*; None when ok."""
+    python = str(venv / "bin" / "python")
+    done = _uv("pip", "install", "--quiet", "--no-deps", "--python", python, "--target", str(target),
+               f"sglang=={version}", log=log)
+    if not done.ok:
+        return f"install of sglang=={version} failed: {done.output_tail[-600:]}"
+    metadata = next(target.glob("sglang-*.dist-info/METADATA")).read_text()
+    for names, extra in ((OVERLAY_WITH_DEPS, ()), (OVERLAY_NO_DEPS, ("--no-deps",))):
+        pins = declared_pins(metadata, names)
+        if not pins:
+            continue
+        done = _uv("pip", "install", "--quiet", *extra, "--python", python, "--target", str(target), *pins, log=log)
+        if not done.ok:
+            return f"install of {pins} failed: {done.output_tail[-600:]}"
+    (target / ".pcgkit-installed").write_text(version)
+    return None
+
+
+def run_validation(versions: Sequence[str], workdir: Path, python: str) -> dict[str, dict | None]:
+    from pcgkit.e2e.checkpoint import write_checkpoint
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    venv = _probe_env(workdir, python)
+    checkpoint = write_checkpoint(workdir / "tiny-nvfp4")
+    reports: dict[str, dict | None] = {}
+    for version in versions:
+        target = workdir / f"sglang-{version}"
+        log = workdir / f"sglang-{version}.log"
+        if not (target / ".pcgkit-installed").exists():
+            error = _install_release(venv, target, version, log)
+            if error:
+                reports[version] = {"flags": {"ok": False, "error": error}}
+                continue
+        done = proc.run(
+            [venv / "bin" / "python", "-m", "pcgkit.e2e.probe", "--checkpoint", checkpoint],
+            env={**os.environ, "PYTHONPATH": f"{target}{os.pathsep}{REPO_ROOT}", "CUDA_VISIBLE_DEVICES": ""},
+            timeout=600,
+            log_path=workdir / f"probe-{version}.log",
+        )
+        report = parse_probe_output(done.output_tail) if done.ok else None
+        if report is None:
+            report = {"flags": {"ok": False, "error": f"probe {done.describe_failure()}: {done.output_tail[-800:]}"}}
+        reports[version] = report
+        status, why = result_status(report)
+        print(f"pcgkit: sglang {version}: {status}: {why}", file=sys.stderr, flush=True)
+    return reports
+
+
+def _cmd_validate(args) -> int:
+    versions = args.sglang or default_matrix_versions()
+    if not versions:
+        raise UsageError("no SGLang versions to validate (the matrix has none and none were given)")
+    workdir = Path(args.workdir)
+    python = find_python(args.python)
+    if python is None:
+        raise EnvironmentSetupError(f"no Python {args.python} interpreter found for the probe environment")
+    try:
+        reports = run_validation(versions, workdir, python)
+        venv_python = workdir / "probe-venv" / "bin" / "python"
+        frozen = proc.run([*uv_command(), "pip", "freeze", "--python", str(venv_python)], echo=False)
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    environment = {
+        "generated": _dt.date.today().isoformat(),
+        "python": args.python,
+        "probe_environment": sorted(
+            line for line in frozen.output_tail.splitlines() if "==" in line and not line.startswith("nvidia")
+        ),
+    }
+    out = Path(args.out)
+    if args.sglang and out.exists():
+        # A partial re-run (--sglang X) replaces those releases' rows and keeps the others.
+        previous = json.loads(out.read_text())
+        kept = {r["sglang"]: r["probe"] for r in previous.get("results", []) if r["sglang"] not in reports}
+        reports = dict(sorted({**kept, **reports}.items(), key=lambda item: _version_key(item[0])))
+    data = summarize(reports, environment)
+    out.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    counts = {s: sum(r["status"] == s for r in data["results"]) for s in ("ok", "not-applicable", "failed")}
+    print(f"pcgkit: wrote {out}: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    return 0 if data["all_ok"] else 1
+
+
+def register(e2e_subparsers) -> None:
+    cmd = e2e_subparsers.add_parser(
+        "validate-launch", help="parse the launch command with every matrix SGLang's own parser; check the checkpoint"
+    )
+    cmd.add_argument("--sglang", action="append", help="only this SGLang version (repeatable; default: the matrix's)")
+    cmd.add_argument("--out", default=str(DEFAULT_OUT), help=f"data file to write (default {DEFAULT_OUT.name})")
+    cmd.add_argument("--workdir", default="/tmp/pcgkit-launch-validation", help="where the environments go")
+    cmd.add_argument("--python", default="3.12", help="interpreter for the probe environment")
+    cmd.add_argument("--keep", action="store_true", help="keep the environments afterwards")
+    cmd.set_defaults(func=_cmd_validate)

@@ -1,0 +1,119 @@
+"""The tiny NVFP4 checkpoint: ModelOpt's file layout, packed tensors that decode back, a local tokenizer.
+
+SGLang's own view of it (ModelOptFp4Config.from_config, create_weights' shapes and dtypes) is
+checked per SGLang release by `bin/pcgkit e2e validate-launch`, recorded in
+fixtures/sglang_launch_validation.json and pinned by tests/test_e2e_launch.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from safetensors import safe_open
+
+from pcgkit import nvfp4_reference as ref
+from pcgkit.e2e.checkpoint import QUANTIZED_PROJECTIONS, TinyLlamaShape, dense_weights, model_tensors, write_checkpoint
+from pcgkit.errors import UsageError
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    return write_checkpoint(tmp_path_factory.mktemp("ckpt") / "tiny-nvfp4")
+
+
+def _tensors(path):
+    with safe_open(str(path / "model.safetensors"), framework="pt") as handle:
+        return {name: handle.get_tensor(name) for name in handle.keys()}
+
+
+def test_files_and_quantization_configs(checkpoint):
+    """config.json carries the flat ModelOpt NVFP4 config; hf_quant_config.json the nested one."""
+    names = {p.name for p in checkpoint.iterdir()}
+    assert {"config.json", "hf_quant_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"} <= names
+    config = json.loads((checkpoint / "config.json").read_text())
+    assert config["architectures"] == ["LlamaForCausalLM"] and config["num_hidden_layers"] == 2
+    quant = config["quantization_config"]
+    assert (quant["quant_method"], quant["quant_algo"], quant["group_size"], quant["ignore"]) == ("modelopt", "NVFP4", 16, ["lm_head"])
+    nested = json.loads((checkpoint / "hf_quant_config.json").read_text())["quantization"]
+    assert (nested["quant_algo"], nested["group_size"], nested["exclude_modules"]) == ("NVFP4", 16, ["lm_head"])
+
+
+def test_every_linear_has_the_packed_nvfp4_tensors(checkpoint):
+    """Each quantized projection: uint8 [N, K/2], e4m3 [N, K/16], fp32 scalar weight_scale_2 and input_scale."""
+    tensors = _tensors(checkpoint)
+    shape = TinyLlamaShape()
+    for layer in range(shape.layers):
+        for name, (out_f, in_f) in shape.projections().items():
+            prefix = f"model.layers.{layer}.{name}"
+            assert tensors[f"{prefix}.weight"].dtype == torch.uint8
+            assert tuple(tensors[f"{prefix}.weight"].shape) == (out_f, in_f // 2)
+            assert tensors[f"{prefix}.weight_scale"].dtype == torch.float8_e4m3fn
+            assert tuple(tensors[f"{prefix}.weight_scale"].shape) == (out_f, in_f // 16)
+            for scalar in ("weight_scale_2", "input_scale"):
+                assert tensors[f"{prefix}.{scalar}"].dtype == torch.float32 and tensors[f"{prefix}.{scalar}"].dim() == 0
+    assert tensors["lm_head.weight"].dtype == torch.bfloat16  # excluded from quantization, as configured
+    assert sum(n.endswith(".weight_scale_2") for n in tensors) == shape.layers * len(QUANTIZED_PROJECTIONS)
+
+
+def test_packed_weights_decode_to_the_original(checkpoint):
+    """e2m1 * weight_scale * weight_scale_2 gives back every seeded projection within NVFP4's rounding error."""
+    tensors = _tensors(checkpoint)
+    dense = dense_weights(TinyLlamaShape(), seed=0)
+    checked = 0
+    for name, original in dense.items():
+        module = name.removesuffix(".weight")
+        if not module.endswith(QUANTIZED_PROJECTIONS):
+            continue
+        decoded = ref.dequantize(
+            tensors[f"{module}.weight"],
+            tensors[f"{module}.weight_scale"].view(torch.uint8),
+            1.0 / tensors[f"{module}.weight_scale_2"],
+            is_sf_swizzled_layout=False,
+        )
+        relative = float((decoded - original).norm() / original.norm())
+        # NVFP4 with E4M3 block scales lands near 0.1 on Gaussian weights; a wrong layout is ~1.4.
+        assert relative < 0.15, f"{module}: relative error {relative:.3f}: the layout or the scales are wrong"
+        checked += 1
+    assert checked == 2 * len(QUANTIZED_PROJECTIONS)
+
+
+def test_generation_is_deterministic():
+    """The same seed gives byte-identical tensors (a reproduction must not change between runs)."""
+    shape = TinyLlamaShape()
+    first, second = model_tensors(shape, seed=3), model_tensors(shape, seed=3)
+    assert all(torch.equal(first[k].view(torch.uint8) if first[k].dtype == torch.float8_e4m3fn else first[k],
+                           second[k].view(torch.uint8) if second[k].dtype == torch.float8_e4m3fn else second[k])
+               for k in first)
+
+
+def test_tokenizer_is_local_and_knows_its_special_tokens(checkpoint):
+    """tokenizer.json encodes a training sentence without <unk>; config's bos/eos ids are its own."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(checkpoint / "tokenizer.json"))
+    ids = tokenizer.encode("the quick brown fox").ids
+    assert len(ids) == 4 and tokenizer.token_to_id("<unk>") not in ids
+    config = json.loads((checkpoint / "config.json").read_text())
+    assert config["bos_token_id"] == tokenizer.token_to_id("<s>")
+    assert config["eos_token_id"] == tokenizer.token_to_id("</s>")
+    assert tokenizer.get_vocab_size() <= config["vocab_size"]
+
+
+@pytest.mark.parametrize("bad", [TinyLlamaShape(layers=3), TinyLlamaShape(hidden=200, heads=4, kv_heads=2)])
+def test_shapes_the_kernels_would_reject_are_refused(bad, tmp_path):
+    """A layer count other than 2/4, or dimensions off the 128 grid, is a usage error before anything is written."""
+    with pytest.raises(UsageError):
+        write_checkpoint(tmp_path / "x", bad)
+    assert not (tmp_path / "x").exists()
+
+
+def test_cli_writes_a_four_layer_checkpoint(tmp_path, capsys):
+    """`pcgkit e2e checkpoint --out DIR --layers 4` writes the checkpoint and says where."""
+    from pcgkit.cli import main
+
+    assert main(["e2e", "checkpoint", "--out", str(tmp_path / "c4"), "--layers", "4"]) == 0
+    assert json.loads((tmp_path / "c4" / "config.json").read_text())["num_hidden_layers"] == 4
+    assert "model.layers.3.mlp.down_proj.weight_scale" in _tensors(tmp_path / "c4")
+    assert str(tmp_path / "c4") in capsys.readouterr().out
