@@ -175,12 +175,28 @@ def piecewise_flags() -> PiecewiseFlags:
         parser = argparse.ArgumentParser(add_help=False)
         ServerArgs.add_cli_args(parser)
     except Exception as exc:  # any import failure (missing light dep, CUDA-only module): read the source
+        _forget_partial_import("sglang")
         return flags_from_source(_server_args_sources(root), version, _prefill_default_from_source(root),
                                  import_error=f"{type(exc).__name__}: {exc}")
     return flags_from_actions(
         (_action_info(a) for a in parser._actions), version, _prefill_default_on_cuda(),
         source="argparse (ServerArgs.add_cli_args)",
     )
+
+
+def _forget_partial_import(package: str) -> None:
+    """Drop `package.*` modules a failed import left behind without their parent.
+
+    When `import sglang...` fails inside sglang/__init__.py, Python removes `sglang` but keeps the
+    submodules imported so far; a later `import sglang.srt.x` then dies in importlib with
+    KeyError('sglang') instead of the real ImportError. Only orphans are dropped.
+    """
+    import sys
+
+    if package in sys.modules:
+        return
+    for name in [n for n in sys.modules if n.startswith(package + ".")]:
+        del sys.modules[name]
 
 
 # --- source fallback -------------------------------------------------------------------------
@@ -227,6 +243,7 @@ def flags_from_source(
     if literal:
         choices = tuple(re.findall(r"""["']([a-z_]+)["']""", literal.group(1)))
         actions.append(ActionInfo((_PREFILL_BACKEND_FLAG,), "cuda_graph_backend_prefill", choices=choices))
-    files = ", ".join(sources) or "no parser files found"
+    relevant = [name for name, body in sources.items() if "piecewise" in body or "cuda_graph_backend_prefill" in body]
+    files = ", ".join(relevant) or f"{len(sources)} parser files (no piecewise flag in them)"
     return flags_from_actions(actions, sglang, prefill_default,
                               source=f"source text of {files} (import of sglang.srt.server_args failed: {import_error})")

@@ -160,3 +160,14 @@ def test_piecewise_flags_without_sglang_raises(monkeypatch):
     monkeypatch.setattr(sglang_facts, "installed_version", lambda name: None)
     with pytest.raises(LookupError, match="not installed"):
         sglang_facts.piecewise_flags()
+
+
+def test_failed_import_leaves_no_orphan_submodules(monkeypatch):
+    """After a failed `import sglang...`, orphaned sglang.* entries are dropped (no KeyError later)."""
+    import sys
+    import types
+
+    monkeypatch.delitem(sys.modules, "sglang", raising=False)
+    monkeypatch.setitem(sys.modules, "sglang.srt", types.ModuleType("sglang.srt"))
+    sglang_facts._forget_partial_import("sglang")
+    assert "sglang.srt" not in sys.modules
