@@ -26,6 +26,10 @@ class KitError(Exception):
     """The kit or the install broke (not a statement about the bug)."""
 
 
+class MissingDependency(Exception):
+    """An optional package the case needs is not installed (a skip with the reason, never a verdict)."""
+
+
 class CaseTimeout(BaseException):
     """A case ran past its deadline. BaseException so dynamo cannot swallow or wrap it."""
 

@@ -108,8 +108,9 @@ FIX_MODES: dict[str, FixMode] = {
 def all_modes() -> dict[str, Mode]:
     """Failure modes and fix modes together, for renderers that look a mode id up by name."""
     from pcgkit.modes import MODES
+    from pcgkit.sglang_case import SGLANG_MODES
 
-    return {**MODES, **FIX_MODES}
+    return {**MODES, **FIX_MODES, **SGLANG_MODES}
 
 
 def flashinfer_registers_torch_ops() -> bool:

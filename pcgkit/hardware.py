@@ -27,7 +27,7 @@ class Device:
     def label(self) -> str:
         major, minor = self.capability
         if self.simulated:
-            return f"simulated SM120 (no GPU; hardware queries answered as {major}.{minor})"
+            return f"{self.name} (no GPU; hardware queries answered as {major}.{minor})"
         return f"{self.name} (compute capability {major}.{minor})"
 
     def to_dict(self) -> dict:
@@ -40,6 +40,8 @@ class Device:
 
 
 SIMULATED_SM120 = Device("simulated SM120", SIMULATED_SM120_CAPABILITY, simulated=True)
+# The non-SM120 family the SGLang-level case also runs for (Hopper, like the lent H200).
+SIMULATED_SM90 = Device("simulated SM90", (9, 0), simulated=True)
 
 
 @functools.lru_cache(maxsize=1)

@@ -26,6 +26,7 @@ from pcgkit.casekit import (
     CaseContext,
     CaseTimeout,
     KitError,
+    MissingDependency,
     NotApplicable,
     Target,
     cuda_toolkit_root,
@@ -109,7 +110,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
     # A case stopped in setup still produces a result row: "skipped" for missing hardware, "error"
     # when this runner was told it has that hardware (--pcgkit-require-hardware). It did not run.
-    mode = getattr(item.module, "MODE", None) if hasattr(item, "module") else None
+    # a test function may name its own mode (a case module with two modes); else the module's MODE
+    mode = getattr(getattr(item, "function", None), "pcgkit_mode", None) or (
+        getattr(item.module, "MODE", None) if hasattr(item, "module") else None)
     target = getattr(item, "callspec", None) and item.callspec.params.get("target")
     # A case that runs on one target only (the end-to-end launch) names it as module-level TARGET.
     target = target or (getattr(item.module, "TARGET", None) if hasattr(item, "module") else None)
@@ -171,6 +174,7 @@ class CaseRunner:
                     evidence["CUDA_HOME"] = toolkit
                     outcome = _run_reproduce(ctx, reproduce)
                 finally:
+                    device = ctx.device  # a case may re-target (the SGLang case's simulated SM90 run)
                     mp.undo()
             versions = collect_versions()  # torch is imported now: adds torch.version.cuda
             signature = outcome.signature
@@ -182,6 +186,8 @@ class CaseRunner:
             )
         except NotApplicable as exc:
             verdict, reason = Verdict.NOT_APPLICABLE, str(exc)
+        except MissingDependency as exc:
+            verdict, reason = Verdict.SKIPPED, str(exc)
         except CaseTimeout as exc:
             verdict, reason = Verdict.ERROR, f"hung: {exc}"
         except ImportError as exc:

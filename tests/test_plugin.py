@@ -90,6 +90,13 @@ def imported_stack():
         "pcgkit.nvfp4",
     ):
         importlib.import_module(name)
+    # torch.compile imports and registers more modules on its first call (dynamo's backends, the
+    # mega-cache artifact types). If that first call happened inside an in-process run, they would be
+    # dropped with it and the next compile in this worker would register them again ("duplicate
+    # name: eager", "already registered in mega-cache"): compile once here, outside every run.
+    torch = importlib.import_module("torch")
+    torch.compile(lambda x: x + 1, backend="eager", fullgraph=True)(torch.ones(1))
+    torch._dynamo.reset()
 
 
 @pytest.fixture

@@ -63,6 +63,21 @@ def kit_light_dependencies() -> list[str]:
     return list(data["project"]["dependencies"])
 
 
+SGLANG_IMPORT_DEPS = KIT_ROOT / "fixtures" / "sglang_import_deps.toml"
+
+
+def sglang_import_dependencies(sglang: str, path: Path = SGLANG_IMPORT_DEPS) -> list[str]:
+    """The light packages the SGLang-level case needs to import this sglang's modules (data file). Pure read."""
+    from packaging.specifiers import SpecifierSet
+
+    data = tomllib.loads(path.read_text())
+    packages: list[str] = []
+    for rule in data.get("deps", ()):
+        if sglang in SpecifierSet(rule["sglang"], prereleases=True):
+            packages += [p for p in rule["packages"] if p not in packages]
+    return packages
+
+
 def uv_command() -> list[str]:
     found = shutil.which("uv")
     return [found] if found else ["python3", "-m", "uv"]
@@ -82,6 +97,9 @@ def install_commands(cell: Cell, env_dir: Path, base_python: str, constraints_fi
         # sglang's own tree is huge and CUDA-only; the FlashInfer-level cases never import it.
         no_deps.insert(0, f"sglang=={cell.sglang}")
     commands.append([*uv, "pip", "install", "--python", env_python, "--no-deps", *no_deps])
+    if cell.sglang and (light := sglang_import_dependencies(cell.sglang)):
+        # with their own deps, but never a torch change: the cell's pins are repeated as constraints
+        commands.append([*uv, "pip", "install", "--python", env_python, *light, *cell.requirements()])
     return commands
 
 

@@ -15,6 +15,12 @@ OFF_PIN = "off-pin"
 UNPINNED = "unpinned"  # an existing interpreter: the matrix declares no pins for it
 
 
+def _sglang_import_deps(sglang: str) -> list[str]:
+    from pcgkit.matrix.backend_venv import sglang_import_dependencies
+
+    return sglang_import_dependencies(sglang)
+
+
 @dataclasses.dataclass(frozen=True)
 class Cell:
     id: str
@@ -46,6 +52,9 @@ class Cell:
             "base_image": self.base_image,
             "requirements": list(self.requirements()),
             "sglang": self.sglang,
+            # the light packages installed beside sglang (fixtures/sglang_import_deps.toml): editing
+            # that list reruns the sglang cells
+            **({"sglang_import_deps": _sglang_import_deps(self.sglang)} if self.sglang else {}),
         }
         if self.constraints:  # only when present, so cells without constraints keep their hash
             definition["constraints"] = list(self.constraints)

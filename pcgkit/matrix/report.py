@@ -16,6 +16,7 @@ from pcgkit import __version__
 from pcgkit.matrix.outcome import CellOutcome
 from pcgkit.fixmodes import FIX_MODES
 from pcgkit.matrix.pins import version_key
+from pcgkit.matrix.sglang_section import render_sglang_facts, sglang_facts
 from pcgkit.modes import MODES
 from pcgkit.summary import SIMULATION_NOTE
 
@@ -231,6 +232,7 @@ def build_compat(outcomes: Sequence[CellOutcome], created: str | None = None) ->
         "ranges": ranges,
         "changes": {},
         "previous_run": None,
+        "sglang_facts": sglang_facts(outcomes),
     }
 
 
@@ -287,6 +289,7 @@ def render_markdown(compat: dict) -> str:
         for cell_id, changes in compat["changes"].items():
             for c in changes:
                 lines.append(f"- ⚑ `{cell_id}` {c['mode']}: {c['previous']} → {c['current']}")
+    lines += render_sglang_facts(compat.get("sglang_facts", []), _md)
     errors = [c for c in compat["cells"] if c["status"] == "error"]
     if errors:
         lines += ["", "## Error cells (no statement about the bug)", ""]
