@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import functools
 import importlib.metadata
 import json
 import os
@@ -398,6 +399,10 @@ class Mode:
     seed: str  # where the seed documents describe it
     matches: Matcher = dataclasses.field(repr=False, compare=False)
 
+    def judge_traced(self, outcome: TraceOutcome) -> tuple[Verdict, str]:
+        """Verdict for a trace that succeeded. Fix modes (pcgkit.fixmodes) also judge the compiled run."""
+        return Verdict.FIXED, "traced cleanly under fullgraph=True"
+
 
 def _is_dynamo_exception(sig: Signature) -> str | None:
     # Unsupported (and its subclasses) is dynamo refusing the code; an InternalTorchDynamoError
@@ -435,9 +440,7 @@ MODE1 = Mode(
 def classify(mode: Mode, outcome: TraceOutcome) -> tuple[Verdict, str]:
     """Verdict and a one-line reason for a completed trace. Pure."""
     if outcome.traced:
-        if hasattr(mode, "judge_traced"):  # fix modes (pcgkit.fixmodes) also judge the compiled run
-            return mode.judge_traced(outcome)
-        return Verdict.FIXED, "traced cleanly under fullgraph=True"
+        return mode.judge_traced(outcome)
     if outcome.signature is None:
         return Verdict.ERROR, "trace neither succeeded nor raised (kit bug)"
     mismatch = mode.matches(outcome.signature)
@@ -492,20 +495,43 @@ class Simulation:
     replaced: tuple[str, ...]  # "module.attr" of every binding that was answered
 
 
+@dataclasses.dataclass(frozen=True)
+class SimulatedDeviceProperties:
+    """What torch.cuda.get_device_properties returns, for the fields the traced path reads."""
+
+    name: str
+    major: int
+    minor: int
+    multi_processor_count: int = 188  # RTX PRO 6000 Blackwell
+    total_memory: int = 96 * 1024**3
+
+
 def _answers(capability: tuple[int, int]) -> dict[str, object]:
+    """Stand-ins for FlashInfer's queries. They go through the REAL torch.cuda.get_device_capability
+    function object (only the properties underneath it are simulated), so dynamo treats the query
+    exactly as it does on a real GPU of this torch version: torch 2.9 folds it to a constant,
+    torch 2.11 refuses to trace it ("marked as skipped"). Answering with a plain constant instead
+    would hide that failure point (seen on a real H200 with torch 2.11 + flashinfer 0.6.1)."""
+    import torch
+
     def get_compute_capability(device=None):
-        return capability
+        return torch.cuda.get_device_capability(getattr(device, "index", None))
 
     def device_support_pdl(device=None):
-        return capability[0] >= 9  # FlashInfer's own rule, applied to the simulated part
+        major, _ = get_compute_capability(device)
+        return major >= 9  # FlashInfer's own rule
 
     def check_cuda_arch():
         return None  # an SM120 part passes FlashInfer's "sm75 or higher" check
+
+    def get_device_properties(device=None):
+        return SimulatedDeviceProperties("simulated SM120", *capability)
 
     return {
         "get_compute_capability": get_compute_capability,
         "device_support_pdl": device_support_pdl,
         "check_cuda_arch": check_cuda_arch,
+        "get_device_properties": get_device_properties,
     }
 
 
@@ -516,6 +542,14 @@ def simulated_sm120(capability: tuple[int, int] = SIMULATED_SM120_CAPABILITY) ->
 
     import torch
 
+    # dynamo resolves torch functions through a name->object map it builds lazily, once per
+    # process (trace_rules.get_torch_obj_rule_map, functools-cached). Built while a torch.cuda
+    # function is patched, it would hold the stand-in and later, real-GPU traces in the same
+    # process would see the real function as unknown ("marked as skipped"): build it first.
+    from torch._dynamo import trace_rules
+
+    if hasattr(trace_rules, "get_torch_obj_rule_map"):
+        trace_rules.get_torch_obj_rule_map()
     answers = _answers(capability)
     replaced: list[str] = []
     with contextlib.ExitStack() as stack:
@@ -526,9 +560,13 @@ def simulated_sm120(capability: tuple[int, int] = SIMULATED_SM120_CAPABILITY) ->
                 original = None
             if original is None:
                 continue  # this FlashInfer version has no such query
-            replaced += stack.enter_context(patched_everywhere(original, answers[attr], "flashinfer"))
-        stack.enter_context(mock.patch.object(torch.cuda, "get_device_capability", answers["get_compute_capability"]))
-        replaced.append("torch.cuda.get_device_capability")
+            answer = answers[attr]
+            if hasattr(original, "cache_info"):  # keep FlashInfer's functools.cache, and its dynamo warning
+                answer = functools.cache(answer)
+            replaced += stack.enter_context(patched_everywhere(original, answer, "flashinfer"))
+        # Below torch.cuda.get_device_capability, which stays the real function object.
+        stack.enter_context(mock.patch.object(torch.cuda, "get_device_properties", answers["get_device_properties"]))
+        replaced.append("torch.cuda.get_device_properties")
         yield Simulation(capability, tuple(sorted(replaced)))
 
 
