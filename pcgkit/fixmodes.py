@@ -106,11 +106,13 @@ FIX_MODES: dict[str, FixMode] = {
 
 
 def all_modes() -> dict[str, Mode]:
-    """Failure modes and fix modes together, for renderers that look a mode id up by name."""
+    """Every registered case's mode (FlashInfer-level failures, fixes, SGLang-level, end-to-end), for
+    renderers that look a mode id up by name and for runs that must account for every case."""
+    from pcgkit.e2e.logclass import E2E_MODE
     from pcgkit.modes import MODES
     from pcgkit.sglang_case import SGLANG_MODES
 
-    return {**MODES, **FIX_MODES, **SGLANG_MODES}
+    return {**MODES, **FIX_MODES, **SGLANG_MODES, E2E_MODE.id: E2E_MODE}
 
 
 def flashinfer_registers_torch_ops() -> bool:
