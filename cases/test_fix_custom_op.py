@@ -10,7 +10,7 @@ int32 of M*K/16 scales whatever the layout (the op returns uint8 and pads the sw
 
 Simulated, the case checks the fake's shapes/dtypes against the installed FlashInfer's own
 Python wrapper with an inert kernel (pcgkit.fake_shapes: the release decides the scale layout;
-0.7.0 started padding swizzled columns). On a real GPU it (a) compares the fake with the real op over
+0.6.8 started padding swizzled columns). On a real GPU it (a) compares the fake with the real op over
 SHAPE_GRID x both scale layouts, (b) runs torch.library.opcheck on CUDA tensors, and (c) checks
 the compiled result is bit-identical to eager. (c) and opcheck's value comparison are only
 meaningful where FlashInfer's quantize kernel has a body: in 0.6.1 `quantize_with_block_size` is

@@ -1,13 +1,15 @@
 """Upstream fix -- FlashInfer's own `torch.ops.flashinfer.fp4_quantize` (a torch.library.custom_op with a fake).
 
-FlashInfer 0.7.0 added `@torch.library.custom_op("flashinfer::fp4_quantize")` around its Python
-`fp4_quantize` (quantization/fp4_quantization.py), forwarding by keyword. The public name
+FlashInfer 0.6.12 added `@torch.library.custom_op("flashinfer::fp4_quantize")` around its Python
+`fp4_quantize` (quantization/fp4_quantization.py); up to 0.7.0 the op forwards positionally into a
+signature whose 7th parameter is is_global_scale_inversed (broken when run: see the expectations),
+0.7.1 forwards by keyword. The public name
 `flashinfer.fp4_quantize` is still the plain Python function (mode 1 still reproduces through it),
 so the fix only helps a caller that calls the op. This case calls SGLang's dense path with the
 public name `flashinfer.fp4_quantize` pointed at the op, as a caller would (only that name: the op's
 own body calls the module-level Python function, so repointing that too would make the op call itself,
 which a real H200 run showed as a RecursionError), and checks the op's own fake against the wrapper
-(simulated kernel) or the real op (GPU). Before 0.7.0 the op does not exist: not-applicable.
+(simulated kernel) or the real op (GPU). Before 0.6.12 the op does not exist: not-applicable.
 """
 
 import dataclasses

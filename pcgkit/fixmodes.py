@@ -94,9 +94,9 @@ FIX_NO_FULLGRAPH = FixMode(
 FIX_UPSTREAM_OP = FixMode(
     id="fix-upstream-op",
     slug="flashinfer-torch-op",
-    title="upstream fix: FlashInfer's own torch.ops.flashinfer.fp4_quantize (custom op + fake, from 0.7.0)",
+    title="upstream fix: FlashInfer's own torch.ops.flashinfer.fp4_quantize (custom op + fake, from 0.6.12)",
     known_signature="traces under fullgraph=True where FlashInfer registers the op; its fake matches the wrapper",
-    seed="found in flashinfer 0.7.0/0.7.4 quantization/fp4_quantization.py: @torch.library.custom_op('flashinfer::fp4_quantize')",
+    seed="found in flashinfer 0.6.12+ quantization/fp4_quantization.py: @torch.library.custom_op('flashinfer::fp4_quantize')",
     matches=_no_known_failure,
 )
 

@@ -7,10 +7,10 @@ The real kernel runs when the graph executes, outside dynamo.
 The fake mirrors the installed FlashInfer's fp4_quantize wrapper and fp4_quantize_sm100:
   values  uint8 (*shape[:-1], K/2)
   scales  uint8, flat size M*K/sf_vec (linear) or round_up(M, 128 or 8) * round_up(K/sf_vec, 4)
-          (swizzled), then reshaped: up to 0.6.x to (-1, K/sf_vec), which fails like the real op
-          when that size is not a multiple of K/sf_vec; from 0.7.0 swizzled scales are reshaped to
+          (swizzled), then reshaped: up to 0.6.7.post3 to (-1, K/sf_vec), which fails like the real op
+          when that size is not a multiple of K/sf_vec; from 0.6.8 swizzled scales are reshaped to
           (-1, round_up(K/sf_vec, 4)) (the padded columns). Both transposed back for column-major input.
-pcgkit.fake_shapes checks this against each release's own wrapper (found by doing so: 0.7.4 pads).
+pcgkit.fake_shapes checks this against each release's own wrapper (found by doing so in the matrix).
 FlashInfer's own fake (`_fake_fp4_quantize_sm100`) says int64 values and int32 scales of size
 M*K/sf_vec whatever the layout: it does not match its op, so it cannot be reused here.
 
@@ -36,8 +36,9 @@ def padded_sf_numel(rows: int, k: int, sf_vec_size: int, swizzled: bool, is_8x4:
 
 
 # First FlashInfer release whose wrapper reshapes swizzled scales to the padded column count
-# (measured with pcgkit.fake_shapes: 0.6.7.post2 does not, 0.7.0 and 0.7.4 do).
-PADDED_SWIZZLED_COLUMNS_FROM = "0.7.0"
+# (measured with pcgkit.fake_shapes in the matrix: 0.6.7.post3 does not, 0.6.8.post1 .. 0.7.4 do;
+# 0.6.8's wheel has the padded reshape in quantization/fp4_quantization.py).
+PADDED_SWIZZLED_COLUMNS_FROM = "0.6.8"
 
 
 def swizzled_columns_padded(flashinfer_version: str | None = None) -> bool:
