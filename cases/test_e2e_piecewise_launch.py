@@ -32,7 +32,7 @@ def test_e2e_piecewise_launch(request, tmp_path):
     """A real SGLang server with piecewise CUDA graphs on the tiny NVFP4 checkpoint: capture crash or served."""
     import sys
 
-    from pcgkit.e2e.case import launch_and_classify, not_applicable_result, to_case_result
+    from pcgkit.e2e.case import broken_install_reason, launch_and_classify, not_applicable_result, to_case_result
     from pcgkit.e2e.checkpoint import write_checkpoint
     from pcgkit.e2e.launch import LaunchPlanError, build_launch
     from pcgkit.e2e.server import free_loopback_port
@@ -42,12 +42,15 @@ def test_e2e_piecewise_launch(request, tmp_path):
     start = time.perf_counter()
     device = hardware.first_device("sm120", hardware.detect_cuda_devices())
     assert not device.simulated, "the end-to-end launch never runs under simulation"
-    try:
-        from pcgkit.e2e.flags import piecewise_flags
+    from pcgkit import sglang_facts
 
-        flags = piecewise_flags()
-    except ImportError as exc:
-        pytest.fail(f"pcgkit error: broken install: SGLang's server_args does not import: {exc}", pytrace=False)
+    try:
+        flags = sglang_facts.piecewise_flags()
+    except (ImportError, LookupError) as exc:
+        pytest.fail(f"pcgkit error: broken install: {type(exc).__name__}: {exc}", pytrace=False)
+    broken = broken_install_reason(flags)
+    if broken:
+        pytest.fail(f"pcgkit error: broken install: {broken}", pytrace=False)
     versions = collect_versions()
     expectation = expected_for(MODE.id, versions, load_expectations())
     checkpoint = write_checkpoint(tmp_path / "tiny-nvfp4")

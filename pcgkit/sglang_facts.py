@@ -3,7 +3,9 @@
 Three questions, each answered from that version's own code:
 - piecewise CUDA graphs: opt-in or on by default, and the flags that enable / disable / force them
   (`piecewise_flags()`: from `ServerArgs.add_cli_args(parser)` when `sglang.srt.server_args`
-  imports; otherwise from the source text of the installed files, and the fact says so);
+  imports; otherwise from the source text of the installed files, and the fact says so). This is
+  the ONE reader of those flags: the report shows its human-readable fields and the end-to-end
+  launch (pcgkit.e2e.launch) builds its argv from `enable_argv` / `force_argv`;
 - which callable `ModelOptFp4LinearMethod.apply` uses to quantize activations, on SM120 and on a
   non-SM120 family (`fp4_dispatch()`: sglang binds it at import time behind GPU-family checks that
   only answer on a CUDA machine, so the binding is read from the module's source with `ast`);
@@ -33,6 +35,7 @@ NOT_SHIPPED = "not-shipped"  # this sglang has no piecewise CUDA graph flags at 
 _PIECEWISE_FLAG = re.compile(r"""["'](--[a-z0-9-]*piecewise[a-z0-9-]*)["']""")
 _PREFILL_BACKEND_FLAG = "--cuda-graph-backend-prefill"
 TC_PIECEWISE = "tc_piecewise"  # 0.5.16+: the torch.compile piecewise prefill backend
+ARGPARSE_SOURCE = "argparse (ServerArgs.add_cli_args)"  # `source` when read from the parser itself
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,11 +50,36 @@ class PiecewiseFlags:
     all_flags: tuple[str, ...]  # every option string that mentions piecewise CUDA graphs
     source: str  # "argparse (ServerArgs.add_cli_args)" or "source text of ... (import failed: ...)"
     note: str = ""
+    # Clean argv tokens for a launch command (the fields above are for people and may carry
+    # "(alias of ...)" / "[deprecated]"): what turns piecewise on (empty where it is on by default),
+    # and what keeps it on past SGLang's auto-disable checks (never a deprecated alias).
+    enable_argv: tuple[str, ...] = ()
+    force_argv: tuple[str, ...] = ()
+    # (ServerArgs field, value) pairs a parsed command line holds when piecewise is on with the
+    # argv above: what a check against the release's own parser compares.
+    on_values: tuple[tuple[str, object], ...] = ()
 
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)
-        data["all_flags"] = list(self.all_flags)
+        for key in ("all_flags", "enable_argv", "force_argv"):
+            data[key] = list(getattr(self, key))
+        data["on_values"] = [list(pair) for pair in self.on_values]
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "PiecewiseFlags":
+        """The inverse of to_dict (recorded facts, e.g. in fixtures/sglang_launch_validation.json)."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(data) - fields
+        if unknown:
+            raise ValueError(f"not PiecewiseFlags fields: {sorted(unknown)}")
+        return cls(**{
+            **data,
+            "all_flags": tuple(data.get("all_flags", ())),
+            "enable_argv": tuple(data.get("enable_argv", ())),
+            "force_argv": tuple(data.get("force_argv", ())),
+            "on_values": tuple(tuple(pair) for pair in data.get("on_values", ())),
+        })
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,6 +125,12 @@ def flags_from_actions(
         default = backend.default if backend.default is not None else prefill_default
         state = UNKNOWN if default is None else (ON_BY_DEFAULT if default == TC_PIECEWISE else OPT_IN)
         forced = by_prefix["--enforce-"]
+        # 0.5.16-0.5.19's --enforce-... is a deprecated alias of this very backend choice (and an
+        # explicit backend skips the auto-disable cascade): passed only if it is a real switch.
+        force_argv = (forced.option_strings[0],) if forced and not forced.deprecated else ()
+        on_values = (("cuda_graph_backend_prefill", TC_PIECEWISE),)
+        if force_argv and forced.dest != "cuda_graph_backend_prefill":
+            on_values += ((forced.dest, forced.const if forced.const is not None else True),)
         return PiecewiseFlags(
             sglang=sglang,
             default_state=state,
@@ -107,6 +141,9 @@ def flags_from_actions(
             source=source,
             note=f"prefill CUDA-graph backend default: {default or 'resolved at runtime, not read'}; "
             f"choices {list(backend.choices)}",
+            enable_argv=(_PREFILL_BACKEND_FLAG, TC_PIECEWISE),
+            force_argv=force_argv,
+            on_values=on_values,
         )
     enable, disable, force = by_prefix["--enable-"], by_prefix["--disable-"], by_prefix["--enforce-"]
     if enable is None and disable is None:
@@ -117,6 +154,17 @@ def flags_from_actions(
         state = OPT_IN if disable.default is True else ON_BY_DEFAULT
     else:
         state = ON_BY_DEFAULT if enable.default is True else OPT_IN
+    # Where it is on by default nothing needs passing; the enable switch is passed otherwise (and
+    # where the default could not be read), the disable switch never.
+    enable_argv = (enable.option_strings[0],) if enable is not None and state != ON_BY_DEFAULT else ()
+    force_argv = (force.option_strings[0],) if force is not None and not force.deprecated else ()
+    on_values: tuple[tuple[str, object], ...] = ()
+    if enable_argv:
+        on_values += ((enable.dest, True),)
+    if disable is not None:
+        on_values += ((disable.dest, False),)
+    if force_argv:
+        on_values += ((force.dest, True),)
     return PiecewiseFlags(
         sglang=sglang,
         default_state=state,
@@ -126,6 +174,9 @@ def flags_from_actions(
         all_flags=all_flags,
         source=source,
         note="; ".join(f"{_flag_state(a)}" for a in piecewise if a.deprecated),
+        enable_argv=enable_argv,
+        force_argv=force_argv,
+        on_values=on_values,
     )
 
 
@@ -155,7 +206,7 @@ def _prefill_default_on_cuda() -> str | None:
     try:
         from sglang.srt.model_executor import cuda_graph_config
         import sglang.srt.utils as sglang_utils
-    except ImportError:
+    except Exception:  # ImportError, or a CUDA-only module failing at import: the default stays unread
         return None
     if not hasattr(cuda_graph_config, "default_prefill_backend"):
         return None
@@ -180,7 +231,7 @@ def piecewise_flags() -> PiecewiseFlags:
                                  import_error=f"{type(exc).__name__}: {exc}")
     return flags_from_actions(
         (_action_info(a) for a in parser._actions), version, _prefill_default_on_cuda(),
-        source="argparse (ServerArgs.add_cli_args)",
+        source=ARGPARSE_SOURCE,
     )
 
 
@@ -233,9 +284,10 @@ def flags_from_source(
         field = flag.removeprefix("--").replace("-", "_")
         # `name: bool = False` in the ServerArgs dataclass is the switch's default
         default = re.search(rf"\b{field}\s*:\s*bool\s*=\s*(True|False)", text)
-        # the argument's own call: `"--flag", action=DeprecatedAction, help="Deprecated: ..."`
-        call = re.search(rf"['\"]{re.escape(flag)}['\"](.{{0,300}}?)\)", text, re.S)
-        deprecated = bool(call and "Deprecated" in call.group(1))
+        # the argument's own call: `"--flag", action=DeprecatedAction, help="Deprecated: ..."`, read
+        # up to the next add_argument (a closing parenthesis can sit 300+ characters later)
+        call = re.search(rf"['\"]{re.escape(flag)}['\"](.*?)(?:add_argument|\Z)", text, re.S)
+        deprecated = bool(call and "Deprecated" in call.group(1)[:800])
         actions.append(ActionInfo((flag,), field, default.group(1) == "True" if default else None, nargs=0,
                                   deprecated=deprecated))
     # 0.5.16+: `cuda_graph_backend_prefill: A[Optional[Literal["full", ..., "tc_piecewise", ...]], ...]`

@@ -39,7 +39,7 @@ def imported_stack():
     for name in ("torch", "torch._dynamo", "torch._dynamo.trace_rules", "flashinfer", "flashinfer.utils",
                  "flashinfer.jit.core", "flashinfer.jit.cpp_ext", "flashinfer.fp4_quantization", "pcgkit.simulate",
                  "pcgkit.nvfp4", "pcgkit.plugin", "pcgkit.tracing", "safetensors.torch", "tokenizers",
-                 "pcgkit.e2e.checkpoint", "pcgkit.nvfp4_reference", "pcgkit.e2e.flags", "pcgkit.e2e.launch",
+                 "pcgkit.e2e.checkpoint", "pcgkit.nvfp4_reference", "pcgkit.sglang_facts", "pcgkit.e2e.launch",
                  "pcgkit.e2e.case", "pcgkit.e2e.server"):
         importlib.import_module(name)
     importlib.import_module("torch._dynamo").list_backends()  # registers "eager" & co. now, not inside a run
@@ -92,6 +92,13 @@ def test_case_never_simulates():
     assert "assert not device.simulated" in CASE.read_text()
 
 
+def _facts(version: str, state: str = "opt-in", source: str | None = None, **argv):
+    """Stand-in facts of the one reader (pcgkit.sglang_facts), as read from a parser unless told otherwise."""
+    from pcgkit import sglang_facts
+
+    return sglang_facts.PiecewiseFlags(version, state, None, None, None, (), source or sglang_facts.ARGPARSE_SOURCE, **argv)
+
+
 DYING_SERVER = """
 import sys, time
 time.sleep(0.2)
@@ -105,7 +112,7 @@ def test_case_end_to_end_with_a_stand_in_server(case, devices, monkeypatch, tmp_
     `reproduced` with the signature, keeps the log, and xfails (the known bug) like the other cases."""
     import sys
 
-    from pcgkit.e2e import flags as flags_mod
+    from pcgkit import sglang_facts as flags_mod
     from pcgkit.e2e import launch as launch_mod
 
     seed_log = CASE.parent.parent / "fixtures" / "e2e_logs" / "seed000_capture_nvcc_subprocess.log"
@@ -119,7 +126,7 @@ def test_case_end_to_end_with_a_stand_in_server(case, devices, monkeypatch, tmp_
         return launch_mod.LaunchPlan((sys.executable, str(script), str(seed_log)), real.piecewise_args, "stand-in")
 
     devices(Device("stand-in SM120 (test)", (12, 0)))
-    monkeypatch.setattr(flags_mod, "piecewise_flags", lambda: flags_mod.PiecewiseFlags("0.0.test", "--enable-piecewise-cuda-graph", None, None, False))
+    monkeypatch.setattr(flags_mod, "piecewise_flags", lambda: _facts("0.0.test", enable_argv=("--enable-piecewise-cuda-graph",)))
     monkeypatch.setattr(launch_mod, "build_launch", stand_in_plan)
     out = tmp_path / "results.json"
     result = case.runpytest_inprocess(*PLUGIN_ARGS, f"--pcgkit-json={out}", "-rx")
@@ -136,11 +143,24 @@ def test_case_end_to_end_with_a_stand_in_server(case, devices, monkeypatch, tmp_
 
 def test_case_without_a_piecewise_switch_is_not_applicable(case, devices, monkeypatch, tmp_path):
     """A release with no piecewise flag (0.5.22+) records not-applicable and launches nothing."""
-    from pcgkit.e2e import flags as flags_mod
+    from pcgkit import sglang_facts as flags_mod
 
     devices(Device("stand-in SM120 (test)", (12, 0)))
-    monkeypatch.setattr(flags_mod, "piecewise_flags", lambda: flags_mod.PiecewiseFlags("0.5.23", None, None, None, False))
+    monkeypatch.setattr(flags_mod, "piecewise_flags", lambda: _facts("0.5.23", state=flags_mod.NOT_SHIPPED))
     out = tmp_path / "results.json"
     case.runpytest_inprocess(*PLUGIN_ARGS, f"--pcgkit-json={out}").assert_outcomes(skipped=1)
     (row,) = json.loads(out.read_text())["results"]
     assert row["verdict"] == "not-applicable" and "no flag that turns piecewise CUDA graphs on" in row["reason"]
+
+
+def test_case_with_flags_read_only_as_text_is_a_broken_install(case, devices, monkeypatch):
+    """Facts from the source-text fallback (server_args does not import) fail the case as a broken install."""
+    from pcgkit import sglang_facts as flags_mod
+
+    devices(Device("stand-in SM120 (test)", (12, 0)))
+    text_only = _facts("0.5.8", source="source text of x (import of sglang.srt.server_args failed: ImportError: y)",
+                       enable_argv=("--enable-piecewise-cuda-graph",))
+    monkeypatch.setattr(flags_mod, "piecewise_flags", lambda: text_only)
+    result = case.runpytest_inprocess(*PLUGIN_ARGS)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*pcgkit error: broken install: SGLang's server_args does not import*"])

@@ -8,86 +8,77 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit.e2e.flags import PiecewiseFlags, flags_from_parser
+from pcgkit import sglang_facts
 from pcgkit.e2e.launch import LaunchPlanError, build_launch
+from pcgkit.e2e.probe import check_on_values
 from pcgkit.e2e.validate import DEFAULT_OUT, default_matrix_versions, parse_probe_output, result_status, summarize
+from pcgkit.sglang_facts import PiecewiseFlags
+
+SOURCES = Path(__file__).resolve().parent.parent / "fixtures" / "sglang_source"
 
 
-def _parser(*switches: str, valued: tuple[str, ...] = ()) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser()
-    for flag in switches:
-        parser.add_argument(flag, action="store_true")
-    for flag in valued:
-        parser.add_argument(flag, type=int)
-    return parser
+def _facts(version: str) -> PiecewiseFlags:
+    """The facts the one reader (pcgkit.sglang_facts) gives for a real sglang source excerpt."""
+    config = SOURCES / version / "cuda_graph_config.py.txt"
+    prefill = sglang_facts.prefill_default_from_source(config.read_text()) if config.exists() else None
+    text = (SOURCES / version / "server_args.txt").read_text()
+    return sglang_facts.flags_from_source({"server_args": text}, version, prefill, "test")
 
 
-def test_opt_in_release_is_read_as_opt_in():
-    """A parser with only --enable-piecewise-cuda-graph (as 0.5.3-0.5.8) reads as opt-in, default off."""
-    parser = _parser("--enable-piecewise-cuda-graph", valued=("--piecewise-cuda-graph-max-tokens",))
-    flags = flags_from_parser("0.5.8", parser, lambda dest: False)
-    assert flags == PiecewiseFlags("0.5.8", "--enable-piecewise-cuda-graph", None, None, False,
-                                   ("--piecewise-cuda-graph-max-tokens",))
+@pytest.mark.parametrize(
+    "version, piecewise_args, how",
+    [
+        pytest.param("0.5.3.post2", ("--enable-piecewise-cuda-graph",), "opt-in: --enable-piecewise-cuda-graph",
+                     id="0.5.3.post2"),
+        pytest.param("0.5.8", ("--enable-piecewise-cuda-graph",), "opt-in: --enable-piecewise-cuda-graph", id="0.5.8"),
+        # on by default; the deprecated no-op --enable-... is never passed, the real --enforce-... is
+        pytest.param("0.5.10.post1", ("--enforce-piecewise-cuda-graph",),
+                     "on by default (never passing --disable-piecewise-cuda-graph); forced: --enforce-piecewise-cuda-graph",
+                     id="0.5.10.post1"),
+        # opt-in through the prefill backend; --enforce-... is only a deprecated alias of the same choice
+        pytest.param("0.5.16", ("--cuda-graph-backend-prefill", "tc_piecewise"),
+                     "opt-in: --cuda-graph-backend-prefill tc_piecewise", id="0.5.16"),
+    ],
+)
+def test_launch_argv_per_release_from_real_source(version, piecewise_args, how):
+    """Each generation of flags (real sglang source) gives clean argv tokens: no deprecated alias, no decoration."""
+    plan = build_launch(_facts(version), python="python", model_path="/m", port=1)
+    assert plan.piecewise_args == piecewise_args and plan.how == how
+    assert plan.argv[-len(piecewise_args):] == piecewise_args
+    assert all(" " not in token and "[" not in token for token in plan.argv)
+    assert "--disable-piecewise-cuda-graph" not in plan.argv
 
 
-def test_default_on_release_with_disable_and_enforce():
-    """disable + enforce and no enable flag (as 0.5.16-0.5.19) reads as on by default, with a force flag."""
-    parser = _parser("--disable-piecewise-cuda-graph", "--enforce-piecewise-cuda-graph")
-    flags = flags_from_parser("0.5.16", parser, lambda dest: False)
-    assert (flags.enable, flags.disable, flags.force, flags.default_on) == (
-        None, "--disable-piecewise-cuda-graph", "--enforce-piecewise-cuda-graph", True)
+def test_release_without_tc_piecewise_has_no_plan():
+    """0.5.23 (real source: tc_piecewise removed) cannot be launched: LaunchPlanError naming what it offers."""
+    with pytest.raises(LaunchPlanError, match="no flag that turns piecewise CUDA graphs on.*no tc_piecewise"):
+        build_launch(_facts("0.5.23"), python="python", model_path="/m", port=1)
 
 
-def test_deprecated_no_op_enable_switch_is_not_the_way_on():
-    """A deprecated --enable-... that only warns (0.5.10-0.5.12) is recorded as deprecated; enforce is used."""
-
-    class DeprecatedAction(argparse.Action):  # SGLang's: prints a warning, stores nothing
-        def __init__(self, option_strings, dest, nargs=0, **kwargs):
-            super().__init__(option_strings, dest, nargs=nargs, **kwargs)
-
-        def __call__(self, parser, namespace, values, option_string=None):
-            print(f"{option_string} is deprecated")
-
-    parser = _parser("--disable-piecewise-cuda-graph", "--enforce-piecewise-cuda-graph")
-    parser.add_argument("--enable-piecewise-cuda-graph", action=DeprecatedAction)
-    flags = flags_from_parser("0.5.10.post1", parser, lambda dest: False)
-    assert flags.enable is None and flags.deprecated == ("--enable-piecewise-cuda-graph",)
-    assert flags.default_on and flags.force == "--enforce-piecewise-cuda-graph"
-    assert build_launch(flags, python="p", model_path="/m", port=1).piecewise_args == ("--enforce-piecewise-cuda-graph",)
+def test_unknown_default_still_passes_the_enable_argv():
+    """Where the prefill default could not be read, the plan passes the enable argv rather than trusting a default."""
+    flags = sglang_facts.flags_from_source({"s": (SOURCES / "0.5.16" / "server_args.txt").read_text()}, "0.5.16", None, "t")
+    assert flags.default_state == "unknown"
+    assert build_launch(flags, python="p", model_path="/m", port=1).piecewise_args == ("--cuda-graph-backend-prefill", "tc_piecewise")
 
 
-def test_enable_flag_with_true_default_is_default_on():
-    """When the enable field defaults to True the release is default-on even though the flag exists."""
-    flags = flags_from_parser("x", _parser("--enable-piecewise-cuda-graph"), lambda dest: dest == "enable_piecewise_cuda_graph")
-    assert flags.default_on
-
-
-def test_opt_in_launch_passes_the_enable_flag_and_never_disable():
-    """The opt-in plan carries --enable-piecewise-cuda-graph, the model, loopback port and modelopt_fp4."""
-    flags = PiecewiseFlags("0.5.8", "--enable-piecewise-cuda-graph", None, None, False)
-    plan = build_launch(flags, python="/v/bin/python", model_path="/m", port=31000)
+def test_opt_in_launch_carries_model_port_host_and_quantization():
+    """The plan runs sglang.launch_server on the model, loopback host and port, with modelopt_fp4."""
+    plan = build_launch(_facts("0.5.8"), python="/v/bin/python", model_path="/m", port=31000)
     assert plan.argv[:3] == ("/v/bin/python", "-m", "sglang.launch_server")
-    assert plan.piecewise_args == ("--enable-piecewise-cuda-graph",)
     args = plan.server_args
     assert args[args.index("--model-path") + 1] == "/m" and args[args.index("--port") + 1] == "31000"
     assert args[args.index("--host") + 1] == "127.0.0.1"
     assert args[args.index("--quantization") + 1] == "modelopt_fp4"
-    assert "opt-in" in plan.how
 
 
-def test_default_on_launch_forces_and_does_not_disable():
-    """A default-on release gets its force flag and never its disable flag."""
-    flags = PiecewiseFlags("0.5.16", None, "--disable-piecewise-cuda-graph", "--enforce-piecewise-cuda-graph", True)
-    plan = build_launch(flags, python="python", model_path="/m", port=1)
-    assert plan.piecewise_args == ("--enforce-piecewise-cuda-graph",)
-    assert "--disable-piecewise-cuda-graph" not in plan.argv
-    assert "on by default" in plan.how and "forced" in plan.how
-
-
-def test_release_without_piecewise_switch_has_no_plan():
-    """A release with no piecewise flag at all (tc_piecewise removed, 0.5.22+) cannot be launched: LaunchPlanError."""
-    with pytest.raises(LaunchPlanError, match="no flag that turns piecewise CUDA graphs on"):
-        build_launch(PiecewiseFlags("0.5.23", None, None, None, False), python="python", model_path="/m", port=1)
+def test_facts_round_trip_through_their_recorded_dict():
+    """PiecewiseFlags.from_dict(to_dict()) is the same value (the validation file stores the dict); unknown keys fail."""
+    for version in ("0.5.8", "0.5.10.post1", "0.5.16", "0.5.23"):
+        flags = _facts(version)
+        assert PiecewiseFlags.from_dict(json.loads(json.dumps(flags.to_dict()))) == flags
+    with pytest.raises(ValueError, match="default_on"):
+        PiecewiseFlags.from_dict({**_facts("0.5.8").to_dict(), "default_on": False})
 
 
 def test_result_status_three_ways():
@@ -117,7 +108,7 @@ def test_committed_validation_covers_the_matrix_and_matches_the_builder():
     for version, row in by_version.items():
         assert row["status"] in ("ok", "not-applicable"), (version, row["summary"])
         flags = PiecewiseFlags.from_dict(row["probe"]["flags"])
-        assert flags.sglang_version == version
+        assert flags.sglang == version and flags.source == sglang_facts.ARGPARSE_SOURCE
         if row["status"] == "ok":
             recorded = row["probe"]["launch"]["argv"]
             model = recorded[recorded.index("--model-path") + 1]
@@ -144,16 +135,19 @@ def test_declared_pins_reads_exact_pins_only():
         "transformers==4.57.1", "tokenizers==0.23.2"]
 
 
-def test_switches_in_effect_follow_the_real_destination():
-    """Aliases that store a const elsewhere (0.5.16's --enforce-... -> cuda_graph_backend_prefill) are judged by value."""
-    from pcgkit.e2e.flags import switches_in_effect
+def test_on_values_are_judged_by_the_parsed_value():
+    """The probe's check: each named field must hold its 'on' value (an enum by its value); an override fails it."""
+    import enum
 
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--cuda-graph-backend-prefill", dest="cuda_graph_backend_prefill", default=None)
-    parser.add_argument("--enforce-piecewise-cuda-graph", action="store_const", dest="cuda_graph_backend_prefill", const="tc_piecewise")
-    parser.add_argument("--disable-piecewise-cuda-graph", action="store_const", dest="cuda_graph_backend_prefill", const="disabled")
-    options = ("--enforce-piecewise-cuda-graph", "--disable-piecewise-cuda-graph")
-    forced = parser.parse_args(["--enforce-piecewise-cuda-graph"])
-    assert switches_in_effect(parser, forced, options) == {options[0]: True, options[1]: False}
-    overridden = parser.parse_args(["--enforce-piecewise-cuda-graph", "--cuda-graph-backend-prefill", "breakable"])
-    assert switches_in_effect(parser, overridden, options) == {options[0]: False, options[1]: False}
+    class Backend(enum.Enum):  # SGLang's cuda_graph_config.Backend stores members, not strings
+        TC_PIECEWISE = "tc_piecewise"
+        BREAKABLE = "breakable"
+
+    on = (("cuda_graph_backend_prefill", "tc_piecewise"),)
+    found, missing = check_on_values(on, argparse.Namespace(cuda_graph_backend_prefill=Backend.TC_PIECEWISE))
+    assert (found, missing) == ({"cuda_graph_backend_prefill": "tc_piecewise"}, [])
+    _, missing = check_on_values(on, argparse.Namespace(cuda_graph_backend_prefill=Backend.BREAKABLE))
+    assert missing == ["cuda_graph_backend_prefill='breakable' (want 'tc_piecewise')"]
+    _, missing = check_on_values(on, argparse.Namespace())
+    assert "no such field" in missing[0]
+    assert check_on_values((), argparse.Namespace()) == ({}, ["the facts name no field to check"])

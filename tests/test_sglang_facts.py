@@ -52,6 +52,32 @@ def test_piecewise_flags_from_source(version, state, enable, disable, force):
     assert "source text" in flags.source and "import of sglang.srt.server_args failed: test" in flags.source
 
 
+@pytest.mark.parametrize(
+    "version, enable_argv, force_argv, on_values",
+    [
+        pytest.param("0.5.3.post2", ("--enable-piecewise-cuda-graph",), (),
+                     (("enable_piecewise_cuda_graph", True),), id="0.5.3.post2"),
+        pytest.param("0.5.8", ("--enable-piecewise-cuda-graph",), (), (("enable_piecewise_cuda_graph", True),), id="0.5.8"),
+        pytest.param("0.5.10.post1", (), ("--enforce-piecewise-cuda-graph",),
+                     (("disable_piecewise_cuda_graph", False), ("enforce_piecewise_cuda_graph", True)), id="0.5.10.post1"),
+        # opt-in (prefill default breakable): the backend choice, never the deprecated --enforce-... alias
+        pytest.param("0.5.16", ("--cuda-graph-backend-prefill", "tc_piecewise"), (),
+                     (("cuda_graph_backend_prefill", "tc_piecewise"),), id="0.5.16"),
+        pytest.param("0.5.23", (), (), (), id="0.5.23"),
+    ],
+)
+def test_launch_argv_tokens_from_source(version, enable_argv, force_argv, on_values):
+    """The clean argv tokens a launch uses, per generation of flags, from that version's own parser source."""
+    flags = _flags(version)
+    assert (flags.enable_argv, flags.force_argv, flags.on_values) == (enable_argv, force_argv, on_values)
+
+
+def test_deprecated_alias_is_labelled_only_in_the_readable_fields():
+    """0.5.16's --enforce-... is a deprecated alias: '[deprecated]' in `force`, absent from force_argv."""
+    flags = _flags("0.5.16")
+    assert flags.force == "--enforce-piecewise-cuda-graph [deprecated]" and flags.force_argv == ()
+
+
 def test_deprecated_enable_flag_is_not_the_enable_answer():
     """0.5.10's --enable-piecewise-cuda-graph is a DeprecatedAction: listed, labelled, never 'enable'."""
     flags = _flags("0.5.10.post1")

@@ -1,5 +1,6 @@
 """The end-to-end case's steps, outside pytest so they can be tested with a stand-in server.
 
+broken_install_reason: whether the facts (pcgkit.sglang_facts) were read from the parser a launch uses.
 launch_and_classify: one server run (pcgkit.e2e.server) and its verdict (pcgkit.e2e.logclass).
 to_case_result: the CaseResult every report reads, with the run's evidence.
 """
@@ -13,9 +14,21 @@ from typing import Mapping, Sequence
 from pcgkit.e2e.logclass import E2E_MODE, Classification, classify_run
 from pcgkit.e2e.server import ServerRun, serve_once
 from pcgkit.result import CaseResult
+from pcgkit.sglang_facts import ARGPARSE_SOURCE, PiecewiseFlags
 from pcgkit.verdict import Verdict
 
 VARIANT = "sm120"  # never simulated: this case only runs on a real SM120 GPU
+
+
+def broken_install_reason(flags: PiecewiseFlags) -> str | None:
+    """Why this install cannot launch a server, or None. Pure.
+
+    The facts fall back to source text when `sglang.srt.server_args` does not import; that is good
+    enough for a report, but `python -m sglang.launch_server` imports the same module and would
+    die before any capture, so for the launch it is a broken install, never a verdict."""
+    if flags.source == ARGPARSE_SOURCE:
+        return None
+    return f"SGLang's server_args does not import, its flags were only read as text: {flags.source}"
 
 
 @dataclasses.dataclass(frozen=True)

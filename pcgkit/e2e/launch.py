@@ -1,7 +1,8 @@
 """The launch command for `python -m sglang.launch_server` with piecewise CUDA graphs on. Pure.
 
-Version facts (pcgkit.e2e.flags.PiecewiseFlags) in, argv out. Every flag used here was checked
-against each matrix SGLang's own parser by `pcgkit e2e validate-launch`
+Version facts (pcgkit.sglang_facts.PiecewiseFlags, the one reader of SGLang's piecewise flags) in,
+argv out: its clean `enable_argv` / `force_argv` tokens, never its human-readable fields. Every
+flag used here was checked against each matrix SGLang's own parser by `pcgkit e2e validate-launch`
 (fixtures/sglang_launch_validation.json).
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from pcgkit.e2e.flags import PiecewiseFlags
+from pcgkit.sglang_facts import ON_BY_DEFAULT, PiecewiseFlags
 
 LAUNCH_MODULE = "sglang.launch_server"
 QUANTIZATION = "modelopt_fp4"  # SGLang's name for ModelOpt NVFP4 checkpoints
@@ -32,22 +33,21 @@ class LaunchPlan:
 
 
 def piecewise_on_args(flags: PiecewiseFlags) -> tuple[tuple[str, ...], str]:
-    """The flags that turn piecewise CUDA graphs on for this version, and a line saying why."""
-    args: list[str] = []
+    """The argv that turns piecewise CUDA graphs on for this version, and a line saying why."""
     notes: list[str] = []
-    if flags.enable:
-        args.append(flags.enable)
-        notes.append(f"opt-in: {flags.enable}")
-    elif flags.default_on:
+    if flags.enable_argv:
+        notes.append(f"{flags.default_state}: {' '.join(flags.enable_argv)}")
+    elif flags.default_state == ON_BY_DEFAULT:
         notes.append("on by default" + (f" (never passing {flags.disable})" if flags.disable else ""))
-    if flags.force:
-        # Recent releases switch piecewise off by themselves in some configurations; the case is
-        # about the capture, so it asks for it outright where the version can.
-        args.append(flags.force)
-        notes.append(f"forced: {flags.force}")
-    if not args and not flags.default_on:
-        raise LaunchPlanError(f"sglang {flags.sglang_version} has no flag that turns piecewise CUDA graphs on")
-    return tuple(args), "; ".join(notes)
+    if flags.force_argv:
+        # Some releases switch piecewise off by themselves in some configurations; the case is
+        # about the capture, so it asks for it outright where the version has a (non-deprecated) way.
+        notes.append(f"forced: {' '.join(flags.force_argv)}")
+    args = (*flags.enable_argv, *flags.force_argv)
+    if not flags.enable_argv and flags.default_state != ON_BY_DEFAULT:
+        raise LaunchPlanError(f"sglang {flags.sglang} has no flag that turns piecewise CUDA graphs on"
+                              f" ({flags.default_state}{': ' + flags.note if flags.note else ''})")
+    return args, "; ".join(notes)
 
 
 def build_launch(

@@ -1,7 +1,7 @@
 """Runs INSIDE an environment that has one SGLang release: its launch command and checkpoint checks.
 
 `python -m pcgkit.e2e.probe --checkpoint DIR` prints one line `PCGKIT-PROBE {json}`:
-  flags       the release's piecewise flags, read from its own parser (pcgkit.e2e.flags)
+  flags       the release's piecewise flags, read from its own parser (pcgkit.sglang_facts)
   launch      the argv pcgkit.e2e.launch builds for it, parsed by that same parser: an unknown
               flag or a bad choice makes argparse exit, and that is recorded as a failure
   checkpoint  the tiny checkpoint's quantization config through the release's own
@@ -101,22 +101,29 @@ def _parse_with_sglang(server_args: tuple[str, ...], flags) -> dict:
             namespace = parser.parse_args(list(server_args))
     except SystemExit as exc:  # argparse's way of saying no: unknown flag, bad choice, ...
         return {"ok": False, "error": f"argparse exit {exc.code}: {stderr.getvalue().strip()[-600:]}"}
-    from pcgkit.e2e.flags import switches_in_effect
-
-    switches = [o for o in (flags.enable, flags.disable, flags.force) if o]
-    in_effect = switches_in_effect(parser, namespace, switches)
     values = {k: getattr(namespace, k) for k in ("quantization", "model_path", "port") if hasattr(namespace, k)}
-    values["switches_in_effect"] = in_effect
-    # On, as this release decides it: its enable switch in effect where it is opt-in, its force
-    # switch in effect where we pass one, and its disable switch never.
-    piecewise_on = (flags.enable is not None or flags.default_on) and not (flags.disable and in_effect[flags.disable])
-    if flags.enable:
-        piecewise_on = piecewise_on and in_effect[flags.enable]
-    if flags.force:
-        piecewise_on = piecewise_on and in_effect[flags.force]
-    if not piecewise_on:
-        return {"ok": False, "error": f"parsed, but piecewise CUDA graphs are not on: {values}", "parsed": values}
+    # On, as this release decides it: each field the facts name holds its "on" value once parsed
+    # (the enable/force switch in effect, the disable switch not, the prefill backend tc_piecewise).
+    found, missing = check_on_values(flags.on_values, namespace)
+    values["on_values"] = found
+    if missing:
+        why = "; ".join(missing)
+        return {"ok": False, "error": f"parsed, but piecewise CUDA graphs are not on: {why}", "parsed": values}
     return {"ok": True, "parsed": values}
+
+
+def check_on_values(on_values, namespace: argparse.Namespace) -> tuple[dict, list[str]]:
+    """What the parsed namespace holds in each field the facts name, and the mismatches. Pure.
+
+    No field to check is itself a mismatch: "on" would then be taken on trust."""
+    found = {dest: _plain(getattr(namespace, dest, "<no such field>")) for dest, _ in on_values}
+    missing = [f"{dest}={found[dest]!r} (want {want!r})" for dest, want in on_values if found[dest] != want]
+    return found, missing or ([] if on_values else ["the facts name no field to check"])
+
+
+def _plain(value: object) -> object:
+    """A parsed value as the facts record it: SGLang's Backend enum members by their value."""
+    return getattr(value, "value", value)
 
 
 def _cuda_graph_options() -> list[str]:
@@ -182,7 +189,7 @@ def _check_checkpoint(checkpoint: Path) -> dict:
 def probe(checkpoint: Path) -> dict:
     import importlib.metadata
 
-    from pcgkit.e2e.flags import piecewise_flags
+    from pcgkit.sglang_facts import piecewise_flags
     from pcgkit.e2e.launch import LaunchPlanError, build_launch
 
     report: dict = {"versions": {}}
