@@ -19,11 +19,11 @@ import re
 import pytest
 
 from pcgkit import nvfp4_reference as ref
+from pcgkit.fixcheck import KERNEL_MIN_MAJOR  # quantization.cuh: kernel bodies only for __CUDA_ARCH__ >= 1000
 
 pytestmark = pytest.mark.gpu
 
 SENTINEL = 0xA5
-KERNEL_MIN_MAJOR = 10  # quantization.cuh: kernel bodies only for __CUDA_ARCH__ >= 1000
 
 CASES = [
     pytest.param(128, 256, True, id="128x256-swizzled"),

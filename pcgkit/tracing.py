@@ -60,44 +60,12 @@ def trace(
     raises a private sentinel which counts as a clean trace.
     """
     import torch
-    from torch._dynamo.utils import counters
 
-    torch._dynamo.reset()
-    counters.clear()
-    backend = "eager" if execute else _trace_only_backend
-    compiled = torch.compile(fn, fullgraph=fullgraph, backend=backend)
-    signature = None
-    traced = executed = False
-    output = None
-    start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            output = compiled(*args)
-            traced = executed = True
-        except _TracedWithoutExecuting:
-            traced = True
-        except Exception as exc:  # the failure under study: keep it as evidence, not as a crash
-            lru = tuple(str(w.message) for w in caught if LRU_CACHE_WARNING_MARKER in str(w.message))
-            signature = parse_exception(exc, lru)
-    duration = time.perf_counter() - start
-    lru_warnings = tuple(str(w.message) for w in caught if LRU_CACHE_WARNING_MARKER in str(w.message))
-    breaks, reasons = _graph_break_accounting()
-    torch._dynamo.reset()
-    return TraceOutcome(
-        traced=traced,
-        executed=executed,
-        signature=signature,
-        lru_cache_warnings=lru_warnings,
-        graph_breaks=breaks,
-        graph_break_reasons=reasons,
-        duration_s=duration,
-        output=output,
-    )
+    return observe(lambda backend: torch.compile(fn, fullgraph=fullgraph, backend=backend)(*args), execute=execute)
 
 
 def observe(invoke: Callable[[Callable], Any], *, execute: bool) -> TraceOutcome:
-    """Like `trace`, for code that calls torch.compile itself (SGLang's install_torch_compiled).
+    """`trace`'s engine, also for code that calls torch.compile itself (SGLang's install_torch_compiled).
 
     `invoke(backend)` must compile with the backend it is given and call the result once; dynamo
     is reset around it and the outcome recorded exactly as `trace` records it.
