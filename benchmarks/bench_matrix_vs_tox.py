@@ -22,16 +22,18 @@ import json
 import os
 import shutil
 import sys
-import tomllib
 from pathlib import Path
 
-from pcgkit import proc
-from pcgkit.interpreters import find_python
+import tomllib
+
 from pcgkit.matrix import pins as pins_mod
-from pcgkit.matrix.backend_venv import kit_light_dependencies, uv_command
 from pcgkit.matrix.cells import Cell
+from pcgkit.matrix.deps import kit_light_dependencies
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, load_matrix, plan
 from pcgkit.matrix.tox_export import PIP, factor, render_tox
+from pcgkit.util import proc
+from pcgkit.util.interpreters import find_python
+from pcgkit.util.proc import uv_command
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CELLS = ("seed", "fi-0.5.3")

@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pcgkit import proc
+from pcgkit.util import proc
 
 ROOT = Path(__file__).resolve().parent.parent
 

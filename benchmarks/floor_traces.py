@@ -8,12 +8,12 @@ import os
 import warnings
 from unittest import mock
 
+import flashinfer
 import torch
+from flashinfer.jit import cpp_ext
 from packaging.version import Version
 
-import flashinfer
-from flashinfer.jit import cpp_ext
-from pcgkit.simulate import simulated_sm120
+from pcgkit.harness.simulate import simulated_sm120
 
 os.environ.setdefault("CUDA_HOME", "/usr/local/cuda")
 warnings.simplefilter("ignore")

@@ -7,7 +7,7 @@ the verdict from the server log: a crash in capture with FlashInfer's nvcc-subpr
 captures, comes up and answers one /generate is `fixed`. The whole process group is killed at the
 end and the log is kept under reports/e2e/.
 
-Real SM120 only (marker sm120, gated by pcgkit.hardware): nothing here is ever simulated.
+Real SM120 only (marker sm120, gated by pcgkit.harness.hardware): nothing here is ever simulated.
 Runner command: README, "End-to-end piecewise launch".
 """
 
@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit import hardware
-from pcgkit.casekit import Target, cuda_toolkit_root
 from pcgkit.e2e.logclass import E2E_MODE as MODE
-from pcgkit.versions import collect_versions
+from pcgkit.harness import hardware, targets
+from pcgkit.harness.casekit import cuda_toolkit_root
+from pcgkit.harness.versions import collect_versions
 
 pytestmark = [pytest.mark.sm120, pytest.mark.e2e]
 # The plugin records a "not run here" row for this case when it is stopped in setup (no SM120).
-TARGET = Target("sm120", "sm120", simulated=False)
+TARGET = targets.SM120
 ARTIFACTS = Path(os.environ.get("PCGKIT_E2E_ARTIFACTS", "reports/e2e"))
 
 
@@ -36,13 +36,13 @@ def test_e2e_piecewise_launch(request, tmp_path):
     from pcgkit.e2e.checkpoint import write_checkpoint
     from pcgkit.e2e.launch import LaunchPlanError, build_launch
     from pcgkit.e2e.server import free_loopback_port
-    from pcgkit.expectations import expected_for, load_expectations
-    from pcgkit.plugin import _judge
+    from pcgkit.harness.plugin import judge_against_baseline
+    from pcgkit.verdicts.expectations import expected_for, load_expectations
 
     start = time.perf_counter()
     device = hardware.first_device("sm120", hardware.detect_cuda_devices())
     assert not device.simulated, "the end-to-end launch never runs under simulation"
-    from pcgkit import sglang_facts
+    from pcgkit.sglang import facts as sglang_facts
 
     try:
         flags = sglang_facts.piecewise_flags()
@@ -62,7 +62,7 @@ def test_e2e_piecewise_launch(request, tmp_path):
                                        evidence={"flags": flags.to_dict()},
                                        expected=expectation.expect.value if expectation else None)
         request.node.user_properties.extend(result.junit_properties())
-        _judge(result, expectation.why if expectation else "")
+        judge_against_baseline(result, expectation.why if expectation else "")
         return
     env = dict(os.environ)
     toolkit = cuda_toolkit_root()
@@ -86,4 +86,4 @@ def test_e2e_piecewise_launch(request, tmp_path):
         expected=expectation.expect.value if expectation else None,
     )
     request.node.user_properties.extend(result.junit_properties())
-    _judge(result, expectation.why if expectation else "")
+    judge_against_baseline(result, expectation.why if expectation else "")

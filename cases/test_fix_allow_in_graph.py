@@ -7,15 +7,14 @@ path before it too. The case records what this torch/flashinfer pair actually do
 expectation is that it is not a fix (verdict `reproduced` = fails the known way).
 """
 
-from pcgkit.casekit import CaseContext
-from pcgkit.fixmodes import FIX_ALLOW_IN_GRAPH as MODE
-from pcgkit.nvfp4 import dense_nvfp4_layer, example_activation
-from pcgkit.tracing import TraceOutcome, trace
+from pcgkit.fp4.layer import dense_nvfp4_layer, example_activation
+from pcgkit.harness.casekit import CaseContext
+from pcgkit.harness.tracing import TraceOutcome, trace
+from pcgkit.verdicts.fixmodes import FIX_ALLOW_IN_GRAPH as MODE
 
 
 def reproduce(ctx: CaseContext) -> TraceOutcome:
     import torch
-
     from flashinfer import fp4_quantization
 
     loader = fp4_quantization.get_fp4_quantization_module

@@ -1,6 +1,6 @@
 """Fix -- flashinfer.fp4_quantize behind torch.library.custom_op with a faithful register_fake.
 
-Dynamo records one `pcgkit::fp4_quantize` node and asks the fake (pcgkit/fp4_custom_op.py) for
+Dynamo records one `pcgkit::fp4_quantize` node and asks the fake (pcgkit/fp4/custom_op.py) for
 output shapes, so FlashInfer's JIT loader never runs under trace: fullgraph=True traces.
 
 FlashInfer 0.6.1 (and 0.7.4, the newest release read) cannot give this itself: its
@@ -9,7 +9,7 @@ FlashInfer 0.6.1 (and 0.7.4, the newest release read) cannot give this itself: i
 int32 of M*K/16 scales whatever the layout (the op returns uint8 and pads the swizzled layout).
 
 Simulated, the case checks the fake's shapes/dtypes against the installed FlashInfer's own
-Python wrapper with an inert kernel (pcgkit.fake_shapes: the release decides the scale layout;
+Python wrapper with an inert kernel (pcgkit.fp4.fake_shapes: the release decides the scale layout;
 0.6.8 started padding swizzled columns). On a real GPU it (a) compares the fake with the real op over
 SHAPE_GRID x both scale layouts, (b) runs torch.library.opcheck on CUDA tensors, and (c) checks
 the compiled result is bit-identical to eager. (c) and opcheck's value comparison are only
@@ -19,19 +19,19 @@ compiled empty unless __CUDA_ARCH__ >= 1000, so on SM90 (H200) its outputs are u
 
 import dataclasses
 
-from pcgkit.casekit import CaseContext
-from pcgkit.fixcheck import check_on_gpu, check_simulated
-from pcgkit.fixmodes import FIX_CUSTOM_OP as MODE
-from pcgkit.fixmodes import flashinfer_registers_torch_ops
-from pcgkit.nvfp4 import dense_nvfp4_layer, example_activation
-from pcgkit.patching import patched_everywhere
-from pcgkit.tracing import TraceOutcome, trace
+from pcgkit.fp4.fixcheck import check_on_gpu, check_simulated
+from pcgkit.fp4.layer import dense_nvfp4_layer, example_activation
+from pcgkit.harness.casekit import CaseContext
+from pcgkit.harness.tracing import TraceOutcome, trace
+from pcgkit.util.patching import patched_everywhere
+from pcgkit.verdicts.fixmodes import FIX_CUSTOM_OP as MODE
+from pcgkit.verdicts.fixmodes import flashinfer_registers_torch_ops
 
 
 def reproduce(ctx: CaseContext) -> TraceOutcome:
     import flashinfer
 
-    from pcgkit.fp4_custom_op import OP_NAME, fp4_quantize_fake, fp4_quantize_op
+    from pcgkit.fp4.custom_op import OP_NAME, fp4_quantize_fake, fp4_quantize_op
 
     original = flashinfer.fp4_quantize
     op = fp4_quantize_op()  # binds the real fp4_quantize before the name is repointed below

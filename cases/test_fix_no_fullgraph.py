@@ -3,17 +3,17 @@
 Mode 4 shows disable is rejected under fullgraph=True. With fullgraph=False the disabled call is a
 graph break: dynamo compiles the code around it and runs fp4_quantize eagerly. The price is the
 graph break itself (a piecewise CUDA graph runner wants one graph). Evidence: dynamo's own
-graph-break count and reasons (torch._dynamo.utils.counters["graph_break"], via pcgkit.tracing).
+graph-break count and reasons (torch._dynamo.utils.counters["graph_break"], via pcgkit.harness.tracing).
 
 Simulated target: the graph is compiled but never run (no kernel on a CPU), so the accounting is
 that of the trace up to the first compiled graph's call; on a real GPU the function also runs
 and torch._dynamo.explain's break count is recorded beside the counters.
 """
 
-from pcgkit.casekit import CaseContext
-from pcgkit.fixmodes import FIX_NO_FULLGRAPH as MODE
-from pcgkit.nvfp4 import dense_nvfp4_layer, example_activation, fp4_quantize_disabled
-from pcgkit.tracing import TraceOutcome, trace
+from pcgkit.fp4.layer import dense_nvfp4_layer, example_activation, fp4_quantize_disabled
+from pcgkit.harness.casekit import CaseContext
+from pcgkit.harness.tracing import TraceOutcome, trace
+from pcgkit.verdicts.fixmodes import FIX_NO_FULLGRAPH as MODE
 
 
 def reproduce(ctx: CaseContext) -> TraceOutcome:

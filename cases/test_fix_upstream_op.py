@@ -15,19 +15,17 @@ which a real H200 run showed as a RecursionError), and checks the op's own fake 
 import dataclasses
 from unittest import mock
 
-from pcgkit.casekit import CaseContext, NotApplicable
-from pcgkit.fixcheck import check_on_gpu, check_simulated
-from pcgkit.fixmodes import FIX_UPSTREAM_OP as MODE
-from pcgkit.nvfp4 import dense_nvfp4_layer, example_activation
-
-from pcgkit.tracing import TraceOutcome, trace
+from pcgkit.fp4.fixcheck import check_on_gpu, check_simulated
+from pcgkit.fp4.layer import dense_nvfp4_layer, example_activation
+from pcgkit.harness.casekit import CaseContext, NotApplicable
+from pcgkit.harness.tracing import TraceOutcome, trace
+from pcgkit.verdicts.fixmodes import FIX_UPSTREAM_OP as MODE
 
 
 def upstream_op():
     """torch.ops.flashinfer.fp4_quantize if the installed FlashInfer registers it, else NotApplicable."""
-    import torch
-
     import flashinfer
+    import torch
 
     try:
         return torch.ops.flashinfer.fp4_quantize

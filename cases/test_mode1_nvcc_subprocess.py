@@ -7,10 +7,10 @@ subprocess (it dies on `_thread.allocate_lock`): "Attempted to call function mar
 Seed: shared/seeds 000, 004.
 """
 
-from pcgkit.casekit import CaseContext
-from pcgkit.modes import MODE1 as MODE
-from pcgkit.nvfp4 import cache_state, dense_nvfp4_layer, example_activation
-from pcgkit.tracing import TraceOutcome, trace
+from pcgkit.fp4.layer import cache_state, dense_nvfp4_layer, example_activation
+from pcgkit.harness.casekit import CaseContext
+from pcgkit.harness.tracing import TraceOutcome, trace
+from pcgkit.verdicts.modes import MODE1 as MODE
 
 
 def reproduce(ctx: CaseContext) -> TraceOutcome:

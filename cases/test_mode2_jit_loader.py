@@ -7,18 +7,17 @@ datetime.now() in flashinfer/jit/core.py:register. The case records wherever it 
 Seed: shared/seeds 001, 004.
 """
 
-from pcgkit.casekit import CaseContext, NotApplicable
-from pcgkit.modes import MODE2 as MODE
-from pcgkit.nvfp4 import dense_nvfp4_layer, example_activation
-from pcgkit.patching import patched_everywhere
-from pcgkit.tracing import TraceOutcome, trace
+from pcgkit.fp4.layer import dense_nvfp4_layer, example_activation
+from pcgkit.harness.casekit import CaseContext, NotApplicable
+from pcgkit.harness.tracing import TraceOutcome, trace
+from pcgkit.util.patching import patched_everywhere
+from pcgkit.verdicts.modes import MODE2 as MODE
 
 
 def reproduce(ctx: CaseContext) -> TraceOutcome:
     import torch
-    from packaging.version import Version
-
     from flashinfer.jit import cpp_ext
+    from packaging.version import Version
 
     original = getattr(cpp_ext, "get_cuda_version", None)
     if original is None:

@@ -6,10 +6,10 @@ call to a `functools.lru_cache`-wrapped function ... ignores the cache wrapper" 
 body again, hitting the same nvcc subprocess. Seed: shared/seeds 000, 004.
 """
 
-from pcgkit.casekit import CaseContext, KitError, NotApplicable
-from pcgkit.modes import MODE3 as MODE
-from pcgkit.nvfp4 import cache_state, dense_nvfp4_layer, example_activation
-from pcgkit.tracing import TraceOutcome, trace
+from pcgkit.fp4.layer import cache_state, dense_nvfp4_layer, example_activation
+from pcgkit.harness.casekit import CaseContext, KitError, NotApplicable
+from pcgkit.harness.tracing import TraceOutcome, trace
+from pcgkit.verdicts.modes import MODE3 as MODE
 
 
 def reproduce(ctx: CaseContext) -> TraceOutcome:

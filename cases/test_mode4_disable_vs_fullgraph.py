@@ -6,10 +6,10 @@ breaks: "Skip calling `torch.compiler.disable()`d function". On a real GPU the c
 contrast: with fullgraph=False the same code graph-breaks and runs. Seed: shared/seeds 001.
 """
 
-from pcgkit.casekit import CaseContext
-from pcgkit.modes import MODE4 as MODE
-from pcgkit.nvfp4 import dense_nvfp4_layer, example_activation, fp4_quantize_disabled
-from pcgkit.tracing import TraceOutcome, trace
+from pcgkit.fp4.layer import dense_nvfp4_layer, example_activation, fp4_quantize_disabled
+from pcgkit.harness.casekit import CaseContext
+from pcgkit.harness.tracing import TraceOutcome, trace
+from pcgkit.verdicts.modes import MODE4 as MODE
 
 
 def reproduce(ctx: CaseContext) -> TraceOutcome:

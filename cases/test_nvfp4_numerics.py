@@ -18,8 +18,8 @@ import re
 
 import pytest
 
-from pcgkit import nvfp4_reference as ref
-from pcgkit.fixcheck import KERNEL_MIN_MAJOR  # quantization.cuh: kernel bodies only for __CUDA_ARCH__ >= 1000
+from pcgkit.fp4 import reference as ref
+from pcgkit.fp4.fixcheck import KERNEL_MIN_MAJOR  # quantization.cuh: kernel bodies only for __CUDA_ARCH__ >= 1000
 
 pytestmark = pytest.mark.gpu
 
@@ -51,9 +51,8 @@ def _poison_allocator(torch) -> None:
 @pytest.mark.parametrize("rows, cols, swizzled", CASES)
 def test_fp4_quantize_matches_reference(rows, cols, swizzled, record_property):
     """flashinfer.fp4_quantize's packed values and scale bytes equal the reference, byte for byte."""
-    import torch
-
     import flashinfer
+    import torch
 
     major, minor = torch.cuda.get_device_capability()
     record_property("pcgkit.numerics.device", f"{torch.cuda.get_device_name()} ({major}.{minor})")

@@ -6,13 +6,13 @@ module compiled by sglang.srt.compilation.compile.install_torch_compiled with th
 the piecewise runner passes, and an eager backend_factory (SGLang's own backend needs CUDA-only
 kernels). Runs for SM120 and for a non-SM120 family (SM90; simulated on the simulated target).
 Without sglang installed (the reference .venv) the case is not-applicable; the matrix's sglang
-cells run it. Issue 5; pcgkit/sglang_case.py has the details.
+cells run it. Issue 5; pcgkit/sglang/case.py has the details.
 """
 
-from pcgkit.casekit import CaseContext
-from pcgkit.sglang_case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120, facts_evidence, reproduce_family
-from pcgkit.sglang_dispatch import OTHER, SM120
-from pcgkit.tracing import TraceOutcome
+from pcgkit.harness.casekit import CaseContext
+from pcgkit.harness.tracing import TraceOutcome
+from pcgkit.sglang.case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120, facts_evidence, reproduce_family
+from pcgkit.sglang.dispatch import OTHER, SM120
 
 MODE = SGLANG_COMPILE_SM120
 

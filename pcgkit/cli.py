@@ -11,13 +11,13 @@ from pcgkit.errors import PcgkitError
 
 # Each subcommand lives in its own module with `register(subparsers)`; the parser sets `func`.
 COMMAND_MODULES: tuple[str, ...] = (
-    "pcgkit.runjob",
+    "pcgkit.jobs.run",
     "pcgkit.matrix.cli",
-    "pcgkit.matrix.docker_cli",
-    "pcgkit.envcapture",
-    "pcgkit.repro",
-    "pcgkit.issuedraft",
-    "pcgkit.parity",
+    "pcgkit.matrix.backends.docker_cli",
+    "pcgkit.bugreport.env_cli",
+    "pcgkit.bugreport.repro",
+    "pcgkit.bugreport.issuedraft",
+    "pcgkit.jobs.parity",
     "pcgkit.e2e.cli",
 )
 

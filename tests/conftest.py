@@ -11,13 +11,13 @@ import pytest
 pytest_plugins = ["pytester"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SIGNATURE_FIXTURES = REPO_ROOT / "fixtures" / "signatures"
+SIGNATURE_FIXTURES = REPO_ROOT / "tests" / "data" / "signatures"
 _NAME_RE = re.compile(r"torch-(?P<torch>[\d.]+)_(?P<mode>mode\d)\.txt")
 
 
 @dataclasses.dataclass(frozen=True)
 class CapturedMessage:
-    """One file of fixtures/signatures/: '# key: value' header, a blank line, then str(exc)."""
+    """One file of tests/data/signatures/: '# key: value' header, a blank line, then str(exc)."""
 
     path: Path
     torch: str  # "2.9.1", from the file name

@@ -5,8 +5,8 @@ import types
 import pytest
 import torch
 
-from pcgkit import nvfp4_reference as ref
-from pcgkit.fp4_custom_op import SHAPE_GRID, define_fp4_quantize_op, fake_metadata, output_metadata
+from pcgkit.fp4 import reference as ref
+from pcgkit.fp4.custom_op import SHAPE_GRID, define_fp4_quantize_op, fake_metadata, output_metadata
 
 
 def _reference_kernel(

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit import proc
-from pcgkit.matrix import backend_docker
-from pcgkit.matrix import docker_engine as engine
-from pcgkit.matrix import docker_plan as plan
-from pcgkit.matrix.backend_venv import BackendConfig
-from pcgkit.matrix.backend_venv import run_cell as run_venv_cell
+from pcgkit.matrix.backends import docker as backend_docker
+from pcgkit.matrix.backends import docker_engine as engine
+from pcgkit.matrix.backends import docker_plan as plan
+from pcgkit.matrix.backends.base import BackendConfig
+from pcgkit.matrix.backends.venv import run_cell as run_venv_cell
 from pcgkit.matrix.cells import Cell
+from pcgkit.util import proc
 
 pytestmark = pytest.mark.docker
 

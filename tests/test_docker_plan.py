@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit.matrix import backend_docker, docker_cli
-from pcgkit.matrix import docker_engine as engine
-from pcgkit.matrix import docker_plan as plan
+from pcgkit.matrix.backends import docker as backend_docker
+from pcgkit.matrix.backends import docker_cli
+from pcgkit.matrix.backends import docker_engine as engine
+from pcgkit.matrix.backends import docker_plan as plan
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import RAN, CellOutcome
-from pcgkit.matrix.report import build_compat, render_markdown
+from pcgkit.report.compat import build_compat, render_markdown
 
 SEED = Cell(id="seed", sglang="0.5.8", flashinfer="0.6.1", torch="2.9.1", companions=("flashinfer-cubin==0.6.1",))
 
@@ -100,7 +101,7 @@ def test_write_context_holds_the_kit_and_build_aids_only(tmp_path):
     (house / "torch-0-py3-none-any.whl").write_bytes(b"w")
     ctx = plan.write_context(tmp_path / "ctx", ca_bundle=ca, wheelhouse=house)
     assert sorted(p.name for p in ctx.iterdir()) == ["Dockerfile", "build-aids", "kit"]
-    assert (ctx / "kit" / "pcgkit" / "matrix" / "docker_plan.py").is_file()
+    assert (ctx / "kit" / "pcgkit" / "matrix" / "backends" / "docker_plan.py").is_file()
     assert (ctx / "kit" / "cases" / "test_mode1_nvcc_subprocess.py").is_file()
     assert not (ctx / "kit" / "tests").exists() and not (ctx / "kit" / ".venv").exists()
     assert (ctx / "build-aids" / "ca.pem").read_text().startswith("-----BEGIN")
@@ -252,7 +253,7 @@ def test_matrix_cli_accepts_the_docker_backend():
 
 def test_existing_cells_are_an_error_for_the_docker_backend(tmp_path):
     """A host interpreter cannot run in an image: the cell is an error with that reason, not a crash."""
-    from pcgkit.matrix.backend_venv import BackendConfig
+    from pcgkit.matrix.backends.base import BackendConfig
 
     run = backend_docker.make_run_cell(backend_docker.DockerConfig())
     outcome = run(Cell(id="here", kind="existing", interpreter="/usr/bin/python3"),
@@ -289,7 +290,7 @@ def _run_with_exit(monkeypatch, tmp_path, exited, write_results=False):
         return exited
 
     monkeypatch.setattr(backend_docker, "run_cases", fake_run_cases)
-    from pcgkit.matrix.backend_venv import BackendConfig
+    from pcgkit.matrix.backends.base import BackendConfig
 
     return backend_docker.make_run_cell(backend_docker.DockerConfig(gpus="none"))(
         SEED, BackendConfig(cells_root=tmp_path, backend="docker"))
@@ -322,7 +323,7 @@ def test_engine_failure_before_the_image_is_an_install_stage_error(monkeypatch, 
         raise engine.DockerFailure(engine.BUILD_FAILED, "uv: no version of flashinfer-python==0.0.0", "tail")
 
     monkeypatch.setattr(backend_docker, "prepare_image", failing)
-    from pcgkit.matrix.backend_venv import BackendConfig
+    from pcgkit.matrix.backends.base import BackendConfig
 
     outcome = backend_docker.make_run_cell(backend_docker.DockerConfig(gpus="none"))(
         SEED, BackendConfig(cells_root=tmp_path, backend="docker"))
@@ -332,7 +333,7 @@ def test_engine_failure_before_the_image_is_an_install_stage_error(monkeypatch, 
 
 def test_cached_result_is_reused_only_by_its_backend(tmp_path):
     """A venv result in cell.json is not reused by a docker run of the same cell, and vice versa."""
-    from pcgkit.matrix.backend_venv import BackendConfig
+    from pcgkit.matrix.backends.base import BackendConfig
     from pcgkit.matrix.outcome import write_outcome
     from pcgkit.matrix.runner import CELL_FILE, cached_outcome
 

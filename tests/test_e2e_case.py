@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit import hardware
-from pcgkit.hardware import Device
+from pcgkit.harness import hardware
+from pcgkit.harness.hardware import Device
 
 CASE = Path(__file__).resolve().parent.parent / "cases" / "test_e2e_piecewise_launch.py"
-PLUGIN_ARGS = ("-p", "pcgkit.plugin", "-p", "no:cacheprovider")
+PLUGIN_ARGS = ("-p", "pcgkit.harness.plugin", "-p", "no:cacheprovider")
 
 
 @pytest.fixture
@@ -37,9 +37,9 @@ def imported_stack():
     import importlib
 
     for name in ("torch", "torch._dynamo", "torch._dynamo.trace_rules", "flashinfer", "flashinfer.utils",
-                 "flashinfer.jit.core", "flashinfer.jit.cpp_ext", "flashinfer.fp4_quantization", "pcgkit.simulate",
-                 "pcgkit.nvfp4", "pcgkit.plugin", "pcgkit.tracing", "safetensors.torch", "tokenizers",
-                 "pcgkit.e2e.checkpoint", "pcgkit.nvfp4_reference", "pcgkit.sglang_facts", "pcgkit.e2e.launch",
+                 "flashinfer.jit.core", "flashinfer.jit.cpp_ext", "flashinfer.fp4_quantization", "pcgkit.harness.simulate",
+                 "pcgkit.fp4.layer", "pcgkit.harness.plugin", "pcgkit.harness.tracing", "safetensors.torch", "tokenizers",
+                 "pcgkit.e2e.checkpoint", "pcgkit.fp4.reference", "pcgkit.sglang.facts", "pcgkit.e2e.launch",
                  "pcgkit.e2e.case", "pcgkit.e2e.server"):
         importlib.import_module(name)
     importlib.import_module("torch._dynamo").list_backends()  # registers "eager" & co. now, not inside a run
@@ -82,7 +82,7 @@ def test_skip_leaves_a_not_run_here_row(case, devices, tmp_path):
 
 
 def test_case_never_simulates():
-    """The case imports nothing from pcgkit.simulate, asks for no simulated target, and asserts a real device."""
+    """The case imports nothing from pcgkit.harness.simulate, asks for no simulated target, and asserts a real device."""
     tree = ast.parse(CASE.read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
@@ -93,8 +93,8 @@ def test_case_never_simulates():
 
 
 def _facts(version: str, state: str = "opt-in", source: str | None = None, **argv):
-    """Stand-in facts of the one reader (pcgkit.sglang_facts), as read from a parser unless told otherwise."""
-    from pcgkit import sglang_facts
+    """Stand-in facts of the one reader (pcgkit.sglang.facts), as read from a parser unless told otherwise."""
+    from pcgkit.sglang import facts as sglang_facts
 
     return sglang_facts.PiecewiseFlags(version, state, None, None, None, (), source or sglang_facts.ARGPARSE_SOURCE, **argv)
 
@@ -112,10 +112,10 @@ def test_case_end_to_end_with_a_stand_in_server(case, devices, monkeypatch, tmp_
     `reproduced` with the signature, keeps the log, and xfails (the known bug) like the other cases."""
     import sys
 
-    from pcgkit import sglang_facts as flags_mod
     from pcgkit.e2e import launch as launch_mod
+    from pcgkit.sglang import facts as flags_mod
 
-    seed_log = CASE.parent.parent / "fixtures" / "e2e_logs" / "seed000_capture_nvcc_subprocess.log"
+    seed_log = CASE.parent.parent / "tests" / "data" / "e2e_logs" / "seed000_capture_nvcc_subprocess.log"
     script = tmp_path / "dying_server.py"
     script.write_text(DYING_SERVER)
     built = []
@@ -143,7 +143,7 @@ def test_case_end_to_end_with_a_stand_in_server(case, devices, monkeypatch, tmp_
 
 def test_case_without_a_piecewise_switch_is_not_applicable(case, devices, monkeypatch, tmp_path):
     """A release with no piecewise flag (0.5.22+) records not-applicable and launches nothing."""
-    from pcgkit import sglang_facts as flags_mod
+    from pcgkit.sglang import facts as flags_mod
 
     devices(Device("stand-in SM120 (test)", (12, 0)))
     monkeypatch.setattr(flags_mod, "piecewise_flags", lambda: _facts("0.5.23", state=flags_mod.NOT_SHIPPED))
@@ -155,7 +155,7 @@ def test_case_without_a_piecewise_switch_is_not_applicable(case, devices, monkey
 
 def test_case_with_flags_read_only_as_text_is_a_broken_install(case, devices, monkeypatch):
     """Facts from the source-text fallback (server_args does not import) fail the case as a broken install."""
-    from pcgkit import sglang_facts as flags_mod
+    from pcgkit.sglang import facts as flags_mod
 
     devices(Device("stand-in SM120 (test)", (12, 0)))
     text_only = _facts("0.5.8", source="source text of x (import of sglang.srt.server_args failed: ImportError: y)",

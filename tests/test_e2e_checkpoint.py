@@ -13,9 +13,9 @@ import pytest
 import torch
 from safetensors import safe_open
 
-from pcgkit import nvfp4_reference as ref
 from pcgkit.e2e.checkpoint import QUANTIZED_PROJECTIONS, TinyLlamaShape, dense_weights, model_tensors, write_checkpoint
 from pcgkit.errors import UsageError
+from pcgkit.fp4 import reference as ref
 
 
 @pytest.fixture(scope="module")

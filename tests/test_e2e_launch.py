@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit import sglang_facts
 from pcgkit.e2e.launch import LaunchPlanError, build_launch
 from pcgkit.e2e.probe import check_on_values
 from pcgkit.e2e.validate import DEFAULT_OUT, default_matrix_versions, parse_probe_output, result_status, summarize
-from pcgkit.sglang_facts import PiecewiseFlags
+from pcgkit.sglang import facts as sglang_facts
+from pcgkit.sglang.facts import PiecewiseFlags
 
-SOURCES = Path(__file__).resolve().parent.parent / "fixtures" / "sglang_source"
+SOURCES = Path(__file__).resolve().parent / "data" / "sglang_source"
 
 
 def _facts(version: str) -> PiecewiseFlags:
-    """The facts the one reader (pcgkit.sglang_facts) gives for a real sglang source excerpt."""
+    """The facts the one reader (pcgkit.sglang.facts) gives for a real sglang source excerpt."""
     config = SOURCES / version / "cuda_graph_config.py.txt"
     prefill = sglang_facts.prefill_default_from_source(config.read_text()) if config.exists() else None
     text = (SOURCES / version / "server_args.txt").read_text()

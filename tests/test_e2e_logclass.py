@@ -1,17 +1,17 @@
-"""The end-to-end log classifier on the logs in fixtures/e2e_logs (provenance in its INDEX.toml)."""
+"""The end-to-end log classifier on the logs in tests/data/e2e_logs (provenance in its INDEX.toml)."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from pcgkit.e2e.logclass import classify_run
 from pcgkit.e2e.server import Generation, Readiness, ServerRun
-from pcgkit.verdict import Verdict
+from pcgkit.verdicts.verdict import Verdict
 
-LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "e2e_logs"
+LOGS = Path(__file__).resolve().parent / "data" / "e2e_logs"
 INDEX = tomllib.loads((LOGS / "INDEX.toml").read_text())["log"]
 
 

@@ -1,6 +1,6 @@
 """Server lifecycle with real child processes: a stand-in HTTP server, one that dies, one that hangs.
 
-The stand-ins are small Python scripts run through pcgkit.proc.spawn exactly as the SGLang server
+The stand-ins are small Python scripts run through pcgkit.util.proc.spawn exactly as the SGLang server
 is: readiness by /health, one /generate, the whole process group killed, the log kept.
 """
 
@@ -12,12 +12,12 @@ import textwrap
 import time
 from pathlib import Path
 
-from pcgkit import proc
 from pcgkit.e2e.case import launch_and_classify
 from pcgkit.e2e.server import Readiness, free_loopback_port, serve_once
-from pcgkit.verdict import Verdict
+from pcgkit.util import proc
+from pcgkit.verdicts.verdict import Verdict
 
-SEED_000_LOG = Path(__file__).resolve().parent.parent / "fixtures" / "e2e_logs" / "seed000_capture_nvcc_subprocess.log"
+SEED_000_LOG = Path(__file__).resolve().parent / "data" / "e2e_logs" / "seed000_capture_nvcc_subprocess.log"
 
 # Prints SGLang's capture lines, forks a grandchild (SGLang forks its scheduler), then serves
 # /health and /generate on the port given as argv[1]. argv[2]: file to write the grandchild's pid.

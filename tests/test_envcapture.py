@@ -10,12 +10,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pcgkit import proc
+from pcgkit.bugreport.envcapture import probe_container, relevant_env_vars, render_text
+from pcgkit.bugreport.envdiff import diff_lines, load_capture
 from pcgkit.cli import main
-from pcgkit.envcapture import probe_container, relevant_env_vars, render_text
-from pcgkit.envdiff import diff_lines, load_capture
 from pcgkit.errors import UsageError
-from pcgkit.redact import REDACTED, redact_text
+from pcgkit.util import proc
+from pcgkit.util.redact import REDACTED, redact_text
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((REPO_ROOT / "fixtures" / "schemas" / "env.schema.json").read_text())

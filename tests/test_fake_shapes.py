@@ -2,8 +2,8 @@
 
 import torch
 
-from pcgkit.fake_shapes import _fp4_quantization_module, check_fake_against_wrapper
-from pcgkit.fp4_custom_op import fp4_quantize_fake
+from pcgkit.fp4.custom_op import fp4_quantize_fake
+from pcgkit.fp4.fake_shapes import _fp4_quantization_module, check_fake_against_wrapper
 
 
 def test_kit_fake_matches_the_installed_wrapper():

@@ -2,11 +2,12 @@
 
 import pytest
 
-from pcgkit.fixmodes import FIX_ALLOW_IN_GRAPH, FIX_CUSTOM_OP, FIX_MODES, FIX_NO_FULLGRAPH, RunCheck, all_modes
-from pcgkit.modes import MODES, classify
-from pcgkit.signature import Signature
-from pcgkit.tracing import TraceOutcome
-from pcgkit.verdict import Verdict
+from pcgkit.harness.signature import Signature
+from pcgkit.harness.tracing import TraceOutcome
+from pcgkit.verdicts.catalog import all_modes
+from pcgkit.verdicts.fixmodes import FIX_ALLOW_IN_GRAPH, FIX_CUSTOM_OP, FIX_MODES, FIX_NO_FULLGRAPH, RunCheck
+from pcgkit.verdicts.modes import MODES, classify
+from pcgkit.verdicts.verdict import Verdict
 
 
 def _outcome(traced: bool, signature=None, output=None) -> TraceOutcome:
@@ -18,9 +19,9 @@ def _signature(exception_type: str, message: str) -> Signature:
 
 
 def test_fix_mode_ids_do_not_collide_with_failure_modes():
-    """Fix modes are separate columns: no id is shared with pcgkit.modes.MODES, all are in all_modes()."""
+    """Fix modes are separate columns: no id is shared with pcgkit.verdicts.modes.MODES, all are in all_modes()."""
     from pcgkit.e2e.logclass import E2E_MODE
-    from pcgkit.sglang_case import SGLANG_MODES
+    from pcgkit.sglang.case import SGLANG_MODES
 
     assert not set(FIX_MODES) & set(MODES)
     assert not set(SGLANG_MODES) & (set(MODES) | set(FIX_MODES))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pcgkit.hardware import SIMULATED_SM120, Device, first_device, missing_hardware_reason
+from pcgkit.harness.hardware import SIMULATED_SM120, Device, first_device, missing_hardware_reason
 
 H200 = Device("NVIDIA H200", (9, 0))
 B200 = Device("NVIDIA B200", (10, 0))

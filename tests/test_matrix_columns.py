@@ -3,15 +3,15 @@ then fixes ("fix works in this cell: yes/no, why"), then any other case family, 
 
 from __future__ import annotations
 
-from pcgkit.fixmodes import FIX_MODES
+from pcgkit.harness.signature import Frame, Signature
 from pcgkit.matrix.cells import Cell
-from pcgkit.matrix.dashboard import render_dashboard
 from pcgkit.matrix.outcome import ERROR, RAN, CellOutcome
-from pcgkit.matrix.report import build_compat, case_columns, case_family, fix_works, render_markdown
-from pcgkit.modes import MODES
-from pcgkit.result import CaseResult
-from pcgkit.signature import Frame, Signature
-from pcgkit.verdict import Verdict
+from pcgkit.report.compat import build_compat, case_columns, case_family, fix_works, render_markdown
+from pcgkit.report.dashboard import render_dashboard
+from pcgkit.verdicts.fixmodes import FIX_MODES
+from pcgkit.verdicts.modes import MODES
+from pcgkit.verdicts.result import CaseResult
+from pcgkit.verdicts.verdict import Verdict
 
 DEVICE = {"label": "simulated SM120 (no GPU; hardware queries answered as 12.0)", "simulated": True}
 NEW_CASE = "sglang-piecewise"  # a case family the renderer has never heard of
@@ -58,8 +58,9 @@ def test_columns_are_failure_modes_then_fixes_then_other_families():
     ids = [c["id"] for c in case_columns(OUTCOMES)]
     present_fixes = [m for m in FIX_MODES if m in ("fix-custom-op", "fix-allow-in-graph", "fix-no-fullgraph")]
     assert ids == [*MODES, *present_fixes, NEW_CASE]
-    assert [case_family(i) for i in ("mode2", "fix-custom-op", "fix-future", NEW_CASE, "plain")] == [
-        "failure", "fix", "fix", "sglang", "other"]
+    # The family comes from the catalog, never from an id's prefix: an id it does not know is "other".
+    assert [case_family(i) for i in ("mode2", "fix-custom-op", "sglang-compile-sm90", "fix-future", NEW_CASE)] == [
+        "failure", "fix", "sglang", "other", "other"]
 
 
 def test_columns_follow_the_results_not_a_fixed_list():
@@ -68,7 +69,7 @@ def test_columns_follow_the_results_not_a_fixed_list():
     compat = build_compat(outcomes, created=CREATED)
     assert [m["id"] for m in compat["modes"]] == ["mode1", NEW_CASE]
     assert set(compat["cells"][0]["modes"]) == {"mode1", NEW_CASE}
-    assert compat["modes"][1] == {"id": NEW_CASE, "family": "sglang", "title": NEW_CASE, "known_signature": ""}
+    assert compat["modes"][1] == {"id": NEW_CASE, "family": "other", "title": NEW_CASE, "known_signature": ""}
 
 
 def test_all_error_run_still_lists_the_registered_cases():
@@ -100,7 +101,7 @@ def test_markdown_fix_columns_say_yes_no_and_why():
     assert cols["works"][-1] == "**fixed**"  # the unknown family renders as a plain verdict column
     assert cols["bad"][first_fix:] == ["**error** (install)"] * 4
     assert "fix works in this cell" in md
-    assert f"- {NEW_CASE} (sglang): {NEW_CASE}" in md
+    assert f"- {NEW_CASE} (other): {NEW_CASE}" in md
 
 
 def test_ranges_cover_fix_and_new_case_columns():

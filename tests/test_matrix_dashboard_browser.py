@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from pcgkit.matrix.cells import Cell
-from pcgkit.matrix.dashboard import render_dashboard
 from pcgkit.matrix.outcome import ERROR, RAN, CellOutcome
-from pcgkit.matrix.report import build_compat
-from pcgkit.modes import MODES
-from pcgkit.result import CaseResult
-from pcgkit.verdict import Verdict
+from pcgkit.report.compat import build_compat
+from pcgkit.report.dashboard import render_dashboard
+from pcgkit.verdicts.modes import MODES
+from pcgkit.verdicts.result import CaseResult
+from pcgkit.verdicts.verdict import Verdict
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 HOSTILE = "<script>window.__pwned = 1; document.title = 'pwned'</script><img src=x onerror=\"window.__pwned=2\">"

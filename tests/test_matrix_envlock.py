@@ -6,8 +6,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from pcgkit.matrix import backend_venv
-from pcgkit.matrix.backend_venv import BackendConfig, _Deadline, prepare_env
+from pcgkit.matrix.backends import venv as backend_venv
+from pcgkit.matrix.backends.base import BackendConfig
+from pcgkit.matrix.backends.venv import _Deadline, prepare_env
 from pcgkit.matrix.cells import Cell
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pcgkit.matrix.backend_venv import install_commands
+from pcgkit.matrix.backends.venv import install_commands
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import install_failure_detail, last_exception_line
-from pcgkit.matrix.plan import parse_matrix, plan
 from pcgkit.matrix.pins import DEFAULT_PINS_FILE, load_pins
+from pcgkit.matrix.plan import parse_matrix, plan
 
 UV_MISSING_DEP = """error: No solution found when resolving dependencies
   cause: Because there is no version of apache-tvm-ffi==0.1.0b15 and flashinfer-python==0.4.1 depends on apache-tvm-ffi==0.1.0b15, we can conclude that flashinfer-python==0.4.1 cannot be used.

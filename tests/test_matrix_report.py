@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pcgkit.harness.signature import Frame, Signature
 from pcgkit.matrix.cells import Cell
-from pcgkit.matrix.dashboard import render_dashboard
-from pcgkit.matrix.junit_merge import validate, write_merged
 from pcgkit.matrix.outcome import ERROR, RAN, CellOutcome, read_outcome, write_outcome
-from pcgkit.matrix.report import build_compat, describe_spans, render_markdown, version_spans, write_reports
-from pcgkit.modes import MODES
-from pcgkit.result import CaseResult
-from pcgkit.signature import Frame, Signature
-from pcgkit.verdict import Verdict
+from pcgkit.report.compat import build_compat, describe_spans, render_markdown, version_spans, write_reports
+from pcgkit.report.dashboard import render_dashboard
+from pcgkit.report.junit_merge import validate, write_merged
+from pcgkit.verdicts.modes import MODES
+from pcgkit.verdicts.result import CaseResult
+from pcgkit.verdicts.verdict import Verdict
 
 DEVICE = {"label": "simulated SM120 (no GPU; hardware queries answered as 12.0)", "simulated": True}
 MODE1_SIG = Signature(

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit.fixmodes import all_modes
 from pcgkit.matrix import cli
-from pcgkit.matrix.junit_merge import validate
 from pcgkit.matrix.outcome import read_outcome
+from pcgkit.report.junit_merge import validate
+from pcgkit.verdicts.catalog import all_modes
 
 # Where the venv cell's environment lives between test runs: the install (hard links from uv's
 # cache) happens once; resume's stamp check reuses it after that.

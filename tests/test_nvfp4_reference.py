@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from pcgkit import nvfp4_reference as ref
+from pcgkit.fp4 import reference as ref
 
 
 def test_e2m1_codes_of_hand_picked_values():

@@ -1,6 +1,6 @@
 """The pytest plugin end to end, through pytester: outcome policy, hardware gating, JSON, JUnit, isolation.
 
-Most runs are in-process (pytester.runpytest_inprocess with -p pcgkit.plugin) with hand-built
+Most runs are in-process (pytester.runpytest_inprocess with -p pcgkit.harness.plugin) with hand-built
 TraceOutcomes, so no trace runs and torch/flashinfer are imported once for the whole module.
 
 In-process runs restore sys.modules afterwards, dropping every module first imported *during*
@@ -20,24 +20,24 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit import hardware
-from pcgkit.hardware import Device
-from pcgkit.result import RESULTS_SCHEMA, read_results
-from pcgkit.summary import SIMULATION_NOTE
+from pcgkit.harness import hardware
+from pcgkit.harness.hardware import Device
+from pcgkit.report.summary import SIMULATION_NOTE
+from pcgkit.verdicts.result import RESULTS_SCHEMA, read_results
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # Read before pytester points HOME at its temporary directory (see test_real_cases_under_xdist).
 REAL_HOME = os.environ.get("HOME")
-PLUGIN_ARGS = ("-p", "pcgkit.plugin", "-p", "no:cacheprovider")
+PLUGIN_ARGS = ("-p", "pcgkit.harness.plugin", "-p", "no:cacheprovider")
 
 CASE_MODULE = '''
 import dataclasses
 import time
 
-import pcgkit.modes
-from pcgkit.casekit import NotApplicable
-from pcgkit.signature import Frame, Signature
-from pcgkit.tracing import TraceOutcome
+import pcgkit.verdicts.modes
+from pcgkit.harness.casekit import NotApplicable
+from pcgkit.harness.signature import Frame, Signature
+from pcgkit.harness.tracing import TraceOutcome
 
 MODE = {mode}
 
@@ -71,7 +71,7 @@ def test_case(pcgkit_case, target):
     pcgkit_case.run(MODE, reproduce)
 '''
 
-UNBASELINED_MODE = 'dataclasses.replace(pcgkit.modes.MODE1, id="mode-unbaselined")'
+UNBASELINED_MODE = 'dataclasses.replace(pcgkit.verdicts.modes.MODE1, id="mode-unbaselined")'
 
 
 @pytest.fixture(scope="module")
@@ -86,8 +86,8 @@ def imported_stack():
         "flashinfer.jit.core",
         "flashinfer.jit.cpp_ext",
         "flashinfer.fp4_quantization",
-        "pcgkit.simulate",
-        "pcgkit.nvfp4",
+        "pcgkit.harness.simulate",
+        "pcgkit.fp4.layer",
     ):
         importlib.import_module(name)
     # torch.compile imports and registers more modules on its first call (dynamo's backends, the
@@ -121,7 +121,7 @@ def devices(monkeypatch, plain_env):
 def run_case(pytester, imported_stack, devices):
     """Writes a case module whose reproduce() has the given body, runs it in-process."""
 
-    def run(body: str, *args: str, mode: str = "pcgkit.modes.MODE1"):
+    def run(body: str, *args: str, mode: str = "pcgkit.verdicts.modes.MODE1"):
         source = CASE_MODULE.format(mode=mode, body=textwrap.indent(textwrap.dedent(body).strip(), "    "))
         pytester.makepyfile(test_hand_built_case=source)
         return pytester.runpytest_inprocess(*PLUGIN_ARGS, "-rA", *args)
@@ -328,7 +328,7 @@ def _properties(tree: ET.ElementTree, name: str) -> dict[str, str]:
 
 
 def test_junit_properties_carry_the_verdict(reported):
-    """Each JUnit testcase carries pcgkit.verdict / pcgkit.device / pcgkit.simulated properties."""
+    """Each JUnit testcase carries pcgkit.verdicts.verdict / pcgkit.device / pcgkit.simulated properties."""
     _, _, tree, _ = reported
     simulated = _properties(tree, "test_case[sim-sm120]")
     assert simulated["pcgkit.verdict"] == "reproduced"
@@ -363,13 +363,12 @@ def _copy_cases(pytester, *names: str) -> None:
 
 
 def _patched_objects() -> dict[str, object]:
-    import torch
-
     import flashinfer
     import flashinfer.fp4_quantization
     import flashinfer.jit.core
     import flashinfer.jit.cpp_ext
     import flashinfer.utils
+    import torch
 
     return {
         "flashinfer.jit.cpp_ext.get_cuda_version": flashinfer.jit.cpp_ext.get_cuda_version,

@@ -7,7 +7,7 @@ import sys
 import textwrap
 import time
 
-from pcgkit import proc
+from pcgkit.util import proc
 
 
 def _python(code: str) -> list[str]:

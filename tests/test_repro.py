@@ -24,10 +24,11 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit import proc, simulate
+from pcgkit.bugreport.repro import parse_signature_line, plan_export, reference_pins, render_script, write_export
 from pcgkit.cli import main
-from pcgkit.modes import MODES
-from pcgkit.repro import parse_signature_line, plan_export, reference_pins, render_script, write_export
+from pcgkit.harness import simulate
+from pcgkit.util import proc
+from pcgkit.verdicts.modes import MODES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_RESULTS = REPO_ROOT / "reports" / "samples" / "results.json"
@@ -74,7 +75,7 @@ def test_exported_script_defines_everything_at_import(case, tmp_path):
 
 
 def test_shim_is_the_kits_own_code_verbatim():
-    """The simulated-hardware shim in the script is pcgkit/simulate.py's source, not a rewrite."""
+    """The simulated-hardware shim in the script is pcgkit/harness/simulate.py's source, not a rewrite."""
     script = render_script(plan_export("mode1", True, None, None))
     for function in (simulate._answers, simulate.simulated_sm120):
         assert inspect.getsource(function) in script
@@ -152,7 +153,7 @@ def test_exported_mode1_reproduces_without_pcgkit(tmp_path):
         return proc.run(argv, cwd=REPO_ROOT, env=env, timeout=300, log_path=tmp_path / "kit.log", echo=False)
 
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        exported, kit = pool.submit(run_export).result(), pool.submit(run_kit_case).result()
+        exported, _kit = pool.submit(run_export).result(), pool.submit(run_kit_case).result()
     output = (tmp_path / "export.log").read_text()
     assert exported.returncode == 1, output  # 1 = the bug reproduced
     line = parse_signature_line(output)

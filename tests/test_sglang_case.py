@@ -7,18 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit import sglang_case
-from pcgkit.casekit import TARGETS, CaseContext, MissingDependency, NotApplicable
-from pcgkit.fixmodes import all_modes
-from pcgkit.hardware import SIMULATED_SM120, Device
-from pcgkit.matrix.backend_venv import install_commands, sglang_import_dependencies
+from pcgkit.harness.casekit import TARGETS, CaseContext, MissingDependency, NotApplicable
+from pcgkit.harness.hardware import SIMULATED_SM120, Device
+from pcgkit.harness.signature import Frame, Signature
+from pcgkit.matrix.backends.venv import install_commands
 from pcgkit.matrix.cells import Cell
+from pcgkit.matrix.deps import sglang_import_dependencies
 from pcgkit.matrix.outcome import RAN, CellOutcome
-from pcgkit.matrix.report import build_compat, render_markdown
-from pcgkit.result import CaseResult
-from pcgkit.signature import Frame, Signature
-from pcgkit.sglang_dispatch import OTHER, SM120, Fp4Binding
-from pcgkit.verdict import Verdict
+from pcgkit.report.compat import build_compat, render_markdown
+from pcgkit.sglang import case as sglang_case
+from pcgkit.sglang.dispatch import OTHER, SM120, Fp4Binding
+from pcgkit.verdicts.catalog import all_modes
+from pcgkit.verdicts.result import CaseResult
+from pcgkit.verdicts.verdict import Verdict
 
 SIM = next(t for t in TARGETS if t.simulated)
 GPU = next(t for t in TARGETS if t.id == "gpu")
@@ -70,8 +71,8 @@ def test_other_missing_module_stays_an_import_error():
 
 def test_none_binding_is_not_applicable():
     """A binding whose import guard left it None (fp4_quantize = None) is not-applicable with the name."""
-    binding = Fp4Binding(SM120, "fp4_quantize", "pcgkit.sglang_case", "NO_SUCH_ATTR", "x", None)
-    with pytest.raises(NotApplicable, match="pcgkit.sglang_case.NO_SUCH_ATTR"):
+    binding = Fp4Binding(SM120, "fp4_quantize", "pcgkit.sglang.case", "NO_SUCH_ATTR", "x", None)
+    with pytest.raises(NotApplicable, match="pcgkit.sglang.case.NO_SUCH_ATTR"):
         sglang_case.import_binding(binding)
 
 

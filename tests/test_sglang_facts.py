@@ -1,6 +1,6 @@
 """Per-version SGLang facts, read from real sglang source text.
 
-The fixtures under fixtures/sglang_source/<version>/ are verbatim excerpts of the sglang wheels on
+The fixtures under tests/data/sglang_source/<version>/ are verbatim excerpts of the sglang wheels on
 PyPI (each file's header names the path and version); they stand in for an installed sglang,
 which the reference .venv does not have. Where sglang IS installed, the last test reads it.
 """
@@ -8,16 +8,18 @@ which the reference .venv does not have. Where sglang IS installed, the last tes
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 import pytest
 
-from pcgkit import sglang_dispatch, sglang_facts
-from pcgkit.sglang_case import runner_fullgraph_from_source
-from pcgkit.sglang_dispatch import MODELOPT_MODULE, OTHER, SM120
-from pcgkit.versions import installed_version
+from pcgkit.harness.versions import installed_version
+from pcgkit.sglang import dispatch as sglang_dispatch
+from pcgkit.sglang import facts as sglang_facts
+from pcgkit.sglang.case import runner_fullgraph_from_source
+from pcgkit.sglang.dispatch import MODELOPT_MODULE, OTHER, SM120
 
-SOURCES = Path(__file__).resolve().parent.parent / "fixtures" / "sglang_source"
+SOURCES = Path(__file__).resolve().parent / "data" / "sglang_source"
 FP4_UTILS = "sglang.srt.layers.quantization.fp4_utils"
 
 
@@ -115,7 +117,7 @@ def test_flags_from_real_argparse_actions():
 def test_piecewise_flags_dataclass_is_frozen():
     """Part B builds launch commands from this value: it must not be mutable."""
     flags = _flags("0.5.8")
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         flags.enable = "--something-else"  # type: ignore[misc]
 
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from pcgkit.signature import Frame, Signature, innermost_library_frame, package_relative, parse_log, parse_message
+from pcgkit.harness.signature import (
+    Frame,
+    Signature,
+    innermost_library_frame,
+    package_relative,
+    parse_log,
+    parse_message,
+)
 
 CPP_EXT_GET_CUDA_VERSION = "flashinfer/jit/cpp_ext.py:69:get_cuda_version"
 CORE_REGISTER = "flashinfer/jit/core.py:169:register"

@@ -3,5 +3,5 @@ for the installed SGLang, the server's lifecycle, and the verdict read from its 
 
 Pure planning lives in `launch` (argv from version facts) and `logclass` (verdict from a log);
 `checkpoint` writes files; `server` is the only module here that starts processes (through
-pcgkit.proc) or talks HTTP.
+pcgkit.util.proc) or talks HTTP.
 """

@@ -1,6 +1,6 @@
 """The end-to-end case's steps, outside pytest so they can be tested with a stand-in server.
 
-broken_install_reason: whether the facts (pcgkit.sglang_facts) were read from the parser a launch uses.
+broken_install_reason: whether the facts (pcgkit.sglang.facts) were read from the parser a launch uses.
 launch_and_classify: one server run (pcgkit.e2e.server) and its verdict (pcgkit.e2e.logclass).
 to_case_result: the CaseResult every report reads, with the run's evidence.
 """
@@ -13,11 +13,12 @@ from typing import Mapping, Sequence
 
 from pcgkit.e2e.logclass import E2E_MODE, Classification, classify_run
 from pcgkit.e2e.server import ServerRun, serve_once
-from pcgkit.result import CaseResult
-from pcgkit.sglang_facts import ARGPARSE_SOURCE, PiecewiseFlags
-from pcgkit.verdict import Verdict
+from pcgkit.harness import targets
+from pcgkit.sglang.facts import ARGPARSE_SOURCE, PiecewiseFlags
+from pcgkit.verdicts.result import CaseResult
+from pcgkit.verdicts.verdict import Verdict
 
-VARIANT = "sm120"  # never simulated: this case only runs on a real SM120 GPU
+VARIANT = targets.SM120.id  # never simulated: this case only runs on a real SM120 GPU
 
 
 def broken_install_reason(flags: PiecewiseFlags) -> str | None:

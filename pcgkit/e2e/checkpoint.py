@@ -14,12 +14,11 @@ Layout (as ModelOpt's NVFP4 exports, e.g. nvidia/Llama-3.1-8B-Instruct-FP4, ship
 Shapes: every K is a multiple of 128 and every N of 128, so no FP4 GEMM / swizzle padding rule
 (K % 16 for the scales, K % 32 / N % 32 tiles, 128x4 scale tiles) is near its edge.
 Weights are random (seeded); the model generates nonsense, quickly. The quantization reuses
-pcgkit.nvfp4_reference (FlashInfer's fp4_quantize step by step).
+pcgkit.fp4.reference (FlashInfer's fp4_quantize step by step).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 from pathlib import Path
@@ -144,7 +143,7 @@ def quantize_linear(weight, amax_input: float) -> dict:
     """ModelOpt's four tensors for one linear, from a bf16/fp32 [out, in] weight."""
     import torch
 
-    from pcgkit import nvfp4_reference as ref
+    from pcgkit.fp4 import reference as ref
 
     weight = weight.to(torch.float32)
     global_scale = ref.global_scale_for(weight)  # 448 * 6 / amax(w)

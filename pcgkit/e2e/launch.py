@@ -1,6 +1,6 @@
 """The launch command for `python -m sglang.launch_server` with piecewise CUDA graphs on. Pure.
 
-Version facts (pcgkit.sglang_facts.PiecewiseFlags, the one reader of SGLang's piecewise flags) in,
+Version facts (pcgkit.sglang.facts.PiecewiseFlags, the one reader of SGLang's piecewise flags) in,
 argv out: its clean `enable_argv` / `force_argv` tokens, never its human-readable fields. Every
 flag used here was checked against each matrix SGLang's own parser by `pcgkit e2e validate-launch`
 (fixtures/sglang_launch_validation.json).
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from pcgkit.sglang_facts import ON_BY_DEFAULT, PiecewiseFlags
+from pcgkit.sglang.facts import ON_BY_DEFAULT, PiecewiseFlags
 
 LAUNCH_MODULE = "sglang.launch_server"
 QUANTIZATION = "modelopt_fp4"  # SGLang's name for ModelOpt NVFP4 checkpoints

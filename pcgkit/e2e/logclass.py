@@ -5,7 +5,7 @@
   crashed with no dynamo failure (OOM, import error, ...)         -> error: the run says nothing about the bug
   ready, piecewise capture ran, one /generate answered            -> fixed
   ready but piecewise capture never ran or was turned off        -> error: the launch did not test the path
-The known failure is mode 1's (E2E_MODE matches as pcgkit.modes.MODE1 does: dynamo dies in
+The known failure is mode 1's (E2E_MODE matches as pcgkit.verdicts.modes.MODE1 does: dynamo dies in
 FlashInfer's nvcc subprocess), the one a stock install shows (seeds 000/004).
 """
 
@@ -15,9 +15,9 @@ import dataclasses
 import re
 
 from pcgkit.e2e.server import Readiness, ServerRun
-from pcgkit.modes import MODE1, Mode
-from pcgkit.signature import Signature, parse_log
-from pcgkit.verdict import Verdict
+from pcgkit.harness.signature import Signature, parse_log
+from pcgkit.verdicts.modes import MODE1, Mode
+from pcgkit.verdicts.verdict import Verdict
 
 E2E_MODE = Mode(
     id="e2e-piecewise-launch",

@@ -1,7 +1,7 @@
 """Runs INSIDE an environment that has one SGLang release: its launch command and checkpoint checks.
 
 `python -m pcgkit.e2e.probe --checkpoint DIR` prints one line `PCGKIT-PROBE {json}`:
-  flags       the release's piecewise flags, read from its own parser (pcgkit.sglang_facts)
+  flags       the release's piecewise flags, read from its own parser (pcgkit.sglang.facts)
   launch      the argv pcgkit.e2e.launch builds for it, parsed by that same parser: an unknown
               flag or a bad choice makes argparse exit, and that is recorded as a failure
   checkpoint  the tiny checkpoint's quantization config through the release's own
@@ -189,8 +189,8 @@ def _check_checkpoint(checkpoint: Path) -> dict:
 def probe(checkpoint: Path) -> dict:
     import importlib.metadata
 
-    from pcgkit.sglang_facts import piecewise_flags
     from pcgkit.e2e.launch import LaunchPlanError, build_launch
+    from pcgkit.sglang.facts import piecewise_flags
 
     report: dict = {"versions": {}}
     for dist in ("sglang", "torch", "transformers"):

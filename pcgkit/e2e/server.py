@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from pcgkit import proc
+from pcgkit.util import proc
 
 HEALTH_PATH = "/health"
 GENERATE_PATH = "/generate"

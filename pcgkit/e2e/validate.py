@@ -19,15 +19,15 @@ import sys
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from pcgkit import proc
+from pcgkit import resources
 from pcgkit.e2e.probe import MARKER
 from pcgkit.errors import EnvironmentSetupError, UsageError
-from pcgkit.interpreters import find_python
-from pcgkit.matrix.backend_venv import uv_command
+from pcgkit.util import proc
+from pcgkit.util.interpreters import find_python
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_OUT = REPO_ROOT / "fixtures" / "sglang_launch_validation.json"
-PROBE_REQUIREMENTS = REPO_ROOT / "fixtures" / "e2e_probe_requirements.txt"
+DEFAULT_OUT = resources.fixture("sglang_launch_validation.json")
+PROBE_REQUIREMENTS = resources.fixture("e2e_probe_requirements.txt")
+KIT_IMPORT_ROOT = resources.package_dir().parent  # on PYTHONPATH inside the probe env
 SCHEMA = "pcgkit.sglang-launch-validation/1"
 COMMAND = "bin/pcgkit e2e validate-launch"
 
@@ -122,7 +122,7 @@ def summarize(version_reports: dict[str, dict | None], environment: dict) -> dic
 
 
 def _uv(*args: str, log: Path) -> proc.Completed:
-    return proc.run([*uv_command(), *args], timeout=1800, log_path=log,
+    return proc.run([*proc.uv_command(), *args], timeout=1800, log_path=log,
                     env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"})
 
 
@@ -178,7 +178,7 @@ def run_validation(versions: Sequence[str], workdir: Path, python: str) -> dict[
                 continue
         done = proc.run(
             [venv / "bin" / "python", "-m", "pcgkit.e2e.probe", "--checkpoint", checkpoint],
-            env={**os.environ, "PYTHONPATH": f"{target}{os.pathsep}{REPO_ROOT}", "CUDA_VISIBLE_DEVICES": ""},
+            env={**os.environ, "PYTHONPATH": f"{target}{os.pathsep}{KIT_IMPORT_ROOT}", "CUDA_VISIBLE_DEVICES": ""},
             timeout=600,
             log_path=workdir / f"probe-{version}.log",
         )
@@ -202,7 +202,7 @@ def _cmd_validate(args) -> int:
     try:
         reports = run_validation(versions, workdir, python)
         venv_python = workdir / "probe-venv" / "bin" / "python"
-        frozen = proc.run([*uv_command(), "pip", "freeze", "--python", str(venv_python)], echo=False)
+        frozen = proc.run([*proc.uv_command(), "pip", "freeze", "--python", str(venv_python)], echo=False)
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)

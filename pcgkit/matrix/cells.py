@@ -16,7 +16,7 @@ UNPINNED = "unpinned"  # an existing interpreter: the matrix declares no pins fo
 
 
 def _sglang_import_deps(sglang: str) -> list[str]:
-    from pcgkit.matrix.backend_venv import sglang_import_dependencies
+    from pcgkit.matrix.deps import sglang_import_dependencies
 
     return sglang_import_dependencies(sglang)
 

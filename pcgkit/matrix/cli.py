@@ -5,20 +5,23 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from pcgkit import resources
 from pcgkit.errors import UsageError
+from pcgkit.harness import targets
+from pcgkit.matrix import backends
 from pcgkit.matrix import pins as pins_mod
-from pcgkit.matrix.backend_venv import DEFAULT_ENVS_ROOT, BackendConfig, run_cell
+from pcgkit.matrix.backends.base import BackendConfig
+from pcgkit.matrix.backends.docker_cli import add_backend_options
 from pcgkit.matrix.bisect import bisect, versions_between
 from pcgkit.matrix.cells import Cell
-from pcgkit.matrix.dashboard import write_dashboard
-from pcgkit.matrix.docker_cli import add_backend_options
-from pcgkit.matrix.junit_merge import validate, write_merged
 from pcgkit.matrix.outcome import read_outcome
-from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, MatrixError, load_matrix, plan
-from pcgkit.matrix.report import BUG_VERDICTS, build_compat, mode_entry, write_reports
+from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
 from pcgkit.matrix.runner import CELL_FILE, default_jobs, run_matrix
 from pcgkit.matrix.tox_export import render_tox
-from pcgkit.fixmodes import all_modes
+from pcgkit.report.compat import BUG_VERDICTS, build_compat, mode_entry, write_reports
+from pcgkit.report.dashboard import write_dashboard
+from pcgkit.report.junit_merge import validate, write_merged
+from pcgkit.verdicts.catalog import all_modes
 
 MERGED_JUNIT = "matrix-junit.xml"
 
@@ -27,29 +30,17 @@ def cells_root(reports: Path) -> Path:
     return reports / "matrix" / "cells"
 
 
-def planned_cells(args) -> list[Cell]:
-    matrix_path = Path(args.matrix)
-    try:
-        spec = load_matrix(matrix_path)
-        return plan(spec, pins_mod.load_pins(Path(args.pins)), base_dir=matrix_path.parent, only=args.cell or ())
-    except (MatrixError, ValueError, OSError) as exc:
-        raise UsageError(str(exc)) from exc
-
-
 def backend_config(args) -> BackendConfig:
     return BackendConfig(
         cells_root=cells_root(Path(args.reports)), envs_root=Path(args.envs), timeout_s=args.timeout,
-        case_timeout_s=min(args.timeout, 600.0), backend=getattr(args, "backend", "venv"),
+        case_timeout_s=min(args.timeout, 600.0), backend=getattr(args, "backend", backends.DEFAULT),
+        select=getattr(args, "select", None), require_hardware=tuple(getattr(args, "require_hardware", None) or ()),
     )
 
 
 def cell_runner(args):
-    """The venv backend's run_cell, or the docker backend's (imported only when asked for)."""
-    if getattr(args, "backend", "venv") != "docker":
-        return run_cell
-    from pcgkit.matrix import backend_docker
-
-    return backend_docker.make_run_cell(backend_docker.config_from_args(args))
+    """The chosen backend's RunCell, from the registry (a backend's module is imported only when chosen)."""
+    return backends.runner(getattr(args, "backend", backends.DEFAULT), args)
 
 
 BISECT_ID_MARK = "~"  # bisect's probe cells are named "<base>~<axis>-<version>"
@@ -209,11 +200,14 @@ def _common(parser) -> None:
     parser.add_argument("--matrix", default=str(DEFAULT_MATRIX_FILE), help="matrix definition (TOML)")
     parser.add_argument("--pins", default=str(pins_mod.DEFAULT_PINS_FILE), help="cached SGLang Requires-Dist")
     parser.add_argument("--reports", default="reports", help="reports folder (default: reports/)")
-    parser.add_argument("--envs", default=str(DEFAULT_ENVS_ROOT), help="where cell environments live")
+    parser.add_argument("--envs", default=str(resources.default_envs_root()), help="where cell environments live")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per cell, install included")
     parser.add_argument("--force", action="store_true", help="rerun cells even when a result for them exists")
-    parser.add_argument("--backend", choices=("venv", "docker"), default="venv",
+    parser.add_argument("--backend", choices=tuple(backends.BACKENDS), default=backends.DEFAULT,
                         help="where cells run: a uv venv each (default) or a pinned image each (docker/)")
+    parser.add_argument("-m", dest="select", help="pytest marker expression passed into every cell, e.g. 'cpu_sim'")
+    parser.add_argument("--require-hardware", action="append", choices=targets.HARDWARE_MARKERS,
+                        help="in every cell: fail instead of skip when this hardware is missing (GPU runners)")
     add_backend_options(parser)
 
 

@@ -14,8 +14,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pcgkit.harness import targets
 from pcgkit.matrix.cells import Cell
-from pcgkit.result import CaseResult
+from pcgkit.verdicts.result import CaseResult
+from pcgkit.verdicts.verdict import Verdict
 
 CELL_SCHEMA = "pcgkit.cell/1"
 RAN = "ran"
@@ -26,6 +28,12 @@ STAGE_IMPORT = "import"
 STAGE_RUN = "run"
 
 LOG_TAIL_CHARS = 2000
+
+
+def yielded_verdicts(results, run_ok: bool) -> bool:
+    """The one rule for every backend: a cell ran when its run gave results, unless the run failed and
+    every row is an error (then nothing was learnt about the bug: an error cell). Pure."""
+    return bool(results) and (run_ok or not all(r.verdict is Verdict.ERROR for r in results))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,8 +58,8 @@ class CellOutcome:
     def result_for(self, mode: str) -> CaseResult | None:
         """The mode's result on the primary target the matrix compares (simulated SM120 unless real)."""
         ran = [r for r in self.results if r.mode == mode]
-        for variant in ("sm120", "gpu", "sim-sm120"):  # real hardware outranks the simulation
-            hit = next((r for r in ran if r.variant == variant and r.verdict.value != "skipped"), None)
+        for variant in targets.PRECEDENCE:  # real hardware outranks the simulation
+            hit = next((r for r in ran if r.variant == variant and r.verdict.ran), None)
             if hit is not None:
                 return hit
         return ran[0] if ran else None

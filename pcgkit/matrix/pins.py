@@ -22,10 +22,11 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from pcgkit import proc
+from pcgkit import resources
+from pcgkit.util import proc
 
 PINS_SCHEMA = "pcgkit.sglang-requires/1"
-DEFAULT_PINS_FILE = Path(__file__).resolve().parents[2] / "fixtures" / "sglang_requires.toml"
+DEFAULT_PINS_FILE = resources.fixture("sglang_requires.toml")
 # The distributions the cases are about; other requirements of sglang are not cached.
 SUBJECT_PREFIXES: tuple[str, ...] = ("torch", "flashinfer", "sgl-kernel", "sglang-kernel")
 # The matrix's axes among them, in the order tables show them.

@@ -15,11 +15,13 @@ from pathlib import Path
 
 import tomllib
 
+from pcgkit import resources
+from pcgkit.errors import UsageError
 from pcgkit.matrix.cells import EXISTING, KINDS, OFF_PIN, ON_PIN, UNPINNED, VENV, Cell
-from pcgkit.matrix.pins import PinsIndex, SglangRelease, version_key
+from pcgkit.matrix.pins import PinsIndex, SglangRelease, load_pins, version_key
 
 MATRIX_SCHEMA = "pcgkit.matrix/1"
-DEFAULT_MATRIX_FILE = Path(__file__).resolve().parents[2] / "fixtures" / "matrix.toml"
+DEFAULT_MATRIX_FILE = resources.fixture("matrix.toml")
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 # Declared pins installed beside flashinfer-python when a cell carries an SGLang release.
 COMPANION_DISTRIBUTIONS = ("flashinfer-cubin",)
@@ -185,3 +187,12 @@ def plan(spec: MatrixSpec, index: PinsIndex, base_dir: Path | None = None, only:
             raise MatrixError(f"unknown cell id(s): {', '.join(unknown)}; known: {', '.join(ids)}")
         cells = [c for c in cells if c.id in wanted]
     return cells
+
+
+def planned_cells(args) -> list[Cell]:
+    matrix_path = Path(args.matrix)
+    try:
+        spec = load_matrix(matrix_path)
+        return plan(spec, load_pins(Path(args.pins)), base_dir=matrix_path.parent, only=args.cell or ())
+    except (MatrixError, ValueError, OSError) as exc:
+        raise UsageError(str(exc)) from exc

@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from pcgkit.matrix.backend_venv import BackendConfig, run_cell
+from pcgkit.matrix.backends.base import BackendConfig
+from pcgkit.matrix.backends.venv import run_cell
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, RAN, STAGE_RUN, CellOutcome, read_outcome, write_outcome
 
@@ -92,5 +93,5 @@ def run_matrix(
 def _summary(outcome: CellOutcome) -> str:
     if outcome.is_error:
         return f"[red]error[/red] ({outcome.stage}): {escape(outcome.reason[:70])}"
-    verdicts = sorted({r.verdict.value for r in outcome.results if r.verdict.value != "skipped"})
+    verdicts = sorted({r.verdict.value for r in outcome.results if r.verdict.ran})
     return f"done in {outcome.duration_s:.0f} s: " + ", ".join(verdicts)

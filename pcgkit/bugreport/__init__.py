@@ -1,0 +1,1 @@
+"""What a maintainer gets: environment capture and diff, standalone repros, issue drafts."""

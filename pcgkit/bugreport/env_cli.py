@@ -1,0 +1,40 @@
+"""`pcgkit env`: capture this environment for a bug report, or diff two captures (the edge of both)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from pcgkit.bugreport.envcapture import ENV_SCHEMA, capture, render_text
+from pcgkit.bugreport.envdiff import diff_lines, load_capture, resolve_side
+
+
+def _cmd_env(args) -> int:
+    if args.diff:
+        a, b = (load_capture(resolve_side(side, Path(args.reports))) for side in args.diff)
+        lines = diff_lines(a, b)
+        output = "\n".join(lines) + "\n" if lines else "no differences\n"
+    else:
+        data = capture()
+        output = json.dumps(data, indent=2, sort_keys=True) + "\n" if args.json else render_text(data)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(output)
+        print(f"pcgkit env: wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(output)
+    return 0
+
+
+def register(subparsers) -> None:
+    env = subparsers.add_parser("env", help="capture this environment for a bug report (or diff two captures)")
+    env.add_argument("--json", action="store_true", help=f"machine-readable capture ({ENV_SCHEMA})")
+    env.add_argument("--out", help="write to this file instead of stdout")
+    env.add_argument(
+        "--diff", nargs=2, metavar=("A", "B"),
+        help="print only what differs between two captures: env JSON, results.json, a report folder, or a "
+             "matrix cell id (its folder under REPORTS/matrix/cells)",
+    )
+    env.add_argument("--reports", default="reports", help="where `pcgkit matrix` wrote its cells (default reports/)")
+    env.set_defaults(func=_cmd_env)

@@ -1,0 +1,250 @@
+"""`pcgkit issue --target sglang|flashinfer|pytorch`: an upstream issue body drafted from measured results.
+
+Everything in the draft comes from results files (one run's reports/results.json, plus any matrix
+cells' results.json found under the given folders): the signature, which measured version
+combinations fail and which do not, and what each of the seed's workarounds did. Nothing is
+hand-written about versions, nothing is posted anywhere. build_draft (pure) -> render (Jinja,
+templates/issue/<target>.md.j2) -> stdout or --out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from packaging.version import InvalidVersion, Version
+
+from pcgkit.errors import UsageError
+from pcgkit.report.summary import SIMULATION_NOTE
+from pcgkit.util.redact import redact_text, secret_values
+from pcgkit.util.templating import render
+from pcgkit.verdicts import catalog
+from pcgkit.verdicts.result import CaseResult, ResultsFileError, read_results
+from pcgkit.verdicts.verdict import Verdict
+
+TARGETS = ("sglang", "flashinfer", "pytorch")
+BASE_MODE = "mode1"  # the bug itself; the other modes are the workarounds tried against it
+# Version axes shown in the affected/unaffected ranges, in the order a maintainer reads them.
+VERSION_AXES = ("sglang", "flashinfer-python", "torch", "python")
+FAILING = (Verdict.REPRODUCED, Verdict.DRIFTED)
+
+
+@dataclasses.dataclass(frozen=True)
+class Workaround:
+    mode: str
+    what: str  # the workaround, in the seed's words
+
+
+# The seed's workarounds, each measured by one failure mode (the catalog says which and how).
+WORKAROUNDS: tuple[Workaround, ...] = tuple(
+    Workaround(e.id, e.workaround) for e in catalog.workarounds() if e.family is catalog.Family.FAILURE
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class MeasuredCell:
+    """One environment's result for one mode, with the versions that identify the cell."""
+
+    result: CaseResult
+
+    @property
+    def versions_label(self) -> str:
+        v = self.result.versions
+        return ", ".join(f"{axis} {v[axis]}" for axis in VERSION_AXES if v.get(axis))
+
+    @property
+    def where(self) -> str:
+        return f"{self.versions_label}; {self.result.device.get('label', '?')}"
+
+
+def _version_key(text: str):
+    try:
+        return (0, Version(text))
+    except InvalidVersion:
+        return (1, text)
+
+
+def measured_versions(results: Iterable[CaseResult]) -> dict[str, list[str]]:
+    """Per axis, the distinct versions these results were measured with, oldest first. Pure."""
+    seen: dict[str, set[str]] = {axis: set() for axis in VERSION_AXES}
+    for result in results:
+        for axis in VERSION_AXES:
+            if result.versions.get(axis):
+                seen[axis].add(str(result.versions[axis]))
+    return {axis: sorted(values, key=_version_key) for axis, values in seen.items() if values}
+
+
+def _judged(results: Iterable[CaseResult], mode: str) -> list[CaseResult]:
+    """A mode's results that say something about the bug (not skipped, not errors)."""
+    return [r for r in results if r.mode == mode and r.verdict.is_bug_verdict]
+
+
+def _workaround_outcome(result: CaseResult) -> str:
+    from pcgkit.util.templating import inline_code
+
+    sig = result.signature
+    at = ""
+    if sig is not None:
+        inner = sig.innermost_library_frame
+        at = f" at `{inner}`" if inner else f": {inline_code(sig.message_head)}"
+        at += f" ({sig.graph_break_id})" if sig.graph_break_id else ""
+    if result.verdict is Verdict.FIXED:
+        return "worked: traced cleanly under fullgraph=True"
+    if result.verdict is Verdict.REPRODUCED:
+        return f"did not help: the trace still fails{at}"
+    if result.verdict is Verdict.DRIFTED:
+        return f"did not help, failed differently{at}: {result.reason}"
+    return f"not applicable: {result.reason}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Draft:
+    target: str
+    primary: CaseResult  # the base mode's failing result whose signature the draft quotes
+    affected: tuple[MeasuredCell, ...]
+    unaffected: tuple[MeasuredCell, ...]
+    affected_versions: dict[str, list[str]]
+    unaffected_versions: dict[str, list[str]]
+    workarounds: tuple[tuple[Workaround, tuple[MeasuredCell, ...], tuple[str, ...]], ...]
+    other_approaches: tuple[MeasuredCell, ...]  # any further measured case (the kit's fix-* cases)
+    simulated: bool
+    env_text: str | None
+    collect_env_text: str | None
+    repro: str | None
+    sources: tuple[str, ...]
+
+    @property
+    def primary_cell(self) -> MeasuredCell:
+        return MeasuredCell(self.primary)
+
+    @property
+    def frame_lines(self) -> list[str]:
+        """The quoted frame chain; files outside a package shown by name (local paths are noise upstream)."""
+        frames = self.primary.signature.frame_chain if self.primary.signature else ()
+        return [str(f) if not f.file.startswith("/") else f.short for f in frames]
+
+
+def build_draft(
+    target: str,
+    results: Sequence[CaseResult],
+    sources: Sequence[str] = (),
+    env: dict | None = None,
+    repro: str | None = None,
+) -> Draft:
+    """The draft's content from measured results only. Pure."""
+    if target not in TARGETS:
+        raise UsageError(f"unknown target {target!r}: one of {', '.join(TARGETS)}")
+    base = _judged(results, BASE_MODE)
+    failing = [r for r in base if r.verdict in FAILING and r.signature is not None]
+    if not failing:
+        raise UsageError(f"no measured {BASE_MODE} failure in the results: there is no bug to report from them")
+    # Real hardware outranks the simulation as the quoted signature.
+    primary = sorted(failing, key=lambda r: (r.simulated, r.verdict is not Verdict.REPRODUCED))[0]
+    unaffected = [r for r in base if r.verdict is Verdict.FIXED]
+    workarounds = []
+    for workaround in WORKAROUNDS:
+        cells = tuple(MeasuredCell(r) for r in _judged(results, workaround.mode))
+        workarounds.append((workaround, cells, tuple(_workaround_outcome(c.result) for c in cells)))
+    known = {BASE_MODE} | {w.mode for w in WORKAROUNDS}
+    others = tuple(
+        MeasuredCell(r) for r in sorted(results, key=lambda r: (r.mode, r.variant))
+        if r.mode not in known and r.verdict.is_bug_verdict
+    )
+    env_text = collect_env_text = None
+    if env is not None:
+        from pcgkit.bugreport.envcapture import render_text
+
+        env_text = render_text(env)
+        collect_env_text = (env.get("torch_collect_env") or {}).get("text")
+    used = failing + unaffected + [c.result for _, cells, _ in workarounds for c in cells] + [c.result for c in others]
+    return Draft(
+        target=target,
+        primary=primary,
+        affected=tuple(MeasuredCell(r) for r in failing),
+        unaffected=tuple(MeasuredCell(r) for r in unaffected),
+        affected_versions=measured_versions(failing),
+        unaffected_versions=measured_versions(unaffected),
+        workarounds=tuple(workarounds),
+        other_approaches=others,
+        simulated=any(r.simulated for r in used),
+        env_text=env_text,
+        collect_env_text=collect_env_text,
+        repro=repro,
+        sources=tuple(sources),
+    )
+
+
+def render_draft(draft: Draft) -> str:
+    """Markdown: a 'Title:' line, then the body in the target project's template shape. Pure."""
+    return render(
+        f"issue/{draft.target}.md.j2",
+        d=draft,
+        sig=draft.primary.signature,
+        mode=catalog.BY_ID[BASE_MODE].mode,
+        simulation_note=SIMULATION_NOTE,
+    )
+
+
+def find_results_files(paths: Sequence[Path]) -> list[Path]:
+    """results.json files: given directly, or anywhere under a given folder (matrix cells)."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(path.rglob("*results.json"))  # matrix cells, and named copies
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise UsageError(f"{path}: no such results file or folder")
+    if not found:
+        raise UsageError(f"no results.json under {', '.join(map(str, paths))}: run `pcgkit run` first")
+    return list(dict.fromkeys(p.resolve() for p in found))
+
+
+def load_results(paths: Sequence[Path]) -> tuple[list[CaseResult], dict | None]:
+    """All results, and the first env capture a results file embeds (environment.env)."""
+    results: list[CaseResult] = []
+    env = None
+    for path in paths:
+        try:
+            environment, file_results = read_results(path)
+        except (ResultsFileError, ValueError, KeyError) as exc:
+            raise UsageError(f"{path}: not a pcgkit results file: {exc}") from exc
+        results += file_results
+        if env is None and isinstance(environment.get("env"), dict):
+            env = environment["env"]
+    return results, env
+
+
+def _cmd_issue(args) -> int:
+    import os
+
+    paths = find_results_files([Path(p) for p in (args.results or ["reports/results.json"])])
+    results, env = load_results(paths)
+    if args.env:
+        env = json.loads(Path(args.env).read_text())
+    sources = [str(p) for p in args.results or ["reports/results.json"]]
+    draft = build_draft(args.target, results, sources, env, args.repro)
+    text = redact_text(render_draft(draft), secret_values(dict(os.environ)))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text)
+        print(f"pcgkit issue: wrote {args.out} (draft only: nothing was posted)", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def register(subparsers) -> None:
+    issue = subparsers.add_parser("issue", help="draft an upstream issue body from measured results (never posts)")
+    issue.add_argument("--target", required=True, choices=TARGETS, help="whose bug template to follow")
+    issue.add_argument(
+        "--results", action="append",
+        help="results.json, or a folder searched for them (matrix cells); repeatable (default reports/results.json)",
+    )
+    issue.add_argument("--env", help="an env capture (`pcgkit env --json`) for the Environment section")
+    issue.add_argument("--repro", help="path or link of the exported repro (`pcgkit repro mode1`) to cite")
+    issue.add_argument("--out", help="write the draft here instead of stdout")
+    issue.set_defaults(func=_cmd_issue)

@@ -1,0 +1,256 @@
+"""`pcgkit repro CASE`: one case as a standalone reproduction a maintainer runs without pcgkit.
+
+The export is a folder: repro_<mode>.py (PEP 723 pins inline; the case's `reproduce`, the
+tracing helper, the signature parser, the mode's matcher and -- for `--simulate` -- the
+simulated-SM120 shim, all cut verbatim from the kit's sources by pcgkit.util.sourcegraph),
+requirements.txt, and a README with the exact commands and the expected output.
+plan_export (pure but for reading the kit's sources) -> write_export (the edge).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+import re
+import sys
+from pathlib import Path
+
+from pcgkit import __version__, resources
+from pcgkit.errors import UsageError
+from pcgkit.util.redact import redact_text, secret_values
+from pcgkit.util.sourcegraph import Extractor
+from pcgkit.util.templating import render
+from pcgkit.verdicts import catalog
+from pcgkit.verdicts.modes import Mode
+from pcgkit.verdicts.result import CaseResult, read_results
+
+KIT_ROOT = resources.package_dir().parent  # sourcegraph cuts definitions from pcgkit/*.py below here
+REFERENCE_DIR = resources.fixture("reference")
+# Distributions a trace-level case needs (sglang is not on the traced path, see fixtures/reference).
+PINNED_DISTRIBUTIONS = ("torch", "flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache")
+# A CUDA devel image whose Python (Ubuntu 24.04: 3.12) matches the reference cell, with nvcc for
+# FlashInfer's JIT; CUDA 12.8 is what the torch 2.9.1 wheel from PyPI is built against.
+# What the script's driver (templates/repro/script.py.j2) imports itself.
+DRIVER_IMPORTS = ("import importlib.metadata", "import json", "import os", "import sys", "import types")
+DOCKER_IMAGE_FOR_PYTHON = {"3.12": "nvidia/cuda:12.8.1-devel-ubuntu24.04"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Pins:
+    requirements: tuple[str, ...]  # "torch==2.9.1", ...
+    python: str  # "3.12"
+    source: str  # where they came from, said in the script and README
+
+
+@dataclasses.dataclass(frozen=True)
+class ReproPlan:
+    mode: Mode
+    case_file: Path
+    simulate: bool
+    pins: Pins
+    measured: CaseResult | None  # the measured result this export's README quotes as expected
+
+    @property
+    def script_name(self) -> str:
+        return f"repro_{self.mode.id}.py"
+
+
+def _requirement_lines(text: str) -> tuple[str, ...]:
+    return tuple(ln.split("#", 1)[0].strip() for ln in text.splitlines() if ln.split("#", 1)[0].strip())
+
+
+def reference_pins() -> Pins:
+    return pins_from_file(REFERENCE_DIR / "requirements.txt", (REFERENCE_DIR / "python-version").read_text().strip())
+
+
+def pins_from_file(path: Path, python: str = "3.12") -> Pins:
+    try:
+        requirements = _requirement_lines(path.read_text())
+    except OSError as exc:
+        raise UsageError(f"--pins {path}: {exc}") from exc
+    return Pins(requirements, python, f"pins from {path.name}")
+
+
+def pins_from_versions(versions: dict, origin: str) -> Pins:
+    """Pins that rebuild the cell a result was measured in."""
+    requirements = tuple(f"{name}=={versions[name]}" for name in PINNED_DISTRIBUTIONS if versions.get(name))
+    if not any(r.startswith("torch==") for r in requirements):
+        raise UsageError(f"{origin}: the recorded versions name no torch: pass --pins")
+    python = ".".join(str(versions.get("python") or "3.12").split(".")[:2])
+    return Pins(requirements, python, f"versions measured in {origin}")
+
+
+def pins_for_cell(cell_id: str, reports: Path) -> tuple[Pins, Path | None]:
+    """A matrix cell's exact pins (as planned from fixtures/matrix.toml), and its results file when
+    `pcgkit matrix` has run it under `reports` (the README then quotes that cell's measured output)."""
+    from pcgkit.matrix import pins as pins_mod
+    from pcgkit.matrix.cli import cells_root
+    from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, MatrixError, load_matrix, plan
+
+    try:
+        cells = plan(load_matrix(), pins_mod.load_pins(pins_mod.DEFAULT_PINS_FILE), DEFAULT_MATRIX_FILE.parent)
+    except (MatrixError, ValueError, OSError) as exc:
+        raise UsageError(f"--cell {cell_id}: cannot plan the matrix: {exc}") from exc
+    cell = next((c for c in cells if c.id == cell_id), None)
+    if cell is None:
+        raise UsageError(f"--cell {cell_id}: no such cell; `pcgkit matrix --list` shows them")
+    if not cell.torch:
+        raise UsageError(f"--cell {cell_id}: an existing-interpreter cell has no pins to export")
+    results = cells_root(reports) / cell.id / "results.json"
+    return Pins(cell.requirements(), cell.python, f"matrix cell {cell.id} ({cell.label()})"), (
+        results if results.exists() else None
+    )
+
+
+def case_file_for(mode: Mode) -> Path:
+    """The case module the catalog names for this mode."""
+    return resources.cases_dir() / catalog.BY_ID[mode.id].case_module
+
+
+def mode_symbol(mode: Mode) -> tuple[str, str]:
+    """(module, name) that binds this Mode object, found by identity where its judging rule lives
+    (a Mode is declared beside its rule: the script then cuts both from that one module)."""
+    module_name = mode.matches.__module__
+    for name, value in vars(importlib.import_module(module_name)).items():
+        if value is mode and name.isupper():
+            return module_name, name
+    raise UsageError(f"{mode.id}: no module-level name binds its Mode in {module_name}")
+
+
+def measured_result(results: list[CaseResult], mode: Mode, simulate: bool) -> CaseResult | None:
+    """The result of this mode in the export's kind of cell (simulated or real) that has a verdict."""
+    for result in results:
+        if result.mode == mode.id and result.simulated == simulate and result.verdict.is_bug_verdict:
+            return result
+    return None
+
+
+def plan_export(case: str, simulate: bool, pins: Pins | None, results_path: Path | None) -> ReproPlan:
+    entry = catalog.entry(case)
+    if entry is None or not entry.exportable:
+        raise UsageError(f"unknown or non-exportable case {case!r}: one of {', '.join(catalog.exportable_ids())}")
+    mode = entry.mode
+    measured = None
+    if results_path is not None:
+        _, results = read_results(results_path)
+        measured = measured_result(results, mode, simulate)
+        if pins is None and measured is not None:
+            pins = pins_from_versions(measured.versions, str(results_path))
+    return ReproPlan(mode, case_file_for(mode), simulate, pins or reference_pins(), measured)
+
+
+def render_script(plan: ReproPlan) -> str:
+    extractor = Extractor(KIT_ROOT)
+    case_module = extractor.module(plan.case_file.stem, plan.case_file)
+    mode_module, mode_var = mode_symbol(plan.mode)
+    roots = [
+        (case_module.name, "reproduce"),
+        (mode_module, mode_var),
+        ("pcgkit.verdicts.modes", "classify"),
+        ("pcgkit.harness.casekit", "cuda_toolkit_root"),
+        ("pcgkit.harness.casekit", "NotApplicable"),
+        ("pcgkit.harness.casekit", "KitError"),
+        ("pcgkit.verdicts.verdict", "Verdict"),
+    ]
+    if plan.simulate:
+        roots.append(("pcgkit.harness.simulate", "simulated_sm120"))
+    for module_name, name in roots:
+        extractor.require(module_name, name)
+    case_doc = ast.get_docstring(ast.parse(plan.case_file.read_text())) or ""
+    extract = extractor.extract()
+    imports = sorted(set(extract.imports) | set(DRIVER_IMPORTS), key=lambda line: (line.startswith("from"), line))
+    return render(
+        "repro/script.py.j2",
+        mode=plan.mode,
+        mode_var=mode_var,
+        simulate=plan.simulate,
+        pins=plan.pins,
+        extract=extract,
+        imports=imports,
+        case_doc=case_doc,
+        case_origin=str(plan.case_file.relative_to(KIT_ROOT)),
+        kit_version=__version__,
+    )
+
+
+def render_readme(plan: ReproPlan) -> str:
+    return render(
+        "repro/README.md.j2",
+        plan=plan,
+        mode=plan.mode,
+        pins=plan.pins,
+        measured=plan.measured,
+        docker_image=DOCKER_IMAGE_FOR_PYTHON.get(plan.pins.python),
+        kit_version=__version__,
+    )
+
+
+def render_requirements(plan: ReproPlan) -> str:
+    header = f"# {plan.pins.source}; Python {plan.pins.python}\n"
+    return header + "\n".join(plan.pins.requirements) + "\n"
+
+
+def write_export(plan: ReproPlan, out_dir: Path, environ: dict | None = None) -> list[Path]:
+    import os
+
+    secrets = secret_values(dict(os.environ if environ is None else environ))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = {
+        plan.script_name: render_script(plan),
+        "requirements.txt": render_requirements(plan),
+        "README.md": render_readme(plan),
+    }
+    written = []
+    for name, text in files.items():
+        path = out_dir / name
+        path.write_text(redact_text(text, secrets))
+        written.append(path)
+    return written
+
+
+SIGNATURE_LINE = re.compile(r"^SIGNATURE: (?P<json>\{.*\})$", re.MULTILINE)
+
+
+def parse_signature_line(output: str) -> dict | None:
+    """The JSON of an exported script's last SIGNATURE line; None when it printed none."""
+    import json
+
+    matches = SIGNATURE_LINE.findall(output)
+    return json.loads(matches[-1]) if matches else None
+
+
+def _cmd_repro(args) -> int:
+    pins = pins_from_file(Path(args.pins), args.python) if args.pins else None
+    results = Path(args.results) if args.results else None
+    if args.cell:
+        if pins is not None:
+            raise UsageError("--cell and --pins both name the pins: pass one")
+        pins, cell_results = pins_for_cell(args.cell, Path(args.reports))
+        results = results or cell_results
+    plan = plan_export(args.case, args.simulate, pins, results)
+    out_dir = Path(args.out or f"repro-{plan.mode.id}")
+    for path in write_export(plan, out_dir):
+        print(path)
+    kind = "simulated SM120 (runs without a GPU)" if plan.simulate else "real GPU"
+    print(f"pcgkit repro: {plan.mode.id} exported for {kind}; see {out_dir / 'README.md'}", file=sys.stderr)
+    return 0
+
+
+def register(subparsers) -> None:
+    repro = subparsers.add_parser("repro", help="export one case as a standalone reproduction (no pcgkit needed)")
+    repro.add_argument("case", choices=catalog.exportable_ids(), help="the case to export")
+    repro.add_argument("--out", help="output folder (default: repro-<case>/)")
+    target = repro.add_mutually_exclusive_group()
+    target.add_argument(
+        "--simulate", dest="simulate", action="store_true", default=True,
+        help="for a machine without SM120: write the simulated-SM120 shim into the script (default)",
+    )
+    target.add_argument("--real", dest="simulate", action="store_false", help="for a real CUDA GPU: no simulation")
+    repro.add_argument("--pins", help="requirements file to pin instead of the reference cell's")
+    repro.add_argument("--python", default="3.12", help="Python version that goes with --pins (default 3.12)")
+    repro.add_argument("--results", help="results.json: pins from its versions, expected output from its verdict")
+    repro.add_argument("--cell", help="a matrix cell id (`pcgkit matrix --list`): its exact pins, and its measured "
+                                      "results when `pcgkit matrix` has run it")
+    repro.add_argument("--reports", default="reports", help="where `pcgkit matrix` wrote its cells (default reports/)")
+    repro.set_defaults(func=_cmd_repro)

@@ -1,0 +1,1 @@
+"""The code under trace and its fixes: SGLang's dense NVFP4 quantize, the custom op, fakes, the reference."""

@@ -1,0 +1,1 @@
+"""Run one case: targets and hardware, simulation, tracing, signatures, the pytest plugin."""

@@ -1,0 +1,300 @@
+"""The pytest plugin: markers, hardware gating, the case runner, and result recording.
+
+Outcome policy (so a CI dashboard turns red exactly when behaviour changes):
+  verdict == baseline "reproduced"  -> XFAIL  (the known bug, still there, as documented)
+  verdict == baseline "fixed"       -> PASS
+  verdict != baseline               -> FAIL   ("behaviour changed against baseline: ...")
+  error                             -> FAIL   ("pcgkit error: ...": the kit or the install broke)
+  skipped / not-applicable (as expected) -> SKIP with the reason
+The baseline is fixtures/expectations.toml.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from pcgkit.harness import hardware, targets
+from pcgkit.harness.casekit import (
+    TARGETS,
+    CaseContext,
+    CaseTimeout,
+    KitError,
+    MissingDependency,
+    NotApplicable,
+    Target,
+    cuda_toolkit_root,
+    deadline,
+)
+from pcgkit.harness.tracing import TraceOutcome
+from pcgkit.harness.versions import collect_versions
+from pcgkit.verdicts.expectations import expected_for, load_expectations
+from pcgkit.verdicts.modes import Mode, classify
+from pcgkit.verdicts.result import JUNIT_RESULT_PROPERTY, CaseResult, write_results
+from pcgkit.verdicts.verdict import Verdict
+
+MARKERS: dict[str, str] = {
+    "sm120": "needs a real SM120 GPU (compute capability 12.x, exact family); skipped elsewhere",
+    "gpu": "needs a real CUDA GPU of any family; nothing is simulated",
+    "cpu_sim": "runs anywhere: FlashInfer's and torch's hardware queries answered as SM120 would (simulated)",
+    "e2e": "end-to-end: launches an SGLang server",
+    "docker": "needs a Docker engine",
+}
+
+_collector_key = pytest.StashKey["ResultCollector"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("pcgkit")
+    group.addoption(
+        "--pcgkit-require-hardware",
+        action="append",
+        default=[],
+        choices=targets.HARDWARE_MARKERS,
+        help="this runner HAS this hardware: a missing-hardware skip for it becomes a failure (GPU runners)",
+    )
+    group.addoption("--pcgkit-json", default=None, help="write the case results (pcgkit.results/1 JSON) here")
+    group.addoption(
+        "--pcgkit-case-timeout",
+        type=float,
+        default=float(os.environ.get("PCGKIT_CASE_TIMEOUT", "600")),
+        help="seconds before a hung case is stopped and reported as an error (default 600)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, description in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {description}")
+    collector = ResultCollector(config)
+    config.stash[_collector_key] = collector
+    config.pluginmanager.register(collector, "pcgkit-results")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every case that asks for `target` runs once per target: simulated, any GPU, SM120."""
+    if "target" in metafunc.fixturenames:
+        metafunc.parametrize(
+            "target",
+            [pytest.param(t, id=t.id, marks=getattr(pytest.mark, t.marker)) for t in TARGETS],
+        )
+
+
+def _required(config: pytest.Config) -> set[str]:
+    required = set(config.getoption("--pcgkit-require-hardware"))
+    required |= {m for m in os.environ.get("PCGKIT_REQUIRE_HARDWARE", "").split(",") if m}
+    return required
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for marker in targets.HARDWARE_MARKERS:
+        if item.get_closest_marker(marker) is None:
+            continue
+        # Detected only for hardware-marked items: detection imports torch (seconds), which
+        # tests without a hardware marker must not pay for.
+        reason = hardware.missing_hardware_reason(marker, hardware.detect_cuda_devices())
+        if reason is None:
+            continue
+        if marker in _required(item.config):
+            pytest.fail(f"{reason} (this runner was told it has {marker}: --pcgkit-require-hardware)", pytrace=False)
+        pytest.skip(reason)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    # A case stopped in setup still produces a result row: "skipped" for missing hardware, "error"
+    # when this runner was told it has that hardware (--pcgkit-require-hardware). It did not run.
+    # a test function may name its own mode (a case module with two modes); else the module's MODE
+    mode = getattr(getattr(item, "function", None), "pcgkit_mode", None) or (
+        getattr(item.module, "MODE", None) if hasattr(item, "module") else None)
+    target = getattr(item, "callspec", None) and item.callspec.params.get("target")
+    # A case that runs on one target only (the end-to-end launch) names it as module-level TARGET.
+    target = target or (getattr(item.module, "TARGET", None) if hasattr(item, "module") else None)
+    stopped = report.skipped or report.failed
+    if call.when == "setup" and stopped and isinstance(mode, Mode) and isinstance(target, Target):
+        if report.skipped:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            reason = reason.removeprefix("Skipped: ")
+        else:
+            reason = f"did not run: {report.longreprtext.strip()[-500:]}"
+        result = CaseResult(
+            mode=mode.id,
+            variant=target.id,
+            verdict=Verdict.SKIPPED if report.skipped else Verdict.ERROR,
+            reason=reason,
+            device={"name": "not run here", "compute_capability": None, "simulated": False, "label": "not run here"},
+            versions=collect_versions(),
+            duration_s=0.0,
+            nodeid=item.nodeid,
+        )
+        report.user_properties.extend(result.junit_properties())
+        # JUnit XML takes a testcase's properties from its *teardown* report, which copies
+        # item.user_properties: without this the skipped rows would have none.
+        item.user_properties.extend(result.junit_properties())
+    return report
+
+
+class CaseRunner:
+    """Runs one case's reproduce() under its target and turns the outcome into a verdict."""
+
+    def __init__(self, request: pytest.FixtureRequest, target: Target):
+        self.request = request
+        self.target = target
+
+    def run(self, mode: Mode, reproduce: Callable[[CaseContext], TraceOutcome]) -> CaseResult:
+        config = self.request.config
+        timeout = config.getoption("--pcgkit-case-timeout")
+        start = time.perf_counter()
+        versions = collect_versions()
+        device = hardware.SIMULATED_SM120
+        signature = None
+        evidence: dict = {}
+        try:
+            with deadline(timeout):
+                if self.target.simulated:
+                    device = hardware.SIMULATED_SM120
+                    torch_device = "cpu"
+                else:
+                    device = hardware.first_device(self.target.marker, hardware.detect_cuda_devices())
+                    torch_device = "cuda:0"
+                ctx = CaseContext(self.target, device, torch_device, evidence)
+                mp = pytest.MonkeyPatch()
+                try:
+                    toolkit = cuda_toolkit_root()
+                    if toolkit and not os.environ.get("CUDA_HOME"):
+                        # FlashInfer finds nvcc through CUDA_HOME; without it the trace dies one frame
+                        # earlier, in get_cuda_path's `which nvcc`. Set it like a CUDA machine would.
+                        mp.setenv("CUDA_HOME", toolkit)
+                    evidence["CUDA_HOME"] = toolkit
+                    outcome = _run_reproduce(ctx, reproduce)
+                finally:
+                    device = ctx.device  # a case may re-target (the SGLang case's simulated SM90 run)
+                    mp.undo()
+            versions = collect_versions()  # torch is imported now: adds torch.version.cuda
+            signature = outcome.signature
+            verdict, reason = classify(mode, outcome)
+            evidence.update(
+                trace_s=round(outcome.duration_s, 3),
+                lru_cache_warnings=len(outcome.lru_cache_warnings),
+                graph_breaks=outcome.graph_breaks,
+            )
+        except NotApplicable as exc:
+            verdict, reason = Verdict.NOT_APPLICABLE, str(exc)
+        except MissingDependency as exc:
+            verdict, reason = Verdict.SKIPPED, str(exc)
+        except CaseTimeout as exc:
+            verdict, reason = Verdict.ERROR, f"hung: {exc}"
+        except ImportError as exc:
+            verdict, reason = Verdict.ERROR, f"broken install: import failed: {type(exc).__name__}: {exc}"
+        except KitError as exc:
+            verdict, reason = Verdict.ERROR, str(exc)
+        except Exception as exc:  # anything else is the kit's or the install's fault, never the bug's
+            verdict, reason = Verdict.ERROR, f"unexpected {type(exc).__name__} in case: {exc}"
+            evidence["traceback_tail"] = traceback.format_exc()[-2000:]
+        expectation = expected_for(mode.id, versions, load_expectations(), self.target.id)
+        result = CaseResult(
+            mode=mode.id,
+            variant=self.target.id,
+            verdict=verdict,
+            reason=reason,
+            device=device.to_dict(),
+            versions=versions,
+            duration_s=round(time.perf_counter() - start, 3),
+            signature=signature,
+            expected=expectation.expect.value if expectation else None,
+            evidence=evidence,
+            nodeid=self.request.node.nodeid,
+        )
+        self.request.node.user_properties.extend(result.junit_properties())
+        judge_against_baseline(result, expectation.why if expectation else "")
+        return result
+
+
+def _run_reproduce(ctx: CaseContext, reproduce: Callable[[CaseContext], TraceOutcome]) -> TraceOutcome:
+    if ctx.simulated:
+        from pcgkit.harness.simulate import simulated_sm120
+
+        with simulated_sm120() as simulation:
+            ctx.evidence["simulated_queries"] = list(simulation.replaced)
+            return reproduce(ctx)
+    return reproduce(ctx)
+
+
+def judge_against_baseline(result: CaseResult, why: str) -> None:
+    """Map verdict vs baseline onto the pytest outcome (see the module docstring).
+
+    `why` is the baseline's own reason (fixtures/expectations.toml): a changed behaviour names it,
+    so the red cell says what the expectation was based on."""
+    verdict, expected = result.verdict, result.expected
+    where = f" [{result.device['label']}]"
+    if verdict is Verdict.ERROR:
+        pytest.fail(f"pcgkit error: {result.reason}{where}", pytrace=False)
+    if verdict is Verdict.SKIPPED:
+        pytest.skip(result.reason)
+    if expected is not None and verdict.value != expected:
+        pytest.fail(
+            f"behaviour changed against baseline: expected {expected}, got {verdict}: {result.reason}{where}"
+            + (f" (baseline: {why})" if why else ""),
+            pytrace=False,
+        )
+    if verdict is Verdict.REPRODUCED:
+        pytest.xfail(f"known bug reproduced: {result.reason}{where}")
+    if verdict is Verdict.NOT_APPLICABLE:
+        pytest.skip(f"not-applicable: {result.reason}")
+    if verdict is Verdict.DRIFTED:  # no baseline covers these versions: a drift is still news
+        pytest.fail(f"drifted: {result.reason}{where}", pytrace=False)
+    # FIXED: pass
+
+
+@pytest.fixture
+def pcgkit_case(request: pytest.FixtureRequest, target: Target) -> CaseRunner:
+    """Runs a case's reproduce() on the parametrized target and records its verdict."""
+    return CaseRunner(request, target)
+
+
+def _environment() -> dict:
+    return {
+        "versions": collect_versions(),
+        "devices": [d.to_dict() for d in hardware.detect_cuda_devices()],
+        "cuda_home": cuda_toolkit_root(),
+        "pcgkit": __import__("pcgkit").__version__,
+    }
+
+
+class ResultCollector:
+    """Per-run state (in config.stash, not globals): gathers CaseResults from reports.
+
+    Results travel inside report.user_properties, which xdist ships to the controller, so the
+    same code works with and without -n.
+    """
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.results: dict[str, CaseResult] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in report.user_properties:
+            if name == JUNIT_RESULT_PROPERTY:
+                self.results.setdefault(report.nodeid, CaseResult.from_dict(json.loads(value)))
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.config, "workerinput"):  # xdist worker: only the controller writes files
+            return
+        path = self.config.getoption("--pcgkit-json")
+        if path:
+            write_results(Path(path), self.results.values(), _environment())
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if not self.results:
+            return
+        from pcgkit.report.summary import console_lines
+
+        terminalreporter.section("pcgkit verdicts")
+        for line in console_lines(list(self.results.values())):
+            terminalreporter.write_line(line)

@@ -1,0 +1,106 @@
+"""Simulated SM120: answer the *hardware queries* on the traced path as an SM120 GPU would.
+
+Only queries are replaced (FlashInfer's compute-capability and PDL queries and its JIT arch
+check, and torch's device *properties* under the real torch.cuda.get_device_capability); every line of FlashInfer and SGLang code under test is the real one.
+Patches live exactly as long as the `with` block, so cases and xdist workers never leak into
+each other. On a real GPU nothing here is used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+from typing import Iterator
+from unittest import mock
+
+from pcgkit.harness.hardware import SIMULATED_SM120_CAPABILITY
+from pcgkit.util.patching import patched_everywhere
+
+# (defining module, attribute): the hardware queries FlashInfer consults on the fp4_quantize path.
+FLASHINFER_QUERIES: tuple[tuple[str, str], ...] = (
+    ("flashinfer.utils", "get_compute_capability"),
+    ("flashinfer.utils", "device_support_pdl"),
+    ("flashinfer.jit.core", "check_cuda_arch"),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Simulation:
+    capability: tuple[int, int]
+    replaced: tuple[str, ...]  # "module.attr" of every binding that was answered
+
+
+@dataclasses.dataclass(frozen=True)
+class SimulatedDeviceProperties:
+    """What torch.cuda.get_device_properties returns, for the fields the traced path reads."""
+
+    name: str
+    major: int
+    minor: int
+    multi_processor_count: int = 188  # RTX PRO 6000 Blackwell
+    total_memory: int = 96 * 1024**3
+
+
+def _answers(capability: tuple[int, int]) -> dict[str, object]:
+    """Stand-ins for FlashInfer's queries. They go through the REAL torch.cuda.get_device_capability
+    function object (only the properties underneath it are simulated), so dynamo treats the query
+    exactly as it does on a real GPU of this torch version: torch 2.9 folds it to a constant,
+    torch 2.11 refuses to trace it ("marked as skipped"). Answering with a plain constant instead
+    would hide that failure point (seen on a real H200 with torch 2.11 + flashinfer 0.6.1)."""
+    import torch
+
+    def get_compute_capability(device=None):
+        return torch.cuda.get_device_capability(getattr(device, "index", None))
+
+    def device_support_pdl(device=None):
+        major, _ = get_compute_capability(device)
+        return major >= 9  # FlashInfer's own rule
+
+    def check_cuda_arch():
+        return None  # an SM120 part passes FlashInfer's "sm75 or higher" check
+
+    def get_device_properties(device=None):
+        return SimulatedDeviceProperties("simulated SM120", *capability)
+
+    return {
+        "get_compute_capability": get_compute_capability,
+        "device_support_pdl": device_support_pdl,
+        "check_cuda_arch": check_cuda_arch,
+        "get_device_properties": get_device_properties,
+    }
+
+
+@contextlib.contextmanager
+def simulated_sm120(capability: tuple[int, int] = SIMULATED_SM120_CAPABILITY) -> Iterator[Simulation]:
+    """Answer FlashInfer's and torch's hardware queries as an SM120 part would, inside the block."""
+    import importlib
+
+    import torch
+
+    # dynamo resolves torch functions through a name->object map it builds lazily, once per
+    # process (trace_rules.get_torch_obj_rule_map, functools-cached). Built while a torch.cuda
+    # function is patched, it would hold the stand-in and later, real-GPU traces in the same
+    # process would see the real function as unknown ("marked as skipped"): build it first.
+    from torch._dynamo import trace_rules
+
+    if hasattr(trace_rules, "get_torch_obj_rule_map"):
+        trace_rules.get_torch_obj_rule_map()
+    answers = _answers(capability)
+    replaced: list[str] = []
+    with contextlib.ExitStack() as stack:
+        for module_name, attr in FLASHINFER_QUERIES:
+            try:
+                original = getattr(importlib.import_module(module_name), attr, None)
+            except ModuleNotFoundError:
+                original = None
+            if original is None:
+                continue  # this FlashInfer version has no such query
+            answer = answers[attr]
+            if hasattr(original, "cache_info"):  # keep FlashInfer's functools.cache, and its dynamo warning
+                answer = functools.cache(answer)
+            replaced += stack.enter_context(patched_everywhere(original, answer, "flashinfer"))
+        # Below torch.cuda.get_device_capability, which stays the real function object.
+        stack.enter_context(mock.patch.object(torch.cuda, "get_device_properties", answers["get_device_properties"]))
+        replaced.append("torch.cuda.get_device_properties")
+        yield Simulation(capability, tuple(sorted(replaced)))

@@ -1,0 +1,101 @@
+"""The one place that runs torch.compile over a case's function and records what dynamo did.
+
+Every case goes through `trace`, so dynamo is reset before and after each trace (no cache
+leaking between cases), warnings are captured the same way, and a clean trace on a machine
+without a GPU is told apart from a failure at execution time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import warnings
+from typing import Any, Callable, Sequence
+
+from pcgkit.harness.signature import Signature, parse_exception
+
+LRU_CACHE_WARNING_MARKER = "lru_cache"
+
+
+class _TracedWithoutExecuting(Exception):
+    """Raised by the trace-only backend instead of running the graph (no kernels on a CPU)."""
+
+
+def _trace_only_backend(graph_module, example_inputs):
+    def refuse_to_execute(*args, **kwargs):
+        raise _TracedWithoutExecuting()
+
+    return refuse_to_execute
+
+
+@dataclasses.dataclass(frozen=True)
+class TraceOutcome:
+    traced: bool  # dynamo produced the graph(s) without raising
+    executed: bool  # the compiled function also ran to completion (real GPU only)
+    signature: Signature | None  # of the exception, when one was raised
+    lru_cache_warnings: tuple[str, ...]
+    graph_breaks: int | None  # dynamo's own count (only meaningful with fullgraph=False)
+    graph_break_reasons: tuple[str, ...]
+    duration_s: float
+    output: Any = dataclasses.field(default=None, compare=False, repr=False)
+
+
+def _graph_break_accounting() -> tuple[int, tuple[str, ...]]:
+    from torch._dynamo.utils import counters
+
+    breaks = counters.get("graph_break", {})
+    return sum(breaks.values()), tuple(str(reason)[:200] for reason in breaks)
+
+
+def trace(
+    fn: Callable,
+    args: Sequence[Any],
+    *,
+    fullgraph: bool = True,
+    execute: bool,
+) -> TraceOutcome:
+    """torch.compile(fn, fullgraph=..., backend="eager") and call it once.
+
+    With execute=False the graph is built but never run (no GPU to run it on): the backend
+    raises a private sentinel which counts as a clean trace.
+    """
+    import torch
+
+    return observe(lambda backend: torch.compile(fn, fullgraph=fullgraph, backend=backend)(*args), execute=execute)
+
+
+def observe(invoke: Callable[[Callable], Any], *, execute: bool) -> TraceOutcome:
+    """`trace`'s engine, also for code that calls torch.compile itself (SGLang's install_torch_compiled).
+
+    `invoke(backend)` must compile with the backend it is given and call the result once; dynamo
+    is reset around it and the outcome recorded exactly as `trace` records it.
+    """
+    import torch
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    backend = "eager" if execute else _trace_only_backend
+    if execute:
+        from torch._dynamo.backends.registry import lookup_backend
+
+        backend = lookup_backend("eager")
+    signature = None
+    traced = executed = False
+    output = None
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            output = invoke(backend)
+            traced = executed = True
+        except _TracedWithoutExecuting:
+            traced = True
+        except Exception as exc:  # the failure under study: keep it as evidence
+            lru = tuple(str(w.message) for w in caught if LRU_CACHE_WARNING_MARKER in str(w.message))
+            signature = parse_exception(exc, lru)
+    duration = time.perf_counter() - start
+    lru_warnings = tuple(str(w.message) for w in caught if LRU_CACHE_WARNING_MARKER in str(w.message))
+    breaks, reasons = _graph_break_accounting()
+    torch._dynamo.reset()
+    return TraceOutcome(traced, executed, signature, lru_warnings, breaks, reasons, duration, output)

@@ -1,0 +1,1 @@
+"""Whole-environment jobs: `pcgkit run` and `pcgkit parity`."""

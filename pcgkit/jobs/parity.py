@@ -1,0 +1,235 @@
+"""`pcgkit parity`: the cases simulated and on a real GPU, compared mode by mode.
+
+The simulation is only worth something if a real GPU agrees with it. Two separate pytest runs in
+the same environment (separate processes, so no dynamo state crosses over): `-m cpu_sim`
+(hardware queries answered as SM120) and `-m "gpu or sm120"` (nothing replaced). Then, per mode:
+verdict, graph-break id and innermost FlashInfer frame, simulated vs real. A difference is
+reported, never hidden: it is a bug in the simulation (or a real hardware dependence) to explain.
+
+compare() and render_markdown() are pure; the command is the edge.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from pcgkit.errors import UsageError
+from pcgkit.harness import targets
+from pcgkit.jobs import run as runjob
+from pcgkit.verdicts.result import CaseResult, read_results
+from pcgkit.verdicts.verdict import Verdict
+
+PARITY_SCHEMA = "pcgkit.parity/1"
+SIMULATED_VARIANT = targets.SIM_SM120.id
+REAL_VARIANTS = targets.REAL_TARGET_IDS  # an exact-SM120 run is the better witness when there is one
+NOT_COMPARABLE = ("skipped", "error")
+
+
+@dataclasses.dataclass(frozen=True)
+class Observation:
+    """What one run said about one mode: the three things parity compares."""
+
+    verdict: str
+    graph_break_id: str | None
+    innermost_frame: str | None  # file:line:function, path relative to the package
+    device: str
+    reason: str
+
+    @classmethod
+    def of(cls, result: CaseResult) -> Observation:
+        sig = result.signature
+        frame = sig.innermost_library_frame if sig else None
+        return cls(
+            verdict=result.verdict.value,
+            graph_break_id=sig.graph_break_id if sig else None,
+            innermost_frame=str(frame) if frame else None,
+            device=result.device.get("label", "?"),
+            reason=result.reason,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class ParityRow:
+    mode: str
+    simulated: Observation | None
+    real: Observation | None
+    real_variant: str | None
+    differences: tuple[str, ...]
+
+    @property
+    def status(self) -> str:
+        if self.simulated is None:
+            return "real only"  # a GPU-only case (numerics): nothing simulated to compare with
+        if self.real is None:
+            return "missing"
+        if self.real.verdict in NOT_COMPARABLE or self.simulated.verdict in NOT_COMPARABLE:
+            return "not compared"
+        return "match" if not self.differences else "DIFFERENT"
+
+
+def _pick_real(results: Sequence[CaseResult]) -> CaseResult | None:
+    by_variant = {r.variant: r for r in results}
+    usable = [by_variant[v] for v in REAL_VARIANTS if v in by_variant and by_variant[v].verdict.ran]
+    if usable:
+        return usable[0]
+    return next((by_variant[v] for v in REAL_VARIANTS if v in by_variant), None)
+
+
+def _differences(sim: Observation, real: Observation) -> tuple[str, ...]:
+    found = []
+    for field in ("verdict", "graph_break_id", "innermost_frame"):
+        a, b = getattr(sim, field), getattr(real, field)
+        if a != b:
+            found.append(f"{field}: simulated {a or '-'} vs real {b or '-'}")
+    return tuple(found)
+
+
+def compare(results: Iterable[CaseResult]) -> list[ParityRow]:
+    """One row per mode found in either run. Pure."""
+    by_mode: dict[str, list[CaseResult]] = {}
+    for r in results:
+        by_mode.setdefault(r.mode, []).append(r)
+    rows = []
+    for mode in sorted(by_mode):
+        group = by_mode[mode]
+        sim_result = next((r for r in group if r.variant == SIMULATED_VARIANT), None)
+        real_result = _pick_real(group)
+        sim = Observation.of(sim_result) if sim_result else None
+        real = Observation.of(real_result) if real_result else None
+        if sim is None or real is None:
+            missing = "simulated" if sim is None else "real"
+            differences: tuple[str, ...] = (f"no {missing} result",)
+        elif real.verdict in NOT_COMPARABLE or sim.verdict in NOT_COMPARABLE:
+            differences = (f"real {real.verdict}: {real.reason[:200]}" if real.verdict in NOT_COMPARABLE
+                           else f"simulated {sim.verdict}: {sim.reason[:200]}",)
+        else:
+            differences = _differences(sim, real)
+        rows.append(ParityRow(mode, sim, real, real_result.variant if real_result else None, differences))
+    return rows
+
+
+def _cell(obs: Observation | None) -> str:
+    if obs is None:
+        return "-"
+    parts = [obs.verdict]
+    if obs.graph_break_id:
+        parts.append(obs.graph_break_id)
+    if obs.innermost_frame:
+        parts.append(f"`{obs.innermost_frame}`")
+    return " ".join(parts).replace("|", "\\|")
+
+
+def _seconds(value) -> str:
+    return f"{value} s" if isinstance(value, (int, float)) else str(value or "?")
+
+
+def render_markdown(rows: Sequence[ParityRow], meta: dict) -> str:
+    """The parity report. Pure."""
+    versions = meta.get("versions", {})
+    matched = sum(r.status == "match" for r in rows)
+    compared = sum(r.status in ("match", "DIFFERENT") for r in rows)
+    lines = [
+        f"# Simulated SM120 vs real GPU: parity ({meta.get('date', '?')})",
+        "",
+        f"- real device: {meta.get('real_device', '?')}",
+        "- simulated: hardware queries answered as SM120 (compute capability 12.0); all library code real",
+        "- versions: " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()) if v),
+        f"- wall time: simulated run {_seconds(meta.get('simulated_wall_s'))}, real run {_seconds(meta.get('real_wall_s'))}",
+        f"- command: `{meta.get('command', 'pcgkit parity')}`",
+        "",
+        f"**{matched} of {compared} compared modes match** (verdict, graph-break id, innermost frame).",
+        "",
+        "| mode | simulated | real | status | differences |",
+        "|---|---|---|---|---|",
+    ]
+    for row in rows:
+        diffs = "; ".join(row.differences).replace("|", "\\|").replace("\n", " ") or "-"
+        real_cell = _cell(row.real) + (f" ({row.real_variant})" if row.real_variant else "")
+        lines.append(f"| {row.mode} | {_cell(row.simulated)} | {real_cell} | {row.status} | {diffs} |")
+    lines += [
+        "",
+        "A `DIFFERENT` row is a bug in the simulation or a real dependence on the hardware: it is "
+        "reported as found and must be explained, never hidden.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def to_json(rows: Sequence[ParityRow], meta: dict) -> dict:
+    return {
+        "schema": PARITY_SCHEMA,
+        "meta": meta,
+        "rows": [{**dataclasses.asdict(r), "status": r.status} for r in rows],
+    }
+
+
+def _run(python: str, reports_dir: Path, select: str, require: tuple[str, ...], timeout_s: float):
+    plan = runjob.RunPlan(
+        python=python, reports_dir=reports_dir, timeout_s=timeout_s, case_timeout_s=min(600.0, timeout_s),
+        select=select, require_hardware=require,
+    )
+    reports_dir.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    environment, results, _ = runjob.execute(plan)
+    return environment, results, round(time.monotonic() - start, 1)
+
+
+def _cmd_parity(args) -> int:
+    out = Path(args.reports)
+    if args.from_results:
+        results: list[CaseResult] = []
+        environment: dict = {}
+        for path in args.from_results:
+            env, found = read_results(Path(path))
+            environment = environment or env
+            results += found
+        walls = {"simulated_wall_s": "n/a (from files)", "real_wall_s": "n/a (from files)"}
+        command = "pcgkit parity --from-results " + " ".join(args.from_results)
+    else:
+        python = args.python or sys.executable
+        environment, simulated, sim_wall = _run(python, out / "simulated", "cpu_sim", (), args.timeout)
+        _, real, real_wall = _run(python, out / "real", "gpu or sm120", ("gpu",), args.timeout)
+        results = simulated + real
+        walls = {"simulated_wall_s": sim_wall, "real_wall_s": real_wall}
+        command = "pcgkit parity"
+    if not results:
+        raise UsageError("no results to compare (did pytest run? see the logs under the reports folder)")
+    rows = compare(results)
+    real_device = next((r.real.device for r in rows if r.real and r.real.verdict != Verdict.SKIPPED.value), "none (all skipped)")
+    meta = {
+        "date": _dt.datetime.now(_dt.timezone.utc).date().isoformat(),
+        "real_device": real_device,
+        "versions": environment.get("versions", {}),
+        "command": command,
+        **walls,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "parity.md").write_text(render_markdown(rows, meta))
+    (out / "parity.json").write_text(json.dumps(to_json(rows, meta), indent=2, sort_keys=True) + "\n")
+    print(render_markdown(rows, meta))
+    print(f"reports: {out / 'parity.md'}, {out / 'parity.json'}")
+    compared = [r for r in rows if r.status in ("match", "DIFFERENT")]
+    if not compared:
+        print("pcgkit parity: nothing was compared: no real-GPU result (see the reasons above)", file=sys.stderr)
+        return 1
+    return 0 if all(r.status in ("match", "not compared", "real only") for r in rows) else 1
+
+
+def register(subparsers) -> None:
+    parity = subparsers.add_parser(
+        "parity", help="run the cases simulated and on the real GPU here, and compare them mode by mode",
+    )
+    parity.add_argument("--python", help="interpreter of the environment to test (default: this one)")
+    parity.add_argument("--reports", default="reports/parity", help="output folder (default: reports/parity)")
+    parity.add_argument("--timeout", type=float, default=1800, help="seconds per run (default 1800)")
+    parity.add_argument(
+        "--from-results", nargs="+", metavar="RESULTS_JSON",
+        help="compare existing results files (pcgkit.results/1) instead of running",
+    )
+    parity.set_defaults(func=_cmd_parity)

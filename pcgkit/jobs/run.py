@@ -1,0 +1,169 @@
+"""`pcgkit run`: the four trace-level cases in one environment, then reports/.
+
+plan_pytest_argv (pure) -> proc.run (the edge) -> results read back or synthesized as errors
+-> summary written. A pytest that hangs or dies still yields a complete results file: the modes
+it did not report are `error` cells with the reason and the log tail.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+
+from pcgkit import resources
+from pcgkit.errors import RunAbortedError
+from pcgkit.harness import targets
+from pcgkit.harness.hardware import SIMULATED_SM120
+from pcgkit.report.summary import console_lines, markdown_summary
+from pcgkit.util import proc
+from pcgkit.verdicts.catalog import all_modes
+from pcgkit.verdicts.result import CaseResult, read_results, write_results
+from pcgkit.verdicts.verdict import Verdict
+
+
+@dataclasses.dataclass(frozen=True)
+class RunPlan:
+    python: str
+    reports_dir: Path
+    timeout_s: float
+    case_timeout_s: float
+    select: str | None = None  # pytest -m expression
+    require_hardware: tuple[str, ...] = ()
+
+    @property
+    def junit_path(self) -> Path:
+        return self.reports_dir / "junit.xml"
+
+    @property
+    def results_path(self) -> Path:
+        return self.reports_dir / "results.json"
+
+    @property
+    def log_path(self) -> Path:
+        return self.reports_dir / "pytest.log"
+
+
+def plan_pytest_argv(plan: RunPlan) -> list[str]:
+    """The pytest command line for a run. Pure."""
+    argv = [
+        plan.python, "-m", "pytest", str(resources.cases_dir()),
+        "--rootdir", str(resources.cases_dir()), "-c", str(resources.cases_pytest_ini()),
+        "-p", "pcgkit.harness.plugin", "-p", "no:cacheprovider", "-q",
+        f"--junitxml={plan.junit_path}",
+        f"--pcgkit-json={plan.results_path}",
+        f"--pcgkit-case-timeout={plan.case_timeout_s:g}",
+    ]
+    if plan.select:
+        argv += ["-m", plan.select]
+    for hw in plan.require_hardware:
+        argv.append(f"--pcgkit-require-hardware={hw}")
+    return argv
+
+
+def synthesize_errors(missing_modes: list[str], reason: str, versions: dict) -> list[CaseResult]:
+    """Error results for the modes a dead or hung pytest never reported."""
+    return [
+        CaseResult(
+            mode=mode,
+            variant=targets.SIM_SM120.id,
+            verdict=Verdict.ERROR,
+            reason=reason,
+            device=SIMULATED_SM120.to_dict(),
+            versions=versions,
+            duration_s=0.0,
+        )
+        for mode in missing_modes
+    ]
+
+
+def probe_versions(python: str) -> dict:
+    """The environment's versions, asked of its own interpreter (for rows pytest never wrote).
+    Empty when that interpreter cannot even start: the error reason then says why."""
+    completed = proc.run(
+        [python, "-c", "import json; from pcgkit.harness.versions import collect_versions; print(json.dumps(collect_versions()))"],
+        cwd=resources.workspace_root(), timeout=120, echo=False,
+    )
+    if not completed.ok:
+        return {}
+    try:
+        return json.loads(completed.output_tail.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {}
+
+
+def execute(plan: RunPlan) -> tuple[dict, list[CaseResult], proc.Completed]:
+    if plan.results_path.exists():
+        plan.results_path.unlink()  # never report a previous run's verdicts as this run's
+    completed = proc.run(
+        plan_pytest_argv(plan),
+        cwd=resources.workspace_root(),
+        timeout=plan.timeout_s,
+        log_path=plan.log_path,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    environment: dict = {}
+    results: list[CaseResult] = []
+    if plan.results_path.exists():
+        environment, results = read_results(plan.results_path)
+    reported = {r.mode for r in results}
+    missing = [m for m in all_modes() if m not in reported]
+    if missing and not plan.select:
+        reason = f"pytest {completed.describe_failure()} before reporting; log tail: {completed.output_tail[-600:]}"
+        versions = environment.get("versions") or probe_versions(plan.python)
+        results += synthesize_errors(missing, reason, versions)
+        environment.setdefault("versions", versions)
+        write_results(plan.results_path, results, environment)
+    return environment, results, completed
+
+
+def write_summary(plan: RunPlan, environment: dict, results: list[CaseResult]) -> Path:
+    path = plan.reports_dir / "summary.md"
+    path.write_text(markdown_summary(results, environment))
+    return path
+
+
+def print_console_summary(results: list[CaseResult], environment: dict) -> None:
+    print("\npcgkit run: verdicts")
+    for line in console_lines(results):
+        print("  " + line)
+    versions = environment.get("versions", {})
+    print("  versions: " + json.dumps({k: v for k, v in versions.items() if v}))
+
+
+def _cmd_run(args) -> int:
+    plan = RunPlan(
+        python=args.python or sys.executable,
+        reports_dir=Path(args.reports),
+        timeout_s=args.timeout,
+        case_timeout_s=args.case_timeout,
+        select=args.select,
+        require_hardware=tuple(args.require_hardware),
+    )
+    plan.reports_dir.mkdir(parents=True, exist_ok=True)
+    environment, results, completed = execute(plan)
+    if not results:
+        raise RunAbortedError(f"no results: pytest {completed.describe_failure()}\n{completed.output_tail[-1500:]}")
+    summary = write_summary(plan, environment, results)
+    print_console_summary(results, environment)
+    print(f"  reports: {plan.junit_path}, {plan.results_path}, {summary}, {plan.log_path}")
+    if any(r.verdict is Verdict.ERROR for r in results):
+        return 1
+    # pytest's own status says whether every verdict matched its baseline (5: nothing selected)
+    return 0 if completed.returncode in (0, 5) else 1
+
+
+def register(subparsers) -> None:
+    run = subparsers.add_parser("run", help="run the trace-level cases in one environment and write reports/")
+    run.add_argument("--python", help="interpreter of the environment to test (default: this one)")
+    run.add_argument("--reports", default="reports", help="output folder (default: reports/)")
+    run.add_argument("-m", dest="select", help="pytest marker expression, e.g. 'cpu_sim' or 'sm120'")
+    run.add_argument("--timeout", type=float, default=1800, help="seconds for the whole run (default 1800)")
+    run.add_argument("--case-timeout", type=float, default=600, help="seconds per case (default 600)")
+    run.add_argument(
+        "--require-hardware", action="append", default=[], choices=targets.HARDWARE_MARKERS,
+        help="fail instead of skip when this hardware is missing (GPU runners)",
+    )
+    run.set_defaults(func=_cmd_run)

@@ -1,0 +1,28 @@
+"""What every backend shares: its configuration and the protocol a backend satisfies. Pure."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Protocol
+
+from pcgkit import resources
+from pcgkit.matrix.cells import Cell
+from pcgkit.matrix.outcome import CellOutcome
+
+
+@dataclasses.dataclass(frozen=True)
+class BackendConfig:
+    cells_root: Path  # reports/matrix/cells
+    envs_root: Path = dataclasses.field(default_factory=resources.default_envs_root)
+    timeout_s: float = 1800.0
+    case_timeout_s: float = 600.0
+    backend: str = "venv"  # a key of pcgkit.matrix.backends.BACKENDS: a cached result is reused only by the backend that made it
+    select: str | None = None  # pytest -m expression passed into every cell
+    require_hardware: tuple[str, ...] = ()  # --require-hardware, passed into every cell
+
+
+class RunCell(Protocol):
+    """Run one cell to an outcome: verdicts, or an error cell with the reason. Never raises for a bad cell."""
+
+    def __call__(self, cell: Cell, config: BackendConfig) -> CellOutcome: ...

@@ -1,0 +1,227 @@
+"""The container backend (`pcgkit matrix --backend docker`): one image per cell, the cases run inside.
+
+base (local or pulled) -> image (built from docker/Dockerfile, or reused when an image with the
+same context hash exists) -> case run (no network, non-root, read-only root, only the output
+volume writable, GPUs when the host has them, a hard timeout that kills the container) -> the
+JUnit/JSON results copied out -> every result stamped with the image's provenance.
+Any stage that breaks makes an error cell with the reason; the container and its volume are
+removed in every case. Same outcome type and same `pcgkit run` inside as the venv backend.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from pcgkit.errors import UsageError
+from pcgkit.matrix.backends import docker_engine as engine
+from pcgkit.matrix.backends import docker_plan as plan
+from pcgkit.matrix.backends.base import BackendConfig, RunCell
+from pcgkit.matrix.cells import EXISTING, Cell
+from pcgkit.matrix.deps import kit_light_dependencies
+from pcgkit.matrix.outcome import ERROR, LOG_TAIL_CHARS, RAN, STAGE_INSTALL, STAGE_RUN, CellOutcome, yielded_verdicts
+from pcgkit.util import proc
+from pcgkit.verdicts.result import read_results
+
+STAGE_IMAGE = STAGE_INSTALL  # the image build is this backend's install stage
+GPU_AUTO, GPU_ALL, GPU_NONE = "auto", "all", "none"
+EXTRA_RUN_S = 120.0  # the hard kill comes this long after `pcgkit run`'s own deadline
+
+
+@dataclasses.dataclass(frozen=True)
+class DockerConfig:
+    image_pins: Path = plan.DEFAULT_IMAGE_PINS
+    gpus: str = GPU_AUTO  # auto: when the host has an NVIDIA GPU
+    ca_bundle: Path | None = None  # for the build stage only (a TLS-intercepting proxy's CA)
+    wheelhouse: Path | None = None  # find-links for the build stage (e.g. a CPU torch wheel)
+    mem_limit: str | None = None
+    require_hardware: tuple[str, ...] = ()
+    environment: tuple[tuple[str, str], ...] = ()  # extra variables for the case run (e.g. CUDA_HOME)
+
+
+def config_from_args(args) -> DockerConfig:
+    """The docker options of `pcgkit matrix` / `pcgkit bisect` (pcgkit/matrix/backends/docker_cli.py adds them)."""
+    ca = Path(args.docker_ca_bundle) if args.docker_ca_bundle else default_ca_bundle()
+    return DockerConfig(
+        image_pins=Path(args.docker_pins), gpus=args.gpus, ca_bundle=ca,
+        wheelhouse=Path(args.wheelhouse) if args.wheelhouse else None, mem_limit=args.docker_memory,
+        require_hardware=tuple(getattr(args, "require_hardware", None) or ()),
+        environment=parse_env(args.docker_env or ()),
+    )
+
+
+def parse_env(items) -> tuple[tuple[str, str], ...]:
+    """KEY=VALUE strings as pairs; anything else is a usage error. Pure."""
+    pairs = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--docker-env {item!r}: expected KEY=VALUE")
+        pairs.append((key, value))
+    return tuple(pairs)
+
+
+def default_ca_bundle() -> Path | None:
+    """The host's CA bundle when the host trusts a custom one (SSL_CERT_FILE, else Debian's)."""
+    for candidate in (os.environ.get("SSL_CERT_FILE"), "/etc/ssl/certs/ca-certificates.crt"):
+        if candidate and Path(candidate).is_file():
+            return Path(candidate)
+    return None
+
+
+def host_gpu_driver() -> str | None:
+    """The host's NVIDIA driver version, or None when it has no GPU (nvidia-smi missing or failing)."""
+    if shutil.which("nvidia-smi") is None:
+        return None
+    done = proc.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], timeout=60, echo=False)
+    lines = [line.strip() for line in done.output_tail.splitlines() if line.strip()]
+    return lines[0] if done.ok and lines else None
+
+
+def wants_gpus(setting: str, driver: str | None) -> bool:
+    """Pure: request GPUs for 'all', never for 'none', and for 'auto' when the host has a driver."""
+    return setting == GPU_ALL or (setting == GPU_AUTO and driver is not None)
+
+
+def image_env(image) -> dict[str, str]:
+    env = {}
+    for item in image.attrs.get("Config", {}).get("Env") or []:
+        key, _, value = item.partition("=")
+        env[key] = value
+    return env
+
+
+def provenance(image, base: plan.BaseImage, base_image, driver: str | None, gpus: bool) -> dict:
+    """What the report says about where a cell ran: image id and digest, base, CUDA, host driver."""
+    digests = image.attrs.get("RepoDigests") or []
+    base_digests = (base_image.attrs.get("RepoDigests") or []) if base_image is not None else []
+    return {
+        "backend": "docker",
+        "image": image.tags[0] if image.tags else "",
+        "image_id": image.id,
+        "image_digest": digests[0] if digests else plan.LOCALLY_BUILT,
+        "base_image": base.ref,
+        "base_image_id": base_image.id if base_image is not None else "",
+        "base_image_digest": base_digests[0] if base_digests else (
+            base.digest if base.digest.startswith("sha256:") else f"{plan.NOT_RECORDED} (local or untagged base)"
+        ),
+        "cuda_in_image": image_env(image).get("CUDA_VERSION") or "none (no CUDA toolkit in the image)",
+        "build_aids": (image.labels or {}).get("pcgkit.build-aids", ""),
+        "host_driver": driver if gpus else "none (no GPU requested)",
+        "gpus": gpus,
+    }
+
+
+def _stamp(results, prov: dict):
+    return tuple(dataclasses.replace(r, evidence={**r.evidence, "image": prov}) for r in results)
+
+
+def build_aids_label(ca_bundle: Path | None, wheels: tuple[Path, ...]) -> str:
+    """What the build stage was given besides PyPI (it stays in one lower layer): said on the image. Pure."""
+    parts = [f"ca bundle {ca_bundle}"] if ca_bundle else []
+    parts += [f"wheel {w.name}" for w in wheels]
+    return "; ".join(parts) or "none"
+
+
+def prepare_image(client, cell: Cell, docker: DockerConfig, cell_dir: Path, timeout_s: float):
+    """(image, base, base image): the cell's image, built unless one with the same context hash exists."""
+    pins = plan.load_image_pins(docker.image_pins)
+    base = plan.base_for(cell, pins)
+    args = plan.build_args(cell, base, pins, kit_light_dependencies())
+    aids = tuple(sorted(docker.wheelhouse.glob("*.whl"))) if docker.wheelhouse else ()
+    tag = plan.image_tag(cell)
+    log_path = cell_dir / "build.log"
+    log_path.write_text("")
+    base_image = engine.ensure_base(client, base.pinned_ref, log_path)
+    # The base's id joins the hash: a base re-imported or re-pulled under the same tag rebuilds.
+    chash = plan.context_hash({**args, "base image id": base_image.id}, aids=aids)
+    image = engine.find_image(client, tag)
+    if image is not None and image.labels.get("pcgkit.context-hash") == chash:
+        with open(log_path, "a") as log:
+            log.write(f"reused {tag} ({image.id}): same context hash {chash}\n")
+        return image, base, base_image
+    labels = {
+        "pcgkit.cell": cell.id, "pcgkit.definition-hash": cell.definition_hash, "pcgkit.context-hash": chash,
+        "pcgkit.base-image": base.ref, "pcgkit.build-aids": build_aids_label(docker.ca_bundle, aids),
+    }
+    with tempfile.TemporaryDirectory(prefix="pcgkit-ctx-") as tmp:
+        context = plan.write_context(Path(tmp), ca_bundle=docker.ca_bundle, wheelhouse=docker.wheelhouse)
+        image = engine.build(client, context, tag, args, labels, log_path, timeout_s)
+    return image, base, base_image
+
+
+def run_cases(client, image, cell: Cell, config: BackendConfig, docker: DockerConfig, cell_dir: Path,
+              gpus: bool, timeout_s: float) -> engine.Exited:
+    """Run `pcgkit run` in a fresh container; its /out copied into cell_dir. Always cleaned up."""
+    run_timeout = max(1.0, timeout_s - EXTRA_RUN_S / 2)
+    command = plan.run_command(run_timeout, min(config.case_timeout_s, run_timeout),
+                               config.require_hardware or docker.require_hardware, config.select)
+    for name in ("junit.xml", "results.json", "pytest.log", "summary.md"):
+        (cell_dir / name).unlink(missing_ok=True)  # never report a previous run's files as this run's
+    with engine.output_volume(client) as volume:
+        settings = plan.RunSettings(
+            image=image.id, command=command, volume=volume, gpus=gpus,
+            environment={**plan.RUN_ENVIRONMENT, **dict(docker.environment)},
+            labels={"pcgkit.cell": cell.id}, mem_limit=docker.mem_limit,
+        )
+        with engine.running(client, settings.create_kwargs()) as container:
+            exited = engine.wait(container, timeout_s, cell_dir / "run.log")
+            engine.copy_out(container, plan.OUT_DIR, cell_dir)
+    return exited
+
+
+def make_run_cell(docker: DockerConfig):
+    """A RunCell for pcgkit.matrix.runner.run_matrix that runs cells in containers."""
+
+    def run_cell(cell: Cell, config: BackendConfig, on_stage=lambda cell, stage: None) -> CellOutcome:
+        cell_dir = config.cells_root / cell.id
+        cell_dir.mkdir(parents=True, exist_ok=True)
+        start = time.monotonic()
+        deadline = start + (cell.timeout_s or config.timeout_s)
+        prov: dict = {"backend": "docker"}
+
+        def error(stage: str, reason: str, tail: str = "") -> CellOutcome:
+            return CellOutcome(cell, ERROR, time.monotonic() - start, stage, reason, tail[-LOG_TAIL_CHARS:],
+                               provenance=prov)
+
+        if cell.kind == EXISTING:
+            return error(STAGE_IMAGE, "kind 'existing' names a host interpreter: the docker backend cannot run it")
+        driver = host_gpu_driver()
+        gpus = wants_gpus(docker.gpus, driver)
+        try:
+            client = engine.connect()
+            on_stage(cell, "image")
+            image, base, base_image = prepare_image(client, cell, docker, cell_dir, deadline - time.monotonic())
+            prov = provenance(image, base, base_image, driver, gpus)
+            on_stage(cell, STAGE_RUN)
+            exited = run_cases(client, image, cell, config, docker, cell_dir, gpus,
+                               max(1.0, deadline - time.monotonic()))
+        except engine.DockerFailure as exc:
+            stage = STAGE_RUN if prov.get("image_id") else STAGE_IMAGE
+            return error(stage, exc.reason, exc.log_tail)
+        if exited.oom_killed:
+            return error(STAGE_RUN, f"{engine.OOM_KILLED}: the kernel killed the container (State.OOMKilled)",
+                         exited.log_tail)
+        if exited.timed_out:
+            return error(STAGE_RUN, f"{engine.TIMEOUT}: container killed after {exited.duration_s:.0f} s "
+                         f"(hard limit)", exited.log_tail)
+        results_path = cell_dir / "results.json"
+        if not results_path.exists():
+            return error(STAGE_RUN, f"no results.json: container exit status {exited.status_code}", exited.log_tail)
+        environment, results = read_results(results_path)
+        if not yielded_verdicts(results, exited.status_code == 0):
+            return error(STAGE_RUN, f"pcgkit run in the container: exit status {exited.status_code}", exited.log_tail)
+        versions = environment.get("versions", {})
+        return CellOutcome(cell, RAN, time.monotonic() - start, versions=versions, results=_stamp(results, prov),
+                           provenance=prov)
+
+    return run_cell
+
+
+def make_runner(args) -> RunCell:
+    """This backend's RunCell from the docker options of `pcgkit matrix` (the registry calls it)."""
+    return make_run_cell(config_from_args(args))

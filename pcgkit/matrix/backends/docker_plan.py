@@ -1,0 +1,227 @@
+"""The container backend as data: image pins, the base a cell builds on, the build context and
+arguments, the image tag, and the container's run settings. Pure except `write_context` (which
+copies files into a folder) and `load_image_pins` (which reads docker/pins.toml).
+
+Nothing here talks to Docker: pcgkit/matrix/backends/docker_engine.py is the edge.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+import shutil
+from pathlib import Path
+
+import tomllib
+
+from pcgkit import resources
+from pcgkit.matrix.cells import Cell
+
+KIT_ROOT = resources.workspace_root()  # the build context is cut from a checkout
+DOCKER_DIR = resources.docker_dir()
+DOCKERFILE = DOCKER_DIR / "Dockerfile"
+DEFAULT_IMAGE_PINS = DOCKER_DIR / "pins.toml"
+PINS_SCHEMA = "pcgkit.docker-pins/1"
+NOT_RECORDED = "not recorded yet"
+LOCALLY_BUILT = "none: locally built"
+IMAGE_REPO = "pcgkit-cell"
+# What the image needs of the kit to run `pcgkit run`: the package, the cases, their fixtures and
+# the pytest configuration. Nothing else of the checkout goes into the build context.
+KIT_PATHS: tuple[str, ...] = ("pcgkit", "cases", "fixtures", "conftest.py", "tox.ini", "pyproject.toml")
+_SKIP_NAMES = ("__pycache__", ".pytest_cache")
+
+OUT_DIR = "/out"  # the one writable mount of a case run
+CONTAINER_USER = "pcgkit"  # made by the Dockerfile (uid 10001)
+VENV_PYTHON = "/opt/pcgkit/venv/bin/python"
+
+
+@dataclasses.dataclass(frozen=True)
+class BaseImage:
+    name: str  # a key of [bases], or the reference itself for an unnamed one
+    ref: str
+    digest: str = NOT_RECORDED
+    cuda: str = NOT_RECORDED
+    python: str = NOT_RECORDED
+
+    @property
+    def pinned_ref(self) -> str:
+        """ref@digest when the digest is known: what a pull must fetch byte for byte."""
+        return f"{self.ref}@{self.digest}" if self.digest.startswith("sha256:") else self.ref
+
+
+@dataclasses.dataclass(frozen=True)
+class ImagePins:
+    default_base: str
+    uv: str
+    bases: dict[str, BaseImage]
+
+
+def parse_image_pins(text: str) -> ImagePins:
+    """docker/pins.toml as data; a bad file is a ValueError naming what is wrong. Pure."""
+    data = tomllib.loads(text)
+    if data.get("schema") != PINS_SCHEMA:
+        raise ValueError(f"image pins schema {data.get('schema')!r}, expected {PINS_SCHEMA!r}")
+    bases = {}
+    for name, table in data.get("bases", {}).items():
+        if "ref" not in table:
+            raise ValueError(f"[bases.{name}] has no ref")
+        known = {k: str(table[k]) for k in ("digest", "cuda", "python") if k in table}
+        bases[name] = BaseImage(name, table["ref"], **known)
+    default = data.get("default_base", "")
+    if default not in bases:
+        raise ValueError(f"default_base {default!r} is not one of [bases]: {sorted(bases)}")
+    return ImagePins(default, str(data.get("uv", "")), bases)
+
+
+def load_image_pins(path: Path = DEFAULT_IMAGE_PINS) -> ImagePins:
+    return parse_image_pins(path.read_text())
+
+
+def base_for(cell: Cell, pins: ImagePins) -> BaseImage:
+    """The base image a cell builds on: its `base-image` (a pins name or a full ref), else the default."""
+    wanted = cell.base_image or pins.default_base
+    if wanted in pins.bases:
+        return pins.bases[wanted]
+    return BaseImage(name=wanted, ref=wanted)
+
+
+def image_tag(cell: Cell) -> str:
+    """pcgkit-cell:<cell id>-<definition hash>: one tag per cell definition. Pure."""
+    safe_id = re.sub(r"[^A-Za-z0-9_.-]", "_", cell.id)[:100]
+    return f"{IMAGE_REPO}:{safe_id}-{cell.definition_hash}"
+
+
+def build_args(cell: Cell, base: BaseImage, pins: ImagePins, kit_deps: list[str]) -> dict[str, str]:
+    """The Dockerfile's ARGs for one cell. Pure."""
+    torch = [r for r in cell.requirements() if r.startswith("torch==")]
+    flashinfer = [r for r in cell.requirements() if r.startswith("flashinfer-python")]
+    return {
+        "BASE_IMAGE": base.pinned_ref,
+        "PYTHON_VERSION": cell.python,
+        "TORCH_PIN": " ".join(torch),
+        "FLASHINFER_PIN": " ".join(flashinfer),
+        "EXTRA_PINS": " ".join(cell.companions),
+        "SGLANG_PIN": f"sglang=={cell.sglang}" if cell.sglang else "",
+        "KIT_DEPS": " ".join(kit_deps),
+        "UV_VERSION": pins.uv,
+    }
+
+
+def kit_files(root: Path = KIT_ROOT) -> list[Path]:
+    """The kit's files that go into an image, relative to root, sorted (the context hash reads them)."""
+    found = []
+    for name in KIT_PATHS:
+        path = root / name
+        if path.is_file():
+            found.append(Path(name))
+        elif path.is_dir():
+            found += [
+                p.relative_to(root) for p in path.rglob("*")
+                if p.is_file() and not any(part in _SKIP_NAMES or part.endswith(".egg-info") for part in p.parts)
+            ]
+    return sorted(found)
+
+
+def context_hash(args: dict[str, str], root: Path = KIT_ROOT, aids: tuple[Path, ...] = ()) -> str:
+    """What decides the image's bytes: the Dockerfile, the build arguments, the kit's files and
+    the names and sizes of the build aids. An image labelled with the same hash is reused."""
+    digest = hashlib.sha256(DOCKERFILE.read_bytes())
+    for key in sorted(args):
+        digest.update(f"{key}={args[key]}\n".encode())
+    for rel in kit_files(root):
+        digest.update(str(rel).encode() + b"\0" + (root / rel).read_bytes())
+    for aid in aids:
+        digest.update(f"aid {aid.name} {aid.stat().st_size}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def write_context(
+    dest: Path, root: Path = KIT_ROOT, ca_bundle: Path | None = None, wheelhouse: Path | None = None,
+) -> Path:
+    """The build context: Dockerfile, kit/ (KIT_PATHS only), build-aids/ (CA bundle, wheelhouse)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(DOCKERFILE, dest / "Dockerfile")
+    for rel in kit_files(root):
+        target = dest / "kit" / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / rel, target)
+    aids = dest / "build-aids"
+    aids.mkdir(exist_ok=True)
+    (aids / "README").write_text("Build-stage only: never copied into the shipped image.\n")
+    if ca_bundle is not None:
+        shutil.copy2(ca_bundle, aids / "ca.pem")
+    if wheelhouse is not None:
+        (aids / "wheelhouse").mkdir(exist_ok=True)
+        for wheel in sorted(wheelhouse.glob("*.whl")):
+            target = aids / "wheelhouse" / wheel.name
+            if not target.exists():
+                try:
+                    target.hardlink_to(wheel)  # a 200 MB torch wheel: link, don't copy, when we can
+                except OSError:
+                    shutil.copy2(wheel, target)
+    return dest
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSettings:
+    """How one case run's container is started: the Docker SDK's containers.create keywords."""
+
+    image: str
+    command: tuple[str, ...]
+    volume: str  # the output volume, mounted at OUT_DIR
+    gpus: bool
+    environment: dict[str, str]
+    labels: dict[str, str]
+    tmpfs_mb: int = 1024
+    mem_limit: str | None = None
+
+    def create_kwargs(self) -> dict:
+        """Keywords for client.containers.create. Pure."""
+        kwargs = {
+            "image": self.image,
+            "command": list(self.command),
+            "user": CONTAINER_USER,
+            "network_mode": "none",  # the cases need no network: a case that reaches out is a bug
+            "read_only": True,  # nothing writable but the output volume and a scratch /tmp
+            "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={self.tmpfs_mb}m"},
+            "volumes": {self.volume: {"bind": OUT_DIR, "mode": "rw"}},
+            "environment": dict(self.environment),
+            "labels": dict(self.labels),
+            "detach": True,
+        }
+        if self.mem_limit:
+            kwargs["mem_limit"] = self.mem_limit
+        if self.gpus:
+            kwargs["device_requests"] = [{"Driver": "", "Count": -1, "Capabilities": [["gpu"]]}]
+        return kwargs
+
+
+def run_command(timeout_s: float, case_timeout_s: float, require_hardware: tuple[str, ...] = (),
+                select: str | None = None) -> tuple[str, ...]:
+    """The arguments after the image's ENTRYPOINT (`pcgkit run --python VENV --reports /out`). Pure."""
+    argv = ["--timeout", f"{timeout_s:g}", "--case-timeout", f"{case_timeout_s:g}"]
+    if select:
+        argv += ["-m", select]
+    for hw in require_hardware:
+        argv.append(f"--require-hardware={hw}")
+    return tuple(argv)
+
+
+# HOME and the caches point into the scratch /tmp: the root filesystem is read-only.
+RUN_ENVIRONMENT = {"HOME": "/tmp/home", "XDG_CACHE_HOME": "/tmp/cache", "TMPDIR": "/tmp"}
+
+
+def docker_run_command(tag: str, gpus: bool = True, results: str = "$PWD/pcgkit-out") -> str:
+    """The `docker run` line a maintainer pastes to reproduce a cell from its image. Pure."""
+    parts = ["docker run --rm"]
+    if gpus:
+        parts.append("--gpus all")
+    parts += [
+        "--network none --read-only --tmpfs /tmp:size=1g",
+        "-e HOME=/tmp/home -e XDG_CACHE_HOME=/tmp/cache",
+        "--user \"$(id -u):$(id -g)\" -e USER=pcgkit",
+        f"-v \"{results}:{OUT_DIR}\"",
+        tag,
+    ]
+    return " \\\n  ".join(parts)

@@ -1,0 +1,92 @@
+"""Merge the cells' JUnit files into one xunit2-valid file, every testcase tagged with its cell.
+
+Per-cell files are xunit1 (testcase <properties> carry the evidence). xunit2 forbids those, so the
+evidence moves into the testcase's <system-out> (one `name=value` per line) and the cell's identity
+into its testsuite's <properties>. junitparser does not de-duplicate, so each testcase's classname
+and name carry the cell id: the same test in two cells stays two testcases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from junitparser import Error, JUnitXml, TestCase, TestSuite
+
+from pcgkit import resources
+from pcgkit.matrix.outcome import CellOutcome
+
+SCHEMA_PATH = resources.fixture("schemas", "xunit2.xsd")
+
+
+def _time(value: float | None) -> float:
+    return round(float(value or 0.0), 3)  # the xunit2 time pattern allows at most three decimals
+
+
+def _testcase_properties(case: TestCase) -> list[tuple[str, str]]:
+    props = case._elem.find("properties")
+    if props is None:
+        return []
+    return [(p.get("name", ""), p.get("value", "")) for p in props.findall("property")]
+
+
+def _retag(case: TestCase, cell_id: str) -> TestCase:
+    tagged = TestCase(f"{case.name}[cell={cell_id}]", f"{cell_id}.{case.classname or ''}", _time(case.time))
+    tagged.result = list(case.result)
+    lines = [f"{name}={value}" for name, value in _testcase_properties(case)]
+    existing = case.system_out or ""
+    tagged.system_out = "\n".join(x for x in ("\n".join(lines), existing) if x) or None
+    if case.system_err:
+        tagged.system_err = case.system_err
+    return tagged
+
+
+def _cell_suite(outcome: CellOutcome) -> TestSuite:
+    cell = outcome.cell
+    suite = TestSuite(f"pcgkit-matrix[cell={cell.id}]")
+    suite.add_property("pcgkit.cell.id", cell.id)
+    suite.add_property("pcgkit.cell.definition_hash", cell.definition_hash)
+    suite.add_property("pcgkit.cell.label", cell.label())
+    suite.add_property("pcgkit.cell.pin_status", cell.pin_status)
+    suite.add_property("pcgkit.cell.status", outcome.status)
+    for name, value in sorted(outcome.versions.items()):
+        suite.add_property(f"pcgkit.cell.version.{name}", str(value) if value else "not installed")
+    return suite
+
+
+def merge(outcomes: Sequence[CellOutcome], cells_root: Path) -> JUnitXml:
+    merged = JUnitXml("pcgkit matrix")
+    for outcome in outcomes:
+        suite = _cell_suite(outcome)
+        junit_path = cells_root / outcome.cell.id / "junit.xml"
+        if outcome.is_error or not junit_path.exists():
+            # No verdicts: one testcase that errors, with the reason and the log tail.
+            case = TestCase(f"cell-setup[cell={outcome.cell.id}]", f"{outcome.cell.id}.pcgkit", _time(outcome.duration_s))
+            if outcome.is_error:
+                case.result = [Error(f"{outcome.stage}: {outcome.reason}", "pcgkit.CellError")]
+                case.result[0].text = outcome.log_tail
+            suite.add_testcase(case)
+        else:
+            for source_suite in JUnitXml.fromfile(str(junit_path)):
+                for case in source_suite:
+                    suite.add_testcase(_retag(case, outcome.cell.id))
+        suite.update_statistics()
+        suite.time = _time(suite.time)
+        merged.add_testsuite(suite)
+    merged.update_statistics()
+    merged.time = _time(merged.time)
+    merged._elem.attrib.pop("skipped", None)  # xunit2 counts skips per testsuite only
+    return merged
+
+
+def write_merged(outcomes: Sequence[CellOutcome], cells_root: Path, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    merge(outcomes, cells_root).write(str(path), pretty=True)
+    return path
+
+
+def validate(path: Path, schema: Path = SCHEMA_PATH) -> list[str]:
+    """Schema violations of a JUnit file against xunit2; empty when valid."""
+    import xmlschema
+
+    return [str(err.reason or err) for err in xmlschema.XMLSchema(str(schema)).iter_errors(str(path))]

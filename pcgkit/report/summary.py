@@ -1,0 +1,72 @@
+"""Pure renderers for one environment's results: console lines and the Markdown summary."""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from pcgkit.verdicts.catalog import all_modes
+from pcgkit.verdicts.result import CaseResult
+
+SIMULATION_NOTE = (
+    "SIMULATED SM120: no GPU was used; FlashInfer's and torch's hardware queries were answered as "
+    "compute capability 12.0. All library code on the traced path is the real, installed code."
+)
+
+
+def _frame(result: CaseResult) -> str:
+    sig = result.signature
+    if sig is None or sig.innermost_library_frame is None:
+        return "-"
+    return sig.innermost_library_frame.short
+
+
+def _order(results: Iterable[CaseResult]) -> list[CaseResult]:
+    return sorted(results, key=lambda r: (r.mode, r.variant))
+
+
+def console_lines(results: Sequence[CaseResult]) -> list[str]:
+    lines = []
+    mode_width = max((len(r.mode) for r in results), default=6)  # fix ids are longer than "mode1"
+    for r in _order(results):
+        sig = r.signature
+        gb = (sig.graph_break_id if sig else None) or "-"
+        device = r.device.get("label", "?")
+        lines.append(
+            f"{r.mode:<{mode_width}} {r.variant:<10} {r.verdict.value:<15} {gb:<7} {_frame(r):<42} "
+            f"{r.duration_s:6.2f}s  {device}"
+        )
+        if r.verdict.value in ("drifted", "error", "not-applicable", "skipped"):
+            lines.append(f"{'':<{mode_width + 12}}reason: {r.reason}")
+    if any(r.simulated for r in results):
+        lines.append(SIMULATION_NOTE)
+    return lines
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_summary(results: Sequence[CaseResult], environment: dict) -> str:
+    versions = environment.get("versions", {})
+    modes = all_modes()
+    lines = [
+        "# pcgkit run summary",
+        "",
+        "| mode | target | verdict | graph-break id | innermost FlashInfer frame | message head | time |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in _order(results):
+        sig = r.signature
+        title = modes[r.mode].title if r.mode in modes else r.mode
+        head = sig.message_head if sig else r.reason
+        lines.append(
+            f"| {r.mode}: {_md_escape(title)} | {r.variant}{' (simulated)' if r.simulated else ''} "
+            f"| **{r.verdict.value}** | {(sig.graph_break_id if sig else None) or '-'} | `{_frame(r)}` "
+            f"| {_md_escape(head[:100])} | {r.duration_s:.2f} s |"
+        )
+    lines += ["", "Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items() if v), ""]
+    devices = environment.get("devices") or []
+    lines.append("Devices: " + (", ".join(d["label"] for d in devices) if devices else "no CUDA device"))
+    if any(r.simulated for r in results):
+        lines += ["", f"> {SIMULATION_NOTE}"]
+    return "\n".join(lines) + "\n"

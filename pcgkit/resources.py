@@ -1,0 +1,104 @@
+"""Where the kit finds its data: the one module that knows the layout on disk.
+
+Two layouts, one answer per question:
+- a checkout (bin/pcgkit, an editable install, a matrix cell installed with `-e`): the kit's data
+  are the checkout's own folders, which people edit and commit: fixtures/ (matrix, expectations,
+  pins, reference pins, schemas), cases/, docker/, tox.ini;
+- an installed wheel: the same folders ride along as package data under `pcgkit/_bundle/`
+  (pyproject.toml maps them there), read through importlib.resources.
+Writable state (reports/, .pcgkit/ environments) goes under the checkout, or else under the
+current directory. Test-only data (real logs, upstream source excerpts, captured signatures)
+lives in tests/data/ and is never needed at run time.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+_BUNDLE = "pcgkit._bundle"
+
+
+@functools.cache
+def checkout_root() -> Path | None:
+    """The checkout this package was imported from, or None for an installed wheel."""
+    root = _PACKAGE_DIR.parent
+    if (root / "pyproject.toml").is_file() and (root / "fixtures").is_dir() and (root / "cases").is_dir():
+        return root
+    return None
+
+
+def _bundled(folder: str) -> Path:
+    # Wheels install unzipped, so the Traversable is a real directory.
+    return Path(str(importlib.resources.files(_BUNDLE) / folder))
+
+
+def _data_dir(folder: str) -> Path:
+    root = checkout_root()
+    return root / folder if root is not None else _bundled(folder)
+
+
+def fixtures_dir() -> Path:
+    """fixtures/: the data the kit runs on (matrix, expectations, pins, reference pins, schemas)."""
+    return _data_dir("fixtures")
+
+
+def fixture(*parts: str) -> Path:
+    return fixtures_dir().joinpath(*parts)
+
+
+def cases_dir() -> Path:
+    """cases/: one self-contained reproduction per module (the wheel carries them too)."""
+    return _data_dir("cases")
+
+
+def docker_dir() -> Path:
+    """docker/: the cell Dockerfile, image pins and the registry-free base image script."""
+    return _data_dir("docker")
+
+
+def templates_dir() -> Path:
+    """Jinja templates (always package data)."""
+    return Path(str(importlib.resources.files("pcgkit") / "templates"))
+
+
+def cases_pytest_ini() -> Path:
+    """The pytest configuration for running the cases (`pcgkit run`, matrix cells): cases/pytest.ini."""
+    return cases_dir() / "pytest.ini"
+
+
+def workspace_root() -> Path:
+    """Where reports/ and .pcgkit/ go by default: the checkout, or the current directory."""
+    return checkout_root() or Path.cwd()
+
+
+def default_reports_dir() -> Path:
+    return workspace_root() / "reports"
+
+
+def default_envs_root() -> Path:
+    return workspace_root() / ".pcgkit" / "envs"
+
+
+def pyproject() -> Path | None:
+    """The kit's pyproject.toml in a checkout (None for a wheel: read metadata instead)."""
+    root = checkout_root()
+    return root / "pyproject.toml" if root is not None else None
+
+
+def kit_install_args() -> list[str]:
+    """How a matrix cell installs this kit (no deps): editable from the checkout, else this package's files.
+
+    A wheel install has no source tree to point uv at; the cell then gets the kit as a path to the
+    installed distribution's top-level folder, which uv cannot install, so callers copy the package
+    instead (pcgkit.matrix.backends.venv does). Here we only answer for the checkout.
+    """
+    root = checkout_root()
+    return ["-e", str(root)] if root is not None else []
+
+
+def package_dir() -> Path:
+    """The installed pcgkit package folder (copied into a cell when there is no checkout)."""
+    return _PACKAGE_DIR

@@ -1,0 +1,300 @@
+"""Per-version SGLang facts, read from the INSTALLED sglang (never from a table written by hand).
+
+Three questions, each answered from that version's own code:
+- piecewise CUDA graphs: opt-in or on by default, and the flags that enable / disable / force them
+  (`piecewise_flags()`: from `ServerArgs.add_cli_args(parser)` when `sglang.srt.server_args`
+  imports; otherwise from the source text of the installed files, and the fact says so). This is
+  the ONE reader of those flags: the report shows its human-readable fields and the end-to-end
+  launch (pcgkit.e2e.launch) builds its argv from `enable_argv` / `force_argv`;
+- which callable `ModelOptFp4LinearMethod.apply` uses to quantize activations, on SM120 and on a
+  non-SM120 family (`fp4_dispatch()`: sglang binds it at import time behind GPU-family checks that
+  only answer on a CUDA machine, so the binding is read from the module's source with `ast`);
+- whether that callable is wrapped as a torch op (registered custom op / `torch.ops.*`).
+
+The pure parts (`flags_from_actions`, `flags_from_source`, `dispatch_from_source`) take data and
+are tested on real sglang source text; the functions without arguments locate the installed files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+import re
+from pathlib import Path
+from typing import Iterable
+
+from pcgkit.harness.versions import installed_version
+
+OPT_IN = "opt-in"
+ON_BY_DEFAULT = "on-by-default"
+UNKNOWN = "unknown"
+NOT_SHIPPED = "not-shipped"  # this sglang has no piecewise CUDA graph flags at all
+
+_PIECEWISE_FLAG = re.compile(r"""["'](--[a-z0-9-]*piecewise[a-z0-9-]*)["']""")
+_PREFILL_BACKEND_FLAG = "--cuda-graph-backend-prefill"
+TC_PIECEWISE = "tc_piecewise"  # 0.5.16+: the torch.compile piecewise prefill backend
+ARGPARSE_SOURCE = "argparse (ServerArgs.add_cli_args)"  # `source` when read from the parser itself
+
+
+@dataclasses.dataclass(frozen=True)
+class PiecewiseFlags:
+    """How the installed SGLang turns piecewise CUDA graphs (torch.compile per layer) on and off."""
+
+    sglang: str | None
+    default_state: str  # OPT_IN | ON_BY_DEFAULT | UNKNOWN | NOT_SHIPPED
+    enable: str | None  # the argv that turns it on, e.g. "--enable-piecewise-cuda-graph"
+    disable: str | None
+    force: str | None  # keeps it on where SGLang would auto-disable it
+    all_flags: tuple[str, ...]  # every option string that mentions piecewise CUDA graphs
+    source: str  # "argparse (ServerArgs.add_cli_args)" or "source text of ... (import failed: ...)"
+    note: str = ""
+    # Clean argv tokens for a launch command (the fields above are for people and may carry
+    # "(alias of ...)" / "[deprecated]"): what turns piecewise on (empty where it is on by default),
+    # and what keeps it on past SGLang's auto-disable checks (never a deprecated alias).
+    enable_argv: tuple[str, ...] = ()
+    force_argv: tuple[str, ...] = ()
+    # (ServerArgs field, value) pairs a parsed command line holds when piecewise is on with the
+    # argv above: what a check against the release's own parser compares.
+    on_values: tuple[tuple[str, object], ...] = ()
+
+    def to_dict(self) -> dict:
+        data = dataclasses.asdict(self)
+        for key in ("all_flags", "enable_argv", "force_argv"):
+            data[key] = list(getattr(self, key))
+        data["on_values"] = [list(pair) for pair in self.on_values]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PiecewiseFlags:
+        """The inverse of to_dict (recorded facts, e.g. in fixtures/sglang_launch_validation.json)."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(data) - fields
+        if unknown:
+            raise ValueError(f"not PiecewiseFlags fields: {sorted(unknown)}")
+        return cls(**{
+            **data,
+            "all_flags": tuple(data.get("all_flags", ())),
+            "enable_argv": tuple(data.get("enable_argv", ())),
+            "force_argv": tuple(data.get("force_argv", ())),
+            "on_values": tuple(tuple(pair) for pair in data.get("on_values", ())),
+        })
+
+
+@dataclasses.dataclass(frozen=True)
+class ActionInfo:
+    """The part of an argparse action the facts need (so the pure code is testable without sglang)."""
+
+    option_strings: tuple[str, ...]
+    dest: str
+    default: object = None
+    const: object = None
+    choices: tuple[str, ...] | None = None
+    nargs: object = None
+    deprecated: bool = False  # sglang's DeprecatedAction / "Deprecated..." help: kept only for old command lines
+
+
+def _flag_state(info: ActionInfo) -> str:
+    """'--x' for a switch, '--x=value' for a choice-taking option pinned by const (deprecated aliases)."""
+    flag = info.option_strings[0]
+    if info.nargs == 0 and isinstance(info.const, str):
+        flag = f"{flag} (alias of {info.dest}={info.const})"
+    return f"{flag} [deprecated]" if info.deprecated else flag
+
+
+def flags_from_actions(
+    actions: Iterable[ActionInfo], sglang: str | None, prefill_default: str | None = None, source: str = ""
+) -> PiecewiseFlags:
+    """The piecewise facts from the parser's actions. Pure.
+
+    Two generations of flags exist: boolean switches (`--enable-piecewise-cuda-graph` opt-in;
+    later `--disable-piecewise-cuda-graph` / `--enforce-piecewise-cuda-graph` once it became the
+    default), and a per-phase backend choice (`--cuda-graph-backend-prefill` with `tc_piecewise`),
+    whose default is resolved at runtime (`prefill_default`, read from sglang by the caller).
+    """
+    actions = list(actions)
+    piecewise = [a for a in actions if any("piecewise" in s for s in a.option_strings)]
+    backend = next((a for a in actions if _PREFILL_BACKEND_FLAG in a.option_strings), None)
+    # a deprecated switch still parses but no longer decides anything: never the "enable" answer
+    by_prefix = {p: next((a for a in piecewise if a.option_strings[0].startswith(p) and not
+                          (a.deprecated and p == "--enable-")), None)
+                 for p in ("--enable-", "--disable-", "--enforce-")}
+    all_flags = tuple(sorted({s for a in piecewise for s in a.option_strings if s.startswith("--")}))
+    if backend is not None and backend.choices and TC_PIECEWISE in backend.choices:
+        default = backend.default if backend.default is not None else prefill_default
+        state = UNKNOWN if default is None else (ON_BY_DEFAULT if default == TC_PIECEWISE else OPT_IN)
+        forced = by_prefix["--enforce-"]
+        # 0.5.16-0.5.19's --enforce-... is a deprecated alias of this very backend choice (and an
+        # explicit backend skips the auto-disable cascade): passed only if it is a real switch.
+        force_argv = (forced.option_strings[0],) if forced and not forced.deprecated else ()
+        on_values = (("cuda_graph_backend_prefill", TC_PIECEWISE),)
+        if force_argv and forced.dest != "cuda_graph_backend_prefill":
+            on_values += ((forced.dest, forced.const if forced.const is not None else True),)
+        return PiecewiseFlags(
+            sglang=sglang,
+            default_state=state,
+            enable=f"{_PREFILL_BACKEND_FLAG}={TC_PIECEWISE}",
+            disable=f"{_PREFILL_BACKEND_FLAG}=disabled",
+            force=_flag_state(forced) if forced else None,
+            all_flags=tuple(sorted(set(all_flags) | {_PREFILL_BACKEND_FLAG})),
+            source=source,
+            note=f"prefill CUDA-graph backend default: {default or 'resolved at runtime, not read'}; "
+            f"choices {list(backend.choices)}",
+            enable_argv=(_PREFILL_BACKEND_FLAG, TC_PIECEWISE),
+            force_argv=force_argv,
+            on_values=on_values,
+        )
+    enable, disable, force = by_prefix["--enable-"], by_prefix["--disable-"], by_prefix["--enforce-"]
+    if enable is None and disable is None:
+        offered = f"; {_PREFILL_BACKEND_FLAG} offers {list(backend.choices)}, no {TC_PIECEWISE}" if backend else ""
+        return PiecewiseFlags(sglang, NOT_SHIPPED, None, None, None, all_flags, source,
+                              note="no piecewise CUDA graph switch in this version's parser" + offered)
+    if disable is not None:
+        state = OPT_IN if disable.default is True else ON_BY_DEFAULT
+    else:
+        state = ON_BY_DEFAULT if enable.default is True else OPT_IN
+    # Where it is on by default nothing needs passing; the enable switch is passed otherwise (and
+    # where the default could not be read), the disable switch never.
+    enable_argv = (enable.option_strings[0],) if enable is not None and state != ON_BY_DEFAULT else ()
+    force_argv = (force.option_strings[0],) if force is not None and not force.deprecated else ()
+    on_values: tuple[tuple[str, object], ...] = ()
+    if enable_argv:
+        on_values += ((enable.dest, True),)
+    if disable is not None:
+        on_values += ((disable.dest, False),)
+    if force_argv:
+        on_values += ((force.dest, True),)
+    return PiecewiseFlags(
+        sglang=sglang,
+        default_state=state,
+        enable=enable.option_strings[0] if enable else None,
+        disable=disable.option_strings[0] if disable else None,
+        force=_flag_state(force) if force else None,
+        all_flags=all_flags,
+        source=source,
+        note="; ".join(f"{_flag_state(a)}" for a in piecewise if a.deprecated),
+        enable_argv=enable_argv,
+        force_argv=force_argv,
+        on_values=on_values,
+    )
+
+
+def _action_info(action: argparse.Action) -> ActionInfo:
+    choices = tuple(str(c) for c in action.choices) if action.choices is not None else None
+    deprecated = "Deprecated" in type(action).__name__ or (action.help or "").startswith("Deprecated")
+    return ActionInfo(tuple(action.option_strings), action.dest, action.default, action.const, choices, action.nargs,
+                      deprecated)
+
+
+def sglang_root() -> Path | None:
+    """The installed sglang package directory, found without importing it (its import is heavy)."""
+    spec = importlib.util.find_spec("sglang")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _prefill_default_on_cuda() -> str | None:
+    """sglang's own default prefill backend *on a CUDA machine* (0.5.16+), or None where absent.
+
+    `default_prefill_backend()` asks `sglang.srt.utils.is_cuda()`; on this CPU machine it would
+    answer for a CPU, so that one hardware query is answered as a CUDA machine would (simulated).
+    """
+    from unittest import mock
+
+    try:
+        import sglang.srt.utils as sglang_utils
+        from sglang.srt.model_executor import cuda_graph_config
+    except Exception:  # ImportError, or a CUDA-only module failing at import: the default stays unread
+        return None
+    if not hasattr(cuda_graph_config, "default_prefill_backend"):
+        return None
+    with mock.patch.object(sglang_utils, "is_cuda", lambda: True):
+        return str(cuda_graph_config.default_prefill_backend())
+
+
+def piecewise_flags() -> PiecewiseFlags:
+    """Piecewise CUDA graph flags and default state of the installed sglang (raises if none is installed)."""
+    version = installed_version("sglang")
+    root = sglang_root()
+    if version is None or root is None:
+        raise LookupError("sglang is not installed in this environment")
+    try:
+        from sglang.srt.server_args import ServerArgs
+
+        parser = argparse.ArgumentParser(add_help=False)
+        ServerArgs.add_cli_args(parser)
+    except Exception as exc:  # any import failure (missing light dep, CUDA-only module): read the source
+        _forget_partial_import("sglang")
+        return flags_from_source(_server_args_sources(root), version, _prefill_default_from_source(root),
+                                 import_error=f"{type(exc).__name__}: {exc}")
+    return flags_from_actions(
+        (_action_info(a) for a in parser._actions), version, _prefill_default_on_cuda(),
+        source=ARGPARSE_SOURCE,
+    )
+
+
+def _forget_partial_import(package: str) -> None:
+    """Drop `package.*` modules a failed import left behind without their parent.
+
+    When `import sglang...` fails inside sglang/__init__.py, Python removes `sglang` but keeps the
+    submodules imported so far; a later `import sglang.srt.x` then dies in importlib with
+    KeyError('sglang') instead of the real ImportError. Only orphans are dropped.
+    """
+    import sys
+
+    if package in sys.modules:
+        return
+    for name in [n for n in sys.modules if n.startswith(package + ".")]:
+        del sys.modules[name]
+
+
+# --- source fallback -------------------------------------------------------------------------
+
+def _server_args_sources(root: Path) -> dict[str, str]:
+    """server_args.py and, from 0.5.23 on, the arg_groups/ modules its parser is assembled from."""
+    paths = [root / "srt" / "server_args.py", *sorted((root / "srt" / "arg_groups").rglob("*.py"))]
+    return {str(p.relative_to(root.parent)): p.read_text(errors="replace") for p in paths if p.is_file()}
+
+
+def _prefill_default_from_source(root: Path) -> str | None:
+    path = root / "srt" / "model_executor" / "cuda_graph_config.py"
+    return prefill_default_from_source(path.read_text()) if path.is_file() else None
+
+
+def prefill_default_from_source(text: str) -> str | None:
+    """The CUDA branch of `default_prefill_backend()` (`return Backend.X if is_cuda() else ...`). Pure."""
+    match = re.search(r"def default_prefill_backend\(.*?return\s+Backend\.([A-Z_]+)\s+if\s+is_cuda\(\)", text, re.S)
+    return match.group(1).lower() if match else None
+
+
+def flags_from_source(
+    sources: dict[str, str], sglang: str | None, prefill_default: str | None, import_error: str
+) -> PiecewiseFlags:
+    """The same facts read from the source text of the parser's modules. Pure.
+
+    Used only when `sglang.srt.server_args` cannot be imported here; `source` names the files and
+    the import error so the fact says it was not read from the parser.
+    """
+    text = "\n".join(sources.values())
+    flags = sorted(set(_PIECEWISE_FLAG.findall(text)))
+    actions = []
+    for flag in flags:
+        field = flag.removeprefix("--").replace("-", "_")
+        # `name: bool = False` in the ServerArgs dataclass is the switch's default
+        default = re.search(rf"\b{field}\s*:\s*bool\s*=\s*(True|False)", text)
+        # the argument's own call: `"--flag", action=DeprecatedAction, help="Deprecated: ..."`, read
+        # up to the next add_argument (a closing parenthesis can sit 300+ characters later)
+        call = re.search(rf"['\"]{re.escape(flag)}['\"](.*?)(?:add_argument|\Z)", text, re.S)
+        deprecated = bool(call and "Deprecated" in call.group(1)[:800])
+        actions.append(ActionInfo((flag,), field, default.group(1) == "True" if default else None, nargs=0,
+                                  deprecated=deprecated))
+    # 0.5.16+: `cuda_graph_backend_prefill: A[Optional[Literal["full", ..., "tc_piecewise", ...]], ...]`
+    literal = re.search(r"cuda_graph_backend_prefill\s*:\s*\w*\[?\s*Optional\[Literal\[([^\]]*)\]", text)
+    if literal:
+        choices = tuple(re.findall(r"""["']([a-z_]+)["']""", literal.group(1)))
+        actions.append(ActionInfo((_PREFILL_BACKEND_FLAG,), "cuda_graph_backend_prefill", choices=choices))
+    relevant = [name for name, body in sources.items() if "piecewise" in body or "cuda_graph_backend_prefill" in body]
+    files = ", ".join(relevant) or f"{len(sources)} parser files (no piecewise flag in them)"
+    return flags_from_actions(actions, sglang, prefill_default,
+                              source=f"source text of {files} (import of sglang.srt.server_args failed: {import_error})")

@@ -1,0 +1,1 @@
+"""Chokepoints and small helpers every stage uses: subprocesses, redaction, templating, patching."""

@@ -1,0 +1,1 @@
+"""What a result means: the verdict vocabulary, the case catalog, judging rules, expectations, results."""

@@ -1,0 +1,89 @@
+"""The one catalog of cases: every case the kit runs is declared here, once.
+
+An entry says what a case is (its Mode: id, title, known signature, and the rule that judges it),
+which family it belongs to, which module in cases/ runs it, whether `pcgkit repro` can export it
+as a standalone script, and what a user can do about the failure it measures. Every consumer
+reads this table: the report's columns and their order, `pcgkit run`'s accounting of missing
+cases, repro export, issue drafts, bisect's `--mode` choices, parity and the SGLang section.
+Adding a case: its Mode (beside the rules it uses), one entry here, one module in cases/, its
+expectations in fixtures/expectations.toml, and a signature fixture under tests/data/.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+
+from pcgkit.e2e.logclass import E2E_MODE
+from pcgkit.sglang.case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120
+from pcgkit.verdicts.fixmodes import FIX_ALLOW_IN_GRAPH, FIX_CUSTOM_OP, FIX_NO_FULLGRAPH, FIX_UPSTREAM_OP
+from pcgkit.verdicts.modes import MODE1, MODE2, MODE3, MODE4, Mode
+
+
+class Family(str, enum.Enum):
+    """Column groups of the report, in this order."""
+
+    FAILURE = "failure"  # the bug's failure modes, at FlashInfer level
+    FIX = "fix"  # candidate, attempted and upstream fixes: the verdict of a working fix is `fixed`
+    SGLANG = "sglang"  # through SGLang's own compile wrapper and FP4 dispatch
+    E2E = "e2e"  # a real SGLang server with piecewise CUDA graphs
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclasses.dataclass(frozen=True)
+class CaseEntry:
+    mode: Mode
+    family: Family
+    case_module: str  # file name under cases/
+    exportable: bool  # `pcgkit repro` can cut it into a script that runs without the kit
+    workaround: str = ""  # for a failure mode: the workaround it measures, in the user's words
+
+    @property
+    def id(self) -> str:
+        return self.mode.id
+
+
+CATALOG: tuple[CaseEntry, ...] = (
+    CaseEntry(MODE1, Family.FAILURE, "test_mode1_nvcc_subprocess.py", exportable=True),
+    CaseEntry(MODE2, Family.FAILURE, "test_mode2_jit_loader.py", exportable=True,
+              workaround="patch `flashinfer.jit.cpp_ext.get_cuda_version` to answer without running nvcc"),
+    CaseEntry(MODE3, Family.FAILURE, "test_mode3_lru_cache.py", exportable=True,
+              workaround="pre-warm `get_cuda_version()` (its functools cache) eagerly before compiling"),
+    CaseEntry(MODE4, Family.FAILURE, "test_mode4_disable_vs_fullgraph.py", exportable=True,
+              workaround="wrap `flashinfer.fp4_quantize` in `torch.compiler.disable`"),
+    CaseEntry(FIX_CUSTOM_OP, Family.FIX, "test_fix_custom_op.py", exportable=False),
+    CaseEntry(FIX_ALLOW_IN_GRAPH, Family.FIX, "test_fix_allow_in_graph.py", exportable=False,
+              workaround="`torch.compiler.allow_in_graph(get_fp4_quantization_module)`"),
+    CaseEntry(FIX_NO_FULLGRAPH, Family.FIX, "test_fix_no_fullgraph.py", exportable=False),
+    CaseEntry(FIX_UPSTREAM_OP, Family.FIX, "test_fix_upstream_op.py", exportable=False),
+    CaseEntry(SGLANG_COMPILE_SM120, Family.SGLANG, "test_sglang_compile.py", exportable=False),
+    CaseEntry(SGLANG_COMPILE_OTHER, Family.SGLANG, "test_sglang_compile.py", exportable=False),
+    CaseEntry(E2E_MODE, Family.E2E, "test_e2e_piecewise_launch.py", exportable=False),
+)
+
+BY_ID: dict[str, CaseEntry] = {e.id: e for e in CATALOG}
+FAMILY_ORDER: tuple[Family, ...] = tuple(Family)
+
+
+def all_modes() -> dict[str, Mode]:
+    """Every case's Mode by id, in catalog order."""
+    return {e.id: e.mode for e in CATALOG}
+
+
+def modes_of(family: Family) -> dict[str, Mode]:
+    return {e.id: e.mode for e in CATALOG if e.family is family}
+
+
+def entry(case_id: str) -> CaseEntry | None:
+    return BY_ID.get(case_id)
+
+
+def exportable_ids() -> list[str]:
+    return [e.id for e in CATALOG if e.exportable]
+
+
+def workarounds() -> list[CaseEntry]:
+    """The failure modes that measure a workaround a user might try (mode 2-4, allow_in_graph)."""
+    return [e for e in CATALOG if e.workaround]

@@ -1,0 +1,123 @@
+"""The candidate fixes as data: the same Mode shape as pcgkit.verdicts.modes, with the verdict inverted.
+
+For a failure mode, `reproduced` is the expected news. For a fix mode, the expected verdict of a
+working fix is `fixed` (traced cleanly, and on a real GPU the compiled result equals eager);
+`reproduced` means the attempted fix fails the way it is known to fail (allow_in_graph), and
+`drifted` means it fails in a new way or computes something else than eager.
+
+Fix cases put a RunCheck into TraceOutcome.output on a real GPU; `judge_traced` (called by
+pcgkit.verdicts.modes.classify for every mode; the failure modes' default says `fixed`) turns a failed RunCheck into `drifted`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pcgkit.harness.signature import Signature
+from pcgkit.harness.tracing import TraceOutcome
+from pcgkit.verdicts.modes import Mode, _fails_in_nvcc_subprocess
+from pcgkit.verdicts.verdict import Verdict
+
+
+@dataclasses.dataclass(frozen=True)
+class RunCheck:
+    """What a fix case found when it ran the compiled function against eager (real GPU only)."""
+
+    compared: bool  # False where the comparison means nothing (reason in `note`)
+    problem: str | None  # None: compiled output bit-identical to eager
+    note: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class FixMode(Mode):
+    fixed_reason: str = "traced cleanly under fullgraph=True"
+
+    def judge_traced(self, outcome: TraceOutcome) -> tuple[Verdict, str]:
+        """Verdict for a trace that succeeded: fixed, unless the compiled run disagreed with eager."""
+        check = outcome.output if isinstance(outcome.output, RunCheck) else None
+        if check is not None and check.problem:
+            return Verdict.DRIFTED, f"traced, but {check.problem}"
+        suffix = f"; {check.note}" if check is not None and check.note else ""
+        return Verdict.FIXED, self.fixed_reason + suffix
+
+
+def _no_known_failure(sig: Signature) -> str | None:
+    # A fix that is supposed to work has no known failure: any exception is news.
+    return f"the fix failed: {sig.exception_type}: {sig.message_head[:160]}"
+
+
+def _allow_in_graph_still_traces_loader(sig: Signature) -> str | None:
+    # allow_in_graph(get_fp4_quantization_module) puts the *loader call* into the FX graph, and
+    # dynamo runs allowed callables during fake-tensor propagation: the loader (JIT build, nvcc)
+    # then runs at trace time, and what it returns is a namespace of Python functions, not
+    # tensors. Any dynamo error about that loader node, or the nvcc failure itself, is "known".
+    if _fails_in_nvcc_subprocess(sig) is None:
+        return None
+    if not sig.exception_type.startswith("torch._dynamo.exc."):
+        return f"raised {sig.exception_type}, not a dynamo exception"
+    text = f"{sig.message_head} {sig.explanation or ''}"
+    if any(name in text for name in ("get_fp4_quantization_module", "lru_cache_wrapper", "allow_in_graph")):
+        return None
+    # torch 2.11 (gb0208) says it without naming the loader: the allowed call returned a module
+    # namespace, "torch.* op returned non-Tensor", raised at the line that calls the loader
+    # (seen on an H200 and simulated alike, flashinfer 0.6.1 and 0.7.0).
+    if "returned non-Tensor" in text:
+        return None
+    return f"a dynamo error that does not name the loader: {sig.message_head[:160]}"
+
+
+FIX_CUSTOM_OP = FixMode(
+    id="fix-custom-op",
+    slug="custom-op-wrapper",
+    title="fix: fp4_quantize behind torch.library.custom_op + register_fake",
+    known_signature="traces under fullgraph=True; compiled == eager on a GPU with a working kernel",
+    seed="FACTS.md: 'A torch.library.custom_op wrapper around fp4_quantize ... traces ... and runs'",
+    matches=_no_known_failure,
+)
+FIX_ALLOW_IN_GRAPH = FixMode(
+    id="fix-allow-in-graph",
+    slug="allow-in-graph-loader",
+    title="attempted fix: torch.compiler.allow_in_graph(get_fp4_quantization_module)",
+    known_signature="dynamo error at the loader node (run at trace time by fake-tensor propagation) or nvcc: not a fix",
+    seed="seed investigation: allow_in_graph on the loader was tried",
+    matches=_allow_in_graph_still_traces_loader,
+)
+FIX_NO_FULLGRAPH = FixMode(
+    id="fix-no-fullgraph",
+    slug="disable-with-fullgraph-false",
+    title="fix: torch.compiler.disable(fp4_quantize) with fullgraph=False (one graph break)",
+    known_signature="traces with graph breaks at the disabled call; runs on a GPU",
+    seed="seed 001: disable works once fullgraph=False allows the break",
+    matches=_no_known_failure,
+    fixed_reason="traced under fullgraph=False (graph breaks counted in evidence)",
+)
+
+FIX_UPSTREAM_OP = FixMode(
+    id="fix-upstream-op",
+    slug="flashinfer-torch-op",
+    title="upstream fix: FlashInfer's own torch.ops.flashinfer.fp4_quantize (custom op + fake, from 0.6.12)",
+    known_signature="traces under fullgraph=True where FlashInfer registers the op; its fake matches the wrapper",
+    seed="found in flashinfer 0.6.12+ quantization/fp4_quantization.py: @torch.library.custom_op('flashinfer::fp4_quantize')",
+    matches=_no_known_failure,
+)
+
+FIX_MODES: dict[str, FixMode] = {
+    m.id: m for m in (FIX_CUSTOM_OP, FIX_ALLOW_IN_GRAPH, FIX_NO_FULLGRAPH, FIX_UPSTREAM_OP)
+}
+
+
+def flashinfer_registers_torch_ops() -> bool:
+    """Whether the installed FlashInfer's register_custom_op really registers (an upstream fix would).
+
+    In flashinfer 0.6.1 and 0.7.4 both branches of flashinfer.utils.register_custom_op return
+    `lambda x: x`: fp4_quantize_sm100 and its fake are never registered with torch.library.
+    """
+    from flashinfer import utils
+
+    def probe(x: torch.Tensor) -> torch.Tensor:  # noqa: F821 (never called)
+        raise AssertionError("probe only")
+
+    try:
+        return utils.register_custom_op("pcgkit_probe::never_called", mutates_args=())(probe) is not probe
+    except Exception:  # a real registration that rejected the probe still means "it registers"
+        return True

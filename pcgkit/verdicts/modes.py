@@ -1,0 +1,131 @@
+"""The failure modes as data, and the pure rule that turns a trace outcome into a verdict.
+
+A mode's *known signature* is what the seed documents saw. A failure that matches it is
+`reproduced`; any other failure is `drifted` (the bug changed shape: worth a look upstream).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+from pcgkit.harness.signature import Signature
+from pcgkit.harness.tracing import TraceOutcome
+from pcgkit.verdicts.verdict import Verdict
+
+# Why the signature does not match the mode's known one; None when it matches.
+Matcher = Callable[[Signature], "str | None"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Mode:
+    id: str
+    slug: str
+    title: str
+    known_signature: str  # human wording of what `matches` checks
+    seed: str  # where the seed documents describe it
+    matches: Matcher = dataclasses.field(repr=False, compare=False)
+
+    def judge_traced(self, outcome: TraceOutcome) -> tuple[Verdict, str]:
+        """Verdict for a trace that succeeded. Fix modes (pcgkit.verdicts.fixmodes) also judge the compiled run."""
+        return Verdict.FIXED, "traced cleanly under fullgraph=True"
+
+
+def _is_dynamo_exception(sig: Signature) -> str | None:
+    # Unsupported (and its subclasses) is dynamo refusing the code; an InternalTorchDynamoError
+    # (torch 2.8 mis-tracing packaging.Version in mode 2) is a different bug: a drift.
+    if not sig.exception_type.startswith("torch._dynamo.exc.") or "Unsupported" not in sig.exception_type:
+        return f"raised {sig.exception_type}, not torch._dynamo.exc.Unsupported"
+    return None
+
+
+def _fails_in_nvcc_subprocess(sig: Signature) -> str | None:
+    if (why := _is_dynamo_exception(sig)) is not None:
+        return why
+    inner = sig.innermost_library_frame
+    # get_cuda_path shells out to `which nvcc` first when CUDA_HOME is unset: same mechanism.
+    if inner is None or not inner.file.endswith("jit/cpp_ext.py") or inner.function not in (
+        "get_cuda_version",
+        "get_cuda_path",
+    ):
+        return f"innermost FlashInfer frame is {inner}, not jit/cpp_ext.py:get_cuda_version"
+    if not sig.frames_in("subprocess.py"):
+        return "no subprocess frame under get_cuda_version"
+    return None
+
+
+def _fails_deeper_in_jit_loading(sig: Signature) -> str | None:
+    if (why := _is_dynamo_exception(sig)) is not None:
+        return why
+    inner = sig.innermost_library_frame
+    if inner is None:
+        return "no FlashInfer frame in the failure"
+    if inner.function == "get_cuda_version":
+        return "still fails in get_cuda_version: the workaround did not take effect"
+    if not inner.file.startswith("flashinfer/jit/"):
+        return f"innermost FlashInfer frame {inner} is outside the JIT loader (flashinfer/jit/)"
+    return None
+
+
+def _lru_cache_traced_through(sig: Signature) -> str | None:
+    if not sig.lru_cache_warnings:
+        return "dynamo printed no lru_cache warning"
+    return _fails_in_nvcc_subprocess(sig)
+
+
+def _disable_rejected_under_fullgraph(sig: Signature) -> str | None:
+    if (why := _is_dynamo_exception(sig)) is not None:
+        return why
+    text = f"{sig.message_head} {sig.explanation or ''}"
+    if "torch.compiler.disable" not in text:
+        return f"message does not name torch.compiler.disable: {sig.message_head!r}"
+    return None
+
+
+MODE1 = Mode(
+    id="mode1",
+    slug="nvcc-subprocess",
+    title="nvcc subprocess",
+    known_signature="Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)",
+    seed="seeds 000/004: 'Attempted to call function marked as skipped ... _thread.allocate_lock'",
+    matches=_fails_in_nvcc_subprocess,
+)
+MODE2 = Mode(
+    id="mode2",
+    slug="jit-loader-after-cuda-version-patch",
+    title="get_cuda_version patched: failure moves into the JIT loader",
+    known_signature="Unsupported deeper in flashinfer/jit/* (seed: pathlib stat in build_and_load)",
+    seed="seeds 001/004: patched get_cuda_version, then a crash in pathlib during JIT loading",
+    matches=_fails_deeper_in_jit_loading,
+)
+MODE3 = Mode(
+    id="mode3",
+    slug="lru-cache-trace-through",
+    title="warm functools.cache is traced through",
+    known_signature="lru_cache warning + the nvcc subprocess failure despite a warm cache",
+    seed="seed 004: 'Dynamo ignores the cache wrapper and directly traces the wrapped function'",
+    matches=_lru_cache_traced_through,
+)
+MODE4 = Mode(
+    id="mode4",
+    slug="disable-vs-fullgraph",
+    title="torch.compiler.disable rejected under fullgraph=True",
+    known_signature="Unsupported: Skip calling `torch.compiler.disable()`d function",
+    seed="seed 001: 'Skip calling torch.compiler.disable()d function'",
+    matches=_disable_rejected_under_fullgraph,
+)
+
+MODES: dict[str, Mode] = {m.id: m for m in (MODE1, MODE2, MODE3, MODE4)}
+
+
+def classify(mode: Mode, outcome: TraceOutcome) -> tuple[Verdict, str]:
+    """Verdict and a one-line reason for a completed trace. Pure."""
+    if outcome.traced:
+        return mode.judge_traced(outcome)
+    if outcome.signature is None:
+        return Verdict.ERROR, "trace neither succeeded nor raised (kit bug)"
+    mismatch = mode.matches(outcome.signature)
+    if mismatch is None:
+        where = outcome.signature.innermost_library_frame
+        return Verdict.REPRODUCED, mode.known_signature + (f"; at {where}" if where else "")
+    return Verdict.DRIFTED, mismatch

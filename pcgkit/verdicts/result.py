@@ -1,0 +1,95 @@
+"""CaseResult: one verdict with all of its evidence, and the versioned JSON results file."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+from pcgkit.harness.signature import Signature
+from pcgkit.verdicts.verdict import Verdict
+
+RESULTS_SCHEMA = "pcgkit.results/1"
+JUNIT_RESULT_PROPERTY = "pcgkit.result"  # the whole CaseResult as JSON, for lossless merging
+
+
+@dataclasses.dataclass(frozen=True)
+class CaseResult:
+    mode: str
+    variant: str  # "sim-sm120" | "gpu" | "sm120"
+    verdict: Verdict
+    reason: str
+    device: dict[str, Any]  # Device.to_dict(): name, compute_capability, simulated, label
+    versions: dict[str, str | None]
+    duration_s: float
+    signature: Signature | None = None
+    expected: str | None = None  # the baseline verdict this result was compared with
+    evidence: dict[str, Any] = dataclasses.field(default_factory=dict)
+    nodeid: str = ""
+
+    @property
+    def simulated(self) -> bool:
+        return bool(self.device.get("simulated"))
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["verdict"] = self.verdict.value
+        data["signature"] = self.signature.to_dict() if self.signature else None
+        data["simulated"] = self.simulated
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CaseResult:
+        fields = {f.name for f in dataclasses.fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in fields}
+        kwargs["verdict"] = Verdict(data["verdict"])
+        kwargs["signature"] = Signature.from_dict(data["signature"]) if data.get("signature") else None
+        return cls(**kwargs)
+
+    def junit_properties(self) -> list[tuple[str, str]]:
+        """Flat properties for JUnit readers, plus the full JSON for pcgkit's own merge."""
+        sig = self.signature
+        props = [
+            ("pcgkit.verdict", self.verdict.value),
+            ("pcgkit.mode", self.mode),
+            ("pcgkit.variant", self.variant),
+            ("pcgkit.reason", self.reason),
+            ("pcgkit.expected", self.expected or ""),
+            ("pcgkit.device", self.device.get("label", "")),
+            ("pcgkit.simulated", "true" if self.simulated else "false"),
+            ("pcgkit.duration_s", f"{self.duration_s:.3f}"),
+        ]
+        props += [(f"pcgkit.version.{name}", value or "not installed") for name, value in self.versions.items()]
+        if sig is not None:
+            props += [
+                ("pcgkit.signature.exception_type", sig.exception_type),
+                ("pcgkit.signature.graph_break_id", sig.graph_break_id or ""),
+                ("pcgkit.signature.message_head", sig.message_head),
+                ("pcgkit.signature.innermost_library_frame", str(sig.innermost_library_frame or "")),
+            ]
+        props.append((JUNIT_RESULT_PROPERTY, json.dumps(self.to_dict(), sort_keys=True)))
+        return props
+
+
+def write_results(path: Path, results: Iterable[CaseResult], environment: dict[str, Any]) -> None:
+    payload = {
+        "schema": RESULTS_SCHEMA,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "environment": environment,
+        "results": [r.to_dict() for r in sorted(results, key=lambda r: (r.mode, r.variant))],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+
+
+class ResultsFileError(ValueError):
+    pass
+
+
+def read_results(path: Path) -> tuple[dict[str, Any], list[CaseResult]]:
+    data = json.loads(path.read_text())
+    if data.get("schema") != RESULTS_SCHEMA:
+        raise ResultsFileError(f"{path}: schema {data.get('schema')!r}, expected {RESULTS_SCHEMA!r}")
+    return data.get("environment", {}), [CaseResult.from_dict(r) for r in data["results"]]
