@@ -14,7 +14,7 @@ import functools
 from typing import Iterator
 from unittest import mock
 
-from pcgkit.hardware import SIMULATED_SM120_CAPABILITY
+from pcgkit.hardware import SIMULATED_PART_SHAPE, SIMULATED_SM120_CAPABILITY
 from pcgkit.patching import patched_everywhere
 
 # (defining module, attribute): the hardware queries FlashInfer consults on the fp4_quantize path.
@@ -61,7 +61,9 @@ def _answers(capability: tuple[int, int]) -> dict[str, object]:
         return None  # an SM120 part passes FlashInfer's "sm75 or higher" check
 
     def get_device_properties(device=None):
-        return SimulatedDeviceProperties("simulated SM120", *capability)
+        # Named and sized after the family actually answered (simulated_sm120 is also used for SM90/SM100).
+        sms, memory = SIMULATED_PART_SHAPE.get(capability[0], (188, 96 * 1024**3))
+        return SimulatedDeviceProperties(f"simulated SM{capability[0]}{capability[1]}", *capability, sms, memory)
 
     return {
         "get_compute_capability": get_compute_capability,
