@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.issuedraft",
     "pcgkit.parity",
     "pcgkit.e2e.cli",
+    "pcgkit.sweep.cli",
 )
 
 
