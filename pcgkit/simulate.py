@@ -24,6 +24,21 @@ FLASHINFER_QUERIES: tuple[tuple[str, str], ...] = (
     ("flashinfer.jit.core", "check_cuda_arch"),
 )
 
+# (module, instance): FlashInfer's CompilationContext objects built at import time. Each asked
+# torch.cuda.device_count()/get_device_capability() then; with no GPU it holds no target arch and
+# every JIT spec fails with "No supported CUDA architectures found". Inside the block their
+# TARGET_CUDA_ARCHS is what that import-time query returns on the simulated part.
+FLASHINFER_IMPORT_TIME_ARCH_ANSWERS: tuple[tuple[str, str], ...] = (
+    ("flashinfer.jit.core", "current_compilation_context"),
+    ("flashinfer.jit.cpp_ext", "cpp_ext_initial_compilation_context"),
+)
+
+
+def target_cuda_archs(capability: tuple[int, int]) -> set[tuple[int, str]]:
+    """FlashInfer's own rule (CompilationContext.__init__): minor gets an 'a' suffix from SM90 on."""
+    major, minor = capability
+    return {(major, f"{minor}a" if major >= 9 else str(minor))}
+
 
 @dataclasses.dataclass(frozen=True)
 class Simulation:
@@ -102,6 +117,14 @@ def simulated_sm120(capability: tuple[int, int] = SIMULATED_SM120_CAPABILITY) ->
             if hasattr(original, "cache_info"):  # keep FlashInfer's functools.cache, and its dynamo warning
                 answer = functools.cache(answer)
             replaced += stack.enter_context(patched_everywhere(original, answer, "flashinfer"))
+        for module_name, attr in FLASHINFER_IMPORT_TIME_ARCH_ANSWERS:
+            try:
+                context = getattr(importlib.import_module(module_name), attr, None)
+            except ModuleNotFoundError:
+                context = None
+            if context is not None and hasattr(context, "TARGET_CUDA_ARCHS"):
+                stack.enter_context(mock.patch.object(context, "TARGET_CUDA_ARCHS", target_cuda_archs(capability)))
+                replaced.append(f"{module_name}.{attr}.TARGET_CUDA_ARCHS")
         # Below torch.cuda.get_device_capability, which stays the real function object.
         stack.enter_context(mock.patch.object(torch.cuda, "get_device_properties", answers["get_device_properties"]))
         replaced.append("torch.cuda.get_device_properties")

@@ -98,16 +98,29 @@ def graph_op_names(graphs: Iterable[Any]) -> tuple[str, ...]:
     return tuple(names)
 
 
+class _StageFailed(Exception):
+    """Eager set-up (constructor, plan) failed: the spec cannot build the state the trace needs."""
+
+
+def _stage(name: str, step: Callable) -> Any:
+    try:
+        return step()
+    except KernelLoadRefused as exc:
+        raise _StageFailed(f"{name} needs a kernel on this host ({exc}); needs a GPU") from exc
+    except Exception as exc:  # any failure of eager set-up is the spec's, not dynamo's
+        raise _StageFailed(f"{name} failed eagerly on CPU: {type(exc).__name__}: {str(exc)[:160]}") from exc
+
+
 def _callable_for(spec: EntrySpec, obj: Any) -> Callable:
     """The function to trace: the entry point itself, or a bound method of an eagerly built instance."""
     if spec.construct is None:
         return obj
     cls = resolve(spec.target.rsplit(".", 1)[0])
     args, kwargs = build_call(spec.construct)
-    instance = cls(*args, **kwargs)
+    instance = _stage("construct", lambda: cls(*args, **kwargs))
     if spec.plan is not None:
         plan_args, plan_kwargs = build_call(spec.plan)
-        instance.plan(*plan_args, **plan_kwargs)
+        _stage("plan()", lambda: instance.plan(*plan_args, **plan_kwargs))
     return getattr(instance, spec.target.rsplit(".", 1)[1])
 
 
@@ -120,9 +133,8 @@ def observe_entry(spec: EntrySpec, obj: Any) -> Observation:
             fn = _callable_for(spec, obj)
             args, kwargs = build_call(spec.call)
             inspect.signature(fn).bind(*args, **kwargs)
-        except KernelLoadRefused as exc:
-            stage = "plan()" if spec.plan is not None else "set-up"
-            return Observation("build-error", f"{stage} needs a kernel on this host ({exc}); needs a GPU")
+        except _StageFailed as exc:
+            return Observation("build-error", str(exc))
         except (InputBuildError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
             return Observation("build-error", f"spec cannot build inputs: {type(exc).__name__}: {str(exc)[:200]}")
         graphs: list = []
