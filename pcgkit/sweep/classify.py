@@ -2,7 +2,9 @@
 
 The classes (the issue's vocabulary), decided in this order:
   not-applicable        the installed release lacks the entry point
-  error                 the spec cannot build the inputs (or the wrapper state) in this install
+  error                 the spec cannot build the inputs (or the wrapper state) in this install, or
+                        the trace died on a CUDA *runtime* call the simulation does not answer (no
+                        driver on this host): "simulation gap", never a statement about the bug
   fake-reaches-kernel   the guard refused a kernel load from inside FakeTensor dispatch, or torch
                         says a FakeTensor reached an implementation that needs real storage
   breaks-in-jit-loader  dynamo failed inside FlashInfer's JIT bootstrap (flashinfer/jit/*, a
@@ -50,6 +52,17 @@ _FAKE_MARKERS = (
     "FakeTensor",
     "does not have a meta",
     "Meta kernel",
+)
+
+
+# A CPU host answering what only a CUDA runtime can (streams, driver, device tensors): the trace
+# stopped because the simulation is incomplete there, not because of FlashInfer's code under dynamo.
+_SIMULATION_GAP_MARKERS = (
+    "Found no NVIDIA driver",
+    "Expected a cuda device",
+    "CUDA driver version is insufficient",
+    "Torch not compiled with CUDA",
+    "No CUDA GPUs are available",
 )
 
 
@@ -107,6 +120,8 @@ def classify(obs: Observation) -> Classification:
     if signature is None:
         return Classification(SweepClass.ERROR, obs.reason or "raised without a signature")
     text = " ".join(filter(None, (signature.message_head, signature.explanation)))
+    if gap := next((m for m in _SIMULATION_GAP_MARKERS if m in text), None):
+        return Classification(SweepClass.ERROR, f"simulation gap ({gap}) at {_where(signature)}")
     if any(marker in text for marker in _FAKE_MARKERS):
         return Classification(SweepClass.FAKE_REACHES_KERNEL, _where(signature))
     if in_jit_loader(signature):

@@ -90,9 +90,10 @@ def graph_op_names(graphs: Iterable[Any]) -> tuple[str, ...]:
             if node.op != "call_function":
                 continue
             target = node.target
-            if isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
-                names.append(f"{target.namespace}::{target._qualified_op_name.split('::')[-1]}"
-                             if hasattr(target, "_qualified_op_name") else str(target))
+            if isinstance(target, torch._ops.OpOverload):
+                names.append(target.name())  # "flashinfer::fp4_quantize"
+            elif isinstance(target, torch._ops.OpOverloadPacket):
+                names.append(target._qualified_op_name)
             else:
                 names.append(f"{getattr(target, '__module__', '?')}.{getattr(target, '__name__', str(target))}")
     return tuple(names)
