@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.bugreport.issuedraft",
     "pcgkit.jobs.parity",
     "pcgkit.e2e.cli",
+    "pcgkit.sweep.cli",
 )
 
 

@@ -64,6 +64,11 @@ def templates_dir() -> Path:
     return Path(str(importlib.resources.files("pcgkit") / "templates"))
 
 
+def sweep_data(name: str) -> Path:
+    """The sweep's spec table, public-thread facts and per-release signatures (package data of pcgkit.sweep)."""
+    return Path(str(importlib.resources.files("pcgkit.sweep") / name))
+
+
 def cases_pytest_ini() -> Path:
     """The pytest configuration for running the cases (`pcgkit run`, matrix cells): cases/pytest.ini."""
     return cases_dir() / "pytest.ini"

@@ -42,6 +42,12 @@ class Device:
 SIMULATED_SM120 = Device("simulated SM120", SIMULATED_SM120_CAPABILITY, simulated=True)
 # The non-SM120 family the SGLang-level case also runs for (Hopper, like the lent H200).
 SIMULATED_SM90 = Device("simulated SM90", (9, 0), simulated=True)
+SIMULATED_SM100 = Device("simulated SM100", (10, 0), simulated=True)
+# Arch id -> the simulated device the sweep traces for (one entry per family; exact, never >=).
+SIMULATED_ARCHES: dict[str, Device] = {"sm120": SIMULATED_SM120, "sm100": SIMULATED_SM100, "sm90": SIMULATED_SM90}
+# What the simulated torch.cuda.get_device_properties reports per family: SM count and memory of a
+# representative part (RTX PRO 6000 Blackwell, B200, H200). Only read by code that sizes grids.
+SIMULATED_PART_SHAPE: dict[int, tuple[int, int]] = {12: (188, 96 * 1024**3), 10: (148, 180 * 1024**3), 9: (132, 141 * 1024**3)}
 
 
 @functools.lru_cache(maxsize=1)

@@ -14,7 +14,7 @@ import functools
 from typing import Iterator
 from unittest import mock
 
-from pcgkit.harness.hardware import SIMULATED_SM120_CAPABILITY
+from pcgkit.harness.hardware import SIMULATED_PART_SHAPE, SIMULATED_SM120_CAPABILITY
 from pcgkit.util.patching import patched_everywhere
 
 # (defining module, attribute): the hardware queries FlashInfer consults on the fp4_quantize path.
@@ -23,6 +23,21 @@ FLASHINFER_QUERIES: tuple[tuple[str, str], ...] = (
     ("flashinfer.utils", "device_support_pdl"),
     ("flashinfer.jit.core", "check_cuda_arch"),
 )
+
+# (module, instance): FlashInfer's CompilationContext objects built at import time. Each asked
+# torch.cuda.device_count()/get_device_capability() then; with no GPU it holds no target arch and
+# every JIT spec fails with "No supported CUDA architectures found". Inside the block their
+# TARGET_CUDA_ARCHS is what that import-time query returns on the simulated part.
+FLASHINFER_IMPORT_TIME_ARCH_ANSWERS: tuple[tuple[str, str], ...] = (
+    ("flashinfer.jit.core", "current_compilation_context"),
+    ("flashinfer.jit.cpp_ext", "cpp_ext_initial_compilation_context"),
+)
+
+
+def target_cuda_archs(capability: tuple[int, int]) -> set[tuple[int, str]]:
+    """FlashInfer's own rule (CompilationContext.__init__): minor gets an 'a' suffix from SM90 on."""
+    major, minor = capability
+    return {(major, f"{minor}a" if major >= 9 else str(minor))}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,7 +76,9 @@ def _answers(capability: tuple[int, int]) -> dict[str, object]:
         return None  # an SM120 part passes FlashInfer's "sm75 or higher" check
 
     def get_device_properties(device=None):
-        return SimulatedDeviceProperties("simulated SM120", *capability)
+        # Named and sized after the family actually answered (simulated_sm120 is also used for SM90/SM100).
+        sms, memory = SIMULATED_PART_SHAPE.get(capability[0], (188, 96 * 1024**3))
+        return SimulatedDeviceProperties(f"simulated SM{capability[0]}{capability[1]}", *capability, sms, memory)
 
     return {
         "get_compute_capability": get_compute_capability,
@@ -100,6 +117,14 @@ def simulated_sm120(capability: tuple[int, int] = SIMULATED_SM120_CAPABILITY) ->
             if hasattr(original, "cache_info"):  # keep FlashInfer's functools.cache, and its dynamo warning
                 answer = functools.cache(answer)
             replaced += stack.enter_context(patched_everywhere(original, answer, "flashinfer"))
+        for module_name, attr in FLASHINFER_IMPORT_TIME_ARCH_ANSWERS:
+            try:
+                context = getattr(importlib.import_module(module_name), attr, None)
+            except ModuleNotFoundError:
+                context = None
+            if context is not None and hasattr(context, "TARGET_CUDA_ARCHS"):
+                stack.enter_context(mock.patch.object(context, "TARGET_CUDA_ARCHS", target_cuda_archs(capability)))
+                replaced.append(f"{module_name}.{attr}.TARGET_CUDA_ARCHS")
         # Below torch.cuda.get_device_capability, which stays the real function object.
         stack.enter_context(mock.patch.object(torch.cuda, "get_device_properties", answers["get_device_properties"]))
         replaced.append("torch.cuda.get_device_properties")

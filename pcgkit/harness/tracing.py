@@ -8,6 +8,7 @@ without a GPU is told apart from a failure at execution time.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 import warnings
 from typing import Any, Callable, Sequence
@@ -21,7 +22,10 @@ class _TracedWithoutExecuting(Exception):
     """Raised by the trace-only backend instead of running the graph (no kernels on a CPU)."""
 
 
-def _trace_only_backend(graph_module, example_inputs):
+def _trace_only_backend(graph_module, example_inputs, graphs: list | None = None):
+    if graphs is not None:  # the sweep reads which ops the graph holds (opaque op vs traced through)
+        graphs.append(graph_module)
+
     def refuse_to_execute(*args, **kwargs):
         raise _TracedWithoutExecuting()
 
@@ -53,6 +57,7 @@ def trace(
     *,
     fullgraph: bool = True,
     execute: bool,
+    graphs: list | None = None,
 ) -> TraceOutcome:
     """torch.compile(fn, fullgraph=..., backend="eager") and call it once.
 
@@ -61,21 +66,24 @@ def trace(
     """
     import torch
 
-    return observe(lambda backend: torch.compile(fn, fullgraph=fullgraph, backend=backend)(*args), execute=execute)
+    return observe(
+        lambda backend: torch.compile(fn, fullgraph=fullgraph, backend=backend)(*args), execute=execute, graphs=graphs
+    )
 
 
-def observe(invoke: Callable[[Callable], Any], *, execute: bool) -> TraceOutcome:
+def observe(invoke: Callable[[Callable], Any], *, execute: bool, graphs: list | None = None) -> TraceOutcome:
     """`trace`'s engine, also for code that calls torch.compile itself (SGLang's install_torch_compiled).
 
     `invoke(backend)` must compile with the backend it is given and call the result once; dynamo
-    is reset around it and the outcome recorded exactly as `trace` records it.
+    is reset around it and the outcome recorded exactly as `trace` records it. With execute=False
+    and a `graphs` list, every FX graph dynamo hands the backend is appended to it.
     """
     import torch
     from torch._dynamo.utils import counters
 
     torch._dynamo.reset()
     counters.clear()
-    backend = "eager" if execute else _trace_only_backend
+    backend = "eager" if execute else functools.partial(_trace_only_backend, graphs=graphs)
     if execute:
         from torch._dynamo.backends.registry import lookup_backend
 

@@ -1,0 +1,200 @@
+"""Run the sweep: for each spec and each simulated arch, import the entry point from the installed
+flashinfer, build its inputs on CPU, trace it with the kit's one engine (pcgkit.harness.tracing.observe,
+fullgraph=True, a backend that never runs the graph) under the kit's simulation and the no-kernel
+guard (pcgkit.sweep.guard, whose docstring says how "no real kernel" is guaranteed), and classify.
+
+The edge of the sweep: imports torch and flashinfer. Planning and classification are pure elsewhere.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import time
+from typing import Any, Callable, Iterable, Sequence
+
+from pcgkit.harness.casekit import CaseTimeout, deadline
+from pcgkit.harness.hardware import SIMULATED_ARCHES, Device
+from pcgkit.sweep.classify import Classification, Observation, SweepClass, classify, verdict_for
+from pcgkit.sweep.guard import KernelLoadRefused, no_kernels
+from pcgkit.sweep.inputs import InputBuildError, build_call
+from pcgkit.sweep.specs import EntrySpec
+
+ENTRY_DEADLINE_S = 120.0
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepResult:
+    entry_id: str
+    family: str
+    target: str
+    arch: str
+    device: dict
+    flashinfer: str
+    torch: str
+    classification: Classification
+    verdict: str
+    expected: str | None  # the public expectation's behaviour for this release, if any
+    expectation_link: str | None
+    installed_signature: str | None
+    simulation_replaced: tuple[str, ...]
+    refused: tuple[tuple[str, str, bool], ...]
+    signature: dict | None
+    duration_s: float
+
+    def to_dict(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["classification"] = {"class": self.classification.cls.value, "where": self.classification.where,
+                                  "custom_ops": list(self.classification.custom_ops)}
+        return data
+
+
+class _Missing(Exception):
+    """The installed release has no such entry point."""
+
+
+def resolve(target: str) -> Any:
+    """'flashinfer.rmsnorm' / 'flashinfer.Class.method' / 'torch.ops.flashinfer.op' -> the object."""
+    if target.startswith("torch.ops."):
+        import torch
+
+        namespace, _, op = target.removeprefix("torch.ops.").partition(".")
+        if not hasattr(getattr(torch.ops, namespace), op):
+            raise _Missing(f"torch.ops.{namespace} has no {op!r} in this release")
+        return getattr(getattr(torch.ops, namespace), op)
+    parts = target.split(".")
+    module = importlib.import_module(parts[0])
+    obj: Any = module
+    for depth, name in enumerate(parts[1:], start=1):
+        if not hasattr(obj, name):
+            raise _Missing(f"{'.'.join(parts[:depth])} has no attribute {name!r}")
+        obj = getattr(obj, name)
+    return obj
+
+
+def _signature_text(obj: Any) -> str | None:
+    try:
+        return str(inspect.signature(obj))
+    except (TypeError, ValueError):
+        schema = getattr(getattr(obj, "default", None), "_schema", None)
+        return str(schema) if schema is not None else None
+
+
+def graph_op_names(graphs: Iterable[Any]) -> tuple[str, ...]:
+    import torch
+
+    names = []
+    for graph_module in graphs:
+        for node in graph_module.graph.nodes:
+            if node.op != "call_function":
+                continue
+            target = node.target
+            if isinstance(target, torch._ops.OpOverload):
+                names.append(target.name())  # "flashinfer::fp4_quantize"
+            elif isinstance(target, torch._ops.OpOverloadPacket):
+                names.append(target._qualified_op_name)
+            else:
+                names.append(f"{getattr(target, '__module__', '?')}.{getattr(target, '__name__', str(target))}")
+    return tuple(names)
+
+
+class _StageFailed(Exception):
+    """Eager set-up (constructor, plan) failed: the spec cannot build the state the trace needs."""
+
+
+def _stage(name: str, step: Callable) -> Any:
+    try:
+        return step()
+    except KernelLoadRefused as exc:
+        raise _StageFailed(f"{name} needs a kernel on this host ({exc}); needs a GPU") from exc
+    except Exception as exc:  # any failure of eager set-up is the spec's, not dynamo's
+        raise _StageFailed(f"{name} failed eagerly on CPU: {type(exc).__name__}: {str(exc)[:160]}") from exc
+
+
+def _callable_for(spec: EntrySpec, obj: Any) -> Callable:
+    """The function to trace: the entry point itself, or a bound method of an eagerly built instance."""
+    if spec.construct is None:
+        return obj
+    cls = resolve(spec.target.rsplit(".", 1)[0])
+    args, kwargs = build_call(spec.construct)
+    instance = _stage("construct", lambda: cls(*args, **kwargs))
+    if spec.plan is not None:
+        plan_args, plan_kwargs = build_call(spec.plan)
+        _stage("plan()", lambda: instance.plan(*plan_args, **plan_kwargs))
+    return getattr(instance, spec.target.rsplit(".", 1)[1])
+
+
+def observe_entry(spec: EntrySpec, obj: Any) -> Observation:
+    """Build inputs and trace one entry point (inside the caller's simulation)."""
+    from pcgkit.harness.tracing import trace
+
+    with no_kernels() as refusals:
+        try:
+            fn = _callable_for(spec, obj)
+            args, kwargs = build_call(spec.call)
+            inspect.signature(fn).bind(*args, **kwargs)
+        except _StageFailed as exc:
+            return Observation("build-error", str(exc))
+        except (InputBuildError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
+            return Observation("build-error", f"spec cannot build inputs: {type(exc).__name__}: {str(exc)[:200]}")
+        graphs: list = []
+        # Keyword tensors become graph inputs too (not closure constants): pass them positionally.
+        names, count = tuple(kwargs), len(args)
+        traced_fn = lambda *a: fn(*a[:count], **dict(zip(names, a[count:])))  # noqa: E731
+        outcome = trace(traced_fn, args + tuple(kwargs.values()), fullgraph=True, execute=False, graphs=graphs)
+    refused = tuple((r.event, r.detail, r.in_fake_dispatch) for r in refusals)
+    if outcome.traced:
+        return Observation("traced", graph_ops=graph_op_names(graphs), refused=refused)
+    return Observation("raised", signature=outcome.signature, refused=refused)
+
+
+def sweep_entry(spec: EntrySpec, arch: str, device: Device, versions: tuple[str, str]) -> SweepResult:
+    from pcgkit.harness.simulate import simulated_sm120  # parameterized by capability: SM120, SM100, SM90
+
+    flashinfer_version, torch_version = versions
+    start = time.perf_counter()
+    installed = None
+    replaced: tuple[str, ...] = ()
+    if not spec.applies_to(flashinfer_version):
+        obs = Observation("missing", f"spec applies to flashinfer {spec.releases}; installed {flashinfer_version}")
+    else:
+        try:
+            obj = resolve(spec.target)
+            installed = _signature_text(obj)
+        except (_Missing, ImportError) as exc:
+            obj, obs = None, Observation("missing", str(exc))
+        if obj is not None:
+            try:
+                with deadline(ENTRY_DEADLINE_S), simulated_sm120(capability=device.capability) as simulation:
+                    replaced = simulation.replaced
+                    obs = observe_entry(spec, obj)
+            except CaseTimeout as exc:
+                obs = Observation("build-error", f"kit: {exc}")
+    classification = classify(obs)
+    expectation = spec.expectation_for(flashinfer_version)
+    return SweepResult(
+        entry_id=spec.id, family=spec.family, target=spec.target, arch=arch, device=device.to_dict(),
+        flashinfer=flashinfer_version, torch=torch_version, classification=classification,
+        verdict=verdict_for(classification, expectation.behaviour if expectation else None).value,
+        expected=expectation.behaviour if expectation else None,
+        expectation_link=expectation.link if expectation else None,
+        installed_signature=installed, simulation_replaced=replaced, refused=obs.refused,
+        signature=obs.signature.to_dict() if obs.signature else None,
+        duration_s=round(time.perf_counter() - start, 3),
+    )
+
+
+def installed_versions() -> tuple[str, str]:
+    import flashinfer
+    import torch
+
+    return flashinfer.__version__, torch.__version__
+
+
+def run_sweep(specs: Sequence[EntrySpec], arches: Sequence[str] = tuple(SIMULATED_ARCHES)) -> list[SweepResult]:
+    versions = installed_versions()
+    return [sweep_entry(spec, arch, SIMULATED_ARCHES[arch], versions) for arch in arches for spec in specs]
+
+
+__all__ = ["SweepClass", "SweepResult", "run_sweep", "sweep_entry", "observe_entry", "resolve"]

@@ -1,0 +1,41 @@
+"""Record the installed release's signature of every spec's entry point (data for reviewing the spec
+table against each release): `python -m pcgkit.sweep.signatures [--out DIR]` writes
+signatures/flashinfer-<version>.json. Needs torch and flashinfer; imports only."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from pcgkit import resources
+from pcgkit.sweep.engine import _Missing, _signature_text, installed_versions, resolve
+from pcgkit.sweep.specs import load_specs
+
+SCHEMA = "pcgkit.sweep-signatures/1"
+
+
+def collect() -> dict:
+    flashinfer_version, torch_version = installed_versions()
+    entries = {}
+    for spec in load_specs():
+        try:
+            entries[spec.id] = {"target": spec.target, "signature": _signature_text(resolve(spec.target))}
+        except (_Missing, ImportError) as exc:
+            entries[spec.id] = {"target": spec.target, "signature": None, "missing": str(exc)}
+    return {"schema": SCHEMA, "flashinfer": flashinfer_version, "torch": torch_version, "entries": entries}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m pcgkit.sweep.signatures")
+    parser.add_argument("--out", type=Path, default=resources.sweep_data("signatures"))
+    out = parser.parse_args().out
+    data = collect()
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"flashinfer-{data['flashinfer']}.json"
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    print(path)
+
+
+if __name__ == "__main__":
+    main()

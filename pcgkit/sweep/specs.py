@@ -1,0 +1,201 @@
+"""The sweep's spec table as typed values: entry points, argument kinds, release ranges. Pure.
+
+`load_specs()` reads pcgkit/sweep/entry_points.toml (package data). An argument is data, never code:
+`parse_arg` turns "bf16[4,64]=ones" into a TensorArg, "dtype:bf16" into a DtypeArg, and so on.
+Nothing here imports torch; `pcgkit.sweep.inputs` materializes the values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Mapping
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from pcgkit import resources
+
+SCHEMA = "pcgkit.sweep-specs/1"
+SPEC_FILE = "entry_points.toml"
+FAMILIES = ("norm", "activation", "rope", "sampling", "attention", "cascade", "page", "quant", "gemm", "moe", "torch-op")
+DTYPES = ("bf16", "f16", "f32", "i8", "u8", "i32", "i64", "bool", "fp8e4m3", "fp8e5m2", "e8m0")
+INITS = ("zeros", "ones", "randn", "arange", "probs")
+
+_TENSOR_RE = re.compile(r"^(?P<dtype>[a-z0-9]+)\[(?P<shape>[0-9, ]*)\](?:=(?P<init>.+))?$")
+
+
+class SpecError(ValueError):
+    """The spec table is malformed (a kit defect, reported with the entry id)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorArg:
+    dtype: str
+    shape: tuple[int, ...]
+    init: str = "zeros"  # one of INITS
+    values: tuple[float, ...] = ()  # literal values ("i32[2]=0,4"), row-major
+
+    def __str__(self) -> str:
+        init = ",".join(f"{v:g}" for v in self.values) if self.values else self.init
+        return f"{self.dtype}[{','.join(map(str, self.shape))}]" + ("" if init == "zeros" else f"={init}")
+
+
+@dataclasses.dataclass(frozen=True)
+class DtypeArg:
+    dtype: str
+
+
+@dataclasses.dataclass(frozen=True)
+class NoneArg:
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class SequenceArg:
+    items: tuple[Arg, ...]
+    as_list: bool = False  # False: a tuple
+
+
+Arg = Any  # TensorArg | DtypeArg | NoneArg | SequenceArg | bool | int | float | str
+
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+    args: tuple[Arg, ...] = ()
+    kwargs: tuple[tuple[str, Arg], ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Expectation:
+    releases: SpecifierSet
+    behaviour: str
+    link: str
+    note: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class EntrySpec:
+    id: str
+    target: str  # dotted path: "flashinfer.rmsnorm", "flashinfer.Class.method", "torch.ops.flashinfer.op"
+    family: str
+    releases: SpecifierSet
+    call: Call
+    construct: Call | None = None  # methods: how to build the instance
+    plan: Call | None = None  # wrappers: wrapper.plan(...) before run()
+    expectations: tuple[Expectation, ...] = ()
+
+    def applies_to(self, flashinfer_version: str) -> bool:
+        return self.releases.contains(Version(flashinfer_version), prereleases=True)
+
+    def expectation_for(self, flashinfer_version: str) -> Expectation | None:
+        version = Version(flashinfer_version)
+        return next((e for e in self.expectations if e.releases.contains(version, prereleases=True)), None)
+
+
+def parse_tensor(text: str) -> TensorArg:
+    match = _TENSOR_RE.match(text.strip())
+    if not match:
+        raise SpecError(f"not a tensor kind: {text!r} (want dtype[d0,d1,...] with optional =init)")
+    dtype = match["dtype"]
+    if dtype not in DTYPES:
+        raise SpecError(f"unknown dtype {dtype!r} in {text!r} (known: {', '.join(DTYPES)})")
+    shape = tuple(int(d) for d in match["shape"].replace(" ", "").split(",") if d)
+    init = match["init"] or "zeros"
+    if init in INITS:
+        return TensorArg(dtype, shape, init)
+    try:
+        values = tuple(float(v) for v in init.split(","))
+    except ValueError:
+        raise SpecError(f"unknown init {init!r} in {text!r} (known: {', '.join(INITS)}, or literal values)") from None
+    count = 1
+    for dim in shape:
+        count *= dim
+    if len(values) != count:
+        raise SpecError(f"{text!r}: {len(values)} literal values for {count} elements")
+    return TensorArg(dtype, shape, "values", values)
+
+
+def parse_arg(raw: Any) -> Arg:
+    if isinstance(raw, list):
+        return SequenceArg(tuple(parse_arg(item) for item in raw))
+    if isinstance(raw, dict):
+        if set(raw) != {"list"}:
+            raise SpecError(f"an inline table argument must be {{list = [...]}}, got keys {sorted(raw)}")
+        return SequenceArg(tuple(parse_arg(item) for item in raw["list"]), as_list=True)
+    if isinstance(raw, str):
+        if raw == "none":
+            return NoneArg()
+        if raw.startswith("dtype:"):
+            dtype = raw.removeprefix("dtype:")
+            if dtype not in DTYPES:
+                raise SpecError(f"unknown dtype in {raw!r}")
+            return DtypeArg(dtype)
+        if "[" in raw and raw.split("[", 1)[0] in DTYPES:
+            return parse_tensor(raw)
+    return raw  # plain str / bool / int / float
+
+
+def parse_call(raw: Mapping[str, Any] | None, *, where: str) -> Call:
+    raw = raw or {}
+    unknown = set(raw) - {"args", "kwargs"}
+    if unknown:
+        raise SpecError(f"{where}: unknown keys {sorted(unknown)}")
+    return Call(
+        tuple(parse_arg(a) for a in raw.get("args", ())),
+        tuple((k, parse_arg(v)) for k, v in raw.get("kwargs", {}).items()),
+    )
+
+
+_ENTRY_KEYS = {"id", "target", "family", "releases", "args", "kwargs", "construct", "plan", "expect"}
+
+
+def parse_entry(raw: Mapping[str, Any]) -> EntrySpec:
+    entry_id = raw.get("id", "?")
+    unknown = set(raw) - _ENTRY_KEYS
+    if unknown:
+        raise SpecError(f"entry {entry_id}: unknown keys {sorted(unknown)}")
+    for key in ("id", "target", "family", "releases"):
+        if key not in raw:
+            raise SpecError(f"entry {entry_id}: missing {key!r}")
+    if raw["family"] not in FAMILIES:
+        raise SpecError(f"entry {entry_id}: unknown family {raw['family']!r}")
+    if raw.get("plan") is not None and raw.get("construct") is None:
+        raise SpecError(f"entry {entry_id}: `plan` needs `construct` (plan is a method of the instance)")
+    expectations = tuple(
+        Expectation(SpecifierSet(e["releases"]), e["behaviour"], e["link"], e.get("note", "")) for e in raw.get("expect", ())
+    )
+    return EntrySpec(
+        id=raw["id"],
+        target=raw["target"],
+        family=raw["family"],
+        releases=SpecifierSet(raw["releases"]),
+        call=parse_call({k: raw[k] for k in ("args", "kwargs") if k in raw}, where=entry_id),
+        construct=parse_call(raw["construct"], where=f"{entry_id}.construct") if "construct" in raw else None,
+        plan=parse_call(raw["plan"], where=f"{entry_id}.plan") if "plan" in raw else None,
+        expectations=expectations,
+    )
+
+
+def parse_specs(data: Mapping[str, Any]) -> tuple[EntrySpec, ...]:
+    if data.get("schema") != SCHEMA:
+        raise SpecError(f"spec table schema is {data.get('schema')!r}, expected {SCHEMA!r}")
+    entries = tuple(parse_entry(raw) for raw in data.get("entry", ()))
+    seen: set[str] = set()
+    for entry in entries:
+        if entry.id in seen:
+            raise SpecError(f"duplicate entry id {entry.id!r}")
+        seen.add(entry.id)
+    return entries
+
+
+def load_specs(text: str | None = None) -> tuple[EntrySpec, ...]:
+    """The shipped table (or `text`, for tests)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    if text is None:
+        text = resources.sweep_data(SPEC_FILE).read_text()
+    return parse_specs(tomllib.loads(text))
