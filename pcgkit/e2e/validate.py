@@ -177,7 +177,7 @@ def run_validation(versions: Sequence[str], workdir: Path, python: str) -> dict[
                 reports[version] = {"flags": {"ok": False, "error": error}}
                 continue
         done = proc.run(
-            [venv / "bin" / "python", "-m", "pcgkit.e2e.probe", "--checkpoint", checkpoint],
+            [str(venv / "bin" / "python"), "-m", "pcgkit.e2e.probe", "--checkpoint", str(checkpoint)],
             env={**os.environ, "PYTHONPATH": f"{target}{os.pathsep}{KIT_IMPORT_ROOT}", "CUDA_VISIBLE_DEVICES": ""},
             timeout=600,
             log_path=workdir / f"probe-{version}.log",

@@ -62,7 +62,7 @@ def check_on_gpu(ctx: CaseContext, original: Callable, op, fake: Callable, x, co
     if shape_mismatches:
         problems.append(f"fake disagrees with the real op on {len(shape_mismatches)} shape(s)")
     kernel_writes = ctx.device.capability[0] >= KERNEL_MIN_MAJOR
-    checks = ("test_schema", "test_autograd_registration", "test_faketensor")
+    checks: tuple[str, ...] = ("test_schema", "test_autograd_registration", "test_faketensor")
     if kernel_writes:  # aot_dispatch compares output values: uninitialized memory on older archs
         checks += ("test_aot_dispatch_dynamic",)
     scale = torch.ones(1, dtype=torch.float32, device=ctx.torch_device)

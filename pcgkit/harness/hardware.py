@@ -61,7 +61,7 @@ def detect_cuda_devices() -> tuple[Device, ...]:
         if not torch.cuda.is_available():
             return ()
         return tuple(
-            Device(torch.cuda.get_device_name(i), tuple(torch.cuda.get_device_capability(i)))
+            Device(torch.cuda.get_device_name(i), tuple(torch.cuda.get_device_capability(i)))  # type: ignore[arg-type]  # (major, minor)
             for i in range(torch.cuda.device_count())
         )
     except Exception:

@@ -113,7 +113,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     # a test function may name its own mode (a case module with two modes); else the module's MODE
     mode = getattr(getattr(item, "function", None), "pcgkit_mode", None) or (
         getattr(item.module, "MODE", None) if hasattr(item, "module") else None)
-    target = getattr(item, "callspec", None) and item.callspec.params.get("target")
+    callspec = getattr(item, "callspec", None)
+    target = callspec.params.get("target") if callspec is not None else None
     # A case that runs on one target only (the end-to-end launch) names it as module-level TARGET.
     target = target or (getattr(item.module, "TARGET", None) if hasattr(item, "module") else None)
     stopped = report.skipped or report.failed
@@ -281,7 +282,7 @@ class ResultCollector:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in report.user_properties:
             if name == JUNIT_RESULT_PROPERTY:
-                self.results.setdefault(report.nodeid, CaseResult.from_dict(json.loads(value)))
+                self.results.setdefault(report.nodeid, CaseResult.from_dict(json.loads(str(value))))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.config, "workerinput"):  # xdist worker: only the controller writes files

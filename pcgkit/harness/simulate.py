@@ -115,7 +115,7 @@ def simulated_sm120(capability: tuple[int, int] = SIMULATED_SM120_CAPABILITY) ->
                 continue  # this FlashInfer version has no such query
             answer = answers[attr]
             if hasattr(original, "cache_info"):  # keep FlashInfer's functools.cache, and its dynamo warning
-                answer = functools.cache(answer)
+                answer = functools.cache(answer)  # type: ignore[arg-type]
             replaced += stack.enter_context(patched_everywhere(original, answer, "flashinfer"))
         for module_name, attr in FLASHINFER_IMPORT_TIME_ARCH_ANSWERS:
             try:

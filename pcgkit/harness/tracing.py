@@ -47,7 +47,7 @@ class TraceOutcome:
 def _graph_break_accounting() -> tuple[int, tuple[str, ...]]:
     from torch._dynamo.utils import counters
 
-    breaks = counters.get("graph_break", {})
+    breaks: dict = counters.get("graph_break", {})
     return sum(breaks.values()), tuple(str(reason)[:200] for reason in breaks)
 
 
@@ -83,7 +83,7 @@ def observe(invoke: Callable[[Callable], Any], *, execute: bool, graphs: list | 
 
     torch._dynamo.reset()
     counters.clear()
-    backend = "eager" if execute else functools.partial(_trace_only_backend, graphs=graphs)
+    backend: Any = "eager" if execute else functools.partial(_trace_only_backend, graphs=graphs)
     if execute:
         from torch._dynamo.backends.registry import lookup_backend
 

@@ -168,7 +168,10 @@ def read_wheel(wheel: Path) -> SglangRelease:
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
         metadata = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
-    version = re.search(r"^Version: (.+)$", metadata, re.MULTILINE).group(1).strip()
+    found = re.search(r"^Version: (.+)$", metadata, re.MULTILINE)
+    if found is None:
+        raise ValueError(f"{wheel.name}: METADATA has no Version line")
+    version = found.group(1).strip()
     requires = tuple(
         line.split(":", 1)[1].strip()
         for line in metadata.splitlines()

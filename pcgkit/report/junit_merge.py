@@ -35,7 +35,7 @@ def _retag(case: TestCase, cell_id: str) -> TestCase:
     tagged.result = list(case.result)
     lines = [f"{name}={value}" for name, value in _testcase_properties(case)]
     existing = case.system_out or ""
-    tagged.system_out = "\n".join(x for x in ("\n".join(lines), existing) if x) or None
+    tagged.system_out = "\n".join(x for x in ("\n".join(lines), existing) if x) or None  # type: ignore[assignment]  # junitparser accepts None
     if case.system_err:
         tagged.system_err = case.system_err
     return tagged

@@ -170,6 +170,7 @@ def reproduce_family(ctx: CaseContext, family: str) -> TraceOutcome:
     from pcgkit.sglang.dispatch import installed_dispatch
 
     root = sglang_facts.sglang_root()
+    assert root is not None  # installed_dispatch below raises first when sglang is missing
     binding = installed_dispatch()[family]
     fullgraph, where = runner_fullgraph(root)
     ctx.evidence["sglang_dispatch"] = binding.to_dict()

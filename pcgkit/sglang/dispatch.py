@@ -177,4 +177,4 @@ def installed_dispatch() -> dict[str, Fp4Binding]:
     root = sglang_root()
     if root is None:
         raise LookupError("sglang is not installed in this environment")
-    return dispatch_from_sources(_SourceTree(root))
+    return dispatch_from_sources(_SourceTree(root))  # type: ignore[arg-type]  # a lazy Mapping[str, str]

@@ -127,8 +127,8 @@ def flags_from_actions(
         # 0.5.16-0.5.19's --enforce-... is a deprecated alias of this very backend choice (and an
         # explicit backend skips the auto-disable cascade): passed only if it is a real switch.
         force_argv = (forced.option_strings[0],) if forced and not forced.deprecated else ()
-        on_values = (("cuda_graph_backend_prefill", TC_PIECEWISE),)
-        if force_argv and forced.dest != "cuda_graph_backend_prefill":
+        on_values: tuple[tuple[str, object], ...] = (("cuda_graph_backend_prefill", TC_PIECEWISE),)
+        if forced is not None and force_argv and forced.dest != "cuda_graph_backend_prefill":
             on_values += ((forced.dest, forced.const if forced.const is not None else True),)
         return PiecewiseFlags(
             sglang=sglang,
@@ -146,23 +146,24 @@ def flags_from_actions(
         )
     enable, disable, force = by_prefix["--enable-"], by_prefix["--disable-"], by_prefix["--enforce-"]
     if enable is None and disable is None:
-        offered = f"; {_PREFILL_BACKEND_FLAG} offers {list(backend.choices)}, no {TC_PIECEWISE}" if backend else ""
+        offered = f"; {_PREFILL_BACKEND_FLAG} offers {list(backend.choices or ())}, no {TC_PIECEWISE}" if backend else ""
         return PiecewiseFlags(sglang, NOT_SHIPPED, None, None, None, all_flags, source,
                               note="no piecewise CUDA graph switch in this version's parser" + offered)
     if disable is not None:
         state = OPT_IN if disable.default is True else ON_BY_DEFAULT
     else:
+        assert enable is not None  # one of the two exists (checked above)
         state = ON_BY_DEFAULT if enable.default is True else OPT_IN
     # Where it is on by default nothing needs passing; the enable switch is passed otherwise (and
     # where the default could not be read), the disable switch never.
     enable_argv = (enable.option_strings[0],) if enable is not None and state != ON_BY_DEFAULT else ()
     force_argv = (force.option_strings[0],) if force is not None and not force.deprecated else ()
-    on_values: tuple[tuple[str, object], ...] = ()
-    if enable_argv:
+    on_values = ()
+    if enable is not None and enable_argv:
         on_values += ((enable.dest, True),)
     if disable is not None:
         on_values += ((disable.dest, False),)
-    if force_argv:
+    if force is not None and force_argv:
         on_values += ((force.dest, True),)
     return PiecewiseFlags(
         sglang=sglang,

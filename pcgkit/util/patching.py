@@ -14,7 +14,7 @@ from unittest import mock
 
 def bindings_of(original: object, package: str) -> list[tuple[str, object, str]]:
     """(module name, module, attribute) for every binding of `original` inside `package`."""
-    found = []
+    found: list[tuple[str, object, str]] = []
     for name, module in list(sys.modules.items()):
         if module is None or not (name == package or name.startswith(package + ".")):
             continue

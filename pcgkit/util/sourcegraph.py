@@ -61,7 +61,7 @@ class _NamesUsed(ast.NodeVisitor):
         for child in (*node.decorator_list, node.args, *node.body):
             self.visit(child)
 
-    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]  # same fields, same walk
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:

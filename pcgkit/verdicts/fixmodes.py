@@ -114,7 +114,7 @@ def flashinfer_registers_torch_ops() -> bool:
     """
     from flashinfer import utils
 
-    def probe(x: torch.Tensor) -> torch.Tensor:  # noqa: F821 (never called)
+    def probe(x: object) -> object:  # never called: only its identity matters
         raise AssertionError("probe only")
 
     try:

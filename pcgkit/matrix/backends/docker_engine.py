@@ -258,6 +258,9 @@ def copy_out(container, path: str, dest: Path) -> list[Path]:
                 continue
             target = dest / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(tar.extractfile(member).read())
+            extracted = tar.extractfile(member)
+            if extracted is None:  # a directory or link entry: nothing to copy
+                continue
+            target.write_bytes(extracted.read())
             written.append(target)
     return written
