@@ -108,11 +108,12 @@ FIX_MODES: dict[str, FixMode] = {
 def all_modes() -> dict[str, Mode]:
     """Every registered case's mode (FlashInfer-level failures, fixes, SGLang-level, end-to-end), for
     renderers that look a mode id up by name and for runs that must account for every case."""
+    from pcgkit.e2e.control import CONTROL_MODE
     from pcgkit.e2e.logclass import E2E_MODE
     from pcgkit.modes import MODES
     from pcgkit.sglang_case import SGLANG_MODES
 
-    return {**MODES, **FIX_MODES, **SGLANG_MODES, E2E_MODE.id: E2E_MODE}
+    return {**MODES, **FIX_MODES, **SGLANG_MODES, E2E_MODE.id: E2E_MODE, CONTROL_MODE.id: CONTROL_MODE}
 
 
 def flashinfer_registers_torch_ops() -> bool:
