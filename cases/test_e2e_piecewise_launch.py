@@ -5,7 +5,10 @@ installed SGLang with that version's own piecewise flags, waits for readiness or
 the verdict from the server log: a crash in capture with FlashInfer's nvcc-subprocess failure is
 `reproduced` (seeds 000/001: the server died during piecewise CUDA graph capture); a server that
 captures, comes up and answers one /generate is `fixed`. The whole process group is killed at the
-end and the log is kept under reports/e2e/.
+end and the log is kept under reports/e2e/. Where the bf16 piecewise control
+(test_e2e_piecewise_control.py) ran earlier in the same session, its outcome is evidence here, and
+a failure without the known signature while the control also failed is an `error`
+(pcgkit.e2e.control.judge_with_control).
 
 Real SM120 only (marker sm120, gated by pcgkit.harness.hardware): nothing here is ever simulated.
 Runner command: README, "End-to-end piecewise launch".
@@ -32,9 +35,16 @@ def test_e2e_piecewise_launch(request, tmp_path):
     """A real SGLang server with piecewise CUDA graphs on the tiny NVFP4 checkpoint: capture crash or served."""
     import sys
 
-    from pcgkit.e2e.case import broken_install_reason, launch_and_classify, not_applicable_result, to_case_result
-    from pcgkit.e2e.checkpoint import write_checkpoint
-    from pcgkit.e2e.launch import LaunchPlanError, build_launch
+    from pcgkit.e2e.case import (
+        broken_install_reason,
+        launch_and_classify,
+        not_applicable_result,
+        plan_for_checkpoint,
+        to_case_result,
+    )
+    from pcgkit.e2e.checkpoint import NVFP4, write_checkpoint
+    from pcgkit.e2e.control import control_of_session, judge_with_control
+    from pcgkit.e2e.launch import LaunchPlanError
     from pcgkit.e2e.server import free_loopback_port
     from pcgkit.harness.plugin import judge_against_baseline
     from pcgkit.verdicts.expectations import expected_for, load_expectations
@@ -55,8 +65,12 @@ def test_e2e_piecewise_launch(request, tmp_path):
     expectation = expected_for(MODE.id, versions, load_expectations())
     checkpoint = write_checkpoint(tmp_path / "tiny-nvfp4")
     port = free_loopback_port()
+    env = dict(os.environ)
+    toolkit = cuda_toolkit_root()
+    if toolkit and not env.get("CUDA_HOME"):
+        env["CUDA_HOME"] = toolkit  # as on a CUDA machine; without it FlashInfer fails one frame earlier
     try:
-        plan = build_launch(flags, python=sys.executable, model_path=str(checkpoint), port=port)
+        plan = plan_for_checkpoint(flags, python=sys.executable, fmt=NVFP4, model_path=str(checkpoint), port=port, env=env)
     except LaunchPlanError as exc:  # e.g. 0.5.22+: torch.compile piecewise (tc_piecewise) was removed
         result = not_applicable_result(str(exc), device=device.to_dict(), versions=versions, nodeid=request.node.nodeid,
                                        evidence={"flags": flags.to_dict()},
@@ -64,10 +78,6 @@ def test_e2e_piecewise_launch(request, tmp_path):
         request.node.user_properties.extend(result.junit_properties())
         judge_against_baseline(result, expectation.why if expectation else "")
         return
-    env = dict(os.environ)
-    toolkit = cuda_toolkit_root()
-    if toolkit and not env.get("CUDA_HOME"):
-        env["CUDA_HOME"] = toolkit  # as on a CUDA machine; without it FlashInfer fails one frame earlier
     log_path = (request.config.rootpath / ARTIFACTS / f"server-{int(time.time())}-{port}.log").resolve()
     outcome = launch_and_classify(
         plan.argv,
@@ -76,14 +86,17 @@ def test_e2e_piecewise_launch(request, tmp_path):
         env=env,
         ready_timeout_s=request.config.getoption("--pcgkit-case-timeout"),
     )
+    control = control_of_session(request.config)
     result = to_case_result(
         outcome,
         device=device.to_dict(),
         versions=versions,
         duration_s=time.perf_counter() - start,
         nodeid=request.node.nodeid,
-        evidence={"flags": flags.to_dict(), "launch": list(plan.argv), "piecewise_how": plan.how, "CUDA_HOME": env.get("CUDA_HOME")},
+        evidence={"flags": flags.to_dict(), "launch": list(plan.argv), "piecewise_how": plan.how, "CUDA_HOME": env.get("CUDA_HOME"),
+                  "control": control.to_dict() if control else "not run in this session"},
         expected=expectation.expect.value if expectation else None,
+        classification=judge_with_control(outcome.classification, control),
     )
     request.node.user_properties.extend(result.junit_properties())
     judge_against_baseline(result, expectation.why if expectation else "")

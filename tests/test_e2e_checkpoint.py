@@ -117,3 +117,26 @@ def test_cli_writes_a_four_layer_checkpoint(tmp_path, capsys):
     assert json.loads((tmp_path / "c4" / "config.json").read_text())["num_hidden_layers"] == 4
     assert "model.layers.3.mlp.down_proj.weight_scale" in _tensors(tmp_path / "c4")
     assert str(tmp_path / "c4") in capsys.readouterr().out
+
+
+def test_bf16_control_checkpoint_is_the_same_model_unquantized(tmp_path):
+    """The control's checkpoint: the NVFP4 one's seeded weights in bf16, no quantization config anywhere."""
+    from pcgkit.e2e.checkpoint import BF16
+
+    out = tmp_path / "ckpt"
+    write_checkpoint(out, fmt="nvfp4")  # a stale NVFP4 checkpoint in the same folder must not leak through
+    write_checkpoint(out, fmt=BF16)
+    config = json.loads((out / "config.json").read_text())
+    assert "quantization_config" not in config and not (out / "hf_quant_config.json").exists()
+    tensors = _tensors(out)
+    dense = dense_weights(TinyLlamaShape())
+    assert set(tensors) == set(dense)
+    assert all(t.dtype == torch.bfloat16 for t in tensors.values())
+    assert torch.equal(tensors["model.layers.0.mlp.down_proj.weight"], dense["model.layers.0.mlp.down_proj.weight"].to(torch.bfloat16))
+    assert (out / "tokenizer.json").exists()
+
+
+def test_unknown_checkpoint_format_is_refused(tmp_path):
+    """Only nvfp4 and bf16 are written."""
+    with pytest.raises(UsageError, match="format"):
+        write_checkpoint(tmp_path, fmt="fp8")

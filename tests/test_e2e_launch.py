@@ -151,3 +151,15 @@ def test_on_values_are_judged_by_the_parsed_value():
     _, missing = check_on_values(on, argparse.Namespace())
     assert "no such field" in missing[0]
     assert check_on_values((), argparse.Namespace()) == ({}, ["the facts name no field to check"])
+
+
+def test_control_launch_has_no_quantization_and_the_environment_flags_come_last():
+    """quantization=None drops --quantization; extra args (PCGKIT_E2E_SERVER_ARGS) follow the piecewise flags."""
+    from pcgkit.e2e.launch import SERVER_ARGS_ENV, server_args_from_env
+
+    extra = server_args_from_env({SERVER_ARGS_ENV: "--attention-backend triton --mem-fraction-static 0.3"})
+    plan = build_launch(_facts("0.5.10.post1"), python="p", model_path="/m", port=1, quantization=None, extra_args=extra)
+    assert "--quantization" not in plan.argv
+    assert plan.argv[-4:] == ("--attention-backend", "triton", "--mem-fraction-static", "0.3")
+    assert plan.argv.index("--enforce-piecewise-cuda-graph") < plan.argv.index("--attention-backend")
+    assert server_args_from_env({}) == ()

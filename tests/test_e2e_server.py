@@ -99,6 +99,43 @@ def test_healthy_server_is_fixed_and_its_group_is_killed(tmp_path):
     assert outcome.classification.verdict is Verdict.FIXED, outcome.classification.reason
     assert _gone(int(pid_file.read_text())), "the server's grandchild outlived the process-group kill"
     assert "fired up" in log.read_text()  # the log stays behind as the artifact
+    assert outcome.run.group_left == ()  # checked from /proc after the stop, and recorded
+    assert outcome.timings == {"piecewise_capture_s": 0.01}
+
+
+def test_group_members_sees_the_whole_live_group_and_nothing_after_the_stop(tmp_path):
+    """While a stand-in runs, its leader and forked grandchild are found by session id; after stop(), none."""
+    from pcgkit.e2e.server import group_members, wait_group_gone
+
+    pid_file = tmp_path / "grandchild.pid"
+    server = proc.spawn([sys.executable, _script(tmp_path, HANGING_SERVER), "0", pid_file], log_path=tmp_path / "s.log")
+    with server:
+        deadline = time.monotonic() + 20
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline, "the stand-in never forked its grandchild"
+            time.sleep(0.05)
+        pids = {int(m.split(":")[0]) for m in group_members(server.pid)}
+        assert {server.pid, int(pid_file.read_text())} <= pids
+        assert os.getpid() not in pids  # the test itself is outside the server's session
+    assert wait_group_gone(server.pid) == ()
+
+
+def test_group_members_reads_pgrp_and_session_and_skips_zombies(tmp_path):
+    """From a stand-in /proc: members by process group or session id, names with spaces kept, zombies left out."""
+    from pcgkit.e2e.server import group_members
+
+    def stat(pid, comm, state, pgrp, session):
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "stat").write_text(f"{pid} ({comm}) {state} 1 {pgrp} {session} 0 0\n")
+
+    stat(100, "python3", "S", 100, 100)
+    stat(101, "sglang::scheduler (tp0)", "R", 100, 100)
+    stat(102, "setsid-child", "S", 102, 100)  # own group, same session
+    stat(103, "dead", "Z", 100, 100)
+    stat(200, "other", "S", 200, 200)
+    (tmp_path / "self").mkdir()
+    assert group_members(100, proc_root=tmp_path) == (
+        "100:python3:S", "101:sglang::scheduler (tp0):R", "102:setsid-child:S")
 
 
 def test_dying_server_is_classified_from_its_log(tmp_path):

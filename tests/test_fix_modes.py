@@ -20,13 +20,14 @@ def _signature(exception_type: str, message: str) -> Signature:
 
 def test_fix_mode_ids_do_not_collide_with_failure_modes():
     """Fix modes are separate columns: no id is shared with pcgkit.verdicts.modes.MODES, all are in all_modes()."""
+    from pcgkit.e2e.control import CONTROL_MODE
     from pcgkit.e2e.logclass import E2E_MODE
     from pcgkit.sglang.case import SGLANG_MODES
 
     assert not set(FIX_MODES) & set(MODES)
     assert not set(SGLANG_MODES) & (set(MODES) | set(FIX_MODES))
     assert E2E_MODE.id not in set(MODES) | set(FIX_MODES) | set(SGLANG_MODES)
-    assert set(all_modes()) == set(MODES) | set(FIX_MODES) | set(SGLANG_MODES) | {E2E_MODE.id}
+    assert set(all_modes()) == set(MODES) | set(FIX_MODES) | set(SGLANG_MODES) | {E2E_MODE.id, CONTROL_MODE.id}
 
 
 def test_clean_trace_is_fixed_with_the_modes_reason():

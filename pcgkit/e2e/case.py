@@ -11,7 +11,10 @@ import dataclasses
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from pcgkit.e2e.logclass import E2E_MODE, Classification, classify_run
+from pcgkit.e2e import launch as launch_mod
+from pcgkit.e2e.checkpoint import NVFP4
+from pcgkit.e2e.launch import QUANTIZATION, LaunchPlan, server_args_from_env
+from pcgkit.e2e.logclass import E2E_MODE, Classification, classify_run, log_timings
 from pcgkit.e2e.server import ServerRun, serve_once
 from pcgkit.harness import targets
 from pcgkit.sglang.facts import ARGPARSE_SOURCE, PiecewiseFlags
@@ -36,6 +39,21 @@ def broken_install_reason(flags: PiecewiseFlags) -> str | None:
 class E2EOutcome:
     run: ServerRun
     classification: Classification
+    timings: dict = dataclasses.field(default_factory=dict)  # capture times from the log (logclass.log_timings)
+
+
+def plan_for_checkpoint(
+    flags: PiecewiseFlags, *, python: str, fmt: str, model_path: str, port: int, env: Mapping[str, str]
+) -> LaunchPlan:
+    """The one launch both e2e cases use: --quantization only for NVFP4, the environment's extra flags last."""
+    return launch_mod.build_launch(  # through the module: tests stand a server in for it
+        flags,
+        python=python,
+        model_path=model_path,
+        port=port,
+        quantization=QUANTIZATION if fmt == NVFP4 else None,
+        extra_args=server_args_from_env(env),
+    )
 
 
 def launch_and_classify(
@@ -46,10 +64,11 @@ def launch_and_classify(
     env: Mapping[str, str] | None,
     ready_timeout_s: float,
     poll_s: float = 1.0,
+    classify=classify_run,
 ) -> E2EOutcome:
     run = serve_once(argv, port=port, log_path=log_path, env=env, ready_timeout_s=ready_timeout_s, poll_s=poll_s)
     log = log_path.read_bytes().decode("utf-8", "replace") if log_path.exists() else ""
-    return E2EOutcome(run, classify_run(run, log))
+    return E2EOutcome(run, classify(run, log), log_timings(log))
 
 
 def to_case_result(
@@ -61,12 +80,16 @@ def to_case_result(
     nodeid: str,
     evidence: dict,
     expected: str | None = None,
+    mode_id: str = E2E_MODE.id,
+    variant: str = VARIANT,
+    classification: Classification | None = None,
 ) -> CaseResult:
-    c = outcome.classification
+    """classification: the verdict to record when it differs from the run's own (judged with the control)."""
+    c = classification or outcome.classification
     generation = outcome.run.generation
     return CaseResult(
-        mode=E2E_MODE.id,
-        variant=VARIANT,
+        mode=mode_id,
+        variant=variant,
         verdict=c.verdict,
         reason=c.reason,
         device=device,
@@ -81,6 +104,12 @@ def to_case_result(
             "piecewise_capture_began": c.capture_began,
             "piecewise_capture_ended": c.capture_ended,
             "generation": dataclasses.asdict(generation) if generation else None,
+            "timings": {
+                **outcome.timings,
+                "ready_s": outcome.run.waited_s,
+                "first_generate_s": round(generation.duration_s, 3) if generation else None,
+            },
+            "group_left_after_stop": list(outcome.run.group_left) if outcome.run.group_left is not None else None,
         },
         nodeid=nodeid,
     )

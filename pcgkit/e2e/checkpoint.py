@@ -1,4 +1,4 @@
-"""A tiny Llama-style NVFP4 checkpoint in ModelOpt's layout, made locally (no downloads).
+"""A tiny Llama-style NVFP4 checkpoint in ModelOpt's layout (or its bf16 twin), made locally (no downloads).
 
 Layout (as ModelOpt's NVFP4 exports, e.g. nvidia/Llama-3.1-8B-Instruct-FP4, ship it):
   config.json            LlamaForCausalLM + a flat `quantization_config` (quant_method "modelopt",
@@ -116,8 +116,8 @@ def hf_quant_config() -> dict:
     }
 
 
-def model_config(shape: TinyLlamaShape, bos_id: int, eos_id: int) -> dict:
-    return {
+def model_config(shape: TinyLlamaShape, bos_id: int, eos_id: int, quantized: bool = True) -> dict:
+    config = {
         "architectures": ["LlamaForCausalLM"],
         "model_type": "llama",
         "hidden_size": shape.hidden,
@@ -135,8 +135,10 @@ def model_config(shape: TinyLlamaShape, bos_id: int, eos_id: int) -> dict:
         "eos_token_id": eos_id,
         "tie_word_embeddings": False,
         "torch_dtype": "bfloat16",
-        "quantization_config": quant_config_flat(),
     }
+    if quantized:
+        config["quantization_config"] = quant_config_flat()
+    return config
 
 
 def quantize_linear(weight, amax_input: float) -> dict:
@@ -219,10 +221,20 @@ def tokenizer_config() -> dict:
     }
 
 
-def write_checkpoint(out: Path, shape: TinyLlamaShape = TinyLlamaShape(), seed: int = 0) -> Path:
-    """Write the whole checkpoint into `out` (created; existing files of the same names replaced)."""
+NVFP4 = "nvfp4"
+BF16 = "bf16"  # the piecewise control (issue 13): the same model, unquantized
+FORMATS = (NVFP4, BF16)
+
+
+def write_checkpoint(out: Path, shape: TinyLlamaShape = TinyLlamaShape(), seed: int = 0, fmt: str = NVFP4) -> Path:
+    """Write the whole checkpoint into `out` (created; existing files of the same names replaced).
+
+    fmt "nvfp4": ModelOpt's NVFP4 layout (above); "bf16": the same seeded weights, every tensor in
+    bf16 and no quantization config at all, for the piecewise control launch."""
     from safetensors.torch import save_file
 
+    if fmt not in FORMATS:
+        raise UsageError(f"checkpoint format must be one of {FORMATS}, not {fmt!r}")
     shape.check()
     out.mkdir(parents=True, exist_ok=True)
     tokenizer = build_tokenizer()
@@ -230,28 +242,41 @@ def write_checkpoint(out: Path, shape: TinyLlamaShape = TinyLlamaShape(), seed: 
         raise UsageError(f"tokenizer has {tokenizer.get_vocab_size()} tokens, more than vocab {shape.vocab}")
     tokenizer.save(str(out / "tokenizer.json"))
     bos_id, eos_id = tokenizer.token_to_id("<s>"), tokenizer.token_to_id("</s>")
+    quantized = fmt == NVFP4
     files = {
-        "config.json": model_config(shape, bos_id, eos_id),
-        "hf_quant_config.json": hf_quant_config(),
+        "config.json": model_config(shape, bos_id, eos_id, quantized=quantized),
         "tokenizer_config.json": tokenizer_config(),
         "special_tokens_map.json": {k: v for k, v in tokenizer_config().items() if k.endswith("_token")},
         "generation_config.json": {"bos_token_id": bos_id, "eos_token_id": eos_id, "do_sample": False},
     }
+    if quantized:
+        files["hf_quant_config.json"] = hf_quant_config()
+    else:
+        (out / "hf_quant_config.json").unlink(missing_ok=True)  # a stale one would make SGLang quantize
     for name, payload in files.items():
         (out / name).write_text(json.dumps(payload, indent=2) + "\n")
-    save_file(model_tensors(shape, seed), str(out / "model.safetensors"), metadata={"format": "pt"})
+    tensors = model_tensors(shape, seed) if quantized else bf16_tensors(shape, seed)
+    save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
     return out
 
 
+def bf16_tensors(shape: TinyLlamaShape, seed: int = 0) -> dict:
+    """Every tensor of the control checkpoint: the same seeded weights as the NVFP4 one, in bf16."""
+    import torch
+
+    return {name: weight.to(torch.bfloat16).contiguous() for name, weight in dense_weights(shape, seed).items()}
+
+
 def _cmd_checkpoint(args) -> int:
-    out = write_checkpoint(Path(args.out), TinyLlamaShape(layers=args.layers), seed=args.seed)
-    print(f"pcgkit: wrote a {args.layers}-layer NVFP4 checkpoint to {out}")
+    out = write_checkpoint(Path(args.out), TinyLlamaShape(layers=args.layers), seed=args.seed, fmt=args.format)
+    print(f"pcgkit: wrote a {args.layers}-layer {args.format} checkpoint to {out}")
     return 0
 
 
 def register(e2e_subparsers) -> None:
-    cmd = e2e_subparsers.add_parser("checkpoint", help="write the tiny NVFP4 Llama checkpoint (ModelOpt layout)")
+    cmd = e2e_subparsers.add_parser("checkpoint", help="write the tiny Llama checkpoint (NVFP4 in ModelOpt layout, or bf16)")
     cmd.add_argument("--out", required=True, help="directory to write into")
     cmd.add_argument("--layers", type=int, default=2, choices=(2, 4))
     cmd.add_argument("--seed", type=int, default=0)
+    cmd.add_argument("--format", default=NVFP4, choices=FORMATS, help="nvfp4 (default) or bf16 (the piecewise control)")
     cmd.set_defaults(func=_cmd_checkpoint)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 
 def register(subparsers) -> None:
-    from pcgkit.e2e import checkpoint, validate
+    from pcgkit.e2e import checkpoint, payload, validate
 
-    e2e = subparsers.add_parser("e2e", help="end-to-end piecewise launch tools: tiny checkpoint, launch validation")
+    e2e = subparsers.add_parser("e2e", help="end-to-end piecewise launch tools: tiny checkpoint, launch validation, device payload")
     sub = e2e.add_subparsers(dest="e2e_command", required=True)
     checkpoint.register(sub)
     validate.register(sub)
+    payload.register(sub)

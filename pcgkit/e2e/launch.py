@@ -9,11 +9,22 @@ flag used here was checked against each matrix SGLang's own parser by `pcgkit e2
 from __future__ import annotations
 
 import dataclasses
+import shlex
+from typing import Mapping, Sequence
 
 from pcgkit.sglang.facts import ON_BY_DEFAULT, PiecewiseFlags
 
 LAUNCH_MODULE = "sglang.launch_server"
 QUANTIZATION = "modelopt_fp4"  # SGLang's name for ModelOpt NVFP4 checkpoints
+# Extra server flags an environment needs (a lean install: no FA3, no grammar backends), appended after
+# the kit's own; argparse keeps the last value of a repeated flag. The device runner sets it from
+# fixtures/e2e_payload.toml ([launch] server_args).
+SERVER_ARGS_ENV = "PCGKIT_E2E_SERVER_ARGS"
+
+
+def server_args_from_env(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The extra server flags named in PCGKIT_E2E_SERVER_ARGS (shell words), or none. Pure."""
+    return tuple(shlex.split(env.get(SERVER_ARGS_ENV, "")))
 
 
 class LaunchPlanError(ValueError):
@@ -58,9 +69,14 @@ def build_launch(
     port: int,
     host: str = "127.0.0.1",
     mem_fraction_static: float = 0.5,
+    quantization: str | None = QUANTIZATION,
+    extra_args: Sequence[str] = (),
 ) -> LaunchPlan:
-    """argv for one single-GPU server on the tiny checkpoint, piecewise CUDA graphs on."""
+    """argv for one single-GPU server on the tiny checkpoint, piecewise CUDA graphs on.
+
+    quantization None: the bf16 control checkpoint, launched without --quantization."""
     piecewise, how = piecewise_on_args(flags)
+    quant = ("--quantization", quantization) if quantization else ()
     argv = (
         python,
         "-m",
@@ -71,8 +87,7 @@ def build_launch(
         host,
         "--port",
         str(port),
-        "--quantization",
-        QUANTIZATION,
+        *quant,
         "--tp-size",
         "1",
         "--mem-fraction-static",
@@ -80,5 +95,6 @@ def build_launch(
         "--log-level",
         "info",
         *piecewise,
+        *extra_args,
     )
     return LaunchPlan(argv, piecewise, how)

@@ -2,9 +2,11 @@
 
   crashed (died or hung) with the known dynamo failure in capture -> reproduced, with the signature
   crashed with another dynamo failure                           -> drifted (the bug changed shape)
+  crashed because SGLang refused the quantization on this GPU   -> skipped (hardware), naming both capabilities
   crashed with no dynamo failure (OOM, import error, ...)         -> error: the run says nothing about the bug
   ready, piecewise capture ran, one /generate answered            -> fixed
   ready but piecewise capture never ran or was turned off        -> error: the launch did not test the path
+  any process of the server's group still alive after the stop   -> error: the kit leaked a server
 The known failure is mode 1's (E2E_MODE matches as pcgkit.verdicts.modes.MODE1 does: dynamo dies in
 FlashInfer's nvcc subprocess), the one a stock install shows (seeds 000/004).
 """
@@ -33,6 +35,27 @@ E2E_MODE = Mode(
 _CAPTURE_BEGIN_RE = re.compile(r"Capture piecewise CUDA graph begin", re.IGNORECASE)
 _CAPTURE_END_RE = re.compile(r"Capture piecewise CUDA graph end", re.IGNORECASE)
 _DISABLED_RE = re.compile(r"^.*Disabl\w* piecewise CUDA graph.*$", re.IGNORECASE | re.MULTILINE)
+# sglang/srt/model_loader/loader.py (0.5.12), before any weight is loaded or graph captured.
+_HARDWARE_REFUSAL_RE = re.compile(
+    r"The quantization method (?P<method>\S+) is not supported for the current GPU\. "
+    r"Minimum capability: (?P<minimum>\d+)\. Current capability: (?P<current>\d+)"
+)
+# model_runner / cuda_graph_runner: "Capture piecewise CUDA graph end. Time elapsed: 3.04 s. ...",
+# "Capture cuda graph end. Time elapsed: 50.71 s. ..."
+_TIMING_RES = {
+    "piecewise_capture_s": re.compile(r"Capture piecewise CUDA graph end\. Time elapsed: ([0-9.]+) s"),
+    "cuda_graph_capture_s": re.compile(r"Capture cuda graph end\. Time elapsed: ([0-9.]+) s"),
+}
+
+
+def log_timings(log: str) -> dict[str, float]:
+    """The capture times SGLang logs (seconds), for the ones present in the log."""
+    found = {}
+    for name, pattern in _TIMING_RES.items():
+        match = pattern.search(log)
+        if match:
+            found[name] = float(match.group(1).rstrip("."))
+    return found
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,6 +78,16 @@ def _crash(run: ServerRun, log: str, mode: Mode, began: bool, ended: bool) -> Cl
         else f"server not ready after {run.waited_s:.0f} s (process group killed)"
     )
     signature = parse_log(log)
+    refusal = _HARDWARE_REFUSAL_RE.search(log)
+    if refusal and not began:
+        return Classification(
+            Verdict.SKIPPED,
+            f"{how}: SGLang refuses {refusal['method']} on this GPU before any capture (minimum capability "
+            f"{refusal['minimum']}, current {refusal['current']}): nothing about the bug was tested",
+            signature,
+            began,
+            ended,
+        )
     if signature is None:
         return Classification(Verdict.ERROR, f"{how}; no exception in its log", None, began, ended)
     if not _is_dynamo_failure(signature):
@@ -81,6 +114,18 @@ def _crash(run: ServerRun, log: str, mode: Mode, began: bool, ended: bool) -> Cl
 
 def classify_run(run: ServerRun, log: str, mode: Mode = E2E_MODE) -> Classification:
     """Verdict and reason for one server run, from its log text and lifecycle."""
+    verdict = _classify_server(run, log, mode)
+    if run.group_left:
+        return dataclasses.replace(
+            verdict,
+            verdict=Verdict.ERROR,
+            reason=f"processes of the server's group still alive after stop: {', '.join(run.group_left)} "
+            f"(the run itself: {verdict.verdict}: {verdict.reason})",
+        )
+    return verdict
+
+
+def _classify_server(run: ServerRun, log: str, mode: Mode) -> Classification:
     began = bool(_CAPTURE_BEGIN_RE.search(log))
     ended = bool(_CAPTURE_END_RE.search(log))
     if run.readiness is not Readiness.READY:

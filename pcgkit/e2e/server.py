@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import os
 import socket
 import time
 import urllib.error
@@ -49,6 +50,9 @@ class ServerRun:
     waited_s: float  # until ready, death or the timeout
     exit_status: int | None  # the leader's status when it died by itself, else None
     generation: Generation | None  # only asked when ready
+    # Processes of the server's session / process group still alive after stop(), as "pid:name:state";
+    # None when the check was not made (a run recorded before it existed).
+    group_left: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)
@@ -122,6 +126,40 @@ def generate_once(url: str, prompt: str, max_new_tokens: int, timeout_s: float) 
     return Generation(True, text, duration)
 
 
+def group_members(leader_pid: int, proc_root: Path = Path("/proc")) -> tuple[str, ...]:
+    """Live processes whose process group or session is the leader's ("pid:name:state"), from /proc.
+
+    The server starts in its own session (pcgkit.util.proc.spawn), so every process it forks (SGLang's
+    scheduler, detokenizer, compile workers) carries the leader's pid as session id even after the
+    leader died and they were re-parented; one that called setsid itself would escape this check.
+    Zombies (state Z) are dead already and only wait to be reaped by their parent: not counted."""
+    found = []
+    for entry in proc_root.iterdir() if proc_root.is_dir() else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # gone in between
+            continue
+        # "pid (comm) state ppid pgrp session ..." -- comm may hold spaces and parentheses
+        name = stat[stat.find("(") + 1 : stat.rfind(")")]
+        fields = stat[stat.rfind(")") + 2 :].split()
+        state, pgrp, session = fields[0], int(fields[2]), int(fields[3])
+        if state != "Z" and leader_pid in (pgrp, session):
+            found.append(f"{entry.name}:{name}:{state}")
+    return tuple(sorted(found, key=lambda s: int(s.split(":")[0])))
+
+
+def wait_group_gone(leader_pid: int, timeout_s: float = 10.0, poll_s: float = 0.2) -> tuple[str, ...]:
+    """group_members until none is left or timeout_s passes (SIGKILL is delivered asynchronously)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = group_members(leader_pid)
+        if not left or time.monotonic() >= deadline:
+            return left
+        time.sleep(poll_s)
+
+
 def serve_once(
     argv: Sequence[str],
     *,
@@ -142,6 +180,7 @@ def serve_once(
         if readiness is Readiness.READY:
             generation = generate_once(url + GENERATE_PATH, prompt, max_new_tokens, generate_timeout_s)
         exit_status = server.stop()
+    group_left = wait_group_gone(server.pid) if os.path.isdir("/proc") else None
     return ServerRun(
         argv=tuple(str(a) for a in argv),
         log_path=log_path,
@@ -149,4 +188,5 @@ def serve_once(
         waited_s=round(waited, 3),
         exit_status=exit_status if readiness is Readiness.DIED else None,
         generation=generation,
+        group_left=group_left,
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 
+from pcgkit.e2e.control import CONTROL_MODE
 from pcgkit.e2e.logclass import E2E_MODE
 from pcgkit.sglang.case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120
 from pcgkit.verdicts.fixmodes import FIX_ALLOW_IN_GRAPH, FIX_CUSTOM_OP, FIX_NO_FULLGRAPH, FIX_UPSTREAM_OP
@@ -61,6 +62,8 @@ CATALOG: tuple[CaseEntry, ...] = (
     CaseEntry(SGLANG_COMPILE_SM120, Family.SGLANG, "test_sglang_compile.py", exportable=False),
     CaseEntry(SGLANG_COMPILE_OTHER, Family.SGLANG, "test_sglang_compile.py", exportable=False),
     CaseEntry(E2E_MODE, Family.E2E, "test_e2e_piecewise_launch.py", exportable=False),
+    # The same launch path with a bf16 checkpoint: whether piecewise capture works here at all.
+    CaseEntry(CONTROL_MODE, Family.E2E, "test_e2e_piecewise_control.py", exportable=False),
 )
 
 BY_ID: dict[str, CaseEntry] = {e.id: e for e in CATALOG}

@@ -1,0 +1,99 @@
+"""The piecewise control (issue 13): the same launch with a bf16 checkpoint, and what it means for the NVFP4 case.
+
+On SM120 the control separates "piecewise CUDA graphs are broken here at all" from "FP4 quantize
+breaks them": the NVFP4 case reads the control's outcome from the same pytest session
+(config.stash) and records it as evidence; an NVFP4 failure without the known signature while the
+control also failed is an `error`, never a verdict about the bug.
+
+Pure: classify_control, judge_with_control, ControlRecord. The stash helpers only touch the config.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from pcgkit.e2e.logclass import E2E_MODE, Classification, classify_run
+from pcgkit.e2e.server import ServerRun
+from pcgkit.verdicts.modes import Mode
+from pcgkit.verdicts.verdict import Verdict
+
+
+def _never_the_bug(signature) -> str:
+    return "the control has no FP4 path: any failure of it is about piecewise capture itself"
+
+
+CONTROL_MODE = Mode(
+    id="e2e-piecewise-control",
+    slug="e2e-piecewise-control",
+    title="SGLang server, piecewise CUDA graphs on, tiny bf16 checkpoint (the control: no FP4 path)",
+    known_signature="none: healthy capture, one /generate answered, process group gone",
+    seed="issue 13: separates 'piecewise broken here at all' from 'FP4 quantize breaks it'",
+    matches=_never_the_bug,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class ControlRecord:
+    """What the NVFP4 case needs of the control run in the same session."""
+
+    verdict: Verdict
+    reason: str
+    nodeid: str
+    device: str
+
+    @property
+    def healthy(self) -> bool:
+        return self.verdict is Verdict.FIXED
+
+    def to_dict(self) -> dict:
+        return {"verdict": self.verdict.value, "reason": self.reason, "nodeid": self.nodeid, "device": self.device}
+
+
+def classify_control(run: ServerRun, log: str) -> Classification:
+    """The control's verdict: `fixed` (piecewise works here without FP4) or `error` with what failed.
+
+    A dynamo failure in the control is never `reproduced`/`drifted`: there is no FP4 quantize in it,
+    so it says piecewise capture is broken in this environment, which is not a statement about the bug."""
+    result = classify_run(run, log, CONTROL_MODE)
+    if result.verdict is Verdict.FIXED:
+        return dataclasses.replace(result, reason=f"control healthy: {result.reason}")
+    if result.verdict in (Verdict.REPRODUCED, Verdict.DRIFTED):
+        return dataclasses.replace(
+            result, verdict=Verdict.ERROR, reason=f"control failed with a dynamo failure (no FP4 path): {result.reason}"
+        )
+    if result.verdict is Verdict.SKIPPED:
+        return result
+    return dataclasses.replace(result, reason=f"control failed: {result.reason}")
+
+
+def judge_with_control(nvfp4: Classification, control: ControlRecord | None) -> Classification:
+    """The NVFP4 verdict in the light of the control run in the same environment (None: not run).
+
+    Only one case changes: a failure without the known signature (drifted, error) while the control
+    failed too is an `error`: piecewise is broken here at all. A `reproduced` keeps its verdict (the
+    signature is FP4 quantize's own) and a healthy control changes nothing."""
+    if control is None or control.healthy or control.verdict is Verdict.SKIPPED:
+        return nvfp4
+    if nvfp4.verdict in (Verdict.DRIFTED, Verdict.ERROR):
+        return dataclasses.replace(
+            nvfp4,
+            verdict=Verdict.ERROR,
+            reason=f"failed without {E2E_MODE.known_signature!r} while the bf16 piecewise control also failed here "
+            f"(control: {control.verdict}: {control.reason[:200]}); piecewise capture is broken in this environment, "
+            f"this says nothing about FP4 quantize. NVFP4 run: {nvfp4.verdict}: {nvfp4.reason}",
+        )
+    return nvfp4
+
+
+_CONTROL_KEY = pytest.StashKey[ControlRecord]()
+
+
+def remember_control(config: pytest.Config, record: ControlRecord) -> None:
+    config.stash[_CONTROL_KEY] = record
+
+
+def control_of_session(config: pytest.Config) -> ControlRecord | None:
+    """The control's record when it ran earlier in this pytest session (it sorts before the NVFP4 case)."""
+    return config.stash.get(_CONTROL_KEY, None)
