@@ -241,19 +241,21 @@ class CaptureEvent(str, enum.Enum):
     READY = "server-ready"
 
 
+# Every capture-event wording contains one of these (checked with `in` before any regex runs).
+_CAPTURE_NEEDLES = ("raph", "RAPH", "num tokens", "ready to roll", "Uvicorn", "startup complete", "capturing finished")
 _CAPTURE_EVENT_RES: tuple[tuple[CaptureEvent, re.Pattern[str]], ...] = (
-    (CaptureEvent.END, re.compile(r"Capture (?:piecewise|target prefill) CUDA graph end", re.I)),
+    (CaptureEvent.END, re.compile(r"Capture (?:piecewise|target prefill) CUDA graph end")),
     (CaptureEvent.BEGIN, re.compile(
         r"Capture (?:piecewise|target prefill) CUDA graph begin|Capture cuda graph num tokens \[|"
-        r"C(?:ompil|aptur)ing num tokens \(num_tokens=|Capturing CUDA graphs \([^)]*PIECEWISE", re.I)),
+        r"C(?:ompil|aptur)ing num tokens \(num_tokens=|Capturing CUDA graphs \([^)]*PIECEWISE")),
     (CaptureEvent.FAILED, re.compile(
-        r"Piecewise CUDA Graph failed with error|Piecewise CUDA Graph is enabled by default as an experimental", re.I)),
-    (CaptureEvent.DISABLED, re.compile(r"Disabl\w* piecewise CUDA graph", re.I)),
+        r"Piecewise CUDA Graph failed with error|Piecewise CUDA Graph is enabled by default as an experimental")),
+    (CaptureEvent.DISABLED, re.compile(r"[Dd]isabl\w* [Pp]iecewise (?:CUDA|cuda) [Gg]raph")),
     (CaptureEvent.READY, re.compile(
         r"The server is fired up and ready to roll|Uvicorn running on|Application startup complete|"
-        r"Graph capturing finished in", re.I)),
+        r"Graph capturing finished in")),
 )
-_CAPTURE_SECONDS_RE = re.compile(r"Capture (?:piecewise|target prefill) CUDA graph end\. Time elapsed: ([0-9.]+) s", re.I)
+_CAPTURE_SECONDS_RE = re.compile(r"Capture (?:piecewise|target prefill) CUDA graph end\. Time elapsed: ([0-9.]+) s")
 _VLLM_PIECEWISE_DONE_RE = re.compile(r"Capturing CUDA graphs \([^)]*PIECEWISE\): 100%")
 
 
@@ -317,14 +319,16 @@ def clean_lines(text: str) -> list[LogLine]:
     return out
 
 
+# One alternation, applied until nothing more comes off: one regex call per prefix, not one per pattern.
+_ANY_PREFIX_RE = re.compile("|".join(f"(?:{p.pattern})" for p in _SOURCE_PREFIX_RES + _RECORD_PREFIX_RES))
+
+
 def _strip_prefixes(segment: str) -> str:
-    changed = True
-    while changed and segment:
-        changed = False
-        for pattern in _SOURCE_PREFIX_RES + _RECORD_PREFIX_RES:
-            stripped = pattern.sub("", segment, count=1)
-            if stripped != segment:
-                segment, changed = stripped, True
+    while segment:
+        match = _ANY_PREFIX_RE.match(segment)
+        if match is None or not match.end():
+            return segment
+        segment = segment[match.end() :]
     return segment
 
 
@@ -345,14 +349,19 @@ def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
                 frames.append((line.number, Frame(package_relative(match["file"]), int(match["line"]), match["function"])))
                 frame_index.append(pos)
                 continue
-        if _TRACEBACK_RE.search(t) or _HIT_EXCEPTION_RE.search(t):
+        if ("Traceback" in t or "hit an exception" in t) and (_TRACEBACK_RE.search(t) or _HIT_EXCEPTION_RE.search(t)):
             announced.append(line)
+            if ":" not in t:
+                continue
         if lru_marker in t and "Dynamo" in t:
             warnings.append(line)
-        for event, pattern in _CAPTURE_EVENT_RES:
-            if pattern.search(t):
-                events.append((event, line))
-                break
+        if any(needle in t for needle in _CAPTURE_NEEDLES):
+            for event, pattern in _CAPTURE_EVENT_RES:
+                if pattern.search(t):
+                    events.append((event, line))
+                    break
+        if ":" not in t and "skipped" not in t and "Skip calling" not in t:
+            continue  # every failure announcement below has a colon or dynamo's own words
         if _PCG_FAILED_RE.search(t):
             starts.append((pos, "piecewise-error"))
         elif _EXCEPTION_LINE_RE.match(t.lstrip()) and not t.startswith((" ", "\t")):
@@ -361,12 +370,12 @@ def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
             starts.append((pos, "native-error"))
         elif _DYNAMO_PHRASE_RE.search(t):
             starts.append((pos, "dynamo-message"))
-    if _VLLM_PIECEWISE_DONE_RE.search(text):
+    if "PIECEWISE): 100%" in text:
         done = next(line for line in lines if _VLLM_PIECEWISE_DONE_RE.search(line.text))
         events.append((CaptureEvent.END, done))
-    seconds = _CAPTURE_SECONDS_RE.search(text)
+    seconds = next((m for e, ln in events if e is CaptureEvent.END and (m := _CAPTURE_SECONDS_RE.search(ln.text))), None)
     packages = {m.group(1) for m in _PACKAGE_PATH_RE.finditer(text)}
-    if _FLASHINFER_JIT_URI_RE.search(text):
+    if "_dtype_q_" in text and _FLASHINFER_JIT_URI_RE.search(text):
         packages.add("flashinfer")
     failures = _failures(lines, starts, frame_index, tuple(ln.text.strip() for ln in warnings))
     return LogReading(
