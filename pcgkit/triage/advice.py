@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import tomllib
 
+import tomllib
 from packaging.version import InvalidVersion, Version
 
 from pcgkit import resources

@@ -5,9 +5,10 @@ except `load_corpus`, which reads the files; shared by the benchmark and the tes
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from collections import Counter
 from pathlib import Path
+
+import tomllib
 
 from pcgkit.harness.signature import read_log
 from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose
