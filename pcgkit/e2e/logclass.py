@@ -17,7 +17,7 @@ import dataclasses
 import re
 
 from pcgkit.e2e.server import Readiness, ServerRun
-from pcgkit.harness.signature import Signature, parse_log
+from pcgkit.harness.signature import CaptureEvent, Signature, parse_log, read_log
 from pcgkit.verdicts.modes import MODE1, Mode
 from pcgkit.verdicts.verdict import Verdict
 
@@ -30,11 +30,8 @@ E2E_MODE = Mode(
     matches=MODE1.matches,
 )
 
-# SGLang's model runner logs these around piecewise capture ("Capture piecewise CUDA graph begin.
-# avail mem=..."), and "Disable piecewise CUDA graph because ..." when it turns the feature off.
-_CAPTURE_BEGIN_RE = re.compile(r"Capture piecewise CUDA graph begin", re.IGNORECASE)
-_CAPTURE_END_RE = re.compile(r"Capture piecewise CUDA graph end", re.IGNORECASE)
-_DISABLED_RE = re.compile(r"^.*Disabl\w* piecewise CUDA graph.*$", re.IGNORECASE | re.MULTILINE)
+# Capture begin/end and "Disable piecewise CUDA graph because ..." are read by the one log engine
+# (pcgkit.harness.signature.read_log), the same reader `pcgkit triage` uses.
 # sglang/srt/model_loader/loader.py (0.5.12), before any weight is loaded or graph captured.
 _HARDWARE_REFUSAL_RE = re.compile(
     r"The quantization method (?P<method>\S+) is not supported for the current GPU\. "
@@ -126,15 +123,15 @@ def classify_run(run: ServerRun, log: str, mode: Mode = E2E_MODE) -> Classificat
 
 
 def _classify_server(run: ServerRun, log: str, mode: Mode) -> Classification:
-    began = bool(_CAPTURE_BEGIN_RE.search(log))
-    ended = bool(_CAPTURE_END_RE.search(log))
+    reading = read_log(log)
+    began, ended = reading.capture_began, reading.capture_ended
     if run.readiness is not Readiness.READY:
         return _crash(run, log, mode, began, ended)
-    disabled = _DISABLED_RE.search(log)
+    disabled = reading.events(CaptureEvent.DISABLED)
     if disabled:
         return Classification(
             Verdict.ERROR,
-            f"server came up with piecewise CUDA graphs turned off by SGLang: {disabled.group(0).strip()[-200:]}",
+            f"server came up with piecewise CUDA graphs turned off by SGLang: {disabled[0].text.strip()[-200:]}",
             parse_log(log),
             began,
             ended,

@@ -8,6 +8,7 @@ older torch releases.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import re
 from typing import Iterable, Sequence
 
@@ -169,13 +170,293 @@ def parse_exception(exc: BaseException, lru_cache_warnings: Sequence[str] = ()) 
 
 
 def parse_log(text: str, lru_marker: str = "lru_cache") -> Signature | None:
-    """Signature of the last exception in a log (a server's stderr); None when the log has none."""
-    matches = list(_LOG_EXCEPTION_RE.finditer(text))
-    if not matches:
+    """Signature of the earliest failure in a log (a server's stderr); None when it prints no failure.
+
+    The earliest wins: a chained traceback prints its cause first, and what follows a crash
+    ("Received sigquit", the wrapper's re-raise) is noise. A paste with frames but no exception
+    line has no signature here; read_log() still returns those frames.
+    """
+    failure = read_log(text, lru_marker).failure
+    if failure is None or failure.kind == "frames-only":
         return None
-    last = matches[-1]
-    # The message continues after the head until the traceback of the next exception or the end.
-    message = text[last.start("head") :]
-    warnings = [ln.strip() for ln in text.splitlines() if lru_marker in ln and "Dynamo" in ln]
-    # Frames printed by the traceback *before* the exception line are the outer Python stack.
-    return parse_message(last["type"], message, warnings, extra_frames_text=text[: last.start()])
+    return failure.signature
+
+
+# --- the log engine: one reader of logs as people paste them ----------------------------------
+# Everything above reads one exception's text; below, a whole log (a server's stderr, `docker
+# logs`, a GitHub paste cut at both ends) is cleaned line by line and scanned once into a
+# LogReading: every failure announcement, every frame, the piecewise capture events, with the line
+# numbers they came from. The e2e verdict (pcgkit.e2e.logclass) and `pcgkit triage` both read it.
+
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+# Prefixes that loggers and log collectors put before the message; several can stack
+# ("(Worker_TP2 pid=99) ERROR 04-09 20:31:10 [multiproc_executor.py:949] ...").
+_RECORD_PREFIX_RES = (
+    re.compile(r"^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: [A-Z]{2,4}\d+)*\] ?"),  # SGLang [... TP0]
+    re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z? "),  # docker logs --timestamps
+    re.compile(r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[^\]]+\] ?"),  # vLLM
+    re.compile(r"^[IWEFV]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\s]+\] ?"),  # torch's glog-style TORCH_LOGS lines
+    re.compile(r"^\d\d:\d\d:\d\d-\d+ [A-Z]+ +"),  # rich console (sdnext)
+)
+_SOURCE_PREFIX_RES = (
+    re.compile(r"^\([\w.-]+ pid=\d+\) ?"),  # vLLM / Ray worker: (Worker_TP2 pid=99), (SGLangWorker pid=3)
+    re.compile(r"^\[rank\d+\]:"),  # torchrun
+    re.compile(r"^[\w.-]+(?:-\d+)? +\| "),  # docker compose: "sglang-1  | "
+)
+# A flattened paste keeps every worker line on one physical line; progress bars redraw with \r.
+_SEGMENT_SPLIT_RE = re.compile(r"\r|(?=\([\w.-]+ pid=\d+\) )")
+
+# "torch._dynamo.exc.Unsupported: ...", bare "Exception: ...", "torch.OutOfMemoryError:" (no head),
+# and SGLang's "Scheduler hit an exception: torch._dynamo.exc.Unsupported: ..." on one line.
+_EXCEPTION_LINE_RE = re.compile(
+    r"^(?:[\w ]{0,40}? hit an exception: )?"
+    r"(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failed\w*)|Exception|\w*Unsupported))"
+    r":(?: (?P<head>.*))?$"
+)
+_TRACEBACK_RE = re.compile(r"Traceback \(most recent call last\)")
+_CHAIN_RE = re.compile(r"direct cause of the following exception|During handling of the above exception")
+_HIT_EXCEPTION_RE = re.compile(r"\b\w+ hit an exception\b")
+# SGLang's piecewise runner prints the message first, then its hint block, then the traceback.
+_PCG_FAILED_RE = re.compile(r"Piecewise CUDA Graph failed with error: ?(?P<head>.*)")
+# Failures printed by C++/CUDA code, not Python: no exception line at all.
+_NATIVE_ERROR_RE = re.compile(
+    r"^(?P<type>CUDA Error|ptxas fatal)\s*:\s*(?P<head>.*)|^Search for `(?P<code>cuda\w+)'"  # PyTorch's CUDA error tail
+)
+# FlashInfer JIT module names ("batch_mla_attention_dtype_q_bf16_dtype_kv_bf16_..."), and library
+# files named anywhere (dynamo's "FAILED INLINING <code object ..., file ".../flashinfer/prefill.py">).
+_FLASHINFER_JIT_URI_RE = re.compile(r"\b[a-z_]+_dtype_q_[a-z0-9]+_dtype_kv_\w+")
+_PACKAGE_PATH_RE = re.compile(r"(?:site|dist)-packages/([A-Za-z_]\w*)/")
+# Dynamo's own wording when the exception line is missing or buried mid-line (rich consoles).
+_DYNAMO_PHRASE_RE = re.compile(r"Skip calling `torch\.compiler\.disable\(\)`d function|Attempted to call function marked as skipped")
+_FAILURE_BLOCK_LINES = 400  # a dynamo message with its user-code frames fits easily
+
+
+class CaptureEvent(str, enum.Enum):
+    """What a log line says about piecewise CUDA graph capture (SGLang and vLLM wordings)."""
+
+    BEGIN = "begin"
+    END = "end"
+    FAILED = "failed"
+    DISABLED = "disabled"
+    READY = "server-ready"
+
+
+# Every capture-event wording contains one of these (checked with `in` before any regex runs).
+_CAPTURE_NEEDLES = ("raph", "RAPH", "num tokens", "ready to roll", "Uvicorn", "startup complete", "capturing finished")
+_CAPTURE_EVENT_RES: tuple[tuple[CaptureEvent, re.Pattern[str]], ...] = (
+    (CaptureEvent.END, re.compile(r"Capture (?:piecewise|target prefill) CUDA graph end")),
+    (CaptureEvent.BEGIN, re.compile(
+        r"Capture (?:piecewise|target prefill) CUDA graph begin|Capture cuda graph num tokens \[|"
+        r"C(?:ompil|aptur)ing num tokens \(num_tokens=|Capturing CUDA graphs \([^)]*PIECEWISE")),
+    (CaptureEvent.FAILED, re.compile(
+        r"Piecewise CUDA Graph failed with error|Piecewise CUDA Graph is enabled by default as an experimental")),
+    (CaptureEvent.DISABLED, re.compile(r"[Dd]isabl\w* [Pp]iecewise (?:CUDA|cuda) [Gg]raph")),
+    (CaptureEvent.READY, re.compile(
+        r"The server is fired up and ready to roll|Uvicorn running on|Application startup complete|"
+        r"Graph capturing finished in")),
+)
+_CAPTURE_SECONDS_RE = re.compile(r"Capture (?:piecewise|target prefill) CUDA graph end\. Time elapsed: ([0-9.]+) s")
+_VLLM_PIECEWISE_DONE_RE = re.compile(r"Capturing CUDA graphs \([^)]*PIECEWISE\): 100%")
+
+
+@dataclasses.dataclass(frozen=True)
+class LogLine:
+    number: int  # 1-based physical line in the input
+    text: str  # one segment, ANSI and record prefixes removed
+
+    def __str__(self) -> str:
+        return f"{self.number}: {self.text[:240]}"
+
+
+@dataclasses.dataclass(frozen=True)
+class LogFailure:
+    """One failure the log announces: an exception line, SGLang's piecewise message, or frames alone."""
+
+    kind: str  # "exception" | "piecewise-error" | "native-error" | "frames-only" | "announced"
+    line: LogLine
+    exception_type: str | None  # None when the log never prints it (frames-only, SGLang's message)
+    head: str
+    signature: Signature
+    evidence: tuple[LogLine, ...] = ()  # the lines this failure was read from (head, frames, hints)
+    context: str = ""  # its traceback and message text (source lines included), for the diagnosis
+
+
+@dataclasses.dataclass(frozen=True)
+class LogReading:
+    lines: int
+    failures: tuple[LogFailure, ...]  # in log order; the first is the earliest real failure
+    frames: tuple[tuple[int, Frame], ...]  # every traceback frame, with its line number
+    capture_events: tuple[tuple[CaptureEvent, LogLine], ...]
+    lru_cache_warnings: tuple[LogLine, ...]
+    capture_seconds: float | None = None  # "Capture piecewise CUDA graph end. Time elapsed: 3.45 s"
+    packages_named: frozenset[str] = frozenset()  # top-level packages of every site-packages path in the log
+    announced: tuple[LogLine, ...] = ()  # "Traceback (most recent call last)", "... hit an exception"
+
+    @property
+    def failure(self) -> LogFailure | None:
+        return self.failures[0] if self.failures else None
+
+    def events(self, kind: CaptureEvent) -> list[LogLine]:
+        return [line for event, line in self.capture_events if event is kind]
+
+    @property
+    def capture_began(self) -> bool:
+        return bool(self.events(CaptureEvent.BEGIN) or self.events(CaptureEvent.END))
+
+    @property
+    def capture_ended(self) -> bool:
+        return bool(self.events(CaptureEvent.END))
+
+
+def clean_lines(text: str) -> list[LogLine]:
+    """The log as segments: CRLF and \\r redraws split, ANSI colour and logger prefixes removed. Pure."""
+    out: list[LogLine] = []
+    for number, raw in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
+        if "\x1b" in raw:
+            raw = _ANSI_RE.sub("", raw)
+        for segment in _SEGMENT_SPLIT_RE.split(raw) if ("\r" in raw or "pid=" in raw) else (raw,):
+            out.append(LogLine(number, _strip_prefixes(segment.rstrip())))
+    return out
+
+
+# One alternation, applied until nothing more comes off: one regex call per prefix, not one per pattern.
+_ANY_PREFIX_RE = re.compile("|".join(f"(?:{p.pattern})" for p in _SOURCE_PREFIX_RES + _RECORD_PREFIX_RES))
+
+
+def _strip_prefixes(segment: str) -> str:
+    while segment:
+        match = _ANY_PREFIX_RE.match(segment)
+        if match is None or not match.end():
+            return segment
+        segment = segment[match.end() :]
+    return segment
+
+
+def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
+    """Scan a whole log once. Pure; linear in the log's size."""
+    lines = clean_lines(text)
+    frames: list[tuple[int, Frame]] = []
+    frame_index: list[int] = []  # positions in `lines` of frame segments
+    events: list[tuple[CaptureEvent, LogLine]] = []
+    warnings: list[LogLine] = []
+    starts: list[tuple[int, str]] = []  # (position, kind) of failure announcements
+    announced: list[LogLine] = []
+    for pos, line in enumerate(lines):
+        t = line.text
+        if 'File "' in t:
+            match = _FRAME_RE.search(t)
+            if match:
+                frames.append((line.number, Frame(package_relative(match["file"]), int(match["line"]), match["function"])))
+                frame_index.append(pos)
+                continue
+        if ("Traceback" in t or "hit an exception" in t) and (_TRACEBACK_RE.search(t) or _HIT_EXCEPTION_RE.search(t)):
+            announced.append(line)
+            if ":" not in t:
+                continue
+        if lru_marker in t and "Dynamo" in t:
+            warnings.append(line)
+        if any(needle in t for needle in _CAPTURE_NEEDLES):
+            for event, pattern in _CAPTURE_EVENT_RES:
+                if pattern.search(t):
+                    events.append((event, line))
+                    break
+        if ":" not in t and "skipped" not in t and "Skip calling" not in t:
+            continue  # every failure announcement below has a colon or dynamo's own words
+        if _PCG_FAILED_RE.search(t):
+            starts.append((pos, "piecewise-error"))
+        elif _EXCEPTION_LINE_RE.match(t.lstrip()) and not t.startswith((" ", "\t")):
+            starts.append((pos, "exception"))
+        elif _NATIVE_ERROR_RE.match(t.strip()):
+            starts.append((pos, "native-error"))
+        elif _DYNAMO_PHRASE_RE.search(t):
+            starts.append((pos, "dynamo-message"))
+    if "PIECEWISE): 100%" in text:
+        done = next(line for line in lines if _VLLM_PIECEWISE_DONE_RE.search(line.text))
+        events.append((CaptureEvent.END, done))
+    seconds = next((m for e, ln in events if e is CaptureEvent.END and (m := _CAPTURE_SECONDS_RE.search(ln.text))), None)
+    packages = {m.group(1) for m in _PACKAGE_PATH_RE.finditer(text)}
+    if "_dtype_q_" in text and _FLASHINFER_JIT_URI_RE.search(text):
+        packages.add("flashinfer")
+    failures = _failures(lines, starts, frame_index, tuple(ln.text.strip() for ln in warnings))
+    return LogReading(
+        lines=lines[-1].number if lines else 0,
+        failures=failures,
+        frames=tuple(frames),
+        capture_events=tuple(events),
+        lru_cache_warnings=tuple(warnings),
+        capture_seconds=float(seconds.group(1).rstrip(".")) if seconds else None,
+        packages_named=frozenset(packages),
+        announced=tuple(announced),
+    )
+
+
+def _block_end(lines: list[LogLine], start: int, stops: set[int]) -> int:
+    """Where a failure's message ends: the next failure or traceback, a chain line, or the cap."""
+    end = min(len(lines), start + _FAILURE_BLOCK_LINES)
+    for pos in range(start + 1, end):
+        if pos in stops or _TRACEBACK_RE.search(lines[pos].text) or _CHAIN_RE.search(lines[pos].text):
+            return pos
+    return end
+
+
+def _failures(
+    lines: list[LogLine], starts: list[tuple[int, str]], frame_index: list[int], warnings: tuple[str, ...]
+) -> tuple[LogFailure, ...]:
+    stops = {pos for pos, _ in starts}
+    out: list[LogFailure] = []
+    consumed: set[int] = set()  # bare exception lines that only repeat a piecewise-error's head
+    previous = -1
+    for i, (pos, kind) in enumerate(starts):
+        if pos in consumed:
+            continue
+        line = lines[pos]
+        end = _block_end(lines, pos, stops)
+        body = "\n".join(ln.text for ln in lines[pos:end])
+        exc_type, head, message = _announcement(lines, starts, i, body, consumed)
+        # the traceback frames printed before the exception line (since the previous failure) are its outer stack
+        outer = "\n".join(lines[p].text for p in frame_index if previous < p < pos)
+        signature = parse_message(exc_type or "", message, warnings, extra_frames_text=outer)
+        evidence = (line,) + tuple(lines[p] for p in frame_index if pos < p < end)[-2:]
+        first = next((p for p in frame_index if previous < p < pos), pos)
+        context = "\n".join(ln.text for ln in lines[max(first - 1, previous + 1, 0) : end][:_FAILURE_BLOCK_LINES * 2])
+        out.append(LogFailure(kind, line, exc_type, head, signature, evidence, context))
+        previous = pos
+    if not out and frame_index:
+        # Frames with no exception line at all (the paste was cut, or the logger dropped it).
+        frames = parse_frames("\n".join(lines[p].text for p in frame_index))
+        signature = Signature("", "", innermost_library_frame=innermost_library_frame(frames), frame_chain=frames,
+                              lru_cache_warnings=warnings)
+        evidence = (lines[frame_index[0]],) + tuple(lines[p] for p in frame_index[-2:])
+        context = "\n".join(ln.text for ln in lines[max(frame_index[0] - 1, 0) : frame_index[-1] + 2])
+        out.append(LogFailure("frames-only", lines[frame_index[0]], None, "", signature, evidence, context))
+    return tuple(out)
+
+
+def _announcement(
+    lines: list[LogLine], starts: list[tuple[int, str]], i: int, body: str, consumed: set[int]
+) -> tuple[str | None, str, str]:
+    """(exception type or None, head, message text) of the failure announced at starts[i]."""
+    pos, kind = starts[i]
+    text = lines[pos].text.strip()
+    if kind == "piecewise-error":
+        head = _PCG_FAILED_RE.search(text)["head"].strip()  # type: ignore[index]
+        message = body[body.find("failed with error:") + len("failed with error:") :].lstrip()
+        # SGLang ends the same failure's traceback with a bare "<type>: <head>": that is its type.
+        for later_pos, later_kind in starts[i + 1 :]:
+            later = _EXCEPTION_LINE_RE.match(lines[later_pos].text.strip())
+            if later_kind == "exception" and later and head and (later["head"] or "").strip()[:60] == head[:60]:
+                consumed.add(later_pos)
+                return later["type"], head, message
+        return None, head, message
+    if kind == "native-error":
+        match = _NATIVE_ERROR_RE.match(text)
+        if match["code"]:  # type: ignore[index]
+            return "CUDA error", match["code"], body  # type: ignore[index]
+        return match["type"], match["head"].strip(), body  # type: ignore[index]
+    if kind == "dynamo-message":
+        match = _DYNAMO_PHRASE_RE.search(text)
+        return None, text[match.start() :].strip(), body[body.find(match.group(0)) :]  # type: ignore[union-attr]
+    match = _EXCEPTION_LINE_RE.match(text)
+    exc_type = match["type"]  # type: ignore[index]
+    head = (match["head"] or "").strip()  # type: ignore[index]
+    return exc_type, head, body[body.find(exc_type) + len(exc_type) + 1 :].lstrip()

@@ -1,0 +1,110 @@
+"""Versions, hardware, model and flags read from a log's text, each with the line it came from. Pure.
+
+Only what the log prints is reported; a fact that is inferred (a compute capability from the
+FlashInfer module name SGLang picked by it) says so in `how`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+_FACT_RES: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("gpu", re.compile(r"(NVIDIA (?:GeForce |RTX )?[A-Z][\w-]*(?: [A-Z0-9][\w-]*){0,3}|DGX Spark|GB10)\b"), "named"),
+    ("compute_capability", re.compile(r"Current capability: (\d+)"), "SGLang's quantization check"),
+    ("compute_capability", re.compile(r"[Cc]ompute [Cc]apability:? (\d+\.\d+)"), "named"),
+    ("compute_capability", re.compile(r"gen_fp4_quantization_(sm1\d\d[af]?)_module"),
+     "inferred: FlashInfer builds the fp4 module for the GPU's own architecture"),
+    ("compute_capability", re.compile(r"(sm_1[0-2]\d[af]?)\b"), "an architecture named by the toolchain"),
+    ("sglang", re.compile(r"lmsysorg/sglang:([\w.-]+)"), "docker image tag"),
+    ("sglang", re.compile(r"(?:sglang|SGLang)(?:==| version:? |-)v?(\d+\.\d+\.\d+(?:\.post\d+|rc\d+|\.dev\d+)?)"), "named"),
+    ("flashinfer", re.compile(r"(?:flashinfer|FlashInfer)(?:[-_]python)?(?:==| version:? |-)v?(\d+\.\d+\.\d+[\w.+]*)"), "named"),
+    ("torch", re.compile(r"torch(?:==| version:? | )v?(\d+\.\d+\.\d+(?:\+\w+)?)"), "named"),
+    ("torch", re.compile(r"cu\d+torch(\d+\.\d+)"), "from a wheel/build tag"),
+    ("python", re.compile(r"/python(3\.\d+)/"), "from a site-packages path"),
+    ("model", re.compile(r"model_path='([^']+)'|--model(?:-path)? (\S+)"), "server arguments"),
+    ("model", re.compile(r"type=(\w+For\w+)"), "SGLang's load log"),
+    ("model", re.compile(r"sglang/srt/models/(\w+)\.py"), "inferred: the model file in the frames"),
+    ("quantization", re.compile(r"quantization='(\w+)'|--quantization (\S+)"), "server arguments"),
+    ("quantization", re.compile(r"Detected (nvfp4) checkpoint|quantization method (\w+)"), "SGLang's load log"),
+    ("quantization", re.compile(r"quantization/(modelopt)_quant\.py"), "inferred: ModelOpt's linear method in the frames"),
+    ("prefill_backend", re.compile(r"CUDA graph begin\. backend=(\w+)"), "SGLang's capture log"),
+    ("prefill_backend", re.compile(r"cuda_graph_backend_prefill='(\w+)'|--cuda-graph-backend-prefill[= ](\w+)"), "server arguments"),
+)
+_FLAG_RE = re.compile(r"--(?:enable|disable|enforce)-piecewise-cuda-graph\b|\b(?:enable|disable|enforce)_piecewise_cuda_graph=\w+")
+
+
+@dataclasses.dataclass(frozen=True)
+class Fact:
+    name: str
+    value: str
+    line: int
+    how: str
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+_WORD_RE = re.compile(r"[A-Za-z_]{4,}")
+
+
+def _start(text: str, pattern: re.Pattern[str]) -> int:
+    """Where the pattern can first match: the first occurrence of one of its literal words (str.find is
+    fast), so a 10 MB log is not run through twenty regexes from the top. -1 when none occurs."""
+    alternatives = pattern.pattern.split("|")
+    positions = []
+    for alternative in alternatives:
+        word = _WORD_RE.search(re.sub(r"\\.|\[[^\]]*\]|\(\?[:=!]", " ", alternative))
+        if word is None:
+            return 0
+        found = text.find(word.group(0))
+        if found >= 0:
+            positions.append(max(found - 64, 0))
+    return min(positions) if positions else -1
+
+
+_WINDOW = 2 * 1024 * 1024  # facts sit in a log's head (server_args, versions) and near its end (the crash)
+
+
+def read_facts(text: str) -> tuple[Fact, ...]:
+    """The first fact of each kind in the log's first and last 2 MB (the first pattern that finds one wins). Pure."""
+    if len(text) <= 2 * _WINDOW:
+        return _read_facts(text, 0)
+    head = _read_facts(text[:_WINDOW], 0)
+    tail_start = len(text) - _WINDOW
+    tail = _read_facts(text[tail_start:], text.count("\n", 0, tail_start))
+    names = {f.name for f in head}
+    return head + tuple(f for f in tail if f.name not in names)
+
+
+def _read_facts(text: str, line_offset: int) -> tuple[Fact, ...]:
+    found: dict[str, Fact] = {}
+    for name, pattern, how in _FACT_RES:
+        if name in found:
+            continue
+        start = _start(text, pattern)
+        if start < 0:
+            continue
+        for match in pattern.finditer(text, start):
+            value = next((g for g in match.groups() if g), "") if match.groups() else match.group(0)
+            if value and not value.startswith(("<", "None")):  # "--model-path <model>" is a usage hint
+                found[name] = Fact(name, value, line_offset + _line_of(text, match.start()), how)
+                break
+    flags: list[str] = []
+    first = 0
+    for match in _FLAG_RE.finditer(text):
+        if match.group(0) not in flags:
+            flags.append(match.group(0))
+            if len(flags) == 1:
+                first = _line_of(text, match.start())
+    if flags:
+        found["piecewise_flags"] = Fact("piecewise_flags", " ".join(flags), line_offset + first, "as printed (launch command, hint or server_args)")
+    return tuple(found.values())
+
+
+def fact(facts: tuple[Fact, ...], name: str) -> str | None:
+    return next((f.value for f in facts if f.name == name), None)
