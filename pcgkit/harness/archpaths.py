@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import tomllib
 from pathlib import Path
 from typing import Mapping, Sequence
 
+import tomllib
 from packaging.version import InvalidVersion, Version
 
 from pcgkit import resources
