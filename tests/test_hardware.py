@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from pcgkit.harness.hardware import SIMULATED_SM120, Device, first_device, missing_hardware_reason
@@ -64,3 +66,23 @@ def test_simulated_label_says_simulated():
         "simulated": False,
         "label": "NVIDIA RTX PRO 6000 Blackwell (compute capability 12.0)",
     }
+
+
+def test_simulated_arches_are_simulated_and_named_by_their_capability():
+    """Every simulated device is flagged simulated and its capability is the one its arch id names."""
+    from pcgkit.harness.archpaths import capability_of
+    from pcgkit.harness.hardware import SIMULATED_ARCHES, SIMULATED_SM120_CAPABILITY
+
+    assert SIMULATED_SM120_CAPABILITY == (12, 0)
+    for arch, device in SIMULATED_ARCHES.items():
+        assert device.simulated and device.capability == capability_of(arch), arch
+        assert device.name == f"simulated {arch.upper()}"
+
+
+def test_a_simulated_device_note_replaces_the_answer_claim():
+    """A note (no query reached / did not take) is the label's account, not "answered as 12.0"."""
+    from pcgkit.harness.hardware import SIMULATED_SM120
+
+    noted = dataclasses.replace(SIMULATED_SM120, note="no GPU; no hardware query was reached on the traced path")
+    assert noted.label == "simulated SM120 (no GPU; no hardware query was reached on the traced path)"
+    assert noted.to_dict()["label"] == noted.label and noted.to_dict()["compute_capability"] == "12.0"

@@ -53,3 +53,44 @@ def test_json_is_versioned_and_carries_status():
     rows = compare([_result("mode2", "gpu", "reproduced", device=H200)])
     data = to_json(rows, {"date": "2026-11-29"})
     assert data["schema"] == "pcgkit.parity/1" and data["rows"][0]["status"] == "real only"
+
+
+def _with_path(result, key, path):
+    result.evidence[key] = {"arch_path": list(path)}
+    return result
+
+
+def test_a_different_arch_path_is_a_difference():
+    """Same verdict and frame but another generator chosen: DIFFERENT, naming both paths."""
+    rows = compare([
+        _with_path(_result("mode1", "sim-sm90", "reproduced", "gb0007", NVCC), "simulation",
+                   ["gen_fp4_quantization_sm120_module"]),
+        _with_path(_result("mode1", "gpu", "reproduced", "gb0007", NVCC, device=H200), "device_path",
+                   ["gen_fp4_quantization_sm90_module"]),
+    ])
+    assert rows[0].status == "DIFFERENT"
+    assert rows[0].differences == (
+        "arch_path: simulated gen_fp4_quantization_sm120_module vs real gen_fp4_quantization_sm90_module",)
+
+
+def test_same_arch_path_matches_and_is_shown():
+    """Simulated SM90 vs the real H200 on the same generator: match, the path in the table."""
+    rows = compare([
+        _with_path(_result("mode1", "sim-sm90", "reproduced", "gb0007", NVCC), "simulation",
+                   ["gen_fp4_quantization_sm90_module"]),
+        _with_path(_result("mode1", "gpu", "reproduced", "gb0007", NVCC, device=H200), "device_path",
+                   ["gen_fp4_quantization_sm90_module"]),
+    ])
+    assert rows[0].status == "match"
+    text = render_markdown(rows, {"simulated_arch": "sm90"})
+    assert "Simulated SM90 vs real GPU" in text and "path `gen_fp4_quantization_sm90_module`" in text
+
+
+def test_simulated_arch_follows_the_real_device():
+    """An H200 (9.0) is compared with simulated SM90; a 12.x part with SM120; no GPU falls back to SM120."""
+    from pcgkit.harness.hardware import Device
+    from pcgkit.jobs.parity import simulated_arch_for
+
+    assert simulated_arch_for((Device("NVIDIA H200", (9, 0)),)) == "sm90"
+    assert simulated_arch_for((Device("RTX PRO 6000", (12, 0)),)) == "sm120"
+    assert simulated_arch_for(()) == "sm120"

@@ -18,6 +18,7 @@ class Device:
     name: str
     capability: tuple[int, int]
     simulated: bool = False
+    note: str = ""  # a simulated device's own account of itself when the answers do not say it (see label)
 
     @property
     def family(self) -> int:
@@ -26,6 +27,8 @@ class Device:
     @property
     def label(self) -> str:
         major, minor = self.capability
+        if self.simulated and self.note:
+            return f"{self.name} ({self.note})"
         if self.simulated:
             return f"{self.name} (no GPU; hardware queries answered as {major}.{minor})"
         return f"{self.name} (compute capability {major}.{minor})"

@@ -11,6 +11,7 @@ The baseline is fixtures/expectations.toml.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -20,7 +21,7 @@ from typing import Callable
 
 import pytest
 
-from pcgkit.harness import hardware, targets
+from pcgkit.harness import archpaths, hardware, pathevidence, targets
 from pcgkit.harness.casekit import (
     TARGETS,
     CaseContext,
@@ -32,6 +33,8 @@ from pcgkit.harness.casekit import (
     cuda_toolkit_root,
     deadline,
 )
+from pcgkit.harness.pathevidence import PathEvidence
+from pcgkit.harness.pathrecord import TraceRecording, record_inlined_calls
 from pcgkit.harness.tracing import TraceOutcome
 from pcgkit.harness.versions import collect_versions
 from pcgkit.verdicts.expectations import expected_for, load_expectations
@@ -61,6 +64,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--pcgkit-json", default=None, help="write the case results (pcgkit.results/1 JSON) here")
     group.addoption(
+        "--pcgkit-simulate-arch",
+        choices=sorted(targets.SIMULATED_BY_ARCH),
+        default=os.environ.get("PCGKIT_SIMULATE_ARCH") or None,
+        help="simulate this arch instead of SM120 on the cpu_sim target (e.g. sm90, to compare with a real "
+             "H200 in `pcgkit parity`); env PCGKIT_SIMULATE_ARCH",
+    )
+    group.addoption(
         "--pcgkit-case-timeout",
         type=float,
         default=float(os.environ.get("PCGKIT_CASE_TIMEOUT", "600")),
@@ -79,9 +89,12 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Every case that asks for `target` runs once per target: simulated, any GPU, SM120."""
     if "target" in metafunc.fixturenames:
+        arch = metafunc.config.getoption("--pcgkit-simulate-arch")
+        simulated = targets.SIMULATED_BY_ARCH[arch] if arch else targets.SIM_SM120
+        chosen = [simulated if t is targets.SIM_SM120 else t for t in TARGETS]
         metafunc.parametrize(
             "target",
-            [pytest.param(t, id=t.id, marks=getattr(pytest.mark, t.marker)) for t in TARGETS],
+            [pytest.param(t, id=t.id, marks=getattr(pytest.mark, t.marker)) for t in chosen],
         )
 
 
@@ -153,13 +166,12 @@ class CaseRunner:
         timeout = config.getoption("--pcgkit-case-timeout")
         start = time.perf_counter()
         versions = collect_versions()
-        device = hardware.SIMULATED_SM120
+        device = initial_device = hardware.SIMULATED_ARCHES[self.target.arch or "sm120"]
         signature = None
         evidence: dict = {}
         try:
             with deadline(timeout):
                 if self.target.simulated:
-                    device = hardware.SIMULATED_SM120
                     torch_device = "cpu"
                 else:
                     device = hardware.first_device(self.target.marker, hardware.detect_cuda_devices())
@@ -173,13 +185,23 @@ class CaseRunner:
                         # earlier, in get_cuda_path's `which nvcc`. Set it like a CUDA machine would.
                         mp.setenv("CUDA_HOME", toolkit)
                     evidence["CUDA_HOME"] = toolkit
-                    outcome = _run_reproduce(ctx, reproduce)
+                    outcome, path = _run_reproduce(ctx, reproduce)
                 finally:
                     device = ctx.device  # a case may re-target (the SGLang case's simulated SM90 run)
                     mp.undo()
             versions = collect_versions()  # torch is imported now: adds torch.version.cuda
             signature = outcome.signature
             verdict, reason = classify(mode, outcome)
+            claimed = device
+            if self.target.simulated and self.target.arch and device is initial_device:
+                # The target's arch id says what it claims to be, not the simulated-device table
+                # the simulation itself answers from: a wrong entry there must not agree with itself.
+                claimed = dataclasses.replace(device, capability=archpaths.capability_of(self.target.arch))
+            checked = _path_evidence(claimed, path, signature, versions)
+            evidence.update(checked.evidence)
+            device = checked.device or device
+            if checked.problem:  # a verdict of the wrong arch's path is no verdict about this one
+                verdict, reason = Verdict.ERROR, f"{checked.problem} (the trace said: {verdict.value}: {reason})"
             evidence.update(
                 trace_s=round(outcome.duration_s, 3),
                 lru_cache_warnings=len(outcome.lru_cache_warnings),
@@ -217,14 +239,34 @@ class CaseRunner:
         return result
 
 
-def _run_reproduce(ctx: CaseContext, reproduce: Callable[[CaseContext], TraceOutcome]) -> TraceOutcome:
-    if ctx.simulated:
+@dataclasses.dataclass(frozen=True)
+class _RecordedPath:
+    recording: TraceRecording
+    told: tuple[tuple[str, object], ...]  # the simulation's stand-in calls that really ran
+
+
+def _run_reproduce(
+    ctx: CaseContext, reproduce: Callable[[CaseContext], TraceOutcome]
+) -> tuple[TraceOutcome, _RecordedPath]:
+    """Run the case with the trace's path recorded; simulated targets answer as ctx.device's arch."""
+    with record_inlined_calls() as recording:
+        if not ctx.simulated:
+            return reproduce(ctx), _RecordedPath(recording, ())
         from pcgkit.harness.simulate import simulated_sm120
 
-        with simulated_sm120() as simulation:
+        with simulated_sm120(capability=ctx.device.capability) as simulation:
             ctx.evidence["simulated_queries"] = list(simulation.replaced)
-            return reproduce(ctx)
-    return reproduce(ctx)
+            outcome = reproduce(ctx)
+        return outcome, _RecordedPath(recording, tuple(simulation.told))
+
+
+def _path_evidence(device: hardware.Device, path: _RecordedPath, signature, versions: dict) -> PathEvidence:
+    """What the trace was told and chose, judged against the arch `device` claims (simulated only)."""
+    row, note = archpaths.row_for(versions.get("flashinfer-python"), archpaths.load_rows())
+    return pathevidence.build(
+        claimed=device, calls=path.recording.calls, recorder=path.recording.how, told=path.told,
+        frames=signature.frame_chain if signature is not None else (), row=row, row_note=note,
+    )
 
 
 def judge_against_baseline(result: CaseResult, why: str) -> None:

@@ -44,6 +44,14 @@ def target_cuda_archs(capability: tuple[int, int]) -> set[tuple[int, str]]:
 class Simulation:
     capability: tuple[int, int]
     replaced: tuple[str, ...]  # "module.attr" of every binding that was answered
+    # (query, answer) of each stand-in call that really ran (not inside dynamo's symbolic model):
+    # torch.cuda.get_device_properties runs for real under dynamo's folded get_device_capability.
+    told: list[tuple[str, object]] = dataclasses.field(default_factory=list)
+
+
+# The capabilities of the simulations active now, innermost last: a nested simulated_sm120()
+# without a capability answers as the enclosing one does (an SM90 run's fake-shape check stays SM90).
+_ACTIVE_CAPABILITIES: list[tuple[int, int]] = []
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +65,7 @@ class SimulatedDeviceProperties:
     total_memory: int = 96 * 1024**3
 
 
-def _answers(capability: tuple[int, int]) -> dict[str, object]:
+def _answers(capability: tuple[int, int], told: list[tuple[str, object]]) -> dict[str, object]:
     """Stand-ins for FlashInfer's queries. They go through the REAL torch.cuda.get_device_capability
     function object (only the properties underneath it are simulated), so dynamo treats the query
     exactly as it does on a real GPU of this torch version: torch 2.9 folds it to a constant,
@@ -78,7 +86,9 @@ def _answers(capability: tuple[int, int]) -> dict[str, object]:
     def get_device_properties(device=None):
         # Named and sized after the family actually answered (simulated_sm120 is also used for SM90/SM100).
         sms, memory = SIMULATED_PART_SHAPE.get(capability[0], (188, 96 * 1024**3))
-        return SimulatedDeviceProperties(f"simulated SM{capability[0]}{capability[1]}", *capability, sms, memory)
+        properties = SimulatedDeviceProperties(f"simulated SM{capability[0]}{capability[1]}", *capability, sms, memory)
+        told.append(("torch.cuda.get_device_properties", (properties.major, properties.minor)))
+        return properties
 
     return {
         "get_compute_capability": get_compute_capability,
@@ -89,8 +99,9 @@ def _answers(capability: tuple[int, int]) -> dict[str, object]:
 
 
 @contextlib.contextmanager
-def simulated_sm120(capability: tuple[int, int] = SIMULATED_SM120_CAPABILITY) -> Iterator[Simulation]:
-    """Answer FlashInfer's and torch's hardware queries as an SM120 part would, inside the block."""
+def simulated_sm120(capability: tuple[int, int] | None = None) -> Iterator[Simulation]:
+    """Answer FlashInfer's and torch's hardware queries as an SM120 part would (or as `capability`;
+    nested without one: as the enclosing simulation), inside the block."""
     import importlib
 
     import torch
@@ -103,9 +114,14 @@ def simulated_sm120(capability: tuple[int, int] = SIMULATED_SM120_CAPABILITY) ->
 
     if hasattr(trace_rules, "get_torch_obj_rule_map"):
         trace_rules.get_torch_obj_rule_map()
-    answers = _answers(capability)
+    if capability is None:
+        capability = _ACTIVE_CAPABILITIES[-1] if _ACTIVE_CAPABILITIES else SIMULATED_SM120_CAPABILITY
+    told: list[tuple[str, object]] = []
+    answers = _answers(capability, told)
     replaced: list[str] = []
     with contextlib.ExitStack() as stack:
+        _ACTIVE_CAPABILITIES.append(capability)
+        stack.callback(_ACTIVE_CAPABILITIES.pop)
         for module_name, attr in FLASHINFER_QUERIES:
             try:
                 original = getattr(importlib.import_module(module_name), attr, None)
@@ -128,4 +144,4 @@ def simulated_sm120(capability: tuple[int, int] = SIMULATED_SM120_CAPABILITY) ->
         # Below torch.cuda.get_device_capability, which stays the real function object.
         stack.enter_context(mock.patch.object(torch.cuda, "get_device_properties", answers["get_device_properties"]))
         replaced.append("torch.cuda.get_device_properties")
-        yield Simulation(capability, tuple(sorted(replaced)))
+        yield Simulation(capability, tuple(sorted(replaced)), told)

@@ -2,8 +2,10 @@
 
 The simulation is only worth something if a real GPU agrees with it. Two separate pytest runs in
 the same environment (separate processes, so no dynamo state crosses over): `-m cpu_sim`
-(hardware queries answered as SM120) and `-m "gpu or sm120"` (nothing replaced). Then, per mode:
-verdict, graph-break id and innermost FlashInfer frame, simulated vs real. A difference is
+(hardware queries answered as the real device's arch: on an H200 simulated SM90, detected; or
+`--simulate-arch`) and `-m "gpu or sm120"` (nothing replaced). Then, per mode: verdict,
+graph-break id, innermost FlashInfer frame and the arch-specific path the trace chose (the
+generator recorded in evidence["simulation"] / evidence["device_path"]), simulated vs real. A difference is
 reported, never hidden: it is a bug in the simulation (or a real hardware dependence) to explain.
 
 compare() and render_markdown() are pure; the command is the edge.
@@ -14,19 +16,21 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import json
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Iterable, Sequence
+from unittest import mock
 
 from pcgkit.errors import UsageError
-from pcgkit.harness import targets
+from pcgkit.harness import hardware, targets
 from pcgkit.jobs import run as runjob
 from pcgkit.verdicts.result import CaseResult, read_results
 from pcgkit.verdicts.verdict import Verdict
 
 PARITY_SCHEMA = "pcgkit.parity/1"
-SIMULATED_VARIANT = targets.SIM_SM120.id
+SIMULATED_VARIANTS = tuple(t.id for t in targets.SIMULATED_BY_ARCH.values())
 REAL_VARIANTS = targets.REAL_TARGET_IDS  # an exact-SM120 run is the better witness when there is one
 NOT_COMPARABLE = ("skipped", "error")
 
@@ -40,12 +44,15 @@ class Observation:
     innermost_frame: str | None  # file:line:function, path relative to the package
     device: str
     reason: str
+    arch_path: tuple[str, ...] | None = None  # the arch generators the trace reached; None: not recorded
 
     @classmethod
     def of(cls, result: CaseResult) -> Observation:
         sig = result.signature
         frame = sig.innermost_library_frame if sig else None
+        path = result.evidence.get("simulation") or result.evidence.get("device_path") or {}
         return cls(
+            arch_path=tuple(path["arch_path"]) if "arch_path" in path else None,
             verdict=result.verdict.value,
             graph_break_id=sig.graph_break_id if sig else None,
             innermost_frame=str(frame) if frame else None,
@@ -83,10 +90,12 @@ def _pick_real(results: Sequence[CaseResult]) -> CaseResult | None:
 
 def _differences(sim: Observation, real: Observation) -> tuple[str, ...]:
     found = []
-    for field in ("verdict", "graph_break_id", "innermost_frame"):
+    for field in ("verdict", "graph_break_id", "innermost_frame", "arch_path"):
         a, b = getattr(sim, field), getattr(real, field)
+        if field == "arch_path" and (a is None or b is None):
+            continue  # a result file from before paths were recorded: nothing to compare, not a match
         if a != b:
-            found.append(f"{field}: simulated {a or '-'} vs real {b or '-'}")
+            found.append(f"{field}: simulated {_text(a)} vs real {_text(b)}")
     return tuple(found)
 
 
@@ -98,7 +107,7 @@ def compare(results: Iterable[CaseResult]) -> list[ParityRow]:
     rows = []
     for mode in sorted(by_mode):
         group = by_mode[mode]
-        sim_result = next((r for r in group if r.variant == SIMULATED_VARIANT), None)
+        sim_result = next((r for r in group if r.variant in SIMULATED_VARIANTS), None)
         real_result = _pick_real(group)
         sim = Observation.of(sim_result) if sim_result else None
         real = Observation.of(real_result) if real_result else None
@@ -114,6 +123,23 @@ def compare(results: Iterable[CaseResult]) -> list[ParityRow]:
     return rows
 
 
+def _text(value) -> str:
+    if isinstance(value, tuple):
+        return ", ".join(value) or "no arch path"
+    return value or "-"
+
+
+def simulated_arch_for(devices: Sequence[hardware.Device]) -> str:
+    """The simulated arch to compare with this machine's first real GPU (exact family); SM120 without one."""
+    for arch, device in hardware.SIMULATED_ARCHES.items():
+        if devices and devices[0].family == device.family:
+            return arch
+    if devices:
+        raise UsageError(f"no simulated arch for {devices[0].label}: pass --simulate-arch "
+                         f"({', '.join(sorted(hardware.SIMULATED_ARCHES))})")
+    return "sm120"
+
+
 def _cell(obs: Observation | None) -> str:
     if obs is None:
         return "-"
@@ -122,6 +148,8 @@ def _cell(obs: Observation | None) -> str:
         parts.append(obs.graph_break_id)
     if obs.innermost_frame:
         parts.append(f"`{obs.innermost_frame}`")
+    if obs.arch_path:
+        parts.append("path " + ", ".join(f"`{p}`" for p in obs.arch_path))
     return " ".join(parts).replace("|", "\\|")
 
 
@@ -135,15 +163,15 @@ def render_markdown(rows: Sequence[ParityRow], meta: dict) -> str:
     matched = sum(r.status == "match" for r in rows)
     compared = sum(r.status in ("match", "DIFFERENT") for r in rows)
     lines = [
-        f"# Simulated SM120 vs real GPU: parity ({meta.get('date', '?')})",
+        f"# Simulated {meta.get('simulated_arch', 'sm120').upper()} vs real GPU: parity ({meta.get('date', '?')})",
         "",
         f"- real device: {meta.get('real_device', '?')}",
-        "- simulated: hardware queries answered as SM120 (compute capability 12.0); all library code real",
+        f"- simulated: hardware queries answered as {meta.get('simulated_arch', 'sm120').upper()}; all library code real",
         "- versions: " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()) if v),
         f"- wall time: simulated run {_seconds(meta.get('simulated_wall_s'))}, real run {_seconds(meta.get('real_wall_s'))}",
         f"- command: `{meta.get('command', 'pcgkit parity')}`",
         "",
-        f"**{matched} of {compared} compared modes match** (verdict, graph-break id, innermost frame).",
+        f"**{matched} of {compared} compared modes match** (verdict, graph-break id, innermost frame, arch path).",
         "",
         "| mode | simulated | real | status | differences |",
         "|---|---|---|---|---|",
@@ -191,13 +219,20 @@ def _cmd_parity(args) -> int:
             results += found
         walls = {"simulated_wall_s": "n/a (from files)", "real_wall_s": "n/a (from files)"}
         command = "pcgkit parity --from-results " + " ".join(args.from_results)
+        simulated_arch = next((r.variant.removeprefix("sim-") for r in results if r.variant in SIMULATED_VARIANTS),
+                              "sm120")
     else:
         python = args.python or sys.executable
-        environment, simulated, sim_wall = _run(python, out / "simulated", "cpu_sim", (), args.timeout)
+        simulated_arch = args.simulate_arch
+        if simulated_arch == "auto":
+            simulated_arch = simulated_arch_for(hardware.detect_cuda_devices())
+        # The cases' plugin reads the arch from the environment (--pcgkit-simulate-arch's variable).
+        with mock.patch.dict(os.environ, {"PCGKIT_SIMULATE_ARCH": simulated_arch}):
+            environment, simulated, sim_wall = _run(python, out / "simulated", "cpu_sim", (), args.timeout)
         _, real, real_wall = _run(python, out / "real", "gpu or sm120", ("gpu",), args.timeout)
         results = simulated + real
         walls = {"simulated_wall_s": sim_wall, "real_wall_s": real_wall}
-        command = "pcgkit parity"
+        command = f"pcgkit parity --simulate-arch {simulated_arch}"
     if not results:
         raise UsageError("no results to compare (did pytest run? see the logs under the reports folder)")
     rows = compare(results)
@@ -207,6 +242,7 @@ def _cmd_parity(args) -> int:
         "real_device": real_device,
         "versions": environment.get("versions", {}),
         "command": command,
+        "simulated_arch": simulated_arch,
         **walls,
     }
     out.mkdir(parents=True, exist_ok=True)
@@ -228,6 +264,10 @@ def register(subparsers) -> None:
     parity.add_argument("--python", help="interpreter of the environment to test (default: this one)")
     parity.add_argument("--reports", default="reports/parity", help="output folder (default: reports/parity)")
     parity.add_argument("--timeout", type=float, default=1800, help="seconds per run (default 1800)")
+    parity.add_argument(
+        "--simulate-arch", default="auto", choices=["auto", *sorted(hardware.SIMULATED_ARCHES)],
+        help="arch the simulated run answers as (default auto: the real GPU's family, e.g. sm90 on an H200)",
+    )
     parity.add_argument(
         "--from-results", nargs="+", metavar="RESULTS_JSON",
         help="compare existing results files (pcgkit.results/1) instead of running",

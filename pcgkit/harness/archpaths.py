@@ -1,0 +1,140 @@
+"""Which arch-specific path a release takes, and whether a recorded trace took the claimed arch's.
+
+The per-release data is fixtures/arch_paths.toml (read from each FlashInfer release's source;
+provenance per row). `judge_path` is pure: given what a simulation claimed to be, what the traced
+code was told and which arch generators it reached, it returns None when the simulation took, or
+the one-line problem that makes the result an `error` ("simulation did not take: ...").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import tomllib
+from packaging.version import InvalidVersion, Version
+
+from pcgkit import resources
+
+ARCH_PATHS_SCHEMA = "pcgkit.arch_paths/1"
+
+
+def arch_id(capability: tuple[int, int]) -> str:
+    """The arch id of a compute capability, as FlashInfer names its modules: (12, 0) -> "sm120"."""
+    return f"sm{capability[0]}{capability[1]}"
+
+
+def capability_of(arch: str) -> tuple[int, int]:
+    """The compute capability an arch id names, read from the id itself: "sm120" -> (12, 0), "sm90" -> (9, 0).
+
+    Independent of any table of simulated devices, so a wrong constant there cannot agree with itself."""
+    digits = arch.removeprefix("sm")
+    if not digits.isdigit() or len(digits) < 2:
+        raise ValueError(f"not an arch id: {arch!r} (expected sm<major><minor>, e.g. sm120)")
+    return int(digits[:-1]), int(digits[-1])
+
+
+@dataclasses.dataclass(frozen=True)
+class ArchPathRow:
+    since: str
+    entry_point: str
+    dispatcher: str
+    dispatch_key: str  # format string over major/minor, as the release builds its dispatch key
+    generators: tuple[tuple[str, str], ...]  # (dispatch key, generator function), the release's table
+    read_from: str
+    newest_read: str | None = None
+
+    def generator_for(self, capability: tuple[int, int]) -> str | None:
+        key = self.dispatch_key.format(major=capability[0], minor=capability[1])
+        return dict(self.generators).get(key)
+
+    def arch_of(self, generator: str) -> str:
+        """The dispatch key a generator serves ("90" for the sm90 one)."""
+        return next(key for key, name in self.generators if name == generator)
+
+    @property
+    def generator_names(self) -> frozenset[str]:
+        return frozenset(name for _, name in self.generators)
+
+
+class ArchPathsError(ValueError):
+    """fixtures/arch_paths.toml is malformed (a clear one-line message)."""
+
+
+def parse_rows(data: Mapping) -> tuple[ArchPathRow, ...]:
+    """Rows of the arch-path file, sorted by `since`. Pure."""
+    if data.get("schema") != ARCH_PATHS_SCHEMA:
+        raise ArchPathsError(f"arch paths: schema must be {ARCH_PATHS_SCHEMA!r}, got {data.get('schema')!r}")
+    rows = []
+    for raw in data.get("flashinfer", []):
+        try:
+            rows.append(ArchPathRow(
+                since=raw["since"], entry_point=raw["entry_point"], dispatcher=raw["dispatcher"],
+                dispatch_key=raw["dispatch_key"], generators=tuple(sorted(raw["generators"].items())),
+                read_from=raw["read_from"], newest_read=raw.get("newest_read"),
+            ))
+        except KeyError as exc:
+            raise ArchPathsError(f"arch paths: a [[flashinfer]] row lacks {exc.args[0]!r}") from None
+    return tuple(sorted(rows, key=lambda r: Version(r.since)))
+
+
+@functools.cache
+def load_rows(path: Path | None = None) -> tuple[ArchPathRow, ...]:
+    path = path or resources.fixture("arch_paths.toml")
+    return parse_rows(tomllib.loads(path.read_text()))
+
+
+def row_for(version: str | None, rows: Sequence[ArchPathRow]) -> tuple[ArchPathRow | None, str]:
+    """The row that applies to this FlashInfer version, and a note on how it was chosen. Pure."""
+    if not version:
+        return None, "no flashinfer installed: no arch-path row"
+    try:
+        installed = Version(version.split("+")[0])
+    except InvalidVersion:
+        return None, f"flashinfer {version}: not a version: no arch-path row"
+    applicable = [r for r in rows if Version(r.since) <= installed]
+    if not applicable:
+        return None, f"flashinfer {version}: older than every arch-path row"
+    row = applicable[-1]
+    note = f"flashinfer {version}: row since {row.since} ({row.read_from})"
+    if row.newest_read and installed > Version(row.newest_read):
+        note += f"; {version} itself was not read (newest read: {row.newest_read}): assumed unchanged"
+    return row, note
+
+
+def _capability(answer: object) -> tuple[int, int] | None:
+    if isinstance(answer, (tuple, list)) and len(answer) == 2 and all(isinstance(v, int) for v in answer):
+        return int(answer[0]), int(answer[1])
+    return None
+
+
+def judge_path(
+    claimed: tuple[int, int],
+    queries: Sequence[tuple[str, object]],
+    reached: Sequence[str],
+    row: ArchPathRow | None,
+) -> str | None:
+    """None when the trace was told and chose what `claimed` would; else what went wrong. Pure.
+
+    `queries` are (query, answer); `reached` are the names of the functions the trace inlined.
+    """
+    problems = []
+    for query, answer in queries:
+        capability = _capability(answer)
+        if capability is not None and capability != claimed:
+            problems.append(f"{query} answered {capability[0]}.{capability[1]}")
+        if query.endswith("device_support_pdl") and isinstance(answer, bool) and answer != (claimed[0] >= 9):
+            problems.append(f"{query} answered {answer}")  # FlashInfer's rule: PDL from SM90 on
+    if row is not None:
+        expected = row.generator_for(claimed)
+        chosen = [name for name in reached if name in row.generator_names]
+        for name in dict.fromkeys(chosen):
+            if name != expected:
+                problems.append(f"the trace chose {name} (the {row.arch_of(name)} path), not {expected or 'none'}")
+        if not chosen and expected and row.dispatcher in reached:
+            problems.append(f"{row.dispatcher} was traced but reached none of the row's generators (stale row?)")
+    if not problems:
+        return None
+    return f"simulation did not take: claimed {arch_id(claimed)}; " + "; ".join(dict.fromkeys(problems))

@@ -1,0 +1,170 @@
+"""The simulation proves itself: recorded queries and arch path, judged against the per-release data.
+
+The traced tests run mode 1's own reproduce() on the installed flashinfer 0.6.1 (CPU, a few
+seconds each); the end-to-end test runs the case through pytest with the issue's mutation (the
+simulated device properties report 9.0) and asserts the result is an error, not a verdict.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pcgkit.harness import archpaths, pathevidence
+from pcgkit.harness.archpaths import ArchPathRow, capability_of, judge_path, parse_rows, row_for
+from pcgkit.harness.hardware import SIMULATED_SM90, SIMULATED_SM120
+from pcgkit.util import proc
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+ROW = ArchPathRow(
+    "0.5.0", "fp4_quantize", "get_fp4_quantization_module", "{major}{minor}",
+    (("120", "gen_fp4_quantization_sm120_module"), ("90", "gen_fp4_quantization_sm90_module")), "test row",
+)
+
+
+def _mode1_reproduce():
+    spec = importlib.util.spec_from_file_location("case_mode1", REPO_ROOT / "cases" / "test_mode1_nvcc_subprocess.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.reproduce
+
+
+def _traced_path(device, monkeypatch):
+    """Mode 1 traced under the simulation of `device`, with the plugin's recorder and judge."""
+    from pcgkit.harness import plugin
+    from pcgkit.harness.casekit import CaseContext, cuda_toolkit_root
+    from pcgkit.harness.targets import SIMULATED_BY_ARCH
+    from pcgkit.harness.versions import collect_versions
+
+    if cuda_toolkit_root():
+        monkeypatch.setenv("CUDA_HOME", cuda_toolkit_root())
+    ctx = CaseContext(SIMULATED_BY_ARCH["sm120"], device, "cpu", {})
+    outcome, recorded = plugin._run_reproduce(ctx, _mode1_reproduce())
+    return plugin._path_evidence(device, recorded, outcome.signature, collect_versions())
+
+
+def test_sm90_and_sm120_simulations_take_their_own_generators(monkeypatch):
+    """In one environment, simulated SM90 traces gen_..._sm90_module and SM120 gen_..._sm120_module."""
+    sm120 = _traced_path(SIMULATED_SM120, monkeypatch)
+    sm90 = _traced_path(SIMULATED_SM90, monkeypatch)
+    assert sm120.problem is None and sm90.problem is None
+    assert sm120.evidence["simulation"]["arch_path"] == ["gen_fp4_quantization_sm120_module"]
+    assert sm90.evidence["simulation"]["arch_path"] == ["gen_fp4_quantization_sm90_module"]
+    assert ["torch.cuda.get_device_properties", [9, 0]] in sm90.evidence["simulation"]["queries"]
+    assert sm120.device.label == "simulated SM120 (no GPU; hardware queries answered as 12.0)"
+    assert sm90.device.name == "simulated SM90"
+
+
+def test_wrong_arch_answers_do_not_take(monkeypatch):
+    """The simulation answering 9.0 while SM120 is claimed is caught from the answers and the path."""
+    from pcgkit.harness import simulate
+
+    real_answers = simulate._answers
+    monkeypatch.setattr(simulate, "_answers", lambda capability, told: real_answers((9, 0), told))
+    checked = _traced_path(SIMULATED_SM120, monkeypatch)
+    assert checked.problem is not None and checked.problem.startswith("simulation did not take: claimed sm120")
+    assert "answered 9.0" in checked.problem
+    assert "chose gen_fp4_quantization_sm90_module" in checked.problem
+    assert checked.evidence["simulation"]["took"] is False
+
+
+MUTATION_PLUGIN = textwrap.dedent('''
+    """The issue's mutation: the simulated device properties report compute capability 9.0, not 12.0."""
+    from pcgkit.harness import simulate
+
+    _real = simulate.SimulatedDeviceProperties
+
+    def _reports_9_0(name, major, minor, *rest):
+        return _real(name, 9, 0, *rest)
+
+    simulate.SimulatedDeviceProperties = _reports_9_0
+''')
+
+
+def test_issue_mutation_turns_the_verdict_into_an_error(tmp_path):
+    """Properties mutated to 9.0: mode 1 under pytest is `error` ("simulation did not take"), never reproduced."""
+    (tmp_path / "mutate_props.py").write_text(MUTATION_PLUGIN)
+    results = tmp_path / "results.json"
+    argv = [sys.executable, "-m", "pytest", str(REPO_ROOT / "cases" / "test_mode1_nvcc_subprocess.py"),
+            "-c", str(REPO_ROOT / "cases" / "pytest.ini"), "--rootdir", str(REPO_ROOT / "cases"),
+            "-p", "mutate_props", "-p", "pcgkit.harness.plugin", "-p", "no:cacheprovider", "-q",
+            "-m", "cpu_sim", f"--pcgkit-json={results}"]
+    env = {"PYTHONPATH": f"{tmp_path}:{REPO_ROOT}", "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    completed = proc.run(argv, cwd=tmp_path, env=env, timeout=300, echo=False)
+    assert not completed.ok, completed.output_tail
+    [result] = json.loads(results.read_text())["results"]
+    assert result["verdict"] == "error", result["reason"]
+    assert result["reason"].startswith("simulation did not take: claimed sm120")
+    assert "gen_fp4_quantization_sm90_module" in result["reason"]
+    assert result["device"]["simulated"] and "did not take" in result["device"]["label"]
+
+
+def test_capability_comes_from_the_arch_id():
+    """sm120 -> 12.0, sm90 -> 9.0, sm121 -> 12.1; a bad id is a clear error."""
+    assert [capability_of(a) for a in ("sm120", "sm90", "sm100", "sm121")] == [(12, 0), (9, 0), (10, 0), (12, 1)]
+    with pytest.raises(ValueError, match="not an arch id"):
+        capability_of("blackwell")
+
+
+def test_judge_accepts_the_claimed_arch_path():
+    """Answers of the claimed arch and its generator: the simulation took."""
+    queries = [("q:get_compute_capability", (12, 0)), ("q:device_support_pdl", True)]
+    assert judge_path((12, 0), queries, ["fp4_quantize", "gen_fp4_quantization_sm120_module"], ROW) is None
+
+
+@pytest.mark.parametrize("queries, reached, says", [
+    ([("q:get_compute_capability", (9, 0))], [], "q:get_compute_capability answered 9.0"),
+    ([("q:device_support_pdl", False)], [], "q:device_support_pdl answered False"),
+    ([], ["gen_fp4_quantization_sm90_module"], "chose gen_fp4_quantization_sm90_module (the 90 path)"),
+    ([], ["get_fp4_quantization_module"], "reached none of the row's generators"),
+])
+def test_judge_names_what_did_not_take(queries, reached, says):
+    """Each wrong answer or path is named in the error."""
+    problem = judge_path((12, 0), queries, reached, ROW)
+    assert problem is not None and problem.startswith("simulation did not take: claimed sm120; ") and says in problem
+
+
+def test_judge_without_dispatch_or_queries_is_not_an_error():
+    """A trace that stopped before any arch choice (mode 4) is no evidence against the simulation."""
+    assert judge_path((12, 0), [], ["fp4_quantize"], ROW) is None
+    assert judge_path((12, 0), [], [], None) is None
+
+
+def test_rows_follow_releases_and_say_when_assumed():
+    """The shipped data: 0.6.1 uses the 0.5.0 row, 0.6.12 the moved module's, 0.7.4 the newest (assumed)."""
+    rows = archpaths.load_rows()
+    assert row_for("0.6.1", rows)[0].since == "0.5.0"
+    assert row_for("0.6.12", rows)[0].since == "0.6.7"
+    row, note = row_for("0.7.4", rows)
+    assert row.since == "0.6.16" and "not read" in note
+    assert row_for("0.4.0", rows)[0] is None and row_for(None, rows)[0] is None
+    assert all(r.generator_for((12, 0)) == "gen_fp4_quantization_sm120_module" for r in rows)
+    assert all(r.generator_for((9, 0)) == "gen_fp4_quantization_sm90_module" for r in rows)
+
+
+def test_malformed_arch_paths_are_a_clear_error():
+    """Wrong schema or a row without its table: one-line ArchPathsError."""
+    with pytest.raises(archpaths.ArchPathsError, match="schema"):
+        parse_rows({"schema": "x"})
+    with pytest.raises(archpaths.ArchPathsError, match="lacks 'generators'"):
+        parse_rows({"schema": archpaths.ARCH_PATHS_SCHEMA, "flashinfer": [
+            {"since": "0.1", "entry_point": "e", "dispatcher": "d", "dispatch_key": "k", "read_from": "r"}]})
+
+
+def test_real_device_evidence_is_recorded_not_judged():
+    """On a real GPU the path is recorded (device_path) and never voids the verdict."""
+    from pcgkit.harness.hardware import Device
+    from pcgkit.harness.pathrecord import InlinedCall
+
+    calls = [InlinedCall("get_compute_capability", "/x/site-packages/flashinfer/utils.py", 1, True, (9, 0)),
+             InlinedCall("gen_fp4_quantization_sm90_module", "/x/site-packages/flashinfer/fp4_quantization.py", 2, False)]
+    built = pathevidence.build(claimed=Device("NVIDIA H200", (9, 0)), calls=calls, recorder="r", told=(),
+                               frames=(), row=ROW, row_note="n")
+    assert built.problem is None and built.device is None
+    assert built.evidence["device_path"]["arch_path"] == ["gen_fp4_quantization_sm90_module"]
+    assert built.evidence["device_path"]["queries"] == [["flashinfer/utils.py:get_compute_capability", [9, 0]]]
