@@ -92,8 +92,13 @@ def _positive_seconds(value: Any) -> str | None:
     return None if value > 0 else f"is {value!r}, expected a positive number of seconds"
 
 
+def _cell_id(value: Any) -> str | None:
+    problem = _name(value)
+    return f"(the cell id) {problem}" if problem else None
+
+
 CELL_FIELDS: dict[str, Check] = {
-    "id": _name,
+    "id": _cell_id,
     "kind": _string,
     "python": _python,
     "sglang": _version,
@@ -159,7 +164,7 @@ def validate(data: dict, text: str, source: str) -> list[str]:
                 continue
             problem = check(value)
             if problem:
-                problems.append(f"{where(table, index, key, label)}: {label} {key} {problem}")
+                problems.append(f"{where(table, index, key, label)}: {label}: {key} {problem}")
 
     for key in data:
         if key not in TOP_LEVEL:

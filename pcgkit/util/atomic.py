@@ -65,9 +65,35 @@ def as_kit_error(path: Path | str, exc: OSError) -> OutputPathError | Unwritable
         return UnwritableOutputError(f"cannot write {path}: read-only ({exc.strerror})")
     if exc.errno == errno.EISDIR:
         return OutputPathError(f"cannot write {path}: is a folder")
+    if exc.errno == errno.EEXIST:
+        return OutputPathError(f"{path}: exists and is not a folder")
     if exc.errno == errno.ENOTDIR:
         return OutputPathError(f"cannot write {path}: a parent is a file, not a folder")
     return UnwritableOutputError(f"cannot write {path}: {exc.strerror or exc}")
+
+
+def read_json_object(path: Path, what: str) -> dict:
+    """A JSON object the user pointed at (--env, --diff, a history file): one-line UsageError otherwise."""
+    import json as _json
+
+    from pcgkit.errors import UsageError
+
+    path = Path(path)
+    try:
+        data = _json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"{what} {path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{what} {path}: is a folder, expected a JSON file") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{what} {path}: not UTF-8 text (byte {exc.start})") from None
+    except _json.JSONDecodeError as exc:
+        raise UsageError(f"{what} {path}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: cannot read ({exc.strerror})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{what} {path}: the top level is a JSON {type(data).__name__}, expected an object")
+    return data
 
 
 def write_bytes(path: Path, data: bytes) -> Path:
