@@ -46,13 +46,12 @@ def one_line(text: str) -> str:
     return " ".join(clean_text(str(text)).split())
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|<>])")
-
-
 def md_cell(text: object) -> str:
-    """Plain text as one Markdown table cell: one line, '|' and markup escaped, '<'/'>' as entities."""
-    escaped = _MD_SPECIAL.sub(r"\\\1", one_line(str(text)))
-    return escaped.replace("\\<", "&lt;").replace("\\>", "&gt;")
+    """Plain text as one Markdown table cell: one line, '|' escaped, '<'/'>' as entities (no raw HTML).
+
+    Other markup characters stay: they can change emphasis but never the table's columns. A
+    backslash is doubled first, so a value ending in one cannot escape the next column's '|'."""
+    return one_line(str(text)).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def md_code(text: object) -> str:
