@@ -33,8 +33,15 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with the kit's one-line error (usage goes to --help), still exit status 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(int(ExitCode.USAGE), f"{error_line(f'{self.prog}: {message}')} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pcgkit", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="pcgkit", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"pcgkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 

@@ -19,6 +19,7 @@ from pcgkit.harness import targets
 from pcgkit.harness.hardware import SIMULATED_SM120
 from pcgkit.report.summary import console_lines, markdown_summary
 from pcgkit.util import atomic, proc
+from pcgkit.util.argtypes import positive_seconds
 from pcgkit.verdicts.catalog import all_modes
 from pcgkit.verdicts.result import CaseResult, read_results, write_results
 from pcgkit.verdicts.verdict import Verdict
@@ -174,8 +175,6 @@ def _cmd_run(args) -> int:
         select=args.select,
         require_hardware=tuple(args.require_hardware),
     )
-    if args.timeout <= 0 or args.case_timeout <= 0:
-        raise UsageError(f"--timeout {args.timeout:g} / --case-timeout {args.case_timeout:g}: must be positive seconds")
     check_interpreter(plan.python)
     atomic.check_writable_dir(plan.reports_dir, "--reports")
     environment, results, completed = execute(plan)
@@ -197,8 +196,8 @@ def register(subparsers) -> None:
     run.add_argument("--python", help="interpreter of the environment to test (default: this one)")
     run.add_argument("--reports", default="reports", help="output folder (default: reports/)")
     run.add_argument("-m", dest="select", help="pytest marker expression, e.g. 'cpu_sim' or 'sm120'")
-    run.add_argument("--timeout", type=float, default=1800, help="seconds for the whole run (default 1800)")
-    run.add_argument("--case-timeout", type=float, default=600, help="seconds per case (default 600)")
+    run.add_argument("--timeout", type=positive_seconds, default=1800, help="seconds for the whole run (default 1800)")
+    run.add_argument("--case-timeout", type=positive_seconds, default=600, help="seconds per case (default 600)")
     run.add_argument(
         "--require-hardware", action="append", default=[], choices=targets.HARDWARE_MARKERS,
         help="fail instead of skip when this hardware is missing (GPU runners)",

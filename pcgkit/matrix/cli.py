@@ -22,6 +22,7 @@ from pcgkit.report.compat import BUG_VERDICTS, build_compat, mode_entry, write_r
 from pcgkit.report.dashboard import write_dashboard
 from pcgkit.report.junit_merge import validate, write_merged
 from pcgkit.util import atomic, signals
+from pcgkit.util.argtypes import positive_int, positive_seconds
 from pcgkit.verdicts.catalog import all_modes
 
 MERGED_JUNIT = "matrix-junit.xml"
@@ -232,7 +233,7 @@ def _common(parser) -> None:
     parser.add_argument("--pins", default=str(pins_mod.DEFAULT_PINS_FILE), help="cached SGLang Requires-Dist")
     parser.add_argument("--reports", default="reports", help="reports folder (default: reports/)")
     parser.add_argument("--envs", default=str(resources.default_envs_root()), help="where cell environments live")
-    parser.add_argument("--timeout", type=float, default=1800, help="seconds per cell, install included")
+    parser.add_argument("--timeout", type=positive_seconds, default=1800, help="seconds per cell, install included")
     parser.add_argument("--force", action="store_true", help="rerun cells even when a result for them exists")
     parser.add_argument("--backend", choices=tuple(backends.BACKENDS), default=backends.DEFAULT,
                         help="where cells run: a uv venv each (default) or a pinned image each (docker/)")
@@ -246,7 +247,7 @@ def register(subparsers) -> None:
     matrix = subparsers.add_parser("matrix", help="run the version matrix (one environment per cell), then report")
     _common(matrix)
     matrix.add_argument("--cell", action="append", help="run only this cell id (repeatable)")
-    matrix.add_argument("--jobs", type=int, default=default_jobs(), help="cells in parallel (default: cores)")
+    matrix.add_argument("--jobs", type=positive_int, default=default_jobs(), help="cells in parallel (default: cores)")
     matrix.add_argument("--list", action="store_true", help="print the planned cells and their pin labels")
     matrix.add_argument("--tox", action="store_true", help="print the cells as tox.ini [tox]/[testenv] sections")
     matrix.add_argument("--refresh-pins", action="store_true", help="re-read each SGLang release's Requires-Dist")
@@ -268,5 +269,5 @@ def register(subparsers) -> None:
                      help="what counts as a change: the verdict, or the verdict and the innermost FlashInfer frame")
     bis.add_argument("--every", action="store_true",
                      help="then evaluate every version on the axis too and compare the boundaries")
-    bis.add_argument("--jobs", type=int, default=default_jobs(), help="cells in parallel for --every")
+    bis.add_argument("--jobs", type=positive_int, default=default_jobs(), help="cells in parallel for --every")
     bis.set_defaults(func=_cmd_bisect)

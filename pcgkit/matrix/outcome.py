@@ -195,6 +195,27 @@ def install_failure_detail(log_text: str) -> str:
     return f"{dependent} depends on {missing}, which the index does not have"
 
 
+_UV_ERROR = re.compile(r"^\s*(?:error|×):?\s*(?P<what>.+)$", re.MULTILINE)
+_UV_CAUSE = re.compile(r"^\s*(?:cause:|Caused by:|╰─▶)\s*(?P<why>.+)$", re.MULTILINE)
+
+
+def uv_culprit(log_text: str) -> str:
+    """uv's own words for why an install failed: its last `error:` line and the first cause after it. Pure.
+
+    'Failed to parse: `torch==abc` (expected version to start with a number, ...)' and
+    'No solution found ...: Because you require tabulate==0.9.0 and tabulate<0.9, ...' say what
+    to change; "install failed" does not. Empty when the log has no uv error line.
+    """
+    errors = list(_UV_ERROR.finditer(log_text))
+    if not errors:
+        return ""
+    last = errors[-1]
+    what = last["what"].strip().rstrip(":")
+    cause = _UV_CAUSE.search(log_text, last.end())
+    why = f": {cause['why'].strip()}" if cause else ""
+    return (what + why)[:400]
+
+
 def last_exception_line(log_text: str) -> str:
     """The last 'SomeError: message' line of a traceback, for a reason that says what broke. Pure."""
     lines = _EXCEPTION_LINE.findall(log_text)
