@@ -22,7 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from pcgkit.errors import OutputPathError, UnwritableOutputError
-from pcgkit.util.redact import redact_text, redact_tree, secret_values
+from pcgkit.util.redact import REDACTED, redact_text, redact_tree, secret_values
+
+# In XML and HTML the marker must be text, not a tag: '<redacted>' would vanish (HTML) or break the file (XML).
+MARKUP_SUFFIXES = (".xml", ".html", ".htm")
+ESCAPED_MARKER = REDACTED.replace("<", "&lt;").replace(">", "&gt;")
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)  # read once at import: os.umask cannot be read without setting it
@@ -125,7 +129,8 @@ def write_bytes(path: Path, data: bytes) -> Path:
 def write_text(path: Path, text: str, *, redact: bool = True) -> Path:
     """Atomically write text (UTF-8), redacted unless the caller has redacted it already."""
     if redact:
-        text = redact_text(text, secret_values(dict(os.environ)))
+        markup = Path(path).suffix.lower() in MARKUP_SUFFIXES
+        text = redact_text(text, secret_values(dict(os.environ)), marker=ESCAPED_MARKER if markup else REDACTED)
     return write_bytes(path, text.encode("utf-8", "replace"))
 
 

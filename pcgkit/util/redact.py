@@ -34,7 +34,7 @@ _MARKERS = "|".join(m.lower() for m in SECRET_NAME_MARKERS)
 _UPPER_MARKERS = "|".join(SECRET_NAME_MARKERS)
 # A value stops at whitespace, quotes, a backslash (JSON escapes) and markup brackets, so that
 # redacting inside a JSON/XML/Markdown text never eats the syntax around the value.
-_VALUE = r"[^\s\"'\\<>`|,;]+"
+_VALUE = r"[^\s\"'\\<>`|,;&]+"
 
 # userinfo: anything but whitespace, quotes, markup, '/', '?', '#' up to the LAST '@' before the host.
 _URL_USERINFO_RE = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^\s/?#\"'<>`]+)@")
@@ -96,8 +96,9 @@ def _looks_like_token(value: str) -> bool:
     return len(value) >= 20 or (any(c.isdigit() for c in value) and any(c.isalpha() for c in value))
 
 
-def redact_text(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """Every rule of the module docstring applied to one string."""
+def redact_text(text: str, secrets: tuple[str, ...] = (), marker: str = REDACTED) -> str:
+    """Every rule of the module docstring applied to one string; `marker` replaces each secret
+    (XML/HTML writers pass the escaped form, so the marker is text there, not a tag)."""
     if not text:
         return text
     # Values found by an argv/assignment rule are secrets for the whole string: the same token
@@ -106,12 +107,13 @@ def redact_text(text: str, secrets: tuple[str, ...] = ()) -> str:
     found = {v for v in found if _looks_like_token(v)}
     for value in sorted(found | set(secrets), key=len, reverse=True):
         if value in text:
-            text = text.replace(value, REDACTED)
+            text = text.replace(value, marker)
     for shape in _TOKEN_SHAPES:
-        text = shape.sub(REDACTED, text)
-    text = _URL_USERINFO_RE.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
+        text = shape.sub(marker, text)
+    text = _URL_USERINFO_RE.sub(lambda m: f"{m['scheme']}{marker}@", text)
     for rule in _VALUE_RULES:
-        text = rule.sub(lambda m: f"{m['head']}{REDACTED}" if _is_secret_match(m) else m.group(0), text)
+        text = rule.sub(lambda m: f"{m['head']}{marker}" if _is_secret_match(m) and m["value"] != marker else m.group(0),
+                        text)
     return text
 
 
