@@ -36,7 +36,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 class OneLineParser(argparse.ArgumentParser):
     """argparse with the kit's one-line error (usage goes to --help), still exit status 2."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         self.exit(int(ExitCode.USAGE), f"{error_line(f'{self.prog}: {message}')} (see `{self.prog} --help`)\n")
 
 

@@ -10,7 +10,6 @@ templates/issue/<target>.md.j2) -> stdout or --out.
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from pathlib import Path
 from typing import Iterable, Sequence

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from pcgkit.harness import targets
+from pcgkit.matrix.cells import Cell
 from pcgkit.util import atomic
 from pcgkit.util.redact import redact_text, redact_tree
 from pcgkit.util.sanitize import clean_text, clean_tree
-from pcgkit.matrix.cells import Cell
 from pcgkit.verdicts.result import CaseResult
 from pcgkit.verdicts.verdict import Verdict
 

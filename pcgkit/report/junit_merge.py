@@ -69,13 +69,13 @@ def merge(outcomes: Sequence[CellOutcome], cells_root: Path) -> JUnitXml:
                 case.result[0].text = outcome.log_tail
             suite.add_testcase(case)
         else:
+            source: list = []
             try:
-                source = JUnitXml.fromfile(str(junit_path))
+                source = list(JUnitXml.fromfile(str(junit_path)))
             except Exception as exc:  # noqa: BLE001 - a truncated/corrupt cell JUnit is a visible error row
                 case = TestCase(f"cell-junit[cell={outcome.cell.id}]", f"{outcome.cell.id}.pcgkit", 0.0)
                 case.result = [Error(f"unreadable result: {junit_path}: {type(exc).__name__}: {exc}", "pcgkit.CellError")]
                 suite.add_testcase(case)
-                source = []
             for source_suite in source:
                 for case in source_suite:
                     suite.add_testcase(_retag(case, outcome.cell.id))

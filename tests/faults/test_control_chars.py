@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import re
 
-from pcgkit.matrix.outcome import ERROR, CellOutcome
 from pcgkit.matrix.cells import Cell
+from pcgkit.matrix.outcome import ERROR, CellOutcome
 from pcgkit.report.junit_merge import validate
 from pcgkit.util.sanitize import clean_text, md_cell, md_code
 

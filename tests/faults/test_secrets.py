@@ -8,10 +8,10 @@ import sys
 import pytest
 
 from pcgkit.bugreport.envcapture import relevant_env_vars
+from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, CellOutcome
 from pcgkit.matrix.runner import cached_outcome
-from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.util import proc
 from pcgkit.util.redact import REDACTED, redact_text
 
