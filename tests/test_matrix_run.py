@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from pcgkit.errors import ExitCode
 from pcgkit.matrix import cli
 from pcgkit.matrix.outcome import read_outcome
 from pcgkit.report.junit_merge import validate
@@ -167,7 +168,7 @@ def test_broken_cells_do_not_lose_the_report(matrix_run):
     """The run exits non-zero, yet compat.md, index.html and a valid merged JUnit are all written."""
     tmp, status, cells = matrix_run
     reports = tmp / "reports"
-    assert status == 1 and len(cells) == 6
+    assert status == ExitCode.ERROR_CELLS and len(cells) == 6
     assert validate(reports / "matrix-junit.xml") == []
     assert "`here`" in (reports / "compat.md").read_text()
     assert (reports / "index.html").exists()

@@ -92,7 +92,7 @@ def test_broken_flashinfer_install_is_an_error_not_a_verdict(tmp_path):
     (broken / "__init__.py").write_text("raise ImportError('simulated broken build: libflashinfer.so missing')\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
     completed, data = run_pcgkit(tmp_path / "reports", "-m", "cpu_sim", env=env)
-    assert completed.returncode == 1
+    assert completed.returncode == 3  # ExitCode.ERROR_CELLS: error rows, not a behaviour change
     for result in simulated(data).values():
         assert result["verdict"] == "error"
         assert "broken install" in result["reason"] and "libflashinfer.so missing" in result["reason"]
@@ -101,7 +101,7 @@ def test_broken_flashinfer_install_is_an_error_not_a_verdict(tmp_path):
 def test_hung_run_is_killed_and_reported_as_errors(tmp_path):
     """A run past --timeout is killed (process group) and every mode becomes `error`, report written."""
     completed, data = run_pcgkit(tmp_path / "reports", "--timeout", "2")
-    assert completed.returncode == 1
+    assert completed.returncode == 3  # ExitCode.ERROR_CELLS
     results = {r["mode"]: r for r in data["results"]}
     assert {"mode1", "mode2", "mode3", "mode4"} <= set(results)
     assert all(r["verdict"] == "error" and "timed out" in r["reason"] for r in results.values())

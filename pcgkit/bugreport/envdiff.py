@@ -13,6 +13,7 @@ from typing import Any
 
 from pcgkit.bugreport.envcapture import ENV_SCHEMA
 from pcgkit.errors import UsageError
+from pcgkit.util.atomic import read_json_object
 from pcgkit.verdicts.result import RESULTS_SCHEMA
 
 # Differ on every capture and say nothing about the cell.
@@ -56,10 +57,7 @@ def load_capture(path: Path) -> dict:
             if (path / name).is_file():
                 return load_capture(path / name)
         raise UsageError(f"{path}: no {' or '.join(CANDIDATE_FILES)} in this folder")
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{path}: not a readable JSON capture: {exc}") from exc
+    data = read_json_object(path, "capture")  # missing, not JSON, not an object: one-line UsageError
     schema = data.get("schema", "")
     if schema == ENV_SCHEMA:
         return data

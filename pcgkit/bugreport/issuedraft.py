@@ -10,7 +10,6 @@ templates/issue/<target>.md.j2) -> stdout or --out.
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -19,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 
 from pcgkit.errors import UsageError
 from pcgkit.report.summary import SIMULATION_NOTE
+from pcgkit.util.atomic import read_json_object
 from pcgkit.util.redact import redact_text, secret_values
 from pcgkit.util.templating import render
 from pcgkit.verdicts import catalog
@@ -224,7 +224,7 @@ def _cmd_issue(args) -> int:
     paths = find_results_files([Path(p) for p in (args.results or ["reports/results.json"])])
     results, env = load_results(paths)
     if args.env:
-        env = json.loads(Path(args.env).read_text())
+        env = read_json_object(Path(args.env), "--env")  # missing / not JSON / not an object: one line
     sources = [str(p) for p in args.results or ["reports/results.json"]]
     draft = build_draft(args.target, results, sources, env, args.repro)
     text = redact_text(render_draft(draft), secret_values(dict(os.environ)))

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pcgkit import __version__, resources
 from pcgkit.errors import UsageError
+from pcgkit.util import atomic
 from pcgkit.util.redact import redact_text, secret_values
 from pcgkit.util.sourcegraph import Extractor
 from pcgkit.util.templating import render
@@ -195,7 +196,7 @@ def write_export(plan: ReproPlan, out_dir: Path, environ: dict | None = None) ->
     import os
 
     secrets = secret_values(dict(os.environ if environ is None else environ))
-    out_dir.mkdir(parents=True, exist_ok=True)
+    atomic.ensure_dir(out_dir, "--out")  # an existing file there: a one-line error, not a traceback
     files = {
         plan.script_name: render_script(plan),
         "requirements.txt": render_requirements(plan),
@@ -204,7 +205,7 @@ def write_export(plan: ReproPlan, out_dir: Path, environ: dict | None = None) ->
     written = []
     for name, text in files.items():
         path = out_dir / name
-        path.write_text(redact_text(text, secrets))
+        atomic.write_text(path, redact_text(text, secrets))
         written.append(path)
     return written
 

@@ -14,11 +14,12 @@ import sys
 from pathlib import Path
 
 from pcgkit import resources
-from pcgkit.errors import RunAbortedError
+from pcgkit.errors import ExitCode, Interrupted, RunAbortedError, UsageError, status_for_results
 from pcgkit.harness import targets
 from pcgkit.harness.hardware import SIMULATED_SM120
 from pcgkit.report.summary import console_lines, markdown_summary
-from pcgkit.util import proc
+from pcgkit.util import atomic, proc
+from pcgkit.util.argtypes import positive_seconds
 from pcgkit.verdicts.catalog import all_modes
 from pcgkit.verdicts.result import CaseResult, read_results, write_results
 from pcgkit.verdicts.verdict import Verdict
@@ -94,16 +95,36 @@ def probe_versions(python: str) -> dict:
         return {}
 
 
+def clear_previous_outputs(plan: RunPlan) -> None:
+    """Never let a previous run's files look current beside this one's (an interrupted run included)."""
+    for path in (plan.results_path, plan.junit_path, plan.reports_dir / "summary.md"):
+        if path.is_file() or path.is_symlink():
+            path.unlink()
+
+
+def interrupted_results(plan: RunPlan, exc: Interrupted) -> None:
+    """What an interrupted run leaves: every mode an `error` row "interrupted", and a summary saying so."""
+    versions: dict = {}  # after a stop signal no child may start: the rows say the versions are unknown
+    reason = f"interrupted ({exc}) before pytest reported: no verdict"
+    results = synthesize_errors(list(all_modes()), reason, versions)
+    environment = {"versions": versions, "interrupted": str(exc)}
+    write_results(plan.results_path, results, environment)
+    write_summary(plan, environment, results)
+
+
 def execute(plan: RunPlan) -> tuple[dict, list[CaseResult], proc.Completed]:
-    if plan.results_path.exists():
-        plan.results_path.unlink()  # never report a previous run's verdicts as this run's
-    completed = proc.run(
-        plan_pytest_argv(plan),
-        cwd=resources.workspace_root(),
-        timeout=plan.timeout_s,
-        log_path=plan.log_path,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    clear_previous_outputs(plan)
+    try:
+        completed = proc.run(
+            plan_pytest_argv(plan),
+            cwd=resources.workspace_root(),
+            timeout=plan.timeout_s,
+            log_path=plan.log_path,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    except Interrupted as exc:
+        interrupted_results(plan, exc)
+        raise
     environment: dict = {}
     results: list[CaseResult] = []
     if plan.results_path.exists():
@@ -120,9 +141,21 @@ def execute(plan: RunPlan) -> tuple[dict, list[CaseResult], proc.Completed]:
 
 
 def write_summary(plan: RunPlan, environment: dict, results: list[CaseResult]) -> Path:
-    path = plan.reports_dir / "summary.md"
-    path.write_text(markdown_summary(results, environment))
-    return path
+    text = markdown_summary(results, environment)
+    if environment.get("interrupted"):
+        text = f"> **Interrupted ({environment['interrupted']})**: this run did not finish; no verdict below is a measurement.\n\n" + text
+    return atomic.write_text(plan.reports_dir / "summary.md", text)
+
+
+def check_interpreter(python: str) -> None:
+    """`--python` must name an interpreter that exists and can run (a one-line error otherwise)."""
+    path = Path(python)
+    if os.sep in python and not path.exists():
+        raise UsageError(f"--python {python}: no such file")
+    if path.is_dir():
+        raise UsageError(f"--python {python}: is a folder; give the interpreter, e.g. {path / 'bin' / 'python'}")
+    if os.sep in python and not os.access(path, os.X_OK):
+        raise UsageError(f"--python {python}: not executable")
 
 
 def print_console_summary(results: list[CaseResult], environment: dict) -> None:
@@ -142,17 +175,20 @@ def _cmd_run(args) -> int:
         select=args.select,
         require_hardware=tuple(args.require_hardware),
     )
-    plan.reports_dir.mkdir(parents=True, exist_ok=True)
+    check_interpreter(plan.python)
+    atomic.check_writable_dir(plan.reports_dir, "--reports")
     environment, results, completed = execute(plan)
     if not results:
-        raise RunAbortedError(f"no results: pytest {completed.describe_failure()}\n{completed.output_tail[-1500:]}")
+        last = completed.output_tail.strip().splitlines()[-1:] or [""]
+        raise RunAbortedError(f"no results: pytest {completed.describe_failure()}: {last[0][:300]}")
     summary = write_summary(plan, environment, results)
     print_console_summary(results, environment)
     print(f"  reports: {plan.junit_path}, {plan.results_path}, {summary}, {plan.log_path}")
-    if any(r.verdict is Verdict.ERROR for r in results):
-        return 1
-    # pytest's own status says whether every verdict matched its baseline (5: nothing selected)
-    return 0 if completed.returncode in (0, 5) else 1
+    status = status_for_results(results)
+    if status is ExitCode.SUCCESS and completed.returncode not in (0, 5):
+        # pytest's own status also says whether every verdict matched its baseline (5: nothing selected)
+        status = ExitCode.CHANGED
+    return int(status)
 
 
 def register(subparsers) -> None:
@@ -160,8 +196,8 @@ def register(subparsers) -> None:
     run.add_argument("--python", help="interpreter of the environment to test (default: this one)")
     run.add_argument("--reports", default="reports", help="output folder (default: reports/)")
     run.add_argument("-m", dest="select", help="pytest marker expression, e.g. 'cpu_sim' or 'sm120'")
-    run.add_argument("--timeout", type=float, default=1800, help="seconds for the whole run (default 1800)")
-    run.add_argument("--case-timeout", type=float, default=600, help="seconds per case (default 600)")
+    run.add_argument("--timeout", type=positive_seconds, default=1800, help="seconds for the whole run (default 1800)")
+    run.add_argument("--case-timeout", type=positive_seconds, default=600, help="seconds per case (default 600)")
     run.add_argument(
         "--require-hardware", action="append", default=[], choices=targets.HARDWARE_MARKERS,
         help="fail instead of skip when this hardware is missing (GPU runners)",

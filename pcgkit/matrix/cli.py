@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 
 from pcgkit import resources
-from pcgkit.errors import UsageError
+from pcgkit.errors import ExitCode, Interrupted, UsageError, status_for_results, worst
 from pcgkit.harness import targets
 from pcgkit.matrix import backends
 from pcgkit.matrix import pins as pins_mod
@@ -14,13 +14,15 @@ from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.matrix.backends.docker_cli import add_backend_options
 from pcgkit.matrix.bisect import bisect, versions_between
 from pcgkit.matrix.cells import Cell
-from pcgkit.matrix.outcome import read_outcome
+from pcgkit.matrix.outcome import read_outcome_row
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
 from pcgkit.matrix.runner import CELL_FILE, default_jobs, run_matrix
 from pcgkit.matrix.tox_export import render_tox
 from pcgkit.report.compat import BUG_VERDICTS, build_compat, mode_entry, write_reports
 from pcgkit.report.dashboard import write_dashboard
 from pcgkit.report.junit_merge import validate, write_merged
+from pcgkit.util import atomic, signals
+from pcgkit.util.argtypes import positive_int, positive_seconds
 from pcgkit.verdicts.catalog import all_modes
 
 MERGED_JUNIT = "matrix-junit.xml"
@@ -46,29 +48,52 @@ def cell_runner(args):
 BISECT_ID_MARK = "~"  # bisect's probe cells are named "<base>~<axis>-<version>"
 
 
+def cell_outcomes(reports: Path, with_bisect: bool = False) -> list:
+    """Every cell.json under the reports folder; an unreadable one is an error row, never dropped."""
+    root = cells_root(reports)
+    outcomes = [read_outcome_row(p) for p in sorted(root.glob(f"*/{CELL_FILE}"))]
+    if not with_bisect:
+        outcomes = [o for o in outcomes if BISECT_ID_MARK not in o.cell.id]
+    return outcomes
+
+
+def matrix_status(outcomes) -> ExitCode:
+    """Error cells (or error rows), else a change against a baseline, else success. Pure."""
+    if any(o.is_error for o in outcomes):
+        return ExitCode.ERROR_CELLS
+    return status_for_results(r for o in outcomes for r in o.results)
+
+
 def report(reports: Path, with_bisect: bool = False) -> int:
     """Merge every cell on disk into compat.md/json, the dashboard and the merged JUnit.
 
     Bisection's probe cells live beside the matrix cells (so each reuses the other's results) but
     stay out of the report unless asked: the report is the matrix's table, `pcgkit bisect` prints its own.
+    Written under signals.deferred(): a stop signal arriving now takes effect once the files are done.
+    Returns the matrix status of what is on disk (pcgkit.errors.EXIT_CODES).
     """
     root = cells_root(reports)
-    outcomes = [o for p in sorted(root.glob(f"*/{CELL_FILE}")) if (o := read_outcome(p)) is not None]
-    if not with_bisect:
-        outcomes = [o for o in outcomes if BISECT_ID_MARK not in o.cell.id]
+    if not root.is_dir():
+        raise UsageError(f"no cells under {root}: run `pcgkit matrix` first")
+    atomic.check_writable_dir(reports)
+    outcomes = cell_outcomes(reports, with_bisect)
     if not outcomes:
         raise UsageError(f"no cells under {root}: run `pcgkit matrix` first")
-    compat, paths = write_reports(build_compat(outcomes), reports)
-    dashboard = write_dashboard(compat, reports)
-    junit = write_merged(outcomes, root, reports / MERGED_JUNIT)
+    with signals.deferred():
+        compat, paths = write_reports(build_compat(outcomes), reports)
+        dashboard = write_dashboard(compat, reports)
+        junit = write_merged(outcomes, root, reports / MERGED_JUNIT)
     problems = validate(junit)
     if problems:  # a kit bug, never a cell's fault: say so loudly
         print(f"pcgkit report: {junit} is NOT xunit2-valid: {problems[:3]}")
+    unreadable = [o for o in outcomes if o.stage == "read"]
     print(f"pcgkit report: {len(outcomes)} cells -> {paths['compat.md']}, {paths['compat.json']}, {dashboard}, {junit}")
+    for o in unreadable:
+        print(f"  error row {o.cell.id}: {o.reason}")
     for cell_id, changes in compat["changes"].items():
         for c in changes:
             print(f"  changed: {cell_id} {c['mode']}: {c['previous']} -> {c['current']}")
-    return 1 if problems else 0
+    return int(worst(matrix_status(outcomes), ExitCode.ERROR_CELLS if problems else ExitCode.SUCCESS))
 
 
 def _cmd_matrix(args) -> int:
@@ -84,12 +109,19 @@ def _cmd_matrix(args) -> int:
         for cell in cells:
             print(f"{cell.id:<24} {cell.pin_status:<8} {cell.label():<52} {cell.pin_note}")
         return 0
-    outcomes = run_matrix(cells, backend_config(args), jobs=args.jobs, force=args.force, run=cell_runner(args))
-    status = report(Path(args.reports))
-    errors = [o for o in outcomes if o.is_error]
-    for o in errors:
-        print(f"  error cell {o.cell.id} ({o.stage}): {o.reason}")
-    return 1 if errors or status else 0
+    reports = Path(args.reports)
+    atomic.check_writable_dir(reports)  # before an hour of installs, not after
+    try:
+        outcomes = run_matrix(cells, backend_config(args), jobs=args.jobs, force=args.force, run=cell_runner(args))
+    except Interrupted:
+        report(reports)  # the finished cells and the interrupted rows, then exit 130/143
+        raise
+    report(reports)
+    for o in outcomes:
+        if o.is_error:
+            print(f"  error cell {o.cell.id} ({o.stage}): {o.reason}")
+    # this run's cells decide its status; other cells on disk are in the report, judged by `pcgkit report`
+    return int(matrix_status(outcomes))
 
 
 def _cmd_report(args) -> int:
@@ -202,7 +234,7 @@ def _common(parser) -> None:
     parser.add_argument("--pins", default=str(pins_mod.DEFAULT_PINS_FILE), help="cached SGLang Requires-Dist")
     parser.add_argument("--reports", default="reports", help="reports folder (default: reports/)")
     parser.add_argument("--envs", default=str(resources.default_envs_root()), help="where cell environments live")
-    parser.add_argument("--timeout", type=float, default=1800, help="seconds per cell, install included")
+    parser.add_argument("--timeout", type=positive_seconds, default=1800, help="seconds per cell, install included")
     parser.add_argument("--force", action="store_true", help="rerun cells even when a result for them exists")
     parser.add_argument("--backend", choices=tuple(backends.BACKENDS), default=backends.DEFAULT,
                         help="where cells run: a uv venv each (default) or a pinned image each (docker/)")
@@ -216,7 +248,7 @@ def register(subparsers) -> None:
     matrix = subparsers.add_parser("matrix", help="run the version matrix (one environment per cell), then report")
     _common(matrix)
     matrix.add_argument("--cell", action="append", help="run only this cell id (repeatable)")
-    matrix.add_argument("--jobs", type=int, default=default_jobs(), help="cells in parallel (default: cores)")
+    matrix.add_argument("--jobs", type=positive_int, default=default_jobs(), help="cells in parallel (default: cores)")
     matrix.add_argument("--list", action="store_true", help="print the planned cells and their pin labels")
     matrix.add_argument("--tox", action="store_true", help="print the cells as tox.ini [tox]/[testenv] sections")
     matrix.add_argument("--refresh-pins", action="store_true", help="re-read each SGLang release's Requires-Dist")
@@ -238,5 +270,5 @@ def register(subparsers) -> None:
                      help="what counts as a change: the verdict, or the verdict and the innermost FlashInfer frame")
     bis.add_argument("--every", action="store_true",
                      help="then evaluate every version on the axis too and compare the boundaries")
-    bis.add_argument("--jobs", type=int, default=default_jobs(), help="cells in parallel for --every")
+    bis.add_argument("--jobs", type=positive_int, default=default_jobs(), help="cells in parallel for --every")
     bis.set_defaults(func=_cmd_bisect)

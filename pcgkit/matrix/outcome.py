@@ -3,6 +3,11 @@
 A cell either *ran* (its results are verdicts, errors included per mode) or is an *error cell*:
 the install, the import check, or the run broke before any verdict. Error cells carry the stage,
 the reason and the log tail, and never count as a statement about the bug.
+
+Construction is a data boundary: every outcome's reason, log tail, versions and provenance are
+cleaned of ANSI/control characters and redacted (pcgkit.util.sanitize / redact) when the value is
+made, so no writer after it (JUnit, compat.md/json, index.html, history) can carry either. A
+cell.json that cannot be read becomes an error outcome (`unreadable_outcome`), never a lost row.
 """
 
 from __future__ import annotations
@@ -16,6 +21,9 @@ from typing import Any
 
 from pcgkit.harness import targets
 from pcgkit.matrix.cells import Cell
+from pcgkit.util import atomic
+from pcgkit.util.redact import redact_text, redact_tree
+from pcgkit.util.sanitize import clean_text, clean_tree
 from pcgkit.verdicts.result import CaseResult
 from pcgkit.verdicts.verdict import Verdict
 
@@ -26,6 +34,8 @@ ERROR = "error"
 STAGE_INSTALL = "install"
 STAGE_IMPORT = "import"
 STAGE_RUN = "run"
+STAGE_READ = "read"  # the cell.json on disk could not be read back
+STAGE_INTERRUPTED = "interrupted"  # a stop signal arrived before the cell finished
 
 LOG_TAIL_CHARS = 2000
 
@@ -51,6 +61,12 @@ class CellOutcome:
     # Where the cell ran: the container backend records image id, digest, base, CUDA, host driver.
     provenance: dict[str, Any] = dataclasses.field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        for name in ("reason", "log_tail"):
+            object.__setattr__(self, name, redact_text(clean_text(str(getattr(self, name) or ""))))
+        for name in ("versions", "provenance"):
+            object.__setattr__(self, name, redact_tree(clean_tree(getattr(self, name) or {})))
+
     @property
     def is_error(self) -> bool:
         return self.status == ERROR
@@ -67,7 +83,9 @@ class CellOutcome:
     def to_dict(self) -> dict:
         return {
             "schema": CELL_SCHEMA,
-            "cell": self.cell.to_dict(),
+            # companions may be `name @ https://user:pass@host/x.whl`: redacted here, while the stored
+            # definition_hash (computed above from the real pins) still identifies the cell for resume
+            "cell": redact_tree(self.cell.to_dict()),
             "status": self.status,
             "stage": self.stage,
             "reason": self.reason,
@@ -99,17 +117,47 @@ class CellOutcome:
 
 
 def write_outcome(path: Path, outcome: CellOutcome) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(outcome.to_dict(), indent=2, sort_keys=True) + "\n")
-    tmp.replace(path)  # a killed run never leaves half a cell.json for resume to trust
+    # atomic, with a unique temp name: concurrent writers of one cell.json never share a temp file,
+    # and a killed run never leaves half a cell.json for resume to trust
+    atomic.write_json(path, outcome.to_dict())
+
+
+def load_outcome(path: Path, from_cache: bool = False) -> CellOutcome:
+    """The outcome stored at path; raises OSError/ValueError/KeyError/TypeError with the cause."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"top level is {type(data).__name__}, expected an object")
+    return CellOutcome.from_dict(data, from_cache=from_cache)
 
 
 def read_outcome(path: Path, from_cache: bool = False) -> CellOutcome | None:
+    """The outcome, or None when the file is missing or unreadable (resume then reruns the cell)."""
     try:
-        return CellOutcome.from_dict(json.loads(path.read_text()), from_cache=from_cache)
-    except (OSError, ValueError, KeyError):
+        return load_outcome(path, from_cache)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def unreadable_outcome(path: Path, why: str) -> CellOutcome:
+    """A visible error row for a cell.json that cannot be read: the cell id is its folder's name."""
+    return CellOutcome(
+        Cell(id=path.parent.name), ERROR, 0.0, STAGE_READ, f"unreadable result: {path}: {why}",
+    )
+
+
+def read_outcome_row(path: Path) -> CellOutcome:
+    """For the report: the outcome, or an error row saying why the file could not be read."""
+    try:
+        return load_outcome(path)
+    except UnicodeDecodeError as exc:
+        return unreadable_outcome(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+    except json.JSONDecodeError as exc:
+        return unreadable_outcome(path, f"not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}; truncated?)")
+    except OSError as exc:
+        return unreadable_outcome(path, exc.strerror or str(exc))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        detail = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+        return unreadable_outcome(path, detail.splitlines()[0] if detail else type(exc).__name__)
 
 
 # The resolver's own words for the install failures worth naming.
@@ -145,6 +193,27 @@ def install_failure_detail(log_text: str) -> str:
         return ""
     missing, dependent = match.group(1), match.group(2)
     return f"{dependent} depends on {missing}, which the index does not have"
+
+
+_UV_ERROR = re.compile(r"^\s*(?:error|×):?\s*(?P<what>.+)$", re.MULTILINE)
+_UV_CAUSE = re.compile(r"^\s*(?:cause:|Caused by:|╰─▶)\s*(?P<why>.+)$", re.MULTILINE)
+
+
+def uv_culprit(log_text: str) -> str:
+    """uv's own words for why an install failed: its last `error:` line and the first cause after it. Pure.
+
+    'Failed to parse: `torch==abc` (expected version to start with a number, ...)' and
+    'No solution found ...: Because you require tabulate==0.9.0 and tabulate<0.9, ...' say what
+    to change; "install failed" does not. Empty when the log has no uv error line.
+    """
+    errors = list(_UV_ERROR.finditer(log_text))
+    if not errors:
+        return ""
+    last = errors[-1]
+    what = last["what"].strip().rstrip(":")
+    cause = _UV_CAUSE.search(log_text, last.end())
+    why = f": {cause['why'].strip()}" if cause else ""
+    return (what + why)[:400]
 
 
 def last_exception_line(log_text: str) -> str:

@@ -17,6 +17,7 @@ import tomllib
 
 from pcgkit import resources
 from pcgkit.errors import UsageError
+from pcgkit.matrix import schema
 from pcgkit.matrix.cells import EXISTING, KINDS, OFF_PIN, ON_PIN, UNPINNED, VENV, Cell
 from pcgkit.matrix.pins import PinsIndex, SglangRelease, load_pins, version_key
 
@@ -39,9 +40,17 @@ class MatrixSpec:
 
 
 def parse_matrix(text: str, source: str = "matrix.toml") -> MatrixSpec:
-    data = tomllib.loads(text)
+    """The file's tables, validated field by field (pcgkit.matrix.schema) with the line in the message."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise MatrixError(f"{source}: not valid TOML: {exc}") from exc
     if data.get("schema") != MATRIX_SCHEMA:
         raise MatrixError(f"{source}: schema {data.get('schema')!r}, expected {MATRIX_SCHEMA!r}")
+    problems = schema.validate(data, text, source)
+    if problems:
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise MatrixError("; ".join(problems[:3]) + more)
     return MatrixSpec(tuple(data.get("cell", ())), data.get("sglang_releases"), data.get("defaults", {}))
 
 

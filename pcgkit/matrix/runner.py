@@ -3,32 +3,61 @@
 Resume: a cell whose cell.json says it ran, for the same definition hash, is reused unless forced.
 Error cells are always retried (an install that failed on a network blip should not stick).
 One broken cell never loses the others: each outcome is written as soon as its cell finishes.
+
+Stopping (pcgkit.util.signals): on the first Ctrl-C or SIGTERM every child group is killed, no new
+cell starts, every finished cell is kept, each unfinished one is written as an error cell
+(stage "interrupted", with the stage it was in), and Interrupted propagates so that the caller
+writes the report and exits 130/143. A KeyboardInterrupt (no policy installed) is treated alike.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import os
+import signal
+import threading
 import traceback
 from collections.abc import Callable, Sequence
 
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from pcgkit.errors import Interrupted
 from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.matrix.backends.venv import run_cell
-from pcgkit.matrix.cells import Cell
-from pcgkit.matrix.outcome import ERROR, RAN, STAGE_RUN, CellOutcome, read_outcome, write_outcome
+from pcgkit.matrix.cells import EXISTING, Cell
+from pcgkit.matrix.outcome import (
+    ERROR,
+    RAN,
+    STAGE_INTERRUPTED,
+    STAGE_RUN,
+    CellOutcome,
+    read_outcome,
+    write_outcome,
+)
+from pcgkit.util import signals
 
 CELL_FILE = "cell.json"
+# After a stop signal: how long finished-but-unreported workers get to hand in their outcome.
+STOP_GRACE_S = 10.0
 
 RunCell = Callable[[Cell, BackendConfig, Callable[[Cell, str], None]], CellOutcome]
 
 
+def _stored_definition_hash(path) -> str | None:
+    """The hash the writer computed from the real pins (the stored cell's companions are redacted)."""
+    try:
+        return json.loads(path.read_text())["cell"]["definition_hash"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def cached_outcome(cell: Cell, config: BackendConfig) -> CellOutcome | None:
     """A previous outcome this cell may reuse: same definition hash, and it ran."""
-    outcome = read_outcome(config.cells_root / cell.id / CELL_FILE, from_cache=True)
-    if outcome is None or outcome.status != RAN or outcome.cell.definition_hash != cell.definition_hash:
+    path = config.cells_root / cell.id / CELL_FILE
+    outcome = read_outcome(path, from_cache=True)
+    if outcome is None or outcome.status != RAN or _stored_definition_hash(path) != cell.definition_hash:
         return None
     if outcome.provenance.get("backend", "venv") != config.backend:
         return None
@@ -41,10 +70,21 @@ def default_jobs() -> int:
 
 
 def _guarded(run: RunCell, cell: Cell, config: BackendConfig, on_stage) -> CellOutcome:
+    signals.raise_if_stopping()  # a queued cell never starts after a stop signal
+    if cell.kind == EXISTING and cell.interpreter and not os.path.exists(cell.interpreter):
+        return CellOutcome(cell, ERROR, 0.0, "install", f"interpreter missing: {cell.interpreter} does not exist")
     try:
         return run(cell, config, on_stage)
-    except Exception:  # noqa: BLE001 - a kit bug in one cell must not lose the others' results
-        return CellOutcome(cell, ERROR, 0.0, STAGE_RUN, "pcgkit crashed running this cell", traceback.format_exc()[-2000:])
+    except Exception as exc:  # noqa: BLE001 - a kit bug in one cell must not lose the others' results
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        reason = f"pcgkit crashed running this cell: {type(exc).__name__}: {exc} ({where.filename}:{where.lineno})"
+        return CellOutcome(cell, ERROR, 0.0, STAGE_RUN, reason, traceback.format_exc()[-2000:])
+
+
+def interrupted_outcome(cell: Cell, signum: int, stage: str | None) -> CellOutcome:
+    """The row an unfinished cell gets when the run is stopped: an error, retried on the next run."""
+    during = f" during {stage}" if stage else " before it started"
+    return CellOutcome(cell, ERROR, 0.0, STAGE_INTERRUPTED, f"interrupted ({signal.Signals(signum).name}){during}")
 
 
 def run_matrix(
@@ -56,6 +96,11 @@ def run_matrix(
     show_progress: bool = True,
 ) -> list[CellOutcome]:
     """Every cell's outcome, in plan order; each cell.json written as soon as it is known."""
+    with signals.stop_policy():  # already installed by cli.main; here for direct callers (tests, bisect)
+        return _run_matrix(cells, config, jobs, force, run, show_progress)
+
+
+def _run_matrix(cells, config, jobs, force, run, show_progress) -> list[CellOutcome]:
     outcomes: dict[str, CellOutcome] = {}
     todo = []
     for cell in cells:
@@ -73,21 +118,46 @@ def run_matrix(
         for cell_id, outcome in outcomes.items():
             progress.add_task("cached: " + _summary(outcome), cell=cell_id, total=1, completed=1)
 
+        stages: dict[str, str] = {}
+        stages_lock = threading.Lock()
+
         def on_stage(cell: Cell, stage: str) -> None:
+            with stages_lock:
+                stages[cell.id] = stage
             progress.update(tasks[cell.id], description=stage)
 
-        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs or default_jobs()) as pool:
-            futures = {pool.submit(_guarded, run, cell, config, on_stage): cell for cell in todo}
-            try:
-                for future in concurrent.futures.as_completed(futures):
-                    outcome = future.result()
-                    write_outcome(config.cells_root / outcome.cell.id / CELL_FILE, outcome)
-                    outcomes[outcome.cell.id] = outcome
-                    progress.update(tasks[outcome.cell.id], description=_summary(outcome), total=1, completed=1)
-            except KeyboardInterrupt:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
+        def finish(outcome: CellOutcome) -> None:
+            write_outcome(config.cells_root / outcome.cell.id / CELL_FILE, outcome)
+            outcomes[outcome.cell.id] = outcome
+            progress.update(tasks[outcome.cell.id], description=_summary(outcome), total=1, completed=1)
+
+        # Not a `with` block: its exit waits for every worker, which a stop must not do blindly.
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs or default_jobs())
+        futures = {pool.submit(_guarded, run, cell, config, on_stage): cell for cell in todo}
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                finish(future.result())
+        except (Interrupted, KeyboardInterrupt) as exc:
+            signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+            _stop(pool, futures, outcomes, stages, signum, finish)
+            raise Interrupted(signum) from None
+        pool.shutdown(wait=True)
     return [outcomes[c.id] for c in cells if c.id in outcomes]
+
+
+def _stop(pool, futures, outcomes, stages, signum: int, finish) -> None:
+    """Kill every child group, keep what finished, write the rest as interrupted error cells."""
+    signals.request_stop(signum)  # kills every group; workers' next proc.run raises Interrupted
+    pool.shutdown(wait=False, cancel_futures=True)
+    running = [f for f in futures if not f.done()]
+    concurrent.futures.wait(running, timeout=STOP_GRACE_S)
+    for future, cell in futures.items():
+        if cell.id in outcomes:
+            continue
+        outcome = None
+        if future.done() and not future.cancelled() and future.exception() is None:
+            outcome = future.result()  # finished while we were stopping: a real result, keep it
+        finish(outcome or interrupted_outcome(cell, signum, stages.get(cell.id)))
 
 
 def _summary(outcome: CellOutcome) -> str:

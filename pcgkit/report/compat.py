@@ -17,6 +17,8 @@ from pcgkit.matrix.outcome import CellOutcome
 from pcgkit.matrix.pins import version_key
 from pcgkit.report.sglang_section import render_sglang_facts, sglang_facts
 from pcgkit.report.summary import SIMULATION_NOTE
+from pcgkit.util import atomic
+from pcgkit.util.sanitize import md_cell, md_code
 from pcgkit.verdicts import catalog
 
 COMPAT_SCHEMA = "pcgkit.compat/1"
@@ -251,7 +253,7 @@ def verdict_changes(previous: dict | None, current: dict) -> dict[str, list[dict
 
 
 def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
+    return md_cell(text)  # one line, '|' and markup escaped, control characters gone (util/sanitize)
 
 
 def render_markdown(compat: dict) -> str:
@@ -267,12 +269,14 @@ def render_markdown(compat: dict) -> str:
         axes = cell["axes"]
         installed = cell["versions"] or {}
         row = [
-            f"`{cell['id']}`" + (" ⚑" if cell["id"] in compat.get("changes", {}) else ""),
-            axes.get("sglang") or installed.get("sglang") or "-",
-            installed.get("flashinfer-python") or axes.get("flashinfer-python") or "-",
-            installed.get("torch") or axes.get("torch") or "-",
-            installed.get("python") or axes.get("python") or "-",
-            cell["pin_status"],
+            md_code(cell["id"]) + (" ⚑" if cell["id"] in compat.get("changes", {}) else ""),
+            *(_md(v) for v in (
+                axes.get("sglang") or installed.get("sglang") or "-",
+                installed.get("flashinfer-python") or axes.get("flashinfer-python") or "-",
+                installed.get("torch") or axes.get("torch") or "-",
+                installed.get("python") or axes.get("python") or "-",
+                cell["pin_status"],
+            )),
         ]
         for mode in modes:
             row.append(_md_entry(cell, mode, cell["modes"].get(mode["id"])))
@@ -291,7 +295,7 @@ def render_markdown(compat: dict) -> str:
     if errors:
         lines += ["", "## Error cells (no statement about the bug)", ""]
         for cell in errors:
-            lines.append(f"- `{cell['id']}` ({cell['stage']}): {_md(cell['reason'])}")
+            lines.append(f"- {md_code(cell['id'])} ({_md(cell['stage'])}): {_md(cell['reason'])}")
     lines += render_images(compat["cells"])
     lines += ["", "## Legend", ""]
     lines += [f"- **{verdict}**: {text}" for verdict, text in compat["legend"].items()]
@@ -340,8 +344,8 @@ def _md_entry(cell: dict, mode: dict, entry: dict | None) -> str:
     if entry is None:  # a column from another run's case set (old history): this cell has no such result
         return "-"
     if entry["verdict"] == "error":
-        return f"**error** ({cell['stage'] or 'no result'})"  # the reason is listed below
-    sig = f" `{_md(entry['signature'])}`" if entry.get("signature") else ""
+        return f"**error** ({_md(cell['stage'] or 'no result')})"  # the reason is listed below
+    sig = f" {md_code(entry['signature'])}" if entry.get("signature") else ""
     if mode.get("family") == FIX and entry.get("fix_works"):
         why = _md(entry.get("reason", ""))
         why = why if len(why) <= FIX_WHY_CHARS else why[: FIX_WHY_CHARS - 1] + "…"
@@ -356,15 +360,27 @@ def previous_history(history_dir: Path) -> dict | None:
             data = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        if data.get("schema") == COMPAT_SCHEMA:
+        if data.get("schema") == COMPAT_SCHEMA and _history_shape_ok(data):
             return data
+        if data.get("schema") == COMPAT_SCHEMA:
+            print(f"pcgkit report: {path}: right schema, wrong shape (cells must be a list of objects); ignored")
     return None
+
+
+def _history_shape_ok(data: dict) -> bool:
+    """What verdict_changes reads: cells as a list of objects with an id and a modes object."""
+    cells = data.get("cells")
+    return isinstance(data.get("created"), str) and isinstance(cells, list) and all(
+        isinstance(c, dict) and isinstance(c.get("id"), str) and isinstance(c.get("modes", {}), dict)
+        and all(isinstance(m, dict) for m in c.get("modes", {}).values())
+        for c in cells
+    )
 
 
 def write_reports(compat: dict, reports_dir: Path) -> tuple[dict, dict[str, Path]]:
     """compat.json, compat.md and history/<created>.json; `changes` filled from the previous run."""
     history_dir = reports_dir / "history"
-    history_dir.mkdir(parents=True, exist_ok=True)
+    atomic.ensure_dir(history_dir)
     previous = previous_history(history_dir)
     compat = {**compat, "changes": verdict_changes(previous, compat), "previous_run": previous and previous["created"]}
     text = json.dumps(compat, indent=2, sort_keys=True) + "\n"
@@ -374,7 +390,8 @@ def write_reports(compat: dict, reports_dir: Path) -> tuple[dict, dict[str, Path
         "compat.md": reports_dir / "compat.md",
         "history": history_dir / f"{stamp}.json",
     }
-    paths["compat.json"].write_text(text)
-    paths["history"].write_text(text)
-    paths["compat.md"].write_text(render_markdown(compat))
+    # atomic (unique temp names) and redacted: pcgkit.util.atomic
+    atomic.write_text(paths["compat.json"], text)
+    atomic.write_text(paths["history"], text)
+    atomic.write_text(paths["compat.md"], render_markdown(compat))
     return compat, paths

@@ -8,6 +8,7 @@ import jinja2
 
 from pcgkit import resources
 from pcgkit.report.summary import SIMULATION_NOTE
+from pcgkit.util import atomic
 
 TEMPLATES_DIR = resources.templates_dir()
 TEMPLATE = "dashboard.html.j2"
@@ -30,6 +31,5 @@ def render_dashboard(compat: dict) -> str:
 
 
 def write_dashboard(compat: dict, reports_dir: Path) -> Path:
-    path = reports_dir / "index.html"
-    path.write_text(render_dashboard(compat))
-    return path
+    # the compat dict is redacted already (CellOutcome); the writer's pass is defence in depth
+    return atomic.write_text(reports_dir / "index.html", render_dashboard(compat))

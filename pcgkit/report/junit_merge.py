@@ -15,6 +15,8 @@ from junitparser import Error, JUnitXml, TestCase, TestSuite
 
 from pcgkit import resources
 from pcgkit.matrix.outcome import CellOutcome
+from pcgkit.util import atomic
+from pcgkit.util.sanitize import clean_text
 
 SCHEMA_PATH = resources.fixture("schemas", "xunit2.xsd")
 
@@ -67,7 +69,14 @@ def merge(outcomes: Sequence[CellOutcome], cells_root: Path) -> JUnitXml:
                 case.result[0].text = outcome.log_tail
             suite.add_testcase(case)
         else:
-            for source_suite in JUnitXml.fromfile(str(junit_path)):
+            source: list = []
+            try:
+                source = list(JUnitXml.fromfile(str(junit_path)))
+            except Exception as exc:  # noqa: BLE001 - a truncated/corrupt cell JUnit is a visible error row
+                case = TestCase(f"cell-junit[cell={outcome.cell.id}]", f"{outcome.cell.id}.pcgkit", 0.0)
+                case.result = [Error(f"unreadable result: {junit_path}: {type(exc).__name__}: {exc}", "pcgkit.CellError")]
+                suite.add_testcase(case)
+            for source_suite in source:
                 for case in source_suite:
                     suite.add_testcase(_retag(case, outcome.cell.id))
         suite.update_statistics()
@@ -80,9 +89,13 @@ def merge(outcomes: Sequence[CellOutcome], cells_root: Path) -> JUnitXml:
 
 
 def write_merged(outcomes: Sequence[CellOutcome], cells_root: Path, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    merge(outcomes, cells_root).write(str(path), pretty=True)
-    return path
+    """Atomic and redacted (pcgkit.util.atomic); every text is XML-clean (pcgkit.util.sanitize)."""
+    import xml.etree.ElementTree as ET
+    from xml.dom.minidom import parseString
+
+    # cleaned before the pretty-printer parses it: one ANSI byte in a log tail made it raise ExpatError
+    text = clean_text(ET.tostring(merge(outcomes, cells_root)._elem, encoding="unicode"))
+    return atomic.write_text(path, parseString(text).toprettyxml(indent="\t"))
 
 
 def validate(path: Path, schema: Path = SCHEMA_PATH) -> list[str]:

@@ -4,14 +4,17 @@ Each command runs in its own session (process group), so a timeout or Ctrl-C kil
 tree -- a hung nvcc or a wedged server cannot outlive its case. The command is echoed, the full
 output goes to a log file when asked, and the result is data (never an exception for a non-zero
 exit: the caller decides what a failure means). Output is redacted here (secret-named variables'
-values, URL credentials), so no log, log tail or report built from them can carry a secret.
+values, URL credentials, argv-like secrets, token shapes: pcgkit.util.redact), and so is the echoed
+command line, so no log, log tail, terminal line or report built from them can carry a secret.
+
+Every child's process group is registered with pcgkit.util.signals while it runs: the first
+Ctrl-C or SIGTERM kills them all, and no new child starts after it (`run` raises Interrupted).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import shlex
 import shutil
 import signal
 import subprocess
@@ -20,7 +23,9 @@ import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from pcgkit.util.redact import redact_text, secret_values
+from pcgkit.util import signals
+from pcgkit.util.redact import redact_argv, redact_text, secret_values
+from pcgkit.util.sanitize import strip_ansi
 
 TAIL_CHARS = 4000
 
@@ -70,8 +75,10 @@ def run(
 ) -> Completed:
     """Run argv to completion (or timeout), output merged and kept; never raises on failure."""
     argv = tuple(str(a) for a in argv)
+    signals.raise_if_stopping()
+    secrets = secret_values(dict(env) if env is not None else dict(os.environ))
     if echo:
-        print(f"+ {shlex.join(argv)}", file=sys.stderr, flush=True)
+        print(f"+ {redact_argv(argv, secrets)}", file=sys.stderr, flush=True)
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         sink = open(log_path, "w+b")
@@ -91,6 +98,7 @@ def run(
             cwd=cwd,
             start_new_session=True,
         )
+        signals.register_group(proc.pid)
         try:
             returncode = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -104,22 +112,27 @@ def run(
             raise
         else:
             _kill_group(proc)  # stray grandchildren (a forked server) die with their parent
+        finally:
+            signals.unregister_group(proc.pid)
         duration = time.monotonic() - start
         sink.seek(0, os.SEEK_END)
         size = sink.tell()
         sink.seek(max(0, size - TAIL_CHARS * 4))
         tail = sink.read().decode("utf-8", "replace")[-TAIL_CHARS:]
-    secrets = secret_values(dict(env) if env is not None else dict(os.environ))
     if log_path is not None:
         _redact_file(log_path, secrets)
-    return Completed(argv, returncode, redact_text(tail, secrets), duration, timed_out, log_path)
+    # A child killed by the stop policy says nothing about the cell: the caller must not record it.
+    signals.raise_if_stopping()
+    return Completed(argv, returncode, redact_text(strip_ansi(tail), secrets), duration, timed_out, log_path)
 
 
 def _redact_file(path: Path, secrets: tuple[str, ...]) -> None:
     text = path.read_text(errors="replace")
     redacted = redact_text(text, secrets)
     if redacted != text:
-        path.write_text(redacted)
+        from pcgkit.util.atomic import write_text
+
+        write_text(path, redacted, redact=False)
 
 
 class Spawned:
@@ -166,6 +179,7 @@ class Spawned:
                 self._popen.wait(timeout=wait_s)
             except subprocess.TimeoutExpired:
                 continue
+        signals.unregister_group(self._popen.pid)
         if not self._sink.closed:
             self._sink.close()
             _redact_file(self.log_path, self._secrets)  # the kept server log is an artifact too
@@ -192,8 +206,10 @@ def spawn(
 ) -> Spawned:
     """Start argv in a new session (process group) with stdout+stderr going to log_path."""
     argv = tuple(str(a) for a in argv)
+    signals.raise_if_stopping()
+    secrets = secret_values(dict(env) if env is not None else dict(os.environ))
     if echo:
-        print(f"+ {shlex.join(argv)} > {log_path}", file=sys.stderr, flush=True)
+        print(f"+ {redact_argv(argv, secrets)} > {log_path}", file=sys.stderr, flush=True)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     sink = open(log_path, "wb")
     try:
@@ -209,7 +225,8 @@ def spawn(
     except BaseException:
         sink.close()
         raise
-    return Spawned(popen, argv, log_path, sink, secret_values(dict(env) if env is not None else dict(os.environ)))
+    signals.register_group(popen.pid)
+    return Spawned(popen, argv, log_path, sink, secrets)
 
 
 def uv_command() -> list[str]:

@@ -1,9 +1,21 @@
-"""Keep secrets out of everything the kit exports: env captures, issue drafts, repro READMEs.
+"""The one redaction pass: keep secrets out of everything the kit prints or writes.
 
-Pure: the environment to protect is passed in. Two rules, applied to every string of an export:
-a variable whose *name* looks secret has its value replaced (and that value is scrubbed wherever
-else it shows up, e.g. echoed inside a URL or a command line), and credentials inside URLs
-(`scheme://user:password@host`) are removed whatever variable or file they came from.
+Pure: the environment to protect is passed in. `redact_text` applies every rule to one string, and
+every output path calls it (proc.py on child output and the echoed command, util/atomic on every
+file the kit writes, the data boundaries CellOutcome / CaseResult, cli.main on error messages):
+
+1. a variable whose *name* looks secret has its value replaced (`redact_env_var`), and that value
+   is scrubbed wherever else it shows up (echoed in a URL, a command line, a log);
+2. credentials inside any URL (`scheme://user:password@host`, `scheme://token@host`) anywhere in
+   any string, a password containing '@' included (everything up to the host's '@' goes), so a
+   requirement `name @ https://user:pass@host/x.whl` keeps only `name @ https://<redacted>@host/...`;
+3. argv-like secrets: `--api-key X`, `--token=X`, `--hf-token X`, `API_KEY=X`, `-u USER -p X`
+   (a bare `-p` is not touched: pytest's `-p plugin` is the kit's own argv);
+4. well-known token shapes wherever they stand: Hugging Face `hf_...`, GitHub `ghp_`/`github_pat_`,
+   OpenAI-style `sk-...`, AWS access key ids, GitLab, Slack, PyPI and npm tokens, bearer and basic
+   `Authorization` values.
+
+Redaction is idempotent (the marker matches none of the rules) and never raises.
 """
 
 from __future__ import annotations
@@ -18,8 +30,45 @@ SECRET_NAME_MARKERS: tuple[str, ...] = ("TOKEN", "KEY", "SECRET", "PASSWORD", "P
 # mangle the report without protecting anything.
 MIN_SCRUBBED_VALUE_LENGTH = 6
 
-# "https://user:pw@host/" and "https://token@host/": everything between "//" and "@" goes.
-_URL_USERINFO_RE = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/@\s\"']+)@")
+_MARKERS = "|".join(m.lower() for m in SECRET_NAME_MARKERS)
+_UPPER_MARKERS = "|".join(SECRET_NAME_MARKERS)
+# A value stops at whitespace, quotes, a backslash (JSON escapes) and markup brackets, so that
+# redacting inside a JSON/XML/Markdown text never eats the syntax around the value.
+_VALUE = r"[^\s\"'\\<>`|,;&]+"
+
+# userinfo: anything but whitespace, quotes, markup, '/', '?', '#' up to the LAST '@' before the host.
+_URL_USERINFO_RE = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^\s/?#\"'<>`]+)@")
+# `--api-key X`, `--token=X`, `--hf-token X` (the value must not look like the next option).
+_FLAG_RE = re.compile(
+    rf"(?P<head>(?<![\w-])--?[a-z0-9_.-]*(?:{_MARKERS})[a-z0-9_.-]*(?:=|[ \t]+))(?!-)(?P<value>{_VALUE})",
+    re.IGNORECASE,
+)
+# `HF_TOKEN=X` as a shell or log line shows it: upper-case names only, so that source lines in a
+# traceback (`sorted(x, key=len)`) stay readable evidence.
+_ASSIGN_RE = re.compile(rf"(?P<head>\b[A-Z0-9_]*(?:{_UPPER_MARKERS})[A-Z0-9_]*=)(?P<value>{_VALUE})")
+# `-u USER -p PASSWORD` (docker login, mysql): a bare `-p` is ambiguous and left alone.
+_USER_PASSWORD_RE = re.compile(rf"(?P<head>(?<![\w-])(?:-u|--user(?:name)?)(?:=|[ \t]+){_VALUE}[ \t]+-p[ \t]*)(?P<value>{_VALUE})")
+_AUTH_HEADER_RE = re.compile(
+    r"(?P<head>(?:\bAuthorization:[ \t]*(?:Bearer|Basic|Token)|\b[Bb]earer)[ \t]+)(?P<value>[A-Za-z0-9._~+/=-]{8,})"
+)
+_TOKEN_SHAPES: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
+    r"\bhf_[A-Za-z0-9]{20,}",                      # Hugging Face
+    r"\bgh[pousr]_[A-Za-z0-9]{20,}",               # GitHub classic tokens
+    r"\bgithub_pat_[A-Za-z0-9_]{20,}",             # GitHub fine-grained tokens
+    r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}",     # OpenAI / Anthropic style keys
+    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",              # AWS access key ids
+    r"\bglpat-[A-Za-z0-9_-]{20,}",                 # GitLab
+    r"\bxox[abprs]-[A-Za-z0-9-]{10,}",             # Slack
+    r"\bpypi-[A-Za-z0-9_-]{40,}",                  # PyPI upload tokens
+    r"\bnpm_[A-Za-z0-9]{36}\b",                    # npm
+))
+_VALUE_RULES = (_AUTH_HEADER_RE, _USER_PASSWORD_RE, _FLAG_RE, _ASSIGN_RE)
+# For option and assignment names the markers must be whole words: `--api-key`, `HF_TOKEN` are
+# secrets; `--max-new-tokens 16`, `--tokenizer-path`, `--keyring-provider` are evidence.
+SECRET_WORDS = frozenset({
+    "token", "key", "secret", "password", "passwd", "pass", "credential", "credentials", "auth",
+    "authorization", "apikey", "pat",
+})
 
 
 def is_secret_name(name: str) -> bool:
@@ -33,12 +82,38 @@ def secret_values(environ: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(sorted(values, key=len, reverse=True))
 
 
-def redact_text(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """Strip URL credentials and every known secret value from one string."""
-    text = _URL_USERINFO_RE.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
-    for value in secrets:
+def _is_secret_match(match: re.Match[str]) -> bool:
+    if match.re not in (_FLAG_RE, _ASSIGN_RE):
+        return True
+    name = match["head"].strip().rstrip("=").lstrip("-")
+    return any(word in SECRET_WORDS for word in re.split(r"[-_.]", name.lower()))
+
+
+def _looks_like_token(value: str) -> bool:
+    """Worth scrubbing everywhere in the string: long, or letters and digits mixed (not a plain word)."""
+    if value == REDACTED or len(value) < MIN_SCRUBBED_VALUE_LENGTH:
+        return False
+    return len(value) >= 20 or (any(c.isdigit() for c in value) and any(c.isalpha() for c in value))
+
+
+def redact_text(text: str, secrets: tuple[str, ...] = (), marker: str = REDACTED) -> str:
+    """Every rule of the module docstring applied to one string; `marker` replaces each secret
+    (XML/HTML writers pass the escaped form, so the marker is text there, not a tag)."""
+    if not text:
+        return text
+    # Values found by an argv/assignment rule are secrets for the whole string: the same token
+    # echoed again later (a log line repeating the command) goes too.
+    found = {m["value"] for rule in _VALUE_RULES for m in rule.finditer(text) if _is_secret_match(m)}
+    found = {v for v in found if _looks_like_token(v)}
+    for value in sorted(found | set(secrets), key=len, reverse=True):
         if value in text:
-            text = text.replace(value, REDACTED)
+            text = text.replace(value, marker)
+    for shape in _TOKEN_SHAPES:
+        text = shape.sub(marker, text)
+    text = _URL_USERINFO_RE.sub(lambda m: f"{m['scheme']}{marker}@", text)
+    for rule in _VALUE_RULES:
+        text = rule.sub(lambda m: f"{m['head']}{marker}" if _is_secret_match(m) and m["value"] != marker else m.group(0),
+                        text)
     return text
 
 
@@ -57,3 +132,10 @@ def redact_tree(data: Any, secrets: tuple[str, ...] = ()) -> Any:
     if isinstance(data, (list, tuple)):
         return [redact_tree(v, secrets) for v in data]
     return data
+
+
+def redact_argv(argv: tuple[str, ...], secrets: tuple[str, ...] = ()) -> str:
+    """A command line as the terminal echo shows it: joined, then redacted (so `--token X` pairs are seen)."""
+    import shlex
+
+    return redact_text(shlex.join(argv), secrets)

@@ -1,4 +1,8 @@
-"""CaseResult: one verdict with all of its evidence, and the versioned JSON results file."""
+"""CaseResult: one verdict with all of its evidence, and the versioned JSON results file.
+
+A data boundary: reason and evidence are cleaned (ANSI/control characters) and redacted when a
+result is made, and its dict/JUnit forms (signature included) pass the same pass on the way out.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from pcgkit.harness.signature import Signature
+from pcgkit.util import atomic
+from pcgkit.util.redact import redact_text, redact_tree
+from pcgkit.util.sanitize import clean_text, clean_tree
 from pcgkit.verdicts.verdict import Verdict
 
 RESULTS_SCHEMA = "pcgkit.results/1"
@@ -29,6 +36,10 @@ class CaseResult:
     evidence: dict[str, Any] = dataclasses.field(default_factory=dict)
     nodeid: str = ""
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reason", redact_text(clean_text(str(self.reason or ""))))
+        object.__setattr__(self, "evidence", redact_tree(clean_tree(self.evidence or {})))
+
     @property
     def simulated(self) -> bool:
         return bool(self.device.get("simulated"))
@@ -38,7 +49,7 @@ class CaseResult:
         data["verdict"] = self.verdict.value
         data["signature"] = self.signature.to_dict() if self.signature else None
         data["simulated"] = self.simulated
-        return data
+        return redact_tree(clean_tree(data))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CaseResult:
@@ -70,7 +81,7 @@ class CaseResult:
                 ("pcgkit.signature.innermost_library_frame", str(sig.innermost_library_frame or "")),
             ]
         props.append((JUNIT_RESULT_PROPERTY, json.dumps(self.to_dict(), sort_keys=True)))
-        return props
+        return [(name, redact_text(clean_text(value))) for name, value in props]
 
 
 def write_results(path: Path, results: Iterable[CaseResult], environment: dict[str, Any]) -> None:
@@ -80,8 +91,7 @@ def write_results(path: Path, results: Iterable[CaseResult], environment: dict[s
         "environment": environment,
         "results": [r.to_dict() for r in sorted(results, key=lambda r: (r.mode, r.variant))],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    atomic.write_json(path, payload)
 
 
 class ResultsFileError(ValueError):

@@ -33,6 +33,7 @@ from pcgkit.matrix.outcome import (
     classify_install_failure,
     install_failure_detail,
     last_exception_line,
+    uv_culprit,
     yielded_verdicts,
 )
 from pcgkit.util import proc
@@ -128,7 +129,8 @@ def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, deadline: _Deadli
             else:
                 cause = classify_install_failure(done.output_tail)
             pins = " ".join(cell.requirements() + ((f"sglang=={cell.sglang}",) if cell.sglang else ()))
-            detail = install_failure_detail(done.output_tail)
+            # the resolver's culprit: a missing dependency, else uv's own error line and its cause
+            detail = install_failure_detail(done.output_tail) or uv_culprit(done.output_tail)
             detail = f"{detail}; pins " if detail else ""
             return None, f"{cause}: {detail}{pins} (uv {done.describe_failure()})", _tail(done.output_tail)
     log_path.write_text("\n".join(logs))

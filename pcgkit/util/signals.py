@@ -1,0 +1,134 @@
+"""The one signal policy for the whole process tree (installed by cli.main for every command).
+
+proc.py starts every child in its own session, so a terminal's Ctrl-C (sent to the foreground
+process group) and a CI runner's SIGTERM (sent to pcgkit alone) never reach the children: the kit
+must stop them itself. proc.py registers each child's process group here while it runs.
+
+On the first SIGINT or SIGTERM: every registered group gets SIGKILL (pytest children, installs, a
+server holding a GPU), the signal is remembered, and `Interrupted` is raised in the main thread --
+unless the main thread is inside `deferred()` (writing reports), in which case it is raised when
+that block ends, so a report being written is finished, not torn. A child that a worker thread
+starts after the signal is killed at registration and its `proc.run` raises Interrupted, so no
+new work begins. Later signals kill any group again and are otherwise ignored: no second
+traceback, no orphan. The caller turns Interrupted into exit status 130 (SIGINT) or 143 (SIGTERM).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Iterator
+
+from pcgkit.errors import Interrupted
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class _State:
+    def __init__(self) -> None:
+        # RLock: the handler runs in the main thread, which may itself be inside register().
+        self.lock = threading.RLock()
+        self.groups: set[int] = set()
+        self.signum: int | None = None
+        self.defer_depth = 0
+        self.installed = False
+
+
+_STATE = _State()
+
+
+def received() -> int | None:
+    """The first stop signal received since the policy was installed, else None."""
+    return _STATE.signum
+
+
+def kill_all_groups() -> None:
+    with _STATE.lock:
+        groups = list(_STATE.groups)
+    for pgid in groups:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def register_group(pgid: int) -> None:
+    """Track a live child group; one that starts after a stop signal is killed at once."""
+    with _STATE.lock:
+        _STATE.groups.add(pgid)
+        stopping = _STATE.signum is not None
+    if stopping:
+        kill_all_groups()
+
+
+def unregister_group(pgid: int) -> None:
+    with _STATE.lock:
+        _STATE.groups.discard(pgid)
+
+
+def live_groups() -> frozenset[int]:
+    with _STATE.lock:
+        return frozenset(_STATE.groups)
+
+
+def raise_if_stopping() -> None:
+    """In any thread: raise Interrupted when a stop signal has arrived (no new work after it)."""
+    if _STATE.signum is not None:
+        raise Interrupted(_STATE.signum)
+
+
+def request_stop(signum: int) -> None:
+    """Act as if signum had arrived (a KeyboardInterrupt seen without the policy installed)."""
+    with _STATE.lock:
+        if _STATE.signum is None:
+            _STATE.signum = signum
+    kill_all_groups()
+
+
+def _handler(signum: int, frame) -> None:
+    first = _STATE.signum is None
+    if first:
+        _STATE.signum = signum
+    kill_all_groups()
+    if first and _STATE.defer_depth == 0:
+        raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Finish this block (a report being written) before a stop signal takes effect.
+
+    Raises Interrupted at its end only for a signal that arrived during the block: a report written
+    *because* of an earlier signal is not cut short by it."""
+    before = _STATE.signum
+    _STATE.defer_depth += 1
+    try:
+        yield
+    finally:
+        _STATE.defer_depth -= 1
+    if _STATE.defer_depth == 0 and before is None:
+        raise_if_stopping()
+
+
+@contextlib.contextmanager
+def stop_policy() -> Iterator[None]:
+    """Install the handlers for SIGINT and SIGTERM (main thread only; elsewhere a no-op)."""
+    if _STATE.installed:
+        yield
+        return
+    if threading.current_thread() is not threading.main_thread():
+        try:
+            yield
+        finally:
+            _STATE.signum = None  # a request_stop off the main thread must not outlive its run
+        return
+    previous = {sig: signal.signal(sig, _handler) for sig in STOP_SIGNALS}
+    _STATE.installed, _STATE.signum = True, None
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        _STATE.installed, _STATE.signum, _STATE.defer_depth = False, None, 0

@@ -1,0 +1,75 @@
+"""Shared helpers for the fault-injection suite: outcomes on disk, the CLI in-process, one-line checks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from pcgkit.cli import main
+from pcgkit.harness.signature import Signature
+from pcgkit.matrix.cells import EXISTING, Cell
+from pcgkit.matrix.outcome import RAN, CellOutcome, write_outcome
+from pcgkit.verdicts.result import CaseResult
+from pcgkit.verdicts.verdict import Verdict
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEVICE = {"name": "simulated", "compute_capability": "12.0", "simulated": True, "label": "simulated SM120"}
+VERSIONS = {"flashinfer-python": "0.6.1", "torch": "2.9.1", "python": "3.12.1", "sglang": None}
+
+
+def result(mode: str = "mode1", verdict: Verdict = Verdict.REPRODUCED, expected: str | None = "reproduced",
+           reason: str = "known failure", message: str = "nvcc") -> CaseResult:
+    sig = Signature(exception_type="torch._dynamo.exc.Unsupported", graph_break_id="gb0007", message_head=message,
+                    innermost_library_frame=None, frame_chain=())
+    return CaseResult(mode, "sim-sm120", verdict, reason, DEVICE, VERSIONS, 0.1, sig, expected)
+
+
+def ran_cell(cell_id: str, **result_kwargs) -> CellOutcome:
+    cell = Cell(cell_id, kind=EXISTING, interpreter=sys.executable)
+    return CellOutcome(cell, RAN, 1.0, versions=VERSIONS, results=(result(**result_kwargs),))
+
+
+def write_cells(reports: Path, *outcomes: CellOutcome) -> Path:
+    root = reports / "matrix" / "cells"
+    for outcome in outcomes:
+        write_outcome(root / outcome.cell.id / "cell.json", outcome)
+    return root
+
+
+def run_main(argv: list[str], capsys) -> tuple[int, str, str]:
+    """pcgkit's main() in-process: (status, stdout, stderr)."""
+    status = main(argv)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def assert_one_line_error(stderr: str) -> str:
+    """The error path's contract: exactly one 'pcgkit: error:' line, no traceback."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert "Traceback" not in stderr, stderr
+    errors = [line for line in lines if line.startswith("pcgkit: error:")]
+    assert len(errors) == 1, stderr
+    return errors[0]
+
+
+def kit_env(**extra: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **extra}
+    env.pop("FORCE_COLOR", None)
+    return env
+
+
+def pcgkit(argv: list[str], cwd: Path, timeout: float = 60, **env: str) -> subprocess.CompletedProcess:
+    """pcgkit as a user runs it: a fresh process."""
+    return subprocess.run([sys.executable, "-m", "pcgkit.cli", *argv], cwd=cwd, env=kit_env(**env),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def alive(pid: int) -> bool:
+    """True while pid is a live (non-zombie) process, per the process table."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"

@@ -1,0 +1,96 @@
+"""Secrets: no credential reaches the terminal, an error reason, cell.json, compat.md/json, history,
+index.html, the merged JUnit, a log, `pcgkit env` or an issue draft."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from pcgkit.bugreport.envcapture import relevant_env_vars
+from pcgkit.matrix.backends.base import BackendConfig
+from pcgkit.matrix.cells import Cell
+from pcgkit.matrix.outcome import ERROR, CellOutcome
+from pcgkit.matrix.runner import cached_outcome
+from pcgkit.util import proc
+from pcgkit.util.redact import REDACTED, redact_text
+
+from .helpers import ran_cell, run_main, write_cells
+
+PASSWORD = "pa@ss-w0rd-XYZ"  # contains '@': the redaction must not stop at the first one
+WHEEL = f"tabulate @ https://deploy:{PASSWORD}@wheels.example.invalid/tabulate-0.9.0-py3-none-any.whl"
+HF = "hf_" + "A1b2C3d4E5f6G7h8I9j0KlMn"
+GHP = "ghp_" + "0123456789abcdefABCDEF0123"
+SK = "sk-" + "proj-abcdefghijklmnopqrstuvwx"
+AWS = "AKIA" + "IOSFODNN7EXAMPLE"
+SECRETS = (PASSWORD, "pa@ss", "w0rd-XYZ", HF, GHP, SK, AWS, "s3cr3t-api-v4lue")
+
+
+def assert_clean(text: str, where: str) -> None:
+    for secret in SECRETS:
+        assert secret not in text, f"{secret!r} leaked into {where}"
+
+
+@pytest.mark.parametrize("text, kept", [
+    (WHEEL, "tabulate @ https://<redacted>@wheels.example.invalid/tabulate-0.9.0-py3-none-any.whl"),
+    ("SGLANG_EXTRA_ARGS=--api-key s3cr3t-api-v4lue --port 30000", "--api-key <redacted> --port 30000"),
+    ("--token=s3cr3t-api-v4lue then echo s3cr3t-api-v4lue", "--token=<redacted> then echo <redacted>"),
+    (f"HF_TOKEN={HF} git push https://{GHP}@github.com/x", "HF_TOKEN=<redacted> git push https://<redacted>@github.com/x"),
+    (f"key {SK} and {AWS}", "key <redacted> and <redacted>"),
+    ("curl -H 'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload'", "Authorization: Bearer <redacted>'"),
+    ("docker login -u bot -p s3cr3t-api-v4lue", "-u bot -p <redacted>"),
+])
+def test_every_secret_shape_is_redacted_and_the_rest_kept(text, kept):
+    """URL credentials (with '@' in the password), argv secrets, assignments and token shapes all go."""
+    out = redact_text(text)
+    assert_clean(out, "redact_text")
+    assert kept in out
+    assert redact_text(out) == out  # idempotent
+
+
+def test_evidence_that_only_looks_secret_is_kept():
+    """Token counts, tokenizer paths, pytest's -p plugin and traceback source lines are not secrets."""
+    text = "--max-new-tokens 16 --tokenizer-path /ckpt -p pcgkit.harness.plugin sorted(x, key=len) KeyError: 'k'"
+    assert redact_text(text) == text
+
+
+def test_captured_variable_with_a_harmless_name_is_redacted():
+    """`pcgkit env` exports SGLANG_EXTRA_ARGS with its --api-key value removed."""
+    env = relevant_env_vars({"SGLANG_EXTRA_ARGS": "--api-key s3cr3t-api-v4lue --tp 2"})
+    assert env == {"SGLANG_EXTRA_ARGS": f"--api-key {REDACTED} --tp 2"}
+
+
+def test_terminal_echo_and_log_are_redacted(tmp_path, capsys):
+    """proc.run echoes the command and keeps the log without the credentials of a requirement URL."""
+    done = proc.run([sys.executable, "-c", f"print({WHEEL!r})", WHEEL], log_path=tmp_path / "install.log")
+    assert done.ok
+    err = capsys.readouterr().err
+    assert "wheels.example.invalid" in err
+    assert_clean(err + done.output_tail + (tmp_path / "install.log").read_text(), "echo/tail/log")
+
+
+def test_credentialed_companion_never_reaches_any_report(tmp_path, capsys):
+    """A cell whose companion is a credentialed wheel URL and whose reason echoes it: every file is clean."""
+    cell = Cell("cred", flashinfer="0.6.1", torch="2.9.1", companions=(WHEEL,))
+    bad = CellOutcome(cell, ERROR, 1.0, "install", f"unknown version: {WHEEL} --token=s3cr3t-api-v4lue", f"log: {WHEEL}")
+    reports = tmp_path / "reports"
+    write_cells(reports, bad, ran_cell("good", reason=f"evidence {HF}"))
+    status, out, err = run_main(["report", "--reports", str(reports)], capsys)
+    assert status == 3
+    files = [p for p in reports.rglob("*") if p.is_file()]
+    assert {"compat.md", "compat.json", "index.html", "matrix-junit.xml", "cell.json"} <= {p.name for p in files}
+    for path in files:
+        assert_clean(path.read_text(), str(path))
+    assert_clean(out + err, "terminal")
+    assert "wheels.example.invalid" in (reports / "compat.md").read_text()  # the host stays: it is evidence
+
+
+def test_redacted_cell_json_still_resumes(tmp_path):
+    """The stored companions are redacted, yet the cell is reused on resume (the stored hash is the real one)."""
+    cell = Cell("cred", flashinfer="0.6.1", torch="2.9.1", companions=(WHEEL,))
+    from pcgkit.matrix.outcome import RAN
+
+    write_cells(tmp_path, CellOutcome(cell, RAN, 1.0))
+    config = BackendConfig(cells_root=tmp_path / "matrix" / "cells", envs_root=tmp_path, timeout_s=10, case_timeout_s=10)
+    assert PASSWORD not in (tmp_path / "matrix" / "cells" / "cred" / "cell.json").read_text()
+    assert cached_outcome(cell, config) is not None
