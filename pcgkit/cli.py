@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.jobs.parity",
     "pcgkit.e2e.cli",
     "pcgkit.sweep.cli",
+    "pcgkit.ci.cli",
 )
 
 

@@ -18,7 +18,8 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.matrix.backends.venv import run_cell
 from pcgkit.matrix.cells import Cell
-from pcgkit.matrix.outcome import ERROR, RAN, STAGE_RUN, CellOutcome, read_outcome, write_outcome
+from pcgkit.matrix.outcome import ERROR, RAN, STAGE_RUN, CellOutcome, read_outcome, with_where, write_outcome
+from pcgkit.matrix.where import capture as capture_where
 
 CELL_FILE = "cell.json"
 
@@ -81,6 +82,8 @@ def run_matrix(
             try:
                 for future in concurrent.futures.as_completed(futures):
                     outcome = future.result()
+                    # every fresh cell.json says which machine made it (pcgkit report --from merges many)
+                    outcome = with_where(outcome, capture_where(config.backend, outcome.provenance))
                     write_outcome(config.cells_root / outcome.cell.id / CELL_FILE, outcome)
                     outcomes[outcome.cell.id] = outcome
                     progress.update(tasks[outcome.cell.id], description=_summary(outcome), total=1, completed=1)
