@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from pcgkit.ci.plan import ARTIFACTS_DIR, CELLS_DIR, CiPlan, CellJob, JobGroup
+from pcgkit.ci.plan import ARTIFACTS_DIR, CELLS_DIR, CellJob, CiPlan, JobGroup
 
 ACTIONS = {  # major tags; pin to commit SHAs in your fork if your policy asks for it
     "checkout": "actions/checkout@v4",

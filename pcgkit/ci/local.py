@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pcgkit import resources
-from pcgkit.ci.plan import CELLS_DIR, CiPlan, CellJob
+from pcgkit.ci.plan import CELLS_DIR, CellJob, CiPlan
 from pcgkit.matrix.where import LABELS_VAR
 from pcgkit.util import proc
 

@@ -142,7 +142,10 @@ def unpack(archive: Path, dest: Path) -> None:
                 odd = next((m.name for m in members if not (m.isfile() or m.isdir())), None)
                 if odd is not None:
                     raise ValueError(f"refused: member {odd!r} is not a plain file or folder (a link or device)")
-                tf.extractall(dest, members=members, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+                if hasattr(tarfile, "data_filter"):  # 3.10.12+/3.11.4+: the stdlib's own guard as well as ours
+                    tf.extractall(dest, members=members, filter="data")
+                else:
+                    tf.extractall(dest, members=members)
             return
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
         raise ValueError(f"broken archive ({type(exc).__name__}: {exc})") from exc
