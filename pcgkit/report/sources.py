@@ -243,7 +243,8 @@ def merge_rows(rows: Sequence[Row]) -> tuple[list[Row], list[str]]:
             cell = dataclasses.replace(row.outcome.cell, id=names[i])
             row = dataclasses.replace(row, outcome=dataclasses.replace(row.outcome, cell=cell), planned_id=row.cell_id)
         out.append(row)
-    return out, notes
+    # the order a local report reads cells in (sorted cell folders), so a merge equals a one-host run
+    return sorted(out, key=lambda r: (r.cell_dir is None, r.outcome.cell.id)), notes
 
 
 def _row_name(row: Row, level: int) -> str:
