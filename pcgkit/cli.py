@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.e2e.cli",
     "pcgkit.sweep.cli",
     "pcgkit.triage.cli",
+    "pcgkit.ci.cli",
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 
 from pcgkit import resources
@@ -21,6 +22,7 @@ from pcgkit.matrix.tox_export import render_tox
 from pcgkit.report.compat import BUG_VERDICTS, build_compat, mode_entry, write_reports
 from pcgkit.report.dashboard import write_dashboard
 from pcgkit.report.junit_merge import validate, write_merged
+from pcgkit.report.sources import annotate, find_disagreements, load_sources, local_rows, stage_cells
 from pcgkit.util import atomic, signals
 from pcgkit.util.argtypes import positive_int, positive_seconds
 from pcgkit.verdicts.catalog import all_modes
@@ -64,23 +66,36 @@ def matrix_status(outcomes) -> ExitCode:
     return status_for_results(r for o in outcomes for r in o.results)
 
 
-def report(reports: Path, with_bisect: bool = False) -> int:
-    """Merge every cell on disk into compat.md/json, the dashboard and the merged JUnit.
+def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = ()) -> int:
+    """Merge cells into compat.md/json, the dashboard and the merged JUnit.
 
+    Without sources: every cell on disk under reports/matrix/cells. With sources (`--from`): the
+    cell folders and archives named, from any number of hosts (pcgkit/report/sources.py), staged
+    under reports/matrix/merged; unreadable or foreign inputs become error rows with the reason.
     Bisection's probe cells live beside the matrix cells (so each reuses the other's results) but
     stay out of the report unless asked: the report is the matrix's table, `pcgkit bisect` prints its own.
     Written under signals.deferred(): a stop signal arriving now takes effect once the files are done.
     Returns the matrix status of what is on disk (pcgkit.errors.EXIT_CODES).
     """
-    root = cells_root(reports)
-    if not root.is_dir():
-        raise UsageError(f"no cells under {root}: run `pcgkit matrix` first")
     atomic.check_writable_dir(reports)
-    outcomes = cell_outcomes(reports, with_bisect)
+    if sources:
+        loaded = load_sources(sources, reports / "matrix" / "merged")
+        root = reports / "matrix" / "merged" / "cells"
+    else:
+        root = cells_root(reports)
+        if not root.is_dir():
+            raise UsageError(f"no cells under {root}: run `pcgkit matrix` first")
+        loaded = local_rows(cell_outcomes(reports, with_bisect=True), root)
+    if not with_bisect:
+        loaded = dataclasses.replace(loaded, rows=tuple(r for r in loaded.rows if BISECT_ID_MARK not in r.cell_id))
+    if sources:
+        stage_cells(loaded.rows, root)
+    outcomes = [r.outcome for r in loaded.rows]
     if not outcomes:
         raise UsageError(f"no cells under {root}: run `pcgkit matrix` first")
+    disagreements = find_disagreements(loaded.rows)
     with signals.deferred():
-        compat, paths = write_reports(build_compat(outcomes), reports)
+        compat, paths = write_reports(annotate(build_compat(outcomes), loaded, disagreements), reports)
         dashboard = write_dashboard(compat, reports)
         junit = write_merged(outcomes, root, reports / MERGED_JUNIT)
     problems = validate(junit)
@@ -93,7 +108,12 @@ def report(reports: Path, with_bisect: bool = False) -> int:
     for cell_id, changes in compat["changes"].items():
         for c in changes:
             print(f"  changed: {cell_id} {c['mode']}: {c['previous']} -> {c['current']}")
-    return int(worst(matrix_status(outcomes), ExitCode.ERROR_CELLS if problems else ExitCode.SUCCESS))
+    for d in disagreements:
+        print(f"  disagree: {d.describe()}")
+    bad_inputs = [f"{s.source}: {p}" for s in loaded.sources for p in s.problems]
+    for line in bad_inputs + list(loaded.notes):
+        print(f"  input: {line}")
+    return int(worst(matrix_status(outcomes), ExitCode.ERROR_CELLS if problems or bad_inputs else ExitCode.SUCCESS))
 
 
 def _cmd_matrix(args) -> int:
@@ -125,7 +145,7 @@ def _cmd_matrix(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    return report(Path(args.reports), with_bisect=args.with_bisect)
+    return report(Path(args.reports), with_bisect=args.with_bisect, sources=args.sources or ())
 
 
 def _axis_cell(base: Cell, axis: str, version: str, planned: list[Cell]) -> Cell:
@@ -257,6 +277,9 @@ def register(subparsers) -> None:
     rep = subparsers.add_parser("report", help="merge the matrix cells into compat.md/json, index.html, JUnit")
     rep.add_argument("--reports", default="reports", help="reports folder (default: reports/)")
     rep.add_argument("--with-bisect", action="store_true", help="include bisection's probe cells (id base~axis-version)")
+    rep.add_argument("--from", dest="sources", action="append", metavar="DIR|ARCHIVE",
+                     help="merge cell results from this folder or .tar[.gz]/.zip archive instead of reports/matrix/cells "
+                          "(repeatable; e.g. one CI artifact per cell, from many hosts)")
     rep.set_defaults(func=_cmd_report)
 
     bis = subparsers.add_parser("bisect", help="find where a mode's verdict changes along one axis")

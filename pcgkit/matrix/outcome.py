@@ -21,6 +21,7 @@ from typing import Any
 
 from pcgkit.harness import targets
 from pcgkit.matrix.cells import Cell
+from pcgkit.matrix.where import Where
 from pcgkit.util import atomic
 from pcgkit.util.redact import redact_text, redact_tree
 from pcgkit.util.sanitize import clean_text, clean_tree
@@ -60,6 +61,9 @@ class CellOutcome:
     from_cache: bool = False
     # Where the cell ran: the container backend records image id, digest, base, CUDA, host driver.
     provenance: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # The machine that ran it (host, CI runner, device, driver, backend, image): results from many
+    # hosts are merged by `pcgkit report --from`, and none of them may pass for another's.
+    where: Where | None = None
 
     def __post_init__(self) -> None:
         for name in ("reason", "log_tail"):
@@ -94,6 +98,7 @@ class CellOutcome:
             "versions": self.versions,
             "results": [r.to_dict() for r in self.results],
             "provenance": self.provenance,
+            "where": self.where.to_dict() if self.where else None,
             "finished": self.finished or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }
 
@@ -113,7 +118,13 @@ class CellOutcome:
             finished=data.get("finished", ""),
             from_cache=from_cache,
             provenance=data.get("provenance", {}),
+            where=Where.from_dict(data["where"]) if data.get("where") else None,
         )
+
+
+def with_where(outcome: CellOutcome, where: Where) -> CellOutcome:
+    """The outcome stamped with where it ran, unless it already says (a cached result keeps its own). Pure."""
+    return outcome if outcome.where is not None else dataclasses.replace(outcome, where=where)
 
 
 def write_outcome(path: Path, outcome: CellOutcome) -> None:

@@ -34,8 +34,10 @@ from pcgkit.matrix.outcome import (
     STAGE_RUN,
     CellOutcome,
     read_outcome,
+    with_where,
     write_outcome,
 )
+from pcgkit.matrix.where import capture as capture_where
 from pcgkit.util import signals
 
 CELL_FILE = "cell.json"
@@ -127,6 +129,8 @@ def _run_matrix(cells, config, jobs, force, run, show_progress) -> list[CellOutc
             progress.update(tasks[cell.id], description=stage)
 
         def finish(outcome: CellOutcome) -> None:
+            # every fresh cell.json says which machine made it (pcgkit report --from merges many)
+            outcome = with_where(outcome, capture_where(config.backend, outcome.provenance))
             write_outcome(config.cells_root / outcome.cell.id / CELL_FILE, outcome)
             outcomes[outcome.cell.id] = outcome
             progress.update(tasks[outcome.cell.id], description=_summary(outcome), total=1, completed=1)

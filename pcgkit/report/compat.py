@@ -290,6 +290,11 @@ def render_markdown(compat: dict) -> str:
         for cell_id, changes in compat["changes"].items():
             for c in changes:
                 lines.append(f"- ⚑ `{cell_id}` {c['mode']}: {c['previous']} → {c['current']}")
+    if compat.get("disagreements"):  # pcgkit/report/sources.py: parity at matrix scale, typed data in compat.json
+        lines += ["", "## Results that disagree (simulated vs real hardware, or between machines)", ""]
+        for d in compat["disagreements"]:
+            sides = [f"{w['target']} on {w['where']}: {w['verdict']} {w.get('innermost_frame') or ''}".strip() for w in (d["first"], d["second"])]
+            lines.append(f"- ⚠ `{d['cell']}` {d['case']} ({', '.join(d['fields'])} differ): {_md(sides[0])} vs {_md(sides[1])}")
     lines += render_sglang_facts(compat.get("sglang_facts", []), _md)
     errors = [c for c in compat["cells"] if c["status"] == "error"]
     if errors:

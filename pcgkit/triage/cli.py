@@ -23,7 +23,7 @@ SCHEMA = "pcgkit.triage/1"
 
 
 class UnreadableLog(UsageError):
-    exit_code = 2
+    """Empty, binary or missing input: a usage error (exit 2), one line."""
 
 
 @dataclasses.dataclass(frozen=True)

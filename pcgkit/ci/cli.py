@@ -1,0 +1,99 @@
+"""`pcgkit ci github` (write the workflow) and `pcgkit ci local` (run its fan-out on this machine)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from pcgkit.ci.plan import CiPlan, CiPlanError, parse_runner_labels, plan_ci
+from pcgkit.errors import UsageError
+from pcgkit.matrix import pins as pins_mod
+from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
+
+
+def _plan(args, matrix_args: list[str], local: bool = False) -> CiPlan:
+    try:
+        return plan_ci(planned_cells(args), parse_runner_labels(args.runner_labels or ()),
+                       hardware_cells=args.hardware_cell or (), matrix_args=matrix_args, local=local)
+    except CiPlanError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _matrix_args(args, absolute: bool) -> list[str]:
+    """--matrix/--pins for the jobs when not the defaults (relative to the repository for CI)."""
+    out = []
+    for flag, value, default in (("--matrix", args.matrix, DEFAULT_MATRIX_FILE), ("--pins", args.pins, pins_mod.DEFAULT_PINS_FILE)):
+        path = Path(value)
+        if path.resolve() != Path(default).resolve():
+            out += [flag, str(path.resolve()) if absolute else value]
+    return out
+
+
+def _cmd_github(args) -> int:
+    from pcgkit.ci.github import render_workflow, to_yaml  # PyYAML: only this command needs it
+
+    plan = _plan(args, _matrix_args(args, absolute=False))
+    command = "pcgkit ci github" + "".join(f" --runner-labels {x}" for x in args.runner_labels or ())
+    text = to_yaml(render_workflow(plan, name=args.name, cron=args.cron), plan, command)
+    if args.out == "-":
+        sys.stdout.write(text)
+    else:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+        print(f"pcgkit ci: {len(plan.jobs)} cell jobs in {len(plan.groups)} group(s) -> {out}")
+        for cell_id, why in plan.excluded:
+            print(f"  not on CI: {cell_id}: {why}")
+        if not args.runner_labels:
+            print("  no --runner-labels: simulated jobs only (add e.g. --runner-labels sm120=self-hosted,linux,sm120)")
+    return 0
+
+
+def _cmd_local(args) -> int:
+    from pcgkit.ci.local import parse_job_args, plan_local, run_local
+
+    plan = _plan(args, _matrix_args(args, absolute=True), local=True)
+    try:
+        job_args = parse_job_args(args.job_args or ())
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    out = Path(args.out)
+    jobs = plan_local(plan, out, job_args, archive=args.archive)
+    done, report = run_local(jobs, out, timeout_s=args.timeout)
+    for local, completed in done:
+        print(f"  job {local.job.artifact}: {'ok' if completed.ok else completed.describe_failure()} "
+              f"in {completed.duration_s:.1f} s -> {local.artifact}")
+    print(report.output_tail[-3000:])
+    print(f"pcgkit ci local: {len(done)} jobs, report {'ok' if report.ok else report.describe_failure()} -> {out / 'reports'}")
+    return 0 if report.ok and all(c.ok for _, c in done) else 1
+
+
+def _common(parser) -> None:
+    parser.add_argument("--matrix", default=str(DEFAULT_MATRIX_FILE), help="matrix definition (TOML)")
+    parser.add_argument("--pins", default=str(pins_mod.DEFAULT_PINS_FILE), help="cached SGLang Requires-Dist")
+    parser.add_argument("--cell", action="append", help="only this cell id (repeatable; default: every planned cell)")
+    parser.add_argument("--runner-labels", action="append", metavar="TARGET=LABEL,...",
+                        help="real-hardware jobs for TARGET (sm120, gpu) on self-hosted runners with these labels, "
+                             "e.g. sm120=self-hosted,linux,sm120 (repeatable; none: simulated jobs only)")
+    parser.add_argument("--hardware-cell", action="append", metavar="ID",
+                        help="limit the real-hardware jobs to these cells (repeatable; default: every cell)")
+
+
+def register(subparsers) -> None:
+    ci = subparsers.add_parser("ci", help="the matrix fanned out on CI runners: generate the workflow, or run it here")
+    sub = ci.add_subparsers(dest="ci_command", required=True)
+    gh = sub.add_parser("github", help="write a GitHub Actions workflow: one job per cell x target, then one report")
+    _common(gh)
+    gh.add_argument("--out", default=".github/workflows/pcgkit-matrix.yml", help="workflow file ('-' for stdout)")
+    gh.add_argument("--name", default="pcgkit matrix", help="the workflow's name")
+    gh.add_argument("--cron", default="17 3 * * 1", help="schedule (UTC cron; default: Mondays 03:17)")
+    gh.set_defaults(func=_cmd_github)
+    local = sub.add_parser("local", help="run the workflow's jobs here, each into its own artifact, then merge them")
+    _common(local)
+    local.add_argument("--out", required=True, help="folder for jobs/, artifacts/, logs/ and the merged reports/")
+    local.add_argument("--job-args", action="append", metavar="CELL=ARGS",
+                       help="extra `pcgkit matrix` arguments for one cell's (or one artifact's) jobs, e.g. "
+                            "'seed=--backend docker --gpus none'")
+    local.add_argument("--archive", action="store_true", help="upload each cell folder as a .tar.gz (as an archive download)")
+    local.add_argument("--timeout", type=float, default=3600, help="seconds per job")
+    local.set_defaults(func=_cmd_local)

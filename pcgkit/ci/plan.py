@@ -1,0 +1,188 @@
+"""The matrix as CI jobs: one job per cell x target, grouped by the runner that can run it. Pure.
+
+Planned from the kit's own matrix plan (pcgkit.matrix.plan), never a second list of cells:
+- simulated SM120 (the `cpu_sim` marker) on a hosted runner (`ubuntu-latest`), venv backend;
+- each real-hardware target (`sm120`, `gpu`) the user gave runner labels for on those
+  self-hosted runners, through the docker backend with `--gpus all` and `--require-hardware`, so
+  a runner without the GPU fails instead of going green by skipping.
+Each job writes one cell folder and uploads it as an artifact; a final report job merges them all
+with `pcgkit report --from ...`. No CI syntax here: renderers (pcgkit.ci.github; another CI is one
+more renderer) turn a CiPlan into a workflow file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Mapping, Sequence
+
+from pcgkit.harness import targets
+from pcgkit.matrix.cells import EXISTING, Cell
+
+HOSTED_LABELS: tuple[str, ...] = ("ubuntu-latest",)
+CELLS_DIR = "pcgkit-out"  # each job's --reports folder; its cell lands in CELLS_DIR/matrix/cells/<id>
+ARTIFACTS_DIR = "pcgkit-artifacts"  # where the report job downloads every cell artifact
+HISTORY_ARTIFACT = "pcgkit-history"
+REPORT_ARTIFACT = "pcgkit-report"
+HISTORY_RUNS_KEPT = 100  # the dashboard's timeline reads this many previous runs
+DEFAULT_CELL_TIMEOUT_S = 1800.0
+SETUP_MINUTES = 15  # checkout, uv, the kit, artifact upload: on top of the cell's own limit
+IMAGE_BUILD_MINUTES = 45  # a docker cell's first image build (torch + CUDA layers) on a GPU runner
+MAX_JOBS_PER_MATRIX = 256  # GitHub's limit on one matrix strategy; larger plans split into groups
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunnerClass:
+    """A kind of machine a job runs on: who selects it (labels) and what it can run."""
+
+    id: str  # "hosted" or the target id ("sm120", "gpu")
+    labels: tuple[str, ...]
+    hosted: bool  # interchangeable machines the CI provides (no GPU, no persistent cache)
+    target: targets.Target
+    backend: str  # "venv" on hosted runners, "docker" on GPU runners
+
+    @property
+    def require_hardware(self) -> tuple[str, ...]:
+        return () if self.target.simulated else (self.target.marker,)
+
+
+@dataclasses.dataclass(frozen=True)
+class CellJob:
+    cell_id: str
+    python: str
+    torch: str  # "" for a cell without a torch pin: keys the uv cache, so cells sharing torch share it
+    runner: RunnerClass
+    timeout_s: float  # the cell's own limit (pcgkit matrix --timeout)
+    timeout_minutes: int  # the CI job's: the cell's limit plus setup (and an image build on GPU runners)
+    artifact: str  # unique per run: cell-<id>-<target>
+    command: tuple[str, ...]  # the pcgkit argv (without the leading interpreter)
+
+    @property
+    def cell_folder(self) -> str:
+        return f"{CELLS_DIR}/matrix/cells/{self.cell_id}"
+
+
+@dataclasses.dataclass(frozen=True)
+class JobGroup:
+    """Jobs one matrix strategy runs: same runner class, at most MAX_JOBS_PER_MATRIX."""
+
+    id: str  # a CI job id: "simulated", "sm120", "simulated-2"
+    runner: RunnerClass
+    jobs: tuple[CellJob, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class CiPlan:
+    groups: tuple[JobGroup, ...]
+    excluded: tuple[tuple[str, str], ...]  # (cell id, why it has no CI job)
+    report_command: tuple[str, ...]
+    history_artifact: str = HISTORY_ARTIFACT
+    report_artifact: str = REPORT_ARTIFACT
+    history_runs_kept: int = HISTORY_RUNS_KEPT
+
+    @property
+    def jobs(self) -> tuple[CellJob, ...]:
+        return tuple(j for g in self.groups for j in g.jobs)
+
+
+class CiPlanError(ValueError):
+    pass
+
+
+def parse_runner_labels(items: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """'sm120=self-hosted,gpu,sm120' -> {'sm120': ('self-hosted', 'gpu', 'sm120')}. Pure.
+
+    Only real-hardware targets take labels (the simulation runs on hosted runners); an unknown
+    target or an empty label list is an error naming the choices.
+    """
+    real = [t.id for t in targets.TARGETS if not t.simulated]
+    out: dict[str, tuple[str, ...]] = {}
+    for item in items:
+        target, sep, labels = item.partition("=")
+        names = tuple(x.strip() for x in labels.split(",") if x.strip())
+        if not sep or target not in real or not names:
+            raise CiPlanError(f"--runner-labels {item!r}: expected TARGET=LABEL[,LABEL...] with TARGET one of {', '.join(real)}")
+        out[target] = names
+    return out
+
+
+def runner_classes(hardware_labels: Mapping[str, tuple[str, ...]]) -> tuple[RunnerClass, ...]:
+    """Hosted for the simulation, then one self-hosted class per configured real target. Pure."""
+    classes = [RunnerClass("hosted", HOSTED_LABELS, True, targets.SIM_SM120, "venv")]
+    for target in targets.TARGETS:
+        if not target.simulated and target.id in hardware_labels:
+            classes.append(RunnerClass(target.id, tuple(hardware_labels[target.id]), False, target, "docker"))
+    return tuple(classes)
+
+
+def job_command(cell: Cell, runner: RunnerClass, timeout_s: float, matrix_args: Sequence[str] = ()) -> tuple[str, ...]:
+    """`pcgkit matrix` for one cell on one runner class, reports into CELLS_DIR. Pure."""
+    argv = ["pcgkit", "matrix", *matrix_args, "--cell", cell.id, "--reports", CELLS_DIR, "--jobs", "1",
+            "--timeout", f"{timeout_s:g}", "-m", runner.target.marker, "--backend", runner.backend]
+    if runner.backend == "docker":
+        argv += ["--gpus", "all"]
+    for marker in runner.require_hardware:
+        argv += ["--require-hardware", marker]
+    return tuple(argv)
+
+
+def _timeout_minutes(seconds: float, runner: RunnerClass) -> int:
+    build = 0 if runner.hosted else IMAGE_BUILD_MINUTES
+    return int(math.ceil(seconds / 60.0)) + SETUP_MINUTES + build
+
+
+def artifact_name(cell_id: str, target_id: str) -> str:
+    return _SAFE.sub("_", f"cell-{cell_id}-{target_id}")
+
+
+def plan_ci(
+    cells: Sequence[Cell],
+    hardware_labels: Mapping[str, tuple[str, ...]] | None = None,
+    hardware_cells: Sequence[str] = (),
+    default_timeout_s: float = DEFAULT_CELL_TIMEOUT_S,
+    matrix_args: Sequence[str] = (),
+    local: bool = False,
+) -> CiPlan:
+    """The jobs for these cells. Pure.
+
+    hardware_cells limits the real-hardware jobs to those ids (GPU runners are few; the simulation
+    is cheap and runs every cell). matrix_args (e.g. --matrix FILE --pins FILE) go into every job
+    so the jobs plan exactly the cells planned here. Cells of kind 'existing' name an interpreter on the machine that
+    planned them: no CI runner has it, so they are excluded with that reason (unless `local`: the
+    fan-out run on the planning machine itself, `pcgkit ci local`).
+    """
+    runners = runner_classes(hardware_labels or {})
+    known = {c.id for c in cells}
+    unknown = [c for c in hardware_cells if c not in known]
+    if unknown:
+        raise CiPlanError(f"--hardware-cell {', '.join(unknown)}: not in the plan; known: {', '.join(sorted(known))}")
+    excluded: list[tuple[str, str]] = []
+    by_runner: dict[str, list[CellJob]] = {r.id: [] for r in runners}
+    for cell in cells:
+        if cell.kind == EXISTING and not local:
+            excluded.append((cell.id, f"kind 'existing' runs the interpreter {cell.interpreter} of the planning machine"))
+            continue
+        timeout_s = cell.timeout_s or default_timeout_s
+        for runner in runners:
+            if not runner.hosted and hardware_cells and cell.id not in hardware_cells:
+                continue
+            by_runner[runner.id].append(CellJob(
+                cell_id=cell.id, python=cell.python, torch=cell.torch or "", runner=runner,
+                timeout_s=timeout_s, timeout_minutes=_timeout_minutes(timeout_s, runner),
+                artifact=artifact_name(cell.id, runner.target.id),
+                command=job_command(cell, runner, timeout_s, matrix_args),
+            ))
+    groups = []
+    for runner in runners:
+        jobs = by_runner[runner.id]
+        base = "simulated" if runner.hosted else runner.id
+        chunks = [jobs[i:i + MAX_JOBS_PER_MATRIX] for i in range(0, len(jobs), MAX_JOBS_PER_MATRIX)]
+        for n, chunk in enumerate(chunks, start=1):
+            groups.append(JobGroup(base if n == 1 else f"{base}-{n}", runner, tuple(chunk)))
+    if not groups:
+        raise CiPlanError("no cell can run on CI: every planned cell was excluded (" +
+                          "; ".join(f"{c}: {why}" for c, why in excluded) + ")")
+    report = ("pcgkit", "report", "--reports", "reports")  # the --from list is the downloaded artifacts
+    return CiPlan(tuple(groups), tuple(excluded), report)

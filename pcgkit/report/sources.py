@@ -1,0 +1,357 @@
+"""The input side of `pcgkit report --from DIR|ARCHIVE ...`: cell results from many hosts, as rows.
+
+- `load_sources` (the edge): each --from is a folder (searched for cell.json files) or an archive
+  (.tar, .tar.gz, .tgz, .zip: what CI artifact downloads give), unpacked into a staging folder with
+  tarfile's "data" filter (no absolute paths, no escapes, no devices). Whatever cannot be read, or is
+  not a pcgkit cell result, becomes an *error row* with the reason: never a crash, never dropped.
+- `merge_rows` (pure): one row per cell definition x targets x where. Results for the same cell
+  from different machines are all kept (a row id gets '@<machine>-<backend>' only when a cell id
+  would otherwise repeat); the same key twice keeps the newest and says so in a note.
+- `find_disagreements` (pure): per cell definition and case, every pair of a real-hardware and a
+  simulated result, and of two machines, whose verdict, graph-break id or innermost frame differ
+  (what `pcgkit parity` compares, at matrix scale).
+- `annotate` (pure): adds where/source per row, `disagreements` and `sources` to the compat model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import shutil
+import tarfile
+import zipfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from pcgkit.harness import targets
+from pcgkit.jobs.parity import NOT_COMPARABLE, Observation
+from pcgkit.matrix.cells import Cell
+from pcgkit.matrix.outcome import ERROR, CellOutcome, write_outcome
+from pcgkit.matrix.where import Where
+
+CELL_FILE = "cell.json"
+STAGE_SOURCE = "source"  # an error row's stage: the input could not be read
+MAX_UNPACKED_BYTES = 8 * 1024**3  # an artifact of cell folders is MBs; refuse to unpack a bomb
+COMPARED_FIELDS = ("verdict", "graph_break_id", "innermost_frame")
+SIMULATED_VS_REAL = "simulated-vs-real"
+BETWEEN_MACHINES = "between-machines"
+_UNSAFE_ID = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    outcome: CellOutcome
+    source: str  # the --from argument it came from
+    member: str  # its cell.json, relative to the source
+    cell_dir: Path | None  # the folder holding its junit.xml; None for an error row
+    planned_id: str = ""  # the cell id as planned, when the row id got an '@machine' suffix
+
+    @property
+    def cell_id(self) -> str:
+        return self.planned_id or self.outcome.cell.id
+
+    @property
+    def where(self) -> Where:
+        return self.outcome.where or Where(host="unknown (cell.json without 'where')",
+                                           backend=self.outcome.provenance.get("backend", "venv"))
+
+    @property
+    def key(self) -> tuple[str, str, tuple[str, ...], str]:
+        """Cell (id and definition) x targets x where: results differing in any of them are different rows."""
+        variants = tuple(sorted({r.variant for r in self.outcome.results if r.verdict.value != "skipped"}))
+        return (self.cell_id, self.outcome.cell.definition_hash, variants, self.where.key)
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceReport:
+    source: str
+    kind: str  # "folder" | "archive" | "unreadable"
+    cells: int
+    problems: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "problems": list(self.problems)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Loaded:
+    rows: tuple[Row, ...]
+    sources: tuple[SourceReport, ...]
+    notes: tuple[str, ...] = ()  # rows superseded by a newer result with the same key
+
+
+def error_row(source: str, member: str, reason: str) -> Row:
+    """An input that yields no cell: a row of its own, so the report shows it with its reason."""
+    name = _UNSAFE_ID.sub("_", f"{Path(source).name}{'/' + member if member else ''}").strip("_") or "input"
+    cell = Cell(id=f"source-error.{name}", kind="existing", interpreter=None, origin="source")
+    outcome = CellOutcome(cell, ERROR, 0.0, STAGE_SOURCE, f"{source}{': ' + member if member else ''}: {reason}")
+    return Row(outcome, source, member, None)
+
+
+def read_cell(path: Path) -> CellOutcome:
+    """A cell.json as an outcome; ValueError with a one-line reason when it is not one."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"unreadable: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg} at line {exc.lineno})") from exc
+    if not isinstance(data, dict):
+        raise ValueError("not a pcgkit cell result (JSON is not an object)")
+    if data.get("schema") != "pcgkit.cell/1":
+        raise ValueError(f"foreign file: schema {data.get('schema')!r}, expected 'pcgkit.cell/1'")
+    try:
+        return CellOutcome.from_dict(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"incomplete or malformed pcgkit.cell/1 ({type(exc).__name__}: {exc})") from exc
+
+
+def _safe_members(names: Iterable[str]) -> str | None:
+    """The first archive member that would land outside the staging folder, if any. Pure."""
+    for name in names:
+        path = PurePosixPath(name)
+        if path.is_absolute() or ".." in path.parts:
+            return name
+    return None
+
+
+def unpack(archive: Path, dest: Path) -> None:
+    """A tar (any compression) or zip archive into dest; ValueError with the reason when it cannot be."""
+    dest.mkdir(parents=True, exist_ok=True)
+    try:
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as zf:
+                infos = zf.infolist()
+                bad = _safe_members(i.filename for i in infos)
+                if bad is not None:
+                    raise ValueError(f"refused: member {bad!r} would land outside the folder")
+                if sum(i.file_size for i in infos) > MAX_UNPACKED_BYTES:
+                    raise ValueError(f"refused: unpacks to more than {MAX_UNPACKED_BYTES // 1024**3} GiB")
+                zf.extractall(dest)
+            return
+        if tarfile.is_tarfile(archive):
+            with tarfile.open(archive) as tf:
+                members = tf.getmembers()
+                if sum(m.size for m in members) > MAX_UNPACKED_BYTES:
+                    raise ValueError(f"refused: unpacks to more than {MAX_UNPACKED_BYTES // 1024**3} GiB")
+                bad = _safe_members(m.name for m in members)
+                if bad is not None:
+                    raise ValueError(f"refused: member {bad!r} would land outside the folder")
+                odd = next((m.name for m in members if not (m.isfile() or m.isdir())), None)
+                if odd is not None:
+                    raise ValueError(f"refused: member {odd!r} is not a plain file or folder (a link or device)")
+                if hasattr(tarfile, "data_filter"):  # 3.10.12+/3.11.4+: the stdlib's own guard as well as ours
+                    tf.extractall(dest, members=members, filter="data")
+                else:
+                    tf.extractall(dest, members=members)
+            return
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
+        raise ValueError(f"broken archive ({type(exc).__name__}: {exc})") from exc
+    raise ValueError("not a folder, nor a tar or zip archive")
+
+
+def _load_folder(source: str, folder: Path, rows: list[Row]) -> SourceReport:
+    problems = []
+    found = sorted(folder.rglob(CELL_FILE))
+    for path in found:
+        member = str(path.relative_to(folder))
+        try:
+            rows.append(Row(read_cell(path), source, member, path.parent))
+        except ValueError as exc:
+            problems.append(f"{member}: {exc}")
+            rows.append(error_row(source, member, str(exc)))
+    if not found:
+        hint = " (a `pcgkit run` reports folder? the report merges matrix cell folders)" if any(folder.rglob("results.json")) else ""
+        reason = f"no {CELL_FILE} inside: not a pcgkit matrix result{hint}"
+        problems.append(reason)
+        rows.append(error_row(source, "", reason))
+    return SourceReport(source, "folder", 0, tuple(problems))  # cells counted by the caller
+
+
+def load_sources(sources: Sequence[str], staging: Path) -> Loaded:
+    """Every --from, read into rows (error rows included) and one report per source (the edge)."""
+    if staging.exists():
+        shutil.rmtree(staging)  # our own scratch folder: never mix an older merge's files in
+    rows: list[Row] = []
+    reports: list[SourceReport] = []
+    for index, source in enumerate(sources):
+        path = Path(source)
+        before = len(rows)
+        if path.is_dir():
+            report = _load_folder(source, path, rows)
+        elif path.is_file():
+            dest = staging / "unpacked" / f"{index:03d}-{_UNSAFE_ID.sub('_', path.name)}"
+            try:
+                unpack(path, dest)
+                report = dataclasses.replace(_load_folder(source, dest, rows), kind="archive")
+            except ValueError as exc:
+                rows.append(error_row(source, "", str(exc)))
+                report = SourceReport(source, "unreadable", 0, (str(exc),))
+        else:
+            rows.append(error_row(source, "", "no such file or folder"))
+            report = SourceReport(source, "unreadable", 0, ("no such file or folder",))
+        cells = sum(1 for r in rows[before:] if r.cell_dir is not None)
+        reports.append(dataclasses.replace(report, cells=cells))
+    merged, notes = merge_rows(rows)
+    return Loaded(tuple(merged), tuple(reports), tuple(notes))
+
+
+def local_rows(outcomes: Sequence[CellOutcome], cells_root: Path) -> Loaded:
+    """The cells of one local run (reports/matrix/cells) as rows: one source, ids already unique. Pure."""
+    rows = tuple(Row(o, str(cells_root), f"{o.cell.id}/{CELL_FILE}", cells_root / o.cell.id) for o in outcomes)
+    return Loaded(rows, (SourceReport(str(cells_root), "folder", len(rows)),))
+
+
+def _suffix(row: Row) -> str:
+    return _UNSAFE_ID.sub("_", f"{row.where.machine}-{row.where.backend}").strip("_")
+
+
+def merge_rows(rows: Sequence[Row]) -> tuple[list[Row], list[str]]:
+    """Rows keyed by definition x targets x where (newest kept per key), with unique ids. Pure."""
+    kept: dict[tuple, Row] = {}
+    notes = []
+    for row in rows:
+        if row.cell_dir is None:  # error rows are never merged away
+            kept[("error", len(kept))] = row
+            continue
+        old = kept.get(row.key)
+        if old is not None:
+            newer, older = (row, old) if row.outcome.finished >= old.outcome.finished else (old, row)
+            notes.append(f"{older.source}: {older.member} superseded by the newer result of the same cell, "
+                         f"targets and machine in {newer.source}: {newer.member}")
+            row = newer
+        kept[row.key] = row
+    merged = list(kept.values())
+    by_id: dict[str, list[int]] = {}
+    for i, row in enumerate(merged):
+        by_id.setdefault(row.outcome.cell.id, []).append(i)
+    names: dict[int, str] = {}
+    for cell_id, indices in by_id.items():
+        if len(indices) == 1:
+            names[indices[0]] = cell_id
+            continue
+        for level in range(3):  # machine, then + definition hash, then + targets: until unique
+            candidates = {i: _row_name(merged[i], level) for i in indices}
+            if len(set(candidates.values())) == len(indices) or level == 2:
+                names.update(candidates)
+                break
+    out = []
+    for i, row in enumerate(merged):
+        if names[i] != row.outcome.cell.id:
+            cell = dataclasses.replace(row.outcome.cell, id=names[i])
+            row = dataclasses.replace(row, outcome=dataclasses.replace(row.outcome, cell=cell), planned_id=row.cell_id)
+        out.append(row)
+    # the order a local report reads cells in (sorted cell folders), so a merge equals a one-host run
+    return sorted(out, key=lambda r: (r.cell_dir is None, r.outcome.cell.id)), notes
+
+
+def _row_name(row: Row, level: int) -> str:
+    parts = [f"{row.outcome.cell.id}@{_suffix(row)}"]
+    if level >= 1:
+        parts.append(row.outcome.cell.definition_hash[:8])
+    if level >= 2:
+        parts.append("+".join(row.key[2]) or "no-targets")
+    return "-".join(parts)
+
+
+@dataclasses.dataclass(frozen=True)
+class Witness:
+    row: str  # the row id in the report
+    cell: str  # the cell id as planned
+    where: str  # Where.key
+    target: str
+    simulated: bool
+    observation: Observation
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"row": self.row, "cell": self.cell, "where": self.where, "target": self.target, "simulated": self.simulated,
+                **dataclasses.asdict(self.observation)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Disagreement:
+    cell: str  # the cell id as planned (before any '@machine' suffix)
+    definition_hash: str
+    case: str
+    kind: str  # SIMULATED_VS_REAL | BETWEEN_MACHINES
+    first: Witness  # the simulated one, for SIMULATED_VS_REAL
+    second: Witness
+    fields: tuple[str, ...]  # which of COMPARED_FIELDS differ
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cell": self.cell, "definition_hash": self.definition_hash, "case": self.case, "kind": self.kind,
+                "first": self.first.to_dict(), "second": self.second.to_dict(), "fields": list(self.fields)}
+
+    def describe(self) -> str:
+        def side(w: Witness) -> str:
+            obs = w.observation
+            extra = " ".join(x for x in (obs.graph_break_id or "", obs.innermost_frame or "") if x)
+            return f"{w.target} on {w.where}: {obs.verdict}{' ' + extra if extra else ''}"
+
+        return f"{self.cell} {self.case} ({self.kind}, {', '.join(self.fields)} differ): {side(self.first)} vs {side(self.second)}"
+
+
+def _witnesses(rows: Sequence[Row]) -> dict[tuple[str, str], list[Witness]]:
+    """(definition hash, case) -> every comparable result of it across rows. Pure."""
+    out: dict[tuple[str, str], list[Witness]] = {}
+    for row in rows:
+        if row.cell_dir is None or row.outcome.is_error:
+            continue
+        for result in row.outcome.results:
+            if result.verdict.value in NOT_COMPARABLE:
+                continue
+            simulated = targets.is_simulated(result.variant) or result.simulated
+            witness = Witness(row.outcome.cell.id, row.cell_id, row.where.key, result.variant, simulated, Observation.of(result))
+            out.setdefault((row.outcome.cell.definition_hash, result.mode), []).append(witness)
+    return out
+
+
+def find_disagreements(rows: Sequence[Row]) -> list[Disagreement]:
+    """Pairs of results of one cell definition and case that differ in verdict, gb id or frame. Pure.
+
+    Compared: every simulated result with every real-hardware one (parity at matrix scale), and
+    results of the same kind (both simulated or both real) from two different machines. Two real
+    targets of one machine (gpu and sm120 on the same GPU) are one witness, not a pair.
+    """
+    found = []
+    for (definition, case), group in sorted(_witnesses(rows).items()):
+        for i, a in enumerate(group):
+            for b in group[i + 1:]:
+                if a.simulated != b.simulated:
+                    kind, first, second = SIMULATED_VS_REAL, (a if a.simulated else b), (b if a.simulated else a)
+                elif a.where != b.where:
+                    kind, first, second = BETWEEN_MACHINES, a, b
+                else:
+                    continue
+                fields = tuple(f for f in COMPARED_FIELDS if getattr(a.observation, f) != getattr(b.observation, f))
+                if fields:
+                    found.append(Disagreement(first.cell, definition, case, kind, first, second, fields))
+    return found
+
+
+def annotate(compat: dict, loaded: Loaded, disagreements: Sequence[Disagreement]) -> dict:
+    """The compat model with where/source per row, the disagreements and the sources read. Pure."""
+    by_id = {row.outcome.cell.id: row for row in loaded.rows}
+    cells = []
+    for entry in compat["cells"]:
+        row = by_id.get(entry["id"])
+        if row is not None:
+            entry = {**entry, "where": row.where.to_dict() if row.outcome.where else None,
+                     "source": {"from": row.source, "member": row.member}}
+        cells.append(entry)
+    return {**compat, "cells": cells, "disagreements": [d.to_dict() for d in disagreements],
+            "sources": [s.to_dict() for s in loaded.sources], "source_notes": list(loaded.notes)}
+
+
+def stage_cells(rows: Sequence[Row], cells_root: Path) -> None:
+    """Each row's cell.json and JUnit under cells_root/<row id>/, where the JUnit merge looks (the edge)."""
+    for row in rows:
+        folder = cells_root / row.outcome.cell.id
+        folder.mkdir(parents=True, exist_ok=True)
+        write_outcome(folder / CELL_FILE, row.outcome)
+        if row.cell_dir is not None:
+            for name in ("junit.xml", "results.json", "summary.md"):
+                if (row.cell_dir / name).is_file():
+                    shutil.copyfile(row.cell_dir / name, folder / name)
