@@ -17,7 +17,7 @@ from pcgkit import resources
 from pcgkit.errors import RunAbortedError
 from pcgkit.harness import targets
 from pcgkit.harness.hardware import SIMULATED_SM120
-from pcgkit.report.summary import console_lines, markdown_summary
+from pcgkit.report.summary import SIMULATION_NOTE, markdown_summary
 from pcgkit.util import proc
 from pcgkit.verdicts.catalog import all_modes
 from pcgkit.verdicts.result import CaseResult, read_results, write_results
@@ -126,9 +126,12 @@ def write_summary(plan: RunPlan, environment: dict, results: list[CaseResult]) -
 
 
 def print_console_summary(results: list[CaseResult], environment: dict) -> None:
+    from pcgkit.report.terminal import print_run_table
+
     print("\npcgkit run: verdicts")
-    for line in console_lines(results):
-        print("  " + line)
+    print_run_table(results)
+    if any(r.simulated for r in results):
+        print(SIMULATION_NOTE)
     versions = environment.get("versions", {})
     print("  versions: " + json.dumps({k: v for k, v in versions.items() if v}))
 

@@ -18,13 +18,9 @@ from pcgkit.matrix.outcome import read_outcome
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
 from pcgkit.matrix.runner import CELL_FILE, default_jobs, run_matrix
 from pcgkit.matrix.tox_export import render_tox
-from pcgkit.report.compat import BUG_VERDICTS, build_compat, mode_entry, write_reports
-from pcgkit.report.dashboard import write_dashboard
-from pcgkit.report.junit_merge import validate, write_merged
+from pcgkit.report.compat import BUG_VERDICTS, build_compat, mode_entry
+from pcgkit.report.writers import MERGED_JUNIT, publish
 from pcgkit.verdicts.catalog import all_modes
-
-MERGED_JUNIT = "matrix-junit.xml"
-
 
 def cells_root(reports: Path) -> Path:
     return reports / "matrix" / "cells"
@@ -46,29 +42,46 @@ def cell_runner(args):
 BISECT_ID_MARK = "~"  # bisect's probe cells are named "<base>~<axis>-<version>"
 
 
-def report(reports: Path, with_bisect: bool = False) -> int:
-    """Merge every cell on disk into compat.md/json, the dashboard and the merged JUnit.
+def report(reports: Path, with_bisect: bool = False, compat: Path | None = None) -> int:
+    """Merge every cell on disk (or render one compat.json) into the writers' outputs, keep the history.
 
     Bisection's probe cells live beside the matrix cells (so each reuses the other's results) but
     stay out of the report unless asked: the report is the matrix's table, `pcgkit bisect` prints its own.
     """
     root = cells_root(reports)
-    outcomes = [o for p in sorted(root.glob(f"*/{CELL_FILE}")) if (o := read_outcome(p)) is not None]
-    if not with_bisect:
-        outcomes = [o for o in outcomes if BISECT_ID_MARK not in o.cell.id]
-    if not outcomes:
-        raise UsageError(f"no cells under {root}: run `pcgkit matrix` first")
-    compat, paths = write_reports(build_compat(outcomes), reports)
-    dashboard = write_dashboard(compat, reports)
-    junit = write_merged(outcomes, root, reports / MERGED_JUNIT)
-    problems = validate(junit)
-    if problems:  # a kit bug, never a cell's fault: say so loudly
-        print(f"pcgkit report: {junit} is NOT xunit2-valid: {problems[:3]}")
-    print(f"pcgkit report: {len(outcomes)} cells -> {paths['compat.md']}, {paths['compat.json']}, {dashboard}, {junit}")
-    for cell_id, changes in compat["changes"].items():
-        for c in changes:
-            print(f"  changed: {cell_id} {c['mode']}: {c['previous']} -> {c['current']}")
-    return 1 if problems else 0
+    if compat is not None:
+        outcomes: list = []
+        typed = _read_compat(compat)
+    else:
+        outcomes = [o for p in sorted(root.glob(f"*/{CELL_FILE}")) if (o := read_outcome(p)) is not None]
+        if not with_bisect:
+            outcomes = [o for o in outcomes if BISECT_ID_MARK not in o.cell.id]
+        if not outcomes:
+            raise UsageError(f"no cells under {root}: run `pcgkit matrix` first (or pass --compat compat.json)")
+        typed = build_compat(outcomes)
+    try:
+        typed, written = publish(typed, reports, outcomes, root)
+    except RuntimeError as exc:  # the merged JUnit failed validation: a kit bug, said loudly
+        print(f"pcgkit report: {exc}")
+        return 1
+    paths = [str(p) for name in ("markdown", "json", "dashboard", "junit", "history") for p in written.get(name, ())]
+    print(f"pcgkit report: {len(typed.cells)} cells -> " + ", ".join(paths))
+    for ch in typed.changes:
+        print(f"  changed: {ch.cell} {ch.case}: {ch.previous} -> {ch.current}")
+    return 0
+
+
+def _read_compat(path: Path):
+    import json
+
+    from pcgkit.report.model import CompatSchemaError, from_json
+
+    try:
+        return from_json(json.loads(path.read_text()))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: not a readable compat.json: {exc}") from exc
+    except CompatSchemaError as exc:
+        raise UsageError(f"{path}: {exc}") from exc
 
 
 def _cmd_matrix(args) -> int:
@@ -93,7 +106,7 @@ def _cmd_matrix(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    return report(Path(args.reports), with_bisect=args.with_bisect)
+    return report(Path(args.reports), with_bisect=args.with_bisect, compat=Path(args.compat) if args.compat else None)
 
 
 def _axis_cell(base: Cell, axis: str, version: str, planned: list[Cell]) -> Cell:
@@ -224,6 +237,7 @@ def register(subparsers) -> None:
     rep = subparsers.add_parser("report", help="merge the matrix cells into compat.md/json, index.html, JUnit")
     rep.add_argument("--reports", default="reports", help="reports folder (default: reports/)")
     rep.add_argument("--with-bisect", action="store_true", help="include bisection's probe cells (id base~axis-version)")
+    rep.add_argument("--compat", help="render this compat.json (schema pcgkit.compat/1 or /2) instead of the cells on disk")
     rep.set_defaults(func=_cmd_report)
 
     bis = subparsers.add_parser("bisect", help="find where a mode's verdict changes along one axis")
