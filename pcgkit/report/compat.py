@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from pcgkit import __version__
 from pcgkit.matrix.outcome import CellOutcome
 from pcgkit.report.model import BUG_VERDICTS, FIX, CaseColumn, CellReport, CompatReport, Entry, assemble
+from pcgkit.report.markdown import render_markdown
 from pcgkit.report.sglang_section import sglang_facts
 from pcgkit.verdicts import catalog
 
-__all__ = ["BUG_VERDICTS", "VERDICT_LEGEND", "build_compat", "case_columns", "case_family", "fix_works", "mode_entry"]
+__all__ = ["BUG_VERDICTS", "VERDICT_LEGEND", "build_compat", "case_columns", "case_family", "fix_works", "mode_entry", "render_markdown"]
 
 VERDICT_LEGEND: dict[str, str] = {
     "reproduced": "fails under fullgraph=True with the mode's known signature",
