@@ -10,8 +10,8 @@ from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, RAN, CellOutcome, read_outcome, write_outcome
 from pcgkit.report.compat import build_compat, render_markdown
 from pcgkit.report.dashboard import build_page
-from pcgkit.report.writers import publish
 from pcgkit.report.junit_merge import validate, write_merged
+from pcgkit.report.writers import publish
 from pcgkit.verdicts.modes import MODES
 from pcgkit.verdicts.result import CaseResult
 from pcgkit.verdicts.verdict import Verdict

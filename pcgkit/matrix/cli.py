@@ -19,8 +19,9 @@ from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
 from pcgkit.matrix.runner import CELL_FILE, default_jobs, run_matrix
 from pcgkit.matrix.tox_export import render_tox
 from pcgkit.report.compat import BUG_VERDICTS, build_compat, mode_entry
-from pcgkit.report.writers import MERGED_JUNIT, publish
+from pcgkit.report.writers import publish
 from pcgkit.verdicts.catalog import all_modes
+
 
 def cells_root(reports: Path) -> Path:
     return reports / "matrix" / "cells"

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 from pcgkit import __version__
 from pcgkit.matrix.outcome import CellOutcome
-from pcgkit.report.model import BUG_VERDICTS, FIX, CaseColumn, CellReport, CompatReport, Entry, assemble
 from pcgkit.report.markdown import render_markdown
+from pcgkit.report.model import BUG_VERDICTS, FIX, CaseColumn, CellReport, CompatReport, Entry, assemble
 from pcgkit.report.sglang_section import sglang_facts
 from pcgkit.verdicts import catalog
 

@@ -19,8 +19,7 @@ import jinja2
 from pcgkit import resources
 from pcgkit.matrix.pins import version_key
 from pcgkit.report.history import RunSummary, Timeline, timelines
-from pcgkit.report.markdown import SYMBOLS
-from pcgkit.report.model import CellReport, CompatReport
+from pcgkit.report.model import SYMBOLS, CellReport, CompatReport
 from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.report.upstream import EMPTY, Upstream
 from pcgkit.report.wording import axis_name, describe

@@ -7,15 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pcgkit.report import attribution as attr
-from pcgkit.report.model import FIX, CellReport, CompatReport
+from pcgkit.report.model import FIX, SYMBOLS, CellReport, CompatReport
 from pcgkit.report.sglang_section import render_sglang_facts
 from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.report.upstream import Upstream
 from pcgkit.report.wording import axis_name, describe, evidence_label, fixed_from, not_judged
 
-SYMBOLS: dict[str, str] = {
-    "reproduced": "✗", "fixed": "✓", "drifted": "≈", "not-applicable": "–", "skipped": "○", "error": "!",
-}
 GRID_AXES = ("sglang", "flashinfer-python", "torch")
 
 
@@ -126,9 +123,9 @@ def _cell_details(report: CompatReport, cell: CellReport) -> list[str]:
     else:
         lines += ["", "| case | verdict | graph break | innermost frame | reason |", "|---|---|---|---|---|"]
         for case in report.cases:
-            e = cell.entries.get(case.id)
-            if e is None:
+            if case.id not in cell.entries:
                 continue
+            e = cell.entries[case.id]
             verdict = f"{symbol(e.verdict)} {e.verdict}" + (f" (fix works: {e.fix_works})" if case.family == FIX and e.fix_works else "")
             lines.append("| " + " | ".join([case.id, md(verdict), e.graph_break_id or "-",
                                              f"`{md(e.innermost_frame)}`" if e.innermost_frame else "-", md(e.reason)]) + " |")

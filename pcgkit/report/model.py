@@ -21,6 +21,10 @@ ATTRIBUTION_AXES: tuple[str, ...] = ("sglang", "flashinfer-python", "torch", "py
 BUG_VERDICTS = ("reproduced", "fixed", "drifted", "not-applicable")
 FAILURE = catalog.Family.FAILURE.value
 FIX = catalog.Family.FIX.value
+# One symbol per verdict, for grids (the colour-blind-safe colours ride along in the dashboard).
+SYMBOLS: dict[str, str] = {
+    "reproduced": "✗", "fixed": "✓", "drifted": "≈", "not-applicable": "–", "skipped": "○", "error": "!",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,7 +185,7 @@ def attribute_cases(cases, cells) -> tuple[dict[str, attr.Attribution], dict[str
         for c in cases
     }
     points = {
-        c.id: attr.attribute(c.id, attr.observations_for(cells, c.id, ATTRIBUTION_AXES, lambda e: e.failure_point),
+        c.id: attr.attribute(c.id, attr.observations_for(cells, c.id, ATTRIBUTION_AXES, lambda e: getattr(e, "failure_point", None)),
                              ATTRIBUTION_AXES)
         for c in cases if c.family == FAILURE
     }

@@ -13,8 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pcgkit.harness import targets
-from pcgkit.report.model import CompatReport
-from pcgkit.report.markdown import SYMBOLS
+from pcgkit.report.model import SYMBOLS, CompatReport
 from pcgkit.report.wording import short
 from pcgkit.verdicts.catalog import BY_ID
 from pcgkit.verdicts.result import CaseResult

@@ -5,9 +5,9 @@ workaround costs the report and the issue drafts quote. `load_upstream` reads; e
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from pathlib import Path
 
+import tomllib
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
