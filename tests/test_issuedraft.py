@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit.bugreport.issuedraft import TARGETS, build_draft, load_results, render_draft
+from pcgkit.bugreport.issuedraft import TARGETS, build_draft, load_results, render_draft, upstream_inputs
 from pcgkit.cli import main
 from pcgkit.errors import UsageError
 from pcgkit.verdicts.result import read_results
@@ -153,8 +153,12 @@ def test_embedded_env_capture_fills_the_environment_section(tmp_path):
 
 
 @pytest.mark.parametrize("project", TARGETS)
-def test_committed_sample_matches_what_the_command_renders(project):
-    """reports/samples/issue-<target>.md is exactly what the documented command renders today."""
+def test_committed_sample_matches_what_the_command_renders(project, monkeypatch):
+    """reports/samples/issue-<target>.md is exactly what the documented command (with --compat) renders today."""
+    monkeypatch.chdir(REPO_ROOT)
     env = json.loads((REPO_ROOT / "reports" / "samples" / "env.json").read_text())
-    draft = build_draft(project, _sample(), ["reports/samples/results.json"], env, "reports/samples/repro-mode1/")
+    matrix, links = upstream_inputs(project, "reports/samples/matrix-2026-11-29-final/compat.json")
+    draft = build_draft(project, _sample(), ["reports/samples/results.json"], env, "reports/samples/repro-mode1/",
+                        matrix, links)
+    assert "no measured cell" not in render_draft(draft) and matrix is not None and links
     assert (REPO_ROOT / "reports" / "samples" / f"issue-{project}.md").read_text() == render_draft(draft)

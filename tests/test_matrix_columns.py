@@ -8,6 +8,7 @@ from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, RAN, CellOutcome
 from pcgkit.report.compat import build_compat, case_columns, case_family, fix_works, render_markdown
 from pcgkit.report.dashboard import render_dashboard
+from pcgkit.report.model import CaseColumn
 from pcgkit.verdicts.fixmodes import FIX_MODES
 from pcgkit.verdicts.modes import MODES
 from pcgkit.verdicts.result import CaseResult
@@ -55,7 +56,7 @@ OUTCOMES = [
 
 def test_columns_are_failure_modes_then_fixes_then_other_families():
     """Column order comes from the results: mode1..4, the fixes in registry order, then the new family."""
-    ids = [c["id"] for c in case_columns(OUTCOMES)]
+    ids = [c.id for c in case_columns(OUTCOMES)]
     present_fixes = [m for m in FIX_MODES if m in ("fix-custom-op", "fix-allow-in-graph", "fix-no-fullgraph")]
     assert ids == [*MODES, *present_fixes, NEW_CASE]
     # The family comes from the catalog, never from an id's prefix: an id it does not know is "other".
@@ -67,16 +68,16 @@ def test_columns_follow_the_results_not_a_fixed_list():
     """A run with only mode1 and a new case has exactly those two columns; no cell fakes the others."""
     outcomes = [ran("x", "0.6.1", result(NEW_CASE, Verdict.REPRODUCED), result("mode1", Verdict.FIXED))]
     compat = build_compat(outcomes, created=CREATED)
-    assert [m["id"] for m in compat["modes"]] == ["mode1", NEW_CASE]
-    assert set(compat["cells"][0]["modes"]) == {"mode1", NEW_CASE}
-    assert compat["modes"][1] == {"id": NEW_CASE, "family": "other", "title": NEW_CASE, "known_signature": ""}
+    assert [m.id for m in compat.cases] == ["mode1", NEW_CASE]
+    assert set(compat.cells[0].entries) == {"mode1", NEW_CASE}
+    assert compat.cases[1] == CaseColumn(NEW_CASE, "other", NEW_CASE, "")
 
 
 def test_all_error_run_still_lists_the_registered_cases():
     """When no cell produced a result, the registered failure and fix modes are the columns, all 'error'."""
     compat = build_compat([OUTCOMES[2]], created=CREATED)
-    assert [m["id"] for m in compat["modes"]] == [*MODES, *FIX_MODES]
-    assert {e["verdict"] for e in compat["cells"][0]["modes"].values()} == {"error"}
+    assert [m.id for m in compat.cases] == [*MODES, *FIX_MODES]
+    assert {e.verdict for e in compat.cells[0].entries.values()} == {"error"}
 
 
 def test_fix_works_maps_verdicts_to_yes_no_or_nothing():
@@ -85,39 +86,29 @@ def test_fix_works_maps_verdicts_to_yes_no_or_nothing():
         "yes", "no", "no", None, None, None]
 
 
-def test_markdown_fix_columns_say_yes_no_and_why():
-    """compat.md: a fix column entry reads 'yes/no (verdict): why'; failure columns keep verdict + signature."""
+def test_markdown_fix_cells_say_yes_no_and_why_uncut():
+    """compat.md: the grid has a column per case; a fix's details read 'fix works: yes/no' with the whole reason."""
     md = render_markdown(build_compat(OUTCOMES, created=CREATED))
     header = next(ln for ln in md.splitlines() if ln.startswith("| cell |"))
     assert header.endswith("| mode1 | mode2 | mode3 | mode4 | fix-custom-op | fix-allow-in-graph | fix-no-fullgraph "
                            f"| {NEW_CASE} |")
-    rows = {ln.split("`")[1]: ln for ln in md.splitlines() if ln.startswith("| `")}
-    cols = {cell: [c.strip() for c in row.strip("|").split("|")] for cell, row in rows.items()}
-    first_fix = 6 + len(MODES)
-    assert cols["works"][first_fix] == "**yes** (fixed): traced cleanly under fullgraph=True"
-    assert cols["broken-fix"][first_fix].startswith("**no** (drifted): the fix failed: RuntimeError: fake shape")
-    assert cols["works"][first_fix + 1] == ("**no** (reproduced): matches the known failure "
-                                            "`gb0007 cpp_ext.py:69:get_cuda_version`")
-    assert cols["works"][-1] == "**fixed**"  # the unknown family renders as a plain verdict column
-    assert cols["bad"][first_fix:] == ["**error** (install)"] * 4
-    assert "fix works in this cell" in md
+    assert "✓ fixed (fix works: yes)" in md and "≈ drifted (fix works: no)" in md
+    assert "the fix failed: RuntimeError: fake shape" in md and "…" not in md
     assert f"- {NEW_CASE} (other): {NEW_CASE}" in md
 
 
-def test_ranges_cover_fix_and_new_case_columns():
-    """Version ranges are computed for every column: fix-custom-op works at 0.6.1, not from 0.7.4."""
+def test_attribution_covers_fix_and_new_case_columns():
+    """Every column is attributed: fix-custom-op works at 0.6.1, not from 0.7.4; the new case is fixed everywhere."""
     compat = build_compat(OUTCOMES, created=CREATED)
-    text = compat["ranges"]["fix-custom-op"]["flashinfer-python"]["text"]
-    assert text == "flashinfer-python ≤ 0.6.1 fixed for fix-custom-op (1 cell); drifted from 0.7.4 (1 cell)"
-    assert "fixed in every cell that ran (2 cells)" in compat["ranges"][NEW_CASE]["flashinfer-python"]["text"]
+    spans = compat.attribution["fix-custom-op"].spans["flashinfer-python"]
+    assert [(s.outcome, s.first) for s in spans] == [("fixed", "0.6.1"), ("drifted", "0.7.4")]
+    assert compat.attribution[NEW_CASE].basis == "same"
 
 
-def test_dashboard_has_a_column_and_fix_answer_per_case():
-    """index.html: one header per case (the new family included) and fix cells that answer yes/no with why."""
+def test_dashboard_has_a_column_per_case_present():
+    """index.html: one header per case present (the new family included), none for a case no cell ran."""
     page = render_dashboard(build_compat(OUTCOMES, created=CREATED))
     present_fixes = ["fix-custom-op", "fix-allow-in-graph", "fix-no-fullgraph"]  # what OUTCOMES carry
     for case_id in [*MODES, *present_fixes, NEW_CASE]:
-        assert f'th class="mode-col" data-mode="{case_id}"' in page
-    assert 'data-mode="fix-upstream-op"' not in page  # a registered case no cell ran gets no column
-    assert '<b>no</b> (drifted)<span class="sig why">the fix failed: RuntimeError' in page
-    assert page.count("fix works here?") == len(present_fixes)
+        assert f'<th class="case" data-case="{case_id}"' in page
+    assert '<th class="case" data-case="fix-upstream-op"' not in page

@@ -1,6 +1,7 @@
-"""The dashboard in a real browser (headless Chromium): the matrix renders, a cell's detail opens, a
-filter works, and an exception message carrying <script> stays text. Skipped, with the reason, when
-Chromium is not installed, except in CI (CI installs it: `apt-get install -y chromium`), where it fails."""
+"""The dashboard in a real browser (headless Chromium, from file://): the grid renders without horizontal
+scroll at 1366 px, filters work, a cell's evidence loads from its sidecar on click, flips are flagged, and an
+exception message carrying <script> stays text. Skipped, with the reason, when Chromium is not installed,
+except in CI (CI installs it: `apt-get install -y chromium`), where it fails."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, RAN, CellOutcome
 from pcgkit.report.compat import build_compat
-from pcgkit.report.dashboard import render_dashboard
+from pcgkit.report.writers import publish
 from pcgkit.verdicts.modes import MODES
 from pcgkit.verdicts.result import CaseResult
 from pcgkit.verdicts.verdict import Verdict
@@ -33,22 +34,35 @@ PROBE = """
   const visibleRows = () => Array.from(document.querySelectorAll("tr.cell-row"))
       .filter(r => !r.classList.contains("hidden")).map(r => r.dataset.cell);
   seen.rows = visibleRows();
-  seen.detailBefore = !document.getElementById("detail-bad").classList.contains("hidden");
-  document.querySelector('button.cell-link[data-cell="bad"]').click();
-  seen.detailAfter = !document.getElementById("detail-bad").classList.contains("hidden");
-  seen.otherDetailAfter = !document.getElementById("detail-new").classList.contains("hidden");
-  seen.logTail = document.querySelector("#detail-bad pre.log-tail").textContent;
+  seen.scrollX = document.documentElement.scrollWidth > window.innerWidth;
+  seen.stickyHeader = getComputedStyle(document.querySelector("#grid thead th")).position;
+  seen.flipped = Array.from(document.querySelectorAll("td.flip")).map(td => td.closest("tr").dataset.cell + ":" + td.dataset.case);
   const verdict = document.getElementById("verdict-filter");
   verdict.value = "fixed"; verdict.dispatchEvent(new Event("change"));
   seen.rowsFixed = visibleRows();
-  const mode = document.getElementById("mode-filter");
-  mode.value = "mode2"; mode.dispatchEvent(new Event("change"));
-  seen.rowsFixedMode2 = visibleRows();
-  seen.mode1ColumnHidden = document.querySelector('th.mode-col[data-mode="mode1"]').classList.contains("hidden");
-  seen.title = document.title;
-  seen.pwned = window.__pwned || 0;
-  const out = document.createElement("pre"); out.id = "probe-results";
-  out.textContent = JSON.stringify(seen); document.body.appendChild(out);
+  verdict.value = ""; verdict.dispatchEvent(new Event("change"));
+  const ev = document.getElementById("evidence-filter");
+  ev.value = "none"; ev.dispatchEvent(new Event("change"));
+  seen.rowsError = visibleRows();
+  ev.value = ""; ev.dispatchEvent(new Event("change"));
+  const sort = document.getElementById("sort");
+  sort.value = "flips"; sort.dispatchEvent(new Event("change"));
+  seen.sortedByFlips = Array.from(document.querySelectorAll("tr.cell-row")).map(r => r.dataset.cell);
+  document.querySelector('button.cell-link[data-i="2"]').click();
+  setTimeout(function () {
+    seen.drillTitle = document.getElementById("drill-title").textContent;
+    const tail = document.querySelector("#drill pre.log-tail");
+    seen.logTail = tail ? tail.textContent : null;
+    document.querySelector('button.cell-link[data-i="1"]').click();
+    setTimeout(function () {
+      const row = document.querySelector('#drill tr[data-case="mode1"]');
+      seen.mode1History = row ? row.lastChild.textContent : null;
+      seen.title = document.title;
+      seen.pwned = window.__pwned || 0;
+      const out = document.createElement("pre"); out.id = "probe-results";
+      out.textContent = JSON.stringify(seen); document.body.appendChild(out);
+    }, 300);
+  }, 300);
 })();
 </script>
 """
@@ -63,32 +77,35 @@ def outcome(cell_id: str, mode1: Verdict) -> CellOutcome:
     return CellOutcome(Cell(cell_id, flashinfer="0.6.1", torch="2.9.1"), RAN, 5.0, results=results)
 
 
+def chromium(args: list[str], timeout: int = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", *args],
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
 # Skipped on a laptop without Chromium; in CI (CI=true, where .ci/run installs it) a missing
 # Chromium is a broken setup and the test fails instead of going quietly green.
 @pytest.mark.skipif(
     CHROMIUM is None and not os.environ.get("CI"),
     reason="headless Chromium not installed (apt-get install -y chromium)",
 )
-def test_dashboard_renders_opens_details_filters_and_escapes(tmp_path: Path):
-    """In Chromium: 3 rows; clicking 'bad' opens only its detail; 'fixed' keeps one row; <script> inert."""
+def test_dashboard_grid_filters_drilldown_history_and_escaping(tmp_path: Path):
+    """At 1366 px: no horizontal scroll, sticky header; filters; sidecar evidence on click; the flip flagged; <script> inert."""
     assert CHROMIUM, "CI=true but Chromium is not installed (.ci/run installs it with apt-get)"
     bad = CellOutcome(Cell("bad", flashinfer="0.0.0", torch="2.9.1"), ERROR, 1.0, "install", HOSTILE, "tail " + HOSTILE)
-    compat = build_compat([outcome("old", Verdict.REPRODUCED), outcome("new", Verdict.FIXED), bad])
-    page = render_dashboard(compat).replace("</body>", PROBE + "</body>")
-    path = tmp_path / "index.html"
-    path.write_text(page)
-    done = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=3000",
-         "--dump-dom", path.as_uri()],
-        capture_output=True, text=True, timeout=120, check=False,
-    )
+    publish(build_compat([outcome("old", Verdict.REPRODUCED), outcome("new", Verdict.REPRODUCED), bad],
+                         created="2026-01-01T00:00:00+00:00"), tmp_path, names=("dashboard",))
+    publish(build_compat([outcome("old", Verdict.REPRODUCED), outcome("new", Verdict.FIXED), bad],
+                         created="2026-01-02T00:00:00+00:00"), tmp_path, names=("dashboard",))
+    page = tmp_path / "index.html"
+    page.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
+    done = chromium(["--window-size=1366,900", "--virtual-time-budget=5000", "--dump-dom", page.as_uri()])
     match = re.search(r'<pre id="probe-results">(.*?)</pre>', done.stdout, re.DOTALL)
     assert match, f"probe did not run; chromium said: {done.stderr[-1500:]}"
     seen = json.loads(html.unescape(match.group(1)))
-    assert seen["rows"] == ["old", "new", "bad"]
-    assert (seen["detailBefore"], seen["detailAfter"], seen["otherDetailAfter"]) == (False, True, False)
-    assert "<script>window.__pwned" in seen["logTail"]  # shown as text, verbatim
-    assert seen["rowsFixed"] == ["new"]
-    assert seen["rowsFixedMode2"] == []  # 'new' is fixed only in mode1
-    assert seen["mode1ColumnHidden"] is True
+    assert seen["rows"] == ["old", "new", "bad"] and seen["scrollX"] is False and seen["stickyHeader"] == "sticky"
+    assert seen["flipped"] == ["new:mode1"]
+    assert seen["rowsFixed"] == ["new"] and seen["rowsError"] == ["bad"]
+    assert seen["sortedByFlips"][0] == "new"
+    assert seen["drillTitle"].startswith("bad: ") and "<script>window.__pwned" in seen["logTail"]  # text, verbatim
+    assert "1 flip; fixed since 2026-01-02T00:00:00+00:00" in seen["mode1History"]
     assert seen["pwned"] == 0 and seen["title"] != "pwned"

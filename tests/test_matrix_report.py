@@ -8,9 +8,10 @@ from pathlib import Path
 from pcgkit.harness.signature import Frame, Signature
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, RAN, CellOutcome, read_outcome, write_outcome
-from pcgkit.report.compat import build_compat, describe_spans, render_markdown, version_spans, write_reports
-from pcgkit.report.dashboard import render_dashboard
+from pcgkit.report.compat import build_compat, render_markdown
+from pcgkit.report.dashboard import build_page
 from pcgkit.report.junit_merge import validate, write_merged
+from pcgkit.report.writers import publish
 from pcgkit.verdicts.modes import MODES
 from pcgkit.verdicts.result import CaseResult
 from pcgkit.verdicts.verdict import Verdict
@@ -52,42 +53,50 @@ OUTCOMES = [
 ]
 
 
-def test_spans_merge_equal_verdicts_and_ignore_error_cells():
-    """flashinfer 0.5.3 and 0.6.1 reproduce, 0.7.4 is fixed; the error cell adds no span."""
-    spans = version_spans(OUTCOMES, "mode1", "flashinfer-python")
-    assert [(s.verdict, s.first, s.last) for s in spans] == [("reproduced", "0.5.3", "0.6.1"), ("fixed", "0.7.4", "0.7.4")]
-    text = describe_spans("flashinfer-python", "mode1", spans)
-    assert text == "flashinfer-python ≤ 0.6.1 reproduced for mode1 (2 cells); fixed from 0.7.4 (1 cell)"
+def test_attribution_spans_merge_equal_verdicts_and_ignore_error_cells():
+    """flashinfer 0.5.3 and 0.6.1 reproduce, 0.7.4 (torch 2.14.1) is fixed; the error cell adds no span."""
+    a = build_compat(OUTCOMES, created="x").attribution["mode1"]
+    spans = a.spans[a.explaining[0]] if a.explaining else ()
+    assert a.basis == "confounded" and set(a.explaining) == {"flashinfer-python", "torch"}
+    assert [(s.outcome, s.first, s.last) for s in a.spans["flashinfer-python"]] == [
+        ("reproduced", "0.5.3", "0.6.1"), ("fixed", "0.7.4", "0.7.4")]
+    assert "bad" not in {c for s in spans for c in s.cells}
 
 
-def test_disagreeing_cells_at_one_version_are_mixed():
-    """Two cells with the same flashinfer but different verdicts (other axes differ) make a 'mixed' span."""
+def test_disagreeing_cells_at_one_version_are_mixed_and_attributed_to_the_other_axis():
+    """Same flashinfer, different torch, different verdicts: torch matters (controlled), flashinfer spans are mixed."""
     outcomes = [ran("a", "0.6.1", Verdict.REPRODUCED), ran("b", "0.6.1", Verdict.FIXED, torch="2.15.0")]
-    assert [s.verdict for s in version_spans(outcomes, "mode1", "flashinfer-python")] == ["mixed"]
+    a = build_compat(outcomes, created="x").attribution["mode1"]
+    assert (a.basis, a.explaining) == ("controlled", ("torch",))
+    assert a.finding("torch").pair == ("a", "b")
 
 
-def test_markdown_table_has_rows_per_cell_signatures_and_error_reasons():
-    """compat.md: one row per cell, verdict + signature per mode, error cells named with their stage."""
+def test_markdown_grid_has_rows_per_cell_details_and_error_reasons():
+    """compat.md: one grid row per cell (symbols), a <details> per cell with signatures, error cells named."""
     md = render_markdown(build_compat(OUTCOMES, created="2026-01-01T00:00:00+00:00"))
     rows = [ln for ln in md.splitlines() if ln.startswith("| `")]
-    assert len(rows) == 4
-    assert "**reproduced** `gb0007 cpp_ext.py:69:get_cuda_version`" in rows[0]
-    assert "**error** (install)" in rows[2] and "`bad` (install): unknown version: flashinfer-python==0.0.0" in md
+    assert len(rows) == 4 and rows[0].split("|")[6].strip() == "✗" and rows[3].split("|")[6].strip() == "✓"
+    assert md.count("<details>") == 4 and "`flashinfer/jit/cpp_ext.py:69:get_cuda_version`" in md
+    assert "`bad` (install): unknown version: flashinfer-python==0.0.0" in md
     assert "fixed from 0.7.4" in md and "## Legend" in md and "simulated" in md.lower()
-    assert "<script>" not in md
+    fenced = md.split("```")  # odd pieces are inside code fences, where a log's markup is inert text
+    assert all("<script>" not in piece for piece in fenced[::2]) and "<script>" in "".join(fenced[1::2])
 
 
 def test_history_flags_cells_whose_verdict_changed(tmp_path: Path):
-    """A second run where cell 'b' turns fixed is flagged against the first; the first run flags nothing."""
-    first, _ = write_reports(build_compat(OUTCOMES, created="2026-01-01T00:00:00+00:00"), tmp_path)
-    assert first["changes"] == {}
+    """A second run where cell 'b' turns fixed is flagged against the first; history.jsonl gets a line per run."""
+    first, _ = publish(build_compat(OUTCOMES, created="2026-01-01T00:00:00+00:00"), tmp_path, names=("json",))
+    assert first.changes == ()
     second_outcomes = [OUTCOMES[0], ran("b", "0.6.1", Verdict.FIXED), *OUTCOMES[2:]]
-    second, paths = write_reports(build_compat(second_outcomes, created="2026-01-02T00:00:00+00:00"), tmp_path)
-    assert second["changes"] == {"b": [{"mode": "mode1", "previous": "reproduced", "current": "fixed"}]}
-    assert second["previous_run"] == "2026-01-01T00:00:00+00:00"
-    assert len(list((tmp_path / "history").glob("*.json"))) == 2
-    assert json.loads(paths["compat.json"].read_text())["schema"] == "pcgkit.compat/1"
-    assert "⚑ `b` mode1: reproduced → fixed" in paths["compat.md"].read_text()
+    second, paths = publish(build_compat(second_outcomes, created="2026-01-02T00:00:00+00:00"), tmp_path,
+                            names=("json", "markdown", "dashboard"))
+    assert [(c.cell, c.case, c.previous, c.current) for c in second.changes] == [("b", "mode1", "reproduced", "fixed")]
+    assert second.previous_run == "2026-01-01T00:00:00+00:00"
+    assert len((tmp_path / "history.jsonl").read_text().splitlines()) == 2
+    assert json.loads(paths["json"][0].read_text())["schema"] == "pcgkit.compat/2"
+    assert "⚑ `b` mode1: reproduced → fixed" in paths["markdown"][0].read_text()
+    sidecar = (tmp_path / "index.files/cells/1.js").read_text()
+    assert '"flips": 1' in sidecar and '"since": "2026-01-02T00:00:00+00:00"' in sidecar
 
 
 def test_outcome_round_trips_through_cell_json(tmp_path: Path):
@@ -137,10 +146,10 @@ def test_xunit1_file_is_rejected_by_the_schema(tmp_path: Path):
     assert validate(path)
 
 
-def test_dashboard_escapes_untrusted_strings_and_has_one_detail_per_cell():
-    """Exception text with <script> renders as text; every cell has a detail block and a row."""
-    html = render_dashboard(build_compat(OUTCOMES, created="2026-01-01T00:00:00+00:00"))
-    assert "<script>document.title" not in html
-    assert "&lt;script&gt;document.title=" in html
-    assert html.count('class="detail hidden"') == 4 and html.count('class="cell-row"') == 4
-    assert "simulated" in html
+def test_dashboard_escapes_untrusted_strings_and_has_one_sidecar_per_cell():
+    """Exception text with <script> never reaches the page as markup; every cell has a row and a sidecar."""
+    page = build_page(build_compat(OUTCOMES, created="2026-01-01T00:00:00+00:00"))
+    assert "<script>document.title" not in page.html
+    assert page.html.count('class="cell-row"') == 4 and len(page.sidecars) == 4
+    assert "document.title='pwned'" in page.sidecars["index.files/cells/3.js"]  # data, shown via textContent
+    assert "simulated" in page.html

@@ -346,12 +346,13 @@ def test_terminal_summary_lists_verdicts_with_simulation_note(reported):
     result.stdout.fnmatch_lines(
         [
             "*= pcgkit verdicts =*",
-            "mode1 *sim-sm120 *reproduced *gb0007 *cpp_ext.py:69:get_cuda_version*simulated SM120*",
+            "case *sim-sm120 (simulated)*",
+            "mode1 *reproduced gb0007 cpp_ext.py:69:get_cuda_version",
             SIMULATION_NOTE,
         ],
         consecutive=False,
     )
-    result.stdout.fnmatch_lines(["mode1 *sm120 *skipped *not run here", "*reason: requires SM120*"])
+    result.stdout.fnmatch_lines(["skipped target sm120: all 1 cases, requires SM120*"])
 
 
 def _copy_cases(pytester, *names: str) -> None:

@@ -153,7 +153,7 @@ def _sglang_outcome() -> CellOutcome:
 def test_report_has_the_per_version_facts_section():
     """compat.json carries the facts per cell; compat.md renders flags, dispatch and both verdicts."""
     compat = build_compat([_sglang_outcome()], created="2026-11-29T10:00:00+00:00")
-    (row,) = compat["sglang_facts"]
+    (row,) = compat.sglang_facts
     assert row["verdicts"]["sglang-compile-sm120 [sim-sm120]"]["frame"] == "flashinfer/jit/cpp_ext.py:69:get_cuda_version"
     text = render_markdown(compat)
     assert "## SGLang per-version facts" in text
@@ -164,4 +164,4 @@ def test_report_has_the_per_version_facts_section():
 def test_report_without_sglang_cells_has_no_facts_section():
     """FlashInfer-only matrices render exactly as before (no empty section)."""
     compat = build_compat([], created="2026-11-29T10:00:00+00:00")
-    assert compat["sglang_facts"] == [] and "SGLang per-version facts" not in render_markdown(compat)
+    assert compat.sglang_facts == () and "SGLang per-version facts" not in render_markdown(compat)

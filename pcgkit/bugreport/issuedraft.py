@@ -10,6 +10,7 @@ templates/issue/<target>.md.j2) -> stdout or --out.
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -101,6 +102,33 @@ def _workaround_outcome(result: CaseResult) -> str:
 
 
 @dataclasses.dataclass(frozen=True)
+class MatrixRanges:
+    """What a version matrix (compat.json) says, stated along the axis that explains each change."""
+
+    source: str
+    measured_over: str  # 'FlashInfer 0.5.0–0.7.4, torch 2.8.0–2.14.1, ...; simulated SM120: 19 cells'
+    lines: tuple[str, ...]  # '<case>: <attribution> [<evidence>]'
+
+
+def matrix_ranges(report, target: str, upstream, source: str = "compat.json") -> MatrixRanges:
+    """The target project's cases (and the bug itself) over the matrix's cells. Pure."""
+    from pcgkit.report.model import ATTRIBUTION_AXES
+    from pcgkit.report.wording import axis_name, describe, evidence_label
+
+    project = upstream.project(target)
+    wanted = [BASE_MODE] + [c for c in (project.cases if project else ()) if c != BASE_MODE]
+    lines = tuple(f"{case}: {describe(report.attribution[case])} [{evidence_label(report, case)}]"
+                  for case in wanted if case in report.attribution and report.attribution[case].cells)
+    ran = [c for c in report.cells if not c.is_error]
+    over = []
+    for axis in ATTRIBUTION_AXES:
+        values = sorted({v for c in ran if (v := c.axis_value(axis))}, key=_version_key)
+        if values:
+            over.append(f"{axis_name(axis)} {values[0]}" + (f"–{values[-1]}" if len(values) > 1 else ""))
+    return MatrixRanges(source, ", ".join(over) + f"; {evidence_label(report)}", lines)
+
+
+@dataclasses.dataclass(frozen=True)
 class Draft:
     target: str
     primary: CaseResult  # the base mode's failing result whose signature the draft quotes
@@ -115,6 +143,8 @@ class Draft:
     collect_env_text: str | None
     repro: str | None
     sources: tuple[str, ...]
+    matrix: MatrixRanges | None = None
+    known_links: tuple = ()  # pcgkit.report.upstream.Link: already filed upstream, cite rather than re-file
 
     @property
     def primary_cell(self) -> MeasuredCell:
@@ -133,6 +163,8 @@ def build_draft(
     sources: Sequence[str] = (),
     env: dict | None = None,
     repro: str | None = None,
+    matrix: MatrixRanges | None = None,
+    known_links: Sequence = (),
 ) -> Draft:
     """The draft's content from measured results only. Pure."""
     if target not in TARGETS:
@@ -174,6 +206,8 @@ def build_draft(
         collect_env_text=collect_env_text,
         repro=repro,
         sources=tuple(sources),
+        matrix=matrix,
+        known_links=tuple(known_links),
     )
 
 
@@ -218,6 +252,24 @@ def load_results(paths: Sequence[Path]) -> tuple[list[CaseResult], dict | None]:
     return results, env
 
 
+def upstream_inputs(target: str, compat: str | None) -> tuple[MatrixRanges | None, tuple]:
+    """The matrix's measured ranges (from --compat) and the known upstream links (fixtures/upstream.toml)."""
+    from pcgkit.report.upstream import load_upstream
+
+    upstream = load_upstream()
+    matrix = None
+    if compat:
+        from pcgkit.report.model import CompatSchemaError, from_json
+
+        try:
+            report = from_json(json.loads(Path(compat).read_text()))
+        except (OSError, ValueError, CompatSchemaError) as exc:
+            raise UsageError(f"--compat {compat}: not a readable compat.json: {exc}") from exc
+        matrix = matrix_ranges(report, target, upstream, compat)
+    links = tuple(dict.fromkeys((*upstream.links_for(target), *upstream.links_for_case(BASE_MODE))))
+    return matrix, links
+
+
 def _cmd_issue(args) -> int:
     import os
 
@@ -226,7 +278,8 @@ def _cmd_issue(args) -> int:
     if args.env:
         env = read_json_object(Path(args.env), "--env")  # missing / not JSON / not an object: one line
     sources = [str(p) for p in args.results or ["reports/results.json"]]
-    draft = build_draft(args.target, results, sources, env, args.repro)
+    matrix, links = upstream_inputs(args.target, args.compat)
+    draft = build_draft(args.target, results, sources, env, args.repro, matrix, links)
     text = redact_text(render_draft(draft), secret_values(dict(os.environ)))
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -246,5 +299,6 @@ def register(subparsers) -> None:
     )
     issue.add_argument("--env", help="an env capture (`pcgkit env --json`) for the Environment section")
     issue.add_argument("--repro", help="path or link of the exported repro (`pcgkit repro mode1`) to cite")
+    issue.add_argument("--compat", help="a matrix's compat.json: measured version ranges per case go into the draft")
     issue.add_argument("--out", help="write the draft here instead of stdout")
     issue.set_defaults(func=_cmd_issue)

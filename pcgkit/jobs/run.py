@@ -17,7 +17,7 @@ from pcgkit import resources
 from pcgkit.errors import ExitCode, Interrupted, RunAbortedError, UsageError, status_for_results
 from pcgkit.harness import targets
 from pcgkit.harness.hardware import SIMULATED_SM120
-from pcgkit.report.summary import console_lines, markdown_summary
+from pcgkit.report.summary import SIMULATION_NOTE, markdown_summary
 from pcgkit.util import atomic, proc
 from pcgkit.util.argtypes import positive_seconds
 from pcgkit.verdicts.catalog import all_modes
@@ -159,9 +159,12 @@ def check_interpreter(python: str) -> None:
 
 
 def print_console_summary(results: list[CaseResult], environment: dict) -> None:
+    from pcgkit.report.terminal import print_run_table
+
     print("\npcgkit run: verdicts")
-    for line in console_lines(results):
-        print("  " + line)
+    print_run_table(results)
+    if any(r.simulated for r in results):
+        print(SIMULATION_NOTE)
     versions = environment.get("versions", {})
     print("  versions: " + json.dumps({k: v for k, v in versions.items() if v}))
 

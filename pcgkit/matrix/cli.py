@@ -19,15 +19,12 @@ from pcgkit.matrix.outcome import read_outcome_row
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
 from pcgkit.matrix.runner import CELL_FILE, default_jobs, run_matrix
 from pcgkit.matrix.tox_export import render_tox
-from pcgkit.report.compat import BUG_VERDICTS, build_compat, mode_entry, write_reports
-from pcgkit.report.dashboard import write_dashboard
-from pcgkit.report.junit_merge import validate, write_merged
+from pcgkit.report.compat import BUG_VERDICTS, build_compat, mode_entry
 from pcgkit.report.sources import annotate, find_disagreements, load_sources, local_rows, stage_cells
+from pcgkit.report.writers import publish
 from pcgkit.util import atomic, signals
 from pcgkit.util.argtypes import positive_int, positive_seconds
 from pcgkit.verdicts.catalog import all_modes
-
-MERGED_JUNIT = "matrix-junit.xml"
 
 
 def cells_root(reports: Path) -> Path:
@@ -66,54 +63,78 @@ def matrix_status(outcomes) -> ExitCode:
     return status_for_results(r for o in outcomes for r in o.results)
 
 
-def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = ()) -> int:
-    """Merge cells into compat.md/json, the dashboard and the merged JUnit.
+def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = (), compat: Path | None = None) -> int:
+    """Merge cells into the writers' outputs (compat.md/json, the dashboard, the merged JUnit), keep the history.
 
     Without sources: every cell on disk under reports/matrix/cells. With sources (`--from`): the
     cell folders and archives named, from any number of hosts (pcgkit/report/sources.py), staged
     under reports/matrix/merged; unreadable or foreign inputs become error rows with the reason.
+    With compat: render that compat.json (schema /1 or /2) instead of cells.
     Bisection's probe cells live beside the matrix cells (so each reuses the other's results) but
     stay out of the report unless asked: the report is the matrix's table, `pcgkit bisect` prints its own.
     Written under signals.deferred(): a stop signal arriving now takes effect once the files are done.
-    Returns the matrix status of what is on disk (pcgkit.errors.EXIT_CODES).
+    Returns the matrix status (pcgkit.errors.EXIT_CODES).
     """
     atomic.check_writable_dir(reports)
-    if sources:
-        loaded = load_sources(sources, reports / "matrix" / "merged")
-        root = reports / "matrix" / "merged" / "cells"
+    outcomes: list = []
+    bad_inputs: list[str] = []
+    notes: list[str] = []
+    disagreements: list = []
+    root = cells_root(reports)
+    if compat is not None:
+        typed = _read_compat(compat)
     else:
-        root = cells_root(reports)
-        if not root.is_dir():
-            raise UsageError(f"no cells under {root}: run `pcgkit matrix` first")
-        loaded = local_rows(cell_outcomes(reports, with_bisect=True), root)
-    if not with_bisect:
-        loaded = dataclasses.replace(loaded, rows=tuple(r for r in loaded.rows if BISECT_ID_MARK not in r.cell_id))
-    if sources:
-        stage_cells(loaded.rows, root)
-    outcomes = [r.outcome for r in loaded.rows]
-    if not outcomes:
-        raise UsageError(f"no cells under {root}: run `pcgkit matrix` first")
-    disagreements = find_disagreements(loaded.rows)
+        if sources:
+            loaded = load_sources(sources, reports / "matrix" / "merged")
+            root = reports / "matrix" / "merged" / "cells"
+        else:
+            if not root.is_dir():
+                raise UsageError(f"no cells under {root}: run `pcgkit matrix` first (or pass --compat compat.json)")
+            loaded = local_rows(cell_outcomes(reports, with_bisect=True), root)
+        if not with_bisect:
+            loaded = dataclasses.replace(loaded, rows=tuple(r for r in loaded.rows if BISECT_ID_MARK not in r.cell_id))
+        if sources:
+            stage_cells(loaded.rows, root)
+        outcomes = [r.outcome for r in loaded.rows]
+        if not outcomes:
+            raise UsageError(f"no cells under {root}: run `pcgkit matrix` first (or pass --compat compat.json)")
+        disagreements = find_disagreements(loaded.rows)
+        typed = annotate(build_compat(outcomes), loaded, disagreements)
+        bad_inputs = [f"{s.source}: {p}" for s in loaded.sources for p in s.problems]
+        notes = list(loaded.notes)
     with signals.deferred():
-        compat, paths = write_reports(annotate(build_compat(outcomes), loaded, disagreements), reports)
-        dashboard = write_dashboard(compat, reports)
-        junit = write_merged(outcomes, root, reports / MERGED_JUNIT)
-    problems = validate(junit)
-    if problems:  # a kit bug, never a cell's fault: say so loudly
-        print(f"pcgkit report: {junit} is NOT xunit2-valid: {problems[:3]}")
-    unreadable = [o for o in outcomes if o.stage == "read"]
-    print(f"pcgkit report: {len(outcomes)} cells -> {paths['compat.md']}, {paths['compat.json']}, {dashboard}, {junit}")
-    for o in unreadable:
-        print(f"  error row {o.cell.id}: {o.reason}")
-    for cell_id, changes in compat["changes"].items():
-        for c in changes:
-            print(f"  changed: {cell_id} {c['mode']}: {c['previous']} -> {c['current']}")
+        try:
+            typed, written = publish(typed, reports, outcomes, root)
+        except RuntimeError as exc:  # the merged JUnit failed validation: a kit bug, said loudly
+            print(f"pcgkit report: {exc}")
+            return int(ExitCode.ERROR_CELLS)
+    paths = [str(p) for name in ("markdown", "json", "dashboard", "junit", "history") for p in written.get(name, ())]
+    print(f"pcgkit report: {len(typed.cells)} cells -> " + ", ".join(paths))
+    for o in outcomes:
+        if o.stage == "read":
+            print(f"  error row {o.cell.id}: {o.reason}")
+    for ch in typed.changes:
+        print(f"  changed: {ch.cell} {ch.case}: {ch.previous} -> {ch.current}")
     for d in disagreements:
         print(f"  disagree: {d.describe()}")
-    bad_inputs = [f"{s.source}: {p}" for s in loaded.sources for p in s.problems]
-    for line in bad_inputs + list(loaded.notes):
+    for line in bad_inputs + notes:
         print(f"  input: {line}")
-    return int(worst(matrix_status(outcomes), ExitCode.ERROR_CELLS if problems or bad_inputs else ExitCode.SUCCESS))
+    status = matrix_status(outcomes) if outcomes else (
+        ExitCode.ERROR_CELLS if any(c.is_error for c in typed.cells) else ExitCode.SUCCESS)
+    return int(worst(status, ExitCode.ERROR_CELLS if bad_inputs else ExitCode.SUCCESS))
+
+
+def _read_compat(path: Path):
+    import json
+
+    from pcgkit.report.model import CompatSchemaError, from_json
+
+    try:
+        return from_json(json.loads(path.read_text()))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: not a readable compat.json: {exc}") from exc
+    except CompatSchemaError as exc:
+        raise UsageError(f"{path}: {exc}") from exc
 
 
 def _cmd_matrix(args) -> int:
@@ -145,7 +166,8 @@ def _cmd_matrix(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    return report(Path(args.reports), with_bisect=args.with_bisect, sources=args.sources or ())
+    return report(Path(args.reports), with_bisect=args.with_bisect, sources=args.sources or (),
+                  compat=Path(args.compat) if args.compat else None)
 
 
 def _axis_cell(base: Cell, axis: str, version: str, planned: list[Cell]) -> Cell:
@@ -280,6 +302,7 @@ def register(subparsers) -> None:
     rep.add_argument("--from", dest="sources", action="append", metavar="DIR|ARCHIVE",
                      help="merge cell results from this folder or .tar[.gz]/.zip archive instead of reports/matrix/cells "
                           "(repeatable; e.g. one CI artifact per cell, from many hosts)")
+    rep.add_argument("--compat", help="render this compat.json (schema pcgkit.compat/1 or /2) instead of the cells on disk")
     rep.set_defaults(func=_cmd_report)
 
     bis = subparsers.add_parser("bisect", help="find where a mode's verdict changes along one axis")

@@ -1,35 +1,111 @@
-"""reports/index.html: a static dashboard rendered from compat.json (jinja2, autoescaped, no server)."""
+"""reports/index.html: the at-a-glance dashboard (jinja2, autoescaped, no server, no CDN). Pure but for
+`write_dashboard`.
+
+The page holds only the grid (cells x cases, one symbol each, flips flagged); each cell's evidence
+(signature, frames, versions, device, log tail, provenance, its timeline across runs) is a sidecar
+script, index.files/cells/<n>.js, loaded with <script src> when the cell is opened: fetch() of a
+file:// URL is blocked, a script tag is not, and 500 cells' evidence never loads all at once.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import jinja2
 
 from pcgkit import resources
+from pcgkit.matrix.pins import version_key
+from pcgkit.report.history import RunSummary, Timeline, timelines
+from pcgkit.report.model import SYMBOLS, CellReport, CompatReport
 from pcgkit.report.summary import SIMULATION_NOTE
+from pcgkit.report.upstream import EMPTY, Upstream
+from pcgkit.report.wording import axis_name, describe
 from pcgkit.util import atomic
 
-TEMPLATES_DIR = resources.templates_dir()
 TEMPLATE = "dashboard.html.j2"
+SIDECAR_DIR = "index.files/cells"
+AXES = ("sglang", "flashinfer-python", "torch", "python")
+# Okabe-Ito: distinguishable with every common colour-vision deficiency; the symbol carries it too.
+COLOURS = {
+    "reproduced": "#D55E00", "fixed": "#009E73", "drifted": "#E69F00",
+    "not-applicable": "#CCCCCC", "skipped": "#56B4E9", "error": "#333333",
+}
 
 
-def render_dashboard(compat: dict) -> str:
-    """The page's HTML. Pure. Every string from a run (exception messages, logs) is escaped."""
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
-        autoescape=True,  # exception messages are untrusted: '<script>' must render as text
-        undefined=jinja2.ChainableUndefined,  # a cell that never ran has no installed versions
+@dataclasses.dataclass(frozen=True)
+class Page:
+    html: str
+    sidecars: Mapping[str, str]  # path relative to the page -> content
+
+
+def _rank(values: Sequence[str | None]) -> dict[str | None, int]:
+    ordered = sorted(set(values), key=lambda v: (0,) if v is None else (1, version_key(v)))
+    return {v: i for i, v in enumerate(ordered)}
+
+
+def _evidence(cell: CellReport, lines: Mapping[tuple[str, str], Timeline]) -> dict:
+    entries = {}
+    for case, e in cell.entries.items():
+        t = lines.get((cell.id, case))
+        entries[case] = {**e.to_dict(), "timeline": list(t.points) if t else [], "flips": t.flips if t else 0,
+                         "since": t.since if t else ""}
+    data = cell.to_dict()
+    data.pop("modes", None)
+    return {**data, "entries": entries}
+
+
+def sidecar_script(cell_index: int, evidence: dict) -> str:
+    # json.dumps output is a valid JS expression; the page reads it with textContent only.
+    return f"window.pcgkitEvidence({cell_index}, {json.dumps(evidence, sort_keys=True)});\n"
+
+
+def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: Upstream = EMPTY) -> Page:
+    """The page and its sidecars. Pure. Every string from a run is escaped (autoescape) or set as text."""
+    lines = timelines(runs) if runs else {}
+    ranks = {a: _rank([c.axis_value(a) for c in report.cells]) for a in AXES}
+    rows = []
+    sidecars = {}
+    for i, cell in enumerate(report.cells):
+        flips = [lines[(cell.id, case)] for case in cell.entries if (cell.id, case) in lines]
+        rows.append({
+            "i": i, "cell": cell,
+            "values": {a: cell.axis_value(a) for a in AXES},
+            "ranks": {a: ranks[a][cell.axis_value(a)] for a in AXES},
+            "evidence": "none" if cell.is_error else "sim" if cell.simulated else "real",
+            "flips": sum(t.flips for t in flips),
+            "flipped": {case for case in cell.entries if (t := lines.get((cell.id, case))) and t.flipped_last},
+            "since": {case: t.since for case in cell.entries if (t := lines.get((cell.id, case))) and t.flips},
+        })
+        sidecars[f"{SIDECAR_DIR}/{i}.js"] = sidecar_script(i, _evidence(cell, lines))
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resources.templates_dir())), autoescape=True)
+    html = env.get_template(TEMPLATE).render(
+        report=report, rows=rows, axes=AXES, axis_name=axis_name, symbols=SYMBOLS, colours=COLOURS,
+        axis_values={a: sorted({v for v in (c.axis_value(a) for c in report.cells) if v},
+                               key=version_key) for a in AXES},
+        answers=[(c, describe(report.attribution[c.id])) for c in report.cases if c.id in report.attribution],
+        runs=len(runs), first_run=runs[0].created if runs else report.created, sidecar_dir=SIDECAR_DIR,
+        simulation_note=SIMULATION_NOTE, links=upstream.links,
     )
-    changed = {(cell_id, c["mode"]): c["previous"] for cell_id, items in compat.get("changes", {}).items() for c in items}
-    return env.get_template(TEMPLATE).render(
-        compat=compat,
-        changed=changed,
-        simulated=any(c.get("simulated") for c in compat["cells"]),
-        simulation_note=SIMULATION_NOTE,
-    )
+    return Page(html, sidecars)
 
 
-def write_dashboard(compat: dict, reports_dir: Path) -> Path:
-    # the compat dict is redacted already (CellOutcome); the writer's pass is defence in depth
-    return atomic.write_text(reports_dir / "index.html", render_dashboard(compat))
+def render_dashboard(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: Upstream = EMPTY) -> str:
+    """The page's HTML alone (its sidecars: build_page)."""
+    return build_page(report, runs, upstream).html
+
+
+def write_page(page: Page, reports_dir: Path) -> Path:
+    """index.html and its sidecars; stale sidecars from a larger previous run removed."""
+    folder = reports_dir / SIDECAR_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    keep = set()
+    for rel, text in page.sidecars.items():
+        path = atomic.write_text(reports_dir / rel, text)
+        keep.add(path.name)
+    for old in folder.glob("*.js"):
+        if old.name not in keep:
+            old.unlink()
+    return atomic.write_text(reports_dir / "index.html", page.html)

@@ -30,6 +30,7 @@ from pcgkit.jobs.parity import NOT_COMPARABLE, Observation
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, CellOutcome, write_outcome
 from pcgkit.matrix.where import Where
+from pcgkit.report.model import CompatReport
 
 CELL_FILE = "cell.json"
 STAGE_SOURCE = "source"  # an error row's stage: the input could not be read
@@ -331,18 +332,18 @@ def find_disagreements(rows: Sequence[Row]) -> list[Disagreement]:
     return found
 
 
-def annotate(compat: dict, loaded: Loaded, disagreements: Sequence[Disagreement]) -> dict:
-    """The compat model with where/source per row, the disagreements and the sources read. Pure."""
+def annotate(compat: CompatReport, loaded: Loaded, disagreements: Sequence[Disagreement]) -> CompatReport:
+    """The typed report with where/source per row, the disagreements and the sources read. Pure."""
     by_id = {row.outcome.cell.id: row for row in loaded.rows}
     cells = []
-    for entry in compat["cells"]:
-        row = by_id.get(entry["id"])
+    for cell in compat.cells:
+        row = by_id.get(cell.id)
         if row is not None:
-            entry = {**entry, "where": row.where.to_dict() if row.outcome.where else None,
-                     "source": {"from": row.source, "member": row.member}}
-        cells.append(entry)
-    return {**compat, "cells": cells, "disagreements": [d.to_dict() for d in disagreements],
-            "sources": [s.to_dict() for s in loaded.sources], "source_notes": list(loaded.notes)}
+            cell = dataclasses.replace(cell, where=row.where.to_dict() if row.outcome.where else None,
+                                       source={"from": row.source, "member": row.member})
+        cells.append(cell)
+    return dataclasses.replace(compat, cells=tuple(cells), disagreements=tuple(d.to_dict() for d in disagreements),
+                               sources=tuple(s.to_dict() for s in loaded.sources), source_notes=tuple(loaded.notes))
 
 
 def stage_cells(rows: Sequence[Row], cells_root: Path) -> None:

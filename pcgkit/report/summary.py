@@ -25,18 +25,12 @@ def _order(results: Iterable[CaseResult]) -> list[CaseResult]:
 
 
 def console_lines(results: Sequence[CaseResult]) -> list[str]:
-    lines = []
-    mode_width = max((len(r.mode) for r in results), default=6)  # fix ids are longer than "mode1"
-    for r in _order(results):
-        sig = r.signature
-        gb = (sig.graph_break_id if sig else None) or "-"
-        device = r.device.get("label", "?")
-        lines.append(
-            f"{r.mode:<{mode_width}} {r.variant:<10} {r.verdict.value:<15} {gb:<7} {_frame(r):<42} "
-            f"{r.duration_s:6.2f}s  {device}"
-        )
-        if r.verdict.value in ("drifted", "error", "not-applicable", "skipped"):
-            lines.append(f"{'':<{mode_width + 12}}reason: {r.reason}")
+    """The compact table (rows = cases, columns = targets that ran: verdict, gb id, innermost frame),
+    then one line per skipped target with its reason, drifted/error reasons, and the simulation note."""
+    from pcgkit.report.terminal import render_text, run_table  # terminal imports this module's note
+
+    table, notes = run_table(results)
+    lines = render_text(table) + notes
     if any(r.simulated for r in results):
         lines.append(SIMULATION_NOTE)
     return lines

@@ -56,8 +56,10 @@ def test_crafted_id_and_version_cannot_shift_compat_md_columns(tmp_path, capsys)
     write_cells(reports, ran_cell("plain"))
     write_cells(reports, crafted)
     run_main(["report", "--reports", str(reports)], capsys)
-    table = (reports / "compat.md").read_text().split("\n## ")[0]
-    assert len(_table_widths(table)) == 1, table
+    text = (reports / "compat.md").read_text()
+    grid = text.split("\n## Verdict grid")[1].split("\n## ")[0]
+    assert len(_table_widths(grid)) == 1, grid
+    assert "<script" not in text
 
 
 def test_markdown_helpers_escape_what_could_split_a_cell():

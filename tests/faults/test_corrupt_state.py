@@ -35,7 +35,9 @@ def test_unreadable_cell_files_are_error_rows_not_silence(tmp_path, capsys):
     assert set(rows) == {"good", *BROKEN}
     for name in BROKEN:
         assert rows[name]["status"] == "error"
-        assert rows[name]["reason"].startswith(f"unreadable result: {root / name / 'cell.json'}: ")
+        # the report makes machine paths relative (<tmp>/...); the file is still named
+        assert rows[name]["reason"].startswith("unreadable result: ")
+        assert f"{name}/cell.json: " in rows[name]["reason"]
         assert "\n" not in rows[name]["reason"]
     assert "not JSON" in rows["truncated"]["reason"] and "not UTF-8" in rows["binary"]["reason"]
     assert "unreadable result" in (reports / "compat.md").read_text()

@@ -1,0 +1,131 @@
+"""Every run's compat summary, kept beside the report (history.jsonl, one line per `pcgkit report`),
+and the timelines the dashboard draws from it: per cell x case, the verdict in each run, the flips,
+and since when the current verdict holds. `append_history` / `load_history` are the only I/O here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from pcgkit.report.model import READABLE_SCHEMAS, Change, CompatReport, from_json
+
+HISTORY_SCHEMA = "pcgkit.compat-history/1"
+HISTORY_FILE = "history.jsonl"
+LEGACY_DIR = "history"  # older kits kept a full compat.json copy per run there
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSummary:
+    created: str
+    kit_version: str
+    verdicts: Mapping[str, Mapping[str, str]]  # cell id -> case id -> verdict
+    simulated: Mapping[str, bool]  # cell id -> simulated
+
+    def to_json(self) -> dict:
+        return {"schema": HISTORY_SCHEMA, "created": self.created, "kit_version": self.kit_version,
+                "verdicts": {c: dict(v) for c, v in self.verdicts.items()}, "simulated": dict(self.simulated)}
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> RunSummary:
+        if data.get("schema") != HISTORY_SCHEMA:
+            raise ValueError(f"history schema {data.get('schema')!r}, expected {HISTORY_SCHEMA!r}")
+        return cls(str(data["created"]), str(data.get("kit_version", "")), data["verdicts"], data.get("simulated", {}))
+
+
+@dataclasses.dataclass(frozen=True)
+class Timeline:
+    points: tuple[tuple[str, str], ...]  # (run created, verdict), oldest first; runs without this cell left out
+    flips: int  # how many times the verdict changed between consecutive runs
+    since: str  # the run from which the current verdict holds
+
+    @property
+    def current(self) -> str:
+        return self.points[-1][1] if self.points else ""
+
+    @property
+    def flipped_last(self) -> bool:
+        """The latest run changed this verdict."""
+        return len(self.points) > 1 and self.points[-1][1] != self.points[-2][1]
+
+
+def summarize(report: CompatReport) -> RunSummary:
+    """The compact per-run record: one verdict per cell x case. Pure."""
+    return RunSummary(
+        report.created, report.kit_version,
+        {c.id: {case: e.verdict for case, e in c.entries.items()} for c in report.cells},
+        {c.id: c.simulated for c in report.cells},
+    )
+
+
+def with_current(history: Sequence[RunSummary], report: CompatReport) -> list[RunSummary]:
+    """History plus this run (once: a report regenerated for the same run replaces its line). Pure."""
+    current = summarize(report)
+    return [h for h in history if h.created != current.created] + [current]
+
+
+def timelines(runs: Sequence[RunSummary]) -> dict[tuple[str, str], Timeline]:
+    """Per (cell, case) across the runs, oldest first. Pure."""
+    points: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for run in sorted(runs, key=lambda r: r.created):
+        for cell, cases in run.verdicts.items():
+            for case, verdict in cases.items():
+                points.setdefault((cell, case), []).append((run.created, verdict))
+    out = {}
+    for key, pts in points.items():
+        flips = sum(1 for a, b in zip(pts, pts[1:]) if a[1] != b[1])
+        since = pts[-1][0]
+        for created, verdict in reversed(pts):
+            if verdict != pts[-1][1]:
+                break
+            since = created
+        out[key] = Timeline(tuple(pts), flips, since)
+    return out
+
+
+def changes_since(previous: RunSummary | None, report: CompatReport) -> tuple[Change, ...]:
+    """The cell x case verdicts that differ from the previous run's. Pure."""
+    if previous is None:
+        return ()
+    return tuple(
+        Change(cell.id, case, was, entry.verdict)
+        for cell in report.cells
+        for case, entry in cell.entries.items()
+        if (was := previous.verdicts.get(cell.id, {}).get(case)) is not None and was != entry.verdict
+    )
+
+
+def load_history(reports_dir: Path) -> list[RunSummary]:
+    """history.jsonl, plus the per-run compat copies older kits left in history/; unreadable lines skipped."""
+    runs: dict[str, RunSummary] = {}
+    legacy = reports_dir / LEGACY_DIR
+    for path in sorted(legacy.glob("*.json")) if legacy.is_dir() else ():
+        try:
+            data = json.loads(path.read_text())
+            if data.get("schema") in READABLE_SCHEMAS:
+                run = summarize(from_json(data))
+                runs[run.created] = run
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # the others still count
+            print(f"pcgkit report: {path}: not JSON, or the right schema but the wrong shape: skipped "
+                  f"({type(exc).__name__})")
+            continue
+    path = reports_dir / HISTORY_FILE
+    lines = path.read_text().splitlines() if path.is_file() else []
+    for number, line in enumerate(lines, 1):
+        try:
+            run = RunSummary.from_json(json.loads(line))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:  # said, never silently dropped
+            print(f"pcgkit report: {path}:{number}: unreadable history line, skipped ({type(exc).__name__})")
+            continue
+        runs[run.created] = run
+    return sorted(runs.values(), key=lambda r: r.created)
+
+
+def append_history(reports_dir: Path, report: CompatReport) -> Path:
+    """One line for this run, appended (a line with the same `created` is superseded on read)."""
+    path = reports_dir / HISTORY_FILE
+    with path.open("a") as stream:
+        stream.write(json.dumps(summarize(report).to_json(), sort_keys=True, separators=(",", ":")) + "\n")
+    return path

@@ -1,0 +1,194 @@
+"""compat.md: an answer first (per upstream: where it breaks, where it is fixed and by which change,
+what the workaround costs), then a compact verdict grid, then each cell's evidence in <details>. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pcgkit.report import attribution as attr
+from pcgkit.report.model import FIX, SYMBOLS, CellReport, CompatReport
+from pcgkit.report.sglang_section import render_sglang_facts
+from pcgkit.report.summary import SIMULATION_NOTE
+from pcgkit.report.upstream import Upstream
+from pcgkit.report.wording import axis_name, describe, evidence_label, fixed_from, not_judged
+from pcgkit.util.sanitize import md_cell, md_code
+
+GRID_AXES = ("sglang", "flashinfer-python", "torch")
+
+
+def md(text: object) -> str:
+    """Table-safe text: one line, pipes escaped, control characters gone, HTML-looking text shown as text
+    (the one sanitiser, pcgkit.util.sanitize)."""
+    return md_cell(text)
+
+
+def symbol(verdict: str) -> str:
+    return SYMBOLS.get(verdict, "?")
+
+
+def _case_line(report: CompatReport, case_id: str) -> str:
+    case = report.case(case_id)
+    a = report.attribution.get(case_id)
+    if case is None or a is None:
+        return ""
+    if a.basis == attr.NONE:
+        return f"- **{case.id}** ({md(case.title)}): no verdict in any cell: {md(not_judged(report, case_id))}"
+    cells = [s for spans in a.spans.values() for span in spans for s in span.cells]
+    line = f"- **{case.id}** ({md(case.title)}): {md(describe(a))} [{evidence_label(report, case_id, cells)}]"
+    point = report.failure_points.get(case_id)
+    if point is not None and point.basis not in (attr.SAME, attr.NONE) and point.explaining != a.explaining or (
+            point is not None and point.basis != a.basis and point.basis not in (attr.SAME, attr.NONE)):
+        line += f"\n  - where it fails: {md(describe(point))}"
+    return line
+
+
+def _fix_summary(report: CompatReport, case_id: str) -> str:
+    ran = [c.entries[case_id] for c in report.cells if case_id in c.entries and c.entries[case_id].fix_works]
+    if not ran:
+        return "not measured in these cells"
+    works = sum(1 for e in ran if e.fix_works == "yes")
+    return f"works in {works} of {len(ran)} cells that judged it"
+
+
+def _cross_check(report: CompatReport, link, axis: str) -> str:
+    """Does the matrix agree with the release the data file names? Said either way."""
+    seen = [(case, fixed_from(report.attribution.get(case), axis)) for case in link.cases if report.case(case)]
+    if not seen:
+        return "Not measured by these cells."
+    return " ".join(
+        (f"Measured ({case}): fixed from {axis_name(axis)} {first}"
+         + (", agrees." if first == link.fixed_in else f", DISAGREES with {link.fixed_in}.")) if first else
+        f"Measured ({case}): no change to fixed along {axis_name(axis)} in these cells."
+        for case, first in seen)
+
+
+def render_upstream(report: CompatReport, upstream: Upstream) -> list[str]:
+    lines: list[str] = []
+    present = {c.id for c in report.cases}
+    for project in upstream.projects:
+        lines += ["", f"## {project.name}", "", f"**Where it breaks:** {md(project.breaks)}.", ""]
+        lines += [ln for case in project.cases if case in present and (ln := _case_line(report, case))]
+        fixed = [link for link in upstream.links_for(project.id) if link.fixed_in]
+        still = [link for link in upstream.links_for(project.id) if not link.fixed_in]
+        if fixed:
+            lines += ["", "**Fixed by:**"]
+            for link in fixed:
+                lines.append(f"- [{link.ref}]({link.url}) ({link.state}), first in {project.name} {link.fixed_in}: "
+                             f"{md(link.title)}. {md(link.note)}. {_cross_check(report, link, project.axis)}")
+        if still:
+            lines += ["", "**Known, not fixed in any release:**"]
+            lines += [f"- [{link.ref}]({link.url}) ({link.state}): {md(link.title)}. {md(link.note)}" for link in still]
+        workarounds = upstream.workarounds_for(project.id)
+        if workarounds:
+            lines += ["", "**Workaround cost:**"]
+            for w in workarounds:
+                measured = "; ".join(f"{c}: {_fix_summary(report, c)}" for c in w.cases if c in present)
+                source = f" ([source]({w.url}))" if w.url else " (measured by the kit)" if measured else ""
+                lines.append(f"- {md(w.what)}: {md(w.cost)}{source}" + (f". Measured: {measured}" if measured else ""))
+        if project.id == "sglang" and upstream.switches:
+            lines += ["", "**Piecewise CUDA graph switch per release** (what a launch passes to turn it on):", "",
+                      "| SGLang | piecewise | switch |", "|---|---|---|"]
+            lines += [f"| {md(s.sglang)} | {md(s.state)} | {'`' + md(s.launch) + '`' if s.launch else 'none'} |"
+                      for s in upstream.switches]
+    return lines
+
+
+def render_grid(report: CompatReport) -> list[str]:
+    head = ["cell", *(axis_name(a) for a in GRID_AXES), "evidence", *(c.id for c in report.cases)]
+    legend = ", ".join(f"{s} {v}" for v, s in SYMBOLS.items())
+    lines = ["", "## Verdict grid", "", f"Legend: {legend}; ⚑ changed since the previous run; fix columns: "
+             "✓ = the fix works in this cell. Evidence: sim = simulated SM120 (no GPU), real = a real GPU.", "",
+             "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    changed = {(ch.cell, ch.case) for ch in report.changes}
+    for cell in report.cells:
+        row = [*(cell.axis_value(a) or "-" for a in GRID_AXES), "-" if cell.is_error else "sim" if cell.simulated else "real"]
+        row += [symbol(e.verdict) + ("⚑" if (cell.id, case) in changed else "") if (e := cell.entries.get(case)) else " "
+                for case in (c.id for c in report.cases)]
+        lines.append("| " + " | ".join([md_code(cell.id), *(md(x) for x in row)]) + " |")
+    return lines
+
+
+def _cell_details(report: CompatReport, cell: CellReport) -> list[str]:
+    counts: dict[str, int] = {}
+    for e in cell.entries.values():
+        counts[e.verdict] = counts.get(e.verdict, 0) + 1
+    where = "error: no verdict" if cell.is_error else ("simulated" if cell.simulated else "real") + f": {cell.device}"
+    summary = f"<code>{md(cell.id)}</code>: {md(cell.label)}; {md(where)}; " + ", ".join(f"{n} {v}" for v, n in counts.items())
+    lines = ["", "<details>", f"<summary>{summary}</summary>", ""]
+    installed = ", ".join(f"{k} {v}" for k, v in cell.versions.items() if v)
+    lines += [f"- pins: {cell.pin_status} ({md(cell.pin_note)})", f"- installed: {md(installed) or 'nothing (the install failed)'}",
+              f"- duration: {cell.duration_s:.1f} s" + (", reused from a previous run" if cell.from_cache else "")]
+    if cell.is_error:
+        lines.append(f"- broke at **{cell.stage}**: {md(cell.reason)}")
+    else:
+        lines += ["", "| case | verdict | graph break | innermost frame | reason |", "|---|---|---|---|---|"]
+        for case in report.cases:
+            if case.id not in cell.entries:
+                continue
+            e = cell.entries[case.id]
+            verdict = f"{symbol(e.verdict)} {e.verdict}" + (f" (fix works: {e.fix_works})" if case.family == FIX and e.fix_works else "")
+            lines.append("| " + " | ".join([md(case.id), md(verdict), md(e.graph_break_id or "-"),
+                                             md_code(e.innermost_frame) if e.innermost_frame else "-", md(e.reason)]) + " |")
+    if cell.log_tail:
+        lines += ["", "```text", cell.log_tail.rstrip().replace("```", "'''"), "```"]
+    return lines + ["", "</details>"]
+
+
+def render_markdown(report: CompatReport, upstream: Upstream | None = None) -> str:
+    """reports/compat.md. Pure."""
+    from pcgkit.report.upstream import EMPTY
+
+    ran = [c for c in report.cells if not c.is_error]
+    lines = ["# pcgkit compatibility report", "",
+             f"{len(report.cells)} cells, {len(ran)} with verdicts, {len(report.cells) - len(ran)} error cells "
+             f"(no statement about the bug). Evidence: {evidence_label(report)}."]
+    if report.simulated:
+        lines += ["", f"> {SIMULATION_NOTE}"]
+    lines += render_upstream(report, upstream or EMPTY)
+    others = [c.id for c in report.cases if not any(c.id in p.cases for p in (upstream or EMPTY).projects)]
+    if others:
+        lines += ["", "## Other cases", ""] + [ln for case in others if (ln := _case_line(report, case))]
+    lines += render_grid(report)
+    if report.changes:
+        lines += ["", f"## Changed since the previous run ({report.previous_run})", ""]
+        lines += [f"- ⚑ `{ch.cell}` {ch.case}: {ch.previous} → {ch.current}" for ch in report.changes]
+    errors = [c for c in report.cells if c.is_error]
+    if errors:
+        lines += ["", "## Error cells (no statement about the bug)", ""]
+        lines += [f"- {md_code(c.id)} ({md(c.stage or '')}): {md(c.reason)}" for c in errors]
+    if report.disagreements:  # pcgkit/report/sources.py: parity at matrix scale (`pcgkit report --from`)
+        lines += ["", "## Results that disagree (simulated vs real hardware, or between machines)", ""]
+        for d in report.disagreements:
+            sides = [f"{w['target']} on {w['where']}: {w['verdict']} {w.get('innermost_frame') or ''}".strip()
+                     for w in (d["first"], d["second"])]
+            lines.append(f"- ⚠ {md_code(d['cell'])} {md(d['case'])} ({', '.join(d['fields'])} differ): "
+                         f"{md(sides[0])} vs {md(sides[1])}")
+    lines += ["", "## Cell details"]
+    for cell in report.cells:
+        lines += _cell_details(report, cell)
+    lines += render_sglang_facts([dict(f) for f in report.sglang_facts], md)
+    lines += render_images(report.cells)
+    lines += ["", "## Legend and environment", ""]
+    lines += [f"- {symbol(v)} **{v}**: {text}" for v, text in report.legend.items()]
+    lines += ["- pins: on-pin = exactly the flashinfer-python and torch an SGLang release declares; off-pin otherwise",
+              f"- pcgkit {report.kit_version}, created {report.created}, host {report.environment.get('platform', '?')}"]
+    lines += [f"- {c.id} ({c.family}): {md(c.title)}" + (f"; known signature: {md(c.known_signature)}" if c.known_signature else "")
+              for c in report.cases]
+    return "\n".join(lines) + "\n"
+
+
+def render_images(cells: Sequence[CellReport]) -> list[str]:
+    """'## Images': where each container cell ran (image id, digest, base, CUDA, host driver). Pure."""
+    rows = [c for c in cells if (c.provenance or {}).get("backend") == "docker"]
+    if not rows:
+        return []
+    lines = ["", "## Images (docker backend)", "",
+             "| cell | image id | digest | base image | CUDA in image | host driver |", "|---" * 6 + "|"]
+    for cell in rows:
+        p = cell.provenance
+        cols = [f"`{cell.id}`", f"`{p.get('image_id', '')[:19]}`", p.get("image_digest", ""),
+                f"{p.get('base_image', '')} ({p.get('base_image_digest', '')})", p.get("cuda_in_image", ""),
+                p.get("host_driver", "")]
+        lines.append("| " + " | ".join(md(c) for c in cols) + " |")
+    return lines

@@ -1,0 +1,262 @@
+"""The compatibility report as typed values, from `build_compat` to the writers. Pure.
+
+compat.json is this model serialized (schema pcgkit.compat/2: /1's cells and case columns, with
+`attribution` replacing /1's per-axis `ranges`). `from_json` reads /2 and /1 (history written by
+older kits); attribution is always recomputed from the cells, never trusted from the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from pcgkit.report import attribution as attr
+from pcgkit.report.scrub import relative_paths
+from pcgkit.verdicts import catalog
+
+COMPAT_SCHEMA = "pcgkit.compat/2"
+READABLE_SCHEMAS = ("pcgkit.compat/1", COMPAT_SCHEMA)
+ATTRIBUTION_AXES: tuple[str, ...] = ("sglang", "flashinfer-python", "torch", "python")
+BUG_VERDICTS = ("reproduced", "fixed", "drifted", "not-applicable")
+FAILURE = catalog.Family.FAILURE.value
+FIX = catalog.Family.FIX.value
+# One symbol per verdict, for grids (the colour-blind-safe colours ride along in the dashboard).
+SYMBOLS: dict[str, str] = {
+    "reproduced": "✗", "fixed": "✓", "drifted": "≈", "not-applicable": "–", "skipped": "○", "error": "!",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class CaseColumn:
+    id: str
+    family: str
+    title: str
+    known_signature: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One cell x case: the verdict and its evidence (machine paths already made relative)."""
+
+    verdict: str
+    signature: str = ""
+    reason: str = ""
+    graph_break_id: str | None = None
+    innermost_frame: str | None = None
+    message_head: str = ""
+    frames: tuple[str, ...] = ()
+    variant: str = ""
+    simulated: bool = False
+    device: str = ""
+    duration_s: float = 0.0
+    fix_works: str | None = None  # fix cases only: "yes" / "no" / None (nothing to fix here)
+
+    @property
+    def frame_short(self) -> str:
+        """'cpp_ext.py:69:get_cuda_version': file name, line, function."""
+        if not self.innermost_frame:
+            return ""
+        file, _, rest = self.innermost_frame.partition(":")
+        return f"{file.rsplit('/', 1)[-1]}:{rest}"
+
+    @property
+    def failure_point(self) -> str | None:
+        """The verdict and where it failed (file:function, lines left out: they move with unrelated edits)."""
+        if self.verdict not in BUG_VERDICTS:
+            return None
+        parts = (self.innermost_frame or "").split(":")
+        where = f"{parts[0]}:{parts[-1]}" if len(parts) >= 3 else "no FlashInfer frame"
+        return f"{self.verdict} at {where}" if self.verdict in ("reproduced", "drifted") else self.verdict
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Entry:
+        text = {k: relative_paths(str(data.get(k) or "")) for k in ("signature", "reason", "message_head")}
+        frame = data.get("innermost_frame")
+        return cls(
+            verdict=str(data.get("verdict", "error")), **text,
+            graph_break_id=data.get("graph_break_id"),
+            innermost_frame=relative_paths(frame) if frame else None,
+            frames=tuple(relative_paths(str(f)) for f in data.get("frames") or ()),
+            variant=str(data.get("variant", "")), simulated=bool(data.get("simulated")),
+            device=str(data.get("device", "")), duration_s=float(data.get("duration_s") or 0.0),
+            fix_works=data.get("fix_works"),
+        )
+
+    def to_dict(self) -> dict:
+        out = dataclasses.asdict(self)
+        out["frames"] = list(self.frames)
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class CellReport:
+    id: str
+    label: str
+    status: str  # "ran" | "error"
+    axes: Mapping[str, str | None]  # as planned
+    versions: Mapping[str, Any]  # as installed
+    entries: Mapping[str, Entry]
+    definition_hash: str = ""
+    kind: str = ""
+    origin: str = ""
+    pin_status: str = ""
+    pin_note: str = ""
+    covers_sglang: tuple[str, ...] = ()
+    stage: str | None = None
+    reason: str = ""
+    log_tail: str = ""
+    duration_s: float = 0.0
+    from_cache: bool = False
+    provenance: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    simulated: bool = False
+    device: str = ""
+    where: Mapping[str, Any] | None = None  # the machine it ran on (pcgkit.matrix.where), when recorded
+    source: Mapping[str, Any] | None = None  # the folder/archive it was read from (`pcgkit report --from`)
+
+    def axis_value(self, axis: str) -> str | None:
+        """The installed version on an axis, else the planned one; None when absent (no sglang)."""
+        value = self.versions.get(axis) or self.axes.get(axis)
+        return str(value) if value else None
+
+    @property
+    def is_error(self) -> bool:
+        return self.status == "error"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CellReport:
+        fields = {f.name for f in dataclasses.fields(cls)} - {"entries", "covers_sglang", "log_tail", "reason"}
+        return cls(
+            **{k: data[k] for k in fields if data.get(k) is not None},
+            entries={case: Entry.from_dict(e) for case, e in (data.get("modes") or {}).items()},
+            covers_sglang=tuple(data.get("covers_sglang") or ()),
+            log_tail=relative_paths(data.get("log_tail") or ""),
+            reason=relative_paths(data.get("reason") or ""),
+        )
+
+    def to_dict(self) -> dict:
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "entries"}
+        out.update(axes=dict(self.axes), versions=dict(self.versions), provenance=dict(self.provenance),
+                   covers_sglang=list(self.covers_sglang), modes={c: e.to_dict() for c, e in self.entries.items()})
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    cell: str
+    case: str
+    previous: str
+    current: str
+
+
+@dataclasses.dataclass(frozen=True)
+class CompatReport:
+    created: str
+    kit_version: str
+    environment: Mapping[str, str]
+    cases: tuple[CaseColumn, ...]
+    legend: Mapping[str, str]
+    cells: tuple[CellReport, ...]
+    attribution: Mapping[str, attr.Attribution]  # per case, on the verdict
+    failure_points: Mapping[str, attr.Attribution]  # per failure case, on verdict + innermost frame
+    sglang_facts: tuple[Mapping[str, Any], ...] = ()
+    changes: tuple[Change, ...] = ()
+    previous_run: str | None = None
+    schema: str = COMPAT_SCHEMA
+    # `pcgkit report --from`: results that disagree (simulated vs real, or between machines), the inputs read
+    disagreements: tuple[Mapping[str, Any], ...] = ()
+    sources: tuple[Mapping[str, Any], ...] = ()
+    source_notes: tuple[str, ...] = ()
+
+    @property
+    def simulated(self) -> bool:
+        return any(c.simulated for c in self.cells)
+
+    def cell(self, cell_id: str) -> CellReport | None:
+        return next((c for c in self.cells if c.id == cell_id), None)
+
+    def case(self, case_id: str) -> CaseColumn | None:
+        return next((c for c in self.cases if c.id == case_id), None)
+
+
+def _verdict_key(entry: object) -> str | None:
+    verdict = getattr(entry, "verdict", None)
+    return verdict if verdict in BUG_VERDICTS else None
+
+
+def attribute_cases(cases, cells) -> tuple[dict[str, attr.Attribution], dict[str, attr.Attribution]]:
+    """Per case, which axis explains its verdicts; per failure case, also its failure point. Pure."""
+    verdicts = {
+        c.id: attr.attribute(c.id, attr.observations_for(cells, c.id, ATTRIBUTION_AXES, _verdict_key), ATTRIBUTION_AXES)
+        for c in cases
+    }
+    points = {
+        c.id: attr.attribute(c.id, attr.observations_for(cells, c.id, ATTRIBUTION_AXES, lambda e: getattr(e, "failure_point", None)),
+                             ATTRIBUTION_AXES)
+        for c in cases if c.family == FAILURE
+    }
+    return verdicts, points
+
+
+def assemble(created, kit_version, environment, cases, legend, cells, sglang_facts=(), changes=(), previous_run=None):
+    """A CompatReport with its attribution derived from the cells. Pure."""
+    verdicts, points = attribute_cases(cases, cells)
+    return CompatReport(created, kit_version, dict(environment), tuple(cases), dict(legend), tuple(cells), verdicts,
+                        points, tuple(sglang_facts), tuple(changes), previous_run)
+
+
+def to_json(report: CompatReport) -> dict:
+    """compat.json (pcgkit.compat/2). Pure."""
+    changes: dict[str, list[dict]] = {}
+    for ch in report.changes:
+        changes.setdefault(ch.cell, []).append({"mode": ch.case, "previous": ch.previous, "current": ch.current})
+    return {
+        "schema": COMPAT_SCHEMA,
+        "created": report.created,
+        "kit_version": report.kit_version,
+        "environment": dict(report.environment),
+        "modes": [dataclasses.asdict(c) for c in report.cases],
+        "legend": dict(report.legend),
+        "cells": [c.to_dict() for c in report.cells],
+        "attribution": {k: _attribution_json(a) for k, a in report.attribution.items()},
+        "failure_points": {k: _attribution_json(a) for k, a in report.failure_points.items()},
+        "changes": changes,
+        "previous_run": report.previous_run,
+        "sglang_facts": [dict(f) for f in report.sglang_facts],
+        "disagreements": [dict(d) for d in report.disagreements],
+        "sources": [dict(s) for s in report.sources],
+        "source_notes": list(report.source_notes),
+    }
+
+
+def _attribution_json(a: attr.Attribution) -> dict:
+    return {
+        "basis": a.basis, "explaining": list(a.explaining), "cells": a.cells,
+        "findings": [dataclasses.asdict(f) for f in a.findings],
+        "spans": {axis: [dataclasses.asdict(s) for s in spans] for axis, spans in a.spans.items()},
+    }
+
+
+class CompatSchemaError(ValueError):
+    pass
+
+
+def from_json(data: Mapping[str, Any]) -> CompatReport:
+    """A CompatReport from compat.json /2 or /1; CompatSchemaError for anything else."""
+    schema = data.get("schema") if isinstance(data, Mapping) else None
+    if schema not in READABLE_SCHEMAS:
+        raise CompatSchemaError(f"compat schema {schema!r}, expected one of {', '.join(READABLE_SCHEMAS)}")
+    try:
+        cases = tuple(CaseColumn(**{k: m.get(k, "") for k in ("id", "family", "title", "known_signature")})
+                      for m in data["modes"])
+        cells = tuple(CellReport.from_dict(c) for c in data["cells"])
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise CompatSchemaError(f"compat document is missing or mistypes {exc}") from exc
+    changes = tuple(Change(cell, c["mode"], c["previous"], c["current"])
+                    for cell, items in (data.get("changes") or {}).items() for c in items)
+    report = assemble(str(data.get("created", "")), str(data.get("kit_version", "")), data.get("environment") or {},
+                      cases, data.get("legend") or {}, cells, tuple(data.get("sglang_facts") or ()), changes,
+                      data.get("previous_run"))
+    return dataclasses.replace(report, disagreements=tuple(data.get("disagreements") or ()),
+                               sources=tuple(data.get("sources") or ()),
+                               source_notes=tuple(data.get("source_notes") or ()))

@@ -1,0 +1,123 @@
+"""What `pcgkit run` and `pcgkit matrix` print: one compact table, rows = cases. Pure renderers
+(`run_table`, `matrix_table` build rich Tables); `print_*` are the console edge. Progress while
+cells run stays the runner's rich Progress (pcgkit/matrix/runner.py).
+"""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from pcgkit.harness import targets
+from pcgkit.report.model import SYMBOLS, CompatReport
+from pcgkit.report.wording import short
+from pcgkit.verdicts.catalog import BY_ID
+from pcgkit.verdicts.result import CaseResult
+
+STYLE = {"reproduced": "bold red", "fixed": "bold green", "drifted": "bold yellow", "not-applicable": "dim",
+         "skipped": "cyan", "error": "bold white on red"}
+
+
+def _frame(result: CaseResult) -> str:
+    sig = result.signature
+    return sig.innermost_library_frame.short if sig and sig.innermost_library_frame else ""
+
+
+def _cell_text(result: CaseResult) -> str:
+    sig = result.signature
+    parts = [f"[{STYLE.get(result.verdict.value, '')}]{result.verdict.value}[/]"]
+    if sig and sig.graph_break_id:
+        parts.append(sig.graph_break_id)
+    if _frame(result):
+        parts.append(_frame(result))
+    return " ".join(parts)
+
+
+def _case_order(case_id: str) -> tuple:
+    ids = list(BY_ID)
+    return (ids.index(case_id) if case_id in ids else len(ids), case_id)
+
+
+def run_table(results: Sequence[CaseResult]) -> tuple[Table, list[str]]:
+    """Rows = cases, columns = the targets where something ran; plus notes: the skipped targets in one
+    line each with their reason, and the reason of every drifted / error verdict."""
+    by_target: dict[str, list[CaseResult]] = {}
+    for r in results:
+        by_target.setdefault(r.variant, []).append(r)
+    order = [t.id for t in targets.TARGETS] + sorted(set(by_target) - set(targets.BY_ID))
+    ran = [t for t in order if any(r.verdict.ran for r in by_target.get(t, ()))]
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    table.add_column("case")
+    for t in ran:
+        table.add_column(t + (" (simulated)" if targets.is_simulated(t) else ""))
+    cases = sorted({r.mode for r in results}, key=_case_order)
+    index = {(r.mode, r.variant): r for r in results}
+    for case in cases:
+        table.add_row(case, *(_cell_text(index[(case, t)]) if (case, t) in index else "-" for t in ran))
+    notes = []
+    for t in order:
+        rows = by_target.get(t, ())
+        if rows and t not in ran:
+            reasons = Counter(r.reason for r in rows)
+            reason, n = reasons.most_common(1)[0]
+            more = f" (+{len(reasons) - 1} other reasons)" if len(reasons) > 1 else ""
+            notes.append(f"skipped target {t}: all {len(rows)} cases, {reason}{more}")
+    for r in sorted(results, key=lambda r: (_case_order(r.mode), r.variant)):
+        if r.verdict.value in ("drifted", "error") or (r.variant in ran and r.verdict.value == "skipped"):
+            notes.append(f"{r.mode} [{r.variant}] {r.verdict.value}: {r.reason}")
+    return table, notes
+
+
+def render_text(table: Table, width: int = 160) -> list[str]:
+    """The table as plain lines (no colour), for logs and pytest's terminal summary."""
+    console = Console(width=width, no_color=True, record=True, file=io.StringIO())
+    console.print(table)
+    return console.export_text().rstrip("\n").splitlines()
+
+
+def matrix_table(report: CompatReport) -> tuple[Table, list[str]]:
+    """Rows = cases: verdict counts over the cells, the commonest signature, and where it changes."""
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    table.add_column("case", no_wrap=True)
+    table.add_column("cells", no_wrap=True)
+    table.add_column("commonest failure", overflow="fold")
+    table.add_column("where it changes", overflow="fold")
+    for case in report.cases:
+        entries = [c.entries[case.id] for c in report.cells if case.id in c.entries and not c.is_error]
+        counts = Counter(e.verdict for e in entries)
+        verdicts = " ".join(f"[{STYLE.get(v, '')}]{SYMBOLS.get(v, '?')}{n}[/]" for v, n in counts.most_common())
+        failing = Counter(" ".join(x for x in (e.graph_break_id, e.frame_short) if x)
+                          for e in entries if e.verdict in ("reproduced", "drifted") and (e.graph_break_id or e.frame_short))
+        common = failing.most_common(1)[0][0] if failing else "-"
+        a = report.attribution.get(case.id)
+        where = short(a)
+        table.add_row(case.id, verdicts or "-", common, where)
+    errors = [c for c in report.cells if c.is_error]
+    notes = ["legend: " + ", ".join(f"{s} {v}" for v, s in SYMBOLS.items()) + "; details: compat.md, index.html"]
+    if errors:
+        reasons = Counter(f"{c.stage}: {c.reason}" for c in errors)
+        notes.append(f"error cells ({len(errors)}: {', '.join(c.id for c in errors)}): "
+                     + "; ".join(f"{r}" + (f" (x{n})" if n > 1 else "") for r, n in reasons.items()))
+    if report.simulated:
+        notes.append("simulated SM120 (no GPU) in " + str(sum(c.simulated for c in report.cells)) + " cells")
+    return table, notes
+
+
+def print_matrix_table(report: CompatReport, console: Console | None = None) -> None:
+    console = console or Console()
+    table, notes = matrix_table(report)
+    console.print(table)
+    for note in notes:
+        console.print("  " + note, markup=False)
+
+
+def print_run_table(results: Sequence[CaseResult], console: Console | None = None) -> None:
+    console = console or Console()
+    table, notes = run_table(results)
+    console.print(table)
+    for note in notes:
+        console.print("  " + note, markup=False)

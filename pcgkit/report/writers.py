@@ -1,0 +1,101 @@
+"""The report's writers, one registry: markdown, json, dashboard, junit, summary. Each takes the typed
+report and a context and returns what it wrote; `publish` runs them and keeps the history.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from pcgkit.matrix.outcome import CellOutcome
+from pcgkit.report import history as hist
+from pcgkit.report.compat import build_compat
+from pcgkit.report.dashboard import build_page, write_page
+from pcgkit.report.markdown import render_markdown
+from pcgkit.report.model import CompatReport, to_json
+from pcgkit.report.upstream import EMPTY, Upstream, load_upstream
+from pcgkit.util import atomic
+
+MERGED_JUNIT = "matrix-junit.xml"
+
+
+@dataclasses.dataclass(frozen=True)
+class WriteContext:
+    reports_dir: Path
+    runs: tuple[hist.RunSummary, ...] = ()  # every run's summary, this one last
+    upstream: Upstream = EMPTY
+    outcomes: tuple[CellOutcome, ...] = ()  # the cells on disk (none when rendered from compat.json)
+    cells_root: Path | None = None
+    echo: Callable[[str], None] = print
+
+
+Writer = Callable[[CompatReport, WriteContext], list[Path]]
+
+
+def _atomic(path: Path, text: str) -> Path:
+    # unique temp name, fsync, rename, redacted: a killed run never leaves half a report (pcgkit.util.atomic)
+    return atomic.write_text(path, text)
+
+
+def write_json(report: CompatReport, ctx: WriteContext) -> list[Path]:
+    return [_atomic(ctx.reports_dir / "compat.json", json.dumps(to_json(report), indent=2, sort_keys=True) + "\n")]
+
+
+def write_markdown(report: CompatReport, ctx: WriteContext) -> list[Path]:
+    return [_atomic(ctx.reports_dir / "compat.md", render_markdown(report, ctx.upstream))]
+
+
+def write_dashboard(report: CompatReport, ctx: WriteContext) -> list[Path]:
+    return [write_page(build_page(report, ctx.runs, ctx.upstream), ctx.reports_dir)]
+
+
+def write_junit(report: CompatReport, ctx: WriteContext) -> list[Path]:
+    """The cells' own JUnit files merged (xunit2); nothing when there are no cell folders to merge."""
+    if not ctx.outcomes or ctx.cells_root is None:
+        return []
+    from pcgkit.report.junit_merge import validate, write_merged
+
+    junit = write_merged(list(ctx.outcomes), ctx.cells_root, ctx.reports_dir / MERGED_JUNIT)
+    problems = validate(junit)
+    if problems:  # a kit bug, never a cell's fault: say so loudly
+        raise RuntimeError(f"{junit} is NOT xunit2-valid: {problems[:3]}")
+    return [junit]
+
+
+def write_summary(report: CompatReport, ctx: WriteContext) -> list[Path]:
+    """The compact terminal table (rows = cases); it writes no file."""
+    from pcgkit.report.terminal import print_matrix_table
+
+    print_matrix_table(report)
+    return []
+
+
+WRITERS: dict[str, Writer] = {
+    "json": write_json,
+    "markdown": write_markdown,
+    "dashboard": write_dashboard,
+    "junit": write_junit,
+    "summary": write_summary,
+}
+
+
+def publish(report: CompatReport, reports_dir: Path, outcomes: Sequence[CellOutcome] = (),
+            cells_root: Path | None = None, names: Sequence[str] = tuple(WRITERS),
+            upstream: Upstream | None = None) -> tuple[CompatReport, dict[str, list[Path]]]:
+    """Compare with the previous run, run the writers, append this run to history.jsonl."""
+    reports_dir.mkdir(parents=True, exist_ok=True)
+    runs = hist.load_history(reports_dir)
+    previous = next((r for r in reversed(runs) if r.created != report.created), None)
+    report = dataclasses.replace(report, changes=hist.changes_since(previous, report),
+                                 previous_run=previous.created if previous else None)
+    ctx = WriteContext(reports_dir, tuple(hist.with_current(runs, report)),
+                       upstream if upstream is not None else load_upstream(), tuple(outcomes), cells_root)
+    written = {name: WRITERS[name](report, ctx) for name in names}
+    written["history"] = [hist.append_history(reports_dir, report)]
+    return report, written
+
+
+def report_from_outcomes(outcomes: Sequence[CellOutcome], created: str | None = None) -> CompatReport:
+    return build_compat(outcomes, created)
