@@ -8,8 +8,7 @@ def register(subparsers) -> None:
 
     e2e = subparsers.add_parser("e2e", help="end-to-end piecewise launch tools: tiny checkpoint, launch validation, device payload",
                              description="Tools for the end-to-end piecewise launch case: the tiny checkpoint, the launch validation and the payload for a GPU machine without network.",
-                             epilog="example:
-  %(prog)s checkpoint --out /tmp/tiny-nvfp4")
+                             epilog="example:\n  %(prog)s checkpoint --out /tmp/tiny-nvfp4")
     sub = e2e.add_subparsers(dest="e2e_command", required=True)
     checkpoint.register(sub)
     validate.register(sub)
