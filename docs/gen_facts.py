@@ -134,25 +134,46 @@ def _span(releases: tuple[str, ...]) -> str:
     return releases[0] if len(releases) == 1 else f"{releases[0]} – {releases[-1]}"
 
 
-# --- fixed-in releases (fixtures/upstream.toml, the triage data) --------------------------------
+# --- fixed-in releases and the cost of the workaround (fixtures/upstream.toml, pcgkit.upstream/1) ----
+
+_SCOPE = {
+    "sglang-path": "SGLang's own call is traceable",
+    "op-only": "only the new op is traceable; the public `flashinfer.fp4_quantize` still is not",
+}
+
+
+def _link_text(link: dict) -> str:
+    """`flashinfer#2999` for an id like flashinfer-2999; the title otherwise. Pure."""
+    match = re.fullmatch(r"(.+)-(\d+)", link.get("id", ""))
+    return f"{match.group(1)}#{match.group(2)}" if match else link.get("title") or link.get("id", "link")
+
+
+def _links(upstream: dict, ids: list[str]) -> str:
+    by_id = {link["id"]: link for link in upstream.get("link", [])}
+    found = [by_id[i] for i in ids if i in by_id]
+    return "".join(f" ([{_link_text(link)}]({link['url']}))" for link in found)
+
 
 def fixed_in_lines(upstream: dict | None) -> list[str]:
-    """One line per upstream fix the data records (project, release, link). Pure.
-
-    Reads `[[fix]]` tables (`project`, `fixed_in`, `what`, `link`); any other table with a `fixed_in`
-    key is read the same way, so the box follows the data file rather than a layout copied here.
-    """
-    if not upstream:
+    """One line per `[[fixed_in]]` of fixtures/upstream.toml: package, release, what, links. Pure."""
+    if not upstream or not upstream.get("fixed_in"):
         return ["No fixed release is recorded in the kit's data yet (`fixtures/upstream.toml`)."]
-    lines = []
-    for key, value in upstream.items():
-        for item in value if isinstance(value, list) else []:
-            if isinstance(item, dict) and item.get("fixed_in"):
-                project = item.get("project", key)
-                what = f": {item['what']}" if item.get("what") else ""
-                link = f" ([link]({item['link']}))" if item.get("link") else ""
-                lines.append(f"{project} **{item['fixed_in']}**{what}{link}")
-    return lines or ["No fixed release is recorded in `fixtures/upstream.toml`."]
+    return [f"{fix['package']} **{fix['version']}**: {fix['what']}{_links(upstream, fix.get('links', []))}"
+            for fix in upstream["fixed_in"]]
+
+
+def cost_line(upstream: dict | None) -> str:
+    """What turning piecewise off costs, as upstream states it (`[piecewise_off]`), or "". Pure."""
+    off = (upstream or {}).get("piecewise_off") or {}
+    if not off.get("cost"):
+        return ""
+    note = f"; {off['note']}" if off.get("note") else ""
+    return f"Cost of running without them: {off['cost']}{_links(upstream or {}, off.get('links', []))}{note}."
+
+
+def known_threads(upstream: dict | None) -> list[str]:
+    """The upstream issues, PRs and write-ups the data file cites, one line each. Pure."""
+    return [f"[{_link_text(link)}]({link['url']}): {link.get('title', '')}" for link in (upstream or {}).get("link", [])]
 
 
 def upstream_data() -> dict | None:
@@ -174,24 +195,29 @@ def render_error_list(found: list[ErrorString], warnings: list[str], prefix: str
 
 
 def render_bug_box(found: list[ErrorString], warnings: list[str], rows: list[SwitchRow], fixed: list[str],
-                   generated: str) -> str:
+                   generated: str, cost: str = "") -> str:
     """The README's "Have this bug?" box. Pure."""
     out = ["> **Have this bug?** SGLang dies during \"Capture piecewise CUDA graph\" with one of:", ">"]
     out += render_error_list(found, warnings, prefix="> ")
     out += [">", f"> First command: `{CLI} triage server.log` (which failure, your versions, what to do).", ">",
             "> | SGLang | piecewise CUDA graphs | to run without them |", "> |---|---|---|"]
     out += [f"> | {_span(r.releases)} | {r.default} | {r.turn_off} |" for r in rows]
-    out += [">", f"> Read from each release's own argument parser ({generated}). Fixed in:"]
+    out += [">", f"> Read from each release's own argument parser ({generated}).{' ' + cost if cost else ''}",
+            ">", "> Fixed in:"]
     out += [f"> - {line}" for line in fixed]
     return "\n".join(out) + "\n"
 
 
-def render_bug_facts(rows: list[SwitchRow], fixed: list[str], generated: str) -> str:
-    """The per-release table in full (every release the kit read), for the user's page. Pure."""
+def render_bug_facts(rows: list[SwitchRow], fixed: list[str], generated: str, cost: str = "",
+                     threads: tuple[str, ...] = ()) -> str:
+    """The per-release table in full (every release the kit read), fixes and threads, for the user's page. Pure."""
     out = [f"Read by `{CLI} e2e validate-launch` from each release's own parser ({generated}):", "",
            "| SGLang releases read | piecewise CUDA graphs | to run without them |", "|---|---|---|"]
     out += [f"| {', '.join(r.releases)} | {r.default} | {r.turn_off} |" for r in rows]
+    out += ["", cost] if cost else []
     out += ["", "Fixed in:", ""] + [f"- {line}" for line in fixed]
+    if threads:
+        out += ["", "Upstream threads about this bug:", ""] + [f"- {line}" for line in threads]
     return "\n".join(out) + "\n"
 
 
@@ -280,12 +306,13 @@ def blocks() -> dict[str, dict[str, Callable[[], str]]]:
     validation = json.loads(resources.fixture(VALIDATION).read_text())
     generated = f"`fixtures/{VALIDATION}`, {validation.get('generated', 'undated')}"
     rows = switch_rows(validation)
-    fixed = fixed_in_lines(upstream_data())
+    upstream = upstream_data()
+    fixed, cost, threads = fixed_in_lines(upstream), cost_line(upstream), tuple(known_threads(upstream))
     found, warnings = error_strings(seed_logs())
     bug_facts = {"error-strings": lambda: "\n".join(render_error_list(found, warnings)) + "\n",
-                 "bug-facts": lambda: render_bug_facts(rows, fixed, generated)}
+                 "bug-facts": lambda: render_bug_facts(rows, fixed, generated, cost, threads)}
     return {
-        "README.md": {"have-this-bug": lambda: render_bug_box(found, warnings, rows, fixed, generated)},
+        "README.md": {"have-this-bug": lambda: render_bug_box(found, warnings, rows, fixed, generated, cost)},
         "docs/check-environment.md": bug_facts,
         "docs/reference/exit-codes.md": {"exit-codes": lambda: render_exit_codes(exit_code_rows()),
                                          "precedence": lambda: render_precedence(targets.PRECEDENCE)},
