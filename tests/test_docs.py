@@ -69,6 +69,36 @@ def test_readme_box_gives_each_releases_switch_from_the_validation_data():
     assert "_thread.allocate_lock" in box and "torch.compiler.disable()" in box
 
 
+def test_box_lists_every_fixed_release_in_the_upstream_data():
+    """Each [[fixed_in]] of fixtures/upstream.toml (package, version, link) is in the README box; none: it says so."""
+    gen = _gen_facts()
+    upstream = gen.upstream_data()
+    box = README.read_text().split("<!-- generated:have-this-bug -->")[1]
+    fixes = (upstream or {}).get("fixed_in", [])
+    for fix in fixes:
+        assert f"{fix['package']} **{fix['version']}**" in box
+    if not fixes:
+        assert "No fixed release is recorded" in box
+
+
+def test_upstream_renderer_reads_the_triage_schema():
+    """fixed-in lines, the cost line and threads follow pcgkit.upstream/1 (links resolved by id)."""
+    gen = _gen_facts()
+    upstream = {
+        "schema": "pcgkit.upstream/1",
+        "link": [{"id": "flashinfer-3081", "url": "https://github.com/flashinfer-ai/flashinfer/pull/3081",
+                  "kind": "pull", "title": "custom op"}],
+        "fixed_in": [{"package": "flashinfer-python", "version": "0.6.12", "what": "a torch op", "scope": "op-only",
+                      "links": ["flashinfer-3081", "unknown-id"]}],
+        "piecewise_off": {"cost": "slower decode", "links": ["flashinfer-3081"]},
+    }
+    assert gen.fixed_in_lines(upstream) == [
+        "flashinfer-python **0.6.12**: a torch op ([flashinfer#3081](https://github.com/flashinfer-ai/flashinfer/pull/3081))"]
+    assert gen.cost_line(upstream).startswith("Cost of running without them: slower decode ([flashinfer#3081](")
+    assert gen.known_threads(upstream) == ["[flashinfer#3081](https://github.com/flashinfer-ai/flashinfer/pull/3081): custom op"]
+    assert gen.fixed_in_lines(None) == ["No fixed release is recorded in the kit's data yet (`fixtures/upstream.toml`)."]
+
+
 def test_stale_block_is_reported(tmp_path, monkeypatch):
     """--check's engine notices a hand edit inside a generated block (so the test above can fail)."""
     gen = _gen_facts()
