@@ -256,10 +256,14 @@ def exit_code_rows() -> list[tuple[int, str, str, str]]:
     return sorted(rows.values())
 
 
-def render_exit_codes(rows: list[tuple[int, str, str, str]]) -> str:
+def render_exit_codes(rows: list[tuple[int, str, str, str]], severity: tuple[int, ...] = ()) -> str:
     out = ["| exit code | name | meaning | raised as |", "|---|---|---|---|"]
     out += [f"| {code} | {name} | {meaning} | {classes or '(a status, not an error)'} |"
             for code, name, meaning, classes in rows]
+    if severity:
+        names = {code: name for code, name, _, _ in rows}
+        order = " > ".join(f"{names.get(c, c)} ({c})" for c in reversed(severity))
+        out += ["", f"When several apply at once, the most severe wins: {order}."]
     return "\n".join(out) + "\n"
 
 
@@ -314,7 +318,8 @@ def blocks() -> dict[str, dict[str, Callable[[], str]]]:
     return {
         "README.md": {"have-this-bug": lambda: render_bug_box(found, warnings, rows, fixed, generated, cost)},
         "docs/check-environment.md": bug_facts,
-        "docs/reference/exit-codes.md": {"exit-codes": lambda: render_exit_codes(exit_code_rows()),
+        "docs/reference/exit-codes.md": {"exit-codes": lambda: render_exit_codes(
+                                             exit_code_rows(), tuple(int(c) for c in getattr(errors, "SEVERITY", ()))),
                                          "precedence": lambda: render_precedence(targets.PRECEDENCE)},
         "docs/reference/layout.md": {"packages": lambda: render_packages(package_rows())},
         "docs/reference/cases.md": {"catalog": lambda: render_catalog(catalog.CATALOG)},

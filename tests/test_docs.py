@@ -26,8 +26,8 @@ from pcgkit.verdicts.verdict import Verdict
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
-# Subcommands the docs name that land with other branches (issue 12: triage; issue 17: ci github).
-PENDING_COMMANDS = {"triage", "ci"}
+# Subcommands the docs name that land with another branch (issue 17: ci github); drop once merged.
+PENDING_COMMANDS = {"ci"}
 
 
 @functools.cache
