@@ -36,7 +36,15 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse with the kit's one-line error (usage goes to --help), still exit status 2."""
+    """argparse with the kit's one-line error (usage goes to --help), still exit status 2.
+
+    It also keeps each (sub)command's description and example epilog as written: subparsers
+    inherit the class, so every `--help` shows its examples with their line breaks.
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         self.exit(int(ExitCode.USAGE), f"{error_line(f'{self.prog}: {message}')} (see `{self.prog} --help`)\n")

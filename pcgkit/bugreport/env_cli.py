@@ -28,7 +28,9 @@ def _cmd_env(args) -> int:
 
 
 def register(subparsers) -> None:
-    env = subparsers.add_parser("env", help="capture this environment for a bug report (or diff two captures)")
+    env = subparsers.add_parser("env", help="capture this environment for a bug report (or diff two captures)",
+                             description="Capture an environment for a bug report (secrets redacted), or print what differs between two captures.",
+                             epilog="examples:\n  %(prog)s --json --out env.json\n  %(prog)s --diff env-good.json env-bad.json")
     env.add_argument("--json", action="store_true", help=f"machine-readable capture ({ENV_SCHEMA})")
     env.add_argument("--out", help="write to this file instead of stdout")
     env.add_argument(

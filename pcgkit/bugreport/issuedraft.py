@@ -291,7 +291,9 @@ def _cmd_issue(args) -> int:
 
 
 def register(subparsers) -> None:
-    issue = subparsers.add_parser("issue", help="draft an upstream issue body from measured results (never posts)")
+    issue = subparsers.add_parser("issue", help="draft an upstream issue body from measured results (never posts)",
+                               description="Draft an upstream issue body in that project's template shape, from measured results only; it never posts.",
+                               epilog="example:\n  %(prog)s --target flashinfer --results reports/results.json --env env.json --repro repro-mode1/ --out issue.md")
     issue.add_argument("--target", required=True, choices=TARGETS, help="whose bug template to follow")
     issue.add_argument(
         "--results", action="append",

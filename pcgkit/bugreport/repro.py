@@ -239,7 +239,9 @@ def _cmd_repro(args) -> int:
 
 
 def register(subparsers) -> None:
-    repro = subparsers.add_parser("repro", help="export one case as a standalone reproduction (no pcgkit needed)")
+    repro = subparsers.add_parser("repro", help="export one case as a standalone reproduction (no pcgkit needed)",
+                               description="Export one case as a standalone script with pinned requirements (PEP 723) and a README; it runs without pcgkit.",
+                               epilog="examples:\n  %(prog)s mode1 --out repro-mode1\n  %(prog)s mode1 --real --cell seed --out repro-mode1-gpu")
     repro.add_argument("case", choices=catalog.exportable_ids(), help="the case to export")
     repro.add_argument("--out", help="output folder (default: repro-<case>/)")
     target = repro.add_mutually_exclusive_group()

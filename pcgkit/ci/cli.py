@@ -80,15 +80,26 @@ def _common(parser) -> None:
 
 
 def register(subparsers) -> None:
-    ci = subparsers.add_parser("ci", help="the matrix fanned out on CI runners: generate the workflow, or run it here")
+    ci = subparsers.add_parser(
+        "ci", help="the matrix fanned out on CI runners: generate the workflow, or run it here",
+        description="Fan the version matrix out on CI runners: write a GitHub Actions workflow, or run its jobs here.",
+        epilog="examples:\n  %(prog)s github --out .github/workflows/pcgkit-matrix.yml\n"
+               "  %(prog)s local --out /tmp/fanout --cell seed")
     sub = ci.add_subparsers(dest="ci_command", required=True)
-    gh = sub.add_parser("github", help="write a GitHub Actions workflow: one job per cell x target, then one report")
+    gh = sub.add_parser(
+        "github", help="write a GitHub Actions workflow: one job per cell x target, then one report",
+        description="Write a GitHub Actions workflow: one job per matrix cell x target, then one merged report and the dashboard.",
+        epilog="examples:\n  %(prog)s --out .github/workflows/pcgkit-matrix.yml\n"
+               "  %(prog)s --runner-labels sm120=self-hosted,gpu,sm120 --out -   # SM120 jobs on your runners")
     _common(gh)
     gh.add_argument("--out", default=".github/workflows/pcgkit-matrix.yml", help="workflow file ('-' for stdout)")
     gh.add_argument("--name", default="pcgkit matrix", help="the workflow's name")
     gh.add_argument("--cron", default="17 3 * * 1", help="schedule (UTC cron; default: Mondays 03:17)")
     gh.set_defaults(func=_cmd_github)
-    local = sub.add_parser("local", help="run the workflow's jobs here, each into its own artifact, then merge them")
+    local = sub.add_parser(
+        "local", help="run the workflow's jobs here, each into its own artifact, then merge them",
+        description="Run the workflow's jobs on this machine, each into its own artifact folder, then merge them with report --from.",
+        epilog="examples:\n  %(prog)s --out /tmp/fanout --cell seed\n  %(prog)s --out /tmp/fanout --archive")
     _common(local)
     local.add_argument("--out", required=True, help="folder for jobs/, artifacts/, logs/ and the merged reports/")
     local.add_argument("--job-args", action="append", metavar="CELL=ARGS",

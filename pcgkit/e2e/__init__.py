@@ -1,7 +1,9 @@
-"""The end-to-end piecewise launch (issue 5, part B): a tiny NVFP4 checkpoint, the launch command
+"""The end-to-end piecewise launch: a tiny NVFP4 (or bf16 control) checkpoint, the launch command
 for the installed SGLang, the server's lifecycle, and the verdict read from its log.
 
-Pure planning lives in `launch` (argv from version facts) and `logclass` (verdict from a log);
-`checkpoint` writes files; `server` is the only module here that starts processes (through
-pcgkit.util.proc) or talks HTTP.
+Pure planning lives in `launch` (argv from version facts), `logclass` (verdict from a log) and
+`control` (what the bf16 control means for the NVFP4 case); `checkpoint` writes files; `server`
+starts the server and talks HTTP. The edges that run other tools, all through pcgkit.util.proc:
+`validate` (+ `probe`, run inside each release's environment), `payload` (the offline GPU payload)
+and `devicerun` (runs on the GPU machine).
 """

@@ -274,7 +274,9 @@ def _cmd_checkpoint(args) -> int:
 
 
 def register(e2e_subparsers) -> None:
-    cmd = e2e_subparsers.add_parser("checkpoint", help="write the tiny Llama checkpoint (NVFP4 in ModelOpt layout, or bf16)")
+    cmd = e2e_subparsers.add_parser("checkpoint", help="write the tiny Llama checkpoint (NVFP4 in ModelOpt layout, or bf16)",
+                                    description="Write the tiny 2-layer Llama-style checkpoint: NVFP4 in ModelOpt layout, or its bf16 twin (local tokenizer, no downloads).",
+                                    epilog="examples:\n  %(prog)s --out /tmp/tiny-nvfp4\n  %(prog)s --out /tmp/tiny-bf16 --format bf16   # the piecewise control")
     cmd.add_argument("--out", required=True, help="directory to write into")
     cmd.add_argument("--layers", type=int, default=2, choices=(2, 4))
     cmd.add_argument("--seed", type=int, default=0)

@@ -208,9 +208,13 @@ def _cmd_build(args) -> int:
 
 
 def register(e2e_subparsers) -> None:
-    cmd = e2e_subparsers.add_parser("payload", help="the SGLang payload for a GPU machine without network")
+    cmd = e2e_subparsers.add_parser("payload", help="the SGLang payload for a GPU machine without network",
+                                    description="Build the SGLang payload (trimmed wheels in chunks) for a GPU machine without network.",
+                                    epilog="example:\n  %(prog)s build --out /tmp/payload")
     sub = cmd.add_subparsers(dest="payload_command", required=True)
-    build_cmd = sub.add_parser("build", help="download, trim and chunk the payload (fixtures/e2e_payload.toml)")
+    build_cmd = sub.add_parser("build", help="download, trim and chunk the payload (fixtures/e2e_payload.toml)",
+                               description="Download, trim and chunk the payload that fixtures/e2e_payload.toml describes, with a MANIFEST.json.",
+                               epilog="example:\n  %(prog)s --out /tmp/payload")
     build_cmd.add_argument("--out", required=True, help="directory for the parts and MANIFEST.json")
     build_cmd.add_argument("--spec", default=str(SPEC_PATH))
     build_cmd.add_argument("--work", default=None, help="where the temporary staging folder goes (default: TMPDIR)")

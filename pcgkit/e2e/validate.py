@@ -228,7 +228,9 @@ def _cmd_validate(args) -> int:
 
 def register(e2e_subparsers) -> None:
     cmd = e2e_subparsers.add_parser(
-        "validate-launch", help="parse the launch command with every matrix SGLang's own parser; check the checkpoint"
+        "validate-launch", help="parse the launch command with every matrix SGLang's own parser; check the checkpoint",
+        description="Parse the e2e launch command with every matrix SGLang release's own parser and load the checkpoint through its ModelOpt FP4 layer (needs PyPI).",
+        epilog="example:\n  %(prog)s --sglang 0.5.8",
     )
     cmd.add_argument("--sglang", action="append", help="only this SGLang version (repeatable; default: the matrix's)")
     cmd.add_argument("--out", default=str(DEFAULT_OUT), help=f"data file to write (default {DEFAULT_OUT.name})")

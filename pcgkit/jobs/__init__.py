@@ -1,1 +1,1 @@
-"""Whole-environment jobs: `pcgkit run` and `pcgkit parity`."""
+"""Whole-environment jobs: the `run` and `parity` subcommands."""

@@ -260,6 +260,8 @@ def _cmd_parity(args) -> int:
 def register(subparsers) -> None:
     parity = subparsers.add_parser(
         "parity", help="run the cases simulated and on the real GPU here, and compare them mode by mode",
+        description="Run the cases simulated and on this machine's real GPU, and compare verdict, graph-break id and innermost frame per mode.",
+        epilog="examples:\n  %(prog)s                      # on a GPU machine\n  %(prog)s --from-results sim/results.json gpu/results.json",
     )
     parity.add_argument("--python", help="interpreter of the environment to test (default: this one)")
     parity.add_argument("--reports", default="reports/parity", help="output folder (default: reports/parity)")

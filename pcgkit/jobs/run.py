@@ -195,7 +195,9 @@ def _cmd_run(args) -> int:
 
 
 def register(subparsers) -> None:
-    run = subparsers.add_parser("run", help="run the trace-level cases in one environment and write reports/")
+    run = subparsers.add_parser("run", help="run the trace-level cases in one environment and write reports/",
+                             description="Run the trace-level cases in one Python environment and write reports/ (junit.xml, results.json, summary.md).",
+                             epilog="examples:\n  %(prog)s                                   # this environment, simulated SM120\n  %(prog)s --python ~/sglang-env/bin/python  # the environment that crashed\n  %(prog)s -m sm120 --require-hardware sm120 # a GPU runner: missing SM120 fails, never skips")
     run.add_argument("--python", help="interpreter of the environment to test (default: this one)")
     run.add_argument("--reports", default="reports", help="output folder (default: reports/)")
     run.add_argument("-m", dest="select", help="pytest marker expression, e.g. 'cpu_sim' or 'sm120'")

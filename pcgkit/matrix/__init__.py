@@ -1,6 +1,7 @@
 """The version matrix: cells (sglang / flashinfer-python / torch / python) planned as data, run in
 one virtual environment each, merged into upstream-ready reports, and bisected along one axis.
 
-plan.py and pins.py are pure (plus the explicit `--refresh-pins` download); backend_venv.py is the
-edge that builds environments and runs `pcgkit run` in them; report/junit_merge/dashboard render.
+plan.py and pins.py are pure (plus the explicit `--refresh-pins` download); runner.py runs the cells
+through a backend (backends/: a uv venv or a container each, the edge that builds environments and
+runs the cases in them); outcome.py is a cell's result on disk. Rendering lives in pcgkit.report.
 """

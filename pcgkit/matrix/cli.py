@@ -287,7 +287,9 @@ def _common(parser) -> None:
 
 
 def register(subparsers) -> None:
-    matrix = subparsers.add_parser("matrix", help="run the version matrix (one environment per cell), then report")
+    matrix = subparsers.add_parser("matrix", help="run the version matrix (one environment per cell), then report",
+                                description="Run every cell of the version matrix (fixtures/matrix.toml), one environment each, then write the compatibility report.",
+                                epilog="examples:\n  %(prog)s --list                 # the planned cells\n  %(prog)s --cell seed --jobs 2   # one cell\n  %(prog)s                        # every cell, resumed from cache")
     _common(matrix)
     matrix.add_argument("--cell", action="append", help="run only this cell id (repeatable)")
     matrix.add_argument("--jobs", type=positive_int, default=default_jobs(), help="cells in parallel (default: cores)")
@@ -296,7 +298,9 @@ def register(subparsers) -> None:
     matrix.add_argument("--refresh-pins", action="store_true", help="re-read each SGLang release's Requires-Dist")
     matrix.set_defaults(func=_cmd_matrix)
 
-    rep = subparsers.add_parser("report", help="merge the matrix cells into compat.md/json, index.html, JUnit")
+    rep = subparsers.add_parser("report", help="merge the matrix cells into compat.md/json, index.html, JUnit",
+                             description="Merge the matrix cells under REPORTS/matrix/ into compat.md, compat.json, index.html and one JUnit file.",
+                             epilog="example:\n  %(prog)s --reports reports")
     rep.add_argument("--reports", default="reports", help="reports folder (default: reports/)")
     rep.add_argument("--with-bisect", action="store_true", help="include bisection's probe cells (id base~axis-version)")
     rep.add_argument("--from", dest="sources", action="append", metavar="DIR|ARCHIVE",
@@ -305,7 +309,9 @@ def register(subparsers) -> None:
     rep.add_argument("--compat", help="render this compat.json (schema pcgkit.compat/1 or /2) instead of the cells on disk")
     rep.set_defaults(func=_cmd_report)
 
-    bis = subparsers.add_parser("bisect", help="find where a mode's verdict changes along one axis")
+    bis = subparsers.add_parser("bisect", help="find where a mode's verdict changes along one axis",
+                             description="Find the release where a case's verdict (or innermost FlashInfer frame) changes along one version axis.",
+                             epilog="example:\n  %(prog)s --mode mode2 --on frame --from 0.6.16 --to 0.7.0 --base fi-0.7.0")
     _common(bis)
     bis.add_argument("--mode", required=True, choices=sorted(all_modes()), help="case id (failure or fix mode)")
     bis.add_argument("--axis", default="flashinfer-python", choices=("flashinfer-python", "torch", "sglang"))

@@ -15,7 +15,9 @@ from pcgkit.harness.hardware import SIMULATED_ARCHES
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("sweep", help="trace every FlashInfer entry point under fullgraph, per simulated arch")
+    parser = subparsers.add_parser("sweep", help="trace every FlashInfer entry point under fullgraph, per simulated arch",
+                                description="Trace every public FlashInfer entry point under torch.compile(fullgraph=True), per simulated arch, and write a readiness report.",
+                                epilog="example:\n  %(prog)s --arch sm120 --out reports/sweep")
     parser.add_argument("--out", type=Path, default=Path("reports/sweep"), help="where sweep.json / sweep.md go")
     parser.add_argument("--arch", action="append", choices=sorted(SIMULATED_ARCHES), help="repeatable; default: all")
     parser.add_argument("-k", dest="only", action="append", help="entry id to run (repeatable); default: all")

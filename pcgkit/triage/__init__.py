@@ -1,1 +1,1 @@
-"""`pcgkit triage`: a crash log as people paste it -> which known failure, on which versions, what to do."""
+"""The `triage` subcommand: a crash log as people paste it -> which known failure, on which versions, what to do."""

@@ -108,7 +108,10 @@ def run(args: argparse.Namespace) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "triage", help="diagnose a pasted crash log: this bug (which mode), related, another failure, or none",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+        description="Diagnose a crash log as pasted: this bug (which mode), a related one, another failure, or none; "
+                    "with the evidence lines and what to do.",
+        epilog="examples:\n  %(prog)s server.log\n  docker logs sglang 2>&1 | %(prog)s -\n  %(prog)s --json server.log",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("logs", nargs="*", metavar="LOG", help="log files; '-' or none reads stdin")
     parser.add_argument("--json", action="store_true", help=f"machine-readable output ({SCHEMA})")
     parser.set_defaults(func=run)

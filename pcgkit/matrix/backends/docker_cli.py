@@ -126,7 +126,9 @@ def register(subparsers) -> None:
     from pcgkit.matrix import pins as pins_mod
     from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE
 
-    docker = subparsers.add_parser("docker", help="image pins and commands for the container backend")
+    docker = subparsers.add_parser("docker", help="image pins and commands for the container backend",
+                                description="Image pins and commands for the container backend (pcgkit matrix --backend docker).",
+                                epilog="example:\n  %(prog)s command --cell seed   # the docker run line for one cell")
     sub = docker.add_subparsers(dest="docker_command", required=True)
 
     def common(p, cell: bool) -> None:
@@ -136,14 +138,20 @@ def register(subparsers) -> None:
             p.add_argument("--matrix", default=str(DEFAULT_MATRIX_FILE))
             p.add_argument("--pins", default=str(pins_mod.DEFAULT_PINS_FILE))
 
-    lk = sub.add_parser("lock", help="refresh the base images' digests from their registries")
+    lk = sub.add_parser("lock", help="refresh the base images' digests from their registries",
+                        description="Refresh the base images' digests in docker/pins.toml from their registries.",
+                        epilog="example:\n  %(prog)s")
     common(lk, cell=False)
     lk.set_defaults(func=_cmd_lock)
-    ctx = sub.add_parser("context", help="write a cell's build context to DEST and print the docker build line")
+    ctx = sub.add_parser("context", help="write a cell's build context to DEST and print the docker build line",
+                         description="Write a cell's image build context to DEST and print the docker build line.",
+                         epilog="example:\n  %(prog)s --cell seed /tmp/ctx-seed")
     common(ctx, cell=True)
     ctx.add_argument("dest")
     ctx.set_defaults(func=_cmd_context)
-    cmd = sub.add_parser("command", help="print the docker run line that reproduces a cell from its image")
+    cmd = sub.add_parser("command", help="print the docker run line that reproduces a cell from its image",
+                         description="Print the docker run line that reproduces one cell from its image.",
+                         epilog="example:\n  %(prog)s --cell seed --no-gpus")
     common(cmd, cell=True)
     cmd.add_argument("--no-gpus", action="store_true", help="leave out --gpus all")
     cmd.set_defaults(func=_cmd_command)

@@ -1,0 +1,371 @@
+"""Render the docs' generated blocks from the kit's own data: `python docs/gen_facts.py [--check]`.
+
+Each block sits between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->` in a Markdown file
+and is rewritten from data, never by hand:
+- `have-this-bug` (README.md) and `bug-facts` (docs/check-environment.md): the error strings users
+  see (from the seed-derived server logs in tests/data/e2e_logs/), the switch that turns piecewise
+  CUDA graphs off per SGLang release (fixtures/sglang_launch_validation.json, read back through
+  pcgkit.sglang.facts.PiecewiseFlags) and the fixed-in releases (fixtures/upstream.toml, once it exists);
+- `exit-codes` (docs/reference/exit-codes.md): the PcgkitError classes of pcgkit.errors;
+- `precedence` (same page): pcgkit.harness.targets.PRECEDENCE;
+- `packages` (docs/reference/layout.md): each package's __init__ docstring;
+- `catalog` (docs/reference/cases.md): pcgkit.verdicts.catalog.CATALOG.
+`--check` rewrites nothing and exits 1 naming the stale blocks (tests/test_docs.py runs it).
+Everything but `main` is pure over the data it is handed, or reads only the kit's data files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import tomllib  # noqa: I001
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script from anywhere: the checkout's pcgkit, not an installed one
+    sys.path.insert(0, str(ROOT))
+
+from pcgkit import errors, resources  # noqa: E402
+from pcgkit.harness import targets  # noqa: E402
+from pcgkit.sglang.facts import NOT_SHIPPED, ON_BY_DEFAULT, OPT_IN, PiecewiseFlags  # noqa: E402
+from pcgkit.verdicts import catalog  # noqa: E402
+
+E2E_LOGS = ROOT / "tests" / "data" / "e2e_logs"
+VALIDATION = "sglang_launch_validation.json"
+UPSTREAM = "upstream.toml"
+CLI = "bin/pcgkit"  # the one spelling of the command in the docs (see README "Conventions")
+
+_BLOCK = re.compile(r"(<!-- generated:(?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- /generated:(?P=name) -->)", re.S)
+
+
+# --- error strings ------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class ErrorString:
+    exception: str  # the exception line as the log prints it
+    detail: str  # what it names: the skipped builtin, or "" when the head says it all
+    flashinfer_files: tuple[str, ...]  # FlashInfer files in the traceback, innermost last
+
+
+_EXC = re.compile(r"^(torch\._dynamo\.exc\.\w+: .+)$", re.M)
+_BUILTIN = re.compile(r"trace the builtin `(.+?)\.?`")
+_FI_FRAME = re.compile(r'File ".*?/(flashinfer/[\w/]+\.py)", line \d+')
+_WARNING = re.compile(r"WARNING (Dynamo detected a call to a `functools\.lru_cache`-wrapped function)")
+
+
+def error_strings(logs: dict[str, str]) -> tuple[list[ErrorString], list[str]]:
+    """The dynamo failures (and warnings) that the seed logs show, in first-seen order. Pure."""
+    found: list[ErrorString] = []
+    warnings: list[str] = []
+    for text in logs.values():
+        for chunk in re.split(r"(?=Scheduler hit an exception)", text):
+            exc = _EXC.search(chunk)
+            if exc is None:
+                continue
+            builtin = _BUILTIN.search(chunk)
+            files = tuple(dict.fromkeys(_FI_FRAME.findall(chunk)))
+            item = ErrorString(exc.group(1).strip(), builtin.group(1) if builtin else "", files)
+            if item not in found:
+                found.append(item)
+        for warning in _WARNING.findall(text):
+            if warning not in warnings:
+                warnings.append(warning)
+    return found, warnings
+
+
+def seed_logs() -> dict[str, str]:
+    """The server logs built from the seed documents (tests/data/e2e_logs/INDEX.toml, source = seed)."""
+    index = tomllib.loads((E2E_LOGS / "INDEX.toml").read_text())
+    files = dict.fromkeys(entry["file"] for entry in index["log"] if entry["source"] == "seed")
+    return {name: (E2E_LOGS / name).read_text() for name in files}
+
+
+def _code(text: str) -> str:
+    """A Markdown code span that survives backticks inside the text."""
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
+
+
+# --- the switch per release ---------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class SwitchRow:
+    releases: tuple[str, ...]
+    default: str  # how piecewise CUDA graphs start in these releases
+    turn_off: str  # what a user does to run without them
+
+
+def _switch(flags: PiecewiseFlags) -> tuple[str, str]:
+    """(default, how to turn it off) in the user's words, from one release's parser facts. Pure."""
+    aliases = f" (or its deprecated alias `{flags.force.split(' ')[0]}`)" if flags.force and "[deprecated]" in flags.force else ""
+    if flags.default_state == ON_BY_DEFAULT:
+        return "on by default", f"pass `{flags.disable}`"
+    if flags.default_state == OPT_IN and flags.enable:
+        off = f"do not pass `{flags.enable}`{aliases}"
+        if flags.disable:
+            off += f"; `{flags.disable}` turns the prefill graphs off entirely"
+        return "opt-in", off
+    if flags.default_state == NOT_SHIPPED:
+        return "not shipped", "nothing to turn off: the release has no torch.compile piecewise backend"
+    return "unknown", "not read for this release"
+
+
+def switch_rows(validation: dict) -> list[SwitchRow]:
+    """Consecutive releases with the same switch, merged into one row (releases in file order). Pure."""
+    rows: list[SwitchRow] = []
+    for result in validation["results"]:
+        flags_data = (result.get("probe") or {}).get("flags")
+        if flags_data is None:
+            continue
+        default, off = _switch(PiecewiseFlags.from_dict(flags_data))
+        if rows and (rows[-1].default, rows[-1].turn_off) == (default, off):
+            rows[-1] = SwitchRow((*rows[-1].releases, result["sglang"]), default, off)
+        else:
+            rows.append(SwitchRow((result["sglang"],), default, off))
+    return rows
+
+
+def _span(releases: tuple[str, ...]) -> str:
+    return releases[0] if len(releases) == 1 else f"{releases[0]} – {releases[-1]}"
+
+
+# --- fixed-in releases and the cost of the workaround (fixtures/upstream.toml, pcgkit.upstream/1) ----
+
+_SCOPE = {
+    "sglang-path": "SGLang's own call is traceable",
+    "op-only": "only the new op is traceable; the public `flashinfer.fp4_quantize` still is not",
+}
+
+
+def _link_text(link: dict) -> str:
+    """`flashinfer#2999` for an id like flashinfer-2999; the title otherwise. Pure."""
+    match = re.fullmatch(r"(.+)-(\d+)", link.get("id", ""))
+    return f"{match.group(1)}#{match.group(2)}" if match else link.get("title") or link.get("id", "link")
+
+
+def _links(upstream: dict, ids: list[str]) -> str:
+    by_id = {link["id"]: link for link in upstream.get("link", [])}
+    found = [by_id[i] for i in ids if i in by_id]
+    return "".join(f" ([{_link_text(link)}]({link['url']}))" for link in found)
+
+
+def fixed_in_lines(upstream: dict | None) -> list[str]:
+    """One line per `[[fixed_in]]` of fixtures/upstream.toml: package, release, what, links. Pure."""
+    if not upstream or not upstream.get("fixed_in"):
+        return ["No fixed release is recorded in the kit's data yet (`fixtures/upstream.toml`)."]
+    return [f"{fix['package']} **{fix['version']}**: {fix['what']}{_links(upstream, fix.get('links', []))}"
+            for fix in upstream["fixed_in"]]
+
+
+def cost_line(upstream: dict | None) -> str:
+    """What turning piecewise off costs, as upstream states it (`[piecewise_off]`), or "". Pure."""
+    off = (upstream or {}).get("piecewise_off") or {}
+    if not off.get("cost"):
+        return ""
+    note = f"; {off['note']}" if off.get("note") else ""
+    return f"Cost of running without them: {off['cost']}{_links(upstream or {}, off.get('links', []))}{note}."
+
+
+def known_threads(upstream: dict | None) -> list[str]:
+    """The upstream issues, PRs and write-ups the data file cites, one line each. Pure."""
+    return [f"[{_link_text(link)}]({link['url']}): {link.get('title', '')}" for link in (upstream or {}).get("link", [])]
+
+
+def upstream_data() -> dict | None:
+    path = resources.fixture(UPSTREAM)
+    return tomllib.loads(path.read_text()) if path.is_file() else None
+
+
+# --- renderers ----------------------------------------------------------------------------------
+
+def render_error_list(found: list[ErrorString], warnings: list[str], prefix: str = "") -> list[str]:
+    """One bullet per error string (and the warning that often precedes them). Pure."""
+    out = []
+    for item in found:
+        named = f" naming {_code(item.detail)}" if item.detail else ""
+        where = f", frames in {', '.join(_code(f) for f in item.flashinfer_files)}" if item.flashinfer_files else ""
+        out.append(f"{prefix}- {_code(item.exception)}{named}{where}")
+    out += [f"{prefix}- often after the warning {_code(w)}" for w in warnings]
+    return out
+
+
+def render_bug_box(found: list[ErrorString], warnings: list[str], rows: list[SwitchRow], fixed: list[str],
+                   generated: str, cost: str = "") -> str:
+    """The README's "Have this bug?" box. Pure."""
+    out = ["> **Have this bug?** SGLang dies during \"Capture piecewise CUDA graph\" with one of:", ">"]
+    out += render_error_list(found, warnings, prefix="> ")
+    out += [">", f"> First command: `{CLI} triage server.log` (which failure, your versions, what to do).", ">",
+            "> | SGLang | piecewise CUDA graphs | to run without them |", "> |---|---|---|"]
+    out += [f"> | {_span(r.releases)} | {r.default} | {r.turn_off} |" for r in rows]
+    out += [">", f"> Read from each release's own argument parser ({generated}).{' ' + cost if cost else ''}",
+            ">", "> Fixed in:"]
+    out += [f"> - {line}" for line in fixed]
+    return "\n".join(out) + "\n"
+
+
+def render_bug_facts(rows: list[SwitchRow], fixed: list[str], generated: str, cost: str = "",
+                     threads: tuple[str, ...] = ()) -> str:
+    """The per-release table in full (every release the kit read), fixes and threads, for the user's page. Pure."""
+    out = [f"Read by `{CLI} e2e validate-launch` from each release's own parser ({generated}):", "",
+           "| SGLang releases read | piecewise CUDA graphs | to run without them |", "|---|---|---|"]
+    out += [f"| {', '.join(r.releases)} | {r.default} | {r.turn_off} |" for r in rows]
+    out += ["", cost] if cost else []
+    out += ["", "Fixed in:", ""] + [f"- {line}" for line in fixed]
+    if threads:
+        out += ["", "Upstream threads about this bug:", ""] + [f"- {line}" for line in threads]
+    return "\n".join(out) + "\n"
+
+
+def _error_classes() -> list[type]:
+    """Every PcgkitError class defined in pcgkit.errors, base first."""
+    seen: list[type] = []
+    todo: list[type] = [errors.PcgkitError]
+    while todo:
+        cls = todo.pop(0)
+        if cls.__module__ == errors.__name__ and cls not in seen:
+            seen.append(cls)
+        todo.extend(cls.__subclasses__())
+    return seen
+
+
+def exit_code_rows() -> list[tuple[int, str, str, str]]:
+    """(code, name, meaning, the error classes that exit with it), from pcgkit.errors.
+
+    The reliability contract's `EXIT_CODES` table (code, name, meaning) is the source where it
+    exists; before it, the error classes themselves (their docstring and next-step hint).
+    """
+    classes = _error_classes()
+
+    def raised_as(code: int) -> str:
+        return ", ".join(f"`{c.__name__}`" for c in classes if int(c.exit_code) == code)
+
+    table = getattr(errors, "EXIT_CODES", None)
+    if table is not None:
+        return [(int(d.code), d.name, d.meaning, raised_as(int(d.code))) for d in table]
+    rows: dict[int, tuple[int, str, str, str]] = {}
+    for cls in classes:
+        code = int(cls.exit_code)
+        doc = (cls.__doc__ or "").strip().splitlines()
+        meaning = "; next: ".join(part for part in (doc[0] if doc else "", cls.hint) if part)
+        rows.setdefault(code, (code, cls.__name__, meaning, raised_as(code)))
+    return sorted(rows.values())
+
+
+def render_exit_codes(rows: list[tuple[int, str, str, str]], severity: tuple[int, ...] = ()) -> str:
+    out = ["| exit code | name | meaning | raised as |", "|---|---|---|---|"]
+    out += [f"| {code} | {name} | {meaning} | {classes or '(a status, not an error)'} |"
+            for code, name, meaning, classes in rows]
+    if severity:
+        names = {code: name for code, name, _, _ in rows}
+        order = " > ".join(f"{names.get(c, c)} ({c})" for c in reversed(severity))
+        out += ["", f"When several apply at once, the most severe wins: {order}."]
+    return "\n".join(out) + "\n"
+
+
+def render_precedence(precedence: tuple[str, ...]) -> str:
+    """The statement the report's `result_for` implements (tests pin both). Pure."""
+    order = ", then ".join(
+        f"`{t}` ({'simulated' if targets.is_simulated(t) else 'real hardware'})" for t in precedence)
+    return (f"When one cell has results for a case from several targets, the compatibility report shows one: "
+            f"the first that ran (any verdict but `skipped`) in the order {order}. A real result therefore "
+            f"replaces the simulated one in that cell's entry, which names its `variant` and whether it is "
+            f"`simulated`; if no target ran, the entry shows the first row (a skip, with its reason). "
+            f"`results.json` and the JUnit keep every target's row.\n")
+
+
+def package_rows() -> list[tuple[str, str]]:
+    """(package, first docstring line) for every package under pcgkit/, from its __init__.py."""
+    rows = []
+    for init in sorted((ROOT / "pcgkit").rglob("__init__.py")):
+        package = ".".join(init.parent.relative_to(ROOT).parts)
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        rows.append((package, " ".join(doc.split("\n\n")[0].split())))
+    return rows
+
+
+def render_packages(rows: list[tuple[str, str]]) -> str:
+    out = ["| package | what it is (its `__init__` docstring) |", "|---|---|"]
+    out += [f"| `{name}` | {doc} |" for name, doc in rows]
+    return "\n".join(out) + "\n"
+
+
+def render_catalog(entries) -> str:
+    out = ["| case id | family | module in `cases/` | title | known signature | `repro` |", "|---|---|---|---|---|---|"]
+    for e in entries:
+        sig = e.mode.known_signature.replace("|", "\\|")
+        out.append(f"| `{e.id}` | {e.family} | `{e.case_module}` | {e.mode.title} | {sig} | "
+                   f"{'yes' if e.exportable else 'no'} |")
+    return "\n".join(out) + "\n"
+
+
+# --- blocks and files ---------------------------------------------------------------------------
+
+def blocks() -> dict[str, dict[str, Callable[[], str]]]:
+    """File (relative to the checkout) -> block name -> renderer."""
+    validation = json.loads(resources.fixture(VALIDATION).read_text())
+    generated = f"`fixtures/{VALIDATION}`, {validation.get('generated', 'undated')}"
+    rows = switch_rows(validation)
+    upstream = upstream_data()
+    fixed, cost, threads = fixed_in_lines(upstream), cost_line(upstream), tuple(known_threads(upstream))
+    found, warnings = error_strings(seed_logs())
+    bug_facts = {"error-strings": lambda: "\n".join(render_error_list(found, warnings)) + "\n",
+                 "bug-facts": lambda: render_bug_facts(rows, fixed, generated, cost, threads)}
+    return {
+        "README.md": {"have-this-bug": lambda: render_bug_box(found, warnings, rows, fixed, generated, cost)},
+        "docs/check-environment.md": bug_facts,
+        "docs/reference/exit-codes.md": {"exit-codes": lambda: render_exit_codes(
+                                             exit_code_rows(), tuple(int(c) for c in getattr(errors, "SEVERITY", ()))),
+                                         "precedence": lambda: render_precedence(targets.PRECEDENCE)},
+        "docs/reference/layout.md": {"packages": lambda: render_packages(package_rows())},
+        "docs/reference/cases.md": {"catalog": lambda: render_catalog(catalog.CATALOG)},
+    }
+
+
+def fill(text: str, renderers: dict[str, Callable[[], str]]) -> tuple[str, list[str]]:
+    """The text with each named block re-rendered, and the names missing from the text. Pure."""
+    present = {m.group("name") for m in _BLOCK.finditer(text)}
+
+    def sub(match: re.Match) -> str:
+        render = renderers.get(match.group("name"))
+        return match.group(0) if render is None else match.group(1) + render() + match.group(4)
+
+    return _BLOCK.sub(sub, text), sorted(set(renderers) - present)
+
+
+def stale() -> list[str]:
+    """'FILE: block NAME ...' for every block that differs from what the data says (or is missing)."""
+    problems = []
+    for rel, renderers in blocks().items():
+        text = (ROOT / rel).read_text()
+        new, missing = fill(text, renderers)
+        problems += [f"{rel}: no block {name!r}" for name in missing]
+        if new != text:
+            problems.append(f"{rel}: generated blocks are stale (run: python docs/gen_facts.py)")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Render the docs' generated blocks from the kit's data.")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a block is stale")
+    args = parser.parse_args(argv)
+    if args.check:
+        problems = stale()
+        print("\n".join(problems) or "docs: generated blocks match the data")
+        return 1 if problems else 0
+    for rel, renderers in blocks().items():
+        path = ROOT / rel
+        new, missing = fill(path.read_text(), renderers)
+        if missing:
+            print(f"{rel}: add the markers for {missing}", file=sys.stderr)
+            return 1
+        path.write_text(new)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
