@@ -48,9 +48,10 @@ def test_the_section_flags_sweep_flips_and_public_disagreement():
                             {"mode": "mode1", "previous": "reproduced", "current": "fixed"}]}
     text = "\n".join(render_sweep_section(build_sweep(rows), changes))
     assert "| 0.7.4 | 2.9.1 | sm120 | 1/2 |" in text
-    assert "`fp4_quantize` [sm120]: opaque-op since 0.7.4; fixed in 0.7.4" in text
+    assert "`fp4_quantize` [sm120]: traces since 0.7.4, opaque-op since 0.7.4; fixed in 0.7.4" in text
     assert "⚑ `fi-0.7.4` sweep.sm120.fp4_quantize: reproduced → fixed" in text and "mode1" not in text
     assert "| `rmsnorm` | 0.7.4 | sm120 | [breaks-in-jit-loader](https://example.invalid/t) | breaks-elsewhere | **no** |" in text
+    assert history(rows[:1] + [_row("0.7.4", "breaks-elsewhere")])[0]["state_since"] == "0.7.4"
 
 
 def test_no_sweep_rows_no_section():

@@ -111,19 +111,20 @@ def history(rows: Sequence[SweepRow]) -> list[dict]:
         judged = [per_release[v] for v in order if v in per_release and per_release[v].cls not in UNJUDGED]
         if not judged:
             continue
-        events, since = [], judged[0].flashinfer
+        events, since, state_since = [], judged[0].flashinfer, judged[0].flashinfer
         for before, after in zip(judged, judged[1:]):
             if (before.cls in TRACED) != (after.cls in TRACED):
                 kind = "fixed" if after.cls in TRACED else "broke"
                 events.append({"release": after.flashinfer, "kind": kind, "cls": after.cls, "where": after.where,
                                "previous": before.cls})
-                since = after.flashinfer
+                since = state_since = after.flashinfer
             elif before.cls != after.cls:
+                state_since = after.flashinfer
                 events.append({"release": after.flashinfer, "kind": "changed", "cls": after.cls, "where": after.where,
                                "previous": before.cls})
         last = judged[-1]
         out.append({"entry": entry, "arch": arch, "state": last.cls, "traces": last.cls in TRACED,
-                    "since": since, "where": last.where, "events": events,
+                    "since": since, "state_since": state_since, "where": last.where, "events": events,
                     "releases": [r.flashinfer for r in judged]})
     return out
 
@@ -173,19 +174,25 @@ def render_sweep_section(sweep: Mapping, changes: Mapping[str, list] | None = No
     for h in moved:
         steps = "; ".join(f"{e['kind']} in {e['release']} ({e['previous']} → {e['cls']}: {md(e['where'][:80])})"
                           for e in h["events"])
-        lines.append(f"- `{h['entry']}` [{h['arch']}]: {h['state']} since {h['since']}; {steps}")
+        traced = "traces" if h["traces"] else "does not trace"
+        lines.append(f"- `{h['entry']}` [{h['arch']}]: {traced} since {h['since']}, {h['state']} since {h['state_since']}; {steps}")
     flips = [(cell, c) for cell, cs in (changes or {}).items() for c in cs if is_sweep_case(c["mode"])]
     if flips:
         lines += ["", "### Sweep flips since the previous run", ""]
         lines += [f"- ⚑ `{cell}` {c['mode']}: {c['previous']} → {c['current']}" for cell, c in flips]
-    checks = sweep.get("cross_check", ())
-    if checks:
-        lines += ["", "### Public threads vs the sweep", "", "| entry | release | arch | public | observed | agrees | where |",
+    grouped: dict[tuple, dict] = {}
+    for c in sweep.get("cross_check", ()):  # one line per (entry, public, observed): releases and arches folded
+        key = (c["entry"], c["expected"], c["link"], c["observed"], c["agrees"])
+        group = grouped.setdefault(key, {"releases": [], "arches": [], "where": c["where"]})
+        group["releases"] += [c["flashinfer"]] if c["flashinfer"] not in group["releases"] else []
+        group["arches"] += [c["arch"]] if c["arch"] not in group["arches"] else []
+    if grouped:
+        lines += ["", "### Public threads vs the sweep", "", "| entry | releases | arches | public | observed | agrees | where (first) |",
                   "|---|---|---|---|---|---|---|"]
-        for c in checks:
-            agreement = {True: "yes", False: "**no**", None: ""}[c["agrees"]]
-            lines.append(f"| `{c['entry']}` | {c['flashinfer']} | {c['arch']} | [{c['expected']}]({c['link']}) | "
-                         f"{c['observed']} | {agreement} | {md(c['where'][:90])} |")
+        for (entry, expected, link, observed, agreement), g in grouped.items():
+            mark = {True: "yes", False: "**no**", None: ""}[agreement]
+            lines.append(f"| `{entry}` | {', '.join(sorted(g['releases'], key=version_key))} | {', '.join(g['arches'])} | "
+                         f"[{expected}]({link}) | {observed} | {mark} | {md(g['where'][:90])} |")
     if sweep.get("simulated"):
         lines += ["", "> Sweep rows marked simulated traced on CPU with each arch's hardware queries answered;"
                   " no kernel was built, loaded or run (pcgkit/sweep/guard.py)."]
