@@ -61,10 +61,16 @@ def test_custom_ops_ignore_torch_namespaces():
 
 
 def test_verdicts():
-    """Traced -> fixed; failure matching the public expectation -> reproduced; other failure -> drifted."""
+    """Traced -> fixed; the bug family's shapes -> reproduced; elsewhere -> drifted unless the public
+    expectation names it; needs-gpu -> skipped."""
     loader = classify(Observation("raised", signature=LOADER))
     assert verdict_for(loader, "breaks-in-jit-loader") is Verdict.REPRODUCED
-    assert verdict_for(loader, None) is Verdict.DRIFTED
+    assert verdict_for(loader, None) is Verdict.REPRODUCED
+    elsewhere = classify(Observation("raised", signature=ELSEWHERE))
+    assert verdict_for(elsewhere, None) is Verdict.DRIFTED
+    assert verdict_for(elsewhere, "breaks-in-jit-loader") is Verdict.DRIFTED
+    assert verdict_for(elsewhere, "not-an-opaque-op") is Verdict.REPRODUCED
+    assert verdict_for(classify(Observation("needs-gpu", "construct needs a driver")), None) is Verdict.SKIPPED
     assert verdict_for(classify(Observation("traced", graph_ops=("flashinfer::x",))), "breaks-in-jit-loader") is Verdict.FIXED
     assert verdict_for(classify(Observation("missing")), None) is Verdict.NOT_APPLICABLE
     assert verdict_for(classify(Observation("build-error", "x")), None) is Verdict.ERROR
@@ -82,7 +88,7 @@ def test_readiness_counts_traced_over_applicable():
     rows = [{"flashinfer": "0.7.4", "torch": "2.14.1", "arch": "sm120", "classification": {"class": c}}
             for c in ("opaque-op", "breaks-in-jit-loader", "not-applicable", "traces-through")]
     table = readiness(rows)
-    assert "| 0.7.4 | 2.14.1 | sm120 | 2/3 | 1 | 1 | 1 | 0 | 0 | 1 | 0 |" in table
+    assert "| 0.7.4 | 2.14.1 | sm120 | 2/3 | 1 | 1 | 1 | 0 | 0 | 0 | 1 | 0 |" in table
 
 
 def test_a_missing_cuda_runtime_is_a_simulation_gap_not_a_break():
@@ -91,3 +97,20 @@ def test_a_missing_cuda_runtime_is_a_simulation_gap_not_a_break():
                head="RuntimeError: Found no NVIDIA driver on your system.")
     result = classify(Observation("raised", signature=sig))
     assert result.cls is SweepClass.ERROR and result.where.startswith("simulation gap")
+
+
+def test_the_cute_dsl_bootstrap_is_a_jit_loader():
+    """flashinfer/cute_dsl frames and _get_compiled_kernel (0.6.x fp4 norms, 0.7.4's arch probe) are a JIT loader."""
+    probe = _sig(Frame("flashinfer/norm/__init__.py", 260, "rmsnorm"),
+                 Frame("flashinfer/cute_dsl/availability.py", 189, "_dsl_captured_arch"))
+    compiled = _sig(Frame("flashinfer/norm/rmsnorm_fp4quant.py", 757, "_get_compiled_kernel"))
+    for sig in (probe, compiled):
+        result = classify(Observation("raised", signature=sig))
+        assert (result.cls, result.loader) == (SweepClass.BREAKS_JIT_LOADER, "cute-dsl")
+    assert classify(Observation("raised", signature=LOADER)).loader == "flashinfer-jit"
+
+
+def test_set_up_that_needs_a_driver_is_needs_gpu_not_error():
+    """A wrapper constructor that needs the CUDA driver is needs-gpu (skipped), a bad spec stays error."""
+    assert classify(Observation("needs-gpu", "construct failed eagerly")).cls is SweepClass.NEEDS_GPU
+    assert classify(Observation("build-error", "spec cannot build inputs")).cls is SweepClass.ERROR

@@ -1,5 +1,8 @@
 """`pcgkit sweep`: run the sweep in this interpreter (its installed flashinfer and torch), write
-sweep.json (schema pcgkit.sweep/1) and sweep.md (readiness table) into --out, print the table."""
+sweep.json (schema pcgkit.sweep/1) and sweep.md (readiness table) into --out, print the table.
+
+`--real`: on a CUDA host, trace on the real device (its own arch) with nothing simulated and no
+guard, so wrappers' constructors and plan() run for real; without a GPU it refuses (exit 3)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,15 @@ import time
 from pathlib import Path
 from unittest import mock
 
+from pcgkit.errors import PcgkitError
 from pcgkit.harness.hardware import SIMULATED_ARCHES
+
+
+class NoGpuError(PcgkitError):
+    """`--real` on a host without a CUDA device."""
+
+    exit_code = 3
+    hint = "run --real on a CUDA host (torch.cuda.is_available()); without it, drop --real to simulate"
 
 
 def register(subparsers) -> None:
@@ -21,31 +32,48 @@ def register(subparsers) -> None:
     parser.add_argument("--out", type=Path, default=Path("reports/sweep"), help="where sweep.json / sweep.md go")
     parser.add_argument("--arch", action="append", choices=sorted(SIMULATED_ARCHES), help="repeatable; default: all")
     parser.add_argument("-k", dest="only", action="append", help="entry id to run (repeatable); default: all")
+    parser.add_argument("--real", action="store_true",
+                        help="trace on the real GPU (its own arch), nothing simulated; plan() runs for real")
     parser.set_defaults(func=main)
 
 
+def real_device():
+    """The first CUDA device, or NoGpuError saying what was found."""
+    from pcgkit.harness.hardware import detect_cuda_devices
+
+    devices = detect_cuda_devices()
+    if not devices:
+        import torch
+
+        raise NoGpuError(f"--real needs a CUDA GPU; found none (torch {torch.__version__}, "
+                         f"torch.version.cuda {torch.version.cuda}, cuda available: {torch.cuda.is_available()})")
+    return devices[0]
+
+
 def main(args: argparse.Namespace) -> int:
-    from pcgkit.errors import PcgkitError
     from pcgkit.harness.casekit import cuda_toolkit_root
     from pcgkit.sweep import report
-    from pcgkit.sweep.engine import installed_versions, run_sweep
+    from pcgkit.sweep.engine import arch_of, installed_versions, run_sweep, run_sweep_real
     from pcgkit.sweep.specs import load_specs
 
     specs = [s for s in load_specs() if not args.only or s.id in args.only]
     if not specs:
         raise PcgkitError(f"no spec matches {args.only}")
-    arches = args.arch or list(SIMULATED_ARCHES)
+    device = real_device() if args.real else None  # refuse before any work
+    arches = [arch_of(device)] if device else (args.arch or list(SIMULATED_ARCHES))
     toolkit = cuda_toolkit_root()
     # Like the plugin: FlashInfer finds nvcc through CUDA_HOME, as on a CUDA machine (recorded below).
     env = {"CUDA_HOME": toolkit} if toolkit and not os.environ.get("CUDA_HOME") else {}
     start = time.perf_counter()
     with mock.patch.dict(os.environ, env) if env else contextlib.nullcontext():
-        results = [r.to_dict() for r in run_sweep(specs, arches)]
+        swept = run_sweep_real(specs, device) if device else run_sweep(specs, arches)
+    results = [r.to_dict() for r in swept]
     flashinfer_version, torch_version = installed_versions()
     header = {
         "flashinfer": flashinfer_version, "torch": torch_version, "arches": ", ".join(arches),
-        "device": "simulated (CPU; hardware queries answered per arch)", "CUDA_HOME": toolkit or "unset",
-        "entry points": str(len(specs)), "wall_s": f"{time.perf_counter() - start:.1f}",
+        "device": f"real: {device.label}; nothing simulated, plan() ran for real" if device
+        else "simulated (CPU; hardware queries answered per arch)",
+        "CUDA_HOME": toolkit or "unset", "entry points": str(len(specs)), "wall_s": f"{time.perf_counter() - start:.1f}",
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "sweep.json").write_text(json.dumps({"schema": report.SCHEMA, "header": header, "results": results}, indent=1))

@@ -3,11 +3,16 @@ flashinfer, build its inputs on CPU, trace it with the kit's one engine (pcgkit.
 fullgraph=True, a backend that never runs the graph) under the kit's simulation and the no-kernel
 guard (pcgkit.sweep.guard, whose docstring says how "no real kernel" is guaranteed), and classify.
 
+`real=True` (`pcgkit sweep --real`, a GPU host): inputs on cuda:0, no simulation, no guard, so a
+wrapper's constructor and plan() run for real (JIT builds included); the trace itself still never
+runs the graph. The arch is the device's own family.
+
 The edge of the sweep: imports torch and flashinfer. Planning and classification are pure elsewhere.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import inspect
@@ -16,12 +21,13 @@ from typing import Any, Callable, Iterable, Sequence
 
 from pcgkit.harness.casekit import CaseTimeout, deadline
 from pcgkit.harness.hardware import SIMULATED_ARCHES, Device
-from pcgkit.sweep.classify import Classification, Observation, SweepClass, classify, verdict_for
+from pcgkit.sweep.classify import SIMULATION_GAP_MARKERS, Classification, Observation, SweepClass, classify, verdict_for
 from pcgkit.sweep.guard import KernelLoadRefused, no_kernels
 from pcgkit.sweep.inputs import InputBuildError, build_call
 from pcgkit.sweep.specs import EntrySpec
 
 ENTRY_DEADLINE_S = 120.0
+REAL_ENTRY_DEADLINE_S = 300.0  # plan() may JIT-build its module with nvcc (~15-60 s each)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,7 +52,8 @@ class SweepResult:
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)
         data["classification"] = {"class": self.classification.cls.value, "where": self.classification.where,
-                                  "custom_ops": list(self.classification.custom_ops)}
+                                  "custom_ops": list(self.classification.custom_ops),
+                                  "loader": self.classification.loader}
         return data
 
 
@@ -102,40 +109,49 @@ def graph_op_names(graphs: Iterable[Any]) -> tuple[str, ...]:
 class _StageFailed(Exception):
     """Eager set-up (constructor, plan) failed: the spec cannot build the state the trace needs."""
 
+    def __init__(self, message: str, needs_gpu: bool):
+        super().__init__(message)
+        self.needs_gpu = needs_gpu
+
 
 def _stage(name: str, step: Callable) -> Any:
     try:
         return step()
     except KernelLoadRefused as exc:
-        raise _StageFailed(f"{name} needs a kernel on this host ({exc}); needs a GPU") from exc
+        raise _StageFailed(f"{name} needs a kernel on this host ({exc}); needs a GPU", needs_gpu=True) from exc
     except Exception as exc:  # any failure of eager set-up is the spec's, not dynamo's
-        raise _StageFailed(f"{name} failed eagerly on CPU: {type(exc).__name__}: {str(exc)[:160]}") from exc
+        text = f"{type(exc).__name__}: {str(exc)[:160]}"
+        # a constructor that asks the CUDA driver (streams, device tensors) is hardware, not the spec
+        needs_gpu = any(marker in str(exc) for marker in SIMULATION_GAP_MARKERS)
+        raise _StageFailed(f"{name} failed eagerly{'' if needs_gpu else ' on this host'}: {text}", needs_gpu) from exc
 
 
-def _callable_for(spec: EntrySpec, obj: Any) -> Callable:
+def _callable_for(spec: EntrySpec, obj: Any, device: str) -> Callable:
     """The function to trace: the entry point itself, or a bound method of an eagerly built instance."""
     if spec.construct is None:
         return obj
     cls = resolve(spec.target.rsplit(".", 1)[0])
-    args, kwargs = build_call(spec.construct)
+    args, kwargs = build_call(spec.construct, device)
     instance = _stage("construct", lambda: cls(*args, **kwargs))
     if spec.plan is not None:
-        plan_args, plan_kwargs = build_call(spec.plan)
+        plan_args, plan_kwargs = build_call(spec.plan, device)
         _stage("plan()", lambda: instance.plan(*plan_args, **plan_kwargs))
     return getattr(instance, spec.target.rsplit(".", 1)[1])
 
 
-def observe_entry(spec: EntrySpec, obj: Any) -> Observation:
-    """Build inputs and trace one entry point (inside the caller's simulation)."""
+def observe_entry(spec: EntrySpec, obj: Any, real: bool = False) -> Observation:
+    """Build inputs and trace one entry point (inside the caller's simulation, or on the real GPU)."""
     from pcgkit.harness.tracing import trace
 
-    with no_kernels() as refusals:
+    device = "cuda:0" if real else "cpu"
+    guard: contextlib.AbstractContextManager[list] = contextlib.nullcontext([]) if real else no_kernels()
+    with guard as refusals:
         try:
-            fn = _callable_for(spec, obj)
-            args, kwargs = build_call(spec.call)
+            fn = _callable_for(spec, obj, device)
+            args, kwargs = build_call(spec.call, device)
             inspect.signature(fn).bind(*args, **kwargs)
         except _StageFailed as exc:
-            return Observation("build-error", str(exc))
+            return Observation("needs-gpu" if exc.needs_gpu and not real else "build-error", str(exc))
         except (InputBuildError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
             return Observation("build-error", f"spec cannot build inputs: {type(exc).__name__}: {str(exc)[:200]}")
         graphs: list = []
@@ -149,7 +165,7 @@ def observe_entry(spec: EntrySpec, obj: Any) -> Observation:
     return Observation("raised", signature=outcome.signature, refused=refused)
 
 
-def sweep_entry(spec: EntrySpec, arch: str, device: Device, versions: tuple[str, str]) -> SweepResult:
+def sweep_entry(spec: EntrySpec, arch: str, device: Device, versions: tuple[str, str], real: bool = False) -> SweepResult:
     from pcgkit.harness.simulate import simulated_sm120  # parameterized by capability: SM120, SM100, SM90
 
     flashinfer_version, torch_version = versions
@@ -166,9 +182,13 @@ def sweep_entry(spec: EntrySpec, arch: str, device: Device, versions: tuple[str,
             obj, obs = None, Observation("missing", str(exc))
         if obj is not None:
             try:
-                with deadline(ENTRY_DEADLINE_S), simulated_sm120(capability=device.capability) as simulation:
-                    replaced = simulation.replaced
-                    obs = observe_entry(spec, obj)
+                if real:
+                    with deadline(REAL_ENTRY_DEADLINE_S):
+                        obs = observe_entry(spec, obj, real=True)
+                else:
+                    with deadline(ENTRY_DEADLINE_S), simulated_sm120(capability=device.capability) as simulation:
+                        replaced = simulation.replaced
+                        obs = observe_entry(spec, obj)
             except CaseTimeout as exc:
                 obs = Observation("build-error", f"kit: {exc}")
     classification = classify(obs)
@@ -195,6 +215,17 @@ def installed_versions() -> tuple[str, str]:
 def run_sweep(specs: Sequence[EntrySpec], arches: Sequence[str] = tuple(SIMULATED_ARCHES)) -> list[SweepResult]:
     versions = installed_versions()
     return [sweep_entry(spec, arch, SIMULATED_ARCHES[arch], versions) for arch in arches for spec in specs]
+
+
+def arch_of(device: Device) -> str:
+    """'sm90' for a 9.0 device: the arch id a real device's results are filed under."""
+    return f"sm{device.capability[0]}{device.capability[1] if device.capability[0] < 10 else 0}"
+
+
+def run_sweep_real(specs: Sequence[EntrySpec], device: Device) -> list[SweepResult]:
+    """On the real GPU: no simulation, no guard (see the module docstring)."""
+    versions = installed_versions()
+    return [sweep_entry(spec, arch_of(device), device, versions, real=True) for spec in specs]
 
 
 __all__ = ["SweepClass", "SweepResult", "run_sweep", "sweep_entry", "observe_entry", "resolve"]

@@ -1,4 +1,5 @@
-"""Materialize a spec's arguments as CPU tensors (and dtypes, tuples, lists). Needs torch; no I/O."""
+"""Materialize a spec's arguments as tensors (and dtypes, tuples, lists) on CPU, or on the real GPU for
+`--real`. Needs torch; no I/O."""
 
 from __future__ import annotations
 
@@ -26,7 +27,12 @@ def torch_dtype(name: str):
     return dtype
 
 
-def build_tensor(arg: TensorArg):
+def build_tensor(arg: TensorArg, device: str = "cpu"):
+
+    return _host_tensor(arg).to(device)
+
+
+def _host_tensor(arg: TensorArg):
     import torch
 
     dtype = torch_dtype(arg.dtype)
@@ -46,18 +52,18 @@ def build_tensor(arg: TensorArg):
     return torch.full(arg.shape, fill, dtype=torch.float32).to(dtype)
 
 
-def build_arg(arg: Any) -> Any:
+def build_arg(arg: Any, device: str = "cpu") -> Any:
     if isinstance(arg, TensorArg):
-        return build_tensor(arg)
+        return build_tensor(arg, device)
     if isinstance(arg, DtypeArg):
         return torch_dtype(arg.dtype)
     if isinstance(arg, NoneArg):
         return None
     if isinstance(arg, SequenceArg):
-        items = [build_arg(item) for item in arg.items]
+        items = [build_arg(item, device) for item in arg.items]
         return items if arg.as_list else tuple(items)
     return arg
 
 
-def build_call(call: Call) -> tuple[tuple, dict]:
-    return tuple(build_arg(a) for a in call.args), {k: build_arg(v) for k, v in call.kwargs}
+def build_call(call: Call, device: str = "cpu") -> tuple[tuple, dict]:
+    return tuple(build_arg(a, device) for a in call.args), {k: build_arg(v, device) for k, v in call.kwargs}
