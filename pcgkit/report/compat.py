@@ -7,6 +7,7 @@ primary target (real hardware outranks the simulation), and derives the attribut
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import platform
 from collections.abc import Sequence
@@ -124,10 +125,14 @@ def cell_report(outcome: CellOutcome, columns: Sequence[CaseColumn]) -> CellRepo
 
 def build_compat(outcomes: Sequence[CellOutcome], created: str | None = None) -> CompatReport:
     """The typed report every writer reads. Pure (created is passed in for tests)."""
+    from pcgkit.report.sweep_section import build_sweep, sweep_rows
+
     columns = case_columns(outcomes)
-    return assemble(
+    report = assemble(
         created or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         __version__,
         {"host": platform.node(), "platform": platform.platform(), "machine": platform.machine()},
         columns, VERDICT_LEGEND, [cell_report(o, columns) for o in outcomes], sglang_facts(outcomes),
     )
+    rows = sweep_rows(outcomes)
+    return dataclasses.replace(report, sweep=build_sweep(rows)) if rows else report

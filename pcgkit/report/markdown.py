@@ -10,6 +10,7 @@ from pcgkit.report import attribution as attr
 from pcgkit.report.model import FIX, SYMBOLS, CellReport, CompatReport
 from pcgkit.report.sglang_section import render_sglang_facts
 from pcgkit.report.summary import SIMULATION_NOTE
+from pcgkit.report.sweep_section import is_sweep_case, render_sweep_section
 from pcgkit.report.upstream import Upstream
 from pcgkit.report.wording import axis_name, describe, evidence_label, fixed_from, not_judged
 from pcgkit.util.sanitize import md_cell, md_code
@@ -95,7 +96,8 @@ def render_upstream(report: CompatReport, upstream: Upstream) -> list[str]:
 
 
 def render_grid(report: CompatReport) -> list[str]:
-    head = ["cell", *(axis_name(a) for a in GRID_AXES), "evidence", *(c.id for c in report.cases)]
+    cases = [c for c in report.cases if not is_sweep_case(c.id)]  # the sweep has its own section
+    head = ["cell", *(axis_name(a) for a in GRID_AXES), "evidence", *(c.id for c in cases)]
     legend = ", ".join(f"{s} {v}" for v, s in SYMBOLS.items())
     lines = ["", "## Verdict grid", "", f"Legend: {legend}; ⚑ changed since the previous run; fix columns: "
              "✓ = the fix works in this cell. Evidence: sim = simulated SM120 (no GPU), real = a real GPU.", "",
@@ -104,7 +106,7 @@ def render_grid(report: CompatReport) -> list[str]:
     for cell in report.cells:
         row = [*(cell.axis_value(a) or "-" for a in GRID_AXES), "-" if cell.is_error else "sim" if cell.simulated else "real"]
         row += [symbol(e.verdict) + ("⚑" if (cell.id, case) in changed else "") if (e := cell.entries.get(case)) else " "
-                for case in (c.id for c in report.cases)]
+                for case in (c.id for c in cases)]
         lines.append("| " + " | ".join([md_code(cell.id), *(md(x) for x in row)]) + " |")
     return lines
 
@@ -167,6 +169,11 @@ def render_markdown(report: CompatReport, upstream: Upstream | None = None) -> s
     lines += ["", "## Cell details"]
     for cell in report.cells:
         lines += _cell_details(report, cell)
+    if report.sweep:
+        changes: dict[str, list] = {}
+        for ch in report.changes:
+            changes.setdefault(ch.cell, []).append({"mode": ch.case, "previous": ch.previous, "current": ch.current})
+        lines += render_sweep_section(report.sweep, changes, md)
     lines += render_sglang_facts([dict(f) for f in report.sglang_facts], md)
     lines += render_images(report.cells)
     lines += ["", "## Legend and environment", ""]

@@ -167,6 +167,7 @@ class CompatReport:
     disagreements: tuple[Mapping[str, Any], ...] = ()
     sources: tuple[Mapping[str, Any], ...] = ()
     source_notes: tuple[str, ...] = ()
+    sweep: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # pcgkit.report.sweep_section.build_sweep
 
     @property
     def simulated(self) -> bool:
@@ -226,6 +227,7 @@ def to_json(report: CompatReport) -> dict:
         "disagreements": [dict(d) for d in report.disagreements],
         "sources": [dict(s) for s in report.sources],
         "source_notes": list(report.source_notes),
+        "sweep": dict(report.sweep),
     }
 
 
@@ -259,4 +261,5 @@ def from_json(data: Mapping[str, Any]) -> CompatReport:
                       data.get("previous_run"))
     return dataclasses.replace(report, disagreements=tuple(data.get("disagreements") or ()),
                                sources=tuple(data.get("sources") or ()),
-                               source_notes=tuple(data.get("source_notes") or ()))
+                               source_notes=tuple(data.get("source_notes") or ()),
+                               sweep=dict(data.get("sweep") or {}))
