@@ -28,10 +28,11 @@ FAKE_VERSIONS = '{"flashinfer-python": "0.6.1", "torch": "2.9.1", "python": "3.1
 
 
 def fake_python(path: Path, run_body: str) -> str:
-    """A stand-in interpreter: answers the import check, then misbehaves when asked to run pytest."""
+    """A stand-in interpreter: imports the stack as cellmain would (its marker line), then misbehaves in pytest."""
     path.write_text(textwrap.dedent(f"""\
         #!/bin/sh
-        if [ "$1" = "-c" ]; then echo 'PCGKIT-VERSIONS {FAKE_VERSIONS}'; exit 0; fi
+        if [ "$1" = "-c" ]; then echo '{FAKE_VERSIONS}'; exit 0; fi
+        echo 'PCGKIT-IMPORTED {FAKE_VERSIONS}'
         echo "fake interpreter running: $*"
         {run_body}
         """))

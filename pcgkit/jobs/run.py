@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from pcgkit import resources
-from pcgkit.errors import RunAbortedError
+from pcgkit.errors import RunAbortedError, UsageError
 from pcgkit.harness import targets
 from pcgkit.harness.hardware import SIMULATED_SM120
 from pcgkit.report.summary import console_lines, markdown_summary
@@ -32,6 +32,7 @@ class RunPlan:
     case_timeout_s: float
     select: str | None = None  # pytest -m expression
     require_hardware: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()  # added to the run's environment (a cell's FlashInfer JIT cache)
 
     @property
     def junit_path(self) -> Path:
@@ -45,11 +46,16 @@ class RunPlan:
     def log_path(self) -> Path:
         return self.reports_dir / "pytest.log"
 
+    @property
+    def costs_path(self) -> Path:
+        """Import and pytest seconds, written by pcgkit.jobs.cellmain inside the environment."""
+        return self.reports_dir / "run-costs.json"
+
 
 def plan_pytest_argv(plan: RunPlan) -> list[str]:
-    """The pytest command line for a run. Pure."""
+    """The command line for a run: pytest inside pcgkit.jobs.cellmain, which imports the stack first. Pure."""
     argv = [
-        plan.python, "-m", "pytest", str(resources.cases_dir()),
+        plan.python, "-m", "pcgkit.jobs.cellmain", str(plan.costs_path), "--", str(resources.cases_dir()),
         "--rootdir", str(resources.cases_dir()), "-c", str(resources.cases_pytest_ini()),
         "-p", "pcgkit.harness.plugin", "-p", "no:cacheprovider", "-q",
         f"--junitxml={plan.junit_path}",
@@ -95,14 +101,15 @@ def probe_versions(python: str) -> dict:
 
 
 def execute(plan: RunPlan) -> tuple[dict, list[CaseResult], proc.Completed]:
-    if plan.results_path.exists():
-        plan.results_path.unlink()  # never report a previous run's verdicts as this run's
+    for stale in (plan.results_path, plan.costs_path):
+        if stale.exists():
+            stale.unlink()  # never report a previous run's verdicts (or costs) as this run's
     completed = proc.run(
         plan_pytest_argv(plan),
         cwd=resources.workspace_root(),
         timeout=plan.timeout_s,
         log_path=plan.log_path,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **dict(plan.env)},
     )
     environment: dict = {}
     results: list[CaseResult] = []
@@ -133,7 +140,52 @@ def print_console_summary(results: list[CaseResult], environment: dict) -> None:
     print("  versions: " + json.dumps({k: v for k, v in versions.items() if v}))
 
 
+# What `pcgkit run` needs in the environment it tests, by distribution name (the kit's own light
+# dependencies are added from its metadata).
+RUN_NEEDS = ("torch", "flashinfer-python", "pytest")
+
+
+def preflight_problem(python: str, report: dict | None, kit_root: str) -> str | None:
+    """The one-line reason ENV cannot run the cases (None when it can), from preflight's report. Pure."""
+    if report is None:
+        return f"--python {python}: not a runnable Python interpreter"
+    missing = list(report.get("missing", ()))
+    parts = []
+    if missing:
+        parts.append(f"lacks {', '.join(missing)}: install {'them' if len(missing) > 1 else 'it'} there "
+                     f"(`{python} -m pip install {' '.join(missing)}`)")
+    if not report.get("kit"):
+        source = kit_root or "the pcgkit checkout"
+        parts.append(f"cannot import pcgkit: install the kit there (`{python} -m pip install --no-deps -e {source}`)")
+    return f"--python {python} (Python {report.get('python')}) " + "; ".join(parts) if parts else None
+
+
+def preflight(python: str) -> str | None:
+    """Ask ENV (by running preflight.py as a file: nothing needed there) whether it can run the cases."""
+    from pcgkit.matrix.deps import kit_light_dependencies
+    from packaging.requirements import Requirement
+
+    needs = list(dict.fromkeys([*RUN_NEEDS, *(Requirement(r).name for r in kit_light_dependencies())]))
+    root = resources.checkout_root()
+    kit_root = str(root) if root is not None else ""
+    try:
+        done = proc.run([python, str(Path(__file__).with_name("preflight.py")), kit_root, *needs], timeout=60, echo=False)
+    except OSError:
+        done = None
+    report = None
+    if done is not None and done.ok:
+        try:
+            report = json.loads(done.output_tail.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            report = None
+    return preflight_problem(python, report, kit_root)
+
+
 def _cmd_run(args) -> int:
+    if args.python:
+        problem = preflight(args.python)
+        if problem:
+            raise UsageError(problem)
     plan = RunPlan(
         python=args.python or sys.executable,
         reports_dir=Path(args.reports),
@@ -157,7 +209,9 @@ def _cmd_run(args) -> int:
 
 def register(subparsers) -> None:
     run = subparsers.add_parser("run", help="run the trace-level cases in one environment and write reports/")
-    run.add_argument("--python", help="interpreter of the environment to test (default: this one)")
+    run.add_argument("--python", metavar="ENV",
+                     help="interpreter of YOUR environment to test, e.g. ~/venvs/sglang/bin/python (default: this one); "
+                          "it needs torch, flashinfer-python, pytest and the kit (a one-line error says what is missing)")
     run.add_argument("--reports", default="reports", help="output folder (default: reports/)")
     run.add_argument("-m", dest="select", help="pytest marker expression, e.g. 'cpu_sim' or 'sm120'")
     run.add_argument("--timeout", type=float, default=1800, help="seconds for the whole run (default 1800)")

@@ -50,6 +50,12 @@ class CellOutcome:
     from_cache: bool = False
     # Where the cell ran: the container backend records image id, digest, base, CUDA, host driver.
     provenance: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # Where its time went, seconds per stage (env, resolve, install, check, import, pytest, report,
+    # other) and per case ("case:<mode>[<target>]"): pcgkit.matrix.costs.
+    costs: dict[str, float] = dataclasses.field(default_factory=dict)
+    # The full installed set (name -> version, as `uv pip freeze` lists it) and the lock it came from.
+    installed: dict[str, str] = dataclasses.field(default_factory=dict)
+    lock: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def is_error(self) -> bool:
@@ -76,6 +82,9 @@ class CellOutcome:
             "versions": self.versions,
             "results": [r.to_dict() for r in self.results],
             "provenance": self.provenance,
+            "costs": self.costs,
+            "installed": self.installed,
+            "lock": self.lock,
             "finished": self.finished or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }
 
@@ -95,6 +104,9 @@ class CellOutcome:
             finished=data.get("finished", ""),
             from_cache=from_cache,
             provenance=data.get("provenance", {}),
+            costs=data.get("costs", {}),
+            installed=data.get("installed", {}),
+            lock=data.get("lock", {}),
         )
 
 
