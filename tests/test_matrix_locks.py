@@ -86,7 +86,7 @@ def _dist(site: Path, name: str, version: str, files: dict[str, str]) -> None:
     rows = []
     for path, content in files.items():
         (site / path).parent.mkdir(parents=True, exist_ok=True)
-        (site / path).write_text(content)  # importlib.metadata lists only files that exist
+        (site / path).write_text(content)
         digest = base64.urlsafe_b64encode(hashlib.sha256(content.encode()).digest()).rstrip(b"=").decode()
         rows.append(f"{path},sha256={digest},{len(content)}")
     rows.append(f"{info.name}/RECORD,,")

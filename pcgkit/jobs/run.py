@@ -162,8 +162,9 @@ def preflight_problem(python: str, report: dict | None, kit_root: str) -> str | 
 
 def preflight(python: str) -> str | None:
     """Ask ENV (by running preflight.py as a file: nothing needed there) whether it can run the cases."""
-    from pcgkit.matrix.deps import kit_light_dependencies
     from packaging.requirements import Requirement
+
+    from pcgkit.matrix.deps import kit_light_dependencies
 
     needs = list(dict.fromkeys([*RUN_NEEDS, *(Requirement(r).name for r in kit_light_dependencies())]))
     root = resources.checkout_root()

@@ -14,8 +14,8 @@ from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.matrix.backends.docker_cli import add_backend_options
 from pcgkit.matrix.bisect import bisect, versions_between
 from pcgkit.matrix.cells import VENV, Cell
-from pcgkit.matrix.outcome import read_outcome
 from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR
+from pcgkit.matrix.outcome import read_outcome
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
 from pcgkit.matrix.runner import CELL_FILE, default_jobs, run_matrix
 from pcgkit.matrix.tox_export import render_tox
@@ -131,17 +131,17 @@ def lock_cells(cells: list[Cell], locks_dir: Path, jobs: int = 1) -> int:
             return f"{cell.id}: no Python {cell.python} on this machine"
         with tempfile.TemporaryDirectory(prefix=f"pcgkit-lock-{cell.id}-") as tmp:
             result = locks.compile_lock(cell, cell_lock_inputs(cell), base_python, Path(tmp), _uv_env(), 900.0)
-            if result.text is None:
-                said = result.failed.output_tail
+            if not isinstance(result, str):
+                said = result.output_tail
                 known = next((r for r in rules if r.covers(cell) and r.match in said), None)
                 if known is not None:  # recorded in the baseline: no lock can exist, and that is known
                     print(f"  {cell.id}: not locked, {known.describe()}")
                     return None
-                return f"{cell.id}: uv pip compile {result.failed.describe_failure()}: {said[-400:]}"
+                return f"{cell.id}: uv pip compile {result.describe_failure()}: {said[-400:]}"
         path = locks.lock_path(locks_dir, cell.id)
-        path.write_text(result.text)
+        path.write_text(result)
         locked.append(cell.id)
-        print(f"  {cell.id}: {len(locks.pinned(result.text))} distributions -> {path}")
+        print(f"  {cell.id}: {len(locks.pinned(result))} distributions -> {path}")
         return None
 
     locked: list[str] = []

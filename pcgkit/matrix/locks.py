@@ -124,15 +124,9 @@ def pinned(lock_text: str) -> dict[str, str]:
     return pins
 
 
-@dataclasses.dataclass(frozen=True)
-class CompileResult:
-    text: str | None  # the lock, or None when uv failed
-    failed: proc.Completed | None = None
-
-
 def compile_lock(cell: Cell, inputs: LockInputs, base_python: str, work: Path, env: dict[str, str],
-                 timeout: float) -> CompileResult:
-    """Resolve the cell with uv (the edge): the lock text, or the failed uv run."""
+                 timeout: float) -> str | proc.Completed:
+    """Resolve the cell with uv (the edge): the lock's text, or the uv run that failed."""
     work.mkdir(parents=True, exist_ok=True)
     uv = proc.uv_command()
     (work / "lock-requirements.in").write_text("\n".join(inputs.requirements) + "\n")
@@ -143,13 +137,13 @@ def compile_lock(cell: Cell, inputs: LockInputs, base_python: str, work: Path, e
     done = proc.run(compile_argv(uv, base_python, inputs, work / "lock-requirements.in", work / "lock-resolved.txt", constraints),
                     env=env, timeout=timeout, log_path=work / "lock-compile.log")
     if not done.ok:
-        return CompileResult(None, done)
+        return done
     no_deps_text = ""
     if inputs.no_deps:
         (work / "lock-no-deps.in").write_text("\n".join(inputs.no_deps) + "\n")
         done = proc.run(compile_argv(uv, base_python, inputs, work / "lock-no-deps.in", work / "lock-no-deps.txt", no_deps=True),
                         env=env, timeout=timeout, log_path=work / "lock-compile-no-deps.log")
         if not done.ok:
-            return CompileResult(None, done)
+            return done
         no_deps_text = (work / "lock-no-deps.txt").read_text()
-    return CompileResult(render_lock(cell.id, inputs, (work / "lock-resolved.txt").read_text(), no_deps_text))
+    return render_lock(cell.id, inputs, (work / "lock-resolved.txt").read_text(), no_deps_text)

@@ -163,12 +163,11 @@ def _lock_for(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, dea
         return committed, facts, "", ""
     with stages.timing("resolve"):
         result = locks.compile_lock(cell, inputs, base_python, cell_dir / "lock", _uv_env(), deadline.left())
-    if result.text is None:
-        done = result.failed
-        return None, {"source": "resolved"}, _install_cause(cell, done), _tail(done.output_tail)
+    if not isinstance(result, str):
+        return None, {"source": "resolved"}, _install_cause(cell, result), _tail(result.output_tail)
     path = cell_dir / "lock.txt"
-    path.write_text(result.text)
-    return path, {"source": "resolved", "path": str(path), "digest": locks.file_digest(result.text),
+    path.write_text(result)
+    return path, {"source": "resolved", "path": str(path), "digest": locks.file_digest(result),
                   "inputs": inputs.digest, "note": f"no committed lock: `pcgkit matrix --lock --cell {cell.id}` makes one"}, "", ""
 
 
