@@ -99,6 +99,8 @@ def main() -> int:
     print(f"{'floor (venv+sync, import, traces)':<34}{f:>10.2f}  {', '.join(f'{t:.1f}' for t in floors)}")
     print(f"{'pcgkit matrix --cell ' + args.cell:<34}{c:>10.2f}  {', '.join(f'{t:.1f}' for t in cells)}")
     print(f"ratio cell/floor: {c / f:.2f}x (target <= 1.30x)")
+    print(f"outside the cell (CLI start, plan, merged report: wall - cell total, last run): "
+          f"{cells[-1] - last_cell['costs']['total']:.2f} s")
     print("cell breakdown (last run):")
     print("\n".join(render_breakdown(last_cell["costs"], top_cases=12)))
     print(f"floor: import {last_floor.get('import_s')} s, traces {sum(last_floor.get('traces_s', {}).values()):.2f} s")

@@ -93,3 +93,19 @@ def test_uninstallable_entry_without_reason_or_link_is_rejected(field):
     del entry[field]
     with pytest.raises(ValueError, match=f"lacks {field}"):
         parse_uninstallable("[[uninstallable]]\n" + "\n".join(f"{k} = {v}" for k, v in entry.items()))
+
+
+def test_a_drift_the_baseline_records_is_xfail_an_unrecorded_one_fails():
+    """judge_against_baseline: `drifted` expected -> XFAIL naming the baseline; `drifted` unexpected -> FAIL."""
+    from pcgkit.harness.plugin import judge_against_baseline
+    from pcgkit.verdicts.result import CaseResult
+    from pcgkit.verdicts.verdict import Verdict
+
+    def drift(expected):
+        return CaseResult(mode="mode2", variant="sim-sm120", verdict=Verdict.DRIFTED, reason="InternalTorchDynamoError",
+                          device={"label": "simulated SM120"}, versions={}, duration_s=0.1, expected=expected)
+
+    with pytest.raises(pytest.xfail.Exception, match="known drift .*torch 2.8"):
+        judge_against_baseline(drift("drifted"), "torch 2.8 crashes")
+    with pytest.raises(pytest.fail.Exception, match="expected reproduced, got drifted"):
+        judge_against_baseline(drift("reproduced"), "")

@@ -8,6 +8,7 @@ it did not report are `error` cells with the reason and the log tail.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import os
 import sys
@@ -170,7 +171,9 @@ def preflight(python: str) -> str | None:
     root = resources.checkout_root()
     kit_root = str(root) if root is not None else ""
     try:
-        done = proc.run([python, str(Path(__file__).with_name("preflight.py")), kit_root, *needs], timeout=60, echo=False)
+        spec = importlib.util.find_spec("pcgkit.jobs.preflight")  # run as a file: nothing needed in ENV
+        assert spec is not None and spec.origin is not None
+        done = proc.run([python, spec.origin, kit_root, *needs], timeout=60, echo=False)
     except OSError:
         done = None
     report = None
