@@ -86,8 +86,8 @@ def _cmd_matrix(args) -> int:
         for cell in cells:
             print(f"{cell.id:<24} {cell.pin_status:<8} {cell.label():<52} {cell.pin_note}")
         return 0
-    if args.lock:
-        return lock_cells(cells, Path(args.locks), jobs=args.jobs)
+    if getattr(args, "lock", False):
+        return lock_cells(cells, Path(getattr(args, "locks", DEFAULT_LOCKS_DIR)), jobs=args.jobs)
     outcomes = run_matrix(cells, backend_config(args), jobs=args.jobs, force=args.force, run=cell_runner(args))
     status = report(Path(args.reports))
     return 1 if cell_problems(outcomes) or status else 0
