@@ -22,3 +22,16 @@ def test_breakdown_splits_the_run_into_interpreter_import_pytest_and_cases():
     assert abs(sum(costs[s] for s in stages) - costs["total"]) < 1e-6
     lines = render_breakdown(costs)
     assert lines[0].split()[0] == "env" and any("fix-allow-in-graph" in line for line in lines)
+
+
+def test_merged_junit_is_validated_again_only_when_its_bytes_change(monkeypatch, tmp_path):
+    """A re-run whose merged JUnit is byte-identical skips the xunit2 check; a changed file is checked again."""
+    from pcgkit.matrix import cli
+
+    calls = []
+    monkeypatch.setattr(cli, "validate", lambda path: calls.append(path) or [])
+    junit = tmp_path / "matrix-junit.xml"
+    junit.write_text("<testsuites/>")
+    assert cli.validated(junit) == [] and cli.validated(junit) == [] and len(calls) == 1
+    junit.write_text("<testsuites name='x'/>")
+    assert cli.validated(junit) == [] and len(calls) == 2
