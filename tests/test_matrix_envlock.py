@@ -3,6 +3,7 @@ waits for the first, finds its stamp and reuses it (no uv here: the install comm
 
 from __future__ import annotations
 
+import sys
 import threading
 from pathlib import Path
 
@@ -23,9 +24,10 @@ def test_concurrent_prepares_install_once_and_share_the_environment(monkeypatch,
         return [["true"], ["sh", "-c", script]]
 
     monkeypatch.setattr(backend_venv, "install_commands", fake_commands)
+    monkeypatch.setenv("PCGKIT_PYTHON", sys.executable)
     locks_dir = tmp_path / "locks"
     locks_dir.mkdir()
-    cell = Cell("c", flashinfer="0.6.1", torch="2.9.1")
+    cell = Cell("c", python=f"{sys.version_info[0]}.{sys.version_info[1]}", flashinfer="0.6.1", torch="2.9.1")
     # a committed, current lock: no resolver runs (its content is never read by the stand-in install)
     (locks_dir / "c.txt").write_text(f"# inputs: {backend_venv.cell_lock_inputs(cell).digest}\n")
     config = BackendConfig(cells_root=tmp_path / "cells", envs_root=tmp_path / "envs", locks_dir=locks_dir)

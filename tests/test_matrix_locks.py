@@ -3,6 +3,7 @@ set and the file-overlap check, the JIT cache key. No uv and no network: stand-i
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -17,14 +18,15 @@ from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, load_matrix, plan
 from pcgkit.matrix.rules import RulesError, apply_rules, load_rules, parse_rules
 
 CUDA_PYTHON_RULE = "cuda-python>=12.8"
+HERE = f"{sys.version_info[0]}.{sys.version_info[1]}"  # cells built on this interpreter (PCGKIT_PYTHON)
 
 
 def test_default_plan_derives_cuda_python_constraint_from_flashinfer_version():
-    """fi-0.7.4 (which lacked it by hand) and every flashinfer >= 0.6.18 cell get cuda-python>=12.8; older ones do not."""
+    """fi-0.7.4 (which lacked it by hand) and every flashinfer >= 0.6.15 cell get cuda-python>=12.8; 0.6.14 and older do not."""
     cells = {c.id: c for c in plan(load_matrix(DEFAULT_MATRIX_FILE), load_pins(DEFAULT_PINS_FILE), locks_dir=None)}
-    for cell_id in ("fi-0.6.18.post1", "fi-0.7.0", "fi-0.7.4", "sglang-0.5.19", "sglang-0.5.23"):
+    for cell_id in ("fi-0.6.18.post1", "fi-0.7.0", "fi-0.7.4", "sglang-0.5.17", "sglang-0.5.18", "sglang-0.5.23"):
         assert CUDA_PYTHON_RULE in cells[cell_id].constraints, cell_id
-    for cell_id in ("seed", "fi-0.6.12", "sglang-0.5.18"):
+    for cell_id in ("seed", "fi-0.6.12", "sglang-0.5.16"):
         assert CUDA_PYTHON_RULE not in cells[cell_id].constraints, cell_id
     assert "cuda-python" not in DEFAULT_MATRIX_FILE.read_text().split("install_rules.toml")[-1]  # never copied per cell
 
@@ -64,12 +66,13 @@ def test_a_refreshed_lock_changes_the_cells_identity(tmp_path: Path):
     assert len({cell.definition_hash, first.definition_hash, second.definition_hash}) == 3
 
 
-def test_stale_lock_is_an_install_error_that_says_how_to_refresh(tmp_path: Path):
+def test_stale_lock_is_an_install_error_that_says_how_to_refresh(monkeypatch, tmp_path: Path):
     """A committed lock made from other inputs is never installed: the error names `pcgkit matrix --lock --cell ID`."""
+    monkeypatch.setenv("PCGKIT_PYTHON", sys.executable)
     (tmp_path / "locks").mkdir()
     (tmp_path / "locks" / "c.txt").write_text("# inputs: 0123456789abcdef\ntorch==2.9.1\n")
     config = BackendConfig(cells_root=tmp_path / "cells", envs_root=tmp_path / "envs", locks_dir=tmp_path / "locks")
-    outcome = backend_venv.run_cell(Cell("c", flashinfer="0.6.1", torch="2.9.1"), config)
+    outcome = backend_venv.run_cell(Cell("c", python=HERE, flashinfer="0.6.1", torch="2.9.1"), config)
     assert (outcome.status, outcome.stage) == ("error", "install")
     assert "lock out of date" in outcome.reason and "pcgkit matrix --lock --cell c" in outcome.reason
     assert outcome.lock["source"] == "committed"
@@ -109,9 +112,10 @@ def test_two_distributions_owning_one_file_is_named_identical_copies_are_not(tmp
 
 def test_overlapping_environment_is_an_error_cell_never_a_run(monkeypatch, tmp_path: Path):
     """An install that leaves two owners of one file gives an install error naming both, and no case runs."""
+    monkeypatch.setenv("PCGKIT_PYTHON", sys.executable)
     locks_dir = tmp_path / "locks"
     locks_dir.mkdir()
-    cell = Cell("c", flashinfer="0.7.4", torch="2.14.1")
+    cell = Cell("c", python=HERE, flashinfer="0.7.4", torch="2.14.1")
     (locks_dir / "c.txt").write_text(f"# inputs: {backend_venv.cell_lock_inputs(cell).digest}\n")
     site = "lib/python3.12/site-packages"
 
@@ -164,3 +168,15 @@ def test_jit_cache_key_separates_every_input_that_changes_the_build():
     ]
     assert len({key, *variants}) == 7
     assert jitcache.cache_key({"torch": "2.9.1"}, "3.12", facts) is None
+
+
+def test_no_committed_lock_pairs_a_monolithic_cuda_python_with_cuda_bindings():
+    """cuda-python < 12.8 ships its own cuda/bindings files: no committed lock may put it beside cuda-bindings."""
+    from packaging.version import Version
+
+    bad = []
+    for path in sorted(locks.DEFAULT_LOCKS_DIR.glob("*.txt")):
+        pins = locks.pinned(path.read_text())
+        if "cuda-python" in pins and "cuda-bindings" in pins and Version(pins["cuda-python"]) < Version("12.8"):
+            bad.append(f"{path.stem}: cuda-python {pins['cuda-python']} + cuda-bindings {pins['cuda-bindings']}")
+    assert bad == []

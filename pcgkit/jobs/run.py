@@ -101,6 +101,14 @@ def probe_versions(python: str) -> dict:
         return {}
 
 
+def _import_error(costs_path: Path) -> str | None:
+    """The import failure pcgkit.jobs.cellmain recorded (its costs file), None when the stack imported."""
+    try:
+        return json.loads(costs_path.read_text()).get("import_error")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def execute(plan: RunPlan) -> tuple[dict, list[CaseResult], proc.Completed]:
     for stale in (plan.results_path, plan.costs_path):
         if stale.exists():
@@ -118,8 +126,12 @@ def execute(plan: RunPlan) -> tuple[dict, list[CaseResult], proc.Completed]:
         environment, results = read_results(plan.results_path)
     reported = {r.mode for r in results}
     missing = [m for m in all_modes() if m not in reported]
-    if missing and not plan.select:
+    import_error = _import_error(plan.costs_path)
+    # A selection may leave modes out on purpose; an import failure stops every case it would have run.
+    if missing and (not plan.select or import_error):
         reason = f"pytest {completed.describe_failure()} before reporting; log tail: {completed.output_tail[-600:]}"
+        if import_error:  # pcgkit.jobs.cellmain stopped before pytest: the stack itself does not import
+            reason = f"broken install: import failed before any case ran: {import_error}"
         versions = environment.get("versions") or probe_versions(plan.python)
         results += synthesize_errors(missing, reason, versions)
         environment.setdefault("versions", versions)
