@@ -3,6 +3,7 @@ waits for the first, finds its stamp and reuses it (no uv here: the install comm
 
 from __future__ import annotations
 
+import sys
 import threading
 from pathlib import Path
 
@@ -16,15 +17,20 @@ def test_concurrent_prepares_install_once_and_share_the_environment(monkeypatch,
     """Two threads preparing the same cell: one install runs, both get the same interpreter."""
     installs = tmp_path / "installs.txt"
 
-    def fake_commands(cell, env_dir, base_python, constraints_file=None):
+    def fake_commands(env_dir, base_python, lock_file):
         # Slow enough that, without the lock, the second prepare would start its own install.
         script = (f"mkdir -p {env_dir}/bin && ln -sf {base_python} {env_dir}/bin/python "
                   f"&& echo install >> {installs} && sleep 1")
-        return [["sh", "-c", script]]
+        return [["true"], ["sh", "-c", script]]
 
     monkeypatch.setattr(backend_venv, "install_commands", fake_commands)
-    config = BackendConfig(cells_root=tmp_path / "cells", envs_root=tmp_path / "envs")
-    cell = Cell("c", flashinfer="0.6.1", torch="2.9.1")
+    monkeypatch.setenv("PCGKIT_PYTHON", sys.executable)
+    locks_dir = tmp_path / "locks"
+    locks_dir.mkdir()
+    cell = Cell("c", python=f"{sys.version_info[0]}.{sys.version_info[1]}", flashinfer="0.6.1", torch="2.9.1")
+    # a committed, current lock: no resolver runs (its content is never read by the stand-in install)
+    (locks_dir / "c.txt").write_text(f"# inputs: {backend_venv.cell_lock_inputs(cell).digest}\n")
+    config = BackendConfig(cells_root=tmp_path / "cells", envs_root=tmp_path / "envs", locks_dir=locks_dir)
     got = []
 
     def prepare(n: int) -> None:
@@ -38,4 +44,4 @@ def test_concurrent_prepares_install_once_and_share_the_environment(monkeypatch,
     for t in threads:
         t.join()
     assert installs.read_text().splitlines() == ["install"]
-    assert len(got) == 2 and got[0] == got[1] and got[0][0].endswith("/bin/python"), got
+    assert len(got) == 2 and got[0].python == got[1].python and got[0].python.endswith("/bin/python"), got

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pcgkit.matrix.backends.venv import install_commands
+from pcgkit.matrix import locks
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import install_failure_detail, last_exception_line
 from pcgkit.matrix.pins import DEFAULT_PINS_FILE, load_pins
@@ -37,14 +37,16 @@ def test_import_failure_reason_is_the_last_exception_line():
 
 
 def test_constraints_reach_uv_and_change_only_constrained_cells_identity(tmp_path: Path):
-    """A constrained cell passes --constraint to uv and hashes differently; an unconstrained one is unchanged."""
+    """A constrained cell passes --constraint to uv's resolver and hashes differently; an unconstrained one is unchanged."""
     plain = Cell("c", flashinfer="0.7.0", torch="2.14.1")
     constrained = Cell("c", flashinfer="0.7.0", torch="2.14.1", constraints=("cuda-python>=12.8",))
     assert "constraints" not in plain.definition() and plain.definition_hash != constrained.definition_hash
-    argv = install_commands(constrained, tmp_path / "env", "/usr/bin/python3", tmp_path / "c.txt")[1]
+    inputs = locks.lock_inputs(constrained, ["pytest>=8"], [])
+    argv = locks.compile_argv(["uv"], "/usr/bin/python3", inputs, tmp_path / "in.txt", tmp_path / "out.txt", tmp_path / "c.txt")
     assert argv[argv.index("--constraint") + 1] == str(tmp_path / "c.txt")
-    assert "cuda-python>=12.8" not in argv  # bounds the resolver, installs nothing itself
-    assert "--constraint" not in install_commands(plain, tmp_path / "env", "/usr/bin/python3")[1]
+    assert "cuda-python>=12.8" not in argv and "cuda-python>=12.8" not in inputs.requirements  # bounds, installs nothing
+    assert inputs.constraints == ("cuda-python>=12.8",)
+    assert locks.lock_inputs(plain, ["pytest>=8"], []).digest != inputs.digest
 
 
 def test_matrix_constraints_apply_to_cells_and_generated_sglang_cells():
@@ -60,6 +62,6 @@ from = "0.5.22"
 to = "0.5.22"
 constraints = ["x<2"]
 ''')
-    cells = {c.id: c for c in plan(spec, load_pins(DEFAULT_PINS_FILE))}
+    cells = {c.id: c for c in plan(spec, load_pins(DEFAULT_PINS_FILE), rules=())}
     assert cells["a"].constraints == ("cuda-python>=12.8",)
     assert cells["sglang-0.5.22"].constraints == ("x<2",)

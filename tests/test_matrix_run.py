@@ -29,10 +29,11 @@ FAKE_VERSIONS = '{"flashinfer-python": "0.6.1", "torch": "2.9.1", "python": "3.1
 
 
 def fake_python(path: Path, run_body: str) -> str:
-    """A stand-in interpreter: answers the import check, then misbehaves when asked to run pytest."""
+    """A stand-in interpreter: imports the stack as cellmain would (its marker line), then misbehaves in pytest."""
     path.write_text(textwrap.dedent(f"""\
         #!/bin/sh
-        if [ "$1" = "-c" ]; then echo 'PCGKIT-VERSIONS {FAKE_VERSIONS}'; exit 0; fi
+        if [ "$1" = "-c" ]; then echo '{FAKE_VERSIONS}'; exit 0; fi
+        echo 'PCGKIT-IMPORTED {FAKE_VERSIONS}'
         echo "fake interpreter running: $*"
         {run_body}
         """))
@@ -44,7 +45,7 @@ def namespace(tmp: Path, **over) -> argparse.Namespace:
     args = {
         "matrix": str(tmp / "matrix.toml"), "pins": str(cli.pins_mod.DEFAULT_PINS_FILE), "reports": str(tmp / "reports"),
         "envs": str(TEST_ENVS), "timeout": 900.0, "force": False, "cell": None, "jobs": 2, "list": False,
-        "refresh_pins": False, "tox": False,
+        "refresh_pins": False, "tox": False, "lock": False,
     }
     args.update(over)
     return argparse.Namespace(**args)
@@ -121,12 +122,18 @@ def test_real_cell_gives_verdicts_with_evidence(matrix_run, cell_id):
 
 
 def test_venv_cell_installed_its_exact_pins_with_uv(matrix_run):
-    """The venv cell's import check reports exactly the pinned flashinfer and torch, in its own environment."""
+    """The venv cell reports exactly the pinned flashinfer and torch, records its full installed set, the lock it
+    was resolved into (no committed one: resolved now) and where its time went."""
     tmp, _, cells = matrix_run
     versions = cells["venv-seed"]["versions"]
     assert (versions["flashinfer-python"], versions["torch"]) == ("0.6.1", "2.9.1")
     assert cells["venv-seed"]["kind"] == "venv"
     assert any(TEST_ENVS.glob("venv-seed-*/bin/python"))
+    outcome = read_outcome(tmp / "reports" / "matrix" / "cells" / "venv-seed" / "cell.json")
+    assert outcome.installed["torch"] == "2.9.1" and "pytest" in outcome.installed and len(outcome.installed) > 20
+    assert outcome.lock["source"] in ("resolved", "committed") or outcome.lock.get("reused_env")
+    assert outcome.costs["cases"] > 0 and outcome.costs["import"] > 0
+    assert any(k.startswith("case:mode1[") for k in outcome.costs)
 
 
 def test_unknown_version_is_an_install_error_cell_with_log_tail(matrix_run):

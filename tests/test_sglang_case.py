@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import types
-from pathlib import Path
 
 import pytest
 
 from pcgkit.harness.casekit import TARGETS, CaseContext, MissingDependency, NotApplicable
 from pcgkit.harness.hardware import SIMULATED_SM120, Device
 from pcgkit.harness.signature import Frame, Signature
-from pcgkit.matrix.backends.venv import install_commands
+from pcgkit.matrix.backends.venv import cell_lock_inputs
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.deps import sglang_import_dependencies
 from pcgkit.matrix.outcome import RAN, CellOutcome
@@ -113,12 +112,14 @@ def test_without_sglang_the_case_is_not_applicable(monkeypatch):
 
 
 def test_matrix_sglang_cells_install_the_import_deps_and_keep_their_pins():
-    """sglang cells get the light deps (with the cell's pins repeated); FlashInfer-only cells do not."""
+    """sglang cells resolve the light deps together with the cell's pins (one lock), sglang itself without
+    its deps; FlashInfer-only cells get neither."""
     cell = Cell("seed", sglang="0.5.8", flashinfer="0.6.1", torch="2.9.1")
-    last = install_commands(cell, Path("/env"), "python3.12")[-1]
-    assert "pybase64" in last and "torch==2.9.1" in last and "sgl-kernel" not in last
-    fi_only = install_commands(Cell("fi", flashinfer="0.6.1", torch="2.9.1"), Path("/env"), "python3.12")
-    assert not any("pybase64" in argv for argv in fi_only)
+    inputs = cell_lock_inputs(cell)
+    assert "pybase64" in inputs.requirements and "torch==2.9.1" in inputs.requirements
+    assert inputs.no_deps == ("sglang==0.5.8",) and not any("sgl-kernel" in r for r in inputs.requirements)
+    fi_only = cell_lock_inputs(Cell("fi", flashinfer="0.6.1", torch="2.9.1"))
+    assert "pybase64" not in fi_only.requirements and fi_only.no_deps == ()
 
 
 def test_import_deps_change_the_cell_hash(tmp_path):

@@ -3,11 +3,36 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 
+from pcgkit import resources
 from pcgkit.bugreport.envcapture import ENV_SCHEMA, capture, render_text
 from pcgkit.bugreport.envdiff import diff_lines, load_capture, resolve_side
+from pcgkit.errors import UsageError
+from pcgkit.util import proc
+
+
+def capture_in(python: str, timeout: float = 300.0) -> dict:
+    """The capture of another interpreter's environment (the one that crashed, not the kit's own).
+
+    Runs pcgkit.bugreport.envcapture with that interpreter and a PYTHONPATH holding only a link to
+    this pcgkit package: the capture's imports are all standard library, so ENV needs nothing of
+    the kit, and none of the kit's own environment leaks into what is captured."""
+    with tempfile.TemporaryDirectory(prefix="pcgkit-env-") as tmp:
+        (Path(tmp) / "pcgkit").symlink_to(resources.package_dir(), target_is_directory=True)
+        out = Path(tmp) / "capture.json"
+        env = {**os.environ, "PYTHONPATH": tmp, "PYTHONNOUSERSITE": "1"}
+        try:
+            done = proc.run([python, "-m", "pcgkit.bugreport.envcapture", str(out)], env=env, timeout=timeout, echo=False)
+        except OSError as exc:
+            raise UsageError(f"--python {python}: cannot run it ({exc.strerror or exc})") from exc
+        if not done.ok or not out.exists():
+            last = (done.output_tail.strip().splitlines() or ["no output"])[-1]
+            raise UsageError(f"--python {python}: the capture failed ({done.describe_failure()}): {last[:200]}")
+        return json.loads(out.read_text())
 
 
 def _cmd_env(args) -> int:
@@ -16,7 +41,7 @@ def _cmd_env(args) -> int:
         lines = diff_lines(a, b)
         output = "\n".join(lines) + "\n" if lines else "no differences\n"
     else:
-        data = capture()
+        data = capture_in(args.python) if args.python else capture()
         output = json.dumps(data, indent=2, sort_keys=True) + "\n" if args.json else render_text(data)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -30,7 +55,10 @@ def _cmd_env(args) -> int:
 def register(subparsers) -> None:
     env = subparsers.add_parser("env", help="capture this environment for a bug report (or diff two captures)",
                              description="Capture an environment for a bug report (secrets redacted), or print what differs between two captures.",
-                             epilog="examples:\n  %(prog)s --json --out env.json\n  %(prog)s --diff env-good.json env-bad.json")
+                             epilog="examples:\n  %(prog)s --python ~/venvs/sglang/bin/python --out env.txt   # the environment that crashed\n  %(prog)s --json --out env.json\n  %(prog)s --diff env-good.json env-bad.json")
+    env.add_argument("--python", metavar="ENV",
+                     help="capture the environment of this interpreter (the one that crashed, e.g. "
+                          "~/venvs/sglang/bin/python) instead of the kit's own; it needs nothing of the kit installed")
     env.add_argument("--json", action="store_true", help=f"machine-readable capture ({ENV_SCHEMA})")
     env.add_argument("--out", help="write to this file instead of stdout")
     env.add_argument(

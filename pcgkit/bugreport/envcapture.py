@@ -225,3 +225,18 @@ def render_text(data: dict) -> str:
     lines += ["", "torch.utils.collect_env:"]
     lines.append(collect_env.get("text") or f"  unavailable: {collect_env.get('error')}")
     return "\n".join(lines) + "\n"
+
+
+def _main(argv: list[str]) -> int:
+    """`python -m pcgkit.bugreport.envcapture OUT`: the capture of *this* interpreter, as JSON in OUT.
+
+    `pcgkit env --python ENV` runs this with ENV and only the pcgkit package on PYTHONPATH (every
+    module the capture imports is standard library only), so ENV needs nothing of the kit installed."""
+    import json
+
+    Path(argv[0]).write_text(json.dumps(capture(), indent=2, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

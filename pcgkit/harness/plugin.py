@@ -288,6 +288,9 @@ def judge_against_baseline(result: CaseResult, why: str) -> None:
         )
     if verdict is Verdict.REPRODUCED:
         pytest.xfail(f"known bug reproduced: {result.reason}{where}")
+    if verdict is Verdict.DRIFTED and expected == verdict.value:
+        # a drift recorded in the baseline with its reason: known behaviour, not news
+        pytest.xfail(f"known drift (baseline: {why or 'recorded'}): {result.reason}{where}")
     if verdict is Verdict.NOT_APPLICABLE:
         pytest.skip(f"not-applicable: {result.reason}")
     if verdict is Verdict.DRIFTED:  # no baseline covers these versions: a drift is still news

@@ -8,6 +8,7 @@ it did not report are `error` cells with the reason and the log tail.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import os
 import sys
@@ -33,6 +34,7 @@ class RunPlan:
     case_timeout_s: float
     select: str | None = None  # pytest -m expression
     require_hardware: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()  # added to the run's environment (a cell's FlashInfer JIT cache)
 
     @property
     def junit_path(self) -> Path:
@@ -46,11 +48,16 @@ class RunPlan:
     def log_path(self) -> Path:
         return self.reports_dir / "pytest.log"
 
+    @property
+    def costs_path(self) -> Path:
+        """Import and pytest seconds, written by pcgkit.jobs.cellmain inside the environment."""
+        return self.reports_dir / "run-costs.json"
+
 
 def plan_pytest_argv(plan: RunPlan) -> list[str]:
-    """The pytest command line for a run. Pure."""
+    """The command line for a run: pytest inside pcgkit.jobs.cellmain, which imports the stack first. Pure."""
     argv = [
-        plan.python, "-m", "pytest", str(resources.cases_dir()),
+        plan.python, "-m", "pcgkit.jobs.cellmain", str(plan.costs_path), "--", str(resources.cases_dir()),
         "--rootdir", str(resources.cases_dir()), "-c", str(resources.cases_pytest_ini()),
         "-p", "pcgkit.harness.plugin", "-p", "no:cacheprovider", "-q",
         f"--junitxml={plan.junit_path}",
@@ -95,9 +102,17 @@ def probe_versions(python: str) -> dict:
         return {}
 
 
+def _import_error(costs_path: Path) -> str | None:
+    """The import failure pcgkit.jobs.cellmain recorded (its costs file), None when the stack imported."""
+    try:
+        return json.loads(costs_path.read_text()).get("import_error")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def clear_previous_outputs(plan: RunPlan) -> None:
     """Never let a previous run's files look current beside this one's (an interrupted run included)."""
-    for path in (plan.results_path, plan.junit_path, plan.reports_dir / "summary.md"):
+    for path in (plan.results_path, plan.junit_path, plan.reports_dir / "summary.md", plan.costs_path):
         if path.is_file() or path.is_symlink():
             path.unlink()
 
@@ -120,7 +135,7 @@ def execute(plan: RunPlan) -> tuple[dict, list[CaseResult], proc.Completed]:
             cwd=resources.workspace_root(),
             timeout=plan.timeout_s,
             log_path=plan.log_path,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **dict(plan.env)},
         )
     except Interrupted as exc:
         interrupted_results(plan, exc)
@@ -131,8 +146,12 @@ def execute(plan: RunPlan) -> tuple[dict, list[CaseResult], proc.Completed]:
         environment, results = read_results(plan.results_path)
     reported = {r.mode for r in results}
     missing = [m for m in all_modes() if m not in reported]
-    if missing and not plan.select:
+    import_error = _import_error(plan.costs_path)
+    # A selection may leave modes out on purpose; an import failure stops every case it would have run.
+    if missing and (not plan.select or import_error):
         reason = f"pytest {completed.describe_failure()} before reporting; log tail: {completed.output_tail[-600:]}"
+        if import_error:  # pcgkit.jobs.cellmain stopped before pytest: the stack itself does not import
+            reason = f"broken install: import failed before any case ran: {import_error}"
         versions = environment.get("versions") or probe_versions(plan.python)
         results += synthesize_errors(missing, reason, versions)
         environment.setdefault("versions", versions)
@@ -169,7 +188,56 @@ def print_console_summary(results: list[CaseResult], environment: dict) -> None:
     print("  versions: " + json.dumps({k: v for k, v in versions.items() if v}))
 
 
+# What `pcgkit run` needs in the environment it tests, by distribution name (the kit's own light
+# dependencies are added from its metadata).
+RUN_NEEDS = ("torch", "flashinfer-python", "pytest")
+
+
+def preflight_problem(python: str, report: dict | None, kit_root: str) -> str | None:
+    """The one-line reason ENV cannot run the cases (None when it can), from preflight's report. Pure."""
+    if report is None:
+        return f"--python {python}: not a runnable Python interpreter"
+    missing = list(report.get("missing", ()))
+    parts = []
+    if missing:
+        parts.append(f"lacks {', '.join(missing)}: install {'them' if len(missing) > 1 else 'it'} there "
+                     f"(`{python} -m pip install {' '.join(missing)}`)")
+    if not report.get("kit"):
+        source = kit_root or "the pcgkit checkout"
+        parts.append(f"cannot import pcgkit: install the kit there (`{python} -m pip install --no-deps -e {source}`)")
+    return f"--python {python} (Python {report.get('python')}) " + "; ".join(parts) if parts else None
+
+
+def preflight(python: str) -> str | None:
+    """Ask ENV (by running preflight.py as a file: nothing needed there) whether it can run the cases."""
+    from packaging.requirements import Requirement
+
+    from pcgkit.matrix.deps import kit_light_dependencies
+
+    needs = list(dict.fromkeys([*RUN_NEEDS, *(Requirement(r).name for r in kit_light_dependencies())]))
+    root = resources.checkout_root()
+    kit_root = str(root) if root is not None else ""
+    try:
+        spec = importlib.util.find_spec("pcgkit.jobs.preflight")  # run as a file: nothing needed in ENV
+        assert spec is not None and spec.origin is not None
+        done = proc.run([python, spec.origin, kit_root, *needs], timeout=60, echo=False)
+    except OSError:
+        done = None
+    report = None
+    if done is not None and done.ok:
+        try:
+            report = json.loads(done.output_tail.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            report = None
+    return preflight_problem(python, report, kit_root)
+
+
 def _cmd_run(args) -> int:
+    if args.python:
+        check_interpreter(args.python)  # no such file / a folder / not executable: one line
+        problem = preflight(args.python)  # what the interpreter lacks (torch, flashinfer, pytest, the kit)
+        if problem:
+            raise UsageError(problem)
     plan = RunPlan(
         python=args.python or sys.executable,
         reports_dir=Path(args.reports),
@@ -198,7 +266,9 @@ def register(subparsers) -> None:
     run = subparsers.add_parser("run", help="run the trace-level cases in one environment and write reports/",
                              description="Run the trace-level cases in one Python environment and write reports/ (junit.xml, results.json, summary.md).",
                              epilog="examples:\n  %(prog)s                                   # this environment, simulated SM120\n  %(prog)s --python ~/sglang-env/bin/python  # the environment that crashed\n  %(prog)s -m sm120 --require-hardware sm120 # a GPU runner: missing SM120 fails, never skips")
-    run.add_argument("--python", help="interpreter of the environment to test (default: this one)")
+    run.add_argument("--python", metavar="ENV",
+                     help="interpreter of YOUR environment to test, e.g. ~/venvs/sglang/bin/python (default: this one); "
+                          "it needs torch, flashinfer-python, pytest and the kit (a one-line error says what is missing)")
     run.add_argument("--reports", default="reports", help="output folder (default: reports/)")
     run.add_argument("-m", dest="select", help="pytest marker expression, e.g. 'cpu_sim' or 'sm120'")
     run.add_argument("--timeout", type=positive_seconds, default=1800, help="seconds for the whole run (default 1800)")

@@ -38,6 +38,9 @@ class Cell:
     base_image: str | None = None  # for a container backend; unused by the venv backend
     timeout_s: float | None = None  # overrides the run's --timeout for this cell
     origin: str = "explicit"  # "explicit" | "sglang-release"
+    # sha256 of the committed lock (fixtures/locks/<id>.txt; pcgkit.matrix.locks), "" when none:
+    # refreshing a lock reruns the cell.
+    lock_digest: str = ""
     # Labels the planner derives; not part of the definition.
     pin_status: str = OFF_PIN
     pin_note: str = ""
@@ -58,6 +61,8 @@ class Cell:
         }
         if self.constraints:  # only when present, so cells without constraints keep their hash
             definition["constraints"] = list(self.constraints)
+        if self.lock_digest:
+            definition["lock"] = self.lock_digest
         return definition
 
     @property

@@ -14,11 +14,13 @@ from pcgkit.matrix import pins as pins_mod
 from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.matrix.backends.docker_cli import add_backend_options
 from pcgkit.matrix.bisect import bisect, versions_between
-from pcgkit.matrix.cells import Cell
+from pcgkit.matrix.cells import VENV, Cell
+from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR
 from pcgkit.matrix.outcome import read_outcome_row
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
 from pcgkit.matrix.runner import CELL_FILE, default_jobs, run_matrix
 from pcgkit.matrix.tox_export import render_tox
+from pcgkit.matrix.uninstallable import expected_failure, load_uninstallable, unexpectedly_installed
 from pcgkit.report.compat import BUG_VERDICTS, build_compat, mode_entry
 from pcgkit.report.sources import annotate, find_disagreements, load_sources, local_rows, stage_cells
 from pcgkit.report.writers import publish
@@ -57,10 +59,18 @@ def cell_outcomes(reports: Path, with_bisect: bool = False) -> list:
 
 
 def matrix_status(outcomes) -> ExitCode:
-    """Error cells (or error rows), else a change against a baseline, else success. Pure."""
-    if any(o.is_error for o in outcomes):
+    """Error cells (or error rows), else a change against a baseline, else success.
+
+    A cell the baseline records as expected-uninstallable ([[uninstallable]] in
+    fixtures/expectations.toml) is not an error; one that installed although so recorded is a change."""
+    rules = load_uninstallable()
+    judged = [o for o in outcomes if expected_failure(o, rules) is None]
+    if any(o.is_error for o in judged):
         return ExitCode.ERROR_CELLS
-    return status_for_results(r for o in outcomes for r in o.results)
+    status = status_for_results(r for o in judged for r in o.results)
+    if any(unexpectedly_installed(o, rules) is not None for o in outcomes):
+        status = worst(status, ExitCode.CHANGED)
+    return status
 
 
 def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = (), compat: Path | None = None) -> int:
@@ -150,6 +160,8 @@ def _cmd_matrix(args) -> int:
         for cell in cells:
             print(f"{cell.id:<24} {cell.pin_status:<8} {cell.label():<52} {cell.pin_note}")
         return 0
+    if getattr(args, "lock", False):
+        return lock_cells(cells, Path(getattr(args, "locks", DEFAULT_LOCKS_DIR)), jobs=args.jobs)
     reports = Path(args.reports)
     atomic.check_writable_dir(reports)  # before an hour of installs, not after
     try:
@@ -158,11 +170,69 @@ def _cmd_matrix(args) -> int:
         report(reports)  # the finished cells and the interrupted rows, then exit 130/143
         raise
     report(reports)
-    for o in outcomes:
-        if o.is_error:
-            print(f"  error cell {o.cell.id} ({o.stage}): {o.reason}")
+    cell_problems(outcomes)  # prints error cells, expected-uninstallable ones and contradicted expectations
     # this run's cells decide its status; other cells on disk are in the report, judged by `pcgkit report`
     return int(matrix_status(outcomes))
+
+
+def cell_problems(outcomes) -> list[str]:
+    """Printed lines for cells that make the run fail: error cells (unless expected-uninstallable, as
+    fixtures/expectations.toml records) and cells that installed although expected not to."""
+    rules = load_uninstallable()
+    problems = []
+    for o in outcomes:
+        expected = expected_failure(o, rules)
+        if expected is not None:
+            print(f"  {o.cell.id}: {expected.describe()}")
+        elif o.is_error:
+            problems.append(f"  error cell {o.cell.id} ({o.stage}): {o.reason}")
+        elif (contradicted := unexpectedly_installed(o, rules)) is not None:
+            problems.append(f"  changed: cell {o.cell.id} installed although {contradicted.describe()}; "
+                            "remove that [[uninstallable]] entry from fixtures/expectations.toml")
+    for line in problems:
+        print(line)
+    return problems
+
+
+def lock_cells(cells: list[Cell], locks_dir: Path, jobs: int = 1) -> int:
+    """`pcgkit matrix --lock`: resolve each venv cell with uv (hashes) into LOCKS/<id>.txt (the edge)."""
+    import concurrent.futures
+    import tempfile
+
+    from pcgkit.matrix import locks
+    from pcgkit.matrix.backends.venv import _uv_env, cell_lock_inputs
+    from pcgkit.util.interpreters import find_python
+
+    venv_cells = [c for c in cells if c.kind == VENV]
+    rules = load_uninstallable()
+    locks_dir.mkdir(parents=True, exist_ok=True)
+
+    def one(cell: Cell) -> str | None:
+        base_python = find_python(cell.python)
+        if base_python is None:
+            return f"{cell.id}: no Python {cell.python} on this machine"
+        with tempfile.TemporaryDirectory(prefix=f"pcgkit-lock-{cell.id}-") as tmp:
+            result = locks.compile_lock(cell, cell_lock_inputs(cell), base_python, Path(tmp), _uv_env(), 900.0)
+            if not isinstance(result, str):
+                said = result.output_tail
+                known = next((r for r in rules if r.covers(cell) and r.match in said), None)
+                if known is not None:  # recorded in the baseline: no lock can exist, and that is known
+                    print(f"  {cell.id}: not locked, {known.describe()}")
+                    return None
+                return f"{cell.id}: uv pip compile {result.describe_failure()}: {said[-400:]}"
+        path = locks.lock_path(locks_dir, cell.id)
+        path.write_text(result)
+        locked.append(cell.id)
+        print(f"  {cell.id}: {len(locks.pinned(result))} distributions -> {path}")
+        return None
+
+    locked: list[str] = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        failures = [f for f in pool.map(one, venv_cells) if f]
+    for failure in failures:
+        print(f"  lock failed: {failure}")
+    print(f"pcgkit matrix --lock: {len(locked)} of {len(venv_cells)} cells locked in {locks_dir}")
+    return 1 if failures else 0
 
 
 def _cmd_report(args) -> int:
@@ -296,6 +366,10 @@ def register(subparsers) -> None:
     matrix.add_argument("--list", action="store_true", help="print the planned cells and their pin labels")
     matrix.add_argument("--tox", action="store_true", help="print the cells as tox.ini [tox]/[testenv] sections")
     matrix.add_argument("--refresh-pins", action="store_true", help="re-read each SGLang release's Requires-Dist")
+    matrix.add_argument("--lock", action="store_true",
+                        help="re-resolve the cells (uv pip compile --generate-hashes) into their committed locks, "
+                             "e.g. `pcgkit matrix --lock --cell fi-0.7.4`; runs nothing")
+    matrix.add_argument("--locks", default=str(DEFAULT_LOCKS_DIR), help="where cell locks live (default fixtures/locks/)")
     matrix.set_defaults(func=_cmd_matrix)
 
     rep = subparsers.add_parser("report", help="merge the matrix cells into compat.md/json, index.html, JUnit",

@@ -65,6 +65,13 @@ class CellOutcome:
     # hosts are merged by `pcgkit report --from`, and none of them may pass for another's.
     where: Where | None = None
 
+    # Where its time went, seconds per stage (env, resolve, install, check, import, pytest, report,
+    # other) and per case ("case:<mode>[<target>]"): pcgkit.matrix.costs.
+    costs: dict[str, float] = dataclasses.field(default_factory=dict)
+    # The full installed set (name -> version, as `uv pip freeze` lists it) and the lock it came from.
+    installed: dict[str, str] = dataclasses.field(default_factory=dict)
+    lock: dict[str, Any] = dataclasses.field(default_factory=dict)
+
     def __post_init__(self) -> None:
         for name in ("reason", "log_tail"):
             object.__setattr__(self, name, redact_text(clean_text(str(getattr(self, name) or ""))))
@@ -99,6 +106,9 @@ class CellOutcome:
             "results": [r.to_dict() for r in self.results],
             "provenance": self.provenance,
             "where": self.where.to_dict() if self.where else None,
+            "costs": self.costs,
+            "installed": self.installed,
+            "lock": self.lock,
             "finished": self.finished or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }
 
@@ -119,6 +129,9 @@ class CellOutcome:
             from_cache=from_cache,
             provenance=data.get("provenance", {}),
             where=Where.from_dict(data["where"]) if data.get("where") else None,
+            costs=data.get("costs", {}),
+            installed=data.get("installed", {}),
+            lock=data.get("lock", {}),
         )
 
 

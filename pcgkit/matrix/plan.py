@@ -19,7 +19,9 @@ from pcgkit import resources
 from pcgkit.errors import UsageError
 from pcgkit.matrix import schema
 from pcgkit.matrix.cells import EXISTING, KINDS, OFF_PIN, ON_PIN, UNPINNED, VENV, Cell
+from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR, with_lock_digests
 from pcgkit.matrix.pins import PinsIndex, SglangRelease, load_pins, version_key
+from pcgkit.matrix.rules import InstallRule, apply_rules, load_rules
 
 MATRIX_SCHEMA = "pcgkit.matrix/1"
 DEFAULT_MATRIX_FILE = resources.fixture("matrix.toml")
@@ -162,8 +164,14 @@ def _install_key(cell: Cell) -> tuple:
     return (cell.kind, cell.python, cell.interpreter, cell.base_image, cell.flashinfer, cell.torch)
 
 
-def plan(spec: MatrixSpec, index: PinsIndex, base_dir: Path | None = None, only: Iterable[str] = ()) -> list[Cell]:
-    """The cells to run, labelled; `only` keeps the named ids (error on an unknown one)."""
+def plan(
+    spec: MatrixSpec, index: PinsIndex, base_dir: Path | None = None, only: Iterable[str] = (),
+    rules: tuple[InstallRule, ...] | None = None, locks_dir: Path | None = DEFAULT_LOCKS_DIR,
+) -> list[Cell]:
+    """The cells to run, labelled; `only` keeps the named ids (error on an unknown one).
+
+    Install rules (fixtures/install_rules.toml) add the constraints that follow from each cell's
+    versions; each cell carries the digest of its committed lock (fixtures/locks/<id>.txt), if any."""
     cells: list[Cell] = []
     for table in spec.cells:
         cell = _cell_from_table(table, spec.defaults, base_dir)
@@ -185,6 +193,9 @@ def plan(spec: MatrixSpec, index: PinsIndex, base_dir: Path | None = None, only:
                 cells[twin] = dataclasses.replace(cells[twin], covers_sglang=cells[twin].covers_sglang + (release.version,))
                 continue
             cells.append(_with_declared_pins(candidate, release))
+    cells = apply_rules(cells, load_rules() if rules is None else rules)
+    if locks_dir is not None:
+        cells = with_lock_digests(cells, locks_dir)
     ids = [c.id for c in cells]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:

@@ -52,16 +52,14 @@ def render_tox(cells: Sequence[Cell], installer: str = UV, kit_dir: str = "{toxi
     ]
     if installer == UV:
         lines += ["uv_seed = true", "set_env =", "    UV_PYTHON_DOWNLOADS = never"]
-    lines += [
-        "deps =",
-        "    pytest>=8",
-        "    packaging>=23",
-        "    junitparser>=3",
-        "    jinja2>=3",
-        "    rich>=13",
-    ]
+    from pcgkit.matrix.deps import kit_light_dependencies, sglang_import_dependencies
+
+    lines += ["deps =", *(f"    {r}" for r in kit_light_dependencies())]  # the kit's own, as pyproject.toml declares
     for cell in venv_cells:
         for requirement in cell.requirements():
+            lines.append(f"    {factor(cell)}: {requirement}")
+        # the SGLang-level case imports sglang's modules: the same light deps a pcgkit cell installs
+        for requirement in sglang_import_dependencies(cell.sglang) if cell.sglang else ():
             lines.append(f"    {factor(cell)}: {requirement}")
         # tox's deps cannot carry an inline constraint: it goes in as a requirement. Where the cell's
         # pins pull that package anyway (the reason for the constraint) the environment is the same;

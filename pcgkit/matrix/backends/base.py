@@ -20,6 +20,7 @@ class BackendConfig:
     backend: str = "venv"  # a key of pcgkit.matrix.backends.BACKENDS: a cached result is reused only by the backend that made it
     select: str | None = None  # pytest -m expression passed into every cell
     require_hardware: tuple[str, ...] = ()  # --require-hardware, passed into every cell
+    locks_dir: Path = dataclasses.field(default_factory=lambda: resources.fixture("locks"))  # committed cell locks
 
 
 class RunCell(Protocol):

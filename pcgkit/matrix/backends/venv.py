@@ -1,15 +1,21 @@
 """The embedded default backend: one uv virtual environment per cell, the cases run inside it.
 
-install (uv venv + exact pins from PyPI; sglang without its dependencies; pcgkit editable + its
-light deps) -> import check (torch, flashinfer, pcgkit import; installed versions recorded) ->
-`pcgkit run`'s own plan/execute against the cell's interpreter. Any stage that breaks makes an
-error cell with the reason and the log tail; the whole cell shares one deadline, and every
-command goes through pcgkit.util.proc, which kills the process group on timeout.
+lock (the committed fixtures/locks/<id>.txt, or resolved now into the cell's folder when none is
+committed) -> install (`uv venv`, then ONE `uv pip sync --require-hashes` of the lock: pins, the
+kit's light deps, SGLang's import deps and sglang itself without its deps) -> check (the installed
+set read from the RECORDs; two distributions owning one file is an error cell naming both) ->
+run (`pcgkit run`'s plan/execute in the cell's interpreter, which imports torch and flashinfer
+first and reports an import failure as this cell's `import` error: no second interpreter just to
+check imports). The kit reaches the cell as a .pth line (the checkout, or a copy of the installed
+package), not as a package install. FlashInfer's JIT cache is shared by the cells whose key
+(pcgkit.matrix.jitcache) matches. Every stage is timed (pcgkit.matrix.costs); the whole cell
+shares one deadline, and every command goes through pcgkit.util.proc.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
@@ -18,9 +24,13 @@ import time
 from pathlib import Path
 
 from pcgkit import resources
+from pcgkit.jobs import cellmain
 from pcgkit.jobs import run as runjob
+from pcgkit.matrix import installed as installed_mod
+from pcgkit.matrix import jitcache, locks
 from pcgkit.matrix.backends.base import BackendConfig, RunCell
 from pcgkit.matrix.cells import EXISTING, Cell
+from pcgkit.matrix.costs import breakdown
 from pcgkit.matrix.deps import kit_light_dependencies, sglang_import_dependencies
 from pcgkit.matrix.outcome import (
     ERROR,
@@ -36,36 +46,27 @@ from pcgkit.matrix.outcome import (
     uv_culprit,
     yielded_verdicts,
 )
-from pcgkit.util import proc
+from pcgkit.util import atomic, proc
 from pcgkit.util.interpreters import find_python
 
 STAMP = ".pcgkit-cell-stamp"
-IMPORT_CHECK_TIMEOUT_S = 300.0
-# The import check: the subject packages and the kit must import; prints the installed versions.
-IMPORT_CHECK = (
-    "import json, torch, flashinfer, pytest, pcgkit.harness.plugin; from pcgkit.harness.versions import collect_versions; "
-    "print('PCGKIT-VERSIONS ' + json.dumps(collect_versions()))"
-)
+KIT_PTH = "_pcgkit_kit.pth"
+JIT_CACHE_DIR = "flashinfer-jit"  # beside the environments folder
 
 
-def install_commands(cell: Cell, env_dir: Path, base_python: str, constraints_file: Path | None = None) -> list[list[str]]:
-    """The uv commands that build the cell's environment (constraints_file holds cell.constraints). Pure."""
+def install_commands(env_dir: Path, base_python: str, lock_file: Path) -> list[list[str]]:
+    """The uv commands that build a cell's environment from its lock: one venv, one sync. Pure."""
     uv = proc.uv_command()
     env_python = str(env_dir / "bin" / "python")
-    constrain = ["--constraint", str(constraints_file)] if constraints_file is not None else []
-    commands = [
+    return [
         [*uv, "venv", "--allow-existing", "--python", base_python, str(env_dir)],
-        [*uv, "pip", "install", "--python", env_python, *constrain, *cell.requirements(), *kit_light_dependencies()],
+        [*uv, "pip", "sync", "--python", env_python, "--require-hashes", str(lock_file)],
     ]
-    no_deps = resources.kit_install_args()
-    if cell.sglang:
-        # sglang's own tree is huge and CUDA-only; the FlashInfer-level cases never import it.
-        no_deps.insert(0, f"sglang=={cell.sglang}")
-    commands.append([*uv, "pip", "install", "--python", env_python, "--no-deps", *no_deps])
-    if cell.sglang and (light := sglang_import_dependencies(cell.sglang)):
-        # with their own deps, but never a torch change: the cell's pins are repeated as constraints
-        commands.append([*uv, "pip", "install", "--python", env_python, *light, *cell.requirements()])
-    return commands
+
+
+def cell_lock_inputs(cell: Cell) -> locks.LockInputs:
+    sglang_deps = sglang_import_dependencies(cell.sglang) if cell.sglang else []
+    return locks.lock_inputs(cell, kit_light_dependencies(), sglang_deps)
 
 
 def _uv_env() -> dict[str, str]:
@@ -82,6 +83,21 @@ class _Deadline:
         return max(1.0, self.end - time.monotonic())
 
 
+class _Stages:
+    """Seconds per stage, for the cell's cost breakdown."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def timing(self, stage: str):
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.seconds[stage] = self.seconds.get(stage, 0.0) + time.monotonic() - start
+
+
 def _tail(text: str) -> str:
     return text[-LOG_TAIL_CHARS:]
 
@@ -96,58 +112,135 @@ def _env_lock(env_dir: Path):
         yield
 
 
-def prepare_env(cell: Cell, cell_dir: Path, config: BackendConfig, deadline: _Deadline) -> tuple[str | None, str, str]:
-    """(python, cause, log tail): the environment's interpreter, or None and why the install failed."""
+@dataclasses.dataclass(frozen=True)
+class PreparedEnv:
+    python: str | None  # None: the install failed (cause, tail say why)
+    cause: str = ""
+    tail: str = ""
+    installed: tuple[installed_mod.InstalledDistribution, ...] = ()
+    lock: dict = dataclasses.field(default_factory=dict)
+
+
+def env_dir_for(cell: Cell, config: BackendConfig) -> Path:
+    return config.envs_root / f"{cell.id}-{cell.definition_hash}"
+
+
+def prepare_env(cell: Cell, cell_dir: Path, config: BackendConfig, deadline: _Deadline,
+                stages: _Stages | None = None) -> PreparedEnv:
+    """The cell's interpreter and what it holds, or why it could not be built."""
     if cell.kind == EXISTING:
-        return cell.interpreter, "", ""
-    env_dir = config.envs_root / f"{cell.id}-{cell.definition_hash}"
+        return PreparedEnv(cell.interpreter)
+    stages = stages or _Stages()
+    env_dir = env_dir_for(cell, config)
     with _env_lock(env_dir):
-        return _prepare_locked(cell, cell_dir, env_dir, deadline)
+        prepared = _prepare_locked(cell, cell_dir, env_dir, config.locks_dir, deadline, stages)
+    if prepared.python is None:
+        return prepared
+    with stages.timing("check"):
+        dists = installed_mod.read_installed(installed_mod.site_packages(env_dir))
+        overlaps = installed_mod.file_overlaps(dists)
+    if overlaps:
+        # The environment holds neither distribution as shipped: never run cases in it.
+        reason = "inconsistent environment: " + installed_mod.describe_overlaps(overlaps)
+        return PreparedEnv(None, reason, "\n".join(f"{o.path}: {', '.join(o.owners)}" for o in overlaps[:40]),
+                           dists, prepared.lock)
+    return dataclasses.replace(prepared, installed=dists)
 
 
-def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, deadline: _Deadline) -> tuple[str | None, str, str]:
+def _lock_for(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, deadline: _Deadline,
+              stages: _Stages) -> tuple[Path | None, dict, str, str]:
+    """(lock file, lock facts, cause, tail): the committed lock when current, else one resolved now."""
+    inputs = cell_lock_inputs(cell)
+    committed = locks.lock_path(locks_dir, cell.id)
+    if committed.is_file():
+        text = committed.read_text()
+        made_from = locks.inputs_digest_of(text)
+        facts = {"source": "committed", "path": str(committed), "digest": locks.file_digest(text), "inputs": made_from}
+        if made_from != inputs.digest:
+            return None, facts, (
+                f"lock out of date: {committed} was made from other inputs (pins, rules or the kit's "
+                f"dependencies changed); refresh it with `pcgkit matrix --lock --cell {cell.id}`"
+            ), ""
+        return committed, facts, "", ""
+    with stages.timing("resolve"):
+        result = locks.compile_lock(cell, inputs, base_python, cell_dir / "lock", _uv_env(), deadline.left())
+    if not isinstance(result, str):
+        return None, {"source": "resolved"}, _install_cause(cell, result), _tail(result.output_tail)
+    path = cell_dir / "lock.txt"
+    path.write_text(result)
+    return path, {"source": "resolved", "path": str(path), "digest": locks.file_digest(result),
+                  "inputs": inputs.digest, "note": f"no committed lock: `pcgkit matrix --lock --cell {cell.id}` makes one"}, "", ""
+
+
+def _install_cause(cell: Cell, done: proc.Completed) -> str:
+    cause = "timeout" if done.timed_out else classify_install_failure(done.output_tail)
+    pins = " ".join(cell.requirements() + ((f"sglang=={cell.sglang}",) if cell.sglang else ()))
+    # the resolver's culprit: a missing dependency, else uv's own error line and its cause
+    detail = install_failure_detail(done.output_tail) or uv_culprit(done.output_tail)
+    detail = f"{detail}; pins " if detail else ""
+    return f"{cause}: {detail}{pins} (uv {done.describe_failure()})"
+
+
+def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, locks_dir: Path, deadline: _Deadline,
+                    stages: _Stages) -> PreparedEnv:
     env_python = env_dir / "bin" / "python"
     stamp = env_dir / STAMP
-    if stamp.exists() and stamp.read_text().strip() == cell.definition_hash and env_python.exists():
-        return str(env_python), "", ""
+    if stamp.exists() and env_python.exists():
+        try:
+            recorded = json.loads(stamp.read_text())
+        except ValueError:
+            recorded = {}  # an older kit's stamp: reinstall
+        if recorded.get("definition") == cell.definition_hash:
+            return PreparedEnv(str(env_python), lock={**recorded.get("lock", {}), "reused_env": True})
     base_python = find_python(cell.python)
     if base_python is None:
-        return None, f"interpreter missing: no Python {cell.python} on this machine (see pcgkit/util/interpreters.py)", ""
-    log_path = cell_dir / "install.log"
-    constraints_file = None
-    if cell.constraints:
-        constraints_file = cell_dir / "constraints.txt"
-        constraints_file.write_text("\n".join(cell.constraints) + "\n")
+        return PreparedEnv(None, f"interpreter missing: no Python {cell.python} on this machine (see pcgkit/util/interpreters.py)")
+    lock_file, lock_facts, cause, tail = _lock_for(cell, cell_dir, locks_dir, base_python, deadline, stages)
+    if lock_file is None:
+        return PreparedEnv(None, cause, tail, lock=lock_facts)
     logs = []
-    for i, argv in enumerate(install_commands(cell, env_dir, base_python, constraints_file)):
-        done = proc.run(argv, env=_uv_env(), timeout=deadline.left(), log_path=cell_dir / f"install-{i}.log")
+    for stage, argv in zip(("env", "install"), install_commands(env_dir, base_python, lock_file)):
+        with stages.timing(stage):
+            done = proc.run(argv, env=_uv_env(), timeout=deadline.left(), log_path=cell_dir / f"{stage}.log")
         logs.append(f"+ {' '.join(argv)}\n" + (done.log_path.read_text(errors="replace") if done.log_path else ""))
         if not done.ok:
-            log_path.write_text("\n".join(logs))
-            if done.timed_out:
-                cause = "timeout"
-            else:
-                cause = classify_install_failure(done.output_tail)
-            pins = " ".join(cell.requirements() + ((f"sglang=={cell.sglang}",) if cell.sglang else ()))
-            # the resolver's culprit: a missing dependency, else uv's own error line and its cause
-            detail = install_failure_detail(done.output_tail) or uv_culprit(done.output_tail)
-            detail = f"{detail}; pins " if detail else ""
-            return None, f"{cause}: {detail}{pins} (uv {done.describe_failure()})", _tail(done.output_tail)
-    log_path.write_text("\n".join(logs))
-    stamp.write_text(cell.definition_hash + "\n")
-    return str(env_python), "", ""
+            atomic.write_text(cell_dir / "install.log", "\n".join(logs))
+            return PreparedEnv(None, _install_cause(cell, done), _tail(done.output_tail), lock=lock_facts)
+    atomic.write_text(cell_dir / "install.log", "\n".join(logs))
+    _link_kit(env_dir)
+    stamp.write_text(json.dumps({"definition": cell.definition_hash, "lock": lock_facts}) + "\n")
+    return PreparedEnv(str(env_python), lock=lock_facts)
 
 
-def import_check(python: str, cell_dir: Path, deadline: _Deadline) -> tuple[dict | None, str, str]:
-    done = proc.run(
-        [python, "-c", IMPORT_CHECK], cwd=resources.workspace_root(), timeout=min(IMPORT_CHECK_TIMEOUT_S, deadline.left()),
-        log_path=cell_dir / "import-check.log", env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    for line in done.output_tail.splitlines():
-        if done.ok and line.startswith("PCGKIT-VERSIONS "):
-            return json.loads(line.split(" ", 1)[1]), "", ""
-    culprit = last_exception_line(done.output_tail)
-    return None, f"import check {done.describe_failure()}" + (f": {culprit}" if culprit else ""), _tail(done.output_tail)
+def _link_kit(env_dir: Path) -> None:
+    """Make the kit importable in the cell, as an editable install would, without a uv call:
+    a .pth line to the checkout, or to a copy of the installed package (a wheel has no source tree)."""
+    root = resources.checkout_root()
+    if root is None:
+        root = env_dir / "pcgkit-kit"
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.copytree(resources.package_dir(), root / "pcgkit", ignore=shutil.ignore_patterns("__pycache__"))
+    for site in installed_mod.site_packages(env_dir):
+        (site / KIT_PTH).write_text(f"{root}\n")
+
+
+def _marker(log_path: Path, prefix: str) -> str | None:
+    """The first line of the run's log that starts with prefix (the rest of it), None if absent."""
+    try:
+        with open(log_path, errors="replace") as log:
+            for line in log:
+                if line.startswith(prefix):
+                    return line[len(prefix):].strip()
+    except OSError:
+        pass
+    return None
+
+
+def _read_costs(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
 
 
 def run_cell(cell: Cell, config: BackendConfig, on_stage=lambda cell, stage: None) -> CellOutcome:
@@ -156,36 +249,57 @@ def run_cell(cell: Cell, config: BackendConfig, on_stage=lambda cell, stage: Non
     cell_dir.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     deadline = _Deadline(cell.timeout_s or config.timeout_s)
+    stages = _Stages()
+    prepared = PreparedEnv(None)
+    run_wall: float | None = None
+    run_costs: dict = {}
 
-    def error(stage: str, reason: str, tail: str, versions: dict | None = None) -> CellOutcome:
-        return CellOutcome(cell, ERROR, time.monotonic() - start, stage, reason, tail, versions or {})
+    def outcome(status: str, stage: str | None = None, reason: str = "", tail: str = "", versions: dict | None = None,
+                results=()) -> CellOutcome:
+        total = time.monotonic() - start
+        return CellOutcome(
+            cell, status, total, stage, reason, tail, versions or {}, tuple(results),
+            costs=breakdown(stages.seconds, run_costs, run_wall, results, total),
+            installed=installed_mod.freeze(prepared.installed), lock=prepared.lock,
+        )
 
     on_stage(cell, STAGE_INSTALL)
-    python, cause, tail = prepare_env(cell, cell_dir, config, deadline)
-    if python is None:
-        return error(STAGE_INSTALL, cause, tail)
-    on_stage(cell, STAGE_IMPORT)
-    versions, cause, tail = import_check(python, cell_dir, deadline)
-    if versions is None:
-        return error(STAGE_IMPORT, cause, tail)
+    prepared = prepare_env(cell, cell_dir, config, deadline, stages)
+    if prepared.python is None:
+        return outcome(ERROR, STAGE_INSTALL, prepared.cause, prepared.tail)
+    extra_env: dict[str, str] = {}
+    key = jitcache.cache_key(installed_mod.freeze(prepared.installed), cell.python, jitcache.machine_arch_facts())
+    if key is not None:
+        extra_env[jitcache.ENV_VAR] = str(jitcache.workspace_base(config.envs_root.parent / JIT_CACHE_DIR, key))
     on_stage(cell, STAGE_RUN)
     plan = runjob.RunPlan(
-        python=python, reports_dir=cell_dir, timeout_s=deadline.left(),
+        python=prepared.python, reports_dir=cell_dir, timeout_s=deadline.left(),
         case_timeout_s=min(config.case_timeout_s, deadline.left()),
-        select=config.select, require_hardware=config.require_hardware,
+        select=config.select, require_hardware=config.require_hardware, env=tuple(extra_env.items()),
     )
-    _, results, completed = runjob.execute(plan)
+    run_start = time.monotonic()
+    environment, results, completed = runjob.execute(plan)
+    run_wall = time.monotonic() - run_start
+    with stages.timing("report"):
+        run_costs = _read_costs(plan.costs_path)
+        imported = _marker(plan.log_path, cellmain.IMPORTED)
+        versions = environment.get("versions") or (json.loads(imported) if imported else {})
+        failed_import = _marker(plan.log_path, cellmain.IMPORT_FAILED) is not None or (imported is None and not completed.ok)
+    if failed_import:
+        log_text = plan.log_path.read_text(errors="replace") if plan.log_path.exists() else completed.output_tail
+        culprit = run_costs.get("import_error") or last_exception_line(log_text)
+        return outcome(ERROR, STAGE_IMPORT, f"import failed ({completed.describe_failure()})" + (f": {culprit}" if culprit else ""),
+                       _tail(completed.output_tail), versions)
     if not yielded_verdicts(results, completed.ok):
-        return error(STAGE_RUN, f"pytest {completed.describe_failure()}", _tail(completed.output_tail), versions)
-    return CellOutcome(cell, RAN, time.monotonic() - start, versions=versions, results=tuple(results))
+        return outcome(ERROR, STAGE_RUN, f"pytest {completed.describe_failure()}", _tail(completed.output_tail), versions)
+    return outcome(RAN, versions=versions, results=results)
 
 
 def remove_env(cell: Cell, config: BackendConfig) -> None:
     """Delete a cell's environment (several GB for a torch stack)."""
-    env_dir = config.envs_root / f"{cell.id}-{cell.definition_hash}"
+    env_dir = env_dir_for(cell, config)
     if env_dir.is_dir():
         shutil.rmtree(env_dir)
-
 
 
 def make_runner(args) -> RunCell:

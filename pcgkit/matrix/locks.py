@@ -1,0 +1,149 @@
+"""Per-cell locks: uv's resolution of a cell, with hashes, kept as data (fixtures/locks/<cell-id>.txt).
+
+A lock is made only by an explicit command (`pcgkit matrix --lock [--cell ID]`): `uv pip compile
+--generate-hashes` of the cell's pins, the kit's light dependencies and SGLang's import deps (with
+the cell's constraints), for the cell's Python and the lock platform, plus sglang itself resolved
+`--no-deps` (its own tree is CUDA-only and never imported by the cases). The cell then installs
+exactly that file (`uv pip sync --require-hashes`), so two installs of one cell are the same
+environment. The lock's header records a digest of its inputs: a cell whose inputs changed since
+(a pin, a rule, the kit's dependencies) is told to re-lock instead of silently installing
+something else. A cell without a committed lock is resolved the same way at run time, into its
+own folder, and says so.
+
+Planning helpers are pure; `compile_lock` is the edge (uv through pcgkit.util.proc).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from pcgkit import resources
+from pcgkit.matrix.cells import VENV, Cell
+from pcgkit.util import proc
+
+LOCK_SCHEMA = "pcgkit.lock/1"
+DEFAULT_LOCKS_DIR = resources.fixture("locks")
+# glibc 2.34+ wheels: sglang >= 0.5.12 ships manylinux_2_34 only (FACTS.md); Debian 12 / Ubuntu 24.04 qualify.
+LOCK_PLATFORM = "x86_64-manylinux_2_34"
+NO_DEPS_MARK = "# --- installed without their dependencies ---"
+_INPUTS_LINE = re.compile(r"^# inputs: ([0-9a-f]{16})$", re.MULTILINE)
+
+
+class LockError(ValueError):
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class LockInputs:
+    """Everything the resolution depends on; its digest goes into the lock's header."""
+
+    requirements: tuple[str, ...]  # resolved with their dependencies
+    constraints: tuple[str, ...]
+    no_deps: tuple[str, ...]  # resolved alone (sglang)
+    python: str
+    platform: str = LOCK_PLATFORM
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(json.dumps(dataclasses.asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def lock_inputs(cell: Cell, kit_dependencies: Sequence[str], sglang_dependencies: Sequence[str]) -> LockInputs:
+    """The cell's resolver input. Pure."""
+    requirements = tuple(dict.fromkeys((*cell.requirements(), *kit_dependencies, *sglang_dependencies)))
+    no_deps = (f"sglang=={cell.sglang}",) if cell.sglang else ()
+    return LockInputs(requirements, tuple(cell.constraints), no_deps, cell.python)
+
+
+def lock_path(locks_dir: Path, cell_id: str) -> Path:
+    return locks_dir / f"{cell_id}.txt"
+
+
+def file_digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def with_lock_digests(cells: Iterable[Cell], locks_dir: Path) -> list[Cell]:
+    """Each venv cell with the digest of its committed lock (so a refreshed lock reruns it)."""
+    out = []
+    for cell in cells:
+        path = lock_path(locks_dir, cell.id)
+        if cell.kind == VENV and path.is_file():
+            cell = dataclasses.replace(cell, lock_digest=file_digest(path.read_text()))
+        out.append(cell)
+    return out
+
+
+def inputs_digest_of(lock_text: str) -> str | None:
+    """The inputs digest a lock was made from (its header); None when the header is missing. Pure."""
+    match = _INPUTS_LINE.search(lock_text)
+    return match.group(1) if match else None
+
+
+def compile_argv(uv: Sequence[str], base_python: str, inputs: LockInputs, requirements_file: Path, out: Path,
+                 constraints_file: Path | None = None, no_deps: bool = False) -> list[str]:
+    """One `uv pip compile` command line. Pure."""
+    argv = [*uv, "pip", "compile", "--generate-hashes", "--no-header", "--python", base_python,
+            "--python-version", inputs.python, "--python-platform", inputs.platform, "-o", str(out)]
+    if constraints_file is not None:
+        argv += ["--constraint", str(constraints_file)]
+    if no_deps:
+        argv.append("--no-deps")
+    return [*argv, str(requirements_file)]
+
+
+def render_lock(cell_id: str, inputs: LockInputs, resolved: str, resolved_no_deps: str = "") -> str:
+    """The lock file's text: our header, uv's resolution, then the no-deps part. Pure."""
+    header = [
+        f"# {LOCK_SCHEMA}: uv's resolution for matrix cell {cell_id!r}, with hashes. Installed with",
+        "# `uv pip sync --require-hashes`. Do not edit: refresh with `pcgkit matrix --lock --cell " + cell_id + "`.",
+        f"# inputs: {inputs.digest}",
+        f"# python {inputs.python}, platform {inputs.platform}",
+        *(f"# requirement: {r}" for r in inputs.requirements),
+        *(f"# constraint: {c}" for c in inputs.constraints),
+        *(f"# without dependencies: {r}" for r in inputs.no_deps),
+    ]
+    body = resolved.strip() + "\n"
+    if inputs.no_deps:
+        body += f"{NO_DEPS_MARK}\n{resolved_no_deps.strip()}\n"
+    return "\n".join(header) + "\n" + body
+
+
+def pinned(lock_text: str) -> dict[str, str]:
+    """name -> version of every distribution a lock installs. Pure."""
+    pins = {}
+    for line in lock_text.splitlines():
+        match = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==([^\s;\\]+)", line)
+        if match:
+            pins[match.group(1).lower().replace("_", "-")] = match.group(2)
+    return pins
+
+
+def compile_lock(cell: Cell, inputs: LockInputs, base_python: str, work: Path, env: dict[str, str],
+                 timeout: float) -> str | proc.Completed:
+    """Resolve the cell with uv (the edge): the lock's text, or the uv run that failed."""
+    work.mkdir(parents=True, exist_ok=True)
+    uv = proc.uv_command()
+    (work / "lock-requirements.in").write_text("\n".join(inputs.requirements) + "\n")
+    constraints = None
+    if inputs.constraints:
+        constraints = work / "lock-constraints.txt"
+        constraints.write_text("\n".join(inputs.constraints) + "\n")
+    done = proc.run(compile_argv(uv, base_python, inputs, work / "lock-requirements.in", work / "lock-resolved.txt", constraints),
+                    env=env, timeout=timeout, log_path=work / "lock-compile.log")
+    if not done.ok:
+        return done
+    no_deps_text = ""
+    if inputs.no_deps:
+        (work / "lock-no-deps.in").write_text("\n".join(inputs.no_deps) + "\n")
+        done = proc.run(compile_argv(uv, base_python, inputs, work / "lock-no-deps.in", work / "lock-no-deps.txt", no_deps=True),
+                        env=env, timeout=timeout, log_path=work / "lock-compile-no-deps.log")
+        if not done.ok:
+            return done
+        no_deps_text = (work / "lock-no-deps.txt").read_text()
+    return render_lock(cell.id, inputs, (work / "lock-resolved.txt").read_text(), no_deps_text)
