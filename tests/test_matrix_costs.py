@@ -26,12 +26,12 @@ def test_breakdown_splits_the_run_into_interpreter_import_pytest_and_cases():
 
 def test_merged_junit_is_validated_again_only_when_its_bytes_change(monkeypatch, tmp_path):
     """A re-run whose merged JUnit is byte-identical skips the xunit2 check; a changed file is checked again."""
-    from pcgkit.matrix import cli
+    from pcgkit.report import junit_merge
 
     calls = []
-    monkeypatch.setattr(cli, "validate", lambda path: calls.append(path) or [])
+    monkeypatch.setattr(junit_merge, "validate", lambda path: calls.append(path) or [])
     junit = tmp_path / "matrix-junit.xml"
     junit.write_text("<testsuites/>")
-    assert cli.validated(junit) == [] and cli.validated(junit) == [] and len(calls) == 1
+    assert junit_merge.validated(junit) == [] and junit_merge.validated(junit) == [] and len(calls) == 1
     junit.write_text("<testsuites name='x'/>")
-    assert cli.validated(junit) == [] and len(calls) == 2
+    assert junit_merge.validated(junit) == [] and len(calls) == 2

@@ -233,11 +233,6 @@ def preflight(python: str) -> str | None:
 
 
 def _cmd_run(args) -> int:
-    if args.python:
-        check_interpreter(args.python)  # no such file / a folder / not executable: one line
-        problem = preflight(args.python)  # what the interpreter lacks (torch, flashinfer, pytest, the kit)
-        if problem:
-            raise UsageError(problem)
     plan = RunPlan(
         python=args.python or sys.executable,
         reports_dir=Path(args.reports),
@@ -246,8 +241,17 @@ def _cmd_run(args) -> int:
         select=args.select,
         require_hardware=tuple(args.require_hardware),
     )
-    check_interpreter(plan.python)
+    check_interpreter(plan.python)  # no such file / a folder / not executable: one line
     atomic.check_writable_dir(plan.reports_dir, "--reports")
+    clear_previous_outputs(plan)  # from here on, a stop leaves "interrupted" rows, never the last run's files
+    if args.python:
+        try:
+            problem = preflight(args.python)  # what the interpreter lacks (torch, flashinfer, pytest, the kit)
+        except Interrupted as exc:
+            interrupted_results(plan, exc)
+            raise
+        if problem:
+            raise UsageError(problem)
     environment, results, completed = execute(plan)
     if not results:
         last = completed.output_tail.strip().splitlines()[-1:] or [""]
