@@ -245,9 +245,11 @@ def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendCo
     if lock_file is None:
         return PreparedEnv(None, cause, tail, lock=lock_facts)
     logs = [f"# building {env_dir}: {why}"]
-    if why != "new":
-        # Start from nothing: `uv venv --allow-existing` and a sync keep what they find (a dist-info
-        # without METADATA is invisible to uv, its files stay), and no stamp means no reuse if we are killed.
+    if recorded:
+        # A stamped env that is damaged or forced starts from nothing: `uv venv --allow-existing` and
+        # a sync keep what they find (a dist-info without METADATA is invisible to uv, its files
+        # stay), and with the stamp gone a kill mid-rebuild cannot leave it looking reusable. An
+        # unstamped one (an install that never finished) is synced in place: uv converges it.
         lock_facts = {**lock_facts, "rebuilt": why}
         print(f"pcgkit: rebuilding the environment of cell {cell.id}: {why}", file=sys.stderr, flush=True)
         shutil.rmtree(env_dir, ignore_errors=True)
