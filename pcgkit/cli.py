@@ -3,7 +3,9 @@
 main() is the one error path: every user mistake becomes one line on stderr ("pcgkit: error: ...",
 redacted, control characters stripped) and the exit status of pcgkit.errors.EXIT_CODES; the stop
 policy (pcgkit.util.signals) is installed around every command, so Ctrl-C or SIGTERM stops the
-whole process tree and exits 130 / 143 without a traceback.
+whole process tree and exits 130 / 143 without a traceback. A bug in the kit itself (any other
+exception) is one line too, "pcgkit: internal error: ...", exit 3, with the redacted traceback
+saved to a file the line names; PCGKIT_DEBUG=1 prints the traceback as well.
 """
 
 from __future__ import annotations
@@ -12,6 +14,10 @@ import argparse
 import importlib
 import os
 import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
 
 from pcgkit import __version__
 from pcgkit.errors import ExitCode, Interrupted, PcgkitError
@@ -86,6 +92,40 @@ def main(argv: list[str] | None = None) -> int:
         error = path_error(exc)
         print(error_line(error), file=sys.stderr)
         return int(error.exit_code)
+    except Exception as exc:  # noqa: BLE001 - a kit bug: one line for the user, the traceback kept for the report
+        return internal_error(exc, args)
+
+
+DEBUG_VAR = "PCGKIT_DEBUG"  # set to 1: an internal error prints its full traceback too
+
+
+def internal_error(exc: Exception, args: argparse.Namespace) -> int:
+    """Report an unexpected exception: the traceback to a file (reports folder, else the temp dir), one line to stderr."""
+    secrets = secret_values(dict(os.environ))
+    text = redact_text(traceback.format_exc(), secrets)
+    if os.environ.get(DEBUG_VAR, "") not in ("", "0"):
+        print(text, file=sys.stderr, end="")
+    saved, why_not = save_traceback(text, getattr(args, "reports", None))
+    where = f"the traceback is in {saved}" if saved else f"the traceback could not be saved ({why_not}); rerun with {DEBUG_VAR}=1"
+    summary = one_line(redact_text(f"{type(exc).__name__}: {exc}", secrets))
+    print(f"pcgkit: internal error: {summary}; {where}; please report it", file=sys.stderr)
+    return int(ExitCode.ERROR_CELLS)
+
+
+def save_traceback(text: str, reports: object) -> tuple[Path | None, str]:
+    """(the file written, or None and why): the command's reports folder when it exists, else the temp dir."""
+    from pcgkit.util import atomic
+
+    name = f"pcgkit-internal-error-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.txt"
+    folders = [Path(str(reports))] if reports and Path(str(reports)).is_dir() else []
+    folders.append(Path(tempfile.gettempdir()))
+    why_not = ""
+    for folder in folders:
+        try:
+            return atomic.write_text(folder / name, text, redact=False), ""  # redacted above
+        except (PcgkitError, OSError) as exc:
+            why_not = str(exc)
+    return None, why_not
 
 
 def path_error(exc: OSError) -> PcgkitError:

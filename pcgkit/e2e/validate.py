@@ -22,7 +22,7 @@ from typing import Iterable, Sequence
 from pcgkit import resources
 from pcgkit.e2e.probe import MARKER
 from pcgkit.errors import EnvironmentSetupError, UsageError
-from pcgkit.util import proc
+from pcgkit.util import atomic, proc
 from pcgkit.util.interpreters import find_python
 
 DEFAULT_OUT = resources.fixture("sglang_launch_validation.json")
@@ -138,7 +138,7 @@ def _probe_env(workdir: Path, python: str) -> Path:
         done = _uv(*args, log=workdir / "probe-venv.log")
         if not done.ok:
             raise EnvironmentSetupError(f"building {venv} failed ({done.describe_failure()}):\n{done.output_tail[-1500:]}")
-    stamp.write_text(want)
+    atomic.write_text(stamp, want, redact=False)  # compared byte for byte with the requirements on reuse
     return venv
 
 
@@ -157,7 +157,7 @@ def _install_release(venv: Path, target: Path, version: str, log: Path) -> str |
         done = _uv("pip", "install", "--quiet", *extra, "--python", python, "--target", str(target), *pins, log=log)
         if not done.ok:
             return f"install of {pins} failed: {done.output_tail[-600:]}"
-    (target / ".pcgkit-installed").write_text(version)
+    atomic.write_text(target / ".pcgkit-installed", version)
     return None
 
 
@@ -220,7 +220,7 @@ def _cmd_validate(args) -> int:
         kept = {r["sglang"]: r["probe"] for r in previous.get("results", []) if r["sglang"] not in reports}
         reports = dict(sorted({**kept, **reports}.items(), key=lambda item: _version_key(item[0])))
     data = summarize(reports, environment)
-    out.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    atomic.write_json(out, data, indent=2)
     counts = {s: sum(r["status"] == s for r in data["results"]) for s in ("ok", "not-applicable", "failed")}
     print(f"pcgkit: wrote {out}: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
     return 0 if data["all_ok"] else 1

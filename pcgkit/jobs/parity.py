@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import json
 import os
 import sys
 import time
@@ -26,6 +25,7 @@ from unittest import mock
 from pcgkit.errors import UsageError
 from pcgkit.harness import hardware, targets
 from pcgkit.jobs import run as runjob
+from pcgkit.util import atomic
 from pcgkit.verdicts.result import CaseResult, read_results
 from pcgkit.verdicts.verdict import Verdict
 
@@ -246,8 +246,8 @@ def _cmd_parity(args) -> int:
         **walls,
     }
     out.mkdir(parents=True, exist_ok=True)
-    (out / "parity.md").write_text(render_markdown(rows, meta))
-    (out / "parity.json").write_text(json.dumps(to_json(rows, meta), indent=2, sort_keys=True) + "\n")
+    atomic.write_text(out / "parity.md", render_markdown(rows, meta))
+    atomic.write_json(out / "parity.json", to_json(rows, meta), indent=2)
     print(render_markdown(rows, meta))
     print(f"reports: {out / 'parity.md'}, {out / 'parity.json'}")
     compared = [r for r in rows if r.status in ("match", "DIFFERENT")]

@@ -38,6 +38,7 @@ def backend_config(args) -> BackendConfig:
         cells_root=cells_root(Path(args.reports)), envs_root=Path(args.envs), timeout_s=args.timeout,
         case_timeout_s=min(args.timeout, 600.0), backend=getattr(args, "backend", backends.DEFAULT),
         select=getattr(args, "select", None), require_hardware=tuple(getattr(args, "require_hardware", None) or ()),
+        force=bool(getattr(args, "force", False)),
     )
 
 
@@ -347,7 +348,7 @@ def _common(parser) -> None:
     parser.add_argument("--reports", default="reports", help="reports folder (default: reports/)")
     parser.add_argument("--envs", default=str(resources.default_envs_root()), help="where cell environments live")
     parser.add_argument("--timeout", type=positive_seconds, default=1800, help="seconds per cell, install included")
-    parser.add_argument("--force", action="store_true", help="rerun cells even when a result for them exists")
+    parser.add_argument("--force", action="store_true", help="rerun cells even when a result for them exists, and rebuild their environments")
     parser.add_argument("--backend", choices=tuple(backends.BACKENDS), default=backends.DEFAULT,
                         help="where cells run: a uv venv each (default) or a pinned image each (docker/)")
     parser.add_argument("-m", dest="select", help="pytest marker expression passed into every cell, e.g. 'cpu_sim'")

@@ -23,7 +23,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from pcgkit import resources
-from pcgkit.util import proc
+from pcgkit.util import atomic, proc
 
 PINS_SCHEMA = "pcgkit.sglang-requires/1"
 DEFAULT_PINS_FILE = resources.fixture("sglang_requires.toml")
@@ -203,5 +203,5 @@ def refresh(path: Path, since: str = "0.5.0", extra_axes: Sequence[str] = AXES) 
             releases.append(read_wheel(download_release(version, Path(tmp))))
     known = {name: tuple(available_versions(name)) for name in extra_axes}
     index = PinsIndex(tuple(releases), known, _dt.date.today().isoformat())
-    path.write_text(dump_pins(index))
+    atomic.write_text(path, dump_pins(index))
     return index

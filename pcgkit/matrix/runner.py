@@ -37,6 +37,7 @@ from pcgkit.matrix.outcome import (
     with_where,
     write_outcome,
 )
+from pcgkit.matrix.uninstallable import Uninstallable, expected_failure, load_uninstallable
 from pcgkit.matrix.where import capture as capture_where
 from pcgkit.util import signals
 
@@ -96,13 +97,18 @@ def run_matrix(
     force: bool = False,
     run: RunCell = run_cell,
     show_progress: bool = True,
+    expected: tuple[Uninstallable, ...] | None = None,
 ) -> list[CellOutcome]:
-    """Every cell's outcome, in plan order; each cell.json written as soon as it is known."""
+    """Every cell's outcome, in plan order; each cell.json written as soon as it is known.
+
+    expected: the baseline's expected-uninstallable rules, for the progress rows only (None: the
+    default expectations file); matrix_status judges them for the exit status."""
+    rules = load_uninstallable() if expected is None else expected
     with signals.stop_policy():  # already installed by cli.main; here for direct callers (tests, bisect)
-        return _run_matrix(cells, config, jobs, force, run, show_progress)
+        return _run_matrix(cells, config, jobs, force, run, show_progress, rules)
 
 
-def _run_matrix(cells, config, jobs, force, run, show_progress) -> list[CellOutcome]:
+def _run_matrix(cells, config, jobs, force, run, show_progress, rules) -> list[CellOutcome]:
     outcomes: dict[str, CellOutcome] = {}
     todo = []
     for cell in cells:
@@ -116,9 +122,18 @@ def _run_matrix(cells, config, jobs, force, run, show_progress) -> list[CellOutc
         SpinnerColumn(), TextColumn("{task.fields[cell]:<22}"), TextColumn("{task.description}"),
         TimeElapsedColumn(), disable=not show_progress, transient=False,
     ) as progress:
+        # the overall row first: with dozens of cells the per-cell rows scroll, this one stays on top
+        overall = progress.add_task("", cell="all cells", total=len(cells))
+        tally = Tally(len(cells))
+
+        def count(outcome: CellOutcome) -> None:
+            tally.add(outcome, expected_failure(outcome, rules) is not None)
+            progress.update(overall, description=tally.describe(), completed=tally.done)
+
         tasks = {c.id: progress.add_task("queued", cell=c.id, total=None) for c in todo}
         for cell_id, outcome in outcomes.items():
-            progress.add_task("cached: " + _summary(outcome), cell=cell_id, total=1, completed=1)
+            progress.add_task("cached: " + _summary(outcome, rules), cell=cell_id, total=1, completed=1)
+            count(outcome)
 
         stages: dict[str, str] = {}
         stages_lock = threading.Lock()
@@ -133,7 +148,8 @@ def _run_matrix(cells, config, jobs, force, run, show_progress) -> list[CellOutc
             outcome = with_where(outcome, capture_where(config.backend, outcome.provenance))
             write_outcome(config.cells_root / outcome.cell.id / CELL_FILE, outcome)
             outcomes[outcome.cell.id] = outcome
-            progress.update(tasks[outcome.cell.id], description=_summary(outcome), total=1, completed=1)
+            progress.update(tasks[outcome.cell.id], description=_summary(outcome, rules), total=1, completed=1)
+            count(outcome)  # finish runs on the main thread only: no lock
 
         # Not a `with` block: its exit waits for every worker, which a stop must not do blindly.
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs or default_jobs())
@@ -164,7 +180,36 @@ def _stop(pool, futures, outcomes, stages, signum: int, finish) -> None:
         finish(outcome or interrupted_outcome(cell, signum, stages.get(cell.id)))
 
 
-def _summary(outcome: CellOutcome) -> str:
+class Tally:
+    """The overall row's counts: 'N of M cells' and how the finished ones ended. Pure."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.done = 0
+        self.errors = 0
+        self.expected = 0
+
+    def add(self, outcome: CellOutcome, expected_uninstallable: bool) -> None:
+        self.done += 1
+        if expected_uninstallable:
+            self.expected += 1
+        elif outcome.is_error:
+            self.errors += 1
+
+    def describe(self) -> str:
+        parts = [f"{self.done} of {self.total} cells"]
+        if self.errors:
+            parts.append(f"[red]{self.errors} error{'s' if self.errors > 1 else ''}[/red]")
+        if self.expected:
+            parts.append(f"{self.expected} expected uninstallable")
+        return ", ".join(parts)
+
+
+def _summary(outcome: CellOutcome, rules: tuple[Uninstallable, ...] = ()) -> str:
+    rule = expected_failure(outcome, rules)
+    if rule is not None:
+        # the baseline knows this install fails: not an error (matrix_status agrees), say why
+        return f"[yellow]expected: uninstallable[/yellow] ({escape(rule.why[:70])})"
     if outcome.is_error:
         return f"[red]error[/red] ({outcome.stage}): {escape(outcome.reason[:70])}"
     verdicts = sorted({r.verdict.value for r in outcome.results if r.verdict.ran})

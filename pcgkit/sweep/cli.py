@@ -16,6 +16,7 @@ from unittest import mock
 
 from pcgkit.errors import PcgkitError
 from pcgkit.harness.hardware import SIMULATED_ARCHES
+from pcgkit.util import atomic
 
 
 class NoGpuError(PcgkitError):
@@ -76,8 +77,9 @@ def main(args: argparse.Namespace) -> int:
         "CUDA_HOME": toolkit or "unset", "entry points": str(len(specs)), "wall_s": f"{time.perf_counter() - start:.1f}",
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "sweep.json").write_text(json.dumps({"schema": report.SCHEMA, "header": header, "results": results}, indent=1))
+    # not write_json: it sorts keys, and the results keep the sweep's order
+    atomic.write_text(args.out / "sweep.json", json.dumps({"schema": report.SCHEMA, "header": header, "results": results}, indent=1))
     text = report.render(results, header)
-    (args.out / "sweep.md").write_text(text)
+    atomic.write_text(args.out / "sweep.md", text)
     print(text)
     return 0

@@ -5,12 +5,12 @@ signatures/flashinfer-<version>.json. Needs torch and flashinfer; imports only."
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from pcgkit import resources
 from pcgkit.sweep.engine import _Missing, _signature_text, installed_versions, resolve
 from pcgkit.sweep.specs import load_specs
+from pcgkit.util import atomic
 
 SCHEMA = "pcgkit.sweep-signatures/1"
 
@@ -33,7 +33,7 @@ def main() -> None:
     data = collect()
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"flashinfer-{data['flashinfer']}.json"
-    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    atomic.write_json(path, data, indent=1)
     print(path)
 
 

@@ -73,3 +73,31 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state != "Z"
+
+
+def stand_in_backend(monkeypatch, tmp_path: Path, cell: Cell, extra_argv: tuple[str, ...] = ()):
+    """The venv backend with uv replaced by a shell stand-in (no download, no real install).
+
+    The stand-in links the env's python to this interpreter, writes one distribution's dist-info
+    (METADATA, RECORD) and counts its installs in tmp_path/installs.txt. The cell gets a committed,
+    current lock, so no resolver runs. Returns (config, installs file)."""
+    from pcgkit.matrix.backends import venv as backend_venv
+    from pcgkit.matrix.backends.base import BackendConfig
+
+    installs = tmp_path / "installs.txt"
+
+    def fake_commands(env_dir, base_python, lock_file):
+        site = f"{env_dir}/lib/python3.12/site-packages/tabulate-0.9.0.dist-info"
+        script = (f"mkdir -p {env_dir}/bin {site} && ln -sf {base_python} {env_dir}/bin/python "
+                  f"&& printf 'Name: tabulate\\nVersion: 0.9.0\\n' > {site}/METADATA && : > {site}/RECORD "
+                  f"&& echo install >> {installs} && cat {lock_file}")
+        return [["true", *extra_argv], ["sh", "-c", script, "uv-stand-in", *extra_argv]]
+
+    monkeypatch.setattr(backend_venv, "install_commands", fake_commands)
+    monkeypatch.setenv("PCGKIT_PYTHON", sys.executable)
+    locks_dir = tmp_path / "locks"
+    locks_dir.mkdir(exist_ok=True)
+    (locks_dir / f"{cell.id}.txt").write_text(
+        f"# inputs: {backend_venv.cell_lock_inputs(cell).digest}\n" + "".join(f"{c}\n" for c in cell.companions))
+    config = BackendConfig(cells_root=tmp_path / "cells", envs_root=tmp_path / "envs", locks_dir=locks_dir)
+    return config, installs

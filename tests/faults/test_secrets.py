@@ -94,3 +94,28 @@ def test_redacted_cell_json_still_resumes(tmp_path):
     config = BackendConfig(cells_root=tmp_path / "matrix" / "cells", envs_root=tmp_path, timeout_s=10, case_timeout_s=10)
     assert PASSWORD not in (tmp_path / "matrix" / "cells" / "cred" / "cell.json").read_text()
     assert cached_outcome(cell, config) is not None
+
+
+def test_install_log_echo_and_output_drop_companion_credentials(monkeypatch, tmp_path, capsys):
+    """A credentialed companion URL in the install commands' argv and output never reaches install.log."""
+    from pcgkit.matrix.backends.venv import _Deadline, prepare_env
+
+    from .helpers import stand_in_backend
+
+    wheel = "tabulate @ https://user:p%40ss-XYZ@wheels.example.invalid/x.whl"
+    cell = Cell("credlog", python=f"{sys.version_info[0]}.{sys.version_info[1]}", flashinfer="0.6.1", torch="2.9.1",
+                companions=(wheel, WHEEL))
+    # the stand-in gets the URLs as arguments (the echo) and prints the lock holding them (the output)
+    config, _ = stand_in_backend(monkeypatch, tmp_path, cell,
+                                 extra_argv=(wheel, f"--index-url=https://tok:{PASSWORD}@idx.invalid/simple"))
+    cell_dir = tmp_path / "cells" / "credlog"
+    cell_dir.mkdir(parents=True)
+    assert prepare_env(cell, cell_dir, config, _Deadline(60)).python is not None
+    log = (cell_dir / "install.log").read_text()
+    err = capsys.readouterr().err
+    assert log.count("+ ") >= 2 and "wheels.example.invalid/x.whl" in log and "idx.invalid" in log
+    for secret in ("p%40ss", "p%40ss-XYZ", "user:p", "tok:", *SECRETS):
+        assert secret not in log, f"{secret!r} leaked into install.log"
+        assert secret not in err, f"{secret!r} leaked into the terminal"
+    # the lock uv installs from keeps them: it is the input, not a report
+    assert "p%40ss-XYZ" in (config.locks_dir / "credlog.txt").read_text()

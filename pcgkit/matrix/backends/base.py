@@ -21,6 +21,7 @@ class BackendConfig:
     select: str | None = None  # pytest -m expression passed into every cell
     require_hardware: tuple[str, ...] = ()  # --require-hardware, passed into every cell
     locks_dir: Path = dataclasses.field(default_factory=lambda: resources.fixture("locks"))  # committed cell locks
+    force: bool = False  # --force: rebuild each cell's environment too, not only rerun its cases
 
 
 class RunCell(Protocol):

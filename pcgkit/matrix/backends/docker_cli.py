@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pcgkit.errors import UsageError
 from pcgkit.matrix.backends import docker_plan as plan
+from pcgkit.util import atomic
 
 
 def add_backend_options(parser) -> None:
@@ -74,7 +75,7 @@ def lock(path: Path, resolve: Callable[[str], str] = registry_digest) -> list[tu
         text = set_digest(text, name, digest)
         report.append((name, True, f"{base.ref}: {digest}"))
     plan.parse_image_pins(text)  # never write a file the backend cannot read
-    path.write_text(text)
+    atomic.write_text(path, text)
     return report
 
 

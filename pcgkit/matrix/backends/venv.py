@@ -20,6 +20,7 @@ import fcntl
 import json
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -48,6 +49,7 @@ from pcgkit.matrix.outcome import (
 )
 from pcgkit.util import atomic, proc
 from pcgkit.util.interpreters import find_python
+from pcgkit.util.redact import redact_argv, secret_values
 
 STAMP = ".pcgkit-cell-stamp"
 KIT_PTH = "_pcgkit_kit.pth"
@@ -133,7 +135,7 @@ def prepare_env(cell: Cell, cell_dir: Path, config: BackendConfig, deadline: _De
     stages = stages or _Stages()
     env_dir = env_dir_for(cell, config)
     with _env_lock(env_dir):
-        prepared = _prepare_locked(cell, cell_dir, env_dir, config.locks_dir, deadline, stages)
+        prepared = _prepare_locked(cell, cell_dir, env_dir, config, deadline, stages)
     if prepared.python is None:
         return prepared
     with stages.timing("check"):
@@ -167,7 +169,7 @@ def _lock_for(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, dea
     if not isinstance(result, str):
         return None, {"source": "resolved"}, _install_cause(cell, result), _tail(result.output_tail)
     path = cell_dir / "lock.txt"
-    path.write_text(result)
+    atomic.write_text(path, result, redact=False)  # uv installs from it: a companion's credentials must stay
     return path, {"source": "resolved", "path": str(path), "digest": locks.file_digest(result),
                   "inputs": inputs.digest, "note": f"no committed lock: `pcgkit matrix --lock --cell {cell.id}` makes one"}, "", ""
 
@@ -181,34 +183,88 @@ def _install_cause(cell: Cell, done: proc.Completed) -> str:
     return f"{cause}: {detail}{pins} (uv {done.describe_failure()})"
 
 
-def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, locks_dir: Path, deadline: _Deadline,
+def env_damage(env_dir: Path, recorded: dict) -> str | None:
+    """Why a stamped environment cannot be reused, found cheaply; None when it looks whole.
+
+    What a cleanup job, a half-finished `pip uninstall` or an upgraded base Python does to an env
+    after its install: the interpreter gone or not starting, or a distribution of the installed
+    set (recorded in the stamp) whose METADATA vanished. Deeper damage (a deleted module file) is
+    what `--force` is for: hashing every file on each reuse would cost as much as the install."""
+    env_python = env_dir / "bin" / "python"
+    if not env_python.exists():  # follows the link: a removed base interpreter counts too
+        return f"the environment's python is missing ({env_python})"
+    check = proc.run([str(env_python), "-I", "-S", "-c", ""], env=_uv_env(), timeout=60, echo=False)
+    if not check.ok:
+        return f"the environment's python does not start ({check.describe_failure()})"
+    lost = [rel for rel in recorded.get("installed", ()) if not (env_dir / rel / "METADATA").is_file()]
+    if lost:
+        names = ", ".join(Path(rel).name for rel in lost[:3]) + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
+        return f"{len(lost)} installed distribution{'s' if len(lost) > 1 else ''} lost {'their' if len(lost) > 1 else 'its'} METADATA ({names})"
+    return None
+
+
+def _dist_infos(env_dir: Path) -> list[str]:
+    """The installed set as the stamp records it: each dist-info folder, relative to the env. A glob, no reads."""
+    return sorted(str(info.relative_to(env_dir)) for site in installed_mod.site_packages(env_dir)
+                  for info in site.glob("*.dist-info"))
+
+
+def _read_stamp(stamp: Path) -> dict | None:
+    try:
+        recorded = json.loads(stamp.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return {}  # unreadable, or an older kit's stamp: reinstall
+    return recorded if isinstance(recorded, dict) else {}
+
+
+def rebuild_reason(cell: Cell, env_dir: Path, force: bool) -> tuple[str | None, dict]:
+    """(why the env must be (re)built, None to reuse it; the stamp's record)."""
+    recorded = _read_stamp(env_dir / STAMP)
+    if recorded is None:
+        return ("left unfinished by an earlier install (no stamp)" if env_dir.exists() else "new"), {}
+    if recorded.get("definition") != cell.definition_hash:
+        return "stamped for another definition of this cell", recorded
+    if force:
+        return "--force", recorded
+    return env_damage(env_dir, recorded), recorded
+
+
+def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendConfig, deadline: _Deadline,
                     stages: _Stages) -> PreparedEnv:
     env_python = env_dir / "bin" / "python"
     stamp = env_dir / STAMP
-    if stamp.exists() and env_python.exists():
-        try:
-            recorded = json.loads(stamp.read_text())
-        except ValueError:
-            recorded = {}  # an older kit's stamp: reinstall
-        if recorded.get("definition") == cell.definition_hash:
-            return PreparedEnv(str(env_python), lock={**recorded.get("lock", {}), "reused_env": True})
+    why, recorded = rebuild_reason(cell, env_dir, config.force)
+    if why is None:
+        return PreparedEnv(str(env_python), lock={**recorded.get("lock", {}), "reused_env": True})
     base_python = find_python(cell.python)
     if base_python is None:
         return PreparedEnv(None, f"interpreter missing: no Python {cell.python} on this machine (see pcgkit/util/interpreters.py)")
-    lock_file, lock_facts, cause, tail = _lock_for(cell, cell_dir, locks_dir, base_python, deadline, stages)
+    lock_file, lock_facts, cause, tail = _lock_for(cell, cell_dir, config.locks_dir, base_python, deadline, stages)
     if lock_file is None:
         return PreparedEnv(None, cause, tail, lock=lock_facts)
-    logs = []
+    logs = [f"# building {env_dir}: {why}"]
+    if recorded:
+        # A stamped env that is damaged or forced starts from nothing: `uv venv --allow-existing` and
+        # a sync keep what they find (a dist-info without METADATA is invisible to uv, its files
+        # stay), and with the stamp gone a kill mid-rebuild cannot leave it looking reusable. An
+        # unstamped one (an install that never finished) is synced in place: uv converges it.
+        lock_facts = {**lock_facts, "rebuilt": why}
+        print(f"pcgkit: rebuilding the environment of cell {cell.id}: {why}", file=sys.stderr, flush=True)
+        shutil.rmtree(env_dir, ignore_errors=True)
+    secrets = secret_values(_uv_env())
     for stage, argv in zip(("env", "install"), install_commands(env_dir, base_python, lock_file)):
         with stages.timing(stage):
             done = proc.run(argv, env=_uv_env(), timeout=deadline.left(), log_path=cell_dir / f"{stage}.log")
-        logs.append(f"+ {' '.join(argv)}\n" + (done.log_path.read_text(errors="replace") if done.log_path else ""))
+        # the echo is redacted as proc.run's own is (a credentialed URL may be an argument)
+        logs.append(f"+ {redact_argv(tuple(argv), secrets)}\n" + (done.log_path.read_text(errors="replace") if done.log_path else ""))
         if not done.ok:
             atomic.write_text(cell_dir / "install.log", "\n".join(logs))
             return PreparedEnv(None, _install_cause(cell, done), _tail(done.output_tail), lock=lock_facts)
     atomic.write_text(cell_dir / "install.log", "\n".join(logs))
     _link_kit(env_dir)
-    stamp.write_text(json.dumps({"definition": cell.definition_hash, "lock": lock_facts}) + "\n")
+    atomic.write_json(stamp, {"definition": cell.definition_hash, "lock": lock_facts, "installed": _dist_infos(env_dir)})
     return PreparedEnv(str(env_python), lock=lock_facts)
 
 
