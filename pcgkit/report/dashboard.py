@@ -5,6 +5,8 @@ The page holds only the grid (cells x cases, one symbol each, flips flagged); ea
 (signature, frames, versions, device, log tail, provenance, its timeline across runs) is a sidecar
 script, index.files/cells/<n>.js, loaded with <script src> when the cell is opened: fetch() of a
 file:// URL is blocked, a script tag is not, and 500 cells' evidence never loads all at once.
+Sidecars stay small at 100 runs: a case's history is a string of one verdict code per run
+(pcgkit.report.history.VERDICT_CODES), and the run dates and the code table are on the page once.
 """
 
 from __future__ import annotations
@@ -46,12 +48,16 @@ def _rank(values: Sequence[str | None]) -> dict[str | None, int]:
     return {v: i for i, v in enumerate(ordered)}
 
 
-def _evidence(cell: CellReport, lines: Mapping[tuple[str, str], Timeline]) -> dict:
+def _evidence(cell: CellReport, lines: Mapping[tuple[str, str], Timeline], run_index: Mapping[str, int]) -> dict:
+    """A cell's sidecar data. Compact at scale: empty fields are left out, and each case's history is its
+    code string (one character per run); the run dates and the code table are on the page, once."""
     entries = {}
     for case, e in cell.entries.items():
+        data = {k: v for k, v in e.to_dict().items() if v or k == "verdict"}
         t = lines.get((cell.id, case))
-        entries[case] = {**e.to_dict(), "timeline": list(t.points) if t else [], "flips": t.flips if t else 0,
-                         "since": t.since if t else ""}
+        if t is not None:
+            data.update(h=t.codes, flips=t.flips, since=run_index[t.since])  # since: an index into RUNS
+        entries[case] = data
     data = cell.to_dict()
     data.pop("modes", None)
     return {**data, "entries": entries}
@@ -59,12 +65,14 @@ def _evidence(cell: CellReport, lines: Mapping[tuple[str, str], Timeline]) -> di
 
 def sidecar_script(cell_index: int, evidence: dict) -> str:
     # json.dumps output is a valid JS expression; the page reads it with textContent only.
-    return f"window.pcgkitEvidence({cell_index}, {json.dumps(evidence, sort_keys=True)});\n"
+    return f"window.pcgkitEvidence({cell_index}, {json.dumps(evidence, sort_keys=True, separators=(',', ':'))});\n"
 
 
 def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: Upstream = EMPTY) -> Page:
     """The page and its sidecars. Pure. Every string from a run is escaped (autoescape) or set as text."""
     lines = timelines(runs) if runs else {}
+    run_dates = sorted(r.created for r in runs)
+    run_index = {d: i for i, d in enumerate(run_dates)}
     ranks = {a: _rank([c.axis_value(a) for c in report.cells]) for a in AXES}
     rows = []
     sidecars = {}
@@ -79,7 +87,7 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
             "flipped": {case for case in cell.entries if (t := lines.get((cell.id, case))) and t.flipped_last},
             "since": {case: t.since for case in cell.entries if (t := lines.get((cell.id, case))) and t.flips},
         })
-        sidecars[f"{SIDECAR_DIR}/{i}.js"] = sidecar_script(i, _evidence(cell, lines))
+        sidecars[f"{SIDECAR_DIR}/{i}.js"] = sidecar_script(i, _evidence(cell, lines, run_index))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resources.templates_dir())), autoescape=True)
     html = env.get_template(TEMPLATE).render(
         report=report, rows=rows, axes=AXES, axis_name=axis_name, symbols=SYMBOLS, colours=COLOURS,
@@ -88,6 +96,7 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
         answers=[(c, describe(report.attribution[c.id])) for c in report.cases if c.id in report.attribution],
         runs=len(runs), first_run=runs[0].created if runs else report.created, sidecar_dir=SIDECAR_DIR,
         simulation_note=SIMULATION_NOTE, links=upstream.links,
+        run_dates=run_dates, verdict_of_code=next(iter(lines.values())).verdicts if lines else {},
     )
     return Page(html, sidecars)
 
