@@ -117,6 +117,7 @@ class CellReport:
     device: str = ""
     where: Mapping[str, Any] | None = None  # the machine it ran on (pcgkit.matrix.where), when recorded
     source: Mapping[str, Any] | None = None  # the folder/archive it was read from (`pcgkit report --from`)
+    expected: str = ""  # an expected-uninstallable error cell: the rule's wording (pcgkit.report.annotations)
 
     def axis_value(self, axis: str) -> str | None:
         """The installed version on an axis, else the planned one; None when absent (no sglang)."""
