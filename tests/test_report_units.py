@@ -170,3 +170,15 @@ def test_unreadable_history_line_is_reported_and_the_others_kept(tmp_path: Path,
     assert [r.created for r in runs] == ["2026-01-01", "2026-01-03"]
     said = capsys.readouterr().out
     assert f"{HISTORY_FILE}:2: unreadable history line, skipped" in said
+
+
+def test_regenerating_a_run_replaces_its_history_line_instead_of_adding_one(tmp_path: Path):
+    """append_history twice for the same run leaves one line for it (the newer); another run is appended."""
+    from pcgkit.report.compat import build_compat
+    from pcgkit.report.history import append_history
+
+    append_history(tmp_path, build_compat([], created="2026-01-01T00:00:00+00:00"))
+    append_history(tmp_path, build_compat([], created="2026-01-02T00:00:00+00:00"))
+    append_history(tmp_path, build_compat([], created="2026-01-01T00:00:00+00:00"))
+    created = [json.loads(line)["created"] for line in (tmp_path / HISTORY_FILE).read_text().splitlines()]
+    assert created == ["2026-01-02T00:00:00+00:00", "2026-01-01T00:00:00+00:00"]

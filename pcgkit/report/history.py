@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pcgkit.report.model import READABLE_SCHEMAS, Change, CompatReport, from_json
+from pcgkit.util import atomic
 
 HISTORY_SCHEMA = "pcgkit.compat-history/1"
 HISTORY_FILE = "history.jsonl"
@@ -168,8 +169,14 @@ def load_history(reports_dir: Path) -> list[RunSummary]:
 
 
 def append_history(reports_dir: Path, report: CompatReport) -> Path:
-    """One line for this run, appended (a line with the same `created` is superseded on read)."""
+    """One line for this run, appended. A report regenerated for a run already there (`report --compat`
+    of a committed sample) replaces that run's line instead, so the file does not grow duplicates."""
     path = reports_dir / HISTORY_FILE
+    line = json.dumps(summarize(report).to_json(), sort_keys=True, separators=(",", ":")) + "\n"
+    marker = json.dumps({"created": report.created}, separators=(",", ":"))[1:-1]  # '"created":"..."'
+    lines = path.read_text().splitlines(keepends=True) if path.is_file() else []
+    if any(marker in old for old in lines):
+        return atomic.write_text(path, "".join(old for old in lines if marker not in old) + line)
     with path.open("a") as stream:
-        stream.write(json.dumps(summarize(report).to_json(), sort_keys=True, separators=(",", ":")) + "\n")
+        stream.write(line)
     return path
