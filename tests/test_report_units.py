@@ -59,6 +59,14 @@ def test_no_effect_does_not_extend_outside_the_shown_interval():
     assert flashinfer.intervals == (("0.5.0", "0.7.0"),)
 
 
+def test_no_effect_intervals_are_ordered_by_both_ends():
+    """Two intervals starting at one version come out shortest first, whatever the process's hash seed."""
+    a = attr.attribute("m", [obs("a", "2.8.0", "0.5.0", "reproduced"), obs("b", "2.8.0", "0.7.0", "reproduced"),
+                             obs("c", "2.9.1", "0.5.0", "fixed"), obs("d", "2.9.1", "0.6.0", "fixed")], AXES)
+    flashinfer = a.finding("flashinfer-python")
+    assert flashinfer is not None and flashinfer.intervals == (("0.5.0", "0.6.0"), ("0.5.0", "0.7.0"))
+
+
 def test_axes_that_changed_together_are_confounded_not_attributed():
     """Two cells that differ on both axes: neither is named alone; both are candidates."""
     a = attr.attribute("m", [obs("a", "2.8.0", "0.5.0", "drifted"), obs("b", "2.9.1", "0.6.0", "reproduced")], AXES)
