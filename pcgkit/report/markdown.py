@@ -4,6 +4,7 @@ what the workaround costs), then a compact verdict grid, then each cell's eviden
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from pcgkit.report import attribution as attr
@@ -29,6 +30,12 @@ GRID_AXES = ("sglang", "flashinfer-python", "torch")
 def md(text: object) -> str:
     """Table-safe text: one line, pipes escaped, control characters gone, HTML-looking text shown as text
     (the one sanitiser, pcgkit.util.sanitize)."""
+    return _md_str(text) if isinstance(text, str) else md_cell(text)
+
+
+@functools.lru_cache(maxsize=65536)
+def _md_str(text: str) -> str:
+    # Cells repeat the same reasons, frames and versions thousands of times at matrix scale.
     return md_cell(text)
 
 
