@@ -5,6 +5,10 @@ sidecars), the page weight, and, with Chromium on PATH, how long the page takes 
 interactive from file:// and to open one cell's evidence. Targets: build < 5 s, interactive < 2 s.
 
     python benchmarks/bench_report_scale.py [--cells 500 --cases 15 --runs 100] [--json out.json]
+        [--previous reports/samples/matrix-2026-11-29-final/bench-report-scale.json]
+
+With --previous (an earlier run's --json file), each figure is printed beside the earlier one with the
+ratio now/before, so a change to the report layer states what it bought.
 """
 
 from __future__ import annotations
@@ -80,12 +84,33 @@ def browser_timing(page: Path) -> dict | None:
     return json.loads(match.group(1).replace("&quot;", '"')) if match else {"error": done.stderr[-300:]}
 
 
+def flat(result: dict) -> dict[str, float]:
+    """The comparable figures of one result: timings, page weight, browser times."""
+    out = {}
+    for group in ("timings", "weight", "browser"):
+        for key, value in (result.get(group) or {}).items():
+            if isinstance(value, (int, float)):
+                out[f"{group}.{key}"] = float(value)
+    return out
+
+
+def side_by_side(previous: dict, now: dict) -> str:
+    """A table: figure, before, now, now/before (lower is better for every figure here)."""
+    before, after = flat(previous), flat(now)
+    lines = [f"{'figure':<36} {'before':>14} {'now':>14} {'now/before':>10}"]
+    for key in [k for k in before if k in after]:
+        ratio = after[key] / before[key] if before[key] else float("nan")
+        lines.append(f"{key:<36} {before[key]:>14.3f} {after[key]:>14.3f} {ratio:>10.3f}")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cells", type=int, default=500)
     parser.add_argument("--cases", type=int, default=15)
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--json", help="write the measurements here")
+    parser.add_argument("--previous", help="an earlier --json file: print each figure beside it, with the ratio")
     args = parser.parse_args()
     columns, cells, history = synthetic(args.cells, args.cases, args.runs)
     upstream = load_upstream()
@@ -110,9 +135,11 @@ def main() -> int:
                   "sidecars_total_bytes": sum(sizes), "compat_md_bytes": len(markdown.encode()),
                   "compat_json_bytes": len(document.encode())}
         browser = browser_timing(path)
-    result = {"shape": vars(args) | {"json": None}, "timings": timings, "weight": weight, "browser": browser,
+    result = {"shape": vars(args) | {"json": None, "previous": None}, "timings": timings, "weight": weight, "browser": browser,
               "targets": {"build_s": 5.0, "interactive_s": 2.0}}
     print(json.dumps(result, indent=2))
+    if args.previous:
+        print(side_by_side(json.loads(Path(args.previous).read_text()), result))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     return 0

@@ -5,6 +5,7 @@ except in CI (CI installs it: `apt-get install -y chromium`), where it fails."""
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import os
@@ -44,7 +45,14 @@ PROBE = """
   const ev = document.getElementById("evidence-filter");
   ev.value = "none"; ev.dispatchEvent(new Event("change"));
   seen.rowsError = visibleRows();
+  ev.value = "expected"; ev.dispatchEvent(new Event("change"));
+  seen.rowsExpected = visibleRows();
   ev.value = ""; ev.dispatchEvent(new Event("change"));
+  const disagree = document.getElementById("disagree-filter");
+  disagree.checked = true; disagree.dispatchEvent(new Event("change"));
+  seen.rowsDisagree = visibleRows();
+  seen.disagreeCells = Array.from(document.querySelectorAll("td.disagree")).map(td => td.closest("tr").dataset.cell + ":" + td.dataset.case);
+  disagree.checked = false; disagree.dispatchEvent(new Event("change"));
   const sort = document.getElementById("sort");
   sort.value = "flips"; sort.dispatchEvent(new Event("change"));
   seen.sortedByFlips = Array.from(document.querySelectorAll("tr.cell-row")).map(r => r.dataset.cell);
@@ -89,22 +97,30 @@ def chromium(args: list[str], timeout: int = 120) -> subprocess.CompletedProcess
     reason="headless Chromium not installed (apt-get install -y chromium)",
 )
 def test_dashboard_grid_filters_drilldown_history_and_escaping(tmp_path: Path):
-    """At 1366 px: no horizontal scroll, sticky header; filters; sidecar evidence on click; the flip flagged; <script> inert."""
+    """At 1366 px: no h-scroll, sticky header; filters incl. expected/disagreeing; sidecar on click; flip and ≠ flagged; <script> inert."""
     assert CHROMIUM, "CI=true but Chromium is not installed (.ci/run installs it with apt-get)"
     bad = CellOutcome(Cell("bad", flashinfer="0.0.0", torch="2.9.1"), ERROR, 1.0, "install", HOSTILE, "tail " + HOSTILE)
-    publish(build_compat([outcome("old", Verdict.REPRODUCED), outcome("new", Verdict.REPRODUCED), bad],
+    # fixtures/expectations.toml records flashinfer 0.4.1's apache-tvm-ffi pin as uninstallable
+    tvm = CellOutcome(Cell("tvm", flashinfer="0.4.1", torch="2.8.0"), ERROR, 1.0, "install",
+                      "flashinfer-python==0.4.1 depends on apache-tvm-ffi==0.1.0b15, which the index does not have")
+    publish(build_compat([outcome("old", Verdict.REPRODUCED), outcome("new", Verdict.REPRODUCED), bad, tvm],
                          created="2026-01-01T00:00:00+00:00"), tmp_path, names=("dashboard",))
-    publish(build_compat([outcome("old", Verdict.REPRODUCED), outcome("new", Verdict.FIXED), bad],
-                         created="2026-01-02T00:00:00+00:00"), tmp_path, names=("dashboard",))
+    side = {"where": "m/venv", "target": "sim-sm120", "verdict": "reproduced"}
+    disagreement = {"cell": "old", "case": "mode2", "kind": "between-machines", "fields": ["verdict"],
+                    "first": {**side, "row": "old"}, "second": {**side, "row": "new", "verdict": "fixed"}}
+    second = build_compat([outcome("old", Verdict.REPRODUCED), outcome("new", Verdict.FIXED), bad, tvm],
+                          created="2026-01-02T00:00:00+00:00")
+    publish(dataclasses.replace(second, disagreements=(disagreement,)), tmp_path, names=("dashboard",))
     page = tmp_path / "index.html"
     page.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
     done = chromium(["--window-size=1366,900", "--virtual-time-budget=5000", "--dump-dom", page.as_uri()])
     match = re.search(r'<pre id="probe-results">(.*?)</pre>', done.stdout, re.DOTALL)
     assert match, f"probe did not run; chromium said: {done.stderr[-1500:]}"
     seen = json.loads(html.unescape(match.group(1)))
-    assert seen["rows"] == ["old", "new", "bad"] and seen["scrollX"] is False and seen["stickyHeader"] == "sticky"
+    assert seen["rows"] == ["old", "new", "bad", "tvm"] and seen["scrollX"] is False and seen["stickyHeader"] == "sticky"
     assert seen["flipped"] == ["new:mode1"]
-    assert seen["rowsFixed"] == ["new"] and seen["rowsError"] == ["bad"]
+    assert seen["rowsFixed"] == ["new"] and seen["rowsError"] == ["bad"] and seen["rowsExpected"] == ["tvm"]
+    assert seen["rowsDisagree"] == ["old", "new"] and seen["disagreeCells"] == ["old:mode2", "new:mode2"]
     assert seen["sortedByFlips"][0] == "new"
     assert seen["drillTitle"].startswith("bad: ") and "<script>window.__pwned" in seen["logTail"]  # text, verbatim
     assert "1 flip; fixed since 2026-01-02T00:00:00+00:00" in seen["mode1History"]

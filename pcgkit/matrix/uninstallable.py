@@ -10,6 +10,7 @@ failure stays an error. Pure, apart from reading the TOML file.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 
 import tomllib
@@ -31,7 +32,10 @@ class Uninstallable:
     link: str
 
     def covers(self, cell: Cell) -> bool:
-        axes = cell.axes()
+        return self.covers_axes(cell.axes())
+
+    def covers_axes(self, axes: Mapping[str, str | None]) -> bool:
+        """`covers` for a cell known only by its axes (a report read back from compat.json)."""
         for axis, spec in self.when:
             value = axes.get(axis)
             try:

@@ -128,9 +128,10 @@ def _judge(observations, axis, others, scoped) -> AxisFinding:
             return AxisFinding(axis, MATTERS, pair, tuple(others))  # type: ignore[arg-type]
         intervals.append((values[0], values[-1]))
     effect = NO_EFFECT if intervals else UNTESTED
-    # sorted on both ends: a set of intervals iterates in hash order, which differs between processes
-    return AxisFinding(axis, effect, None, tuple(others),
-                       tuple(sorted(set(intervals), key=lambda iv: (_key(iv[0]), _key(iv[1])))))
+    # Sorted on both ends: a set's order follows string hashing, which differs per process, and the
+    # interval order decides which pair of cells the report names.
+    ordered = sorted(set(intervals), key=lambda iv: (_key(iv[0]), _key(iv[1])))
+    return AxisFinding(axis, effect, None, tuple(others), tuple(ordered))
 
 
 def _is_function(observations: Sequence[Observation], axis: str) -> bool:

@@ -5,6 +5,8 @@ The page holds only the grid (cells x cases, one symbol each, flips flagged); ea
 (signature, frames, versions, device, log tail, provenance, its timeline across runs) is a sidecar
 script, index.files/cells/<n>.js, loaded with <script src> when the cell is opened: fetch() of a
 file:// URL is blocked, a script tag is not, and 500 cells' evidence never loads all at once.
+Sidecars stay small at 100 runs: a case's history is a string of one verdict code per run
+(pcgkit.report.history.VERDICT_CODES), and the run dates and the code table are on the page once.
 """
 
 from __future__ import annotations
@@ -18,6 +20,15 @@ import jinja2
 
 from pcgkit import resources
 from pcgkit.matrix.pins import version_key
+from pcgkit.report.annotations import (
+    DISAGREE_SYMBOL,
+    EXPECTED_LABEL,
+    EXPECTED_SYMBOL,
+    disagreement_marks,
+    evidence_kind,
+    source_line,
+    where_line,
+)
 from pcgkit.report.history import RunSummary, Timeline, timelines
 from pcgkit.report.model import SYMBOLS, CellReport, CompatReport
 from pcgkit.report.summary import SIMULATION_NOTE
@@ -31,7 +42,7 @@ AXES = ("sglang", "flashinfer-python", "torch", "python")
 # Okabe-Ito: distinguishable with every common colour-vision deficiency; the symbol carries it too.
 COLOURS = {
     "reproduced": "#D55E00", "fixed": "#009E73", "drifted": "#E69F00",
-    "not-applicable": "#CCCCCC", "skipped": "#56B4E9", "error": "#333333",
+    "not-applicable": "#CCCCCC", "skipped": "#56B4E9", "error": "#333333", EXPECTED_LABEL: "#E8E8E8",
 }
 
 
@@ -46,26 +57,36 @@ def _rank(values: Sequence[str | None]) -> dict[str | None, int]:
     return {v: i for i, v in enumerate(ordered)}
 
 
-def _evidence(cell: CellReport, lines: Mapping[tuple[str, str], Timeline]) -> dict:
+def _evidence(cell: CellReport, lines: Mapping[tuple[str, str], Timeline], run_index: Mapping[str, int],
+              marks: Mapping[tuple[str, str], Sequence[str]]) -> dict:
+    """A cell's sidecar data. Compact at scale: empty fields are left out, and each case's history is its
+    code string (one character per run); the run dates and the code table are on the page, once."""
     entries = {}
     for case, e in cell.entries.items():
+        data = {k: v for k, v in e.to_dict().items() if v or k == "verdict"}
         t = lines.get((cell.id, case))
-        entries[case] = {**e.to_dict(), "timeline": list(t.points) if t else [], "flips": t.flips if t else 0,
-                         "since": t.since if t else ""}
+        if t is not None:
+            data.update(h=t.codes, flips=t.flips, since=run_index[t.since])  # since: an index into RUNS
+        if (cell.id, case) in marks:
+            data["disagrees"] = list(marks[(cell.id, case)])
+        entries[case] = data
     data = cell.to_dict()
     data.pop("modes", None)
-    return {**data, "entries": entries}
+    return {**data, "entries": entries, "where_line": where_line(cell.where), "source_line": source_line(cell.source)}
 
 
 def sidecar_script(cell_index: int, evidence: dict) -> str:
     # json.dumps output is a valid JS expression; the page reads it with textContent only.
-    return f"window.pcgkitEvidence({cell_index}, {json.dumps(evidence, sort_keys=True)});\n"
+    return f"window.pcgkitEvidence({cell_index}, {json.dumps(evidence, sort_keys=True, separators=(',', ':'))});\n"
 
 
 def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: Upstream = EMPTY) -> Page:
     """The page and its sidecars. Pure. Every string from a run is escaped (autoescape) or set as text."""
     lines = timelines(runs) if runs else {}
+    run_dates = sorted(r.created for r in runs)
+    run_index = {d: i for i, d in enumerate(run_dates)}
     ranks = {a: _rank([c.axis_value(a) for c in report.cells]) for a in AXES}
+    marks = disagreement_marks(report)
     rows = []
     sidecars = {}
     for i, cell in enumerate(report.cells):
@@ -74,12 +95,14 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
             "i": i, "cell": cell,
             "values": {a: cell.axis_value(a) for a in AXES},
             "ranks": {a: ranks[a][cell.axis_value(a)] for a in AXES},
-            "evidence": "none" if cell.is_error else "sim" if cell.simulated else "real",
+            "evidence": evidence_kind(cell),
+            "machine": (cell.where or {}).get("key") or "-",
+            "disagrees": {case: "; ".join(marks[(cell.id, case)]) for case in cell.entries if (cell.id, case) in marks},
             "flips": sum(t.flips for t in flips),
             "flipped": {case for case in cell.entries if (t := lines.get((cell.id, case))) and t.flipped_last},
             "since": {case: t.since for case in cell.entries if (t := lines.get((cell.id, case))) and t.flips},
         })
-        sidecars[f"{SIDECAR_DIR}/{i}.js"] = sidecar_script(i, _evidence(cell, lines))
+        sidecars[f"{SIDECAR_DIR}/{i}.js"] = sidecar_script(i, _evidence(cell, lines, run_index, marks))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resources.templates_dir())), autoescape=True)
     html = env.get_template(TEMPLATE).render(
         report=report, rows=rows, axes=AXES, axis_name=axis_name, symbols=SYMBOLS, colours=COLOURS,
@@ -88,6 +111,8 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
         answers=[(c, describe(report.attribution[c.id])) for c in report.cases if c.id in report.attribution],
         runs=len(runs), first_run=runs[0].created if runs else report.created, sidecar_dir=SIDECAR_DIR,
         simulation_note=SIMULATION_NOTE, links=upstream.links,
+        machines=sorted({r["machine"] for r in rows if r["machine"] != "-"}), expected_label=EXPECTED_LABEL,
+        expected_symbol=EXPECTED_SYMBOL, disagree_symbol=DISAGREE_SYMBOL, run_dates=run_dates, verdict_of_code=next(iter(lines.values())).verdicts if lines else {},
     )
     return Page(html, sidecars)
 

@@ -6,11 +6,13 @@ and since when the current verdict holds. `append_history` / `load_history` are 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pcgkit.report.model import READABLE_SCHEMAS, Change, CompatReport, from_json
+from pcgkit.util import atomic
 
 HISTORY_SCHEMA = "pcgkit.compat-history/1"
 HISTORY_FILE = "history.jsonl"
@@ -35,20 +37,41 @@ class RunSummary:
         return cls(str(data["created"]), str(data.get("kit_version", "")), data["verdicts"], data.get("simulated", {}))
 
 
+# One character per verdict in a timeline (the dashboard's sidecars carry these strings, not 100 dated
+# points per case); a verdict outside this table gets the next free letter of EXTRA_CODES.
+VERDICT_CODES: dict[str, str] = {
+    "reproduced": "R", "fixed": "F", "drifted": "D", "not-applicable": "N", "skipped": "S", "error": "E",
+}
+EXTRA_CODES = "abcdefghijklmnopqrstuvwxyz"
+ABSENT = "."  # the cell was not in that run
+
+
 @dataclasses.dataclass(frozen=True)
 class Timeline:
-    points: tuple[tuple[str, str], ...]  # (run created, verdict), oldest first; runs without this cell left out
-    flips: int  # how many times the verdict changed between consecutive runs
+    """One cell x case across the runs: a verdict code per run (the dates and the code table are the
+    history's, shared by every timeline), the flips, and since when the current verdict holds."""
+
+    dates: tuple[str, ...]  # every run's created, oldest first
+    codes: str  # one character per run (VERDICT_CODES, ABSENT)
+    verdicts: Mapping[str, str]  # code -> verdict
+    flips: int  # how many times the verdict changed between consecutive runs that had this cell
     since: str  # the run from which the current verdict holds
 
     @property
+    def points(self) -> tuple[tuple[str, str], ...]:
+        """(run created, verdict), oldest first; runs without this cell left out."""
+        return tuple((d, self.verdicts[c]) for d, c in zip(self.dates, self.codes) if c != ABSENT)
+
+    @property
     def current(self) -> str:
-        return self.points[-1][1] if self.points else ""
+        present = self.codes.replace(ABSENT, "")
+        return self.verdicts[present[-1]] if present else ""
 
     @property
     def flipped_last(self) -> bool:
         """The latest run changed this verdict."""
-        return len(self.points) > 1 and self.points[-1][1] != self.points[-2][1]
+        present = self.codes.replace(ABSENT, "")
+        return len(present) > 1 and present[-1] != present[-2]
 
 
 def summarize(report: CompatReport) -> RunSummary:
@@ -66,22 +89,44 @@ def with_current(history: Sequence[RunSummary], report: CompatReport) -> list[Ru
     return [h for h in history if h.created != current.created] + [current]
 
 
+def _track(codes: str) -> tuple[int, int]:
+    """(flips, index of the run the current verdict holds since) of one code string; string ops, not
+    a Python loop per run: 7,500 tracks x 100 runs is the dashboard's scale."""
+    present = codes.replace(ABSENT, "")
+    if not present:
+        return 0, 0
+    flips = sum(1 for _ in itertools.groupby(present)) - 1
+    current = present[-1]
+    last_other = max((codes.rfind(c) for c in set(present) if c != current), default=-1)
+    return flips, codes.index(current, last_other + 1)
+
+
 def timelines(runs: Sequence[RunSummary]) -> dict[tuple[str, str], Timeline]:
     """Per (cell, case) across the runs, oldest first. Pure."""
-    points: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for run in sorted(runs, key=lambda r: r.created):
+    ordered = sorted(runs, key=lambda r: r.created)
+    dates = tuple(r.created for r in ordered)
+    codes = dict(VERDICT_CODES)
+    extra = iter(EXTRA_CODES)
+    tracks: dict[str, dict[str, list[str]]] = {}
+    n = len(ordered)
+    for index, run in enumerate(ordered):
         for cell, cases in run.verdicts.items():
+            per_case = tracks.setdefault(cell, {})
             for case, verdict in cases.items():
-                points.setdefault((cell, case), []).append((run.created, verdict))
+                track = per_case.get(case)
+                if track is None:
+                    track = per_case[case] = [ABSENT] * n
+                code = codes.get(verdict)
+                if code is None:  # a verdict this kit does not know (a newer kit's history): keep it, coded
+                    code = codes[verdict] = next(extra, "?")
+                track[index] = code
+    verdicts = {c: v for v, c in codes.items()}
     out = {}
-    for key, pts in points.items():
-        flips = sum(1 for a, b in zip(pts, pts[1:]) if a[1] != b[1])
-        since = pts[-1][0]
-        for created, verdict in reversed(pts):
-            if verdict != pts[-1][1]:
-                break
-            since = created
-        out[key] = Timeline(tuple(pts), flips, since)
+    for cell, per_case in tracks.items():
+        for case, track in per_case.items():
+            text = "".join(track)
+            flips, since = _track(text)
+            out[(cell, case)] = Timeline(dates, text, verdicts, flips, dates[since])
     return out
 
 
@@ -124,8 +169,14 @@ def load_history(reports_dir: Path) -> list[RunSummary]:
 
 
 def append_history(reports_dir: Path, report: CompatReport) -> Path:
-    """One line for this run, appended (a line with the same `created` is superseded on read)."""
+    """One line for this run, appended. A report regenerated for a run already there (`report --compat`
+    of a committed sample) replaces that run's line instead, so the file does not grow duplicates."""
     path = reports_dir / HISTORY_FILE
+    line = json.dumps(summarize(report).to_json(), sort_keys=True, separators=(",", ":")) + "\n"
+    marker = json.dumps({"created": report.created}, separators=(",", ":"))[1:-1]  # '"created":"..."'
+    lines = path.read_text().splitlines(keepends=True) if path.is_file() else []
+    if any(marker in old for old in lines):
+        return atomic.write_text(path, "".join(old for old in lines if marker not in old) + line)
     with path.open("a") as stream:
-        stream.write(json.dumps(summarize(report).to_json(), sort_keys=True, separators=(",", ":")) + "\n")
+        stream.write(line)
     return path

@@ -4,9 +4,18 @@ what the workaround costs), then a compact verdict grid, then each cell's eviden
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from pcgkit.report import attribution as attr
+from pcgkit.report.annotations import (
+    DISAGREE_SYMBOL,
+    EXPECTED_SYMBOL,
+    disagreement_marks,
+    evidence_kind,
+    source_line,
+    where_line,
+)
 from pcgkit.report.model import FIX, SYMBOLS, CellReport, CompatReport
 from pcgkit.report.sglang_section import render_sglang_facts
 from pcgkit.report.summary import SIMULATION_NOTE
@@ -21,6 +30,12 @@ GRID_AXES = ("sglang", "flashinfer-python", "torch")
 def md(text: object) -> str:
     """Table-safe text: one line, pipes escaped, control characters gone, HTML-looking text shown as text
     (the one sanitiser, pcgkit.util.sanitize)."""
+    return _md_str(text) if isinstance(text, str) else md_cell(text)
+
+
+@functools.lru_cache(maxsize=65536)
+def _md_str(text: str) -> str:
+    # Cells repeat the same reasons, frames and versions thousands of times at matrix scale.
     return md_cell(text)
 
 
@@ -97,16 +112,28 @@ def render_upstream(report: CompatReport, upstream: Upstream) -> list[str]:
 
 def render_grid(report: CompatReport) -> list[str]:
     cases = [c for c in report.cases if not is_sweep_case(c.id)]  # the sweep has its own section
-    head = ["cell", *(axis_name(a) for a in GRID_AXES), "evidence", *(c.id for c in cases)]
+    machines = any(c.where for c in report.cells)  # a column only when some cell says where it ran
+    head = ["cell", *(axis_name(a) for a in GRID_AXES), "evidence", *(["ran on"] if machines else []), *(c.id for c in cases)]
     legend = ", ".join(f"{s} {v}" for v, s in SYMBOLS.items())
-    lines = ["", "## Verdict grid", "", f"Legend: {legend}; ⚑ changed since the previous run; fix columns: "
-             "✓ = the fix works in this cell. Evidence: sim = simulated SM120 (no GPU), real = a real GPU.", "",
+    lines = ["", "## Verdict grid", "", f"Legend: {legend}; {EXPECTED_SYMBOL} expected-uninstallable (a recorded install "
+             f"failure, no verdict); ⚑ changed since the previous run; {DISAGREE_SYMBOL} another result of this cell "
+             "disagrees (see below); fix columns: ✓ = the fix works in this cell. Evidence: sim = simulated SM120 "
+             "(no GPU), real = a real GPU.", "",
              "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     changed = {(ch.cell, ch.case) for ch in report.changes}
+    marks = disagreement_marks(report)
     for cell in report.cells:
-        row = [*(cell.axis_value(a) or "-" for a in GRID_AXES), "-" if cell.is_error else "sim" if cell.simulated else "real"]
-        row += [symbol(e.verdict) + ("⚑" if (cell.id, case) in changed else "") if (e := cell.entries.get(case)) else " "
-                for case in (c.id for c in cases)]
+        kind = evidence_kind(cell)
+        row = [*(cell.axis_value(a) or "-" for a in GRID_AXES), {"none": "-"}.get(kind, kind)]
+        if machines:
+            row.append((cell.where or {}).get("key") or where_line(cell.where).split(";")[0] or "-")
+        for case in (c.id for c in cases):
+            e = cell.entries.get(case)
+            if e is None:
+                row.append(" ")
+                continue
+            mark = EXPECTED_SYMBOL if cell.expected else symbol(e.verdict)
+            row.append(mark + ("⚑" if (cell.id, case) in changed else "") + (DISAGREE_SYMBOL if (cell.id, case) in marks else ""))
         lines.append("| " + " | ".join([md_code(cell.id), *(md(x) for x in row)]) + " |")
     return lines
 
@@ -115,13 +142,20 @@ def _cell_details(report: CompatReport, cell: CellReport) -> list[str]:
     counts: dict[str, int] = {}
     for e in cell.entries.values():
         counts[e.verdict] = counts.get(e.verdict, 0) + 1
-    where = "error: no verdict" if cell.is_error else ("simulated" if cell.simulated else "real") + f": {cell.device}"
+    where = ("expected-uninstallable: no verdict" if cell.expected else "error: no verdict") if cell.is_error \
+        else ("simulated" if cell.simulated else "real") + f": {cell.device}"
     summary = f"<code>{md(cell.id)}</code>: {md(cell.label)}; {md(where)}; " + ", ".join(f"{n} {v}" for v, n in counts.items())
     lines = ["", "<details>", f"<summary>{summary}</summary>", ""]
     installed = ", ".join(f"{k} {v}" for k, v in cell.versions.items() if v)
     lines += [f"- pins: {cell.pin_status} ({md(cell.pin_note)})", f"- installed: {md(installed) or 'nothing (the install failed)'}",
               f"- duration: {cell.duration_s:.1f} s" + (", reused from a previous run" if cell.from_cache else "")]
-    if cell.is_error:
+    if cell.where:
+        lines.append(f"- ran on: {md(where_line(cell.where))}")
+    if cell.source:
+        lines.append(f"- read from: {md_code(source_line(cell.source))}")
+    if cell.expected:
+        lines.append(f"- {md(cell.expected)}; the install broke at **{cell.stage}** as recorded: {md(cell.reason)}")
+    elif cell.is_error:
         lines.append(f"- broke at **{cell.stage}**: {md(cell.reason)}")
     else:
         lines += ["", "| case | verdict | graph break | innermost frame | reason |", "|---|---|---|---|---|"]
@@ -142,9 +176,12 @@ def render_markdown(report: CompatReport, upstream: Upstream | None = None) -> s
     from pcgkit.report.upstream import EMPTY
 
     ran = [c for c in report.cells if not c.is_error]
+    expected = [c for c in report.cells if c.expected]
+    errors = [c for c in report.cells if c.is_error and not c.expected]
     lines = ["# pcgkit compatibility report", "",
-             f"{len(report.cells)} cells, {len(ran)} with verdicts, {len(report.cells) - len(ran)} error cells "
-             f"(no statement about the bug). Evidence: {evidence_label(report)}."]
+             f"{len(report.cells)} cells, {len(ran)} with verdicts, {len(errors)} error cells"
+             + (f", {len(expected)} expected-uninstallable" if expected else "")
+             + f" (no statement about the bug). Evidence: {evidence_label(report)}."]
     if report.simulated:
         lines += ["", f"> {SIMULATION_NOTE}"]
     lines += render_upstream(report, upstream or EMPTY)
@@ -155,16 +192,18 @@ def render_markdown(report: CompatReport, upstream: Upstream | None = None) -> s
     if report.changes:
         lines += ["", f"## Changed since the previous run ({report.previous_run})", ""]
         lines += [f"- ⚑ `{ch.cell}` {ch.case}: {ch.previous} → {ch.current}" for ch in report.changes]
-    errors = [c for c in report.cells if c.is_error]
     if errors:
         lines += ["", "## Error cells (no statement about the bug)", ""]
         lines += [f"- {md_code(c.id)} ({md(c.stage or '')}): {md(c.reason)}" for c in errors]
+    if expected:
+        lines += ["", "## Expected-uninstallable cells (recorded in fixtures/expectations.toml, no statement about the bug)", ""]
+        lines += [f"- {EXPECTED_SYMBOL} {md_code(c.id)}: {md(c.expected)}" for c in expected]
     if report.disagreements:  # pcgkit/report/sources.py: parity at matrix scale (`pcgkit report --from`)
         lines += ["", "## Results that disagree (simulated vs real hardware, or between machines)", ""]
         for d in report.disagreements:
             sides = [f"{w['target']} on {w['where']}: {w['verdict']} {w.get('innermost_frame') or ''}".strip()
                      for w in (d["first"], d["second"])]
-            lines.append(f"- ⚠ {md_code(d['cell'])} {md(d['case'])} ({', '.join(d['fields'])} differ): "
+            lines.append(f"- {DISAGREE_SYMBOL} {md_code(d['cell'])} {md(d['case'])} ({md(d['kind'])}; {', '.join(d['fields'])} differ): "
                          f"{md(sides[0])} vs {md(sides[1])}")
     lines += ["", "## Cell details"]
     for cell in report.cells:

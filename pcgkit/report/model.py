@@ -84,9 +84,13 @@ class Entry:
         )
 
     def to_dict(self) -> dict:
-        out = dataclasses.asdict(self)
+        # Not dataclasses.asdict: it deep-copies recursively, and the dashboard calls this 7,500 times.
+        out = {name: getattr(self, name) for name in _ENTRY_FIELDS}
         out["frames"] = list(self.frames)
         return out
+
+
+_ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,6 +117,7 @@ class CellReport:
     device: str = ""
     where: Mapping[str, Any] | None = None  # the machine it ran on (pcgkit.matrix.where), when recorded
     source: Mapping[str, Any] | None = None  # the folder/archive it was read from (`pcgkit report --from`)
+    expected: str = ""  # an expected-uninstallable error cell: the rule's wording (pcgkit.report.annotations)
 
     def axis_value(self, axis: str) -> str | None:
         """The installed version on an axis, else the planned one; None when absent (no sglang)."""

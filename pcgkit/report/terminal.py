@@ -96,8 +96,12 @@ def matrix_table(report: CompatReport) -> tuple[Table, list[str]]:
         a = report.attribution.get(case.id)
         where = short(a)
         table.add_row(case.id, verdicts or "-", common, where)
-    errors = [c for c in report.cells if c.is_error]
+    errors = [c for c in report.cells if c.is_error and not c.expected]
+    expected = [c for c in report.cells if c.expected]
     notes = ["legend: " + ", ".join(f"{s} {v}" for v, s in SYMBOLS.items()) + "; details: compat.md, index.html"]
+    if expected:  # recorded in fixtures/expectations.toml: said once, not as errors
+        notes.append(f"expected-uninstallable ({len(expected)}: {', '.join(c.id for c in expected)}): "
+                     + "; ".join(sorted({c.expected.removeprefix('expected-uninstallable: ') for c in expected})))
     if errors:
         reasons = Counter(f"{c.stage}: {c.reason}" for c in errors)
         notes.append(f"error cells ({len(errors)}: {', '.join(c.id for c in errors)}): "

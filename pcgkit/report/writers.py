@@ -10,7 +10,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pcgkit.matrix.outcome import CellOutcome
+from pcgkit.matrix.uninstallable import Uninstallable, load_uninstallable
 from pcgkit.report import history as hist
+from pcgkit.report.annotations import mark_expected
 from pcgkit.report.compat import build_compat
 from pcgkit.report.dashboard import build_page, write_page
 from pcgkit.report.markdown import render_markdown
@@ -83,9 +85,12 @@ WRITERS: dict[str, Writer] = {
 
 def publish(report: CompatReport, reports_dir: Path, outcomes: Sequence[CellOutcome] = (),
             cells_root: Path | None = None, names: Sequence[str] = tuple(WRITERS),
-            upstream: Upstream | None = None) -> tuple[CompatReport, dict[str, list[Path]]]:
-    """Compare with the previous run, run the writers, append this run to history.jsonl."""
+            upstream: Upstream | None = None,
+            uninstallable: Sequence[Uninstallable] | None = None) -> tuple[CompatReport, dict[str, list[Path]]]:
+    """Label expected-uninstallable cells (fixtures/expectations.toml unless `uninstallable` is given),
+    compare with the previous run, run the writers, append this run to history.jsonl."""
     reports_dir.mkdir(parents=True, exist_ok=True)
+    report = mark_expected(report, load_uninstallable() if uninstallable is None else uninstallable)
     runs = hist.load_history(reports_dir)
     previous = next((r for r in reversed(runs) if r.created != report.created), None)
     report = dataclasses.replace(report, changes=hist.changes_since(previous, report),

@@ -1,0 +1,99 @@
+"""What other stages add to a report cell, worded once for compat.md and the dashboard. Pure.
+
+- where a cell ran (pcgkit.matrix.where: machine, runner labels, backend, image) and which input it was
+  read from (`pcgkit report --from`: pcgkit.report.sources);
+- the disagreements between results of one cell (simulated vs real, between machines), as marks per
+  (report row, case);
+- expected-uninstallable cells ([[uninstallable]] in fixtures/expectations.toml): an install failure
+  recorded as expected, labelled as such rather than as a plain error. The cell keeps status "error"
+  and its entries stay "error": it says nothing about the bug, expected or not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pcgkit.matrix.outcome import STAGE_INSTALL
+from pcgkit.matrix.uninstallable import LABEL as EXPECTED_LABEL
+from pcgkit.matrix.uninstallable import Uninstallable
+from pcgkit.report.model import CellReport, CompatReport
+
+__all__ = ["EXPECTED_LABEL", "EXPECTED_SYMBOL", "DISAGREE_SYMBOL", "disagreement_marks", "evidence_kind",
+           "mark_expected", "source_line", "where_line"]
+
+EXPECTED_SYMBOL = "⊘"  # an expected-uninstallable cell's entries, in place of "!"
+DISAGREE_SYMBOL = "≠"  # beside a verdict another result of the same cell contradicts
+
+
+def where_line(where: Mapping[str, Any] | None) -> str:
+    """'gpu-box-3[self-hosted,h200] / docker, image lmsysorg/sglang:v0.5.12 (sha256:…), NVIDIA H200 …'."""
+    if not where:
+        return ""
+    labels = ",".join(where.get("runner_labels") or ())
+    machine = where.get("host") or "unknown"
+    if where.get("runner_environment") == "github-hosted":
+        machine = f"github-hosted[{labels}]" if labels else "github-hosted"
+    elif labels:
+        machine = f"{machine}[{labels}]"
+    parts = [f"{machine} / {where.get('backend') or 'venv'}"]
+    if where.get("image"):
+        digest = where.get("image_digest") or ""
+        parts.append(f"image {where['image']}" + (f" ({digest})" if digest else ""))
+    if where.get("device"):
+        parts.append(str(where["device"]) + (f", driver {where['driver']}" if where.get("driver") else ""))
+    if where.get("ci"):
+        parts.append(f"{where['ci']}" + (f" job {where['job']}" if where.get("job") else "")
+                     + (f" {where['run_url']}" if where.get("run_url") else ""))
+    return "; ".join(parts)
+
+
+def source_line(source: Mapping[str, Any] | None) -> str:
+    """'artifacts/h200.tar.gz: cells/fi-0.6.1/cell.json' (`pcgkit report --from`)."""
+    if not source:
+        return ""
+    member = source.get("member") or ""
+    return f"{source.get('from', '?')}" + (f": {member}" if member else "")
+
+
+def _side(w: Mapping[str, Any]) -> str:
+    extra = " ".join(x for x in (w.get("graph_break_id") or "", w.get("innermost_frame") or "") if x)
+    return f"{w.get('target', '?')} on {w.get('where', '?')}: {w.get('verdict', '?')}" + (f" {extra}" if extra else "")
+
+
+def disagreement_marks(report: CompatReport) -> dict[tuple[str, str], list[str]]:
+    """(report row id, case) -> what each disagreement touching it says. Both sides are marked; a side
+    whose row is not in the report falls back to the planned cell id, so no disagreement goes unshown."""
+    ids = {c.id for c in report.cells}
+    marks: dict[tuple[str, str], list[str]] = {}
+    for d in report.disagreements:
+        text = (f"{d.get('kind', '?')} ({', '.join(d.get('fields') or ())} differ): "
+                f"{_side(d.get('first') or {})} vs {_side(d.get('second') or {})}")
+        rows = {str(side.get("row")) for side in (d.get("first") or {}, d.get("second") or {})} & ids
+        for row in sorted(rows) or ([str(d["cell"])] if d.get("cell") in ids else []):
+            marks.setdefault((row, str(d.get("case"))), []).append(text)
+    return marks
+
+
+def expected_rule(cell: CellReport, rules: Sequence[Uninstallable]) -> Uninstallable | None:
+    """The [[uninstallable]] rule that explains this error cell's install failure (as
+    pcgkit.matrix.uninstallable.expected_failure, on a report cell)."""
+    if not cell.is_error or cell.stage != STAGE_INSTALL:
+        return None
+    text = f"{cell.reason}\n{cell.log_tail}"
+    return next((r for r in rules if r.covers_axes(cell.axes) and r.match in text), None)
+
+
+def mark_expected(report: CompatReport, rules: Sequence[Uninstallable]) -> CompatReport:
+    """The report with each expected-uninstallable cell's `expected` set to the rule's wording."""
+    cells = tuple(dataclasses.replace(c, expected=rule.describe()) if (rule := expected_rule(c, rules)) else c
+                  for c in report.cells)
+    return dataclasses.replace(report, cells=cells)
+
+
+def evidence_kind(cell: CellReport) -> str:
+    """'real' / 'sim' / 'expected' (expected-uninstallable) / 'none' (an error cell)."""
+    if cell.is_error:
+        return "expected" if cell.expected else "none"
+    return "sim" if cell.simulated else "real"
