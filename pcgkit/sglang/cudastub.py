@@ -32,8 +32,15 @@ class CudaOnlyPlaceholder:
     """Any attribute of a stubbed package: chains attribute access, raises when called."""
 
     def __init__(self, qualname: str):
+        import torch
+
         self._qualname = qualname
         self.__name__ = self.__qualname__ = qualname.rsplit(".", 1)[-1]
+        # Under dynamo a plain `raise` is only an "Observed exception" (gb0088) with no name in it;
+        # a compiler-disabled callee is a graph break whose explanation carries the reason. Built
+        # here, at import time: torch.compiler.disable itself is not traceable.
+        self._message = f"{STUB_MARKER}: {qualname} (CUDA-only, not installed here)"
+        self._call = torch.compiler.disable(_raise_stub_called, reason=self._message)
 
     def __getattr__(self, name: str) -> CudaOnlyPlaceholder:
         if name.startswith("__"):
@@ -41,12 +48,7 @@ class CudaOnlyPlaceholder:
         return CudaOnlyPlaceholder(f"{self._qualname}.{name}")
 
     def __call__(self, *args, **kwargs):
-        import torch
-
-        # Under dynamo a plain `raise` is only an "Observed exception" (gb0088) with no name in it;
-        # a compiler-disabled callee is a graph break whose explanation carries the reason.
-        message = f"{STUB_MARKER}: {self._qualname} (CUDA-only, not installed here)"
-        return torch.compiler.disable(_raise_stub_called, reason=message)(message)
+        return self._call(self._message)
 
     def __repr__(self) -> str:
         return f"<pcgkit stub {self._qualname}>"

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from pathlib import Path
 from typing import Any
 
+import tomllib
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 

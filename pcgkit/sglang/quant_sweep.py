@@ -37,6 +37,7 @@ QUANT_PACKAGE = "sglang.srt.layers.quantization"
 TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16"}
 # Eager set-up that failed because what it needs exists only on CUDA: a stubbed sgl_kernel value
 # (Marlin's scalar types), a sglang op with only a CUDA implementation.
+TRITON_DRIVER_FRAME = "triton/runtime/driver.py"
 CUDA_ONLY_SETUP_MARKERS = ("<pcgkit stub ", "with arguments from the 'CPU' backend") + SIMULATION_GAP_MARKERS
 
 
@@ -102,7 +103,6 @@ def _fill(layer) -> None:
 def build_layer(spec: MethodSpec):
     """(layer module, the LinearMethod) after create_weights + process_weights_after_loading."""
     import torch
-
     from sglang.srt.layers import quantization
 
     dtype = getattr(torch, TORCH_DTYPES[spec.dtype])
@@ -146,13 +146,12 @@ def observe_method(spec: MethodSpec, fullgraph: bool, capability: tuple[int, int
     makes dynamo itself save the CUDA RNG state (torch/cuda/random.py), which needs a driver.
     """
     import torch
-
-    from pcgkit.sglang.cudastub import sglang_sees_cuda
+    from sglang.srt.compilation.compile import install_torch_compiled
 
     from pcgkit.harness.tracing import observe
     from pcgkit.sglang.case import _ensure_compiled_of
+    from pcgkit.sglang.cudastub import sglang_sees_cuda
     from pcgkit.sweep.engine import graph_op_names
-    from sglang.srt.compilation.compile import install_torch_compiled
 
     with no_kernels() as refusals:
         try:
@@ -177,7 +176,16 @@ def observe_method(spec: MethodSpec, fullgraph: bool, capability: tuple[int, int
     if called := stub_reached(text):
         return Observation("needs-gpu", f"apply calls {called} (CUDA-only; stubbed for import here)",
                            signature=sig, refused=refused)
+    if sig and any(frame.file.startswith(TRITON_DRIVER_FRAME) for frame in sig.frame_chain):
+        # dynamo wraps a triton kernel launch as one op only when torch sees a GPU (has_triton());
+        # here it inlines JITFunction.run into triton's driver probe: the simulation's gap, not sglang's
+        return Observation("build-error", f"simulation gap (triton launch probes its GPU driver) at {_sglang_frame(sig)}",
+                           signature=sig, refused=refused)
     return Observation("raised", signature=sig, refused=refused)
+
+
+def _sglang_frame(sig) -> str:
+    return next((f.short for f in reversed(sig.frame_chain) if f.file.startswith("sglang/")), "?")
 
 
 def sweep_arch(arch: str, specs: Sequence[MethodSpec]) -> list[MethodResult]:
