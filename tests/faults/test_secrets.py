@@ -94,3 +94,15 @@ def test_redacted_cell_json_still_resumes(tmp_path):
     config = BackendConfig(cells_root=tmp_path / "matrix" / "cells", envs_root=tmp_path, timeout_s=10, case_timeout_s=10)
     assert PASSWORD not in (tmp_path / "matrix" / "cells" / "cred" / "cell.json").read_text()
     assert cached_outcome(cell, config) is not None
+
+
+@pytest.mark.parametrize("value", ["abcdefghij" * 2, "abcdefghij" * 2 + "abcde", "9f8e7d6c5b4a"],
+                         ids=["20-letters", "25-letters", "digit-first"])
+def test_flag_value_echoed_later_goes_everywhere(value):
+    """A --token value that is long (>= 20) or mixes letters and digits is scrubbed in its echo too."""
+    assert redact_text(f"login --token {value} && echo {value}") == "login --token <redacted> && echo <redacted>"
+
+
+def test_short_plain_flag_value_is_redacted_in_place():
+    """A short all-letter --password value is not a token shape, but the flag rule still removes it."""
+    assert redact_text("mysql --password swordfish -h db") == "mysql --password <redacted> -h db"
