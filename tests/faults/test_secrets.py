@@ -103,6 +103,7 @@ def test_flag_value_echoed_later_goes_everywhere(value):
     assert redact_text(f"login --token {value} && echo {value}") == "login --token <redacted> && echo <redacted>"
 
 
-def test_short_plain_flag_value_is_redacted_in_place():
-    """A short all-letter --password value is not a token shape, but the flag rule still removes it."""
-    assert redact_text("mysql --password swordfish -h db") == "mysql --password <redacted> -h db"
+@pytest.mark.parametrize("value", ["swordfish", "12345"])
+def test_short_plain_flag_value_is_redacted_in_place(value):
+    """A short all-letter or all-digit --password value is no token shape, but the flag rule still removes it."""
+    assert redact_text(f"mysql --password {value} -h db") == "mysql --password <redacted> -h db"
