@@ -86,3 +86,21 @@ def test_a_simulated_device_note_replaces_the_answer_claim():
     noted = dataclasses.replace(SIMULATED_SM120, note="no GPU; no hardware query was reached on the traced path")
     assert noted.label == "simulated SM120 (no GPU; no hardware query was reached on the traced path)"
     assert noted.to_dict()["label"] == noted.label and noted.to_dict()["compute_capability"] == "12.0"
+
+
+@pytest.mark.parametrize(("available", "expected"), [(False, ()), (True, (Device("NVIDIA RTX PRO 6000", (12, 0)),))])
+def test_detect_cuda_devices_asks_is_available_first(monkeypatch, available, expected):
+    """With torch.cuda.is_available() False no device is listed, even where device_count() says otherwise."""
+    import torch
+
+    from pcgkit.harness import hardware
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: available)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i: "NVIDIA RTX PRO 6000")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda i: (12, 0))
+    hardware.detect_cuda_devices.cache_clear()
+    try:
+        assert hardware.detect_cuda_devices() == expected
+    finally:
+        hardware.detect_cuda_devices.cache_clear()

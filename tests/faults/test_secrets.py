@@ -107,3 +107,15 @@ def test_flag_value_echoed_later_goes_everywhere(value):
 def test_short_plain_flag_value_is_redacted_in_place(value):
     """A short all-letter or all-digit --password value is no token shape, but the flag rule still removes it."""
     assert redact_text(f"mysql --password {value} -h db") == "mysql --password <redacted> -h db"
+
+
+def test_plain_word_flag_value_is_not_scrubbed_elsewhere():
+    """A short plain word given to --password goes from the flag, but the same word elsewhere stays readable."""
+    assert redact_text("mysql --password swordfish && echo swordfish") == "mysql --password <redacted> && echo swordfish"
+
+
+def test_secret_values_start_at_six_characters():
+    """Values of secret-named variables shorter than 6 characters are not scrubbed (they would eat evidence)."""
+    from pcgkit.util.redact import secret_values
+
+    assert secret_values({"API_TOKEN": "abcde", "HF_TOKEN": "abcdef", "HOME": "abcdefgh"}) == ("abcdef",)
