@@ -100,3 +100,18 @@ def test_flashinfer_registers_torch_ops_reads_the_identity(monkeypatch, register
     monkeypatch.setitem(sys.modules, "flashinfer", types.SimpleNamespace(utils=utils))
     monkeypatch.setitem(sys.modules, "flashinfer.utils", utils)
     assert flashinfer_registers_torch_ops() is expected
+
+
+def test_allow_in_graph_reads_the_explanation_too():
+    """The loader named only in dynamo's Explanation: line still counts as the known allow_in_graph failure."""
+    sig = Signature(exception_type="torch._dynamo.exc.Unsupported", message_head="unsupported call",
+                    explanation="call to get_fp4_quantization_module returned a module")
+    assert classify(FIX_ALLOW_IN_GRAPH, _outcome(False, sig))[0] is Verdict.REPRODUCED
+
+
+@pytest.mark.parametrize("mode", [FIX_CUSTOM_OP, FIX_ALLOW_IN_GRAPH], ids=lambda m: m.id)
+def test_drift_reason_quotes_at_most_160_characters_of_the_head(mode):
+    """A drift reason quotes the message head cut at 160 characters, so the reason stays one table line."""
+    verdict, reason = classify(mode, _outcome(False, _signature("torch._dynamo.exc.Unsupported", "z" * 400)))
+    assert verdict is Verdict.DRIFTED
+    assert reason.endswith(": " + "z" * 160)
