@@ -72,7 +72,7 @@ TARGETS: tuple[Target, ...] = (
                       "innermost_library_frame", "_skipped_callable", "_user_code_section", "parse_message",
                       "parse_exception", "parse_log")),
     Target("redact", "pcgkit/util/redact.py", "tests/faults/test_secrets.py"
-           " -k 'secret_shape or looks_secret or harmless or echoed or in_place'"),
+           " -k 'not credentialed and not resumes and not terminal_echo'"),
     Target("hardware", "pcgkit/harness/hardware.py", "tests/test_hardware.py",
            skip_names=("SIMULATED_PART_SHAPE", "SIMULATED_SM120", "SIMULATED_SM100", "SIMULATED_SM90")),
     Target("archpaths", "pcgkit/harness/archpaths.py", f"tests/test_simulation_path.py -k '{_NO_FULL_TRACE}'"),
