@@ -219,23 +219,27 @@ def test_parse_log_of_frames_without_an_exception_is_none():
 
 
 @pytest.mark.parametrize(("path", "relative"), [
-    ("/tox/site-packages/x/.venv/lib/python3.12/site-packages/flashinfer/jit/core.py", "flashinfer/jit/core.py"),
-    ("/usr/lib/python3/dist-packages/flashinfer/jit/core.py", "flashinfer/jit/core.py"),
+    ("/tox/site-packages/x/.venv/lib/python3.12/site-packages/packaging/version.py", "packaging/version.py"),
+    ("/usr/lib/python3/dist-packages/packaging/version.py", "packaging/version.py"),
 ])
 def test_package_relative_cuts_at_the_innermost_install(path, relative):
-    """A venv nested under another site-packages path is cut at its own (last) site-packages/."""
+    """Any installed package is cut at its (last) site-/dist-packages/, also inside a nested venv."""
     assert package_relative(path) == relative
 
 
 def test_frame_short_and_signature_short_forms():
-    """Frame.short is basename:line:function; Signature.short falls back to the first 80 chars of the head."""
-    assert Frame("flashinfer/jit/cpp_ext.py", 69, "get_cuda_version").short == "cpp_ext.py:69:get_cuda_version"
+    """Frame.short is basename:line:function; Signature.short is gb-id + frame, else the head's first 80 chars."""
+    frame = Frame("flashinfer/jit/cpp_ext.py", 69, "get_cuda_version")
+    assert frame.short == "cpp_ext.py:69:get_cuda_version"
+    with_gb = Signature(exception_type="E", message_head="m", graph_break_id="gb0007", innermost_library_frame=frame)
+    assert with_gb.short() == "gb0007 cpp_ext.py:69:get_cuda_version"
     assert Signature(exception_type="E", message_head="x" * 100).short() == "x" * 80
 
 
-def test_explanation_is_cut_at_300_characters():
-    """A runaway Explanation: line is kept to 300 characters in the signature."""
-    sig = parse_message(_UNSUPPORTED, f"{_SKIPPED}\n  Explanation: {'y' * 400}\n")
+def test_head_and_explanation_are_cut_at_200_and_300_characters():
+    """A runaway head or Explanation: line is kept to 200 / 300 characters in the signature."""
+    sig = parse_message(_UNSUPPORTED, f"{'h' * 250}\n  Explanation: {'y' * 400}\n")
+    assert sig.message_head == "h" * 200
     assert sig.explanation == "y" * 300
 
 
