@@ -189,6 +189,43 @@ def _run_target(target: Target, timeout: float) -> dict:
             "survivors": sorted(survivors, key=lambda s: s["line"])}
 
 
+def recheck(rows: list[dict], timeout: float) -> list[dict]:
+    """Re-run only the recorded survivors against today's tests (after tests were added to kill them).
+
+    Each survivor's diff is applied to a fresh copy and the target's current test command runs, so a
+    full run is not needed to confirm a kill. Kills of the earlier run stand: tests are only added
+    and the selections only grow, and with -x a passing test can never turn a failure back."""
+    by_name = {t.name: t for t in TARGETS}
+    out = []
+    for row in rows:
+        target = by_name[row["target"]]
+        still, killed_now = [], 0
+        with tempfile.TemporaryDirectory(prefix=f"pcgkit-recheck-{target.name}-") as tmp:
+            tree = Path(tmp)
+            _copy_checkout(tree)
+            env = {"PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(tree),
+                   "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"}
+            pristine = (tree / target.module).read_text()
+            for survivor in row["survivors"]:
+                diff = survivor["diff"].split("\n", 1)[1] if survivor["diff"].startswith("--- mutation diff") else survivor["diff"]
+                subprocess.run(["patch", "-p1", "-s"], input=diff.rstrip("\n") + "\n", text=True, cwd=tree, check=True)
+                try:
+                    failed = subprocess.run(f"{PYTEST} {target.tests}", shell=True, cwd=tree, env=env,
+                                            capture_output=True, timeout=timeout).returncode != 0
+                except subprocess.TimeoutExpired:
+                    failed = True  # cosmic-ray counts a timeout as killed too
+                finally:
+                    (tree / target.module).write_text(pristine)
+                if failed:
+                    killed_now += 1
+                else:
+                    still.append(survivor)
+        out.append({**row, "tests": target.tests, "killed": row["killed"] + killed_now, "survived": len(still),
+                    "survivors": still, "rechecked": {"survivors_before": len(row["survivors"]),
+                                                      "killed_by_new_tests": killed_now}})
+    return out
+
+
 def render(rows: list[dict], meta: dict) -> str:
     killed = sum(r["killed"] for r in rows)
     scored = killed + sum(r["survived"] for r in rows)
@@ -205,6 +242,11 @@ def render(rows: list[dict], meta: dict) -> str:
             scope += " minus " + ", ".join(r["skip_names"])
         lines.append(f"| `{r['module']}` | {scope} | `{r['tests']}` | {r['killed']} | {r['survived']} "
                      f"| {r['incompetent']} | {r['wall_s']} s |")
+    if any("rechecked" in r for r in rows):
+        lines += ["", "Survivors of the run were re-run against the tests added since (`--recheck`): "
+                  + ", ".join(f"{r['target']} {r['rechecked']['killed_by_new_tests']} of "
+                              f"{r['rechecked']['survivors_before']} now killed" for r in rows if "rechecked" in r)
+                  + "."]
     lines += ["", "## Survivors", ""]
     for r in rows:
         for s in r["survivors"]:
@@ -218,6 +260,8 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant's test run")
     parser.add_argument("--jobs", type=int, default=2, help="targets run at once (each in its own copy)")
     parser.add_argument("--out", default=str(ROOT / "reports" / "mutation"))
+    parser.add_argument("--recheck", metavar="MUTATION_JSON",
+                        help="re-run only the survivors recorded in an earlier mutation.json (of --only targets)")
     args = parser.parse_args()
     from importlib.metadata import version
 
@@ -229,7 +273,16 @@ def main() -> int:
             "command": " ".join(["benchmarks/mutation.py", *sys.argv[1:]])}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    rows: list[dict] = []
+    if args.recheck:
+        earlier = json.loads(Path(args.recheck).read_text())
+        rows = recheck([r for r in earlier["rows"] if not args.only or r["target"] in args.only], args.timeout)
+        meta = {**earlier["meta"], "recheck": {"date": meta["date"], "command": meta["command"]}}
+        (out / "mutation.md").write_text(render(rows, meta))
+        (out / "mutation.json").write_text(json.dumps({"schema": "pcgkit.mutation/2", "meta": meta, "rows": rows},
+                                                      indent=2) + "\n")
+        print(render(rows, meta))
+        return 0
+    rows = []
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         # written after every target: a run stopped part-way still leaves the targets it finished
         for row in as_completed([pool.submit(_run_target, t, args.timeout) for t in chosen]):
