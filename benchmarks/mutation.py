@@ -123,6 +123,13 @@ def in_scope(target: Target, source_lines: list[str], operator: str, line: int,
     return not any(a <= line <= b for a, b in drop)
 
 
+def _env(tree: Path) -> dict[str, str]:
+    # No .pyc: a same-size mutant written within the same second could otherwise run stale bytecode.
+    # The real HOME: tvm_ffi (imported with flashinfer) compiles a helper into ~/.cache once per HOME.
+    return {"PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1", "HOME": os.environ.get("HOME", str(tree)),
+            "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"}
+
+
 def _filter_session(target: Target, tree: Path, session: Path) -> int:
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import WorkerOutcome, WorkResult
@@ -157,9 +164,7 @@ def _run_target(target: Target, timeout: float) -> dict:
             f'test-command = "{PYTEST} {target.tests}"\n'
             '[cosmic-ray.distributor]\nname = "local"\n'
         )
-        # no .pyc: a same-size mutant written within the same second could otherwise run stale bytecode
-        env = {"PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(tree),
-               "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"}
+        env = _env(tree)
         bindir = Path(sys.executable).parent
         start = time.monotonic()
         subprocess.run([str(bindir / "cosmic-ray"), "init", str(config), str(session)], cwd=tree, env=env, check=True)
@@ -203,8 +208,7 @@ def recheck(rows: list[dict], timeout: float) -> list[dict]:
         with tempfile.TemporaryDirectory(prefix=f"pcgkit-recheck-{target.name}-") as tmp:
             tree = Path(tmp)
             _copy_checkout(tree)
-            env = {"PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(tree),
-                   "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"}
+            env = _env(tree)
             pristine = (tree / target.module).read_text()
             for survivor in row["survivors"]:
                 diff = survivor["diff"].split("\n", 1)[1] if survivor["diff"].startswith("--- mutation diff") else survivor["diff"]
