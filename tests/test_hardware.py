@@ -104,3 +104,15 @@ def test_detect_cuda_devices_asks_is_available_first(monkeypatch, available, exp
         assert hardware.detect_cuda_devices() == expected
     finally:
         hardware.detect_cuda_devices.cache_clear()
+
+
+@pytest.mark.parametrize("marker", ["cpu_sim", "e2e", "docker"])
+def test_non_hardware_markers_need_no_gpu(marker):
+    """cpu_sim, e2e and docker are not hardware requirements: no CUDA device is no reason to skip."""
+    assert missing_hardware_reason(marker, ()) is None
+
+
+def test_device_is_frozen():
+    """A Device is what the run claims to have run on: it cannot be edited afterwards."""
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        SIMULATED_SM120.capability = (9, 0)  # type: ignore[misc]
