@@ -60,8 +60,9 @@ class Target:
     skip_names: tuple[str, ...] = ()  # top-level names (data tables) never mutated
 
 
-# the two full simulated traces take ~15-35 s each on the shared machine; every other test of the path runs per mutant
-_NO_FULL_TRACE = "not issue_mutation and not sm90_and_sm120"
+# The pure tests of the path check (judge_path, rows, capabilities, build() on recorded calls). The
+# simulated-trace tests import torch+FlashInfer and take 15-40 s each on the shared machine: not per mutant.
+_NO_FULL_TRACE = "judge or rows or capability or malformed or real_device"
 
 TARGETS: tuple[Target, ...] = (
     Target("modes", "pcgkit/verdicts/modes.py", "tests/test_modes.py"),
