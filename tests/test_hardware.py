@@ -116,3 +116,15 @@ def test_device_is_frozen():
     """A Device is what the run claims to have run on: it cannot be edited afterwards."""
     with pytest.raises(dataclasses.FrozenInstanceError):
         SIMULATED_SM120.capability = (9, 0)  # type: ignore[misc]
+
+
+def test_first_device_skips_a_newer_family_for_sm120():
+    """sm120 is an exact family: a 13.x part listed first is passed over for the 12.x one."""
+    newer = Device("future SM130 part", (13, 0))
+    assert first_device("sm120", (newer, DGX_SPARK)) is DGX_SPARK
+
+
+def test_a_real_device_label_ignores_a_note():
+    """A real device's label always states its compute capability; a note only speaks for simulated ones."""
+    noted = dataclasses.replace(RTX_PRO_6000, note="should not show")
+    assert noted.label == "NVIDIA RTX PRO 6000 Blackwell (compute capability 12.0)"
