@@ -62,7 +62,7 @@ class Target:
 
 # The pure tests of the path check (judge_path, rows, capabilities, build() on recorded calls). The
 # simulated-trace tests import torch+FlashInfer and take 15-40 s each on the shared machine: not per mutant.
-_NO_FULL_TRACE = "judge or rows or capability or malformed or real_device"
+_NO_FULL_TRACE = "judge or rows or capability or malformed or real_device or build"
 
 TARGETS: tuple[Target, ...] = (
     Target("modes", "pcgkit/verdicts/modes.py", "tests/test_modes.py"),
@@ -82,7 +82,6 @@ TARGETS: tuple[Target, ...] = (
            "tests/test_matrix_baseline.py tests/test_plugin.py::test_judge_against_baseline_maps_every_verdict"
            " tests/test_plugin.py::test_judge_against_baseline_omits_an_empty_why",
            functions=("judge_against_baseline",)),
-
 )
 
 

@@ -168,3 +168,61 @@ def test_real_device_evidence_is_recorded_not_judged():
     assert built.problem is None and built.device is None
     assert built.evidence["device_path"]["arch_path"] == ["gen_fp4_quantization_sm90_module"]
     assert built.evidence["device_path"]["queries"] == [["flashinfer/utils.py:get_compute_capability", [9, 0]]]
+
+
+def _sim_calls(answer):
+    from pcgkit.harness.pathrecord import InlinedCall
+
+    return [InlinedCall("get_compute_capability", "/x/site-packages/flashinfer/utils.py", 1, True, answer),
+            InlinedCall("fp4_quantize", "/x/site-packages/flashinfer/fp4_quantization.py", 5, False),
+            InlinedCall("gen_fp4_quantization_sm120_module", "/x/site-packages/flashinfer/fp4_quantization.py", 9, False,
+                        object())]  # a generator's return value is no hardware answer
+
+
+def test_build_names_the_simulated_device_from_its_answers():
+    """A simulation that took: the device is named from the answers (12.0 -> 'simulated SM120'), evidence says took."""
+    built = pathevidence.build(claimed=SIMULATED_SM120, calls=_sim_calls((12, 0)), recorder="r",
+                               told=[("torch.cuda.get_device_capability", (12, 0))], frames=(), row=ROW, row_note="n")
+    assert built.problem is None
+    assert (built.device.name, built.device.capability, built.device.simulated) == ("simulated SM120", (12, 0), True)
+    sim = built.evidence["simulation"]
+    assert sim["claimed"] == "sm120" and sim["took"] is True
+    assert sim["expected_arch_path"] == "gen_fp4_quantization_sm120_module"
+    assert sim["arch_path"] == ["gen_fp4_quantization_sm120_module"]
+    assert sim["queries"] == [["flashinfer/utils.py:get_compute_capability", [12, 0]],
+                              ["torch.cuda.get_device_capability", [12, 0]]]
+    assert "device_path" not in built.evidence
+
+
+def test_build_turns_a_wrong_answer_into_the_problem_and_the_device_note():
+    """A 9.0 answer under a claimed SM120: the problem voids the verdict and the device label says why."""
+    built = pathevidence.build(claimed=SIMULATED_SM120, calls=_sim_calls((9, 0)), recorder="r", told=(),
+                               frames=(), row=ROW, row_note="n")
+    assert built.problem is not None and built.problem.startswith("simulation did not take: claimed sm120")
+    assert built.device.note == built.problem and built.evidence["simulation"]["took"] is False
+
+
+def test_build_without_queries_says_none_was_reached():
+    """A trace that reached no hardware query keeps the claimed device, with a note saying so."""
+    built = pathevidence.build(claimed=SIMULATED_SM90, calls=(), recorder="r", told=(), frames=(), row=None,
+                               row_note="n")
+    assert built.problem is None and built.device.capability == (9, 0)
+    assert built.device.note == "no GPU; no hardware query was reached on the traced path"
+    assert built.evidence["simulation"]["expected_arch_path"] is None
+
+
+def test_build_reached_functions_keep_order_and_include_the_failure_frames():
+    """The traced path is every inlined call then the failure's frames, each once, in order."""
+    from pcgkit.harness.pathrecord import InlinedCall
+    from pcgkit.harness.signature import Frame
+
+    calls = [InlinedCall("a", "f.py", 1, True), InlinedCall("b", "f.py", 2, True), InlinedCall("a", "f.py", 3, True)]
+    assert pathevidence.reached_functions(calls, [Frame("g.py", 1, "c"), Frame("g.py", 2, "b")]) == ["a", "b", "c"]
+
+
+def test_build_evidence_answers_are_json_ready():
+    """Tuples become lists, plain scalars stay, anything else is its repr: the evidence always serialises."""
+    assert pathevidence._jsonable(((12, 0), None, True, 1.5, "s")) == [[12, 0], None, True, 1.5, "s"]
+    assert pathevidence._jsonable(object).startswith("<class")
+    assert pathevidence._capabilities([("q", (12, 0)), ("q", [12, 1]), ("q", (12, 0)), ("q", (1, 2, 3)),
+                                       ("q", ("12", "0")), ("q", True)]) == [(12, 0), (12, 1)]
