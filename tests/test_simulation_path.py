@@ -226,3 +226,22 @@ def test_build_evidence_answers_are_json_ready():
     assert pathevidence._jsonable(object).startswith("<class")
     assert pathevidence._capabilities([("q", (12, 0)), ("q", [12, 1]), ("q", (12, 0)), ("q", (1, 2, 3)),
                                        ("q", ("12", "0")), ("q", True)]) == [(12, 0), (12, 1)]
+
+
+@pytest.mark.parametrize("claimed, pdl, took", [((9, 0), True, True), ((12, 0), True, True), ((8, 0), False, True),
+                                                ((9, 0), False, False), ((8, 0), True, False)])
+def test_judge_pdl_answer_follows_flashinfers_sm90_rule(claimed, pdl, took):
+    """device_support_pdl must answer True exactly from SM90 on: SM90 itself included, SM8x excluded."""
+    assert (judge_path(claimed, [("q:device_support_pdl", pdl)], [], None) is None) is took
+
+
+def test_judge_flags_a_newer_answer_too():
+    """An answer above the claimed arch (13.0 under sm120) is as wrong as one below it."""
+    problem = judge_path((12, 0), [("q:get_compute_capability", (13, 0))], [], ROW)
+    assert problem is not None and "answered 13.0" in problem
+
+
+def test_rows_between_since_and_newest_read_are_not_assumed():
+    """A release inside a row's read range (0.6.17 <= newest read 0.6.18) gets no 'assumed unchanged' note."""
+    row, note = row_for("0.6.17", archpaths.load_rows())
+    assert row.since == "0.6.16" and "not read" not in note
