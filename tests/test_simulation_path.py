@@ -245,3 +245,36 @@ def test_rows_between_since_and_newest_read_are_not_assumed():
     """A release inside a row's read range (0.6.17 <= newest read 0.6.18) gets no 'assumed unchanged' note."""
     row, note = row_for("0.6.17", archpaths.load_rows())
     assert row.since == "0.6.16" and "not read" not in note
+
+
+def test_judge_names_the_expected_generator_and_the_chosen_ones_arch():
+    """The error names the generator the claimed arch takes, and the chosen one's arch, whatever the row's order."""
+    reversed_row = ArchPathRow(ROW.since, ROW.entry_point, ROW.dispatcher, ROW.dispatch_key,
+                               tuple(reversed(ROW.generators)), ROW.read_from)
+    problem = judge_path((9, 0), [], ["gen_fp4_quantization_sm120_module"], reversed_row)
+    assert problem is not None
+    assert "chose gen_fp4_quantization_sm120_module (the 120 path), not gen_fp4_quantization_sm90_module" in problem
+
+
+def test_judge_ignores_answers_that_are_no_capability_pair():
+    """Only an (int, int) pair is a capability: a 1-tuple or strings are recorded, never judged."""
+    assert judge_path((12, 0), [("q", (12,)), ("q", ("9", "0"))], [], None) is None
+
+
+def test_rows_at_the_newest_read_release_are_not_assumed():
+    """The newest release read (0.6.18) itself is read, not assumed."""
+    assert "not read" not in row_for("0.6.18", archpaths.load_rows())[1]
+
+
+@pytest.mark.parametrize("arch", ["sm9", "sm", "smx0"])
+def test_capability_of_needs_two_digits(arch):
+    """An arch id is 'sm' and at least two digits (major, minor): sm9 is a clear error, not 0.9."""
+    with pytest.raises(ValueError, match="not an arch id"):
+        capability_of(arch)
+
+
+@pytest.mark.parametrize("schema", ["pcgkit.arch_paths/0", "a", "x"])
+def test_malformed_schema_of_either_side_is_an_error(schema):
+    """Any schema other than pcgkit.arch_paths/1 is refused."""
+    with pytest.raises(archpaths.ArchPathsError, match="schema"):
+        parse_rows({"schema": schema})
