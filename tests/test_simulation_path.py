@@ -225,7 +225,7 @@ def test_build_evidence_answers_are_json_ready():
     assert pathevidence._jsonable(((12, 0), None, True, 1.5, "s")) == [[12, 0], None, True, 1.5, "s"]
     assert pathevidence._jsonable(object).startswith("<class")
     assert pathevidence._capabilities([("q", (12, 0)), ("q", [12, 1]), ("q", (12, 0)), ("q", (1, 2, 3)),
-                                       ("q", ("12", "0")), ("q", True)]) == [(12, 0), (12, 1)]
+                                       ("q", ("12", "0")), ("q", True), ("q", (12,))]) == [(12, 0), (12, 1)]
 
 
 @pytest.mark.parametrize("claimed, pdl, took", [((9, 0), True, True), ((12, 0), True, True), ((8, 0), False, True),
@@ -258,7 +258,7 @@ def test_judge_names_the_expected_generator_and_the_chosen_ones_arch():
 
 def test_judge_ignores_answers_that_are_no_capability_pair():
     """Only an (int, int) pair is a capability: a 1-tuple or strings are recorded, never judged."""
-    assert judge_path((12, 0), [("q", (12,)), ("q", ("9", "0"))], [], None) is None
+    assert judge_path((12, 0), [("q", (12,)), ("q", ("9", "0")), ("q", (9, 0, 0))], [], None) is None
 
 
 def test_rows_at_the_newest_read_release_are_not_assumed():
@@ -278,3 +278,19 @@ def test_malformed_schema_of_either_side_is_an_error(schema):
     """Any schema other than pcgkit.arch_paths/1 is refused."""
     with pytest.raises(archpaths.ArchPathsError, match="schema"):
         parse_rows({"schema": schema})
+
+
+def test_rows_apply_from_their_own_since_and_ignore_local_labels():
+    """0.6.16 itself uses the 0.6.16 row; a local label (+cu128) does not hide the release."""
+    rows = archpaths.load_rows()
+    assert row_for("0.6.16", rows)[0].since == "0.6.16"
+    assert row_for("0.6.1+cu128", rows)[0].since == "0.5.0"
+
+
+@pytest.mark.parametrize("value", [ROW, pathevidence.PathEvidence({}, None, None)], ids=type)
+def test_build_evidence_and_rows_are_frozen(value):
+    """Arch-path rows and path evidence are records: they cannot be edited after they are made."""
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(value, dataclasses.fields(value)[0].name, "edited")
