@@ -92,3 +92,12 @@ def test_a_target_limited_rule_only_binds_its_targets():
     assert expected_for("fix-upstream-op", versions, rules, "gpu").expect is Verdict.DRIFTED
     assert expected_for("fix-upstream-op", versions, rules, "sim-sm120").expect is Verdict.FIXED
     assert expected_for("fix-upstream-op", {**versions, "flashinfer-python": "0.7.4"}, rules, "gpu").expect is Verdict.FIXED
+
+
+def test_expectation_is_frozen():
+    """A baseline rule is data read once: it cannot be edited after loading."""
+    import dataclasses
+
+    rule = Expectation(mode="mode1", expect=Verdict.REPRODUCED, when=(), why="seed")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rule.why = "edited"  # type: ignore[misc]

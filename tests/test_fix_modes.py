@@ -73,3 +73,45 @@ def test_any_failure_of_a_working_fix_is_drifted():
 def test_allow_in_graph_matcher(exception_type, message, expected):
     """allow_in_graph is `reproduced` only for a dynamo error at the loader node (or nvcc)."""
     assert classify(FIX_ALLOW_IN_GRAPH, _outcome(False, _signature(exception_type, message)))[0] is expected
+
+
+def test_run_check_is_frozen():
+    """RunCheck is evidence: once recorded it cannot be edited."""
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        RunCheck(compared=True, problem=None).problem = "edited"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("register", "expected"), [
+    (lambda name, mutates_args: (lambda fn: fn), False),  # 0.6.1/0.7.4: `lambda x: x`, registers nothing
+    (lambda name, mutates_args: (lambda fn: object()), True),  # returns a registered op, not the function
+    (lambda name, mutates_args: (_ for _ in ()).throw(RuntimeError("bad schema")), True),  # real, but rejects
+], ids=["identity", "wraps", "rejects"])
+def test_flashinfer_registers_torch_ops_reads_the_identity(monkeypatch, register, expected):
+    """Only a register_custom_op that hands back the function itself counts as 'does not register'."""
+    import sys
+    import types
+
+    from pcgkit.verdicts.fixmodes import flashinfer_registers_torch_ops
+
+    # a stand-in package: importing the real flashinfer costs seconds per mutant, and only this function is read
+    utils = types.SimpleNamespace(register_custom_op=register)
+    monkeypatch.setitem(sys.modules, "flashinfer", types.SimpleNamespace(utils=utils))
+    monkeypatch.setitem(sys.modules, "flashinfer.utils", utils)
+    assert flashinfer_registers_torch_ops() is expected
+
+
+def test_allow_in_graph_reads_the_explanation_too():
+    """The loader named only in dynamo's Explanation: line still counts as the known allow_in_graph failure."""
+    sig = Signature(exception_type="torch._dynamo.exc.Unsupported", message_head="unsupported call",
+                    explanation="call to get_fp4_quantization_module returned a module")
+    assert classify(FIX_ALLOW_IN_GRAPH, _outcome(False, sig))[0] is Verdict.REPRODUCED
+
+
+@pytest.mark.parametrize("mode", [FIX_CUSTOM_OP, FIX_ALLOW_IN_GRAPH], ids=lambda m: m.id)
+def test_drift_reason_quotes_at_most_160_characters_of_the_head(mode):
+    """A drift reason quotes the message head cut at 160 characters, so the reason stays one table line."""
+    verdict, reason = classify(mode, _outcome(False, _signature("torch._dynamo.exc.Unsupported", "z" * 400)))
+    assert verdict is Verdict.DRIFTED
+    assert reason.endswith(": " + "z" * 160)

@@ -86,3 +86,45 @@ def test_a_simulated_device_note_replaces_the_answer_claim():
     noted = dataclasses.replace(SIMULATED_SM120, note="no GPU; no hardware query was reached on the traced path")
     assert noted.label == "simulated SM120 (no GPU; no hardware query was reached on the traced path)"
     assert noted.to_dict()["label"] == noted.label and noted.to_dict()["compute_capability"] == "12.0"
+
+
+@pytest.mark.parametrize(("available", "expected"), [(False, ()), (True, (Device("NVIDIA RTX PRO 6000", (12, 0)),))])
+def test_detect_cuda_devices_asks_is_available_first(monkeypatch, available, expected):
+    """With torch.cuda.is_available() False no device is listed, even where device_count() says otherwise."""
+    import torch
+
+    from pcgkit.harness import hardware
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: available)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i: "NVIDIA RTX PRO 6000")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda i: (12, 0))
+    hardware.detect_cuda_devices.cache_clear()
+    try:
+        assert hardware.detect_cuda_devices() == expected
+    finally:
+        hardware.detect_cuda_devices.cache_clear()
+
+
+@pytest.mark.parametrize("marker", ["cpu_sim", "e2e", "docker"])
+def test_non_hardware_markers_need_no_gpu(marker):
+    """cpu_sim, e2e and docker are not hardware requirements: no CUDA device is no reason to skip."""
+    assert missing_hardware_reason(marker, ()) is None
+
+
+def test_device_is_frozen():
+    """A Device is what the run claims to have run on: it cannot be edited afterwards."""
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        SIMULATED_SM120.capability = (9, 0)  # type: ignore[misc]
+
+
+def test_first_device_skips_a_newer_family_for_sm120():
+    """sm120 is an exact family: a 13.x part listed first is passed over for the 12.x one."""
+    newer = Device("future SM130 part", (13, 0))
+    assert first_device("sm120", (newer, DGX_SPARK)) is DGX_SPARK
+
+
+def test_a_real_device_label_ignores_a_note():
+    """A real device's label always states its compute capability; a note only speaks for simulated ones."""
+    noted = dataclasses.replace(RTX_PRO_6000, note="should not show")
+    assert noted.label == "NVIDIA RTX PRO 6000 Blackwell (compute capability 12.0)"

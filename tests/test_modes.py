@@ -99,3 +99,40 @@ def test_mode4_with_another_message_drifts(captured_messages):
     verdict, reason = classify(MODE4, _outcome(_signature(captured_messages[("2.9.1", "mode1")])))
     assert verdict is Verdict.DRIFTED
     assert "torch.compiler.disable" in reason
+
+
+def test_mode1_without_a_flashinfer_frame_drifts(captured_messages):
+    """A mode-1 failure with no FlashInfer frame at all is a drift naming the missing frame, not a crash."""
+    sig = dataclasses.replace(_signature(captured_messages[("2.9.1", "mode1")]), innermost_library_frame=None)
+    verdict, reason = classify(MODE1, _outcome(sig))
+    assert verdict is Verdict.DRIFTED
+    assert reason.startswith("innermost FlashInfer frame is None")
+
+
+def test_mode4_accepts_disable_named_only_in_the_explanation(captured_messages):
+    """Mode 4 also reads dynamo's Explanation: line, so a head without the phrase still reproduces."""
+    sig = _signature(captured_messages[("2.9.1", "mode4")])
+    moved = dataclasses.replace(sig, message_head="Skip calling a disabled function",
+                                explanation="Dynamo does not know how to trace torch.compiler.disable()d functions")
+    assert classify(MODE4, _outcome(moved))[0] is Verdict.REPRODUCED
+
+
+@pytest.mark.parametrize("moved", [Frame("flashinfer/jit/cpp_ext.py", 80, "build_and_load"),
+                                   Frame("flashinfer/jit/env.py", 12, "get_cuda_version")], ids=str)
+def test_mode1_needs_both_the_file_and_the_function(captured_messages, moved):
+    """Mode 1 needs jit/cpp_ext.py AND get_cuda_version/get_cuda_path: the right file or name alone drifts."""
+    sig = dataclasses.replace(_signature(captured_messages[("2.9.1", "mode1")]), innermost_library_frame=moved)
+    assert classify(MODE1, _outcome(sig))[0] is Verdict.DRIFTED
+
+
+def test_mode2_reproduces_in_build_and_load(captured_messages):
+    """Mode 2 accepts any JIT-loader function other than get_cuda_version (seed 001: build_and_load)."""
+    sig = _signature(captured_messages[("2.9.1", "mode2")])
+    moved = dataclasses.replace(sig, innermost_library_frame=Frame("flashinfer/jit/cpp_ext.py", 80, "build_and_load"))
+    assert classify(MODE2, _outcome(moved))[0] is Verdict.REPRODUCED
+
+
+def test_mode_is_frozen():
+    """A Mode is a declared judging rule: it cannot be edited at run time."""
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        MODE1.title = "edited"  # type: ignore[misc]

@@ -424,3 +424,46 @@ def test_real_cases_under_xdist(pytester, monkeypatch):
     assert sorted((r.mode, r.variant, r.verdict.value, r.simulated) for r in results) == [
         (f"mode{n}", "sim-sm120", "reproduced", True) for n in range(1, 5)
     ]
+
+
+def _judged(verdict: str, expected: str | None, why: str = "") -> tuple[str, str]:
+    from pcgkit.harness.plugin import judge_against_baseline
+    from pcgkit.verdicts.result import CaseResult
+    from pcgkit.verdicts.verdict import Verdict
+
+    result = CaseResult(mode="mode1", variant="sim-sm120", verdict=Verdict(verdict), reason="the reason",
+                        device={"label": "simulated SM120"}, versions={}, duration_s=0.1, expected=expected)
+    try:
+        judge_against_baseline(result, why)
+    except (pytest.fail.Exception, pytest.xfail.Exception, pytest.skip.Exception) as exc:
+        return type(exc).__name__, str(exc)
+    return "passed", ""
+
+
+@pytest.mark.parametrize(("verdict", "expected", "outcome", "says"), [
+    ("error", None, "Failed", "pcgkit error: the reason [simulated SM120]"),
+    ("error", "error", "Failed", "pcgkit error"),  # an error is never excused by a baseline
+    ("skipped", None, "Skipped", "the reason"),
+    ("reproduced", "reproduced", "XFailed", "known bug reproduced: the reason [simulated SM120]"),
+    ("reproduced", None, "XFailed", "known bug reproduced"),
+    ("reproduced", "fixed", "Failed", "expected fixed, got reproduced: the reason [simulated SM120] (baseline: why)"),
+    ("fixed", "reproduced", "Failed", "expected reproduced, got fixed"),
+    ("fixed", "fixed", "passed", ""),
+    ("fixed", None, "passed", ""),
+    ("drifted", "drifted", "XFailed", "known drift (baseline: why)"),
+    ("drifted", None, "Failed", "drifted: the reason [simulated SM120]"),
+    ("not-applicable", None, "Skipped", "not-applicable: the reason"),
+    ("not-applicable", "reproduced", "Failed", "expected reproduced, got not-applicable"),
+])
+def test_judge_against_baseline_maps_every_verdict(verdict, expected, outcome, says):
+    """Each verdict x baseline maps onto its pytest outcome, and the message carries the reason and device."""
+    got, message = _judged(verdict, expected, why="why")
+    assert got == outcome
+    assert says in message
+
+
+def test_judge_against_baseline_omits_an_empty_why():
+    """A changed behaviour without a baseline reason does not print an empty '(baseline: )'."""
+    got, message = _judged("fixed", "reproduced")
+    assert got == "Failed"
+    assert "(baseline:" not in message

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pcgkit.harness.signature import (
@@ -9,6 +11,8 @@ from pcgkit.harness.signature import (
     Signature,
     innermost_library_frame,
     package_relative,
+    parse_exception,
+    parse_frame_str,
     parse_log,
     parse_message,
 )
@@ -193,3 +197,76 @@ def test_parse_log_finds_the_dynamo_exception_of_seed_000():
 def test_parse_log_without_an_exception_is_none():
     """A log with no exception line yields no signature (not an empty one)."""
     assert parse_log("[2026-01-12] server started\nall good\n") is None
+
+
+TRIAGE_LOGS = Path(__file__).resolve().parent / "data" / "triage_logs"
+
+
+@pytest.mark.parametrize(("log", "exception_type"), [
+    ("04_dgxarley_glm47_spark_posix_stat.log", "torch._dynamo.exc.Unsupported"),  # "Piecewise CUDA Graph failed"
+    ("19_sglang1058_t4_no_kernel_image.log", "CUDA Error"),  # a native CUDA error line
+])
+def test_parse_log_reads_piecewise_and_native_failures(log, exception_type):
+    """parse_log returns a signature for piecewise-error and native-error failures, not only for exceptions."""
+    sig = parse_log((TRIAGE_LOGS / log).read_text())
+    assert sig is not None
+    assert sig.exception_type == exception_type
+
+
+def test_parse_log_of_frames_without_an_exception_is_none():
+    """A paste with frames but no exception line (triage log 01) has no signature."""
+    assert parse_log((TRIAGE_LOGS / "01_sglang23386_dgxspark_nvcc_threading_lock.log").read_text()) is None
+
+
+@pytest.mark.parametrize(("path", "relative"), [
+    ("/tox/site-packages/x/.venv/lib/python3.12/site-packages/packaging/version.py", "packaging/version.py"),
+    ("/usr/lib/python3/dist-packages/packaging/version.py", "packaging/version.py"),
+])
+def test_package_relative_cuts_at_the_innermost_install(path, relative):
+    """Any installed package is cut at its (last) site-/dist-packages/, also inside a nested venv."""
+    assert package_relative(path) == relative
+
+
+def test_frame_short_and_signature_short_forms():
+    """Frame.short is basename:line:function; Signature.short is gb-id + frame, else the head's first 80 chars."""
+    frame = Frame("flashinfer/jit/cpp_ext.py", 69, "get_cuda_version")
+    assert frame.short == "cpp_ext.py:69:get_cuda_version"
+    with_gb = Signature(exception_type="E", message_head="m", graph_break_id="gb0007", innermost_library_frame=frame)
+    assert with_gb.short() == "gb0007 cpp_ext.py:69:get_cuda_version"
+    assert Signature(exception_type="E", message_head="x" * 100).short() == "x" * 80
+
+
+def test_head_and_explanation_are_cut_at_200_and_300_characters():
+    """A runaway head or Explanation: line is kept to 200 / 300 characters in the signature."""
+    sig = parse_message(_UNSUPPORTED, f"{'h' * 250}\n  Explanation: {'y' * 400}\n")
+    assert sig.message_head == "h" * 200
+    assert sig.explanation == "y" * 300
+
+
+@pytest.mark.parametrize("value", [Frame("a.py", 1, "f"), Signature(exception_type="E", message_head="m")], ids=repr)
+def test_frame_and_signature_are_frozen(value):
+    """Signatures are evidence: a parsed Frame or Signature cannot be edited afterwards."""
+    import dataclasses
+
+    field = dataclasses.fields(value)[0].name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(value, field, "edited")
+
+
+def test_parse_frame_str_keeps_colons_in_the_path():
+    """file:line:function splits from the right, so a Windows path's drive colon stays in the file."""
+    assert parse_frame_str("C:/src/flashinfer/jit/core.py:169:register") == Frame(
+        "C:/src/flashinfer/jit/core.py", 169, "register")
+
+
+def test_parse_exception_reads_frames_from_the_traceback():
+    """A live exception without dynamo's real_stack gets its frames from its own traceback."""
+    def _raising_helper():
+        raise ValueError("boom")
+
+    try:
+        _raising_helper()
+    except ValueError as exc:
+        sig = parse_exception(exc)
+    assert sig.exception_type == "builtins.ValueError"
+    assert sig.frame_chain[-1].function == "_raising_helper"

@@ -168,3 +168,129 @@ def test_real_device_evidence_is_recorded_not_judged():
     assert built.problem is None and built.device is None
     assert built.evidence["device_path"]["arch_path"] == ["gen_fp4_quantization_sm90_module"]
     assert built.evidence["device_path"]["queries"] == [["flashinfer/utils.py:get_compute_capability", [9, 0]]]
+
+
+def _sim_calls(answer):
+    from pcgkit.harness.pathrecord import InlinedCall
+
+    return [InlinedCall("get_compute_capability", "/x/site-packages/flashinfer/utils.py", 1, True, answer),
+            InlinedCall("fp4_quantize", "/x/site-packages/flashinfer/fp4_quantization.py", 5, False),
+            InlinedCall("gen_fp4_quantization_sm120_module", "/x/site-packages/flashinfer/fp4_quantization.py", 9, False,
+                        object())]  # a generator's return value is no hardware answer
+
+
+def test_build_names_the_simulated_device_from_its_answers():
+    """A simulation that took: the device is named from the answers (12.0 -> 'simulated SM120'), evidence says took."""
+    built = pathevidence.build(claimed=SIMULATED_SM120, calls=_sim_calls((12, 0)), recorder="r",
+                               told=[("torch.cuda.get_device_capability", (12, 0))], frames=(), row=ROW, row_note="n")
+    assert built.problem is None
+    assert (built.device.name, built.device.capability, built.device.simulated) == ("simulated SM120", (12, 0), True)
+    sim = built.evidence["simulation"]
+    assert sim["claimed"] == "sm120" and sim["took"] is True
+    assert sim["expected_arch_path"] == "gen_fp4_quantization_sm120_module"
+    assert sim["arch_path"] == ["gen_fp4_quantization_sm120_module"]
+    assert sim["queries"] == [["flashinfer/utils.py:get_compute_capability", [12, 0]],
+                              ["torch.cuda.get_device_capability", [12, 0]]]
+    assert "device_path" not in built.evidence
+
+
+def test_build_turns_a_wrong_answer_into_the_problem_and_the_device_note():
+    """A 9.0 answer under a claimed SM120: the problem voids the verdict and the device label says why."""
+    built = pathevidence.build(claimed=SIMULATED_SM120, calls=_sim_calls((9, 0)), recorder="r", told=(),
+                               frames=(), row=ROW, row_note="n")
+    assert built.problem is not None and built.problem.startswith("simulation did not take: claimed sm120")
+    assert built.device.note == built.problem and built.evidence["simulation"]["took"] is False
+
+
+def test_build_without_queries_says_none_was_reached():
+    """A trace that reached no hardware query keeps the claimed device, with a note saying so."""
+    built = pathevidence.build(claimed=SIMULATED_SM90, calls=(), recorder="r", told=(), frames=(), row=None,
+                               row_note="n")
+    assert built.problem is None and built.device.capability == (9, 0)
+    assert built.device.note == "no GPU; no hardware query was reached on the traced path"
+    assert built.evidence["simulation"]["expected_arch_path"] is None
+
+
+def test_build_reached_functions_keep_order_and_include_the_failure_frames():
+    """The traced path is every inlined call then the failure's frames, each once, in order."""
+    from pcgkit.harness.pathrecord import InlinedCall
+    from pcgkit.harness.signature import Frame
+
+    calls = [InlinedCall("a", "f.py", 1, True), InlinedCall("b", "f.py", 2, True), InlinedCall("a", "f.py", 3, True)]
+    assert pathevidence.reached_functions(calls, [Frame("g.py", 1, "c"), Frame("g.py", 2, "b")]) == ["a", "b", "c"]
+
+
+def test_build_evidence_answers_are_json_ready():
+    """Tuples become lists, plain scalars stay, anything else is its repr: the evidence always serialises."""
+    assert pathevidence._jsonable(((12, 0), None, True, 1.5, "s")) == [[12, 0], None, True, 1.5, "s"]
+    assert pathevidence._jsonable(object).startswith("<class")
+    assert pathevidence._capabilities([("q", (12, 0)), ("q", [12, 1]), ("q", (12, 0)), ("q", (1, 2, 3)),
+                                       ("q", ("12", "0")), ("q", True), ("q", (12,))]) == [(12, 0), (12, 1)]
+
+
+@pytest.mark.parametrize("claimed, pdl, took", [((9, 0), True, True), ((12, 0), True, True), ((8, 0), False, True),
+                                                ((9, 0), False, False), ((8, 0), True, False)])
+def test_judge_pdl_answer_follows_flashinfers_sm90_rule(claimed, pdl, took):
+    """device_support_pdl must answer True exactly from SM90 on: SM90 itself included, SM8x excluded."""
+    assert (judge_path(claimed, [("q:device_support_pdl", pdl)], [], None) is None) is took
+
+
+def test_judge_flags_a_newer_answer_too():
+    """An answer above the claimed arch (13.0 under sm120) is as wrong as one below it."""
+    problem = judge_path((12, 0), [("q:get_compute_capability", (13, 0))], [], ROW)
+    assert problem is not None and "answered 13.0" in problem
+
+
+def test_rows_between_since_and_newest_read_are_not_assumed():
+    """A release inside a row's read range (0.6.17 <= newest read 0.6.18) gets no 'assumed unchanged' note."""
+    row, note = row_for("0.6.17", archpaths.load_rows())
+    assert row.since == "0.6.16" and "not read" not in note
+
+
+def test_judge_names_the_expected_generator_and_the_chosen_ones_arch():
+    """The error names the generator the claimed arch takes, and the chosen one's arch, whatever the row's order."""
+    reversed_row = ArchPathRow(ROW.since, ROW.entry_point, ROW.dispatcher, ROW.dispatch_key,
+                               tuple(reversed(ROW.generators)), ROW.read_from)
+    problem = judge_path((9, 0), [], ["gen_fp4_quantization_sm120_module"], reversed_row)
+    assert problem is not None
+    assert "chose gen_fp4_quantization_sm120_module (the 120 path), not gen_fp4_quantization_sm90_module" in problem
+
+
+def test_judge_ignores_answers_that_are_no_capability_pair():
+    """Only an (int, int) pair is a capability: a 1-tuple or strings are recorded, never judged."""
+    assert judge_path((12, 0), [("q", (12,)), ("q", ("9", "0")), ("q", (9, 0, 0))], [], None) is None
+
+
+def test_rows_at_the_newest_read_release_are_not_assumed():
+    """The newest release read (0.6.18) itself is read, not assumed."""
+    assert "not read" not in row_for("0.6.18", archpaths.load_rows())[1]
+
+
+@pytest.mark.parametrize("arch", ["sm9", "sm", "smx0"])
+def test_capability_of_needs_two_digits(arch):
+    """An arch id is 'sm' and at least two digits (major, minor): sm9 is a clear error, not 0.9."""
+    with pytest.raises(ValueError, match="not an arch id"):
+        capability_of(arch)
+
+
+@pytest.mark.parametrize("schema", ["pcgkit.arch_paths/0", "a", "x"])
+def test_malformed_schema_of_either_side_is_an_error(schema):
+    """Any schema other than pcgkit.arch_paths/1 is refused."""
+    with pytest.raises(archpaths.ArchPathsError, match="schema"):
+        parse_rows({"schema": schema})
+
+
+def test_rows_apply_from_their_own_since_and_ignore_local_labels():
+    """0.6.16 itself uses the 0.6.16 row; a local label (+cu128) does not hide the release."""
+    rows = archpaths.load_rows()
+    assert row_for("0.6.16", rows)[0].since == "0.6.16"
+    assert row_for("0.6.1+cu128", rows)[0].since == "0.5.0"
+
+
+@pytest.mark.parametrize("value", [ROW, pathevidence.PathEvidence({}, None, None)], ids=type)
+def test_build_evidence_and_rows_are_frozen(value):
+    """Arch-path rows and path evidence are records: they cannot be edited after they are made."""
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(value, dataclasses.fields(value)[0].name, "edited")

@@ -119,3 +119,48 @@ def test_install_log_echo_and_output_drop_companion_credentials(monkeypatch, tmp
         assert secret not in err, f"{secret!r} leaked into the terminal"
     # the lock uv installs from keeps them: it is the input, not a report
     assert "p%40ss-XYZ" in (config.locks_dir / "credlog.txt").read_text()
+
+
+@pytest.mark.parametrize("value", ["abcdefghij" * 2, "abcdefghij" * 2 + "abcde", "9f8e7d6c5b4a", "a1b2c3"],
+                         ids=["20-letters", "25-letters", "digit-first", "6-mixed"])
+def test_flag_value_echoed_later_goes_everywhere(value):
+    """A --token value that is long (>= 20) or mixes letters and digits is scrubbed in its echo too."""
+    assert redact_text(f"login --token {value} && echo {value}") == "login --token <redacted> && echo <redacted>"
+
+
+@pytest.mark.parametrize("value", ["swordfish", "12345"])
+def test_short_plain_flag_value_is_redacted_in_place(value):
+    """A short all-letter or all-digit --password value is no token shape, but the flag rule still removes it."""
+    assert redact_text(f"mysql --password {value} -h db") == "mysql --password <redacted> -h db"
+
+
+def test_plain_word_flag_value_is_not_scrubbed_elsewhere():
+    """A short plain word given to --password goes from the flag, but the same word elsewhere stays readable."""
+    assert redact_text("mysql --password swordfish && echo swordfish") == "mysql --password <redacted> && echo swordfish"
+
+
+def test_secret_values_start_at_six_characters():
+    """Values of secret-named variables shorter than 6 characters are not scrubbed (they would eat evidence)."""
+    from pcgkit.util.redact import secret_values
+
+    env = {"API_TOKEN": "abcde", "HF_TOKEN": "abcdef", "GH_TOKEN": "abcdefg", "HOME": "abcdefgh"}
+    assert secret_values(env) == ("abcdefg", "abcdef")  # longest first
+
+
+@pytest.mark.parametrize("value", ["abcdefghij" + "abcdefghi", "a1b2"], ids=["19-letters", "short-mixed"])
+def test_flag_value_that_is_no_token_stays_in_its_echo(value):
+    """A 19-letter word or a value under 6 characters goes from the flag only: elsewhere it may be evidence."""
+    assert redact_text(f"login --token {value} && echo {value}") == f"login --token <redacted> && echo {value}"
+
+
+def test_a_secret_containing_another_goes_whole():
+    """Secrets are replaced longest first, so one that contains another leaves no tail behind."""
+    assert redact_text("x abc123xyz", secrets=("abc123", "abc123xyz")) == "x <redacted>"
+
+
+def test_redact_tree_reaches_keys_lists_and_tuples_and_keeps_other_values():
+    """redact_tree scrubs every string of a JSON-like value (keys, list and tuple items); numbers stay."""
+    from pcgkit.util.redact import redact_tree
+
+    data = {f"HF_TOKEN={HF}": [f"--token={HF}", 3, (HF, None)]}
+    assert redact_tree(data) == {"HF_TOKEN=<redacted>": ["--token=<redacted>", 3, ["<redacted>", None]]}
