@@ -47,6 +47,7 @@ class MethodResult:
     arch: str
     sglang: str
     torch: str
+    flashinfer: str | None  # the FlashInfer beside it (the FP4 and JIT paths run through it)
     classification: Classification
     verdict: str
     fullgraph: dict
@@ -60,8 +61,7 @@ class MethodResult:
 
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)
-        data["classification"] = {"class": self.classification.cls.value, "where": self.classification.where,
-                                  "custom_ops": list(self.classification.custom_ops)}
+        data["classification"] = self.classification.to_dict()
         return data
 
 
@@ -221,7 +221,8 @@ def sweep_arch(arch: str, specs: Sequence[MethodSpec]) -> list[MethodResult]:
                 obs = observe_method(spec, fullgraph, device.capability)
             cls = classify(obs)
             results.append(MethodResult(
-                method_id=spec.id, arch=arch, sglang=version, torch=torch.__version__, classification=cls,
+                method_id=spec.id, arch=arch, sglang=version, torch=torch.__version__,
+                flashinfer=installed_version("flashinfer-python"), classification=cls,
                 verdict=verdict_for(cls, None).value, fullgraph={"value": fullgraph, "read_from": where},
                 simulated=True, sgl_kernel="stubbed (import only)" if stubbed else "installed",
                 simulation_replaced=tuple(simulation.replaced) + sglang_queries, refused=obs.refused,

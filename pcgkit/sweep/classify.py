@@ -94,6 +94,10 @@ class Classification:
     custom_ops: tuple[str, ...] = ()
     loader: str = ""  # breaks-in-jit-loader: LOADER_FLASHINFER_JIT | LOADER_CUTE_DSL
 
+    def to_dict(self) -> dict:
+        """The JSON form every sweep result file uses (FlashInfer entry points and SGLang methods alike)."""
+        return {"class": self.cls.value, "where": self.where, "custom_ops": list(self.custom_ops), "loader": self.loader}
+
 
 def custom_ops(graph_ops: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted({op for op in graph_ops if "::" in op and op.split("::", 1)[0] not in TORCH_NAMESPACES}))

@@ -51,9 +51,7 @@ class SweepResult:
 
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)
-        data["classification"] = {"class": self.classification.cls.value, "where": self.classification.where,
-                                  "custom_ops": list(self.classification.custom_ops),
-                                  "loader": self.classification.loader}
+        data["classification"] = self.classification.to_dict()
         return data
 
 
