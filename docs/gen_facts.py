@@ -33,7 +33,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: the checkout's p
 
 from pcgkit import errors, resources  # noqa: E402
 from pcgkit.harness import targets  # noqa: E402
-from pcgkit.sglang.facts import NOT_SHIPPED, ON_BY_DEFAULT, OPT_IN, PiecewiseFlags  # noqa: E402
+from pcgkit.sglang import facts as sglang_facts  # noqa: E402
 from pcgkit.verdicts import catalog  # noqa: E402
 
 E2E_LOGS = ROOT / "tests" / "data" / "e2e_logs"
@@ -93,41 +93,13 @@ def _code(text: str) -> str:
 
 # --- the switch per release ---------------------------------------------------------------------
 
-@dataclasses.dataclass(frozen=True)
-class SwitchRow:
-    releases: tuple[str, ...]
-    default: str  # how piecewise CUDA graphs start in these releases
-    turn_off: str  # what a user does to run without them
-
-
-def _switch(flags: PiecewiseFlags) -> tuple[str, str]:
-    """(default, how to turn it off) in the user's words, from one release's parser facts. Pure."""
-    aliases = f" (or its deprecated alias `{flags.force.split(' ')[0]}`)" if flags.force and "[deprecated]" in flags.force else ""
-    if flags.default_state == ON_BY_DEFAULT:
-        return "on by default", f"pass `{flags.disable}`"
-    if flags.default_state == OPT_IN and flags.enable:
-        off = f"do not pass `{flags.enable}`{aliases}"
-        if flags.disable:
-            off += f"; `{flags.disable}` turns the prefill graphs off entirely"
-        return "opt-in", off
-    if flags.default_state == NOT_SHIPPED:
-        return "not shipped", "nothing to turn off: the release has no torch.compile piecewise backend"
-    return "unknown", "not read for this release"
+# The wording and the merge live in pcgkit.sglang.facts (compat.md's SGLang section uses them too).
+SwitchRow = sglang_facts.SwitchRow
 
 
 def switch_rows(validation: dict) -> list[SwitchRow]:
     """Consecutive releases with the same switch, merged into one row (releases in file order). Pure."""
-    rows: list[SwitchRow] = []
-    for result in validation["results"]:
-        flags_data = (result.get("probe") or {}).get("flags")
-        if flags_data is None:
-            continue
-        default, off = _switch(PiecewiseFlags.from_dict(flags_data))
-        if rows and (rows[-1].default, rows[-1].turn_off) == (default, off):
-            rows[-1] = SwitchRow((*rows[-1].releases, result["sglang"]), default, off)
-        else:
-            rows.append(SwitchRow((result["sglang"],), default, off))
-    return rows
+    return sglang_facts.switch_rows(sglang_facts.flags_from_validation(validation))
 
 
 def _span(releases: tuple[str, ...]) -> str:

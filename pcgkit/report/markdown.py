@@ -103,10 +103,11 @@ def render_upstream(report: CompatReport, upstream: Upstream) -> list[str]:
                 source = f" ([source]({w.url}))" if w.url else " (measured by the kit)" if measured else ""
                 lines.append(f"- {md(w.what)}: {md(w.cost)}{source}" + (f". Measured: {measured}" if measured else ""))
         if project.id == "sglang" and upstream.switches:
-            lines += ["", "**Piecewise CUDA graph switch per release** (what a launch passes to turn it on):", "",
-                      "| SGLang | piecewise | switch |", "|---|---|---|"]
-            lines += [f"| {md(s.sglang)} | {md(s.state)} | {'`' + md(s.launch) + '`' if s.launch else 'none'} |"
-                      for s in upstream.switches]
+            lines += ["", "**Piecewise CUDA graph switch per release** (read from each release's own parser, "
+                      "fixtures/sglang_launch_validation.json):", "",
+                      "| SGLang | piecewise CUDA graphs | to run without them |", "|---|---|---|"]
+            lines += [f"| {md(s.releases[0] if len(s.releases) == 1 else s.releases[0] + ' – ' + s.releases[-1])} "
+                      f"| {md(s.default)} | {s.turn_off.replace('|', chr(92) + '|')} |" for s in upstream.switches]
     return lines
 
 

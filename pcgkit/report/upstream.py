@@ -8,11 +8,11 @@ import dataclasses
 from pathlib import Path
 
 import tomllib
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
 
 from pcgkit import resources
 from pcgkit.errors import UsageError
+from pcgkit.sglang import facts as sglang_facts
+from pcgkit.sglang.facts import SwitchRow
 
 UPSTREAM_SCHEMA = "pcgkit.upstream/1"
 UPSTREAM_FILE = "upstream.toml"
@@ -52,20 +52,6 @@ class Link:
 
 
 @dataclasses.dataclass(frozen=True)
-class Switch:
-    sglang: str  # PEP 440 specifier
-    state: str
-    launch: str
-    note: str = ""
-
-    def covers(self, version: str) -> bool:
-        try:
-            return Version(version) in SpecifierSet(self.sglang)
-        except InvalidVersion:
-            return False
-
-
-@dataclasses.dataclass(frozen=True)
 class Workaround:
     project: str
     what: str
@@ -78,7 +64,8 @@ class Workaround:
 class Upstream:
     projects: tuple[Project, ...]
     links: tuple[Link, ...]
-    switches: tuple[Switch, ...]
+    # Not from upstream.toml: derived from each release's own parser (pcgkit.sglang.facts.switch_rows)
+    switches: tuple[SwitchRow, ...]
     workarounds: tuple[Workaround, ...]
 
     def project(self, project_id: str) -> Project | None:
@@ -93,8 +80,6 @@ class Upstream:
     def workarounds_for(self, project_id: str) -> tuple[Workaround, ...]:
         return tuple(w for w in self.workarounds if w.project == project_id)
 
-    def switch_for(self, sglang: str) -> Switch | None:
-        return next((s for s in self.switches if s.covers(sglang)), None)
 
 
 EMPTY = Upstream((), (), (), ())
@@ -110,13 +95,13 @@ def _typed(cls, row: dict, where: str):
     return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in row.items()})
 
 
-def parse_upstream(data: dict, source: str = UPSTREAM_FILE) -> Upstream:
-    """Typed upstream facts from the TOML's dict; ValueError names the bad entry. Pure."""
+def parse_upstream(data: dict, source: str = UPSTREAM_FILE, switch_flags: tuple = ()) -> Upstream:
+    """Typed upstream facts from the TOML's dict (plus the validated releases' piecewise flags);
+    ValueError names the bad entry. Pure."""
     if data.get("schema") != UPSTREAM_SCHEMA:
         raise ValueError(f"{source}: schema {data.get('schema')!r}, expected {UPSTREAM_SCHEMA!r}")
     projects = tuple(_typed(Project, r, f"{source} [[project]] {i}") for i, r in enumerate(data.get("project", ())))
     links = tuple(_typed(Link, r, f"{source} [[link]] {i}") for i, r in enumerate(data.get("link", ())))
-    switches = tuple(_typed(Switch, r, f"{source} [[switch]] {i}") for i, r in enumerate(data.get("switch", ())))
     workarounds = tuple(_typed(Workaround, r, f"{source} [[workaround]] {i}")
                         for i, r in enumerate(data.get("workaround", ())))
     for item in (*links, *workarounds):
@@ -125,12 +110,10 @@ def parse_upstream(data: dict, source: str = UPSTREAM_FILE) -> Upstream:
     for link in links:
         if link.kind not in LINK_KINDS or link.state not in LINK_STATES or not link.url.startswith("https://"):
             raise ValueError(f"{source}: link {link.url!r}: kind {link.kind!r} / state {link.state!r} / url invalid")
-    for switch in switches:
-        try:
-            SpecifierSet(switch.sglang)
-        except InvalidSpecifier as exc:
-            raise ValueError(f"{source}: switch {switch.sglang!r}: {exc}") from exc
-    return Upstream(projects, links, switches, workarounds)
+    if "switch" in data:  # the per-release switch is read from each release's parser, never typed here
+        raise ValueError(f"{source}: [[switch]] is not part of {UPSTREAM_SCHEMA}: the switches come from "
+                         f"fixtures/{sglang_facts.VALIDATION_FILE} (pcgkit.sglang.facts.switch_rows)")
+    return Upstream(projects, links, tuple(sglang_facts.switch_rows(switch_flags)), workarounds)
 
 
 def load_upstream(path: Path | None = None) -> Upstream:
@@ -139,6 +122,6 @@ def load_upstream(path: Path | None = None) -> Upstream:
     if path is None and not target.is_file():
         return EMPTY
     try:
-        return parse_upstream(tomllib.loads(target.read_text()), str(target))
+        return parse_upstream(tomllib.loads(target.read_text()), str(target), sglang_facts.validated_flags())
     except (OSError, tomllib.TOMLDecodeError, ValueError, TypeError) as exc:
         raise UsageError(f"{target}: not a valid upstream facts file: {exc}") from exc

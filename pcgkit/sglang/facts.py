@@ -299,3 +299,61 @@ def flags_from_source(
     files = ", ".join(relevant) or f"{len(sources)} parser files (no piecewise flag in them)"
     return flags_from_actions(actions, sglang, prefill_default,
                               source=f"source text of {files} (import of sglang.srt.server_args failed: {import_error})")
+
+
+# --- the per-release switch, as people read it ------------------------------------------------
+# One wording for every place that tells a user how to run without piecewise CUDA graphs (the README
+# box, compat.md's SGLang section): read from each release's own parser as the kit validated it
+# (fixtures/sglang_launch_validation.json), never retyped by hand.
+
+VALIDATION_FILE = "sglang_launch_validation.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class SwitchRow:
+    releases: tuple[str, ...]
+    default: str  # how piecewise CUDA graphs start in these releases
+    turn_off: str  # what a user does to run without them
+
+
+def flags_from_validation(validation: dict) -> tuple[PiecewiseFlags, ...]:
+    """Each validated release's piecewise flags, in the file's order (oldest first). Pure."""
+    return tuple(PiecewiseFlags.from_dict(r["probe"]["flags"])
+                 for r in validation.get("results", ()) if (r.get("probe") or {}).get("flags"))
+
+
+def validated_flags() -> tuple[PiecewiseFlags, ...]:
+    """flags_from_validation over the shipped validation file (the one read of it)."""
+    import json
+
+    from pcgkit import resources
+
+    return flags_from_validation(json.loads(resources.fixture(VALIDATION_FILE).read_text()))
+
+
+def switch_wording(flags: PiecewiseFlags) -> tuple[str, str]:
+    """(default, how to turn it off) in the user's words (Markdown), from one release's parser facts. Pure."""
+    aliases = f" (or its deprecated alias `{flags.force.split(' ')[0]}`)" if flags.force and "[deprecated]" in flags.force else ""
+    if flags.default_state == ON_BY_DEFAULT:
+        return "on by default", f"pass `{flags.disable}`"
+    if flags.default_state == OPT_IN and flags.enable:
+        off = f"do not pass `{flags.enable}`{aliases}"
+        if flags.disable:
+            off += f"; `{flags.disable}` turns the prefill graphs off entirely"
+        return "opt-in", off
+    if flags.default_state == NOT_SHIPPED:
+        return "not shipped", "nothing to turn off: the release has no torch.compile piecewise backend"
+    return "unknown", "not read for this release"
+
+
+def switch_rows(flags: Iterable[PiecewiseFlags]) -> list[SwitchRow]:
+    """Consecutive releases with the same switch, merged into one row. Pure."""
+    rows: list[SwitchRow] = []
+    for f in flags:
+        default, off = switch_wording(f)
+        release = f.sglang or "?"  # a validated release always names itself; "?" is never silent
+        if rows and (rows[-1].default, rows[-1].turn_off) == (default, off):
+            rows[-1] = SwitchRow((*rows[-1].releases, release), default, off)
+        else:
+            rows.append(SwitchRow((release,), default, off))
+    return rows

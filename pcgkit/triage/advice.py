@@ -17,7 +17,7 @@ import tomllib
 from packaging.version import InvalidVersion, Version
 
 from pcgkit import resources
-from pcgkit.sglang.facts import PiecewiseFlags
+from pcgkit.sglang.facts import PiecewiseFlags, flags_from_validation
 from pcgkit.triage.diagnose import Diagnosis, Kind
 from pcgkit.triage.facts import Fact, fact
 from pcgkit.verdicts.catalog import entry
@@ -36,8 +36,7 @@ def load_data() -> KitData:
     upstream = tomllib.loads(resources.fixture("upstream.toml").read_text())
     snapshot = json.loads(resources.fixture("matrix_snapshot.json").read_text())
     validation = json.loads(resources.fixture(upstream["piecewise_off"]["source_file"]).read_text())
-    flags = [PiecewiseFlags.from_dict(r["probe"]["flags"]) for r in validation["results"] if r.get("probe", {}).get("flags")]
-    flags.sort(key=lambda f: _version(f.sglang) or Version("0"))
+    flags = sorted(flags_from_validation(validation), key=lambda f: _version(f.sglang) or Version("0"))
     return KitData(upstream, snapshot, tuple(flags))
 
 
