@@ -6,6 +6,9 @@ import dataclasses
 import hashlib
 import json
 
+from pcgkit.util import untrusted
+from pcgkit.util.untrusted import UntrustedValueError
+
 VENV = "venv"  # a fresh uv environment installed from PyPI with exact pins
 EXISTING = "existing"  # an interpreter used as it is (the reference .venv, or a test's fake one)
 KINDS = (VENV, EXISTING)
@@ -100,8 +103,20 @@ class Cell:
 
     @classmethod
     def from_dict(cls, data: dict) -> Cell:
+        """A cell as a cell.json holds it; ValueError naming the field for an unsafe id or a wrong type
+        (a cell.json may come from any CI job's artifact: its id becomes a folder name)."""
+        if not isinstance(data, dict):
+            raise UntrustedValueError(f"cell: expected an object, got {type(data).__name__}")
         fields = {f.name for f in dataclasses.fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in fields}
+        kwargs["id"] = untrusted.safe_id(data.get("id"), "cell id")
         for name in ("companions", "flashinfer_extras", "covers_sglang", "constraints"):
-            kwargs[name] = tuple(kwargs.get(name, ()))
+            kwargs[name] = untrusted.str_list(data, name, "cell")
+        for name in ("sglang", "flashinfer", "torch", "interpreter", "base_image"):
+            kwargs[name] = untrusted.optional_text(data, name, "cell")
+        for name in ("python", "kind", "origin", "lock_digest", "pin_status", "pin_note"):
+            if name in data:
+                kwargs[name] = untrusted.text(data, name, "cell")
+        if data.get("timeout_s") is not None:
+            kwargs["timeout_s"] = untrusted.finite_number(data, "timeout_s", "cell")
         return cls(**kwargs)

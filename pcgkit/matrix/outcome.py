@@ -22,7 +22,7 @@ from typing import Any
 from pcgkit.harness import targets
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.where import Where
-from pcgkit.util import atomic
+from pcgkit.util import atomic, untrusted
 from pcgkit.util.redact import redact_text, redact_tree
 from pcgkit.util.sanitize import clean_text, clean_tree
 from pcgkit.verdicts.result import CaseResult
@@ -116,23 +116,36 @@ class CellOutcome:
     def from_dict(cls, data: dict, from_cache: bool = False) -> CellOutcome:
         if data.get("schema") != CELL_SCHEMA:
             raise ValueError(f"cell outcome schema {data.get('schema')!r}, expected {CELL_SCHEMA!r}")
+        # every field typed here, so a crafted or hand-edited cell.json is one error row naming the
+        # field, never an AttributeError in a writer (and a NaN duration never reaches a formatter)
+        what = "cell.json"
+        status = untrusted.text(data, "status", what, default=None)
+        if status not in (RAN, ERROR):
+            raise ValueError(f"{what}.status {status!r:.40}: expected {RAN!r} or {ERROR!r}")
         return cls(
             cell=Cell.from_dict(data["cell"]),
-            status=data["status"],
-            duration_s=float(data.get("duration_s", 0.0)),
-            stage=data.get("stage"),
-            reason=data.get("reason", ""),
-            log_tail=data.get("log_tail", ""),
-            versions=data.get("versions", {}),
-            results=tuple(CaseResult.from_dict(r) for r in data.get("results", ())),
-            finished=data.get("finished", ""),
+            status=status,
+            duration_s=untrusted.finite_number(data, "duration_s", what),
+            stage=untrusted.optional_text(data, "stage", what),
+            reason=untrusted.text(data, "reason", what),
+            log_tail=untrusted.text(data, "log_tail", what),
+            versions=untrusted.str_map(data.get("versions"), f"{what}.versions"),
+            results=tuple(CaseResult.from_dict(r) for r in _list(data, "results", what)),
+            finished=untrusted.text(data, "finished", what),
             from_cache=from_cache,
-            provenance=data.get("provenance", {}),
-            where=Where.from_dict(data["where"]) if data.get("where") else None,
-            costs=data.get("costs", {}),
-            installed=data.get("installed", {}),
-            lock=data.get("lock", {}),
+            provenance=untrusted.mapping(data, "provenance", what),
+            where=Where.from_dict(untrusted.mapping(data, "where", what)) if data.get("where") else None,
+            costs=untrusted.mapping(data, "costs", what),
+            installed=untrusted.mapping(data, "installed", what),
+            lock=untrusted.mapping(data, "lock", what),
         )
+
+
+def _list(data: dict, key: str, what: str) -> list:
+    value = data.get(key) or []
+    if not isinstance(value, list):
+        raise ValueError(f"{what}.{key}: expected a list, got {type(value).__name__}")
+    return value
 
 
 def with_where(outcome: CellOutcome, where: Where) -> CellOutcome:

@@ -70,7 +70,13 @@ class Where:
     def from_dict(cls, data: Mapping[str, Any]) -> Where:
         fields = {f.name for f in dataclasses.fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in fields}
-        kwargs["runner_labels"] = tuple(kwargs.get("runner_labels", ()))
+        wrong = next((k for k, v in kwargs.items() if k != "runner_labels" and not isinstance(v, (str, bool, type(None)))), None)
+        if wrong is not None:  # a crafted artifact: one line naming the field, not a crash in a writer
+            raise ValueError(f"where.{wrong}: expected a string, got {type(kwargs[wrong]).__name__}")
+        labels = kwargs.get("runner_labels", ())
+        if not isinstance(labels, (list, tuple)) or not all(isinstance(x, str) for x in labels):
+            raise ValueError("where.runner_labels: expected a list of strings")
+        kwargs["runner_labels"] = tuple(labels)
         kwargs.setdefault("host", "unknown")
         return cls(**kwargs)
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pcgkit.report.model import READABLE_SCHEMAS, Change, CompatReport, from_json
-from pcgkit.util import atomic
+from pcgkit.util import atomic, untrusted
 
 HISTORY_SCHEMA = "pcgkit.compat-history/1"
 HISTORY_FILE = "history.jsonl"
@@ -32,9 +32,27 @@ class RunSummary:
 
     @classmethod
     def from_json(cls, data: Mapping) -> RunSummary:
+        """One history line, every field typed and every id safe (ValueError naming the field otherwise):
+        a line accepted here is appended again by later reports, so a bad one must stop here."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a JSON {type(data).__name__}, expected an object")
         if data.get("schema") != HISTORY_SCHEMA:
             raise ValueError(f"history schema {data.get('schema')!r}, expected {HISTORY_SCHEMA!r}")
-        return cls(str(data["created"]), str(data.get("kit_version", "")), data["verdicts"], data.get("simulated", {}))
+        created = untrusted.text(data, "created", "history", default=None)
+        verdicts = data.get("verdicts")
+        if not isinstance(verdicts, dict):
+            raise ValueError(f"history.verdicts: expected an object, got {type(verdicts).__name__}")
+        for cell, cases in verdicts.items():
+            untrusted.safe_id(cell, "history cell id")
+            if not isinstance(cases, dict):
+                raise ValueError(f"history.verdicts[{cell}]: expected an object")
+            for case, verdict in cases.items():
+                untrusted.safe_id(case, "history case id")
+                untrusted.safe_id(verdict, "history verdict")
+        simulated = data.get("simulated") or {}
+        if not isinstance(simulated, dict) or not all(isinstance(v, bool) for v in simulated.values()):
+            raise ValueError("history.simulated: expected an object of true/false")
+        return cls(created, untrusted.text(data, "kit_version", "history"), verdicts, simulated)
 
 
 # One character per verdict in a timeline (the dashboard's sidecars carry these strings, not 100 dated

@@ -31,6 +31,7 @@ from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, CellOutcome, write_outcome
 from pcgkit.matrix.where import Where
 from pcgkit.report.model import CompatReport
+from pcgkit.util.untrusted import safe_id
 
 CELL_FILE = "cell.json"
 STAGE_SOURCE = "source"  # an error row's stage: the input could not be read
@@ -85,7 +86,7 @@ class Loaded:
 
 def error_row(source: str, member: str, reason: str) -> Row:
     """An input that yields no cell: a row of its own, so the report shows it with its reason."""
-    name = _UNSAFE_ID.sub("_", f"{Path(source).name}{'/' + member if member else ''}").strip("_") or "input"
+    name = _UNSAFE_ID.sub("_", f"{Path(source).name}{'/' + member if member else ''}").strip("_.")[-100:] or "input"
     cell = Cell(id=f"source-error.{name}", kind="existing", interpreter=None, origin="source")
     outcome = CellOutcome(cell, ERROR, 0.0, STAGE_SOURCE, f"{source}{': ' + member if member else ''}: {reason}")
     return Row(outcome, source, member, None)
@@ -349,10 +350,12 @@ def annotate(compat: CompatReport, loaded: Loaded, disagreements: Sequence[Disag
 def stage_cells(rows: Sequence[Row], cells_root: Path) -> None:
     """Each row's cell.json and JUnit under cells_root/<row id>/, where the JUnit merge looks (the edge)."""
     for row in rows:
-        folder = cells_root / row.outcome.cell.id
+        # Cell.from_dict already refused unsafe ids; checked again where the id becomes a path
+        folder = cells_root / safe_id(row.outcome.cell.id, "cell id")
         folder.mkdir(parents=True, exist_ok=True)
         write_outcome(folder / CELL_FILE, row.outcome)
         if row.cell_dir is not None:
             for name in ("junit.xml", "results.json", "summary.md"):
-                if (row.cell_dir / name).is_file():
-                    shutil.copyfile(row.cell_dir / name, folder / name)
+                member = row.cell_dir / name
+                if member.is_file() and not member.is_symlink():  # a planted link must not copy a local file in
+                    shutil.copyfile(member, folder / name)

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from pcgkit.harness.signature import Signature
-from pcgkit.util import atomic
+from pcgkit.util import atomic, untrusted
 from pcgkit.util.redact import redact_text, redact_tree
 from pcgkit.util.sanitize import clean_text, clean_tree
+from pcgkit.util.untrusted import UntrustedValueError
 from pcgkit.verdicts.verdict import Verdict
 
 RESULTS_SCHEMA = "pcgkit.results/1"
@@ -53,9 +54,21 @@ class CaseResult:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CaseResult:
+        if not isinstance(data, dict):
+            raise UntrustedValueError(f"result: expected an object, got {type(data).__name__}")
         fields = {f.name for f in dataclasses.fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in fields}
+        # the case and target ids become report columns and JUnit names: one safe-id rule
+        kwargs["mode"] = untrusted.safe_id(data.get("mode"), "result case id")
+        kwargs["variant"] = untrusted.safe_id(data.get("variant"), "result target id")
         kwargs["verdict"] = Verdict(data["verdict"])
+        kwargs["reason"] = untrusted.text(data, "reason", "result")
+        kwargs["device"] = untrusted.mapping(data, "device", "result")
+        kwargs["versions"] = untrusted.str_map(data.get("versions"), "result.versions")
+        kwargs["duration_s"] = untrusted.finite_number(data, "duration_s", "result")
+        kwargs["expected"] = untrusted.optional_text(data, "expected", "result")
+        kwargs["evidence"] = untrusted.mapping(data, "evidence", "result")
+        kwargs["nodeid"] = untrusted.text(data, "nodeid", "result")
         kwargs["signature"] = Signature.from_dict(data["signature"]) if data.get("signature") else None
         return cls(**kwargs)
 
@@ -99,7 +112,18 @@ class ResultsFileError(ValueError):
 
 
 def read_results(path: Path) -> tuple[dict[str, Any], list[CaseResult]]:
-    data = json.loads(path.read_text())
+    """A results.json as typed results; ResultsFileError (one line, the path named) when it is not one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ResultsFileError(f"{path}: unreadable ({type(exc).__name__}: {exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        raise ResultsFileError(f"{path}: not a {RESULTS_SCHEMA} file (expected an object with a 'results' list)")
     if data.get("schema") != RESULTS_SCHEMA:
         raise ResultsFileError(f"{path}: schema {data.get('schema')!r}, expected {RESULTS_SCHEMA!r}")
-    return data.get("environment", {}), [CaseResult.from_dict(r) for r in data["results"]]
+    try:
+        results = [CaseResult.from_dict(r) for r in data["results"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ResultsFileError(f"{path}: a result is malformed ({type(exc).__name__}: {exc})") from None
+    environment = data.get("environment")
+    return environment if isinstance(environment, dict) else {}, results
