@@ -19,9 +19,10 @@ from packaging.version import InvalidVersion, Version
 
 from pcgkit.errors import UsageError
 from pcgkit.report.summary import SIMULATION_NOTE
+from pcgkit.util import atomic
 from pcgkit.util.atomic import read_json_object
 from pcgkit.util.redact import redact_text, secret_values
-from pcgkit.util.templating import render
+from pcgkit.util.templating import render_markdown
 from pcgkit.verdicts import catalog
 from pcgkit.verdicts.result import CaseResult, ResultsFileError, read_results
 from pcgkit.verdicts.verdict import Verdict
@@ -83,22 +84,25 @@ def _judged(results: Iterable[CaseResult], mode: str) -> list[CaseResult]:
     return [r for r in results if r.mode == mode and r.verdict.is_bug_verdict]
 
 
-def _workaround_outcome(result: CaseResult) -> str:
-    from pcgkit.util.templating import inline_code
+def _workaround_outcome(result: CaseResult):
+    """One Markdown line (marked safe for the draft's template: every measured value in it is escaped)."""
+    from markupsafe import Markup
+
+    from pcgkit.util.sanitize import md_inline_code, md_text
 
     sig = result.signature
     at = ""
     if sig is not None:
         inner = sig.innermost_library_frame
-        at = f" at `{inner}`" if inner else f": {inline_code(sig.message_head)}"
-        at += f" ({sig.graph_break_id})" if sig.graph_break_id else ""
+        at = f" at {md_inline_code(inner)}" if inner else f": {md_inline_code(sig.message_head)}"
+        at += f" ({md_text(sig.graph_break_id)})" if sig.graph_break_id else ""
     if result.verdict is Verdict.FIXED:
-        return "worked: traced cleanly under fullgraph=True"
+        return Markup("worked: traced cleanly under fullgraph=True")
     if result.verdict is Verdict.REPRODUCED:
-        return f"did not help: the trace still fails{at}"
+        return Markup(f"did not help: the trace still fails{at}")
     if result.verdict is Verdict.DRIFTED:
-        return f"did not help, failed differently{at}: {result.reason}"
-    return f"not applicable: {result.reason}"
+        return Markup(f"did not help, failed differently{at}: {md_text(result.reason)}")
+    return Markup(f"not applicable: {md_text(result.reason)}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,7 +217,7 @@ def build_draft(
 
 def render_draft(draft: Draft) -> str:
     """Markdown: a 'Title:' line, then the body in the target project's template shape. Pure."""
-    return render(
+    return render_markdown(
         f"issue/{draft.target}.md.j2",
         d=draft,
         sig=draft.primary.signature,
@@ -282,8 +286,7 @@ def _cmd_issue(args) -> int:
     draft = build_draft(args.target, results, sources, env, args.repro, matrix, links)
     text = redact_text(render_draft(draft), secret_values(dict(os.environ)))
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text)
+        atomic.write_text(Path(args.out), text)
         print(f"pcgkit issue: wrote {args.out} (draft only: nothing was posted)", file=sys.stderr)
     else:
         sys.stdout.write(text)

@@ -18,13 +18,14 @@ from pathlib import Path
 
 from pcgkit import __version__, resources
 from pcgkit.errors import UsageError
-from pcgkit.util import atomic
+from pcgkit.util import atomic, untrusted
 from pcgkit.util.redact import redact_text, secret_values
+from pcgkit.util.sanitize import one_line
 from pcgkit.util.sourcegraph import Extractor
 from pcgkit.util.templating import render
 from pcgkit.verdicts import catalog
 from pcgkit.verdicts.modes import Mode
-from pcgkit.verdicts.result import CaseResult, read_results
+from pcgkit.verdicts.result import CaseResult, ResultsFileError, read_results
 
 KIT_ROOT = resources.package_dir().parent  # sourcegraph cuts definitions from pcgkit/*.py below here
 REFERENCE_DIR = resources.fixture("reference")
@@ -39,9 +40,12 @@ DOCKER_IMAGE_FOR_PYTHON = {"3.12": "nvidia/cuda:12.8.1-devel-ubuntu24.04"}
 
 @dataclasses.dataclass(frozen=True)
 class Pins:
+    """Requirements as packaging renders them (pcgkit.util.untrusted): never an option, a URL or a quote."""
+
     requirements: tuple[str, ...]  # "torch==2.9.1", ...
     python: str  # "3.12"
     source: str  # where they came from, said in the script and README
+    hashes: tuple[tuple[str, ...], ...] = ()  # per requirement, from a hashed lock: kept in requirements.txt
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,8 +61,24 @@ class ReproPlan:
         return f"repro_{self.mode.id}.py"
 
 
-def _requirement_lines(text: str) -> tuple[str, ...]:
-    return tuple(ln.split("#", 1)[0].strip() for ln in text.splitlines() if ln.split("#", 1)[0].strip())
+_HASH_RE = re.compile(r"--hash[= ](sha256:[0-9a-f]{64})")
+
+
+def parse_requirements(text: str, origin: str) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """(requirements, their --hash values) of a requirements file or a hashed lock (backslash
+    continuations joined); UntrustedValueError for a pip option, a direct URL or a line that is no
+    PEP 508 requirement: what lands in a maintainer's script is a parsed requirement, never raw text. Pure."""
+    logical = re.sub(r"\\[ \t]*\n", " ", text)
+    requirements, hashes = [], []
+    for number, raw in enumerate(logical.splitlines(), 1):
+        line = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
+        if not line:
+            continue
+        found = tuple(_HASH_RE.findall(line))
+        spec = _HASH_RE.sub("", line).strip()
+        requirements.append(untrusted.pinned_requirement(spec, f"{origin} line {number}"))
+        hashes.append(found)
+    return tuple(requirements), tuple(hashes) if any(hashes) else ()
 
 
 def reference_pins() -> Pins:
@@ -67,18 +87,26 @@ def reference_pins() -> Pins:
 
 def pins_from_file(path: Path, python: str = "3.12") -> Pins:
     try:
-        requirements = _requirement_lines(path.read_text())
-    except OSError as exc:
-        raise UsageError(f"--pins {path}: {exc}") from exc
-    return Pins(requirements, python, f"pins from {path.name}")
+        requirements, hashes = parse_requirements(path.read_text(encoding="utf-8"), f"--pins {path}")
+        minor = untrusted.python_minor(python, "--python")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--pins {path}: cannot read ({exc}); give a requirements file") from exc
+    except untrusted.UntrustedValueError as exc:
+        raise UsageError(f"{exc}; give plain `name==version` lines") from exc
+    return Pins(requirements, minor, f"pins from {re.sub(r'[^A-Za-z0-9._+-]', '_', path.name)}", hashes)
 
 
 def pins_from_versions(versions: dict, origin: str) -> Pins:
-    """Pins that rebuild the cell a result was measured in."""
-    requirements = tuple(f"{name}=={versions[name]}" for name in PINNED_DISTRIBUTIONS if versions.get(name))
+    """Pins that rebuild the cell a result was measured in; every version parsed as PEP 440 first
+    (a results.json may come from anywhere: its versions go into a script a maintainer runs)."""
+    try:
+        requirements = tuple(f"{name}=={untrusted.pep440_version(versions[name], f'{origin}: {name} version')}"
+                             for name in PINNED_DISTRIBUTIONS if versions.get(name))
+        python = untrusted.python_minor(versions.get("python") or "3.12", f"{origin}: python")
+    except untrusted.UntrustedValueError as exc:
+        raise UsageError(f"{exc}; the results file is damaged or crafted: pass --pins instead") from exc
     if not any(r.startswith("torch==") for r in requirements):
         raise UsageError(f"{origin}: the recorded versions name no torch: pass --pins")
-    python = ".".join(str(versions.get("python") or "3.12").split(".")[:2])
     return Pins(requirements, python, f"versions measured in {origin}")
 
 
@@ -134,7 +162,10 @@ def plan_export(case: str, simulate: bool, pins: Pins | None, results_path: Path
     mode = entry.mode
     measured = None
     if results_path is not None:
-        _, results = read_results(results_path)
+        try:
+            _, results = read_results(results_path)
+        except ResultsFileError as exc:
+            raise UsageError(f"--results {exc}; give a results.json written by `pcgkit run`") from exc
         measured = measured_result(results, mode, simulate)
         if pins is None and measured is not None:
             pins = pins_from_versions(measured.versions, str(results_path))
@@ -188,7 +219,11 @@ def render_readme(plan: ReproPlan) -> str:
 
 
 def render_requirements(plan: ReproPlan) -> str:
-    header = f"# {plan.pins.source}; Python {plan.pins.python}\n"
+    header = f"# {one_line(plan.pins.source)}; Python {plan.pins.python}\n"
+    if plan.pins.hashes:  # a hashed lock stays hashed: pip then installs in --require-hashes mode
+        lines = [" \\\n".join([req, *(f"    --hash={h}" for h in hashes)])
+                 for req, hashes in zip(plan.pins.requirements, plan.pins.hashes)]
+        return header + "\n".join(lines) + "\n"
     return header + "\n".join(plan.pins.requirements) + "\n"
 
 

@@ -120,7 +120,7 @@ def render_grid(report: CompatReport) -> list[str]:
              f"failure, no verdict); ⚑ changed since the previous run; {DISAGREE_SYMBOL} another result of this cell "
              "disagrees (see below); fix columns: ✓ = the fix works in this cell. Evidence: sim = simulated SM120 "
              "(no GPU), real = a real GPU.", "",
-             "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+             "| " + " | ".join(md(h) for h in head) + " |", "|---" * len(head) + "|"]
     changed = {(ch.cell, ch.case) for ch in report.changes}
     marks = disagreement_marks(report)
     for cell in report.cells:

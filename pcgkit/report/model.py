@@ -13,6 +13,7 @@ from typing import Any
 
 from pcgkit.report import attribution as attr
 from pcgkit.report.scrub import relative_paths
+from pcgkit.util.untrusted import UntrustedValueError, safe_id
 from pcgkit.verdicts import catalog
 
 COMPAT_SCHEMA = "pcgkit.compat/2"
@@ -257,7 +258,13 @@ def from_json(data: Mapping[str, Any]) -> CompatReport:
         cases = tuple(CaseColumn(**{k: m.get(k, "") for k in ("id", "family", "title", "known_signature")})
                       for m in data["modes"])
         cells = tuple(CellReport.from_dict(c) for c in data["cells"])
-    except (KeyError, TypeError, AttributeError) as exc:
+        for case in cases:  # ids become table columns and dashboard keys: the one safe-id rule
+            safe_id(case.id, "compat case id")
+        for cell in cells:
+            safe_id(cell.id, "compat cell id")
+            for case_id in cell.entries:
+                safe_id(case_id, f"compat cell {cell.id} case id")
+    except (KeyError, TypeError, AttributeError, UntrustedValueError) as exc:
         raise CompatSchemaError(f"compat document is missing or mistypes {exc}") from exc
     changes = tuple(Change(cell, c["mode"], c["previous"], c["current"])
                     for cell, items in (data.get("changes") or {}).items() for c in items)

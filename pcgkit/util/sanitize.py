@@ -62,3 +62,37 @@ def md_code(text: object) -> str:
     fence = "`" * (longest + 1)
     pad = " " if body.startswith("`") or body.endswith("`") else ""
     return f"{fence}{pad}{body}{pad}{fence}"
+
+
+# Markdown punctuation that can start markup inside a line of prose (emphasis, links, images, code,
+# tables, headings, HTML, strikethrough); a backslash before any ASCII punctuation is a literal in
+# CommonMark, so escaping is always safe.
+_MD_PROSE_RE = re.compile(r"([\\`*_\[\]|#!~])")
+# An @mention notifies people when a draft is posted: a zero-width space after '@' keeps the text
+# readable and the mention inert (what Renovate does in its pull-request bodies).
+_MENTION_RE = re.compile(r"@(?=[A-Za-z0-9])")
+
+
+def md_text(text: object) -> str:
+    """Untrusted text as inert Markdown prose for a post (an issue draft): one line, markup escaped,
+    '<'/'>'/'&' as entities (no HTML, no comments), @mentions neutralised. Pure."""
+    body = one_line(str(text)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MENTION_RE.sub("@&#8203;", _MD_PROSE_RE.sub(r"\\\1", body))
+
+
+def md_fence(text: object, info: str = "text") -> str:
+    """Untrusted text as a fenced code block whose fence no line inside can close: longer than any
+    run of backticks in the text (a '~~~' line cannot close a backtick fence). Pure."""
+    body = clean_text(str(text)).rstrip("\n")
+    longest = max((len(run) for run in re.findall(r"`{3,}", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{body}\n{fence}"
+
+
+def md_inline_code(text: object) -> str:
+    """Untrusted text as one inline code span (no line break, a fence longer than any backtick run). Pure."""
+    body = one_line(str(text))
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") or not body else ""
+    return f"{fence}{pad}{body}{pad}{fence}"

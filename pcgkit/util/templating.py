@@ -1,12 +1,19 @@
-"""The Jinja environment for everything the kit renders from pcgkit/templates/ (package data).
+"""The Jinja environments for everything the kit renders from pcgkit/templates/ (package data).
 
 Strict: a name missing from the context is an error, not an empty string, so a template can't
 silently drop a section of an issue draft or a repro script.
+
+`render_markdown` is for text that is posted (issue drafts): every `{{ value }}` is escaped as inert
+Markdown prose (pcgkit.util.sanitize.md_text) unless a filter said what it is -- `code` (an inline
+code span), `fenced` (a code block no line inside can close), `plain` (one line, no markup: a
+title), `url` (an https link target). Escaping is the default, so a new field in a template is safe
+before anyone thinks about it; macro output is already escaped and passes through.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 
 from pcgkit import resources
 
@@ -36,3 +43,66 @@ def environment():
 
 def render(template: str, **context) -> str:
     return environment().get_template(template).render(**context)
+
+
+def _markdown_finalize(value: object):
+    from markupsafe import Markup
+
+    from pcgkit.util.sanitize import md_text
+
+    if isinstance(value, Markup):
+        return value
+    return Markup(md_text("" if value is None else value))
+
+
+def _url(value: object):
+    from urllib.parse import quote
+
+    from markupsafe import Markup
+
+    text = str(value)
+    if not text.startswith("https://"):
+        return Markup(md_text_safe(text))
+    return Markup(quote(text, safe=":/?#&=%.+-_~@!$'*,;"))
+
+
+def md_text_safe(value: object) -> str:
+    from pcgkit.util.sanitize import md_text
+
+    return md_text(value)
+
+
+@functools.lru_cache(maxsize=1)
+def markdown_environment():
+    import jinja2
+    from markupsafe import Markup
+
+    from pcgkit.util.sanitize import md_fence, md_inline_code, one_line
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=True,  # with the finalize below: Markdown escaping, not HTML
+        finalize=_markdown_finalize,
+    )
+    def fenced(value, info="text"):
+        body = "\n".join(map(str, value)) if isinstance(value, (list, tuple)) else value
+        return Markup(md_fence(body, info))
+
+    def join(items, separator=""):  # the built-in would HTML-escape only: each item is escaped as prose
+        return Markup(str(separator).join(str(_markdown_finalize(item)) for item in items))
+
+    env.filters["code"] = lambda v: Markup(md_inline_code(v))
+    env.filters["fenced"] = fenced
+    env.filters["join"] = join
+    # a title is plain text (GitHub renders no markup there); a mention is still made inert
+    env.filters["plain"] = lambda v: Markup(re.sub(r"@(?=[A-Za-z0-9])", "@\u200b", one_line(str(v))))
+    env.filters["url"] = _url
+    # Markdown the kit itself authored (the case catalog's wording), never a measured value
+    env.filters["kit_markdown"] = lambda v: Markup(one_line(str(v)))
+    return env
+
+
+def render_markdown(template: str, **context) -> str:
+    return str(markdown_environment().get_template(template).render(**context))
