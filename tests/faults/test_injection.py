@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 from packaging.requirements import Requirement
 
 from pcgkit.bugreport.issuedraft import build_draft, load_results, render_draft
