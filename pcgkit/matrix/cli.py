@@ -22,7 +22,14 @@ from pcgkit.matrix.runner import CELL_FILE, default_jobs, run_matrix
 from pcgkit.matrix.tox_export import render_tox
 from pcgkit.matrix.uninstallable import expected_failure, load_uninstallable, unexpectedly_installed
 from pcgkit.report.compat import BUG_VERDICTS, build_compat, mode_entry
-from pcgkit.report.sources import annotate, find_disagreements, load_sources, local_rows, stage_cells
+from pcgkit.report.sources import (
+    annotate,
+    find_disagreements,
+    load_sources,
+    local_rows,
+    remove_unpacked,
+    stage_cells,
+)
 from pcgkit.report.writers import publish
 from pcgkit.util import atomic, signals
 from pcgkit.util.argtypes import positive_int, positive_seconds
@@ -105,7 +112,10 @@ def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = ()
         if not with_bisect:
             loaded = dataclasses.replace(loaded, rows=tuple(r for r in loaded.rows if BISECT_ID_MARK not in r.cell_id))
         if sources:
-            stage_cells(loaded.rows, root)
+            try:
+                stage_cells(loaded.rows, root)
+            finally:
+                remove_unpacked(reports / "matrix" / "merged")
         outcomes = [r.outcome for r in loaded.rows]
         if not outcomes:
             raise UsageError(f"no cells under {root}: run `pcgkit matrix` first (or pass --compat compat.json)")

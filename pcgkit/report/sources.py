@@ -35,7 +35,11 @@ from pcgkit.util.untrusted import safe_id
 
 CELL_FILE = "cell.json"
 STAGE_SOURCE = "source"  # an error row's stage: the input could not be read
-MAX_UNPACKED_BYTES = 8 * 1024**3  # an artifact of cell folders is MBs; refuse to unpack a bomb
+# An artifact of cell folders is a few MB that compresses ~5-20x; a bomb is refused before a byte is
+# written, by its total (declared in the archive's headers) and by its ratio to the archive's size.
+MAX_UNPACKED_BYTES = 2 * 1024**3
+MAX_RATIO = 200
+RATIO_FLOOR_BYTES = 16 * 1024**2  # below this, any ratio is harmless (a tiny archive of JSON compresses well)
 COMPARED_FIELDS = ("verdict", "graph_break_id", "innermost_frame")
 SIMULATED_VS_REAL = "simulated-vs-real"
 BETWEEN_MACHINES = "between-machines"
@@ -119,6 +123,16 @@ def _safe_members(names: Iterable[str]) -> str | None:
     return None
 
 
+def _check_size(archive: Path, total: int) -> None:
+    """ValueError when the members add up to more than the bound, or to a bomb's ratio. Pure but for stat."""
+    if total > MAX_UNPACKED_BYTES:
+        raise ValueError(f"refused: unpacks to more than {MAX_UNPACKED_BYTES // 1024**2} MiB ({total // 1024**2} MiB)")
+    packed = max(archive.stat().st_size, 1)
+    if total > RATIO_FLOOR_BYTES and total / packed > MAX_RATIO:
+        raise ValueError(f"refused: unpacks {total // packed}x its size ({total // 1024**2} MiB from "
+                         f"{packed // 1024} KiB; the bound is a ratio of {MAX_RATIO}): a compression bomb?")
+
+
 def unpack(archive: Path, dest: Path) -> None:
     """A tar (any compression) or zip archive into dest; ValueError with the reason when it cannot be."""
     dest.mkdir(parents=True, exist_ok=True)
@@ -129,15 +143,13 @@ def unpack(archive: Path, dest: Path) -> None:
                 bad = _safe_members(i.filename for i in infos)
                 if bad is not None:
                     raise ValueError(f"refused: member {bad!r} would land outside the folder")
-                if sum(i.file_size for i in infos) > MAX_UNPACKED_BYTES:
-                    raise ValueError(f"refused: unpacks to more than {MAX_UNPACKED_BYTES // 1024**3} GiB")
-                zf.extractall(dest)
+                _check_size(archive, sum(i.file_size for i in infos))
+                zf.extractall(dest)  # zipfile stops each member at its declared size: the check holds
             return
         if tarfile.is_tarfile(archive):
             with tarfile.open(archive) as tf:
                 members = tf.getmembers()
-                if sum(m.size for m in members) > MAX_UNPACKED_BYTES:
-                    raise ValueError(f"refused: unpacks to more than {MAX_UNPACKED_BYTES // 1024**3} GiB")
+                _check_size(archive, sum(m.size for m in members))
                 bad = _safe_members(m.name for m in members)
                 if bad is not None:
                     raise ValueError(f"refused: member {bad!r} would land outside the folder")
@@ -198,6 +210,11 @@ def load_sources(sources: Sequence[str], staging: Path) -> Loaded:
         reports.append(dataclasses.replace(report, cells=cells))
     merged, notes = merge_rows(rows)
     return Loaded(tuple(merged), tuple(reports), tuple(notes))
+
+
+def remove_unpacked(staging: Path) -> None:
+    """The unpacked archives, once their cells are staged: an artifact's copy must not stay on the runner."""
+    shutil.rmtree(staging / "unpacked", ignore_errors=True)
 
 
 def local_rows(outcomes: Sequence[CellOutcome], cells_root: Path) -> Loaded:
