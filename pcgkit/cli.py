@@ -11,6 +11,7 @@ saved to a file the line names; PCGKIT_DEBUG=1 prints the traceback as well.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -22,7 +23,7 @@ from pathlib import Path
 from pcgkit import __version__
 from pcgkit.errors import ExitCode, Interrupted, PcgkitError
 from pcgkit.util import signals
-from pcgkit.util.redact import redact_text, secret_values
+from pcgkit.util.redact import RedactingStream, redact_text, secret_values
 from pcgkit.util.sanitize import one_line
 
 # Each subcommand lives in its own module with `register(subparsers)`; the parser sets `func`.
@@ -72,6 +73,24 @@ def error_line(message: object) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    with redacted_output():
+        return _main(argv)
+
+
+@contextlib.contextmanager
+def redacted_output():
+    """stdout and stderr through the one redaction pass for the whole command (the printers' chokepoint)."""
+    secrets = secret_values(dict(os.environ))
+    saved = sys.stdout, sys.stderr
+    if not isinstance(sys.stdout, RedactingStream):
+        sys.stdout, sys.stderr = RedactingStream(sys.stdout, secrets), RedactingStream(sys.stderr, secrets)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)  # argparse exits 2 on a usage error, as the table says
     try:
         with signals.stop_policy():

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pcgkit import resources
 from pcgkit.matrix.cells import VENV, Cell
-from pcgkit.util import proc
+from pcgkit.util import atomic, proc
 
 LOCK_SCHEMA = "pcgkit.lock/1"
 DEFAULT_LOCKS_DIR = resources.fixture("locks")
@@ -126,8 +126,28 @@ def pinned(lock_text: str) -> dict[str, str]:
 
 def compile_lock(cell: Cell, inputs: LockInputs, base_python: str, work: Path, env: dict[str, str],
                  timeout: float) -> str | proc.Completed:
-    """Resolve the cell with uv (the edge): the lock's text, or the uv run that failed."""
+    """Resolve the cell with uv (the edge): the lock's text, or the uv run that failed.
+
+    uv reads and writes its files in a private folder (0700, removed after): a companion's URL
+    credentials must reach uv, but `work` (the cell folder, uploaded as a CI artifact) only gets
+    redacted copies of lock-requirements.in, lock-resolved.txt and the rest. The text returned keeps
+    them: it is what the install needs, and its caller keeps it out of artifacts too."""
+    import shutil
+    import tempfile
+
     work.mkdir(parents=True, exist_ok=True)
+    private = Path(tempfile.mkdtemp(prefix="pcgkit-lock-"))
+    try:
+        return _compile_in(cell, inputs, base_python, private, env, timeout)
+    finally:
+        for path in private.iterdir():
+            if path.is_file():  # the record of what uv saw, through the one writer (redacted)
+                atomic.write_text(work / path.name, path.read_text(errors="replace"))
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _compile_in(cell: Cell, inputs: LockInputs, base_python: str, work: Path, env: dict[str, str],
+                timeout: float) -> str | proc.Completed:
     uv = proc.uv_command()
     (work / "lock-requirements.in").write_text("\n".join(inputs.requirements) + "\n")
     constraints = None

@@ -5,12 +5,17 @@ every output path calls it (proc.py on child output and the echoed command, util
 file the kit writes, the data boundaries CellOutcome / CaseResult, cli.main on error messages):
 
 1. a variable whose *name* looks secret has its value replaced (`redact_env_var`), and that value
-   is scrubbed wherever else it shows up (echoed in a URL, a command line, a log);
+   is scrubbed wherever else it shows up (echoed in a URL, a command line, a log). Names are read
+   word by word (`UV_KEYRING_PROVIDER` is no KEY, `DB_PASS` and `SMTP_PWD` are secrets, `PWD` is
+   the working folder); for the ambiguous words KEY and AUTH the value is scrubbed elsewhere only when
+   it looks like a token, so `UV_KEYRING_PROVIDER=subprocess` or `X_KEY_TYPE=rsa` never rewrite an
+   ordinary word in a report;
 2. credentials inside any URL (`scheme://user:password@host`, `scheme://token@host`) anywhere in
    any string, a password containing '@' included (everything up to the host's '@' goes), so a
    requirement `name @ https://user:pass@host/x.whl` keeps only `name @ https://<redacted>@host/...`;
 3. argv-like secrets: `--api-key X`, `--token=X`, `--hf-token X`, `API_KEY=X`, `-u USER -p X`
-   (a bare `-p` is not touched: pytest's `-p plugin` is the kit's own argv);
+   (a bare `-p` is not touched: pytest's `-p plugin` is the kit's own argv), and a config or log
+   line's `api_key=X`, `password: X`, `client_secret=X`;
 4. well-known token shapes wherever they stand: Hugging Face `hf_...`, GitHub `ghp_`/`github_pat_`,
    OpenAI-style `sk-...`, AWS access key ids, GitLab, Slack, PyPI and npm tokens, bearer and basic
    `Authorization` values.
@@ -26,6 +31,13 @@ from typing import Any, Mapping
 REDACTED = "<redacted>"
 # Substrings of a variable name that mark its value as a secret (matched case-insensitively).
 SECRET_NAME_MARKERS: tuple[str, ...] = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
+# Words of a variable name (split on _ - .) that make it secret. KEY and AUTH are also parts of
+# ordinary settings (a key type, an auth method): their values count as secrets elsewhere in a text
+# only when they look like tokens. PASS and PWD count as the last word only (PWD alone is the cwd).
+STRONG_NAME_WORDS = frozenset({"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS", "APIKEY", "PAT"})
+WEAK_NAME_WORDS = frozenset({"KEY", "AUTH"})
+LAST_NAME_WORDS = frozenset({"PASS", "PWD"})
+_STRONG_SUFFIXES = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY")
 # Shorter values are not scrubbed elsewhere in the text: replacing every "1" or "on" would
 # mangle the report without protecting anything.
 MIN_SCRUBBED_VALUE_LENGTH = 6
@@ -48,6 +60,13 @@ _FLAG_RE = re.compile(
 _ASSIGN_RE = re.compile(rf"(?P<head>\b[A-Z0-9_]*(?:{_UPPER_MARKERS})[A-Z0-9_]*=)(?P<value>{_VALUE})")
 # `-u USER -p PASSWORD` (docker login, mysql): a bare `-p` is ambiguous and left alone.
 _USER_PASSWORD_RE = re.compile(rf"(?P<head>(?<![\w-])(?:-u|--user(?:name)?)(?:=|[ \t]+){_VALUE}[ \t]+-p[ \t]*)(?P<value>{_VALUE})")
+# `api_key=X`, `password: X`, `client_secret=X` in a config dump or a log line (lower case: the
+# upper-case form is _ASSIGN_RE's); only these exact names, so `key=len` in a source line stays.
+_CONFIG_PAIR_RE = re.compile(
+    r"(?P<head>(?<![\w.-])(?:api[_-]?key|password|passwd|secret|client[_-]?secret|access[_-]?token|auth[_-]?token|"
+    r"private[_-]?token|hf[_-]?token)[ \t]*[=:][ \t]*)(?![<(\[{]|None\b|null\b)(?P<value>" + _VALUE + ")",
+    re.IGNORECASE,
+)
 _AUTH_HEADER_RE = re.compile(
     r"(?P<head>(?:\bAuthorization:[ \t]*(?:Bearer|Basic|Token)|\b[Bb]earer)[ \t]+)(?P<value>[A-Za-z0-9._~+/=-]{8,})"
 )
@@ -62,7 +81,7 @@ _TOKEN_SHAPES: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     r"\bpypi-[A-Za-z0-9_-]{40,}",                  # PyPI upload tokens
     r"\bnpm_[A-Za-z0-9]{36}\b",                    # npm
 ))
-_VALUE_RULES = (_AUTH_HEADER_RE, _USER_PASSWORD_RE, _FLAG_RE, _ASSIGN_RE)
+_VALUE_RULES = (_AUTH_HEADER_RE, _USER_PASSWORD_RE, _FLAG_RE, _ASSIGN_RE, _CONFIG_PAIR_RE)
 # For option and assignment names the markers must be whole words: `--api-key`, `HF_TOKEN` are
 # secrets; `--max-new-tokens 16`, `--tokenizer-path`, `--keyring-provider` are evidence.
 SECRET_WORDS = frozenset({
@@ -71,14 +90,35 @@ SECRET_WORDS = frozenset({
 })
 
 
+def _name_strength(name: str) -> int:
+    """2: the name says secret (HF_TOKEN, DB_PASS, API_KEY); 1: it may (SIGNING_KEY, X_AUTH); 0: no."""
+    words = [w for w in re.split(r"[_.\-]+", name.upper()) if w]
+    if not words or name.upper() in ("PWD", "OLDPWD"):
+        return 0
+    if any(w in STRONG_NAME_WORDS or w.endswith(_STRONG_SUFFIXES) for w in words):
+        return 2
+    if len(words) > 1 and words[-1] in LAST_NAME_WORDS:
+        return 2
+    if any(a == "API" and b == "KEY" for a, b in zip(words, words[1:])):
+        return 2
+    return 1 if any(w in WEAK_NAME_WORDS for w in words) else 0
+
+
 def is_secret_name(name: str) -> bool:
-    upper = name.upper()
-    return any(marker in upper for marker in SECRET_NAME_MARKERS)
+    return _name_strength(name) > 0
 
 
 def secret_values(environ: Mapping[str, str]) -> tuple[str, ...]:
-    """Values of secret-named variables, longest first (so a value containing another goes whole)."""
-    values = {v for k, v in environ.items() if is_secret_name(k) and len(v) >= MIN_SCRUBBED_VALUE_LENGTH}
+    """Values of secret-named variables to scrub wherever they show up, longest first (so a value
+    containing another goes whole): any value of 6+ characters for a name that says secret, only a
+    token-looking one for a name that merely may (see SECRET_NAME words above)."""
+    values = set()
+    for name, value in environ.items():
+        strength = _name_strength(name)
+        if len(value) < MIN_SCRUBBED_VALUE_LENGTH or strength == 0:
+            continue
+        if strength == 2 or _looks_like_token(value):
+            values.add(value)
     return tuple(sorted(values, key=len, reverse=True))
 
 
@@ -105,12 +145,13 @@ def redact_text(text: str, secrets: tuple[str, ...] = (), marker: str = REDACTED
     # echoed again later (a log line repeating the command) goes too.
     found = {m["value"] for rule in _VALUE_RULES for m in rule.finditer(text) if _is_secret_match(m)}
     found = {v for v in found if _looks_like_token(v)}
+    # URL credentials first: once a token inside them is a marker, the userinfo would no longer match
+    text = _URL_USERINFO_RE.sub(lambda m: f"{m['scheme']}{marker}@", text)
     for value in sorted(found | set(secrets), key=len, reverse=True):
         if value in text:
             text = text.replace(value, marker)
     for shape in _TOKEN_SHAPES:
         text = shape.sub(marker, text)
-    text = _URL_USERINFO_RE.sub(lambda m: f"{m['scheme']}{marker}@", text)
     for rule in _VALUE_RULES:
         text = rule.sub(lambda m: f"{m['head']}{marker}" if _is_secret_match(m) and m["value"] != marker else m.group(0),
                         text)
@@ -139,3 +180,24 @@ def redact_argv(argv: tuple[str, ...], secrets: tuple[str, ...] = ()) -> str:
     import shlex
 
     return redact_text(shlex.join(argv), secrets)
+
+
+class RedactingStream:
+    """A text stream that passes every write through the redaction pass: what cli.main puts in
+    front of stdout and stderr, so every printer (triage's text and JSON, `env --diff`, progress
+    lines, rich tables) is covered at one place. Anything else is the wrapped stream's."""
+
+    def __init__(self, stream, secrets: tuple[str, ...] = ()) -> None:
+        self._stream = stream
+        self._secrets = secrets
+
+    def write(self, text: str) -> int:
+        self._stream.write(redact_text(text, self._secrets) if isinstance(text, str) else text)
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)

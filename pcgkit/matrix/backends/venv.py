@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -168,10 +169,28 @@ def _lock_for(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, dea
         result = locks.compile_lock(cell, inputs, base_python, cell_dir / "lock", _uv_env(), deadline.left())
     if not isinstance(result, str):
         return None, {"source": "resolved"}, _install_cause(cell, result), _tail(result.output_tail)
-    path = cell_dir / "lock.txt"
-    atomic.write_text(path, result, redact=False)  # uv installs from it: a companion's credentials must stay
+    atomic.write_text(cell_dir / "lock.txt", result)  # the record, redacted: the cell folder is an artifact
+    path = install_copy(result)  # what uv installs from, credentials kept, outside every artifact
     return path, {"source": "resolved", "path": str(path), "digest": locks.file_digest(result),
                   "inputs": inputs.digest, "note": f"no committed lock: `pcgkit matrix --lock --cell {cell.id}` makes one"}, "", ""
+
+
+INSTALL_COPY_PREFIX = "pcgkit-install-lock-"
+
+
+def install_copy(lock_text: str) -> Path:
+    """The lock as uv must read it (a companion's URL credentials kept) in a private 0700 temp folder."""
+    folder = Path(tempfile.mkdtemp(prefix=INSTALL_COPY_PREFIX))
+    path = folder / "lock.txt"
+    atomic.write_text(path, lock_text, redact=False)
+    os.chmod(path, 0o600)
+    return path
+
+
+def discard_install_copy(lock_file: Path) -> None:
+    """Remove an install_copy once the install is over (a committed lock is left alone)."""
+    if lock_file.parent.name.startswith(INSTALL_COPY_PREFIX):
+        shutil.rmtree(lock_file.parent, ignore_errors=True)
 
 
 def _install_cause(cell: Cell, done: proc.Completed) -> str:
@@ -254,14 +273,17 @@ def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendCo
         print(f"pcgkit: rebuilding the environment of cell {cell.id}: {why}", file=sys.stderr, flush=True)
         shutil.rmtree(env_dir, ignore_errors=True)
     secrets = secret_values(_uv_env())
-    for stage, argv in zip(("env", "install"), install_commands(env_dir, base_python, lock_file)):
-        with stages.timing(stage):
-            done = proc.run(argv, env=_uv_env(), timeout=deadline.left(), log_path=cell_dir / f"{stage}.log")
-        # the echo is redacted as proc.run's own is (a credentialed URL may be an argument)
-        logs.append(f"+ {redact_argv(tuple(argv), secrets)}\n" + (done.log_path.read_text(errors="replace") if done.log_path else ""))
-        if not done.ok:
-            atomic.write_text(cell_dir / "install.log", "\n".join(logs))
-            return PreparedEnv(None, _install_cause(cell, done), _tail(done.output_tail), lock=lock_facts)
+    try:
+        for stage, argv in zip(("env", "install"), install_commands(env_dir, base_python, lock_file)):
+            with stages.timing(stage):
+                done = proc.run(argv, env=_uv_env(), timeout=deadline.left(), log_path=cell_dir / f"{stage}.log")
+            # the echo is redacted as proc.run's own is (a credentialed URL may be an argument)
+            logs.append(f"+ {redact_argv(tuple(argv), secrets)}\n" + (done.log_path.read_text(errors="replace") if done.log_path else ""))
+            if not done.ok:
+                atomic.write_text(cell_dir / "install.log", "\n".join(logs))
+                return PreparedEnv(None, _install_cause(cell, done), _tail(done.output_tail), lock=lock_facts)
+    finally:
+        discard_install_copy(lock_file)
     atomic.write_text(cell_dir / "install.log", "\n".join(logs))
     _link_kit(env_dir)
     atomic.write_json(stamp, {"definition": cell.definition_hash, "lock": lock_facts, "installed": _dist_infos(env_dir)})
