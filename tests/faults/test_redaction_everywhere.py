@@ -94,7 +94,6 @@ def test_secret_looking_value_of_a_secret_name_is_still_scrubbed_everywhere():
 def test_lock_files_carry_no_credentials(tmp_path, monkeypatch):
     """A credentialed companion: lock-requirements.in, lock-resolved.txt and lock.txt in the cell folder are
     redacted, while uv still gets the credentials (from a private copy that is removed afterwards)."""
-    from pcgkit.matrix import locks
     from pcgkit.matrix.backends import venv
     from pcgkit.matrix.cells import Cell
     from pcgkit.util import proc
