@@ -13,7 +13,7 @@ import time
 import warnings
 from typing import Any, Callable, Sequence
 
-from pcgkit.harness.signature import Signature, parse_exception
+from pcgkit.values.signature import Signature, parse_exception
 
 LRU_CACHE_WARNING_MARKER = "lru_cache"
 
