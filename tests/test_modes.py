@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from pcgkit.harness.tracing import TraceOutcome
 from pcgkit.values.signature import Frame, Signature, parse_message
+from pcgkit.values.trace import TraceOutcome
 from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.modes import MODE1, MODE2, MODE3, MODE4, MODES, classify
 

@@ -37,7 +37,7 @@ import time
 import pcgkit.verdicts.modes
 from pcgkit.harness.casekit import NotApplicable
 from pcgkit.values.signature import Frame, Signature
-from pcgkit.harness.tracing import TraceOutcome
+from pcgkit.values.trace import TraceOutcome
 
 MODE = {mode}
 

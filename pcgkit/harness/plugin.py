@@ -35,9 +35,9 @@ from pcgkit.harness.casekit import (
 )
 from pcgkit.harness.pathevidence import PathEvidence
 from pcgkit.harness.pathrecord import TraceRecording, record_inlined_calls
-from pcgkit.harness.tracing import TraceOutcome
 from pcgkit.harness.versions import collect_versions
 from pcgkit.values import targets
+from pcgkit.values.trace import TraceOutcome
 from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.expectations import expected_for, load_expectations
 from pcgkit.verdicts.modes import Mode, classify
