@@ -23,9 +23,9 @@ from pcgkit.util import atomic
 from pcgkit.util.atomic import read_json_object
 from pcgkit.util.redact import redact_text, secret_values
 from pcgkit.util.templating import render_markdown
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts import catalog
 from pcgkit.verdicts.result import CaseResult, ResultsFileError, read_results
-from pcgkit.verdicts.verdict import Verdict
 
 TARGETS = ("sglang", "flashinfer", "pytorch")
 BASE_MODE = "mode1"  # the bug itself; the other modes are the workarounds tried against it
