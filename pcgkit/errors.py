@@ -24,7 +24,9 @@ class ExitCode(enum.IntEnum):
     USAGE = 2
     ERROR_CELLS = 3
     ENVIRONMENT = 4
+    HANGUP = 129  # 128 + SIGHUP
     INTERRUPTED = 130  # 128 + SIGINT
+    QUIT = 131  # 128 + SIGQUIT
     TERMINATED = 143  # 128 + SIGTERM
 
 
@@ -51,16 +53,19 @@ EXIT_CODES: tuple[ExitCodeDoc, ...] = (
     ExitCodeDoc(ExitCode.ENVIRONMENT, "environment error",
                 "this machine cannot do the job: an interpreter or uv is missing, an environment cannot be built, "
                 "the reports folder is read-only or the disk is full"),
+    ExitCodeDoc(ExitCode.HANGUP, "hung up (SIGHUP)",
+                "as for SIGINT; what a closed terminal or a dropped ssh session sends"),
     ExitCodeDoc(ExitCode.INTERRUPTED, "interrupted (SIGINT)",
                 "Ctrl-C: every child process group was stopped, finished cells were kept, the report was written "
                 "for them with the unfinished cells as `error` rows \"interrupted\""),
+    ExitCodeDoc(ExitCode.QUIT, "quit (SIGQUIT)", "as for SIGINT; Ctrl-\\ in a terminal"),
     ExitCodeDoc(ExitCode.TERMINATED, "terminated (SIGTERM)",
                 "as for SIGINT; what a CI system sends when a job is cancelled"),
 )
 
 SEVERITY: tuple[ExitCode, ...] = (
     ExitCode.SUCCESS, ExitCode.CHANGED, ExitCode.ERROR_CELLS, ExitCode.ENVIRONMENT, ExitCode.USAGE,
-    ExitCode.INTERRUPTED, ExitCode.TERMINATED,
+    ExitCode.HANGUP, ExitCode.INTERRUPTED, ExitCode.QUIT, ExitCode.TERMINATED,
 )
 
 
@@ -70,7 +75,9 @@ def worst(*codes: ExitCode) -> ExitCode:
 
 
 def exit_code_for_signal(signum: int) -> ExitCode:
-    return ExitCode.TERMINATED if signum == signal.SIGTERM else ExitCode.INTERRUPTED
+    """128 + the signal's number, for each stop signal (pcgkit.util.signals.STOP_SIGNALS)."""
+    return {signal.SIGTERM: ExitCode.TERMINATED, signal.SIGHUP: ExitCode.HANGUP,
+            signal.SIGQUIT: ExitCode.QUIT}.get(signum, ExitCode.INTERRUPTED)
 
 
 def status_for_results(results: Iterable[Any]) -> ExitCode:

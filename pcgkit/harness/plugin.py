@@ -318,24 +318,48 @@ class ResultCollector:
     """Per-run state (in config.stash, not globals): gathers CaseResults from reports.
 
     Results travel inside report.user_properties, which xdist ships to the controller, so the
-    same code works with and without -n.
+    same code works with and without -n. The controller rewrites the results file (atomically) as
+    each case finishes, so a hang that no case timeout can interrupt (native code holding SIGALRM)
+    and the kill that ends it lose only the hung case; the modes collected are recorded at the start
+    (`environment.selected_modes`), so the caller can name the cases that never reported.
     """
 
     def __init__(self, config: pytest.Config):
         self.config = config
         self.results: dict[str, CaseResult] = {}
+        self.selected_modes: list[str] | None = None
+        self._environment: dict | None = None
+
+    def _path(self) -> Path | None:
+        if hasattr(self.config, "workerinput"):  # xdist worker: only the controller writes files
+            return None
+        path = self.config.getoption("--pcgkit-json")
+        return Path(path) if path else None
+
+    def _write(self, complete: bool) -> None:
+        path = self._path()
+        if path is None:
+            return
+        if self._environment is None:
+            self._environment = _environment()
+        environment = {**self._environment, "complete": complete}
+        if self.selected_modes is not None:
+            environment["selected_modes"] = self.selected_modes
+        write_results(path, self.results.values(), environment)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        modes = {getattr(getattr(getattr(item, "module", None), "MODE", None), "id", None) for item in session.items}
+        self.selected_modes = sorted(m for m in modes if isinstance(m, str))
+        self._write(complete=False)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in report.user_properties:
-            if name == JUNIT_RESULT_PROPERTY:
-                self.results.setdefault(report.nodeid, CaseResult.from_dict(json.loads(str(value))))
+            if name == JUNIT_RESULT_PROPERTY and report.nodeid not in self.results:
+                self.results[report.nodeid] = CaseResult.from_dict(json.loads(str(value)))
+                self._write(complete=False)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if hasattr(self.config, "workerinput"):  # xdist worker: only the controller writes files
-            return
-        path = self.config.getoption("--pcgkit-json")
-        if path:
-            write_results(Path(path), self.results.values(), _environment())
+        self._write(complete=True)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if not self.results:

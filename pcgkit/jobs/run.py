@@ -145,16 +145,24 @@ def execute(plan: RunPlan) -> tuple[dict, list[CaseResult], proc.Completed]:
     if plan.results_path.exists():
         environment, results = read_results(plan.results_path)
     reported = {r.mode for r in results}
-    missing = [m for m in all_modes() if m not in reported]
+    # The plugin records the modes it collected before running any: with a selection (-m) those are
+    # the ones owed a row; without that record (pytest died before collecting) every mode is.
+    selected = environment.get("selected_modes")
+    expected = list(selected) if isinstance(selected, list) else list(all_modes())
+    missing = [m for m in expected if m not in reported]
     import_error = _import_error(plan.costs_path)
     # A selection may leave modes out on purpose; an import failure stops every case it would have run.
-    if missing and (not plan.select or import_error):
+    if missing and (not plan.select or import_error or isinstance(selected, list)):
         reason = f"pytest {completed.describe_failure()} before reporting; log tail: {completed.output_tail[-600:]}"
         if import_error:  # pcgkit.jobs.cellmain stopped before pytest: the stack itself does not import
             reason = f"broken install: import failed before any case ran: {import_error}"
         versions = environment.get("versions") or probe_versions(plan.python)
         results += synthesize_errors(missing, reason, versions)
         environment.setdefault("versions", versions)
+        write_results(plan.results_path, results, environment)
+    elif not plan.results_path.exists():  # never silently no file: what ran (nothing) and why
+        environment = {"versions": probe_versions(plan.python), "complete": False,
+                       "note": f"pytest {completed.describe_failure()} before collecting any case"}
         write_results(plan.results_path, results, environment)
     return environment, results, completed
 

@@ -4,13 +4,18 @@ proc.py starts every child in its own session, so a terminal's Ctrl-C (sent to t
 process group) and a CI runner's SIGTERM (sent to pcgkit alone) never reach the children: the kit
 must stop them itself. proc.py registers each child's process group here while it runs.
 
-On the first SIGINT or SIGTERM: every registered group gets SIGKILL (pytest children, installs, a
-server holding a GPU), the signal is remembered, and `Interrupted` is raised in the main thread --
+The stop signals are every one a terminal or a CI runner sends: SIGINT (Ctrl-C), SIGTERM (a cancelled
+job), SIGHUP (a closed terminal, a dropped ssh session) and SIGQUIT (Ctrl-\\). On the first of them:
+every registered group gets SIGTERM, and SIGKILL after a grace of GRACE_S for whatever is left (a
+child that is itself a kit -- `ci local` runs `pcgkit matrix` -- gets the chance to stop its own
+children and keep its finished results; a hung pytest or a server holding a GPU is killed anyway),
+the signal is remembered, and `Interrupted` is raised in the main thread --
 unless the main thread is inside `deferred()` (writing reports), in which case it is raised when
 that block ends, so a report being written is finished, not torn. A child that a worker thread
 starts after the signal is killed at registration and its `proc.run` raises Interrupted, so no
-new work begins. Later signals kill any group again and are otherwise ignored: no second
-traceback, no orphan. The caller turns Interrupted into exit status 130 (SIGINT) or 143 (SIGTERM).
+new work begins. Later signals SIGKILL any group at once and are otherwise ignored: no second
+traceback, no orphan. The caller turns Interrupted into exit status 128 + the signal's number
+(130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT).
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from collections.abc import Iterator
 
 from pcgkit.errors import Interrupted
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+GRACE_S = 10.0  # how long the children get to stop on SIGTERM before SIGKILL
 
 
 class _State:
@@ -44,14 +50,60 @@ def received() -> int | None:
     return _STATE.signum
 
 
+def _signal_groups(groups, signum: int) -> list[int]:
+    """Send signum to each group; the groups that still had a member."""
+    live = []
+    for pgid in groups:
+        try:
+            os.killpg(pgid, signum)
+            live.append(pgid)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return live
+
+
 def kill_all_groups() -> None:
     with _STATE.lock:
         groups = list(_STATE.groups)
-    for pgid in groups:
+    _signal_groups(groups, signal.SIGKILL)
+
+
+def stop_all_groups(grace_s: float = GRACE_S) -> None:
+    """SIGTERM every group, SIGKILL what is still there after grace_s (checked every 50 ms)."""
+    import time
+
+    with _STATE.lock:
+        groups = list(_STATE.groups)
+    live = _signal_groups(groups, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while live and time.monotonic() < deadline:
+        time.sleep(0.05)
+        running = _running_groups()
+        live = [g for g in live if g in running] if running is not None else _signal_groups(live, 0)
+    _signal_groups(live, signal.SIGKILL)
+
+
+def _running_groups() -> set[int] | None:
+    """Process groups with a member that is not a zombie (from /proc; None where there is none).
+
+    A group whose leader exited but was not reaped yet (the main thread is in this handler, not in
+    wait()) is done: counting its zombie would hold every stop for the whole grace."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    groups = set()
+    for entry in entries:
+        if not entry.isdigit():
+            continue
         try:
-            os.killpg(pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != b"Z":
+            groups.add(int(fields[2]))
+    return groups
 
 
 def register_group(pgid: int) -> None:
@@ -91,7 +143,9 @@ def _handler(signum: int, frame) -> None:
     first = _STATE.signum is None
     if first:
         _STATE.signum = signum
-    kill_all_groups()
+        stop_all_groups()
+    else:
+        kill_all_groups()
     if first and _STATE.defer_depth == 0:
         raise Interrupted(signum)
 
@@ -114,7 +168,7 @@ def deferred() -> Iterator[None]:
 
 @contextlib.contextmanager
 def stop_policy() -> Iterator[None]:
-    """Install the handlers for SIGINT and SIGTERM (main thread only; elsewhere a no-op)."""
+    """Install the handlers for STOP_SIGNALS (main thread only; elsewhere a no-op)."""
     if _STATE.installed:
         yield
         return

@@ -27,7 +27,8 @@ def test_the_table_documents_every_code_once_with_the_documented_numbers():
     assert [doc.code for doc in EXIT_CODES] == list(ExitCode)
     assert all(doc.meaning and doc.name for doc in EXIT_CODES)
     assert {c.name: int(c) for c in ExitCode} == {
-        "SUCCESS": 0, "CHANGED": 1, "USAGE": 2, "ERROR_CELLS": 3, "ENVIRONMENT": 4, "INTERRUPTED": 130, "TERMINATED": 143,
+        "SUCCESS": 0, "CHANGED": 1, "USAGE": 2, "ERROR_CELLS": 3, "ENVIRONMENT": 4, "HANGUP": 129, "INTERRUPTED": 130,
+        "QUIT": 131, "TERMINATED": 143,
     }
 
 
@@ -37,6 +38,7 @@ def test_each_error_class_maps_onto_its_row():
     assert EnvironmentSetupError.exit_code == UnwritableOutputError.exit_code == ExitCode.ENVIRONMENT
     assert RunAbortedError.exit_code == ExitCode.ERROR_CELLS
     assert Interrupted(signal.SIGINT).exit_code == 130 and Interrupted(signal.SIGTERM).exit_code == 143
+    assert Interrupted(signal.SIGHUP).exit_code == 129 and Interrupted(signal.SIGQUIT).exit_code == 131
 
 
 def test_results_status_errors_then_changes_then_success():

@@ -62,9 +62,12 @@ def _children(pids: Path) -> list[int]:
     return [int(p.read_text()) for p in pids.iterdir() if p.read_text().strip()]
 
 
-@pytest.mark.parametrize("signum, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+@pytest.mark.parametrize("signum, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130),
+                                            (signal.SIGHUP, 129), (signal.SIGQUIT, 131)],
+                         ids=["TERM", "INT", "HUP", "QUIT"])
 def test_first_signal_stops_the_tree_keeps_finished_cells_and_reports(tmp_path, signum, status):
-    """One SIGTERM/SIGINT: exit 143/130 in seconds, no child alive, fast cell kept, the others 'interrupted'."""
+    """One SIGTERM/SIGINT/SIGHUP (closed terminal, dropped ssh)/SIGQUIT: exit 128+N in seconds, no child
+    alive, fast cell kept, the others 'interrupted'."""
     driver, reports, pids = _start_matrix(tmp_path)
     children = _children(pids)
     assert children and all(alive(pid) for pid in children)
