@@ -13,6 +13,7 @@ writes the report and exits 130/143. A KeyboardInterrupt (no policy installed) i
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import json
 import os
 import signal
@@ -56,13 +57,24 @@ def _stored_definition_hash(path) -> str | None:
         return None
 
 
+def selection_of(config: BackendConfig) -> dict:
+    """What a cell's result answers for beyond its definition: the cases selected (-m) and the
+    hardware the runner was told it has (--require-hardware). Stored in every cell.json. Pure."""
+    return {"select": config.select or "", "require_hardware": sorted(config.require_hardware)}
+
+
 def cached_outcome(cell: Cell, config: BackendConfig) -> CellOutcome | None:
-    """A previous outcome this cell may reuse: same definition hash, and it ran."""
+    """A previous outcome this cell may reuse: same definition hash, same backend, same selection and
+    hardware requirement (a CI job that changed -m must not get yesterday's table), and it ran."""
     path = config.cells_root / cell.id / CELL_FILE
     outcome = read_outcome(path, from_cache=True)
     if outcome is None or outcome.status != RAN or _stored_definition_hash(path) != cell.definition_hash:
         return None
     if outcome.provenance.get("backend", "venv") != config.backend:
+        return None
+    stored = {"select": outcome.provenance.get("select", ""),
+              "require_hardware": sorted(outcome.provenance.get("require_hardware") or ())}
+    if stored != selection_of(config):
         return None
     # Keep this plan's labels (they may change with the pins cache) on the cached result.
     return CellOutcome(**{**outcome.__dict__, "cell": cell})
@@ -146,6 +158,7 @@ def _run_matrix(cells, config, jobs, force, run, show_progress, rules) -> list[C
         def finish(outcome: CellOutcome) -> None:
             # every fresh cell.json says which machine made it (pcgkit report --from merges many)
             outcome = with_where(outcome, capture_where(config.backend, outcome.provenance))
+            outcome = dataclasses.replace(outcome, provenance={**outcome.provenance, **selection_of(config)})
             write_outcome(config.cells_root / outcome.cell.id / CELL_FILE, outcome)
             outcomes[outcome.cell.id] = outcome
             progress.update(tasks[outcome.cell.id], description=_summary(outcome, rules), total=1, completed=1)

@@ -48,7 +48,7 @@ from pcgkit.matrix.outcome import (
     uv_culprit,
     yielded_verdicts,
 )
-from pcgkit.util import atomic, proc
+from pcgkit.util import atomic, proc, signals
 from pcgkit.util.interpreters import find_python
 from pcgkit.util.redact import redact_argv, secret_values
 
@@ -113,6 +113,57 @@ def _env_lock(env_dir: Path):
     with open(env_dir.parent / f".{env_dir.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
+
+
+# Environments a cell of this process is using, and the shared lock it holds on each (run_cell).
+_IN_USE: dict[Path, object] = {}
+IN_USE_POLL_S = 0.5
+
+
+def _use_lock_path(env_dir: Path) -> Path:
+    return env_dir.parent / f".{env_dir.name}.use"
+
+
+@contextlib.contextmanager
+def env_in_use(env_dir: Path):
+    """A shared hold on an environment for as long as a cell runs in it (install, import check, cases):
+    `--force` or a damage rebuild in another run must wait for it, never delete the env under it."""
+    env_dir.parent.mkdir(parents=True, exist_ok=True)
+    with open(_use_lock_path(env_dir), "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_SH)
+        _IN_USE[env_dir] = handle
+        try:
+            yield
+        finally:
+            _IN_USE.pop(env_dir, None)
+
+
+def _take_for_rebuild(env_dir: Path, deadline: _Deadline) -> bool:
+    """The use lock exclusively (this cell's own shared hold converted), waiting while another run
+    uses the environment; False when it is still in use at the cell's deadline."""
+    own = _IN_USE.get(env_dir)
+    handle = own if own is not None else open(_use_lock_path(env_dir), "w")
+    try:
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                if own is not None:
+                    fcntl.flock(handle, fcntl.LOCK_SH)  # a failed conversion may drop the hold: take it back
+                if deadline.end - time.monotonic() <= 0:
+                    return False
+                signals.raise_if_stopping()
+                time.sleep(IN_USE_POLL_S)
+    finally:
+        if own is None:
+            handle.close()
+
+
+def _back_to_shared(env_dir: Path) -> None:
+    own = _IN_USE.get(env_dir)
+    if own is not None:
+        fcntl.flock(own, fcntl.LOCK_SH)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -270,8 +321,14 @@ def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendCo
         # stay), and with the stamp gone a kill mid-rebuild cannot leave it looking reusable. An
         # unstamped one (an install that never finished) is synced in place: uv converges it.
         lock_facts = {**lock_facts, "rebuilt": why}
-        print(f"pcgkit: rebuilding the environment of cell {cell.id}: {why}", file=sys.stderr, flush=True)
-        shutil.rmtree(env_dir, ignore_errors=True)
+        if not _take_for_rebuild(env_dir, deadline):
+            return PreparedEnv(None, f"environment in use: another run is using {env_dir}; it was not rebuilt "
+                                     f"({why}) under that run: rerun when it ends", lock=lock_facts)
+        try:
+            print(f"pcgkit: rebuilding the environment of cell {cell.id}: {why}", file=sys.stderr, flush=True)
+            shutil.rmtree(env_dir, ignore_errors=True)
+        finally:
+            _back_to_shared(env_dir)
     secrets = secret_values(_uv_env())
     try:
         for stage, argv in zip(("env", "install"), install_commands(env_dir, base_python, lock_file)):
@@ -342,35 +399,38 @@ def run_cell(cell: Cell, config: BackendConfig, on_stage=lambda cell, stage: Non
         )
 
     on_stage(cell, STAGE_INSTALL)
-    prepared = prepare_env(cell, cell_dir, config, deadline, stages)
-    if prepared.python is None:
-        return outcome(ERROR, STAGE_INSTALL, prepared.cause, prepared.tail)
-    extra_env: dict[str, str] = {}
-    key = jitcache.cache_key(installed_mod.freeze(prepared.installed), cell.python, jitcache.machine_arch_facts())
-    if key is not None:
-        extra_env[jitcache.ENV_VAR] = str(jitcache.workspace_base(config.envs_root.parent / JIT_CACHE_DIR, key))
-    on_stage(cell, STAGE_RUN)
-    plan = runjob.RunPlan(
-        python=prepared.python, reports_dir=cell_dir, timeout_s=deadline.left(),
-        case_timeout_s=min(config.case_timeout_s, deadline.left()),
-        select=config.select, require_hardware=config.require_hardware, env=tuple(extra_env.items()),
-    )
-    run_start = time.monotonic()
-    environment, results, completed = runjob.execute(plan)
-    run_wall = time.monotonic() - run_start
-    with stages.timing("report"):
-        run_costs = _read_costs(plan.costs_path)
-        imported = _marker(plan.log_path, cellmain.IMPORTED)
-        versions = environment.get("versions") or (json.loads(imported) if imported else {})
-        failed_import = _marker(plan.log_path, cellmain.IMPORT_FAILED) is not None or (imported is None and not completed.ok)
-    if failed_import:
-        log_text = plan.log_path.read_text(errors="replace") if plan.log_path.exists() else completed.output_tail
-        culprit = run_costs.get("import_error") or last_exception_line(log_text)
-        return outcome(ERROR, STAGE_IMPORT, f"import failed ({completed.describe_failure()})" + (f": {culprit}" if culprit else ""),
-                       _tail(completed.output_tail), versions)
-    if not yielded_verdicts(results, completed.ok):
-        return outcome(ERROR, STAGE_RUN, f"pytest {completed.describe_failure()}", _tail(completed.output_tail), versions)
-    return outcome(RAN, versions=versions, results=results)
+    with contextlib.ExitStack() as holds:
+        if cell.kind != EXISTING:  # held until the cases are done: no other run may delete the env under them
+            holds.enter_context(env_in_use(env_dir_for(cell, config)))
+        prepared = prepare_env(cell, cell_dir, config, deadline, stages)
+        if prepared.python is None:
+            return outcome(ERROR, STAGE_INSTALL, prepared.cause, prepared.tail)
+        extra_env: dict[str, str] = {}
+        key = jitcache.cache_key(installed_mod.freeze(prepared.installed), cell.python, jitcache.machine_arch_facts())
+        if key is not None:
+            extra_env[jitcache.ENV_VAR] = str(jitcache.workspace_base(config.envs_root.parent / JIT_CACHE_DIR, key))
+        on_stage(cell, STAGE_RUN)
+        plan = runjob.RunPlan(
+            python=prepared.python, reports_dir=cell_dir, timeout_s=deadline.left(),
+            case_timeout_s=min(config.case_timeout_s, deadline.left()),
+            select=config.select, require_hardware=config.require_hardware, env=tuple(extra_env.items()),
+        )
+        run_start = time.monotonic()
+        environment, results, completed = runjob.execute(plan)
+        run_wall = time.monotonic() - run_start
+        with stages.timing("report"):
+            run_costs = _read_costs(plan.costs_path)
+            imported = _marker(plan.log_path, cellmain.IMPORTED)
+            versions = environment.get("versions") or (json.loads(imported) if imported else {})
+            failed_import = _marker(plan.log_path, cellmain.IMPORT_FAILED) is not None or (imported is None and not completed.ok)
+        if failed_import:
+            log_text = plan.log_path.read_text(errors="replace") if plan.log_path.exists() else completed.output_tail
+            culprit = run_costs.get("import_error") or last_exception_line(log_text)
+            return outcome(ERROR, STAGE_IMPORT, f"import failed ({completed.describe_failure()})" + (f": {culprit}" if culprit else ""),
+                           _tail(completed.output_tail), versions)
+        if not yielded_verdicts(results, completed.ok):
+            return outcome(ERROR, STAGE_RUN, f"pytest {completed.describe_failure()}", _tail(completed.output_tail), versions)
+        return outcome(RAN, versions=versions, results=results)
 
 
 def remove_env(cell: Cell, config: BackendConfig) -> None:
