@@ -125,6 +125,12 @@ class EnvironmentSetupError(PcgkitError):
     hint = "check the pins and that PyPI is reachable; the install log is kept beside the environment"
 
 
+class ToolMissingError(EnvironmentSetupError):
+    """A tool the kit runs (uv) is not on this machine."""
+
+    hint = "install uv (`pip install uv`, or see https://docs.astral.sh/uv/) or put it on PATH, then rerun"
+
+
 class UnwritableOutputError(PcgkitError):
     """The reports folder is read-only, or the disk is full: nothing the command line can fix."""
 

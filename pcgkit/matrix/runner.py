@@ -27,7 +27,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from pcgkit.errors import Interrupted
 from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.matrix.backends.venv import run_cell
-from pcgkit.matrix.cells import EXISTING, Cell
+from pcgkit.matrix.cells import EXISTING, VENV, Cell
 from pcgkit.matrix.outcome import (
     ERROR,
     RAN,
@@ -40,7 +40,7 @@ from pcgkit.matrix.outcome import (
 )
 from pcgkit.matrix.uninstallable import Uninstallable, expected_failure, load_uninstallable
 from pcgkit.matrix.where import capture as capture_where
-from pcgkit.util import signals
+from pcgkit.util import proc, signals
 
 CELL_FILE = "cell.json"
 # After a stop signal: how long finished-but-unreported workers get to hand in their outcome.
@@ -129,6 +129,8 @@ def _run_matrix(cells, config, jobs, force, run, show_progress, rules) -> list[C
             outcomes[cell.id] = cached
         else:
             todo.append(cell)
+    if run is run_cell and any(c.kind == VENV for c in todo):
+        proc.uv_command()  # no uv: one environment error (exit 4) now, not an error per cell blamed on its pins
 
     with Progress(
         SpinnerColumn(), TextColumn("{task.fields[cell]:<22}"), TextColumn("{task.description}"),

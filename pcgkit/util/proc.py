@@ -229,7 +229,25 @@ def spawn(
     return Spawned(popen, argv, log_path, sink, secrets)
 
 
+def _uv_module_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("uv") is not None
+
+
 def uv_command() -> list[str]:
-    """How to call uv: the one on PATH, else the module of the interpreter running the kit."""
+    """How to call uv: the one on PATH, else the uv module of the interpreter running the kit.
+
+    Neither: EnvironmentSetupError (exit 4, "this machine cannot do the job"), raised before any
+    cell runs -- never an install failure blamed on the cell's pins."""
     found = shutil.which("uv")
-    return [found] if found else ["python3", "-m", "uv"]
+    if found:
+        return [found]
+    if _uv_module_available():
+        return [sys.executable, "-m", "uv"]
+    from pcgkit.errors import ToolMissingError
+
+    raise ToolMissingError("uv not found: no `uv` on PATH and no uv module in " + sys.executable)
+
+
+

@@ -65,3 +65,20 @@ def test_matrix_status_and_severity_order():
     assert matrix_status([ok, changed]) is ExitCode.CHANGED
     assert matrix_status([changed, error]) is ExitCode.ERROR_CELLS
     assert worst(ExitCode.CHANGED, ExitCode.TERMINATED, ExitCode.USAGE) is ExitCode.TERMINATED
+
+
+def test_no_uv_on_path_is_an_environment_error_not_the_pins_fault(tmp_path, monkeypatch, capsys):
+    """`pcgkit matrix` of a venv cell with no uv anywhere: exit 4 with one line that says to install uv."""
+    from pcgkit.util import proc
+
+    from .helpers import assert_one_line_error, run_main
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no uv
+    monkeypatch.setattr(proc, "_uv_module_available", lambda: False)
+    matrix = tmp_path / "matrix.toml"
+    matrix.write_text('schema = "pcgkit.matrix/1"\n[[cell]]\nid = "x"\nflashinfer-python = "0.6.1"\ntorch = "2.9.1"\n')
+    status, out, err = run_main(["matrix", "--matrix", str(matrix), "--reports", str(tmp_path / "r"),
+                                 "--envs", str(tmp_path / "envs")], capsys)
+    assert status == 4, err
+    line = assert_one_line_error(err)
+    assert "uv not found" in line and "install uv" in line
