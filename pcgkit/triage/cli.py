@@ -2,7 +2,8 @@
 
 Input is read here (files, or stdin for `-` / no argument); everything after is pure
 (pcgkit.values.signature.read_log -> diagnose -> read_facts -> advise) and rendered at the end.
-Exit 0 when every log got a diagnosis; 2, with one line, for input that cannot be read.
+Exit 0 when every log got a diagnosis; 2 when an input could not be read (one line each, after the
+diagnoses of the others). Input is bounded (MAX_LOG_BYTES); a FIFO or a folder of logs is read too.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from pcgkit.errors import UsageError
+from pcgkit.errors import ExitCode, UsageError
 from pcgkit.triage.advice import Advice, KitData, advise, load_data, next_steps
 from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose
 from pcgkit.triage.facts import Fact, read_facts
@@ -79,30 +80,87 @@ def render(t: Triage) -> str:
     return "\n".join(out)
 
 
-def _inputs(paths: list[str]) -> list[tuple[str, bytes]]:
-    if not paths or paths == ["-"]:
-        return [("<stdin>", sys.stdin.buffer.read())]
-    out = []
-    for name in paths:
-        path = Path(name)
-        if name == "-":
-            out.append(("<stdin>", sys.stdin.buffer.read()))
-        elif not path.is_file():
-            raise UnreadableLog(f"{name}: no such file")
-        else:
-            out.append((name, path.read_bytes()))
+MAX_LOG_BYTES = 64 * 1024**2  # a server log is MBs; `yes | pcgkit triage` must not eat the memory
+_CHUNK = 1024**2
+
+
+def _read_bounded(stream, source: str) -> bytes:
+    """At most MAX_LOG_BYTES from a binary stream (a pipe may never end); a note on stderr when cut."""
+    chunks, size = [], 0
+    while size < MAX_LOG_BYTES:
+        chunk = stream.read(min(_CHUNK, MAX_LOG_BYTES - size))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+    if stream.read(1):
+        print(f"pcgkit triage: {source}: input truncated at {MAX_LOG_BYTES // 1024**2} MiB; "
+              "the diagnosis is of that part (pass the end of the log, e.g. `tail -c 50M`)", file=sys.stderr)
+    return b"".join(chunks)
+
+
+def _read_stdin() -> bytes:
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise UnreadableLog("<stdin>: stdin is closed; pass a log file, or pipe one in (`docker logs x 2>&1 | pcgkit triage -`)")
+    try:
+        return _read_bounded(stream, "<stdin>")
+    except (OSError, ValueError) as exc:
+        raise UnreadableLog(f"<stdin>: cannot read ({exc}); pass a log file instead") from None
+
+
+def _read_path(name: str) -> list[tuple[str, bytes]]:
+    """A file, a FIFO (`<(docker logs x)`) or a folder (each file inside, sorted)."""
+    path = Path(name)
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file())
+        if not files:
+            raise UnreadableLog(f"{name}: a folder with no files in it; give the log files")
+        return [entry for f in files for entry in _read_path(str(f))]
+    if not path.exists():
+        raise UnreadableLog(f"{name}: no such file")
+    try:
+        with path.open("rb") as stream:  # a FIFO opens and reads like a file
+            return [(name, _read_bounded(stream, name))]
+    except OSError as exc:
+        raise UnreadableLog(f"{name}: cannot read ({exc.strerror or exc})") from None
+
+
+def _inputs(paths: list[str]) -> list[tuple[str, bytes | UnreadableLog]]:
+    """(source, bytes) per input, or (source, the reason it could not be read): one bad input never
+    stops the others."""
+    out: list[tuple[str, bytes | UnreadableLog]] = []
+    for name in paths or ["-"]:
+        try:
+            out += [("<stdin>", _read_stdin())] if name == "-" else _read_path(name)
+        except UnreadableLog as exc:
+            out.append((name if name != "-" else "<stdin>", exc))
     return out
 
 
 def run(args: argparse.Namespace) -> int:
-    texts = [(source, decode_log(data, source)) for source, data in _inputs(args.logs)]
     data = load_data()
-    results = [triage_text(text, source, data) for source, text in texts]
+    entries: list[dict] = []
+    rendered: list[str] = []
+    problems: list[str] = []
+    for source, raw in _inputs(args.logs):
+        try:
+            if isinstance(raw, UnreadableLog):
+                raise raw
+            result = triage_text(decode_log(raw, source), source, data)
+        except UnreadableLog as exc:
+            problems.append(str(exc))
+            entries.append({"source": source, "error": str(exc)})
+            continue
+        entries.append(result.to_dict())
+        rendered.append(render(result))
     if args.json:
-        print(json.dumps({"schema": SCHEMA, "logs": [r.to_dict() for r in results]}, indent=1))
-    else:
-        print("\n\n".join(render(r) for r in results))
-    return 0
+        print(json.dumps({"schema": SCHEMA, "logs": entries}, indent=1))
+    elif rendered:
+        print("\n\n".join(rendered))
+    for problem in problems:  # after the diagnoses: one line each, the good logs' answers kept
+        print(f"pcgkit: error: {problem}", file=sys.stderr)
+    return int(ExitCode.USAGE) if problems else 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -371,8 +371,9 @@ def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
         elif _DYNAMO_PHRASE_RE.search(t):
             starts.append((pos, "dynamo-message"))
     if "PIECEWISE): 100%" in text:
-        done = next(line for line in lines if _VLLM_PIECEWISE_DONE_RE.search(line.text))
-        events.append((CaptureEvent.END, done))
+        done = next((line for line in lines if _VLLM_PIECEWISE_DONE_RE.search(line.text)), None)
+        if done is not None:  # a variant the pattern does not know is no capture end, and no crash
+            events.append((CaptureEvent.END, done))
     seconds = next((m for e, ln in events if e is CaptureEvent.END and (m := _CAPTURE_SECONDS_RE.search(ln.text))), None)
     packages = {m.group(1) for m in _PACKAGE_PATH_RE.finditer(text)}
     if "_dtype_q_" in text and _FLASHINFER_JIT_URI_RE.search(text):
