@@ -9,6 +9,8 @@ from pcgkit.ci.plan import CiPlan, CiPlanError, parse_runner_labels, plan_ci
 from pcgkit.errors import UsageError
 from pcgkit.matrix import pins as pins_mod
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
+from pcgkit.util import atomic
+from pcgkit.util.argtypes import cron_schedule, positive_seconds
 
 
 def _plan(args, matrix_args: list[str], local: bool = False) -> CiPlan:
@@ -38,9 +40,7 @@ def _cmd_github(args) -> int:
     if args.out == "-":
         sys.stdout.write(text)
     else:
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text)
+        out = atomic.write_text(Path(args.out), text)  # whole or old: a full disk keeps the previous workflow
         print(f"pcgkit ci: {len(plan.jobs)} cell jobs in {len(plan.groups)} group(s) -> {out}")
         for cell_id, why in plan.excluded:
             print(f"  not on CI: {cell_id}: {why}")
@@ -94,7 +94,7 @@ def register(subparsers) -> None:
     _common(gh)
     gh.add_argument("--out", default=".github/workflows/pcgkit-matrix.yml", help="workflow file ('-' for stdout)")
     gh.add_argument("--name", default="pcgkit matrix", help="the workflow's name")
-    gh.add_argument("--cron", default="17 3 * * 1", help="schedule (UTC cron; default: Mondays 03:17)")
+    gh.add_argument("--cron", type=cron_schedule, default="17 3 * * 1", help="schedule (UTC cron; default: Mondays 03:17)")
     gh.set_defaults(func=_cmd_github)
     local = sub.add_parser(
         "local", help="run the workflow's jobs here, each into its own artifact, then merge them",
@@ -106,5 +106,5 @@ def register(subparsers) -> None:
                        help="extra `pcgkit matrix` arguments for one cell's (or one artifact's) jobs, e.g. "
                             "'seed=--backend docker --gpus none'")
     local.add_argument("--archive", action="store_true", help="upload each cell folder as a .tar.gz (as an archive download)")
-    local.add_argument("--timeout", type=float, default=3600, help="seconds per job")
+    local.add_argument("--timeout", type=positive_seconds, default=3600, help="seconds per job")
     local.set_defaults(func=_cmd_local)

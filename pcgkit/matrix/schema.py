@@ -89,6 +89,8 @@ def _list_of(item: Check, what: str) -> Check:
 def _positive_seconds(value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"is {type(value).__name__} {value!r}, expected a number of seconds"
+    if value != value or value in (float("inf"), float("-inf")):  # TOML has inf and nan
+        return f"is {value!r}, expected a finite number of seconds (a job needs a limit)"
     return None if value > 0 else f"is {value!r}, expected a positive number of seconds"
 
 

@@ -25,3 +25,26 @@ def positive_seconds(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"{text} must be a positive, finite number of seconds")
     return value
+
+
+# (name, lowest, highest) of the five POSIX cron fields GitHub Actions' `schedule` accepts
+CRON_FIELDS = (("minute", 0, 59), ("hour", 0, 23), ("day of month", 1, 31), ("month", 1, 12), ("day of week", 0, 6))
+
+
+def cron_schedule(text: str) -> str:
+    """--cron: five POSIX cron fields (numbers, '*', ranges, lists, steps), each within its range:
+    a malformed schedule is refused here instead of written into an invalid workflow."""
+    import re
+
+    fields = text.split()
+    if len(fields) != len(CRON_FIELDS):
+        raise argparse.ArgumentTypeError(f"{text!r}: a cron schedule has 5 fields (minute hour day month weekday), "
+                                         f"not {len(fields)}; e.g. '17 3 * * 1'")
+    for value, (name, low, high) in zip(fields, CRON_FIELDS):
+        for part in value.split(","):
+            match = re.fullmatch(r"(\*|(\d+)(?:-(\d+))?)(?:/(\d+))?", part)
+            numbers = [int(n) for n in (match.groups()[1:] if match else ()) if n is not None]
+            if match is None or any(not low <= n <= high for n in numbers[:2]) or (match.group(4) == "0"):
+                raise argparse.ArgumentTypeError(f"{text!r}: the {name} field {value!r} is not valid cron "
+                                                 f"(numbers {low}-{high}, '*', ranges a-b, lists, steps /n)")
+    return " ".join(fields)
