@@ -12,7 +12,7 @@ from pcgkit import resources
 from pcgkit.bugreport.envcapture import ENV_SCHEMA, capture, render_text
 from pcgkit.bugreport.envdiff import diff_lines, load_capture, resolve_side
 from pcgkit.errors import UsageError
-from pcgkit.util import proc
+from pcgkit.util import atomic, proc
 
 
 def capture_in(python: str, timeout: float = 300.0) -> dict:
@@ -44,8 +44,7 @@ def _cmd_env(args) -> int:
         data = capture_in(args.python) if args.python else capture()
         output = json.dumps(data, indent=2, sort_keys=True) + "\n" if args.json else render_text(data)
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(output)
+        atomic.write_text(Path(args.out), output)  # whole or old, the path named on a full disk
         print(f"pcgkit env: wrote {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(output)

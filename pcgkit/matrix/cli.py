@@ -41,8 +41,10 @@ def cells_root(reports: Path) -> Path:
 
 
 def backend_config(args) -> BackendConfig:
+    # checked once here, not discovered by every cell: a file or a read-only folder at --envs is one line
+    envs = atomic.check_writable_dir(Path(args.envs), "--envs (where cell environments go)")
     return BackendConfig(
-        cells_root=cells_root(Path(args.reports)), envs_root=Path(args.envs), timeout_s=args.timeout,
+        cells_root=cells_root(Path(args.reports)), envs_root=envs, timeout_s=args.timeout,
         case_timeout_s=min(args.timeout, 600.0), backend=getattr(args, "backend", backends.DEFAULT),
         select=getattr(args, "select", None), require_hardware=tuple(getattr(args, "require_hardware", None) or ()),
         force=bool(getattr(args, "force", False)),
