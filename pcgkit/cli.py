@@ -28,16 +28,16 @@ from pcgkit.util.sanitize import one_line
 # Each subcommand lives in its own module with `register(subparsers)`; the parser sets `func`.
 COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.jobs.run",
-    "pcgkit.matrix.cli",
-    "pcgkit.matrix.backends.docker_cli",
-    "pcgkit.bugreport.env_cli",
+    "pcgkit.commands.matrix",
+    "pcgkit.commands.docker",
+    "pcgkit.commands.env",
     "pcgkit.bugreport.repro",
     "pcgkit.bugreport.issuedraft",
     "pcgkit.jobs.parity",
-    "pcgkit.e2e.cli",
-    "pcgkit.sweep.cli",
-    "pcgkit.triage.cli",
-    "pcgkit.ci.cli",
+    "pcgkit.commands.e2e",
+    "pcgkit.commands.sweep",
+    "pcgkit.commands.triage",
+    "pcgkit.commands.ci",
 )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit.harness.plugin import MARKERS
+from pcgkit.plugin import MARKERS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -123,7 +123,7 @@ def test_data_is_found_only_through_resources():
 
 def test_catalog_names_every_case_module_and_each_exists():
     """Every module in cases/ that records verdicts is in the catalog, and every catalog module exists."""
-    from pcgkit.verdicts.catalog import CATALOG
+    from pcgkit.catalog import CATALOG
 
     named = {e.case_module for e in CATALOG}
     assert all((ROOT / "cases" / name).is_file() for name in named)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit.bugreport.env_cli import capture_in
+from pcgkit.commands.env import capture_in
 from pcgkit.errors import UsageError
 from pcgkit.jobs import cellmain
 from pcgkit.jobs.run import preflight, preflight_problem

@@ -17,13 +17,13 @@ from typing import Iterable, Sequence
 
 from packaging.version import InvalidVersion, Version
 
+from pcgkit import catalog
 from pcgkit.errors import UsageError
 from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.util.atomic import read_json_object
 from pcgkit.util.redact import redact_text, secret_values
 from pcgkit.util.templating import render
 from pcgkit.values.verdict import Verdict
-from pcgkit.verdicts import catalog
 from pcgkit.verdicts.result import CaseResult, ResultsFileError, read_results
 
 TARGETS = ("sglang", "flashinfer", "pytorch")

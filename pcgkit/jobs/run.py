@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from pcgkit import resources
+from pcgkit.catalog import all_modes
 from pcgkit.errors import ExitCode, Interrupted, RunAbortedError, UsageError, status_for_results
 from pcgkit.harness.hardware import SIMULATED_SM120
 from pcgkit.report.summary import SIMULATION_NOTE, markdown_summary
@@ -22,7 +23,6 @@ from pcgkit.util import atomic, proc
 from pcgkit.util.argtypes import positive_seconds
 from pcgkit.values import targets
 from pcgkit.values.verdict import Verdict
-from pcgkit.verdicts.catalog import all_modes
 from pcgkit.verdicts.result import CaseResult, read_results, write_results
 
 
@@ -59,7 +59,7 @@ def plan_pytest_argv(plan: RunPlan) -> list[str]:
     argv = [
         plan.python, "-m", "pcgkit.jobs.cellmain", str(plan.costs_path), "--", str(resources.cases_dir()),
         "--rootdir", str(resources.cases_dir()), "-c", str(resources.cases_pytest_ini()),
-        "-p", "pcgkit.harness.plugin", "-p", "no:cacheprovider", "-q",
+        "-p", "pcgkit.plugin", "-p", "no:cacheprovider", "-q",
         f"--junitxml={plan.junit_path}",
         f"--pcgkit-json={plan.results_path}",
         f"--pcgkit-case-timeout={plan.case_timeout_s:g}",

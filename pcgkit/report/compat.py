@@ -12,12 +12,11 @@ import datetime as _dt
 import platform
 from collections.abc import Sequence
 
-from pcgkit import __version__
+from pcgkit import __version__, catalog
 from pcgkit.matrix.outcome import CellOutcome
 from pcgkit.report.markdown import render_markdown
 from pcgkit.report.model import BUG_VERDICTS, FIX, CaseColumn, CellReport, CompatReport, Entry, assemble
 from pcgkit.report.sglang_section import sglang_facts
-from pcgkit.verdicts import catalog
 
 __all__ = ["BUG_VERDICTS", "VERDICT_LEGEND", "build_compat", "case_columns", "case_family", "fix_works", "mode_entry", "render_markdown"]
 

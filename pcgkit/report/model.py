@@ -11,9 +11,9 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from pcgkit import catalog
 from pcgkit.report import attribution as attr
 from pcgkit.report.scrub import relative_paths
-from pcgkit.verdicts import catalog
 
 COMPAT_SCHEMA = "pcgkit.compat/2"
 READABLE_SCHEMAS = ("pcgkit.compat/1", COMPAT_SCHEMA)

@@ -5,8 +5,8 @@ the kit's report dependencies (a throwaway release venv, the GPU machine). Same 
 import argparse
 import sys
 
+from pcgkit.commands.sweep import register
 from pcgkit.errors import PcgkitError
-from pcgkit.sweep.cli import register
 
 parser = argparse.ArgumentParser(prog="python -m pcgkit.sweep")
 register(parser.add_subparsers(dest="command", required=True))

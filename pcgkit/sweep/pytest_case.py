@@ -16,8 +16,8 @@ import pytest
 
 from pcgkit.harness import hardware
 from pcgkit.harness.casekit import cuda_toolkit_root
-from pcgkit.harness.plugin import judge_against_baseline
 from pcgkit.harness.versions import collect_versions
+from pcgkit.plugin import judge_against_baseline
 from pcgkit.sweep.cases import case_id
 from pcgkit.sweep.classify import SweepClass
 from pcgkit.sweep.specs import EntrySpec

@@ -44,7 +44,7 @@ class DockerConfig:
 
 
 def config_from_args(args) -> DockerConfig:
-    """The docker options of `pcgkit matrix` / `pcgkit bisect` (pcgkit/matrix/backends/docker_cli.py adds them)."""
+    """The docker options of `pcgkit matrix` / `pcgkit bisect` (pcgkit/commands/docker.py adds them)."""
     ca = Path(args.docker_ca_bundle) if args.docker_ca_bundle else default_ca_bundle()
     return DockerConfig(
         image_pins=Path(args.docker_pins), gpus=args.gpus, ca_bundle=ca,

@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pcgkit import resources
+from pcgkit.catalog import all_modes
+from pcgkit.commands.docker import add_backend_options
 from pcgkit.errors import ExitCode, Interrupted, UsageError, status_for_results, worst
 from pcgkit.matrix import backends
 from pcgkit.matrix import pins as pins_mod
 from pcgkit.matrix.backends.base import BackendConfig
-from pcgkit.matrix.backends.docker_cli import add_backend_options
 from pcgkit.matrix.bisect import bisect, versions_between
 from pcgkit.matrix.cells import VENV, Cell
 from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR
@@ -26,7 +27,6 @@ from pcgkit.report.writers import publish
 from pcgkit.util import atomic, signals
 from pcgkit.util.argtypes import positive_int, positive_seconds
 from pcgkit.values import targets
-from pcgkit.verdicts.catalog import all_modes
 
 
 def cells_root(reports: Path) -> Path:
