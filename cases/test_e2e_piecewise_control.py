@@ -36,8 +36,8 @@ def test_e2e_piecewise_control(request, tmp_path):
     from pcgkit.e2e.control import ControlRecord, classify_control, remember_control
     from pcgkit.e2e.launch import LaunchPlanError
     from pcgkit.e2e.server import free_loopback_port
+    from pcgkit.harness.judging import judge_against_baseline
     from pcgkit.harness.versions import collect_versions
-    from pcgkit.plugin import judge_against_baseline
     from pcgkit.sglang import facts as sglang_facts
     from pcgkit.verdicts.expectations import expected_for, load_expectations
 

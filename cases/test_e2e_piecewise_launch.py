@@ -47,7 +47,7 @@ def test_e2e_piecewise_launch(request, tmp_path):
     from pcgkit.e2e.control import control_of_session, judge_with_control
     from pcgkit.e2e.launch import LaunchPlanError
     from pcgkit.e2e.server import free_loopback_port
-    from pcgkit.plugin import judge_against_baseline
+    from pcgkit.harness.judging import judge_against_baseline
     from pcgkit.verdicts.expectations import expected_for, load_expectations
 
     start = time.perf_counter()

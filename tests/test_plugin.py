@@ -427,7 +427,7 @@ def test_real_cases_under_xdist(pytester, monkeypatch):
 
 
 def _judged(verdict: str, expected: str | None, why: str = "") -> tuple[str, str]:
-    from pcgkit.plugin import judge_against_baseline
+    from pcgkit.harness.judging import judge_against_baseline
     from pcgkit.values.verdict import Verdict
     from pcgkit.verdicts.result import CaseResult
 
