@@ -84,8 +84,8 @@ def pins_from_versions(versions: dict, origin: str) -> Pins:
 def pins_for_cell(cell_id: str, reports: Path) -> tuple[Pins, Path | None]:
     """A matrix cell's exact pins (as planned from fixtures/matrix.toml), and its results file when
     `pcgkit matrix` has run it under `reports` (the README then quotes that cell's measured output)."""
-    from pcgkit.commands.matrix import cells_root
     from pcgkit.matrix import pins as pins_mod
+    from pcgkit.matrix.outcome import cells_root
     from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, MatrixError, load_matrix, plan
 
     try:

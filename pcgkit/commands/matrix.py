@@ -16,7 +16,7 @@ from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.matrix.bisect import bisect, versions_between
 from pcgkit.matrix.cells import VENV, Cell
 from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR
-from pcgkit.matrix.outcome import read_outcome_row
+from pcgkit.matrix.outcome import cells_root, read_outcome_row
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
 from pcgkit.matrix.runner import CELL_FILE, default_jobs, run_matrix
 from pcgkit.matrix.tox_export import render_tox
@@ -27,10 +27,6 @@ from pcgkit.report.writers import publish
 from pcgkit.util import atomic, signals
 from pcgkit.util.argtypes import positive_int, positive_seconds
 from pcgkit.values import targets
-
-
-def cells_root(reports: Path) -> Path:
-    return reports / "matrix" / "cells"
 
 
 def backend_config(args) -> BackendConfig:
