@@ -25,15 +25,15 @@ from pcgkit.util import signals
 from pcgkit.util.redact import redact_text, secret_values
 from pcgkit.util.sanitize import one_line
 
-# Each subcommand lives in its own module with `register(subparsers)`; the parser sets `func`.
+# Each command is one module of the top floor (pcgkit/commands/) with `register(subparsers)`; the parser sets `func`.
 COMMAND_MODULES: tuple[str, ...] = (
-    "pcgkit.jobs.run",
+    "pcgkit.commands.run",
     "pcgkit.commands.matrix",
     "pcgkit.commands.docker",
     "pcgkit.commands.env",
-    "pcgkit.bugreport.repro",
-    "pcgkit.bugreport.issuedraft",
-    "pcgkit.jobs.parity",
+    "pcgkit.commands.repro",
+    "pcgkit.commands.issue",
+    "pcgkit.commands.parity",
     "pcgkit.commands.e2e",
     "pcgkit.commands.sweep",
     "pcgkit.commands.triage",

@@ -59,13 +59,14 @@ def test_cases_ini_matches_tox_ini():
         assert cases[key].split() == tox[key].split(), key
 
 
-STAGE_PACKAGES = ("values", "harness", "util", "verdicts", "fp4", "sglang", "e2e", "matrix", "report", "bugreport", "jobs")
+STAGE_PACKAGES = ("values", "harness", "util", "verdicts", "fp4", "sglang", "e2e", "matrix", "report", "bugreport", "jobs",
+                  "commands")
 
 
 def test_top_level_of_the_package_is_small():
     """pcgkit/ holds the stage packages and a handful of entry modules, not a flat list of peers."""
     modules = sorted(p.name for p in (ROOT / "pcgkit").glob("*.py"))
-    assert modules == ["__init__.py", "cli.py", "errors.py", "resources.py"]
+    assert modules == ["__init__.py", "catalog.py", "cli.py", "errors.py", "plugin.py", "resources.py"]
     for package in STAGE_PACKAGES:
         assert (ROOT / "pcgkit" / package / "__init__.py").is_file(), package
 

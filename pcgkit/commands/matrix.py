@@ -34,7 +34,7 @@ def backend_config(args) -> BackendConfig:
         cells_root=cells_root(Path(args.reports)), envs_root=Path(args.envs), timeout_s=args.timeout,
         case_timeout_s=min(args.timeout, 600.0), backend=getattr(args, "backend", backends.DEFAULT),
         select=getattr(args, "select", None), require_hardware=tuple(getattr(args, "require_hardware", None) or ()),
-        force=bool(getattr(args, "force", False)),
+        force=bool(getattr(args, "force", False)), expected_modes=tuple(all_modes()),
     )
 
 

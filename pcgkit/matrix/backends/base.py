@@ -22,6 +22,9 @@ class BackendConfig:
     require_hardware: tuple[str, ...] = ()  # --require-hardware, passed into every cell
     locks_dir: Path = dataclasses.field(default_factory=lambda: resources.fixture("locks"))  # committed cell locks
     force: bool = False  # --force: rebuild each cell's environment too, not only rerun its cases
+    # The case ids each cell must account for (the catalog's default cases, handed down by the
+    # command): a mode a cell's pytest never reported becomes an `error` row.
+    expected_modes: tuple[str, ...] = ()
 
 
 class RunCell(Protocol):
