@@ -20,13 +20,13 @@ from pcgkit import catalog
 from pcgkit.errors import UsageError
 from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.util.templating import render
+from pcgkit.values.axes import AXIS_IDS
 from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult, ResultsFileError, read_results
 
 TARGETS = ("sglang", "flashinfer", "pytorch")
 BASE_MODE = "mode1"  # the bug itself; the other modes are the workarounds tried against it
 # Version axes shown in the affected/unaffected ranges, in the order a maintainer reads them.
-VERSION_AXES = ("sglang", "flashinfer-python", "torch", "python")
 FAILING = (Verdict.REPRODUCED, Verdict.DRIFTED)
 
 
@@ -51,7 +51,7 @@ class MeasuredCell:
     @property
     def versions_label(self) -> str:
         v = self.result.versions
-        return ", ".join(f"{axis} {v[axis]}" for axis in VERSION_AXES if v.get(axis))
+        return ", ".join(f"{axis} {v[axis]}" for axis in AXIS_IDS if v.get(axis))
 
     @property
     def where(self) -> str:
@@ -67,9 +67,9 @@ def _version_key(text: str):
 
 def measured_versions(results: Iterable[CaseResult]) -> dict[str, list[str]]:
     """Per axis, the distinct versions these results were measured with, oldest first. Pure."""
-    seen: dict[str, set[str]] = {axis: set() for axis in VERSION_AXES}
+    seen: dict[str, set[str]] = {axis: set() for axis in AXIS_IDS}
     for result in results:
-        for axis in VERSION_AXES:
+        for axis in AXIS_IDS:
             if result.versions.get(axis):
                 seen[axis].add(str(result.versions[axis]))
     return {axis: sorted(values, key=_version_key) for axis, values in seen.items() if values}
@@ -109,7 +109,6 @@ class MatrixRanges:
 
 def matrix_ranges(report, target: str, upstream, source: str = "compat.json") -> MatrixRanges:
     """The target project's cases (and the bug itself) over the matrix's cells. Pure."""
-    from pcgkit.report.model import ATTRIBUTION_AXES
     from pcgkit.report.wording import axis_name, describe, evidence_label
 
     project = upstream.project(target)
@@ -118,7 +117,7 @@ def matrix_ranges(report, target: str, upstream, source: str = "compat.json") ->
                   for case in wanted if case in report.attribution and report.attribution[case].cells)
     ran = [c for c in report.cells if not c.is_error]
     over = []
-    for axis in ATTRIBUTION_AXES:
+    for axis in AXIS_IDS:
         values = sorted({v for c in ran if (v := c.axis_value(axis))}, key=_version_key)
         if values:
             over.append(f"{axis_name(axis)} {values[0]}" + (f"–{values[-1]}" if len(values) > 1 else ""))

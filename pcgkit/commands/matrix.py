@@ -27,6 +27,7 @@ from pcgkit.report.writers import publish
 from pcgkit.util import atomic, signals
 from pcgkit.util.argtypes import positive_int, positive_seconds
 from pcgkit.values import targets
+from pcgkit.values.axes import BISECTABLE_AXES
 
 
 def backend_config(args) -> BackendConfig:
@@ -385,7 +386,7 @@ def register(subparsers) -> None:
                              epilog="example:\n  %(prog)s --mode mode2 --on frame --from 0.6.16 --to 0.7.0 --base fi-0.7.0")
     _common(bis)
     bis.add_argument("--mode", required=True, choices=sorted(all_modes()), help="case id (failure or fix mode)")
-    bis.add_argument("--axis", default="flashinfer-python", choices=("flashinfer-python", "torch", "sglang"))
+    bis.add_argument("--axis", default="flashinfer-python", choices=BISECTABLE_AXES)
     bis.add_argument("--from", dest="first", required=True, help="first version (oldest)")
     bis.add_argument("--to", dest="last", required=True, help="last version (newest)")
     bis.add_argument("--base", default="seed", help="cell whose other pins stay fixed (default: seed)")

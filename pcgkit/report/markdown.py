@@ -23,8 +23,7 @@ from pcgkit.report.sweep_section import is_sweep_case, render_sweep_section
 from pcgkit.report.upstream import Upstream
 from pcgkit.report.wording import axis_name, describe, evidence_label, fixed_from, not_judged
 from pcgkit.util.sanitize import md_cell, md_code
-
-GRID_AXES = ("sglang", "flashinfer-python", "torch")
+from pcgkit.values.axes import GRID_AXES
 
 
 def md(text: object) -> str:

@@ -14,10 +14,10 @@ from typing import Any
 from pcgkit import catalog
 from pcgkit.report import attribution as attr
 from pcgkit.report.scrub import relative_paths
+from pcgkit.values.axes import AXIS_IDS
 
 COMPAT_SCHEMA = "pcgkit.compat/2"
 READABLE_SCHEMAS = ("pcgkit.compat/1", COMPAT_SCHEMA)
-ATTRIBUTION_AXES: tuple[str, ...] = ("sglang", "flashinfer-python", "torch", "python")
 BUG_VERDICTS = ("reproduced", "fixed", "drifted", "not-applicable")
 FAILURE = catalog.Family.FAILURE.value
 FIX = catalog.Family.FIX.value
@@ -193,12 +193,12 @@ def _verdict_key(entry: object) -> str | None:
 def attribute_cases(cases, cells) -> tuple[dict[str, attr.Attribution], dict[str, attr.Attribution]]:
     """Per case, which axis explains its verdicts; per failure case, also its failure point. Pure."""
     verdicts = {
-        c.id: attr.attribute(c.id, attr.observations_for(cells, c.id, ATTRIBUTION_AXES, _verdict_key), ATTRIBUTION_AXES)
+        c.id: attr.attribute(c.id, attr.observations_for(cells, c.id, AXIS_IDS, _verdict_key), AXIS_IDS)
         for c in cases
     }
     points = {
-        c.id: attr.attribute(c.id, attr.observations_for(cells, c.id, ATTRIBUTION_AXES, lambda e: getattr(e, "failure_point", None)),
-                             ATTRIBUTION_AXES)
+        c.id: attr.attribute(c.id, attr.observations_for(cells, c.id, AXIS_IDS, lambda e: getattr(e, "failure_point", None)),
+                             AXIS_IDS)
         for c in cases if c.family == FAILURE
     }
     return verdicts, points
