@@ -8,7 +8,6 @@ from pathlib import Path
 
 from pcgkit import resources
 from pcgkit.catalog import all_modes
-from pcgkit.commands.docker import add_backend_options
 from pcgkit.errors import ExitCode, Interrupted, UsageError, status_for_results, worst
 from pcgkit.matrix import backends
 from pcgkit.matrix import pins as pins_mod
@@ -346,12 +345,10 @@ def _common(parser) -> None:
     parser.add_argument("--envs", default=str(resources.default_envs_root()), help="where cell environments live")
     parser.add_argument("--timeout", type=positive_seconds, default=1800, help="seconds per cell, install included")
     parser.add_argument("--force", action="store_true", help="rerun cells even when a result for them exists, and rebuild their environments")
-    parser.add_argument("--backend", choices=tuple(backends.BACKENDS), default=backends.DEFAULT,
-                        help="where cells run: a uv venv each (default) or a pinned image each (docker/)")
     parser.add_argument("-m", dest="select", help="pytest marker expression passed into every cell, e.g. 'cpu_sim'")
     parser.add_argument("--require-hardware", action="append", choices=targets.HARDWARE_MARKERS,
                         help="in every cell: fail instead of skip when this hardware is missing (GPU runners)")
-    add_backend_options(parser)
+    backends.add_options(parser)
 
 
 def register(subparsers) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
 from pcgkit import resources
 from pcgkit.matrix.cells import Cell
@@ -27,7 +27,14 @@ class BackendConfig:
     expected_modes: tuple[str, ...] = ()
 
 
-class RunCell(Protocol):
-    """Run one cell to an outcome: verdicts, or an error cell with the reason. Never raises for a bad cell."""
+# Told each stage a cell enters ("install", "image", "run"), for the progress rows and for naming
+# where an interrupted cell stopped.
+OnStage = Callable[[Cell, str], None]
 
-    def __call__(self, cell: Cell, config: BackendConfig) -> CellOutcome: ...
+
+class RunCell(Protocol):
+    """Run one cell to an outcome: verdicts, or an error cell with the reason. Never raises for a bad cell.
+
+    The runner (pcgkit.matrix.runner) always passes on_stage; a backend reports each stage it enters."""
+
+    def __call__(self, cell: Cell, config: BackendConfig, on_stage: OnStage) -> CellOutcome: ...

@@ -56,6 +56,8 @@ KIT_PTH = "_pcgkit_kit.pth"
 JIT_CACHE_DIR = "flashinfer-jit"  # beside the environments folder
 
 
+SUMMARY = "a uv venv each"  # how `--backend`'s help describes it
+
 def install_commands(env_dir: Path, base_python: str, lock_file: Path) -> list[list[str]]:
     """The uv commands that build a cell's environment from its lock: one venv, one sync. Pure."""
     uv = proc.uv_command()
