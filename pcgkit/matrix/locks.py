@@ -34,10 +34,6 @@ NO_DEPS_MARK = "# --- installed without their dependencies ---"
 _INPUTS_LINE = re.compile(r"^# inputs: ([0-9a-f]{16})$", re.MULTILINE)
 
 
-class LockError(ValueError):
-    pass
-
-
 @dataclasses.dataclass(frozen=True)
 class LockInputs:
     """Everything the resolution depends on; its digest goes into the lock's header."""

@@ -22,8 +22,6 @@ from pcgkit.sglang.facts import PiecewiseFlags, flags_from_validation
 from pcgkit.triage.diagnose import Diagnosis, Kind
 from pcgkit.triage.facts import Fact, fact
 
-KNOWN_MODES = ("mode1", "mode2", "mode3", "mode4", "fix-allow-in-graph")
-
 
 @dataclasses.dataclass(frozen=True)
 class KitData:

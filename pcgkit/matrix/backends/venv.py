@@ -354,13 +354,6 @@ def run_cell(cell: Cell, config: BackendConfig, on_stage=lambda cell, stage: Non
     return outcome(RAN, versions=versions, results=results)
 
 
-def remove_env(cell: Cell, config: BackendConfig) -> None:
-    """Delete a cell's environment (several GB for a torch stack)."""
-    env_dir = env_dir_for(cell, config)
-    if env_dir.is_dir():
-        shutil.rmtree(env_dir)
-
-
 def make_runner(args) -> RunCell:
     """This backend's RunCell (the registry in pcgkit.matrix.backends calls it); no options of its own."""
     return run_cell
