@@ -28,7 +28,7 @@ from pcgkit.harness.casekit import (
     cuda_toolkit_root,
     deadline,
 )
-from pcgkit.harness.judging import judge_against_baseline
+from pcgkit.harness.judging import record
 from pcgkit.harness.pathevidence import PathEvidence
 from pcgkit.harness.pathrecord import TraceRecording, record_inlined_calls
 from pcgkit.harness.versions import collect_versions
@@ -231,8 +231,7 @@ class CaseRunner:
             evidence=evidence,
             nodeid=self.request.node.nodeid,
         )
-        self.request.node.user_properties.extend(result.junit_properties())
-        judge_against_baseline(result, expectation.why if expectation else "")
+        record(self.request.node, result, expectation)
         return result
 
 

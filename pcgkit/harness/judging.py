@@ -1,4 +1,4 @@
-"""Verdict vs baseline -> the pytest outcome: the one policy every case (catalog case, sweep, e2e) is judged by.
+"""Recording a case result, written once: every case (catalog case, sweep, e2e) is recorded and judged here.
 
 Outcome policy (so a CI dashboard turns red exactly when behaviour changes):
   verdict == baseline "reproduced"  -> XFAIL  (the known bug, still there, as documented)
@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from pcgkit.values.verdict import Verdict
+from pcgkit.verdicts.expectations import Expectation
 from pcgkit.verdicts.result import CaseResult
 
 
@@ -43,3 +44,10 @@ def judge_against_baseline(result: CaseResult, why: str) -> None:
         pytest.skip(f"not-applicable: {result.reason}")
     if verdict is Verdict.DRIFTED:  # no baseline covers these versions: a drift is still news
         pytest.fail(f"drifted: {result.reason}{where}", pytrace=False)
+
+
+def record(node: pytest.Item, result: CaseResult, expectation: Expectation | None) -> None:
+    """Record a case's result on its test: the JUnit properties the reports read, then the pytest
+    outcome judged against the baseline it was compared with (`result.expected`, `expectation.why`)."""
+    node.user_properties.extend(result.junit_properties())
+    judge_against_baseline(result, expectation.why if expectation else "")
