@@ -29,6 +29,7 @@ from pcgkit.util.sanitize import one_line
 COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.commands.run",
     "pcgkit.commands.matrix",
+    "pcgkit.commands.report",
     "pcgkit.commands.docker",
     "pcgkit.commands.env",
     "pcgkit.commands.repro",
@@ -38,6 +39,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.commands.sweep",
     "pcgkit.commands.triage",
     "pcgkit.commands.ci",
+    "pcgkit.commands.refresh",
 )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 
-from pcgkit.commands.matrix import matrix_status
+from pcgkit.commands.report import matrix_status
 from pcgkit.errors import (
     EXIT_CODES,
     EnvironmentSetupError,
