@@ -36,14 +36,12 @@ from pcgkit.report.upstream import EMPTY, Upstream
 from pcgkit.report.wording import axis_name, describe
 from pcgkit.util import atomic
 from pcgkit.values.axes import AXIS_IDS
+from pcgkit.values.verdict import LEGEND
 
 TEMPLATE = "dashboard.html.j2"
 SIDECAR_DIR = "index.files/cells"
-# Okabe-Ito: distinguishable with every common colour-vision deficiency; the symbol carries it too.
-COLOURS = {
-    "reproduced": "#D55E00", "fixed": "#009E73", "drifted": "#E69F00",
-    "not-applicable": "#CCCCCC", "skipped": "#56B4E9", "error": "#333333", EXPECTED_LABEL: "#E8E8E8",
-}
+# The verdicts' colours (pcgkit.values.verdict.LEGEND), and the expected-uninstallable cells' grey.
+COLOURS = {**{v.value: legend.colour for v, legend in LEGEND.items()}, EXPECTED_LABEL: "#E8E8E8"}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,16 +15,15 @@ from pcgkit import catalog
 from pcgkit.report import attribution as attr
 from pcgkit.report.scrub import relative_paths
 from pcgkit.values.axes import AXIS_IDS
+from pcgkit.values.verdict import LEGEND
 
 COMPAT_SCHEMA = "pcgkit.compat/2"
 READABLE_SCHEMAS = ("pcgkit.compat/1", COMPAT_SCHEMA)
 BUG_VERDICTS = ("reproduced", "fixed", "drifted", "not-applicable")
 FAILURE = catalog.Family.FAILURE.value
 FIX = catalog.Family.FIX.value
-# One symbol per verdict, for grids (the colour-blind-safe colours ride along in the dashboard).
-SYMBOLS: dict[str, str] = {
-    "reproduced": "✗", "fixed": "✓", "drifted": "≈", "not-applicable": "–", "skipped": "○", "error": "!",
-}
+# One symbol per verdict, for grids (pcgkit.values.verdict.LEGEND; the colours ride along in the dashboard).
+SYMBOLS: dict[str, str] = {v.value: legend.symbol for v, legend in LEGEND.items()}
 
 
 @dataclasses.dataclass(frozen=True)
