@@ -35,7 +35,7 @@ from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.report.upstream import EMPTY, Upstream
 from pcgkit.report.wording import axis_name, describe
 from pcgkit.util import atomic
-from pcgkit.values.axes import AXIS_IDS
+from pcgkit.values.axes import AXIS_IDS, OPTIONAL_AXES
 from pcgkit.values.verdict import LEGEND
 
 TEMPLATE = "dashboard.html.j2"
@@ -103,7 +103,7 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
         sidecars[f"{SIDECAR_DIR}/{i}.js"] = sidecar_script(i, _evidence(cell, lines, run_index, marks))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resources.templates_dir())), autoescape=True)
     html = env.get_template(TEMPLATE).render(
-        report=report, rows=rows, axes=AXIS_IDS, axis_name=axis_name, symbols=SYMBOLS, colours=COLOURS,
+        report=report, rows=rows, axes=AXIS_IDS, optional_axes=OPTIONAL_AXES, axis_name=axis_name, symbols=SYMBOLS, colours=COLOURS,
         axis_values={a: sorted({v for v in (c.axis_value(a) for c in report.cells) if v},
                                key=version_key) for a in AXIS_IDS},
         answers=[(c, describe(report.attribution[c.id])) for c in report.cases if c.id in report.attribution],
