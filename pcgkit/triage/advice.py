@@ -4,8 +4,9 @@
 - fixtures/sglang_launch_validation.json: each validated SGLang release's own piecewise flags
   (pcgkit.sglang.facts.PiecewiseFlags), so the switch that turns piecewise off is per release;
 - fixtures/matrix_snapshot.json: the kit's newest matrix, verdicts per version (simulated: said);
-- pcgkit.verdicts.catalog: each dead end's workaround wording.
-`load_data()` reads the files; `advise()` is pure.
+- the case catalog's view (CatalogView: its modes, which export, each dead end's workaround wording),
+  handed down by the command handler: this stage never imports the catalog.
+`load_data()` reads the files; `advise()` and `next_steps()` are pure.
 """
 
 from __future__ import annotations
@@ -19,10 +20,20 @@ from packaging.version import InvalidVersion, Version
 from pcgkit import resources
 from pcgkit.sglang.facts import PiecewiseFlags, flags_from_validation
 from pcgkit.triage.diagnose import Diagnosis, Kind
+from pcgkit.triage.diagnose import MatchableMode
 from pcgkit.triage.facts import Fact, fact
-from pcgkit.verdicts.catalog import entry
 
-KNOWN_MODES = ("mode1", "mode2", "mode3", "mode4", "fix-allow-in-graph")
+
+@dataclasses.dataclass(frozen=True)
+class CatalogView:
+    """What triage needs of the case catalog, as values (the handler builds it from the catalog)."""
+
+    modes: tuple[MatchableMode, ...]  # the modes whose rules judge a failure, in catalog order
+    exportable: frozenset[str] = frozenset()  # ids `pcgkit repro` can export
+    workarounds: tuple[tuple[str, str], ...] = ()  # (case id, the workaround it measures, in the user's words)
+
+    def workaround(self, case_id: str) -> str | None:
+        return dict(self.workarounds).get(case_id)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,7 +91,7 @@ def _switch_text(flags: PiecewiseFlags) -> str:
     return f"add {flags.disable} ({state})"
 
 
-def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None) -> list[str]:
+def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None, view: CatalogView) -> list[str]:
     """What the newest matrix says for the versions in the log (the nearest SGLang cell when only it is known)."""
     wanted = {"sglang": fact(facts, "sglang"), "flashinfer-python": fact(facts, "flashinfer"), "torch": fact(facts, "torch")}
     cells = snapshot.get("cells", [])
@@ -92,7 +103,7 @@ def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None) -> list[s
         return [f"{head}: no cell for {found}; see the full matrix with `pcgkit matrix`"]
     out = []
     for cell in matching[:3]:
-        modes = [mode] if mode in cell["verdicts"] else ["mode1", "sglang-compile-sm120", "fix-upstream-op"]
+        modes = [mode] if mode in cell["verdicts"] else [m.id for m in view.modes[:3]]
         verdicts = ", ".join(f"{m} {cell['verdicts'][m]}" for m in modes if m in cell["verdicts"])
         versions = f"sglang {cell['sglang'] or '-'} / flashinfer {cell['flashinfer-python']} / torch {cell['torch']}"
         out.append(f"{head}: cell {cell['id']} ({versions}): {verdicts}")
@@ -111,11 +122,10 @@ def _fixed_in(upstream: dict, facts: tuple[Fact, ...]) -> list[str]:
     return out
 
 
-def _dead_ends(upstream: dict, snapshot: dict) -> list[str]:
+def _dead_ends(upstream: dict, snapshot: dict, view: CatalogView) -> list[str]:
     out = []
     for dead in upstream.get("dead_end", ()):
-        case = entry(dead["case"])
-        tried = case.workaround if case is not None else dead["case"]
+        tried = view.workaround(dead["case"]) or dead["case"]
         verdicts = sorted({c["verdicts"].get(dead["case"]) for c in snapshot.get("cells", [])} - {None, "error", "skipped"})
         measured = f"; matrix: {'/'.join(verdicts)}" if verdicts else ""
         out.append(f"{tried}: {dead['outcome']} ({dead['case']}{measured})")
@@ -136,27 +146,54 @@ class Advice:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
 
 
-def next_steps(diagnosis: Diagnosis) -> tuple[str, ...]:
-    """The kit's commands that turn this triage into a report (the case to export follows the mode)."""
-    mode = diagnosis.mode if diagnosis.mode in ("mode1", "mode2", "mode3", "mode4") else "mode1"
-    return (
-        "pcgkit env --json --out env.json            # the environment, for the report",
-        f"pcgkit repro {mode} --real --out repro-{mode}    # a standalone script of this failure (--simulate without SM120)",
-        f"pcgkit issue --target flashinfer --env env.json --repro repro-{mode}  # the issue draft",
-    )
+def issue_project(upstream: dict, mode: str | None) -> str:
+    """The project whose code a known-bug mode breaks (fixtures/upstream.toml's [[project]] cases), the first listed
+    when the mode is undetermined (FlashInfer: the lazy JIT loader is where the family dies)."""
+    projects = upstream.get("project", ())
+    owner = next((p["id"] for p in projects if mode and mode in p.get("cases", ())), None)
+    return owner or next((p["id"] for p in projects if p["id"] == "flashinfer"), "flashinfer")
 
 
-def advise(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData) -> Advice | None:
+def next_steps(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: CatalogView,
+               sglang: str | None = None) -> tuple[str, ...]:
+    """What to run or do next, fitted to the diagnosis: the kit's report commands only for this bug (the repro only
+    for a mode the catalog can export, the issue for the project that mode breaks); for anything else, what the
+    log itself advises, in the flag spelling of the user's SGLang release when it is known. Pure."""
+    if diagnosis.kind is Kind.KNOWN_BUG:
+        mode = diagnosis.mode
+        steps = ["pcgkit env --json --out env.json            # the environment, for the report"]
+        repro = ""
+        if mode and mode in view.exportable:
+            steps.append(f"pcgkit repro {mode} --real --out repro-{mode}    # a standalone script of this failure "
+                         "(--simulate without SM120)")
+            repro = f" --repro repro-{mode}"
+        project = issue_project(data.upstream, mode)
+        steps.append(f"pcgkit issue --target {project} --env env.json{repro}  # the issue draft (check the upstream "
+                     "links above first: this bug is reported)")
+        return tuple(steps)
+    if diagnosis.kind is Kind.NO_FAILURE:
+        return ()
+    steps = [f"the log advises: {hint}" for hint in diagnosis.log_advice]
+    version = _version(sglang or fact(facts, "sglang"))
+    if diagnosis.log_advice and version is not None and data.flags:
+        steps.append("for your release: " + switch_for(data.flags, version)[0])
+    if diagnosis.kind is Kind.RELATED:
+        steps.append("not this bug: the same mechanism in another op; report it to the project that owns that op")
+    return tuple(steps)
+
+
+def advise(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: CatalogView,
+           sglang: str | None = None) -> Advice | None:
     """What to do; None when the log does not show this bug or a related one. Pure."""
     if diagnosis.kind not in (Kind.KNOWN_BUG, Kind.RELATED):
         return None
     off = data.upstream["piecewise_off"]
     return Advice(
-        workaround=tuple(switch_for(data.flags, _version(fact(facts, "sglang")))),
+        workaround=tuple(switch_for(data.flags, _version(sglang or fact(facts, "sglang")))),
         cost=off.get("cost", "unknown"),
         fixed_in=tuple(_fixed_in(data.upstream, facts)),
-        dead_ends=tuple(_dead_ends(data.upstream, data.snapshot)),
-        matrix=tuple(_matrix(data.snapshot, facts, diagnosis.mode)),
+        dead_ends=tuple(_dead_ends(data.upstream, data.snapshot, view)),
+        matrix=tuple(_matrix(data.snapshot, facts, diagnosis.mode, view)),
         links=tuple(_link_urls(data.upstream, [link["id"] for link in data.upstream.get("link", ())])),
-        next_steps=next_steps(diagnosis),
+        next_steps=next_steps(diagnosis, facts, data, view, sglang),
     )

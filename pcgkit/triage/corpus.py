@@ -7,11 +7,12 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from pathlib import Path
+from typing import Sequence
 
 import tomllib
 
 from pcgkit.harness.signature import read_log
-from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose
+from pcgkit.triage.diagnose import Diagnosis, Kind, MatchableMode, diagnose
 
 KINDS = tuple(str(k) for k in Kind)
 
@@ -26,14 +27,14 @@ class Scored:
     got: Diagnosis
 
 
-def load_corpus(folder: Path) -> list[Scored]:
-    """Triage every indexed log of `folder` (its INDEX.toml) and keep the label beside the answer."""
+def load_corpus(folder: Path, modes: Sequence[MatchableMode]) -> list[Scored]:
+    """Triage every indexed log of `folder` (its INDEX.toml) with the catalog's `modes`; keep the label beside it."""
     index = tomllib.loads((folder / "INDEX.toml").read_text())["log"]
     out = []
     for entry in index:
         text = (folder / entry["file"]).read_bytes().decode("utf-8", errors="replace")
         out.append(Scored(entry["file"], entry["origin"], entry["label"], entry.get("mode", ""),
-                          entry.get("piecewise", "unknown"), diagnose(read_log(text))))
+                          entry.get("piecewise", "unknown"), diagnose(read_log(text), modes)))
     return out
 
 
