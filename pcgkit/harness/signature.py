@@ -361,7 +361,11 @@ def clean_lines(text: str, keep: list[int] | None = None) -> list[LogLine]:
             raw = _ANSI_RE.sub("", raw)
         for segment in _SEGMENT_SPLIT_RE.split(raw) if ("\r" in raw or "pid=" in raw) else (raw,):
             for piece in paste_segments(_strip_prefixes(segment.rstrip())):
-                out.append(LogLine(number, _strip_prefixes(piece.rstrip())))
+                text = _strip_prefixes(piece.rstrip())
+                # TP ranks printing the same line at once: read it once (ranks interleave line by line)
+                if text and out and out[-1].text == text and out[-1].number != number:
+                    continue
+                out.append(LogLine(number, text))
     return out
 
 
@@ -513,7 +517,8 @@ def _failures(
         signature = Signature("", "", innermost_library_frame=innermost_library_frame(frames), frame_chain=frames,
                               lru_cache_warnings=warnings)
         evidence = (lines[frame_index[0]],) + tuple(lines[p] for p in frame_index[-2:])
-        context = "\n".join(ln.text for ln in lines[max(frame_index[0] - 1, 0) : frame_index[-1] + 2])
+        # the lines after the last frame: its source line and dynamo's footer ("Set TORCHDYNAMO_VERBOSE=1 ...")
+        context = "\n".join(ln.text for ln in lines[max(frame_index[0] - 1, 0) : frame_index[-1] + 6])
         out.append(LogFailure("frames-only", lines[frame_index[0]], None, "", signature, evidence, context))
     return tuple(out)
 
