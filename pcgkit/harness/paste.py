@@ -78,23 +78,47 @@ def unwrap(lines: list[str]) -> list[tuple[int, str]]:
     return out
 
 
-def line_starts(text: str) -> list[int]:
-    """Offsets of every newline in `text` (line i, 0-based, ends at starts[i])."""
-    return [m.start() for m in re.finditer("\n", text)]
+def line_starts(data: bytes) -> list[int]:
+    """Offsets of every newline in `data` (line i, 0-based, ends at starts[i]). Bytes: a log with one
+    non-ASCII character (a progress bar's block) is a 4-byte-per-character str, several times slower to search."""
+    return [m.start() for m in re.finditer(b"\n", data)]
 
 
-def interesting_lines(text: str, newlines: list[int], needles: Iterable[str], after: int,
-                      block_needles: Iterable[str], block_after: int) -> list[int]:
-    """0-based indexes of the lines that contain a needle, each with the `after` lines that follow it
-    (source lines under a frame) and, for a block needle (a failure's start), `block_after` lines."""
+def _hits(text: bytes, needle: bytes, limit: int | None) -> list[int]:
+    """Offsets of `needle` in text: all, or the first and the last `limit` (lines that repeat by the thousand,
+    progress bars, matter only where they start and end)."""
+    found: list[int] = []
+    pos = text.find(needle)
+    while pos != -1 and (limit is None or len(found) < limit):
+        found.append(pos)
+        pos = text.find(needle, pos + len(needle))
+    if limit is not None and pos != -1:
+        tail: list[int] = []
+        end = len(text)
+        while len(tail) < limit:
+            pos = text.rfind(needle, 0, end)
+            if pos == -1 or pos <= found[-1]:
+                break
+            tail.append(pos)
+            end = pos
+        found.extend(reversed(tail))
+    return found
+
+
+def interesting_lines(text: str, needles: Iterable[tuple[str, int, int | None]]) -> list[int]:
+    """0-based indexes of the lines that contain a needle, each with the lines that follow it.
+
+    needles: (text, lines kept after each hit, at most this many hits from each end; None: every hit)."""
+    data = text.encode("utf-8", "surrogatepass")
+    newlines = line_starts(data)
     keep: set[int] = set()
     total = len(newlines) + 1
-    for group, span in ((needles, after), (block_needles, block_after)):
-        for needle in group:
-            pos = text.find(needle)
-            while pos != -1:
-                index = bisect.bisect_left(newlines, pos)
-                keep.update(range(index, min(index + span + 1, total)))
-                end = newlines[index] if index < len(newlines) else len(text)
-                pos = text.find(needle, end)
+    for needle, after, limit in needles:
+        last = -1
+        for pos in _hits(data, needle.encode(), limit):
+            index = bisect.bisect_left(newlines, pos)
+            if index == last:
+                continue
+            last = index
+            keep.update(range(index, min(index + after + 1, total)))
     return sorted(keep)

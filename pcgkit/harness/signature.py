@@ -12,7 +12,7 @@ import enum
 import re
 from typing import Iterable, Sequence
 
-from pcgkit.harness.paste import FRAME_REF_RE, interesting_lines, line_starts, paste_segments, unwrap
+from pcgkit.harness.paste import FRAME_REF_RE, interesting_lines, paste_segments, unwrap
 
 # "File "/x/site-packages/flashinfer/jit/cpp_ext.py", line 69, in get_cuda_version"
 _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>[^\s]+)')
@@ -252,15 +252,19 @@ _PIECEWISE_OFF_RE = re.compile(
 # A line that launches (a command line) or dumps the launch arguments: where a flag is a fact, not advice.
 _LAUNCH_RE = re.compile(r"launch_server|sglang serve|-m sglang|--model(?:-path)?[ =]|server_args|ServerArgs\(|^\s*--[\w-]+")
 _HINT_RE = re.compile(r"[Tt]o work around|add .{0,80} to your launch command|[Tt]ry (?:adding|passing|running)")
-# Lines that can matter, found with str.find over a large log; a failure's start brings the lines after it.
-_READ_NEEDLES = ('File "', "Traceback", "hit an exception", "rror", "xception", "Unsupported", "lru_cache", "skipped",
-                 "Skip calling", "from user code", "Explanation", "Hint:", "ptxas", "CUDA Error", "Search for `cuda",
-                 "Dynamo", "iecewise", "prefill", "Attempted", "op returned", "pid=", "raph", "RAPH", "num tokens",
-                 "ready to roll", "Uvicorn", "startup complete", "capturing finished", "Data-dependent", "graph_break")
+# Lines that can matter, found with str.find over a large log: (needle, lines kept after it, hits kept
+# from each end or None for all). A failure's start brings its block; progress and capture lines repeat by
+# the thousand and matter only where they start and end.
+_EVENT_NEEDLES = ("raph", "RAPH", "num tokens", "ready to roll", "Uvicorn", "startup complete", "capturing finished",
+                  "iecewise", "prefill", "pid=", "lru_cache")
+_FAILURE_NEEDLES = ('File "', "Hint:", "CUDA Error", "Search for `cuda", "Dynamo", "op returned", "Data-dependent",
+                    "graph_break", "Graph break", "Failed to trace")
 _BLOCK_NEEDLES = ("Traceback", "rror:", "xception:", "Unsupported", "failed with error", "hit an exception", "Attempted to",
-                  "Skip calling", "from user code", "Explanation:", "CUDA Error", "ptxas fatal")
+                  "Skip calling", "from user code", "Explanation:", "ptxas fatal")
+_NEEDLES: tuple[tuple[str, int, int | None], ...] = (
+    *((n, 2, 64) for n in _EVENT_NEEDLES), *((n, 2, None) for n in _FAILURE_NEEDLES),
+    *((n, 60, None) for n in _BLOCK_NEEDLES))
 _SELECT_ABOVE = 256 * 1024  # below this a log is read line by line in full
-_BLOCK_AFTER = 60
 _FAILURE_BLOCK_LINES = 400  # a dynamo message with its user-code frames fits easily
 _PREAMBLE_LINES = 40
 
@@ -389,7 +393,7 @@ def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
     """Scan a whole log once. Pure; linear in the log's size (a large one: only the lines that can matter)."""
     keep = None
     if len(text) > _SELECT_ABOVE:
-        keep = interesting_lines(text, line_starts(text), _READ_NEEDLES, 2, _BLOCK_NEEDLES, _BLOCK_AFTER)
+        keep = interesting_lines(text, _NEEDLES)
     lines = clean_lines(text, keep)
     off: list[LogLine] = []
     hints: list[LogLine] = []
