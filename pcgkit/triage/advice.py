@@ -168,8 +168,8 @@ def next_steps(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, vie
                          "(--simulate without SM120)")
             repro = f" --repro repro-{mode}"
         project = issue_project(data.upstream, mode)
-        steps.append(f"pcgkit issue --target {project} --env env.json{repro}  # the issue draft (check the upstream "
-                     "links above first: this bug is reported)")
+        steps.append(f"pcgkit issue --target {project} --env env.json{repro}  # the issue draft (read the upstream "
+                     "links first: this bug is already reported)")
         return tuple(steps)
     if diagnosis.kind is Kind.NO_FAILURE:
         return ()

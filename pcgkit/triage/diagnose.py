@@ -181,7 +181,8 @@ def _failure_kind(failure: LogFailure, reading: LogReading, modes: Sequence[Matc
     inferred = dynamo and not failure.exception_type
     if dynamo and family.fp4 and (family.loader or matched):
         mode = matched[0] if matched else None
-        why = (f"dynamo traced FlashInfer's FP4 path into {'/'.join(family.loader) or 'a known failure'}"
+        where = "its JIT loader" if family.loader else "a failure the catalog knows"
+        why = (f"dynamo traced FlashInfer's FP4 path into {where}"
                + (f"; the catalog's rule for {mode} accepts it" if mode else "; no single mode's rule accepts the text"))
         return _Judgement(Kind.KNOWN_BUG, mode, why, family, tuple(matched[1:]), inferred)
     if dynamo and family.fp4:
