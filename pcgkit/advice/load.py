@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pcgkit import resources
 from pcgkit.advice.model import COST_FILE, SGLANG_CASE_BY_ARCH, arch_family
-from pcgkit.advice.values import CostMeasurement, Evidence, Measurement, Quote, UpstreamRead, Versions
+from pcgkit.advice.values import CostMeasurement, Evidence, Measurement, Mode2Run, Quote, UpstreamRead, Versions
 from pcgkit.errors import UsageError
 from pcgkit.sglang.releases import TABLE_FILE, parse_table
 
@@ -26,6 +26,8 @@ SNAPSHOT_FILE = "matrix_snapshot.json"
 READS_FILE = "upstream_reads.json"
 READS_SCHEMA = "pcgkit.upstream-reads/1"
 COST_SCHEMA = "pcgkit.piecewise-cost/1"
+MODE2_FILE = "fixtures/measurements/mode2-condition.json"
+MODE2_SCHEMA = "pcgkit.mode2-condition/1"
 READ_KINDS = ("issue", "pr", "doc", "code")
 READ_STATES = ("open", "closed", "merged", "pinned", "read")
 # A case that simulates its own architecture whatever the cell's target (the non-SM120 SGLang case).
@@ -107,6 +109,39 @@ def parse_cost(data: dict, source: str = COST_FILE) -> CostMeasurement:
                            bool(data.get("simulated", False)), source)
 
 
+def mode2_record(results: dict, source: str) -> dict:
+    """The mode-2 condition file's content from a pcgkit results file (`pcgkit advice record-mode2`). Pure.
+
+    Keeps, per mode2 result that measured both process states (evidence `jit_spec_condition`), its
+    versions, device and the two stop locations; ValueError when the results hold none.
+    """
+    kept = [{"versions": {k: v for k, v in r.get("versions", {}).items() if v}, "device": r["device"].get("label", ""),
+             "simulated": bool(r.get("simulated")), "verdict": r.get("verdict"),
+             "jit_spec_condition": r["evidence"]["jit_spec_condition"]}
+            for r in results.get("results", ())
+            if r.get("mode") == "mode2" and "registered" in (r.get("evidence") or {}).get("jit_spec_condition", {})]
+    if not kept:
+        raise ValueError(f"{source}: no mode2 result measured both ways (evidence jit_spec_condition); run the mode2 case")
+    return {"schema": MODE2_SCHEMA, "date": str(results.get("created", ""))[:10], "source": source, "results": kept}
+
+
+def parse_mode2(data: dict, source: str = MODE2_FILE) -> tuple[Mode2Run, ...]:
+    """The mode-2 runs, both process states per measured environment. Pure."""
+    if data.get("schema") != MODE2_SCHEMA or not _iso_date(str(data.get("date", ""))):
+        raise ValueError(f"{source}: schema {data.get('schema')!r} (expected {MODE2_SCHEMA!r}) or no ISO date")
+    runs = []
+    for row in data.get("results", ()):
+        v = row.get("versions", {})
+        versions = Versions(v.get("sglang"), v.get("flashinfer-python"), v.get("torch"))
+        for key, registered in (("not_registered", False), ("registered", True)):
+            where = row["jit_spec_condition"].get(key)
+            if where and not where.get("traced"):
+                runs.append(Mode2Run(registered, str(where.get("innermost_frame")), str(where.get("skipped_callable")),
+                                     versions, str(row.get("device", "")), bool(row.get("simulated")),
+                                     str(data["date"]), f"{source} (from {data.get('source', '?')})"))
+    return tuple(runs)
+
+
 def _json(path: Path) -> dict:
     try:
         data = json.loads(path.read_text())
@@ -126,6 +161,8 @@ def load_evidence(fixtures: Path | None = None) -> Evidence:
         releases = parse_table(_json(folder / TABLE_FILE), f"fixtures/{TABLE_FILE}")
         cost_path = folder / Path(COST_FILE).relative_to("fixtures")
         cost = parse_cost(_json(cost_path), COST_FILE) if cost_path.is_file() else None
-    except ValueError as exc:
-        raise UsageError(str(exc)) from exc
-    return Evidence(measurements, reads, releases, f"fixtures/{TABLE_FILE}", cost, quotes)
+        mode2_path = folder / Path(MODE2_FILE).relative_to("fixtures")
+        mode2 = parse_mode2(_json(mode2_path)) if mode2_path.is_file() else ()
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"{exc}" if isinstance(exc, ValueError) else f"an evidence file is malformed: {exc!r}") from exc
+    return Evidence(measurements, reads, releases, f"fixtures/{TABLE_FILE}", cost, quotes, mode2)

@@ -142,6 +142,20 @@ class CostMeasurement:
 
 
 @dataclasses.dataclass(frozen=True)
+class Mode2Run:
+    """One measurement of where mode 2 stops, in one process state (the fp4 JIT spec registered or not)."""
+
+    spec_registered: bool
+    stops_at: str  # the innermost FlashInfer frame, e.g. flashinfer/jit/core.py:169:register
+    refused: str  # what dynamo would not trace, e.g. datetime.now / posix.stat
+    versions: Versions
+    device: str
+    simulated: bool
+    as_of: str
+    source: str
+
+
+@dataclasses.dataclass(frozen=True)
 class Evidence:
     """Everything the advice is derived from; the loader fills it, advise() only reads it."""
 
@@ -151,6 +165,7 @@ class Evidence:
     releases_source: str = ""  # the table file
     cost: CostMeasurement | None = None
     cost_quotes: tuple[Quote, ...] = ()
+    mode2: tuple[Mode2Run, ...] = ()  # fixtures/measurements/mode2-condition.json
 
     def read(self, read_id: str) -> UpstreamRead | None:
         return next((r for r in self.reads if r.id == read_id), None)
