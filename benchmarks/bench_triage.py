@@ -22,8 +22,15 @@ from pathlib import Path
 
 from pcgkit.triage.advice import load_data
 from pcgkit.triage.cli import catalog_view, triage_text
-from pcgkit.triage.corpus import (degraded_set, false_known_bug, load_texts, rates_of_degraded, rates_of_scored,
-                                  render_confusion, score)
+from pcgkit.triage.corpus import (
+    degraded_set,
+    false_known_bug,
+    load_texts,
+    rates_of_degraded,
+    rates_of_scored,
+    render_confusion,
+    score,
+)
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 CORPUS, HELDOUT = DATA / "triage_logs", DATA / "triage_heldout"

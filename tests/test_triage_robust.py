@@ -186,15 +186,16 @@ def test_personal_answer_is_first_and_fits_80x24(tmp_path, capsys):
     log = CORPUS / "04_dgxarley_glm47_spark_posix_stat.log"
     assert main(["triage", str(log), "--env", str(env)]) == 0
     screen = "\n".join(_screen(capsys.readouterr().out))
-    assert "AFFECTED" in screen and "switch for your release" in screen and "--disable-piecewise-cuda-graph" in screen
-    assert "upgrade: sglang 0.5.10.post1 -> 0.5.12" in screen
+    assert "AFFECTED" in screen and "switch: On SGLang 0.5.10.post1" in screen and "--disable-piecewise-cuda-graph" in screen
+    assert "upgrade: Upgrade SGLang to 0.5.12" in screen
 
 
 def test_personal_answer_not_affected_on_a_fixed_release():
-    """A healthy log with SGLang 0.5.12 in the environment says not affected, with the fix's link."""
+    """A healthy log with SGLang 0.5.12 in the environment says not affected, each source dated."""
     result = triage_text("Uvicorn running on http://0.0.0.0:30000\n", "x", load_data(), VIEW,
                          UserEnv("env.json", sglang="0.5.12", flashinfer="0.6.11.post1", torch="2.11.0", arch="sm120"))
-    assert any(line.startswith("NOT AFFECTED") and "23745" in line for line in result.personal)
+    assert result.personal is not None and result.personal.lines[1].startswith("NOT AFFECTED")
+    assert result.personal.sources and all("as of" in s for s in result.personal.sources)
     assert dataclasses.asdict(result.user)["sglang"] == "0.5.12"
 
 

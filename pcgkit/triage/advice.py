@@ -1,8 +1,8 @@
-"""What to do about a diagnosis, from the kit's data files only (no advice typed in code).
+"""What to do about a diagnosis, from the kit's data only (no advice typed in code).
 
-- fixtures/upstream.toml: links, fixed-in releases, the workaround's cost, the dead ends;
-- fixtures/sglang_launch_validation.json: each validated SGLang release's own piecewise flags
-  (pcgkit.sglang.facts.PiecewiseFlags), so the switch that turns piecewise off is per release;
+- the advice model (pcgkit.advice: measured cells, dated upstream reads, every SGLang release's own
+  piecewise switch read from its wheel, the measured cost): every sentence about upstream, with its source;
+- fixtures/upstream.toml: the projects (which cases each one's code breaks) and the measured dead ends;
 - fixtures/matrix_snapshot.json: the kit's newest matrix, verdicts per version (simulated: said);
 - the case catalog's view (CatalogView: its modes, which export, each dead end's workaround wording),
   handed down by the command handler: this stage never imports the catalog.
@@ -15,12 +15,13 @@ import dataclasses
 import json
 
 import tomllib
-from packaging.version import InvalidVersion, Version
 
 from pcgkit import resources
-from pcgkit.sglang.facts import PiecewiseFlags, flags_from_validation
-from pcgkit.triage.diagnose import Diagnosis, Kind
-from pcgkit.triage.diagnose import MatchableMode
+from pcgkit.advice import Evidence, Statement, Versions, cost_statement, load_evidence
+from pcgkit.advice import advise as advise_versions
+from pcgkit.advice.summary import upstream_states, where_fixed
+from pcgkit.sglang import facts as sglang_facts
+from pcgkit.triage.diagnose import Diagnosis, Kind, MatchableMode
 from pcgkit.triage.facts import Fact, fact
 
 
@@ -40,55 +41,30 @@ class CatalogView:
 class KitData:
     upstream: dict
     snapshot: dict
-    flags: tuple[PiecewiseFlags, ...]  # one per validated SGLang release, oldest first
+    evidence: Evidence  # the advice model's inputs (pcgkit.advice.load_evidence)
 
 
 def load_data() -> KitData:
     upstream = tomllib.loads(resources.fixture("upstream.toml").read_text())
     snapshot = json.loads(resources.fixture("matrix_snapshot.json").read_text())
-    validation = json.loads(resources.fixture(upstream["piecewise_off"]["source_file"]).read_text())
-    flags = sorted(flags_from_validation(validation), key=lambda f: _version(f.sglang) or Version("0"))
-    return KitData(upstream, snapshot, tuple(flags))
+    return KitData(upstream, snapshot, load_evidence())
 
 
-def _version(text: str | None) -> Version | None:
-    try:
-        return Version(text) if text else None
-    except InvalidVersion:
-        return None
+def cite(statement: Statement) -> str:
+    """A statement with its sources and their dates, as one line."""
+    return f"{statement.text} [{'; '.join(source.cite() for source in statement.sources)}]"
 
 
-def _link_urls(upstream: dict, ids: list[str]) -> list[str]:
-    by_id = {link["id"]: link["url"] for link in upstream.get("link", ())}
-    return [by_id[i] for i in ids if i in by_id]
-
-
-def switch_for(flags: tuple[PiecewiseFlags, ...], sglang: Version | None) -> list[str]:
-    """The switch that turns piecewise off: for the release found, else per range of validated releases."""
-    if sglang is not None and flags:
-        older = [f for f in flags if (_version(f.sglang) or Version("0")) <= sglang] or [flags[0]]
-        chosen = older[-1]
-        return [f"SGLang {sglang} (flags as validated on {chosen.sglang}): " + _switch_text(chosen)]
-    lines, start, previous = [], None, None
-    for f in flags:
-        text = _switch_text(f)
-        if text != (previous and _switch_text(previous)):
-            if previous is not None:
-                lines.append(f"SGLang {start}-{previous.sglang}: {_switch_text(previous)}")
-            start = f.sglang
-        previous = f
-    if previous is not None:
-        lines.append(f"SGLang {start}-{previous.sglang}: {_switch_text(previous)}")
-    return lines
-
-
-def _switch_text(flags: PiecewiseFlags) -> str:
-    if flags.default_state == "opt-in" and flags.enable and not flags.disable:
-        return f"piecewise is opt-in: drop {flags.enable} from the launch"
-    if flags.default_state == "not-shipped":
-        return "no torch.compile piecewise backend in this release: nothing to turn off"
-    state = "on by default" if flags.default_state == "on-by-default" else flags.default_state
-    return f"add {flags.disable} ({state})"
+def switch_for(evidence: Evidence, sglang: str | None) -> list[str]:
+    """The switch that turns piecewise off: the user's release's own (the advice model), else one row per range of
+    releases read from their wheels."""
+    if sglang:
+        answer = advise_versions(Versions(sglang=sglang), "sm120", evidence)
+        if answer.switch is not None:
+            return [cite(answer.switch)]
+    rows = sglang_facts.switch_rows(r.flags for r in evidence.releases)
+    where = f" [{evidence.releases_source}]" if evidence.releases_source else ""
+    return [f"SGLang {row.releases[0]}-{row.releases[-1]}: piecewise {row.default}; {row.turn_off}{where}" for row in rows]
 
 
 def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None, view: CatalogView) -> list[str]:
@@ -107,18 +83,6 @@ def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None, view: Cat
         verdicts = ", ".join(f"{m} {cell['verdicts'][m]}" for m in modes if m in cell["verdicts"])
         versions = f"sglang {cell['sglang'] or '-'} / flashinfer {cell['flashinfer-python']} / torch {cell['torch']}"
         out.append(f"{head}: cell {cell['id']} ({versions}): {verdicts}")
-    return out
-
-
-def _fixed_in(upstream: dict, facts: tuple[Fact, ...]) -> list[str]:
-    out = []
-    found = {"sglang": _version(fact(facts, "sglang")), "flashinfer-python": _version(fact(facts, "flashinfer"))}
-    for fix in upstream.get("fixed_in", ()):
-        have = found.get(fix["package"])
-        where = "" if have is None else (" (the log's version has it)" if have >= Version(fix["version"])
-                                         else f" (the log shows {have}: older)")
-        urls = _link_urls(upstream, fix.get("links", []))
-        out.append(f"{fix['package']} >= {fix['version']}: {fix['what']}{where}" + (f" [{', '.join(urls)}]" if urls else ""))
     return out
 
 
@@ -174,9 +138,9 @@ def next_steps(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, vie
     if diagnosis.kind is Kind.NO_FAILURE:
         return ()
     steps = [f"the log advises: {hint}" for hint in diagnosis.log_advice]
-    version = _version(sglang or fact(facts, "sglang"))
-    if diagnosis.log_advice and version is not None and data.flags:
-        steps.append("for your release: " + switch_for(data.flags, version)[0])
+    version = sglang or fact(facts, "sglang")
+    if diagnosis.log_advice and version:
+        steps.append("for your release: " + switch_for(data.evidence, version)[0])
     if diagnosis.kind is Kind.RELATED:
         steps.append("not this bug: the same mechanism in another op; report it to the project that owns that op")
     return tuple(steps)
@@ -187,13 +151,13 @@ def advise(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: C
     """What to do; None when the log does not show this bug or a related one. Pure."""
     if diagnosis.kind not in (Kind.KNOWN_BUG, Kind.RELATED):
         return None
-    off = data.upstream["piecewise_off"]
+    cost = cost_statement(data.evidence)
     return Advice(
-        workaround=tuple(switch_for(data.flags, _version(sglang or fact(facts, "sglang")))),
-        cost=off.get("cost", "unknown"),
-        fixed_in=tuple(_fixed_in(data.upstream, facts)),
+        workaround=tuple(switch_for(data.evidence, sglang or fact(facts, "sglang"))),
+        cost=cite(cost) if cost is not None else "not measured and not stated upstream",
+        fixed_in=tuple(cite(s) for s in where_fixed(data.evidence)),
         dead_ends=tuple(_dead_ends(data.upstream, data.snapshot, view)),
         matrix=tuple(_matrix(data.snapshot, facts, diagnosis.mode, view)),
-        links=tuple(_link_urls(data.upstream, [link["id"] for link in data.upstream.get("link", ())])),
+        links=tuple(cite(s) for s in upstream_states(data.evidence, tuple(link["id"] for link in data.upstream.get("link", ())))),
         next_steps=next_steps(diagnosis, facts, data, view, sglang),
     )

@@ -21,7 +21,7 @@ from pcgkit.harness.signature import read_log
 from pcgkit.triage.advice import Advice, CatalogView, KitData, advise, load_data, next_steps
 from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose
 from pcgkit.triage.facts import Fact, read_facts
-from pcgkit.triage.personal import personal_answer
+from pcgkit.triage.personal import Personal, personal_answer
 from pcgkit.triage.userenv import UserEnv, from_capture, from_facts, merged
 
 SCHEMA = "pcgkit.triage/1"
@@ -39,14 +39,16 @@ class Triage:
     facts: tuple[Fact, ...]
     advice: Advice | None
     next_steps: tuple[str, ...]
-    personal: tuple[str, ...] = ()  # the answer for the user's own versions (--env / --python), first on screen
+    personal: Personal | None = None  # the answer for the user's own versions (--env / --python), first on screen
     user: UserEnv | None = None
 
     def to_dict(self) -> dict:
         return {"source": self.source, "lines": self.lines, **self.diagnosis.to_dict(),
                 "facts": [f.to_dict() for f in self.facts], "advice": self.advice.to_dict() if self.advice else None,
                 "next_steps": list(self.next_steps),
-                "personal": {"environment": dataclasses.asdict(self.user), "answer": list(self.personal)} if self.user else None}
+                "personal": {"environment": dataclasses.asdict(self.user), "lines": list(self.personal.lines),
+                             "sources": list(self.personal.sources), "advice": self.personal.answer}
+                if self.user and self.personal else None}
 
 
 def catalog_view() -> CatalogView:
@@ -80,7 +82,7 @@ def triage_text(text: str, source: str, data: KitData, view: CatalogView, user: 
     sglang = who.sglang if who is not None else None
     advice = advise(diagnosis, facts, data, view, sglang)
     steps = advice.next_steps if advice else next_steps(diagnosis, facts, data, view, sglang)
-    personal = personal_answer(diagnosis, who, data) if who is not None else ()
+    personal = personal_answer(diagnosis, who, data.evidence) if who is not None else None
     return Triage(source, reading.lines, diagnosis, facts, advice, steps, personal, who)
 
 
@@ -89,7 +91,7 @@ def render(t: Triage) -> str:
     mode = f" ({d.mode or 'mode undetermined'})" if d.kind is Kind.KNOWN_BUG else ""
     out = [f"== {t.source} ({t.lines} lines)", f"diagnosis: {d.kind}{mode}   confidence: {d.confidence}",
            f"  {d.summary}"]
-    out += [f"  {line}" for line in t.personal]
+    out += [f"  {line}" for line in (t.personal.lines if t.personal else ())]
     if d.kind is not Kind.NO_FAILURE and t.next_steps:
         out += ["next steps:"] + [f"  {s}" for s in t.next_steps]
     out += [f"piecewise: {d.piecewise} ({d.piecewise_reason})"]
@@ -105,7 +107,9 @@ def render(t: Triage) -> str:
         out += ["what to do:", "  turn piecewise off:"] + [f"    {w}" for w in a.workaround]
         out += [f"    cost: {a.cost}", "  fixed in:"] + [f"    {f}" for f in a.fixed_in]
         out += ["  dead ends (measured by the kit):"] + [f"    {x}" for x in a.dead_ends]
-        out += ["  " + m for m in a.matrix] + ["  upstream: " + ", ".join(a.links)]
+        out += ["  " + m for m in a.matrix] + ["  upstream:"] + [f"    {link}" for link in a.links]
+    if t.personal and t.personal.sources:
+        out += ["sources of the answer above:"] + [f"  {s}" for s in t.personal.sources]
     return "\n".join(out)
 
 

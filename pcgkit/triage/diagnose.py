@@ -17,7 +17,15 @@ import enum
 import re
 from typing import Protocol, Sequence
 
-from pcgkit.harness.signature import CaptureEvent, Frame, LogFailure, LogLine, LogReading, Signature, innermost_library_frame
+from pcgkit.harness.signature import (
+    CaptureEvent,
+    Frame,
+    LogFailure,
+    LogLine,
+    LogReading,
+    Signature,
+    innermost_library_frame,
+)
 from pcgkit.triage.family import FamilyEvidence, family_evidence
 
 
@@ -171,7 +179,6 @@ class _Judgement:
 
 
 def _failure_kind(failure: LogFailure, reading: LogReading, modes: Sequence[MatchableMode]) -> _Judgement:
-    sig = failure.signature
     frames = _frames(failure, reading)
     family = family_evidence(_window(failure), frames, failure.exception_type)
     dynamo = _is_dynamo(failure) or bool(family.dynamo)

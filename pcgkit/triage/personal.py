@@ -1,66 +1,51 @@
 """The personal answer: this diagnosis on the user's own versions, first on the screen. Pure: no I/O.
 
-Three lines a crashed user needs before any evidence: are you affected on your versions, the switch
-for YOUR release, and the smallest upgrade that fixes it. Each says where it comes from (the log,
-fixtures/upstream.toml's dated links, each release's own parser as validated by the kit).
+What a crashed user needs before any evidence: affected or not on THEIR versions, the switch for
+THEIR release, the smallest upgrade that fixes it. The sentences are the advice model's
+(pcgkit.advice.advise: measured cells, dated upstream reads, each release's own parser), never typed
+here; each carries numbered sources, listed at the end of the output so the answer fits 80x24.
 """
 
 from __future__ import annotations
 
-from packaging.version import InvalidVersion, Version
+import dataclasses
 
-from pcgkit.triage.advice import KitData, switch_for
+from pcgkit.advice import Evidence, Statement, Versions, advise
 from pcgkit.triage.diagnose import Diagnosis, Kind
 from pcgkit.triage.userenv import UserEnv
 
-_PACKAGE_OF = {"sglang": "sglang", "flashinfer-python": "flashinfer"}
+
+@dataclasses.dataclass(frozen=True)
+class Personal:
+    lines: tuple[str, ...]  # the answer, each statement ending in its source numbers
+    sources: tuple[str, ...]  # "[n] kind: ref (as of date)"
+    answer: dict  # the advice model's own JSON (pcgkit.advice/1)
 
 
-def _version(text: str | None) -> Version | None:
-    try:
-        return Version(text) if text else None
-    except InvalidVersion:
-        return None
-
-
-def _fixes(user: UserEnv, data: KitData) -> list[tuple[dict, Version | None]]:
-    """Each fixed-in fact with the user's version of that package (None: unknown)."""
-    return [(fix, _version(getattr(user, _PACKAGE_OF.get(fix["package"], ""), None)))
-            for fix in data.upstream.get("fixed_in", ())]
-
-
-def _link(data: KitData, ids: list[str]) -> str:
-    by_id = {link["id"]: link["url"] for link in data.upstream.get("link", ())}
-    urls = [by_id[i] for i in ids if i in by_id]
-    return f" [{', '.join(urls)}]" if urls else ""
-
-
-def personal_answer(diagnosis: Diagnosis, user: UserEnv, data: KitData) -> tuple[str, ...]:
+def personal_answer(diagnosis: Diagnosis, user: UserEnv, evidence: Evidence) -> Personal:
     """affected / not affected on the user's versions, their release's switch, the upgrade path. Pure."""
-    lines = [f"your environment: {user.line()}"]
-    fixes = _fixes(user, data)
-    # SGLang's own dense NVFP4 call is the path a server takes: its fix decides a server user's answer.
-    server_fix = next(((f, v) for f, v in fixes if f.get("scope") == "sglang-path"), None)
+    answer = advise(Versions(user.sglang, user.flashinfer, user.torch), user.arch or "sm120", evidence)
+    sources: list[str] = []
+
+    def numbered(statement: Statement) -> str:
+        refs = []
+        for source in statement.sources:
+            text = source.cite()
+            if text not in sources:
+                sources.append(text)
+            refs.append(str(sources.index(text) + 1))
+        return f"{statement.text} [{','.join(refs)}]" + (" (simulated)" if statement.simulated else "")
+
+    lines = [f"your environment: {user.line()}" + ("" if user.arch else " (GPU unknown: answered for SM120)")]
     if diagnosis.kind is Kind.KNOWN_BUG:
-        lines.append("AFFECTED: your log shows this bug" + (f" ({diagnosis.mode})" if diagnosis.mode else ""))
-    elif server_fix is not None and server_fix[1] is not None:
-        fix, have = server_fix
-        if have >= Version(fix["version"]):
-            lines.append(f"NOT AFFECTED through SGLang's own call: sglang {have} has the fix ({fix['what']})"
-                         + _link(data, fix.get("links", [])))
-        elif user.arch and not user.arch.startswith("sm12"):
-            lines.append(f"not affected on this GPU ({user.arch}): the bug needs an SM120-family GPU (RTX 50xx, "
-                         f"RTX PRO 6000, DGX Spark); sglang {have} would be affected there")
-        else:
-            lines.append(f"AFFECTED on your versions with an NVFP4 model and piecewise CUDA graphs on SM120: sglang {have} "
-                         f"is older than {fix['version']}" + _link(data, fix.get("links", [])))
+        lines.append("AFFECTED: your log shows this bug" + (f" ({diagnosis.mode})" if diagnosis.mode else "")
+                     + (f"; on your versions the kit's measurements say: {answer.state}" if answer.state else ""))
     else:
-        lines.append("affected: unknown (no SGLang version in the log or the environment; pass --env or --python)")
-    sglang = _version(user.sglang)
-    if sglang is not None and data.flags and (diagnosis.kind is Kind.KNOWN_BUG or diagnosis.piecewise != "captured"):
-        lines.append("switch for your release: " + switch_for(data.flags, sglang)[0]
-                     + f" (fixtures/{data.upstream['piecewise_off']['source_file']})")
-    for fix, have in fixes:
-        if have is not None and have < Version(fix["version"]):
-            lines.append(f"upgrade: {fix['package']} {have} -> {fix['version']}: {fix['what']}" + _link(data, fix.get("links", [])))
-    return tuple(lines)
+        lines.append(f"{answer.state.upper()} on your versions: " + numbered(answer.affected))
+    # the switch first: it works today, on the release they run; the upgrade is the lasting fix
+    for label, statement in (("switch: ", answer.switch), ("upgrade: ", answer.upgrade)):
+        if statement is not None:
+            lines.append(label + numbered(statement))
+    if diagnosis.kind is Kind.KNOWN_BUG:
+        lines.append("measured: " + numbered(answer.affected))
+    return Personal(tuple(lines), tuple(f"[{i}] {s}" for i, s in enumerate(sources, start=1)), answer.to_dict())
