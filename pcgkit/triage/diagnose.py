@@ -93,7 +93,8 @@ class MatchableMode(Protocol):
     """A catalog mode as triage sees it: its id and the rule that judges a signature (None: it matches).
     The command handler passes the catalog's modes down as values (pcgkit.verdicts.modes.Mode is one)."""
 
-    id: str
+    @property
+    def id(self) -> str: ...
 
     def matches(self, signature: Signature) -> str | None: ...
 
