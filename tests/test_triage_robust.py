@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from pcgkit.cli import main
-from pcgkit.harness.signature import read_log
 from pcgkit.triage.advice import load_data
 from pcgkit.triage.cli import catalog_view, render, triage_text
 from pcgkit.triage.corpus import degraded_set, load_texts, rates_of_degraded, rates_of_scored, score
 from pcgkit.triage.degrade import DEGRADATIONS
 from pcgkit.triage.diagnose import Kind, Piecewise, diagnose
 from pcgkit.triage.userenv import UserEnv
+from pcgkit.values.signature import read_log
 
 DATA = Path(__file__).resolve().parent / "data"
 CORPUS, HELDOUT = DATA / "triage_logs", DATA / "triage_heldout"

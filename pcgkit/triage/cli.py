@@ -3,7 +3,7 @@ diagnosis and what to do, personal to the user's environment when one is given.
 
 The command handler: input is read here (files, stdin for `-` / no argument, the env capture); the
 case catalog is read here and handed down as values (CatalogView: the stage never imports it);
-everything after is pure (pcgkit.harness.signature.read_log -> diagnose -> read_facts -> advise ->
+everything after is pure (pcgkit.values.signature.read_log -> diagnose -> read_facts -> advise ->
 personal_answer) and rendered at the end, the personal answer first so 80x24 shows it.
 Exit 0 when every log got a diagnosis; 2, with one line, for input that cannot be read.
 """
@@ -17,12 +17,12 @@ import sys
 from pathlib import Path
 
 from pcgkit.errors import UsageError
-from pcgkit.harness.signature import read_log
 from pcgkit.triage.advice import Advice, CatalogView, KitData, advise, load_data, next_steps
 from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose
 from pcgkit.triage.facts import Fact, read_facts
 from pcgkit.triage.personal import Personal, personal_answer
 from pcgkit.triage.userenv import UserEnv, from_capture, from_facts, merged
+from pcgkit.values.signature import read_log
 
 SCHEMA = "pcgkit.triage/1"
 
@@ -142,7 +142,7 @@ def _user_env(args: argparse.Namespace) -> UserEnv | None:
             raise UsageError(f"--env {args.env}: not a pcgkit env capture (no pcgkit.env schema)")
         return from_capture(capture, args.env)
     if args.python:
-        from pcgkit.bugreport.env_cli import capture_in
+        from pcgkit.util.foreign_env import capture_in
 
         return from_capture(capture_in(args.python), f"--python {args.python}")
     return None

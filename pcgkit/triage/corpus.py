@@ -13,9 +13,9 @@ from typing import Sequence
 
 import tomllib
 
-from pcgkit.harness.signature import read_log
 from pcgkit.triage.degrade import DEGRADATIONS, still_shows_family
 from pcgkit.triage.diagnose import Diagnosis, Kind, MatchableMode, diagnose
+from pcgkit.values.signature import read_log
 
 KINDS = tuple(str(k) for k in Kind)
 

@@ -1,4 +1,4 @@
-"""From a LogReading (pcgkit.harness.signature.read_log) to a Diagnosis. Pure: no I/O.
+"""From a LogReading (pcgkit.values.signature.read_log) to a Diagnosis. Pure: no I/O.
 
 The rule that matters most: `known-bug` only when the log itself shows this bug: dynamo (an
 Unsupported, its frames or its wording) AND FlashInfer's FP4 quantize path (an fp4 frame, FP4 in
@@ -17,7 +17,8 @@ import enum
 import re
 from typing import Protocol, Sequence
 
-from pcgkit.harness.signature import (
+from pcgkit.triage.family import FamilyEvidence, family_evidence
+from pcgkit.values.signature import (
     CaptureEvent,
     Frame,
     LogFailure,
@@ -26,7 +27,6 @@ from pcgkit.harness.signature import (
     Signature,
     innermost_library_frame,
 )
-from pcgkit.triage.family import FamilyEvidence, family_evidence
 
 
 class Kind(str, enum.Enum):

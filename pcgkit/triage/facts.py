@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from pcgkit.harness.paste import interesting_lines
+from pcgkit.values.paste import interesting_lines
 
 _FACT_RES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("gpu", re.compile(r"(NVIDIA (?:GeForce |RTX )?[A-Z][\w-]*(?: [A-Z0-9][\w-]*){0,3}|DGX Spark|GB10)\b"), "named"),

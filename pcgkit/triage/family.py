@@ -15,7 +15,7 @@ import dataclasses
 import re
 from typing import Iterable
 
-from pcgkit.harness.signature import Frame
+from pcgkit.values.signature import Frame
 
 _DYNAMO_SIGNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("dynamo's exception", re.compile(r"torch\._dynamo\.exc\.\w+|\bUnsupported: ")),

@@ -12,7 +12,7 @@ import enum
 import re
 from typing import Iterable, Sequence
 
-from pcgkit.harness.paste import FRAME_REF_RE, interesting_lines, paste_segments, unwrap
+from pcgkit.values.paste import FRAME_REF_RE, interesting_lines, paste_segments, unwrap
 
 # "File "/x/site-packages/flashinfer/jit/cpp_ext.py", line 69, in get_cuda_version"
 _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>[^\s]+)')
@@ -353,7 +353,7 @@ class LogReading:
 
 def clean_lines(text: str, keep: list[int] | None = None) -> list[LogLine]:
     """The log as segments: CRLF and \\r redraws split, ANSI colour and logger prefixes removed, what a paste
-    did undone (pcgkit.harness.paste). `keep`: only these 0-based physical lines (a large log). Pure."""
+    did undone (pcgkit.values.paste). `keep`: only these 0-based physical lines (a large log). Pure."""
     raw_lines = text.replace("\r\n", "\n").split("\n")
     if keep is None:
         numbered = unwrap(raw_lines) if len(text) < _UNWRAP_LIMIT else list(enumerate(raw_lines, start=1))

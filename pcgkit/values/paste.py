@@ -3,7 +3,7 @@
 A crash log reaches a triager changed by the way it travelled: Markdown quotes (`> `), HTML-escaped
 quotes (`&quot;`), lines hard-wrapped at 80 columns, a whole traceback flattened onto one line by a
 web page or a log collector, CRLF line ends, logger and rank prefixes. The one log reader
-(pcgkit.harness.signature.read_log) calls `paste_segments` on every line it reads and `unwrap` on a
+(pcgkit.values.signature.read_log) calls `paste_segments` on every line it reads and `unwrap` on a
 short paste, so every consumer (the e2e verdict, `pcgkit triage`) sees the log as it was printed.
 
 `interesting_lines` is the speed half: a 10 MB server log is mostly healthy progress lines, so the
