@@ -1,9 +1,9 @@
 """What to do about a diagnosis, from the kit's data files only (no advice typed in code).
 
-- fixtures/upstream.toml: links, fixed-in releases, the workaround's cost, the dead ends;
-- fixtures/sglang_launch_validation.json: each validated SGLang release's own piecewise flags
-  (pcgkit.sglang.facts.PiecewiseFlags), so the switch that turns piecewise off is per release;
-- fixtures/matrix_snapshot.json: the kit's newest matrix, verdicts per version (simulated: said);
+- pcgkit.advice (its evidence: the matrix snapshot, dated upstream reads, every SGLang release read
+  from its wheel, the cost measurement): affected or not, the upgrade that reaches a measured-fixed
+  cell for THIS log's versions, the switch for its release and the cost, each with its sources;
+- fixtures/upstream.toml: the links and the dead ends;
 - pcgkit.verdicts.catalog: each dead end's workaround wording.
 `load_data()` reads the files; `advise()` is pure.
 """
@@ -16,8 +16,9 @@ import json
 import tomllib
 from packaging.version import InvalidVersion, Version
 
+from pcgkit import advice as advice_model
 from pcgkit import resources
-from pcgkit.sglang.facts import PiecewiseFlags, flags_from_validation
+from pcgkit.sglang.facts import PiecewiseFlags
 from pcgkit.triage.diagnose import Diagnosis, Kind
 from pcgkit.triage.facts import Fact, fact
 from pcgkit.verdicts.catalog import entry
@@ -29,15 +30,15 @@ KNOWN_MODES = ("mode1", "mode2", "mode3", "mode4", "fix-allow-in-graph")
 class KitData:
     upstream: dict
     snapshot: dict
-    flags: tuple[PiecewiseFlags, ...]  # one per validated SGLang release, oldest first
+    flags: tuple[PiecewiseFlags, ...]  # one per SGLang release in range (read from its wheel), oldest first
+    evidence: advice_model.Evidence = advice_model.Evidence()
 
 
 def load_data() -> KitData:
     upstream = tomllib.loads(resources.fixture("upstream.toml").read_text())
     snapshot = json.loads(resources.fixture("matrix_snapshot.json").read_text())
-    validation = json.loads(resources.fixture(upstream["piecewise_off"]["source_file"]).read_text())
-    flags = sorted(flags_from_validation(validation), key=lambda f: _version(f.sglang) or Version("0"))
-    return KitData(upstream, snapshot, tuple(flags))
+    evidence = advice_model.load_evidence()
+    return KitData(upstream, snapshot, tuple(r.flags for r in evidence.releases), evidence)
 
 
 def _version(text: str | None) -> Version | None:
@@ -47,8 +48,8 @@ def _version(text: str | None) -> Version | None:
         return None
 
 
-def _link_urls(upstream: dict, ids: list[str]) -> list[str]:
-    by_id = {link["id"]: link["url"] for link in upstream.get("link", ())}
+def _link_urls(data: KitData, ids: list[str]) -> list[str]:
+    by_id = {read.id: read.url for read in data.evidence.reads}
     return [by_id[i] for i in ids if i in by_id]
 
 
@@ -99,16 +100,16 @@ def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None) -> list[s
     return out
 
 
-def _fixed_in(upstream: dict, facts: tuple[Fact, ...]) -> list[str]:
-    out = []
-    found = {"sglang": _version(fact(facts, "sglang")), "flashinfer-python": _version(fact(facts, "flashinfer"))}
-    for fix in upstream.get("fixed_in", ()):
-        have = found.get(fix["package"])
-        where = "" if have is None else (" (the log's version has it)" if have >= Version(fix["version"])
-                                         else f" (the log shows {have}: older)")
-        urls = _link_urls(upstream, fix.get("links", []))
-        out.append(f"{fix['package']} >= {fix['version']}: {fix['what']}{where}" + (f" [{', '.join(urls)}]" if urls else ""))
-    return out
+def _fixed_in(data: KitData, facts: tuple[Fact, ...]) -> list[str]:
+    """The advice model's answer for the log's versions and arch (affected, why not FlashInfer alone, the
+    upgrade), each with its sources; where-fixed per project when the log names no version."""
+    from pcgkit.advice.summary import cite_short, where_fixed
+
+    versions = advice_model.Versions(fact(facts, "sglang"), fact(facts, "flashinfer"), fact(facts, "torch"))
+    if not versions.known():
+        return [f"{s.text} [{cite_short(s)}]" for s in where_fixed(data.evidence)]
+    answer = advice_model.advise(versions, fact(facts, "compute_capability"), data.evidence)
+    return [f"{s.text} [{cite_short(s)}]" for s in (answer.affected, answer.flashinfer_alone, answer.upgrade) if s]
 
 
 def _dead_ends(upstream: dict, snapshot: dict) -> list[str]:
@@ -150,13 +151,13 @@ def advise(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData) -> Advi
     """What to do; None when the log does not show this bug or a related one. Pure."""
     if diagnosis.kind not in (Kind.KNOWN_BUG, Kind.RELATED):
         return None
-    off = data.upstream["piecewise_off"]
+    cost = advice_model.cost_statement(data.evidence)
     return Advice(
         workaround=tuple(switch_for(data.flags, _version(fact(facts, "sglang")))),
-        cost=off.get("cost", "unknown"),
-        fixed_in=tuple(_fixed_in(data.upstream, facts)),
+        cost=cost.text if cost else "not measured by the kit",
+        fixed_in=tuple(_fixed_in(data, facts)),
         dead_ends=tuple(_dead_ends(data.upstream, data.snapshot)),
         matrix=tuple(_matrix(data.snapshot, facts, diagnosis.mode)),
-        links=tuple(_link_urls(data.upstream, [link["id"] for link in data.upstream.get("link", ())])),
+        links=tuple(_link_urls(data, [link["id"] for link in data.upstream.get("link", ())])),
         next_steps=next_steps(diagnosis),
     )
