@@ -18,8 +18,9 @@ import re
 
 from pcgkit.fp4.layer import dense_nvfp4_layer, example_activation
 from pcgkit.harness.casekit import CaseContext, NotApplicable
-from pcgkit.harness.tracing import TraceOutcome, trace
+from pcgkit.harness.tracing import trace
 from pcgkit.util.patching import patched_everywhere
+from pcgkit.values.trace import TraceOutcome
 from pcgkit.verdicts.modes import MODE2 as MODE
 
 _GEN_MODULE = re.compile(r"^gen_\w*fp4\w*_module$")
