@@ -37,6 +37,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.e2e.cli",
     "pcgkit.sweep.cli",
     "pcgkit.triage.cli",
+    "pcgkit.advice.cli",
     "pcgkit.ci.cli",
 )
 

@@ -74,12 +74,14 @@ def test_frames_only_paste_says_what_is_missing():
 
 
 def test_advice_comes_from_the_kit_data():
-    """Advice names the release's own switch, the fixed-in releases with links and the matrix snapshot's date."""
-    text = "sglang==0.5.10.post1 flashinfer_python==0.6.7.post3\n" + (CORPUS / "04_dgxarley_glm47_spark_posix_stat.log").read_text()
+    """Advice names the release's own switch, the advice model's upgrade for the log's SGLang (not FlashInfer) and the matrix snapshot."""
+    text = ("sglang==0.5.10.post1 flashinfer_python==0.6.7.post3\nCurrent capability: 121\n"
+            + (CORPUS / "04_dgxarley_glm47_spark_posix_stat.log").read_text())
     result = triage_text(text, "x", load_data(), VIEW)
     assert result.advice is not None
     assert "--disable-piecewise-cuda-graph" in result.advice.workaround[0]
-    assert any("0.6.12" in f and "pull/3081" in f for f in result.advice.fixed_in)
+    assert any(f.startswith("Upgrade SGLang to 0.5.12") and "sglang#23745" in f for f in result.advice.fixed_in)
+    assert any("Upgrading FlashInfer alone does not reach it" in f for f in result.advice.fixed_in)
     assert any("sglang-0.5.10.post1" in m and "simulated" in m for m in result.advice.matrix)
     assert not triage_text("all good\n", "y", load_data(), VIEW).advice
 

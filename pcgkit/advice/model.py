@@ -257,7 +257,7 @@ def _upgrade_sglang(release: str, case: str, arch: str, measured: dict[str, list
             + (f"; not run as themselves in that range: {', '.join(gaps)}." if gaps else "."))
     proof_ms = [m for r in from_target for m in measured[r]]
     cited = [_cell_source(proof_ms)]
-    cited += [Source(UPSTREAM, f"{read.ref} ({read.url}): {read.state_text()}", read.as_of)
+    cited += [Source(UPSTREAM, f"{read.ref} ({read.url}): {read.state_text(dated=False)}", read.as_of)
               for read in evidence.reads if read.project == "sglang" and read.first_release == target]
     return Statement(text, tuple(cited), any(m.simulated for m in proof_ms), "upgrade")
 
@@ -289,7 +289,7 @@ def _upgrade_flashinfer(release: str, arch: str, evidence: Evidence) -> Statemen
         return Statement(f"No FlashInfer-level cell was measured on {_label(arch)}.", (_table_source(evidence),),
                          False, "upgrade")
     sources = [_cell_source(used)]
-    sources += [Source(UPSTREAM, f"{read.ref} ({read.url}): {read.state_text()}", read.as_of)
+    sources += [Source(UPSTREAM, f"{read.ref} ({read.url}): {read.state_text(dated=False)}", read.as_of)
                 for read in evidence.reads if read.project == "flashinfer" and read.kind == "pr" and read.first_release]
     return Statement(" ".join(parts), tuple(sources), any(m.simulated for m in used), "upgrade")
 

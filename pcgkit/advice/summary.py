@@ -112,3 +112,18 @@ def mode2_condition(evidence: Evidence, report: object = None) -> Statement | No
             f"({warm[0].stops_at}). Measured both ways on {', '.join(envs)} ({'; '.join(device)}).")
     sources = tuple(dict.fromkeys(Source(MEASUREMENT, r.source, r.as_of) for r in evidence.mode2))
     return Statement(text, sources, any(r.simulated for r in evidence.mode2), "mode2")
+
+
+def cite_short(statement: Statement) -> str:
+    """The sources in a few words for tight places (the README box): kind, what, and the date. Pure."""
+    parts = []
+    for source in statement.sources:
+        if source.kind == "cells":
+            parts.append(f"matrix cells of {source.as_of}")
+        elif source.kind == "parser":
+            parts.append(f"release wheels read {source.as_of}")
+        elif source.kind == "upstream":
+            parts.append(f"{source.ref.split(' (')[0]} as of {source.as_of}")
+        else:
+            parts.append(f"{source.ref.split(' (')[0]}, {source.as_of}")
+    return "; ".join(dict.fromkeys(parts)) + ("; simulated" if statement.simulated else "")

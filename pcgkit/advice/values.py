@@ -109,14 +109,14 @@ class UpstreamRead:
     def ref(self) -> str:
         return f"{self.project}#{self.number}" if self.number else self.id
 
-    def state_text(self) -> str:
-        """'merged 2026-05-22, first in v0.6.12 (as of 2026-12-01)', the state as printed everywhere."""
+    def state_text(self, dated: bool = True) -> str:
+        """'merged 2026-05-22, first released in 0.6.12 (as of 2026-12-01)', the state as printed everywhere."""
         state = self.state + (f" {self.closed_at}" if self.closed_at else "")
         if self.closed_by:
             state += f" by {self.closed_by}"
         if self.first_release:
             state += f", first released in {self.first_release}"
-        return f"{state} (as of {self.as_of})"
+        return f"{state} (as of {self.as_of})" if dated else state
 
 
 @dataclasses.dataclass(frozen=True)

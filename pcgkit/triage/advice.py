@@ -19,7 +19,7 @@ import tomllib
 from pcgkit import resources
 from pcgkit.advice import Evidence, Statement, Versions, cost_statement, load_evidence
 from pcgkit.advice import advise as advise_versions
-from pcgkit.advice.summary import upstream_states, where_fixed
+from pcgkit.advice.summary import cite_short, upstream_states, where_fixed
 from pcgkit.sglang import facts as sglang_facts
 from pcgkit.triage.diagnose import Diagnosis, Kind, MatchableMode
 from pcgkit.triage.facts import Fact, fact
@@ -51,8 +51,18 @@ def load_data() -> KitData:
 
 
 def cite(statement: Statement) -> str:
-    """A statement with its sources and their dates, as one line."""
-    return f"{statement.text} [{'; '.join(source.cite() for source in statement.sources)}]"
+    """A statement with its sources in a few words and their dates (pcgkit.advice.summary.cite_short), one line."""
+    return f"{statement.text} [{cite_short(statement)}]"
+
+
+def _fixed_in(evidence: Evidence, facts: tuple[Fact, ...], sglang: str | None) -> list[str]:
+    """The advice model's answer for the log's (or the user's) versions and arch: affected, why not FlashInfer
+    alone, the upgrade; where-fixed per project when no version is known."""
+    versions = Versions(sglang or fact(facts, "sglang"), fact(facts, "flashinfer"), fact(facts, "torch"))
+    if not versions.known():
+        return [cite(s) for s in where_fixed(evidence)]
+    answer = advise_versions(versions, fact(facts, "compute_capability"), evidence)
+    return [cite(s) for s in (answer.affected, answer.flashinfer_alone, answer.upgrade) if s]
 
 
 def switch_for(evidence: Evidence, sglang: str | None) -> list[str]:
@@ -155,7 +165,7 @@ def advise(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: C
     return Advice(
         workaround=tuple(switch_for(data.evidence, sglang or fact(facts, "sglang"))),
         cost=cite(cost) if cost is not None else "not measured and not stated upstream",
-        fixed_in=tuple(cite(s) for s in where_fixed(data.evidence)),
+        fixed_in=tuple(_fixed_in(data.evidence, facts, sglang)),
         dead_ends=tuple(_dead_ends(data.upstream, data.snapshot, view)),
         matrix=tuple(_matrix(data.snapshot, facts, diagnosis.mode, view)),
         links=tuple(cite(s) for s in upstream_states(data.evidence, tuple(link["id"] for link in data.upstream.get("link", ())))),
