@@ -216,3 +216,20 @@ def test_render_keeps_the_answer_before_the_evidence():
     text = (DATA / "e2e_logs" / "seed000_capture_nvcc_subprocess.log").read_text()
     out = render(triage_text(text, "s", load_data(), VIEW, UserEnv("env.json", sglang="0.5.8")))
     assert out.index("your environment") < out.index("next steps") < out.index("evidence:")
+
+
+@pytest.mark.parametrize("release, text", [
+    ("0.5.12", "[2026-06-01 10:00:00 TP0] Piecewise CUDA Graph failed with error: CUDA out of memory.\n"
+               "To work around this error, add --disable-piecewise-cuda-graph to your launch command.\n"),
+    ("0.5.14", "Piecewise CUDA graph failed.\nPossible solutions:\n1. set --mem-fraction-static to a smaller value "
+               "(e.g., 0.8 or 0.7)\n3. disable prefill CUDA graph by --cuda-graph-backend-prefill=disabled. "
+               "(Not recommended. Performance loss)\n"),
+    ("0.5.16", "Fail when using backend: tc_piecewise for prefill runner.\nPossible suggestions:\n"
+               "1. change to breakable by --cuda-graph-backend-prefill=breakable\n"
+               "2. disable the prefill CUDA graph by --cuda-graph-backend-prefill=disabled\n"),
+])
+def test_each_releases_piecewise_failure_wording(release, text):
+    """SGLang's piecewise failure message as each release words it (read from its wheel) is a failed capture."""
+    diagnosis = _diagnose(text)
+    assert diagnosis.kind is Kind.OTHER_FAILURE and diagnosis.piecewise is Piecewise.FAILED, (release, diagnosis.summary)
+    assert diagnosis.log_advice, release

@@ -222,7 +222,13 @@ _TRACEBACK_RE = re.compile(r"Traceback \(most recent call last\)")
 _CHAIN_RE = re.compile(r"direct cause of the following exception|During handling of the above exception")
 _HIT_EXCEPTION_RE = re.compile(r"\b\w+ hit an exception\b")
 # SGLang's piecewise runner prints the message first, then its hint block, then the traceback.
-_PCG_FAILED_RE = re.compile(r"Piecewise CUDA Graph failed with error: ?(?P<head>.*)")
+# Each release's own wording, read from its wheel: 0.5.8-0.5.12 "Piecewise CUDA Graph failed with error: <e>";
+# 0.5.14 "Piecewise CUDA graph failed."; later "Piecewise CUDA Graph capture failed." (sglang#28291, 2026-06);
+# 0.5.16 "Fail when using backend: tc_piecewise for prefill runner." (the message follows on later lines).
+_PCG_FAILED_RE = re.compile(
+    r"Piecewise CUDA Graph failed with error: ?(?P<head>.*)|Piecewise CUDA [Gg]raph (?:capture )?failed\.|"
+    r"Fail when using backend: tc_piecewise for prefill runner"
+)
 # Failures printed by C++/CUDA code, not Python: no exception line at all.
 _NATIVE_ERROR_RE = re.compile(
     r"^(?P<type>CUDA Error|ptxas fatal)\s*:\s*(?P<head>.*)|^Search for `(?P<code>cuda\w+)'"  # PyTorch's CUDA error tail
@@ -251,7 +257,7 @@ _PIECEWISE_OFF_RE = re.compile(
 )
 # A line that launches (a command line) or dumps the launch arguments: where a flag is a fact, not advice.
 _LAUNCH_RE = re.compile(r"launch_server|sglang serve|-m sglang|--model(?:-path)?[ =]|server_args|ServerArgs\(|^\s*--[\w-]+")
-_HINT_RE = re.compile(r"[Tt]o work around|add .{0,80} to your launch command|[Tt]ry (?:adding|passing|running)")
+_HINT_RE = re.compile(r"[Tt]o work around|disable (?:the )?prefill CUDA graph by|change to breakable by|add .{0,80} to your launch command|[Tt]ry (?:adding|passing|running)")
 # Lines that can matter, found with str.find over a large log: (needle, lines kept after it, hits kept
 # from each end or None for all). A failure's start brings its block; progress and capture lines repeat by
 # the thousand and matter only where they start and end.
@@ -280,14 +286,16 @@ class CaptureEvent(str, enum.Enum):
 
 
 # Every capture-event wording contains one of these (checked with `in` before any regex runs).
-_CAPTURE_NEEDLES = ("raph", "RAPH", "num tokens", "ready to roll", "Uvicorn", "startup complete", "capturing finished")
+_CAPTURE_NEEDLES = ("raph", "RAPH", "num tokens", "ready to roll", "Uvicorn", "startup complete", "capturing finished",
+                    "prefill runner")
 _CAPTURE_EVENT_RES: tuple[tuple[CaptureEvent, re.Pattern[str]], ...] = (
     (CaptureEvent.END, re.compile(r"Capture (?:piecewise|target prefill) CUDA graph end")),
     (CaptureEvent.BEGIN, re.compile(
         r"Capture (?:piecewise|target prefill) CUDA graph begin|Capture cuda graph num tokens \[|"
         r"C(?:ompil|aptur)ing num tokens \(num_tokens=|Capturing CUDA graphs \([^)]*PIECEWISE")),
     (CaptureEvent.FAILED, re.compile(
-        r"Piecewise CUDA Graph failed with error|Piecewise CUDA Graph is enabled by default as an experimental")),
+        r"Piecewise CUDA Graph failed with error|Piecewise CUDA Graph is enabled by default as an experimental|"
+        r"Piecewise CUDA [Gg]raph (?:capture )?failed\.|Fail when using backend: tc_piecewise for prefill runner")),
     (CaptureEvent.DISABLED, re.compile(r"[Dd]isabl\w* [Pp]iecewise (?:CUDA|cuda) [Gg]raph")),
     (CaptureEvent.READY, re.compile(
         r"The server is fired up and ready to roll|Uvicorn running on|Application startup complete|"
@@ -429,8 +437,8 @@ def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
                 hints.append(line)
             elif _LAUNCH_RE.search(t):
                 off.append(line)
-        if ":" not in t and "skipped" not in t and "Skip calling" not in t:
-            continue  # every failure announcement below has a colon or dynamo's own words
+        if ":" not in t and "skipped" not in t and "Skip calling" not in t and "raph" not in t:
+            continue  # every failure announcement below has a colon, dynamo's own words or SGLang's graph wording
         if _PCG_FAILED_RE.search(t):
             starts.append((pos, "piecewise-error"))
         elif _EXCEPTION_LINE_RE.match(t.lstrip()) and not t.startswith((" ", "\t")):
@@ -534,8 +542,9 @@ def _announcement(
     pos, kind = starts[i]
     text = lines[pos].text.strip()
     if kind == "piecewise-error":
-        head = _PCG_FAILED_RE.search(text)["head"].strip()  # type: ignore[index]
-        message = body[body.find("failed with error:") + len("failed with error:") :].lstrip()
+        head = (_PCG_FAILED_RE.search(text)["head"] or "").strip()  # type: ignore[index]
+        marker = "failed with error:"
+        message = (body[body.find(marker) + len(marker) :] if marker in body else body.partition("\n")[2]).lstrip()
         # SGLang ends the same failure's traceback with a bare "<type>: <head>": that is its type.
         for later_pos, later_kind in starts[i + 1 :]:
             later = _EXCEPTION_LINE_RE.match(lines[later_pos].text.strip())
