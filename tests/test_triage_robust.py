@@ -114,7 +114,7 @@ def test_nvcc_missing_mid_line_is_found():
 
 def test_flashinfer_issue_body_flattened_is_known_bug():
     """FlashInfer's own issue body as GitHub's page flattens it is known-bug, not other-failure."""
-    text = (CORPUS / "32_flashinfer2999_github_page_flattened.log").read_text()
+    text = (CORPUS / "35_flashinfer2999_github_page_flattened.log").read_text()
     diagnosis = _diagnose(text)
     assert diagnosis.kind is Kind.KNOWN_BUG and diagnosis.survived
 
