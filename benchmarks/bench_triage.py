@@ -20,8 +20,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from pcgkit.commands.triage import catalog_view, triage_text
 from pcgkit.triage.advice import load_data
-from pcgkit.triage.cli import catalog_view, triage_text
 from pcgkit.triage.corpus import (
     degraded_set,
     false_known_bug,

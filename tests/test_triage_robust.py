@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from pcgkit.cli import main
+from pcgkit.commands.triage import catalog_view, render, triage_text
 from pcgkit.triage.advice import load_data
-from pcgkit.triage.cli import catalog_view, render, triage_text
 from pcgkit.triage.corpus import degraded_set, load_texts, rates_of_degraded, rates_of_scored, score
 from pcgkit.triage.degrade import DEGRADATIONS
 from pcgkit.triage.diagnose import Kind, Piecewise, diagnose
@@ -130,7 +130,7 @@ def test_confidence_says_how_much_survived():
 
 def test_a_new_catalog_mode_is_recognised_without_triage_changes(monkeypatch):
     """A mode added to the catalog (its own rule) is what triage answers, through the handler, with no triage edit."""
-    from pcgkit.verdicts import catalog
+    from pcgkit import catalog
     from pcgkit.verdicts.modes import Mode
 
     def _function_call(sig):

@@ -16,6 +16,7 @@ import json
 import sys
 from pathlib import Path
 
+from pcgkit.catalog import CATALOG, Family
 from pcgkit.errors import UsageError
 from pcgkit.triage.advice import Advice, CatalogView, KitData, advise, load_data, next_steps
 from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose
@@ -54,8 +55,6 @@ class Triage:
 def catalog_view() -> CatalogView:
     """The catalog's failure modes and attempted fixes, as values for triage: the handler assembles, the stage
     judges with whatever modes it is given (a mode added to the catalog is recognised with no triage change)."""
-    from pcgkit.verdicts.catalog import CATALOG, Family
-
     judged = [e for e in CATALOG if e.family in (Family.FAILURE, Family.FIX)]
     return CatalogView(modes=tuple(e.mode for e in judged), exportable=frozenset(e.id for e in CATALOG if e.exportable),
                        workarounds=tuple((e.id, e.workaround) for e in CATALOG if e.workaround))
