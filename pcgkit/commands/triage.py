@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from pcgkit.catalog import CATALOG, Family
+from pcgkit import catalog
 from pcgkit.errors import UsageError
 from pcgkit.triage.advice import Advice, CatalogView, KitData, advise, load_data, next_steps
 from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose
@@ -55,9 +55,10 @@ class Triage:
 def catalog_view() -> CatalogView:
     """The catalog's failure modes and attempted fixes, as values for triage: the handler assembles, the stage
     judges with whatever modes it is given (a mode added to the catalog is recognised with no triage change)."""
-    judged = [e for e in CATALOG if e.family in (Family.FAILURE, Family.FIX)]
-    return CatalogView(modes=tuple(e.mode for e in judged), exportable=frozenset(e.id for e in CATALOG if e.exportable),
-                       workarounds=tuple((e.id, e.workaround) for e in CATALOG if e.workaround))
+    entries = catalog.CATALOG  # read at call time: the catalog as it stands (a test may extend it)
+    judged = [e for e in entries if e.family in (catalog.Family.FAILURE, catalog.Family.FIX)]
+    return CatalogView(modes=tuple(e.mode for e in judged), exportable=frozenset(e.id for e in entries if e.exportable),
+                       workarounds=tuple((e.id, e.workaround) for e in entries if e.workaround))
 
 
 def decode_log(data: bytes, source: str) -> str:
