@@ -35,15 +35,13 @@ from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.report.upstream import EMPTY, Upstream
 from pcgkit.report.wording import axis_name, describe
 from pcgkit.util import atomic
+from pcgkit.values.axes import AXIS_IDS, OPTIONAL_AXES
+from pcgkit.values.verdict import LEGEND
 
 TEMPLATE = "dashboard.html.j2"
 SIDECAR_DIR = "index.files/cells"
-AXES = ("sglang", "flashinfer-python", "torch", "python")
-# Okabe-Ito: distinguishable with every common colour-vision deficiency; the symbol carries it too.
-COLOURS = {
-    "reproduced": "#D55E00", "fixed": "#009E73", "drifted": "#E69F00",
-    "not-applicable": "#CCCCCC", "skipped": "#56B4E9", "error": "#333333", EXPECTED_LABEL: "#E8E8E8",
-}
+# The verdicts' colours (pcgkit.values.verdict.LEGEND), and the expected-uninstallable cells' grey.
+COLOURS = {**{v.value: legend.colour for v, legend in LEGEND.items()}, EXPECTED_LABEL: "#E8E8E8"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,12 +78,23 @@ def sidecar_script(cell_index: int, evidence: dict) -> str:
     return f"window.pcgkitEvidence({cell_index}, {json.dumps(evidence, sort_keys=True, separators=(',', ':'))});\n"
 
 
+def _advice_statements(upstream: Upstream) -> tuple:
+    """Where it is fixed, mode 2's condition and the workaround's cost, from the advice model (each sourced)."""
+    from pcgkit.advice.model import cost_statement
+    from pcgkit.advice.summary import mode2_condition, where_fixed
+
+    evidence = upstream.evidence
+    if not evidence.measurements:
+        return ()
+    return tuple(s for s in (*where_fixed(evidence), mode2_condition(evidence), cost_statement(evidence)) if s)
+
+
 def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: Upstream = EMPTY) -> Page:
     """The page and its sidecars. Pure. Every string from a run is escaped (autoescape) or set as text."""
     lines = timelines(runs) if runs else {}
     run_dates = sorted(r.created for r in runs)
     run_index = {d: i for i, d in enumerate(run_dates)}
-    ranks = {a: _rank([c.axis_value(a) for c in report.cells]) for a in AXES}
+    ranks = {a: _rank([c.axis_value(a) for c in report.cells]) for a in AXIS_IDS}
     marks = disagreement_marks(report)
     rows = []
     sidecars = {}
@@ -93,8 +102,8 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
         flips = [lines[(cell.id, case)] for case in cell.entries if (cell.id, case) in lines]
         rows.append({
             "i": i, "cell": cell,
-            "values": {a: cell.axis_value(a) for a in AXES},
-            "ranks": {a: ranks[a][cell.axis_value(a)] for a in AXES},
+            "values": {a: cell.axis_value(a) for a in AXIS_IDS},
+            "ranks": {a: ranks[a][cell.axis_value(a)] for a in AXIS_IDS},
             "evidence": evidence_kind(cell),
             "machine": (cell.where or {}).get("key") or "-",
             "disagrees": {case: "; ".join(marks[(cell.id, case)]) for case in cell.entries if (cell.id, case) in marks},
@@ -105,12 +114,12 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
         sidecars[f"{SIDECAR_DIR}/{i}.js"] = sidecar_script(i, _evidence(cell, lines, run_index, marks))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resources.templates_dir())), autoescape=True)
     html = env.get_template(TEMPLATE).render(
-        report=report, rows=rows, axes=AXES, axis_name=axis_name, symbols=SYMBOLS, colours=COLOURS,
+        report=report, rows=rows, axes=AXIS_IDS, optional_axes=OPTIONAL_AXES, axis_name=axis_name, symbols=SYMBOLS, colours=COLOURS,
         axis_values={a: sorted({v for v in (c.axis_value(a) for c in report.cells) if v},
-                               key=version_key) for a in AXES},
+                               key=version_key) for a in AXIS_IDS},
         answers=[(c, describe(report.attribution[c.id])) for c in report.cases if c.id in report.attribution],
         runs=len(runs), first_run=runs[0].created if runs else report.created, sidecar_dir=SIDECAR_DIR,
-        simulation_note=SIMULATION_NOTE, links=upstream.links,
+        simulation_note=SIMULATION_NOTE, links=upstream.links, statements=_advice_statements(upstream),
         machines=sorted({r["machine"] for r in rows if r["machine"] != "-"}), expected_label=EXPECTED_LABEL,
         expected_symbol=EXPECTED_SYMBOL, disagree_symbol=DISAGREE_SYMBOL, run_dates=run_dates, verdict_of_code=next(iter(lines.values())).verdicts if lines else {},
     )

@@ -12,8 +12,8 @@ import threading
 
 import pytest
 
+from pcgkit.commands import triage as triage_cli
 from pcgkit.values.signature import read_log
-from pcgkit.triage import cli as triage_cli
 
 from .helpers import REPO_ROOT, kit_env, run_main
 
