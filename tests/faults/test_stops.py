@@ -82,7 +82,7 @@ CASES = textwrap.dedent('''\
 
 def _hang_argv(tmp_path: Path, results: Path, select: str | None) -> list[str]:
     (tmp_path / "test_hang_cases.py").write_text(CASES)
-    argv = [sys.executable, "-m", "pytest", "-p", "pcgkit.harness.plugin", "-p", "no:cacheprovider", "-q",
+    argv = [sys.executable, "-m", "pytest", "-p", "pcgkit.plugin", "-p", "no:cacheprovider", "-q",
             f"--pcgkit-json={results}", "--rootdir", str(tmp_path), str(tmp_path / "test_hang_cases.py")]
     return argv + (["-m", select] if select else [])
 
