@@ -76,8 +76,9 @@ def worst(*codes: ExitCode) -> ExitCode:
 
 def exit_code_for_signal(signum: int) -> ExitCode:
     """128 + the signal's number, for each stop signal (pcgkit.util.signals.STOP_SIGNALS)."""
-    return {signal.SIGTERM: ExitCode.TERMINATED, signal.SIGHUP: ExitCode.HANGUP,
-            signal.SIGQUIT: ExitCode.QUIT}.get(signum, ExitCode.INTERRUPTED)
+    by_signal: dict[int, ExitCode] = {signal.SIGTERM: ExitCode.TERMINATED, signal.SIGHUP: ExitCode.HANGUP,
+                                      signal.SIGQUIT: ExitCode.QUIT}
+    return by_signal.get(signum, ExitCode.INTERRUPTED)
 
 
 def status_for_results(results: Iterable[Any]) -> ExitCode:

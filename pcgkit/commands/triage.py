@@ -120,7 +120,8 @@ _CHUNK = 1024**2
 
 def _read_bounded(stream, source: str) -> bytes:
     """At most MAX_LOG_BYTES from a binary stream (a pipe may never end); a note on stderr when cut."""
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     while size < MAX_LOG_BYTES:
         chunk = stream.read(min(_CHUNK, MAX_LOG_BYTES - size))
         if not chunk:

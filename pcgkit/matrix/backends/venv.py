@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import IO
 
 from pcgkit import resources
 from pcgkit.jobs import cellmain
@@ -118,7 +119,7 @@ def _env_lock(env_dir: Path):
 
 
 # Environments a cell of this process is using, and the shared lock it holds on each (run_cell).
-_IN_USE: dict[Path, object] = {}
+_IN_USE: dict[Path, IO[str]] = {}
 IN_USE_POLL_S = 0.5
 
 
