@@ -111,17 +111,30 @@ def matrix_table(report: CompatReport) -> tuple[Table, list[str]]:
     return table, notes
 
 
+# rich's highlighter is quadratic in a string's length (a 64 KB reason took 65 s, and a 40 MB one held
+# the main thread past SIGTERM): the terminal never highlights, and a note is cut to what a screen holds.
+MAX_NOTE_CHARS = 2000
+
+
+def _console() -> Console:
+    return Console(highlight=False)
+
+
+def _note(text: str) -> str:
+    return text if len(text) <= MAX_NOTE_CHARS else text[:MAX_NOTE_CHARS] + f" ... ({len(text) - MAX_NOTE_CHARS} more characters)"
+
+
 def print_matrix_table(report: CompatReport, console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or _console()
     table, notes = matrix_table(report)
-    console.print(table)
+    console.print(table, highlight=False)
     for note in notes:
-        console.print("  " + note, markup=False)
+        console.print("  " + _note(note), markup=False, highlight=False)
 
 
 def print_run_table(results: Sequence[CaseResult], console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or _console()
     table, notes = run_table(results)
-    console.print(table)
+    console.print(table, highlight=False)
     for note in notes:
-        console.print("  " + note, markup=False)
+        console.print("  " + _note(note), markup=False, highlight=False)
