@@ -37,6 +37,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.e2e.cli",
     "pcgkit.sweep.cli",
     "pcgkit.triage.cli",
+    "pcgkit.preflight.cli",
     "pcgkit.ci.cli",
 )
 
