@@ -1,0 +1,142 @@
+"""`pcgkit preflight` against real SGLang releases (issue 30's evidence), simulated SM120 on this CPU machine.
+
+Each release runs in a uv venv built from the pins that release declares (fixtures/sglang_requires.toml) plus
+the light packages its modules need to import on CPU (pcgkit.sglang.quant_specs.sweep_import_dependencies),
+cached under ${PCGKIT_CACHE:-~/.cache/pcgkit}/preflight-envs so only the first run pays. The checkpoint is
+config files only (the kit's ModelOpt NVFP4 export forms, or bf16), written into tmp_path: no weights.
+A build failure fails the test (PyPI is reachable on CI): it never skips.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tomllib
+
+from pcgkit import resources
+from pcgkit.sglang.quant_specs import sweep_import_dependencies
+from pcgkit.util import interpreters
+from pcgkit.util.proc import uv_command
+
+PIN_NAMES = ("torch", "flashinfer_python", "flashinfer_cubin")
+
+
+def release_pins(version: str) -> list[str]:
+    """The release's own torch / FlashInfer pins, as it declares them."""
+    data = tomllib.loads(resources.fixture("sglang_requires.toml").read_text())
+    release = next(r for r in data["release"] if r["version"] == version)
+    return [r for r in release["requires"] if r.split("==")[0] in PIN_NAMES]
+
+
+def sglang_env(version: str) -> str:
+    """A cached venv with sglang==version (no deps), its pins and its CPU import dependencies; its python."""
+    requirements = [*release_pins(version), *sweep_import_dependencies(version)]
+    key = hashlib.sha256(json.dumps([version, requirements]).encode()).hexdigest()[:12]
+    root = Path(os.environ.get("PCGKIT_CACHE", Path.home() / ".cache" / "pcgkit")) / "preflight-envs" / f"sglang-{version}-{key}"
+    python = root / "bin" / "python"
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with open(root.parent / f".{root.name}.lock", "w") as lock:  # xdist workers build one env, not two at once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / ".complete").is_file():
+            _build(root, python, version, requirements)
+    return str(python)
+
+
+def _build(root: Path, python: Path, version: str, requirements: list[str]) -> None:
+    interpreter = interpreters.find_python("3.12")
+    assert interpreter, "no Python 3.12 here: the SGLang wheels need it"
+    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
+    uv = uv_command()
+    for argv in ([*uv, "venv", "-q", "--allow-existing", "-p", interpreter, str(root)],
+                 [*uv, "pip", "install", "-q", "--python", str(python), *requirements],
+                 [*uv, "pip", "install", "-q", "--python", str(python), "--no-deps", f"sglang=={version}"]):
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=1800)
+        assert done.returncode == 0, f"{' '.join(argv[:4])}...: {done.stderr[-800:]}"
+    (root / ".complete").write_text("\n".join(requirements) + "\n")
+
+
+def checkpoint(folder: Path, quantized: bool) -> Path:
+    """config.json (+ hf_quant_config.json when quantized) as a ModelOpt NVFP4 export writes them; no weights."""
+    from pcgkit.e2e import checkpoint as ck
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(ck.model_config(ck.TinyLlamaShape(), 1, 2, quantized=quantized)))
+    if quantized:
+        (folder / "hf_quant_config.json").write_text(json.dumps(ck.hf_quant_config()))
+    return folder
+
+
+def preflight(python: str, *launch: str) -> tuple[int, dict]:
+    """`pcgkit preflight --json --python ENV -- LAUNCH` as a user runs it: (exit status, its JSON)."""
+    done = subprocess.run([sys.executable, "-m", "pcgkit.cli", "preflight", "--json", "--arch", "sm120",
+                           "--python", python, "--", *launch], capture_output=True, text=True, timeout=1800)
+    assert done.stdout.strip(), done.stderr[-2000:]
+    return done.returncode, json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def sglang_058() -> str:
+    return sglang_env("0.5.8")
+
+
+@pytest.fixture(scope="module")
+def sglang_0512() -> str:
+    return sglang_env("0.5.12")
+
+
+def test_seed_stack_nvfp4_with_piecewise_on_will_crash_with_mode_1(sglang_058, tmp_path):
+    """SGLang 0.5.8 + ModelOpt NVFP4 + --enable-piecewise-cuda-graph, simulated SM120: will crash, mode1, exit 10."""
+    status, answer = preflight(sglang_058, "--model-path", str(checkpoint(tmp_path / "ckpt", True)),
+                               "--quantization", "modelopt_fp4", "--enable-piecewise-cuda-graph")
+    assert (status, answer["answer"], answer["mode"]) == (10, "will crash", "mode1"), answer["reason"]
+    assert answer["signature"]["innermost_library_frame"].startswith("flashinfer/jit/cpp_ext.py")
+    assert answer["probe"]["dense"]["linear_method"].endswith("ModelOptFp4LinearMethod")
+    assert answer["simulated"] and answer["device"]["compute_capability"] == "12.0"
+
+
+def test_seed_stack_with_the_release_switch_off_is_ok(sglang_058, tmp_path):
+    """The same launch without 0.5.8's opt-in switch: ok (piecewise capture is off), exit 0."""
+    status, answer = preflight(sglang_058, "--model-path", str(checkpoint(tmp_path / "ckpt", True)),
+                               "--quantization", "modelopt_fp4")
+    assert (status, answer["answer"]) == (0, "ok"), answer["reason"]
+    assert "--enable-piecewise-cuda-graph" in answer["reason"]
+
+
+def test_seed_stack_bf16_with_piecewise_on_is_ok(sglang_058, tmp_path):
+    """A bf16 checkpoint with piecewise on: the unquantized linear method traces: ok."""
+    status, answer = preflight(sglang_058, "--model-path", str(checkpoint(tmp_path / "ckpt", False)),
+                               "--enable-piecewise-cuda-graph")
+    assert (status, answer["answer"]) == (0, "ok"), answer["reason"]
+    assert answer["probe"]["dense"]["linear_method"].endswith("UnquantizedLinearMethod")
+
+
+def test_sglang_0512_nvfp4_with_piecewise_on_by_default_is_ok(sglang_0512, tmp_path):
+    """SGLang 0.5.12 (its own custom op for the FP4 quantize; piecewise on by default), NVFP4: ok."""
+    status, answer = preflight(sglang_0512, "--model-path", str(checkpoint(tmp_path / "ckpt", True)),
+                               "--quantization", "modelopt_fp4")
+    assert answer["probe"]["piecewise"]["on"] is True, answer["probe"]["piecewise"]
+    assert (status, answer["answer"]) == (0, "ok"), answer["reason"]
+
+
+def test_a_hub_id_is_unknown_and_nothing_is_downloaded(sglang_058):
+    """A model path that is not a local folder: unknown (exit 11), saying preflight never downloads."""
+    status, answer = preflight(sglang_058, "--model-path", "nvidia/Llama-3.1-8B-Instruct-FP4",
+                               "--enable-piecewise-cuda-graph")
+    assert (status, answer["answer"]) == (11, "unknown") and "never downloads" in answer["reason"]
+
+
+def test_an_unknown_architecture_is_unknown(sglang_058, tmp_path):
+    """config.json naming a class the release does not register: unknown with that reason, no guess."""
+    folder = checkpoint(tmp_path / "ckpt", True)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "architectures": ["NoSuchModelForCausalLM"]}))
+    status, answer = preflight(sglang_058, "--model-path", str(folder), "--quantization", "modelopt_fp4",
+                               "--enable-piecewise-cuda-graph")
+    assert (status, answer["answer"]) == (11, "unknown") and "NoSuchModelForCausalLM" in answer["reason"]
