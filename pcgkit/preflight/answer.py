@@ -13,8 +13,8 @@ import dataclasses
 import enum
 from typing import Any, Mapping
 
-from pcgkit.harness.signature import Signature
 from pcgkit.sweep.classify import SweepClass
+from pcgkit.values.signature import Signature
 
 SCHEMA = "pcgkit.preflight/1"
 TRACED_CLASSES = tuple(c.value for c in SweepClass if c.traced)

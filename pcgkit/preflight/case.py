@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from pcgkit.harness.casekit import CaseContext, MissingDependency, NotApplicable
-from pcgkit.harness.tracing import TraceOutcome
 from pcgkit.preflight.answer import Answer, decide
 from pcgkit.preflight.launchfile import ENV_VAR, load
 from pcgkit.values.signature import Signature
+from pcgkit.values.trace import TraceOutcome
 from pcgkit.verdicts.modes import Mode, _is_dynamo_exception
 
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 from pcgkit.errors import UsageError
 

@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import time
+import traceback
 import types
 from pathlib import Path
 from typing import Any, Sequence
@@ -92,6 +93,19 @@ def bare_model_config(config: dict, args: argparse.Namespace):
     model_config.hf_config = _hf_config(config)
     model_config.hf_text_config = _hf_config(config.get("text_config") or config)
     model_config.is_draft_model = False
+    # What the auto-disable check reads (ServerArgs._handle_piecewise_cuda_graph), computed by the same
+    # module-level functions ModelConfig.__init__ calls, where this release has them.
+    from sglang.srt.configs import model_config as model_config_module
+
+    architectures = list(config.get("architectures") or [])
+    disabled = getattr(model_config_module, "is_piecewise_cuda_graph_disabled_model", None)
+    nsa = getattr(model_config_module, "is_deepseek_nsa", None)
+    if disabled is not None:
+        model_config.is_piecewise_cuda_graph_disabled_model = bool(
+            disabled(architectures) or (nsa(model_config.hf_text_config) if nsa else False))
+    multimodal = getattr(model_config_module, "is_multimodal_model", None)
+    if multimodal is not None:
+        model_config.is_multimodal = bool(multimodal(architectures))
     model_config._verify_quantization()
     return model_config
 
@@ -144,9 +158,13 @@ def weights_stay_on_cpu():
         yield
 
 
-def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, int], fullgraph: bool) -> dict:
-    """A real ReplicatedLinear with the checkpoint's quantization config, its apply compiled by install_torch_compiled."""
+def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, int], fullgraph: bool,
+                      simulated: bool = True) -> dict:
+    """A real ReplicatedLinear with the checkpoint's quantization config, its apply compiled by install_torch_compiled.
+    Simulated: on the CPU, hardware queries answered as `capability`; real: on the GPU, nothing answered."""
     import torch
+    from sglang.srt.compilation.compile import install_torch_compiled
+    from sglang.srt.layers.linear import ReplicatedLinear
 
     from pcgkit.harness.tracing import observe
     from pcgkit.preflight.resolve import model_shape, tiny_features
@@ -156,17 +174,17 @@ def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, i
     from pcgkit.sweep.classify import Observation, classify
     from pcgkit.sweep.engine import graph_op_names
     from pcgkit.sweep.guard import no_kernels
-
-    from sglang.srt.compilation.compile import install_torch_compiled
-    from sglang.srt.layers.linear import ReplicatedLinear
+    from pcgkit.values.signature import package_relative
 
     features = tiny_features(model_shape(config).hidden_size)
     dtype = _dtype(args, config)
     found: dict[str, Any] = {"in_features": features, "out_features": features, "dtype": str(dtype).removeprefix("torch."),
                              "prefix": PREFIX}
-    with no_kernels() as refusals:
+    where: contextlib.AbstractContextManager = contextlib.nullcontext() if simulated else torch.device("cuda")
+    guard: contextlib.AbstractContextManager = no_kernels() if simulated else contextlib.nullcontext([])
+    with guard as refusals, where:
         try:
-            with sglang_sees_cuda(capability):
+            with (sglang_sees_cuda(capability) if simulated else contextlib.nullcontext()):
                 quant_config = None
                 if model_config.quantization:
                     from sglang.srt.configs.load_config import LoadConfig
@@ -178,9 +196,12 @@ def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, i
                     features, features, bias=False, params_dtype=dtype, quant_config=quant_config, prefix=PREFIX))
                 found["linear_method"] = f"{type(layer.quant_method).__module__}.{type(layer.quant_method).__qualname__}"
                 _stage("fill weights", lambda: _fill(layer))
-                with weights_stay_on_cpu():
+                with (weights_stay_on_cpu() if simulated else contextlib.nullcontext()):
                     _stage("process_weights_after_loading", lambda: layer.quant_method.process_weights_after_loading(layer))
         except _StageFailed as exc:
+            cause = exc.__cause__ or exc
+            found["stage_frames"] = [f"{package_relative(f.filename)}:{f.lineno}:{f.name}"
+                                     for f in traceback.extract_tb(cause.__traceback__)][-8:]
             found["observation"] = classify(Observation("needs-gpu" if exc.needs_gpu else "build-error", str(exc))).to_dict()
             return found
 
@@ -219,7 +240,6 @@ def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, i
 def probe(arch: str, launch_argv: Sequence[str]) -> dict:
     """Resolve and trace one launch (see the module docstring); every step's finding in the returned document."""
     os.environ["HF_HUB_OFFLINE"] = "1"  # never the hub: a path that is not a local folder is `unknown`
-    from pcgkit.harness.hardware import SIMULATED_ARCHES
     from pcgkit.harness.simulate import simulated_sm120
     from pcgkit.harness.versions import installed_version
     from pcgkit.preflight.resolve import model_shape, piecewise_state
@@ -228,9 +248,9 @@ def probe(arch: str, launch_argv: Sequence[str]) -> dict:
     from pcgkit.sglang.cudastub import sgl_kernel_stubbed, sglang_sees_cuda
     from pcgkit.sglang.dispatch import installed_dispatch
 
-    device = SIMULATED_ARCHES[arch]
+    device, simulated = target_device(arch)
     doc: dict[str, Any] = {
-        "schema": SCHEMA, "arch": arch, "device": device.to_dict(), "simulated": True,
+        "schema": SCHEMA, "arch": arch, "device": device.to_dict() if device else None, "simulated": simulated,
         "launch": list(launch_argv),
         "versions": {name: installed_version(name) for name in ("sglang", "flashinfer-python", "torch")},
     }
@@ -239,9 +259,14 @@ def probe(arch: str, launch_argv: Sequence[str]) -> dict:
         root = sglang_facts.sglang_root()
         if doc["versions"]["sglang"] is None or root is None:
             raise Unresolved("sglang is not installed in this environment")
-        with simulated_sm120(capability=device.capability) as simulation, sgl_kernel_stubbed() as stubbed:
+        if device is None:
+            raise Unresolved("--arch auto: no CUDA GPU is visible here; name sm120, sm100 or sm90 to answer for a "
+                             "simulated one")
+        sees_cuda = (lambda: sglang_sees_cuda(device.capability)) if simulated else (lambda: contextlib.nullcontext(()))
+        simulation_context = simulated_sm120(capability=device.capability) if simulated else contextlib.nullcontext(None)
+        with simulation_context as simulation, sgl_kernel_stubbed() as stubbed:
             doc["sgl_kernel"] = "stubbed (import only)" if stubbed else "installed"
-            with sglang_sees_cuda(device.capability) as sglang_queries:
+            with sees_cuda() as sglang_queries:
                 args = parse_launch(launch_argv)
                 flags = sglang_facts.piecewise_flags().to_dict()
             doc["piecewise_flags"] = flags
@@ -256,7 +281,7 @@ def probe(arch: str, launch_argv: Sequence[str]) -> dict:
             if not shape.architectures or not set(shape.architectures) & known:
                 raise Unresolved(f"config.json's architectures {list(shape.architectures)} are not among the "
                                  f"{len(known)} model classes sglang {doc['versions']['sglang']} registers")
-            with sglang_sees_cuda(device.capability):
+            with sees_cuda():
                 try:
                     model_config = bare_model_config(config, args)
                 except ValueError as exc:  # SGLang's own refusal of the checkpoint/quantization pair
@@ -274,15 +299,26 @@ def probe(arch: str, launch_argv: Sequence[str]) -> dict:
             except Exception as exc:  # noqa: BLE001 - evidence only
                 doc["fp4_dispatch"] = {"error": f"{type(exc).__name__}: {exc}"}
             if state.on:
-                doc["dense"] = trace_dense_layer(args, config, model_config, device.capability, fullgraph)
-            replaced = set(simulation.replaced) | set(sglang_queries)
-            if "dense" in doc:
-                replaced.add(WEIGHT_MOVE_STAND_IN)
-            doc["simulation_replaced"] = sorted(replaced)
+                doc["dense"] = trace_dense_layer(args, config, model_config, device.capability, fullgraph, simulated)
+            if simulation is not None:
+                replaced = set(simulation.replaced) | set(sglang_queries)
+                if "dense" in doc:
+                    replaced.add(WEIGHT_MOVE_STAND_IN)
+                doc["simulation_replaced"] = sorted(replaced)
     except Unresolved as exc:
         doc["unresolved"] = str(exc)
     doc["duration_s"] = round(time.perf_counter() - start, 3)
     return doc
+
+
+def target_device(arch: str):
+    """(Device, simulated): a simulated family, or with `auto` this machine's first real GPU (None when there is none)."""
+    from pcgkit.harness.hardware import SIMULATED_ARCHES, detect_cuda_devices
+
+    if arch != "auto":
+        return SIMULATED_ARCHES[arch], True
+    devices = detect_cuda_devices()
+    return (devices[0] if devices else None), False
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -58,11 +58,11 @@ def piecewise_state(flags: Mapping[str, Any], parsed: Mapping[str, Any],
                                   "(SGLang's auto-disable checks are skipped)")
         if state == ON_BY_DEFAULT:
             off = bool(disable_dest and parsed.get(disable_dest))
-            on, how = not off, (f"--{disable_dest.replace('_', '-')} given" if off
+            on, how = not off, (f"{flags.get('disable')} given" if off
                                 else "on by default in this release and not disabled")
         elif state == OPT_IN:
             on = bool(enable_dest and parsed.get(enable_dest))
-            how = (f"--{enable_dest.replace('_', '-')} given" if on
+            how = (f"{flags.get('enable')} given" if on
                    else f"opt-in in this release and {flags.get('enable')} not given")
         else:
             return PiecewiseState(None, f"the default state of piecewise CUDA graphs in sglang {release} was not read")
@@ -86,7 +86,8 @@ MOE_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_exp
 
 def model_shape(config: Mapping[str, Any]) -> ModelShape:
     """Architectures, hidden size and whether the model routes to experts (any of MOE_KEYS > 1). Pure."""
-    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+    text_config = config.get("text_config")
+    text: dict = text_config if isinstance(text_config, dict) else {}
     merged = {**config, **{k: v for k, v in text.items() if k not in config}}
     moe = tuple(k for k in MOE_KEYS if isinstance(merged.get(k), int) and merged[k] > 1)
     hidden = merged.get("hidden_size")
