@@ -154,3 +154,27 @@ def test_launch_arguments_are_required_after_the_separator():
     with pytest.raises(UsageError, match="no launch arguments"):
         _launch_arguments(argparse.Namespace(launch=[]))
     assert _launch_arguments(argparse.Namespace(launch=["--", "--model-path", "x"])) == ["--model-path", "x"]
+
+
+def test_a_release_env_takes_the_pins_that_release_declares():
+    """--sglang 0.5.8: torch 2.9.1 and flashinfer 0.6.1 as 0.5.8 declares them, then the import deps; hashed folder."""
+    import tomllib
+
+    from pcgkit import resources
+    from pcgkit.preflight.envs import plan_env
+
+    requires = tomllib.loads(resources.fixture("sglang_requires.toml").read_text())
+    env = plan_env("0.5.8", requires, ["msgspec", "torch==2.9.1"], Path("/cache"))
+    assert env.requirements[:3] == ("flashinfer_python==0.6.1", "flashinfer_cubin==0.6.1", "torch==2.9.1")
+    assert env.requirements.count("torch==2.9.1") == 1 and env.requirements[-1] == "msgspec"
+    assert env.folder.name.startswith("sglang-0.5.8-") and env.python == env.folder / "bin" / "python"
+    assert plan_env("0.5.8", requires, ["msgspec", "gguf"], Path("/cache")).folder != env.folder
+
+
+def test_an_unknown_release_is_a_usage_error_naming_the_refresh():
+    """A release the pins file does not know: one line naming `matrix --refresh-pins`, nothing built."""
+    from pcgkit.errors import UsageError
+    from pcgkit.preflight.envs import plan_env
+
+    with pytest.raises(UsageError, match="refresh-pins"):
+        plan_env("9.9.9", {"release": [{"version": "0.5.8", "requires": []}]}, [], Path("/cache"))

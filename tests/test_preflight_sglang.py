@@ -9,57 +9,19 @@ A build failure fails the test (PyPI is reachable on CI): it never skips.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-import tomllib
 
-from pcgkit import resources
-from pcgkit.sglang.quant_specs import sweep_import_dependencies
-from pcgkit.util import interpreters
-from pcgkit.util.proc import uv_command
-
-PIN_NAMES = ("torch", "flashinfer_python", "flashinfer_cubin")
-
-
-def release_pins(version: str) -> list[str]:
-    """The release's own torch / FlashInfer pins, as it declares them."""
-    data = tomllib.loads(resources.fixture("sglang_requires.toml").read_text())
-    release = next(r for r in data["release"] if r["version"] == version)
-    return [r for r in release["requires"] if r.split("==")[0] in PIN_NAMES]
+from pcgkit.preflight.envs import release_env
 
 
 def sglang_env(version: str) -> str:
-    """A cached venv with sglang==version (no deps), its pins and its CPU import dependencies; its python."""
-    requirements = [*release_pins(version), *sweep_import_dependencies(version)]
-    key = hashlib.sha256(json.dumps([version, requirements]).encode()).hexdigest()[:12]
-    root = Path(os.environ.get("PCGKIT_CACHE", Path.home() / ".cache" / "pcgkit")) / "preflight-envs" / f"sglang-{version}-{key}"
-    python = root / "bin" / "python"
-    root.parent.mkdir(parents=True, exist_ok=True)
-    with open(root.parent / f".{root.name}.lock", "w") as lock:  # xdist workers build one env, not two at once
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (root / ".complete").is_file():
-            _build(root, python, version, requirements)
-    return str(python)
-
-
-def _build(root: Path, python: Path, version: str, requirements: list[str]) -> None:
-    interpreter = interpreters.find_python("3.12")
-    assert interpreter, "no Python 3.12 here: the SGLang wheels need it"
-    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
-    uv = uv_command()
-    for argv in ([*uv, "venv", "-q", "--allow-existing", "-p", interpreter, str(root)],
-                 [*uv, "pip", "install", "-q", "--python", str(python), *requirements],
-                 [*uv, "pip", "install", "-q", "--python", str(python), "--no-deps", f"sglang=={version}"]):
-        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=1800)
-        assert done.returncode == 0, f"{' '.join(argv[:4])}...: {done.stderr[-800:]}"
-    (root / ".complete").write_text("\n".join(requirements) + "\n")
+    """The kit's own environment for that release (pcgkit.preflight.envs), built once and cached."""
+    return str(release_env(version).python)
 
 
 def checkpoint(folder: Path, quantized: bool) -> Path:

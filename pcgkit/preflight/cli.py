@@ -109,9 +109,20 @@ def _launch_arguments(args: argparse.Namespace) -> list[str]:
     return launch
 
 
+def interpreter(args: argparse.Namespace) -> str:
+    """The python that would serve: --python, or the environment built for --sglang VERSION, or this one."""
+    if args.python and args.sglang:
+        raise UsageError("--python and --sglang name two environments: pass one")
+    if args.sglang:
+        from pcgkit.preflight.envs import release_env
+
+        return str(release_env(args.sglang).python)
+    return args.python or sys.executable
+
+
 def run(args: argparse.Namespace) -> int:
     launch = _launch_arguments(args)
-    probe = run_probe(args.python or sys.executable, args.arch, launch)
+    probe = run_probe(interpreter(args), args.arch, launch)
     result = decide(probe, failure_modes())
     print(json.dumps(result.to_dict(), indent=1, default=str) if args.json else render(result))
     return int(ANSWER_EXIT[result.answer])
@@ -124,10 +135,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "checkpoint's config files only, never its weights) and trace what piecewise capture would "
                     "compile, on a real or simulated architecture. Answers ok / will crash / unknown.",
         epilog="examples:\n  %(prog)s --python ~/sglang-env/bin/python --arch sm120 -- --model-path ./Llama-NVFP4 "
-               "--quantization modelopt_fp4\n  %(prog)s --json -- --model-path ./ckpt\n"
+               "--quantization modelopt_fp4\n  %(prog)s --sglang 0.5.12 -- --model-path ./Llama-NVFP4\n"
+               "  %(prog)s --json -- --model-path ./ckpt\n"
                "exit status: 0 ok, 10 will crash, 11 unknown, 2 usage, 4 environment",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--python", metavar="ENV", help="the interpreter that would serve (default: this one)")
+    parser.add_argument("--sglang", metavar="VERSION",
+                        help="instead of --python: a cached environment with this SGLang release and the pins it "
+                             "declares (built with uv on first use), to ask before upgrading")
     parser.add_argument("--arch", choices=ARCHES, default="sm120",
                         help="the GPU family to answer for; sm120/sm100/sm90 are simulated (labelled), auto = this "
                              "machine's real GPU (default: sm120)")

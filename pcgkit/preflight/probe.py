@@ -118,7 +118,14 @@ def auto_disable(args: argparse.Namespace, model_config) -> tuple[str | None, st
     check = getattr(ServerArgs, "_handle_piecewise_cuda_graph", None)
     if check is None:
         return None, "this release has no start-up auto-disable check for piecewise graphs"
-    holder = types.SimpleNamespace(**vars(args))
+    # Every ServerArgs field at its dataclass default, then what the parser produced (the parser does not carry
+    # every field the check reads, e.g. pp_size): what ServerArgs(**parsed) holds before __post_init__.
+    import dataclasses
+
+    defaults = {f.name: f.default for f in dataclasses.fields(ServerArgs) if f.default is not dataclasses.MISSING}
+    defaults.update({f.name: f.default_factory() for f in dataclasses.fields(ServerArgs)
+                     if f.default_factory is not dataclasses.MISSING})
+    holder = types.SimpleNamespace(**{**defaults, **vars(args)})
     holder.get_model_config = lambda: model_config
     field = "disable_piecewise_cuda_graph"
     before = getattr(holder, field, None)
@@ -181,10 +188,21 @@ def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, i
     found: dict[str, Any] = {"in_features": features, "out_features": features, "dtype": str(dtype).removeprefix("torch."),
                              "prefix": PREFIX}
     where: contextlib.AbstractContextManager = contextlib.nullcontext() if simulated else torch.device("cuda")
-    guard: contextlib.AbstractContextManager = no_kernels() if simulated else contextlib.nullcontext([])
-    with guard as refusals, where:
+    sees_cuda = (lambda: sglang_sees_cuda(capability)) if simulated else contextlib.nullcontext
+
+    def failed(exc: _StageFailed) -> dict:
+        cause = exc.__cause__ or exc
+        found["stage_frames"] = [f"{package_relative(f.filename)}:{f.lineno}:{f.name}"
+                                 for f in traceback.extract_tb(cause.__traceback__)][-8:]
+        found["observation"] = classify(Observation("needs-gpu" if exc.needs_gpu else "build-error", str(exc))).to_dict()
+        return found
+
+    # Building the layer is set-up a model load does at import/constructor time (SGLang imports its MoE and
+    # communication modules lazily here; FlashInfer's comm module opens libcudart at import): outside the
+    # no-kernel guard. Weight post-processing and the trace run inside it.
+    with where:
         try:
-            with (sglang_sees_cuda(capability) if simulated else contextlib.nullcontext()):
+            with sees_cuda():
                 quant_config = None
                 if model_config.quantization:
                     from sglang.srt.configs.load_config import LoadConfig
@@ -195,15 +213,17 @@ def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, i
                 layer = _stage("ReplicatedLinear", lambda: ReplicatedLinear(
                     features, features, bias=False, params_dtype=dtype, quant_config=quant_config, prefix=PREFIX))
                 found["linear_method"] = f"{type(layer.quant_method).__module__}.{type(layer.quant_method).__qualname__}"
+        except _StageFailed as exc:
+            return failed(exc)
+    guard: contextlib.AbstractContextManager = no_kernels() if simulated else contextlib.nullcontext([])
+    with guard as refusals, where:
+        try:
+            with sees_cuda():
                 _stage("fill weights", lambda: _fill(layer))
                 with (weights_stay_on_cpu() if simulated else contextlib.nullcontext()):
                     _stage("process_weights_after_loading", lambda: layer.quant_method.process_weights_after_loading(layer))
         except _StageFailed as exc:
-            cause = exc.__cause__ or exc
-            found["stage_frames"] = [f"{package_relative(f.filename)}:{f.lineno}:{f.name}"
-                                     for f in traceback.extract_tb(cause.__traceback__)][-8:]
-            found["observation"] = classify(Observation("needs-gpu" if exc.needs_gpu else "build-error", str(exc))).to_dict()
-            return found
+            return failed(exc)
 
         class DenseLayer(torch.nn.Module):
             def __init__(self):
