@@ -178,3 +178,95 @@ def test_an_unknown_release_is_a_usage_error_naming_the_refresh():
 
     with pytest.raises(UsageError, match="refresh-pins"):
         plan_env("9.9.9", {"release": [{"version": "0.5.8", "requires": []}]}, [], Path("/cache"))
+
+
+def _ctx():
+    from pcgkit.harness.casekit import CaseContext
+    from pcgkit.harness.hardware import SIMULATED_SM120
+    from pcgkit.values.targets import SIM_SM120
+
+    target = SIM_SM120
+    return CaseContext(target=target, device=SIMULATED_SM120, torch_device="cpu")
+
+
+@pytest.fixture
+def launch_file(tmp_path, monkeypatch):
+    from pcgkit.preflight.launchfile import ENV_VAR
+
+    path = tmp_path / "launch.toml"
+    path.write_text('schema = "pcgkit.preflight-launch/1"\nname = "team"\n'
+                    'launch = ["--model-path", "ckpt", "--quantization", "modelopt_fp4"]\n')
+    monkeypatch.setenv(ENV_VAR, str(path))
+    return path
+
+
+def _case_with(monkeypatch, probe: dict):
+    from pcgkit.preflight import case
+
+    monkeypatch.setattr(case, "run_probe_here", lambda arch, launch: {**probe, "asked": [arch, list(launch)]})
+    return case
+
+
+def test_the_case_is_not_applicable_without_a_launch_file(monkeypatch):
+    """No PCGKIT_PREFLIGHT: the case says how to ask for it, never a verdict."""
+    from pcgkit.harness.casekit import NotApplicable
+    from pcgkit.preflight import case
+    from pcgkit.preflight.launchfile import ENV_VAR
+
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    with pytest.raises(NotApplicable, match="--preflight"):
+        case.reproduce(_ctx(), failure_modes())
+
+
+def test_a_crashing_launch_is_reproduced_with_the_failure_mode_in_evidence(monkeypatch, launch_file):
+    """The recorded 0.5.8 crash document through the case: reproduced; mode1 and the launch in the evidence."""
+    from pcgkit.verdicts.modes import classify
+
+    case = _case_with(monkeypatch, _probe("probe-sglang-0.5.8-nvfp4-piecewise-sm120.json"))
+    ctx = _ctx()
+    outcome = case.reproduce(ctx, failure_modes())
+    verdict, _why = classify(case.PREFLIGHT_LAUNCH, outcome)
+    assert verdict.value == "reproduced" and ctx.evidence["preflight"]["mode"] == "mode1"
+    launch = ctx.evidence["preflight_launch"]["launch"]
+    assert launch[1] == str(launch_file.parent / "ckpt") and ctx.evidence["preflight_launch"]["arch"] == "sm120"
+
+
+@pytest.mark.parametrize("change, error", [
+    ({"piecewise": {"on": False, "why": "off"}}, "NotApplicable"),
+    ({"unresolved": "not a local folder"}, "MissingDependency"),
+])
+def test_off_is_not_applicable_and_unknown_is_a_skip_with_the_reason(monkeypatch, launch_file, change, error):
+    """Piecewise off for the launch: not-applicable; preflight unknown: skipped with its reason."""
+    from pcgkit.harness import casekit
+
+    case = _case_with(monkeypatch, {**_probe("probe-sglang-0.5.8-nvfp4-piecewise-sm120.json"), **change})
+    with pytest.raises(getattr(casekit, error)):
+        case.reproduce(_ctx(), failure_modes())
+
+
+def test_a_traced_launch_is_fixed(monkeypatch, launch_file):
+    """Piecewise on and the dense apply traces: a traced outcome (fixed)."""
+    from pcgkit.verdicts.modes import classify
+
+    traced = {**_probe("probe-sglang-0.5.8-nvfp4-piecewise-sm120.json"),
+              "dense": {"linear_method": "M", "observation": {"class": "opaque-op"}}}
+    case = _case_with(monkeypatch, traced)
+    assert classify(case.PREFLIGHT_LAUNCH, case.reproduce(_ctx(), failure_modes()))[0].value == "fixed"
+
+
+@pytest.mark.parametrize("text, message", [
+    ('schema = "x"\nlaunch = ["--model-path", "a"]', "schema"),
+    ('schema = "pcgkit.preflight-launch/1"\nlaunch = []', "non-empty list"),
+    ('schema = "pcgkit.preflight-launch/1"\nlaunch = ["a"]\narch = "sm75"', "arch"),
+    ('schema = "pcgkit.preflight-launch/1"\nlaunch = ["a"]\nextra = 1', "unknown keys"),
+    ("not toml [", "not TOML"),
+])
+def test_a_bad_launch_file_is_one_line_naming_the_field(tmp_path, text, message):
+    """Malformed launch files are UsageErrors naming the file and what is wrong."""
+    from pcgkit.errors import UsageError
+    from pcgkit.preflight.launchfile import load
+
+    path = tmp_path / "l.toml"
+    path.write_text(text)
+    with pytest.raises(UsageError, match=message):
+        load(path)
