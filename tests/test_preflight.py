@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from pcgkit.commands.preflight import ANSWER_EXIT, _launch_arguments, failure_modes
 from pcgkit.errors import ExitCode
 from pcgkit.preflight.answer import Answer, decide, matching_mode
-from pcgkit.preflight.cli import ANSWER_EXIT, _launch_arguments, failure_modes
 from pcgkit.preflight.resolve import model_shape, piecewise_state, tiny_features
 from pcgkit.sglang.facts import validated_flags
 

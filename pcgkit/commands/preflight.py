@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from pcgkit.catalog import Family, modes_of
 from pcgkit.errors import EnvironmentSetupError, ExitCode, UsageError
 from pcgkit.preflight.answer import Answer, Preflight, decide
 
@@ -58,8 +59,6 @@ def run_probe(python: str, arch: str, launch: list[str], timeout_s: float = PROB
 
 def failure_modes() -> Mapping[str, Any]:
     """The failure modes as the catalog declares them, in its order (the same rules triage applies)."""
-    from pcgkit.verdicts.catalog import Family, modes_of
-
     return modes_of(Family.FAILURE)
 
 
