@@ -43,6 +43,8 @@ def launch_file() -> str:
     path = os.environ.get(ENV_VAR)
     if not path:
         raise NotApplicable(f"no launch to preflight: `pcgkit matrix --preflight FILE` sets {ENV_VAR}")
+    if not Path(path).is_file():  # e.g. a container backend that does not mount it
+        raise MissingDependency(f"the launch file {path} is not visible in this environment")
     return path
 
 
