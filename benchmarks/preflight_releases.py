@@ -72,6 +72,32 @@ def cell(answer: dict | str | None) -> str:
     return text.replace("|", "\\|")
 
 
+def recorded_rows(out: Path) -> list[tuple[str, dict]]:
+    """Every answer recorded in OUT (this run's and earlier runs'), by release in version order."""
+    from packaging.version import Version
+
+    by_release: dict[str, dict] = {}
+    for path in out.glob("sglang-*.json"):
+        record = json.loads(path.read_text())
+        by_release.setdefault(record["release"], {})[record["launch_name"]] = record["answer"]
+    return sorted(by_release.items(), key=lambda item: Version(item[0]))
+
+
+def write_table(out: Path) -> None:
+    rows = recorded_rows(out)
+    today = dt.date.today().isoformat()
+    where = out.relative_to(ROOT) if out.is_absolute() and out.is_relative_to(ROOT) else out
+    table = ["| SGLang | NVFP4, piecewise on | NVFP4, piecewise off | bf16, piecewise on |", "|---|---|---|---|"]
+    table += [f"| {r} | {cell(a.get('nvfp4-on'))} | {cell(a.get('nvfp4-off'))} | {cell(a.get('bf16-on'))} |"
+              for r, a in rows]
+    table.append(f"\nMeasured {today} on a CPU machine, SM120 simulated (labelled in every answer), by "
+                 f"`benchmarks/preflight_releases.py`; each answer's JSON is in `{where}/`. Releases of the range "
+                 "not listed were not run.")
+    text = DOC.read_text()
+    block = f"<!-- {MARK} -->\n" + "\n".join(table) + f"\n<!-- /{MARK} -->"
+    DOC.write_text(re.sub(rf"<!-- {MARK} -->.*?<!-- /{MARK} -->", lambda m: block, text, flags=re.S))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -82,30 +108,19 @@ def main(argv: list[str] | None = None) -> int:
     flags_by_release = {f.sglang: f for f in validated_flags()}
     releases = args.releases or list(flags_by_release)
     args.out.mkdir(parents=True, exist_ok=True)
-    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         ckpts = write_checkpoints(Path(tmp))
         for release in releases:
-            answers = {}
             for name, launch in launches(flags_by_release[release], ckpts).items():
                 if args.only and name not in args.only:
                     continue
                 status, answer, took = preflight(release, launch)
-                answers[name] = answer
                 record = {"release": release, "launch_name": name, "launch": launch, "exit": status,
                           "seconds": round(took, 1), "answer": answer}
                 (args.out / f"sglang-{release}-{name}.json").write_text(
                     json.dumps(record, indent=1).replace(tmp, "CHECKPOINTS") + "\n")
                 print(f"{release:12} {name:10} exit {status:3} {cell(answer)} ({took:.0f} s)", flush=True)
-            rows.append((release, answers))
-    today = dt.date.today().isoformat()
-    table = ["| SGLang | NVFP4, piecewise on | NVFP4, piecewise off | bf16, piecewise on |", "|---|---|---|---|"]
-    table += [f"| {r} | {cell(a.get('nvfp4-on'))} | {cell(a.get('nvfp4-off'))} | {cell(a.get('bf16-on'))} |" for r, a in rows]
-    table.append(f"\nMeasured {today} on a CPU machine, SM120 simulated (labelled in every answer), by "
-                 f"`benchmarks/preflight_releases.py`; each answer's JSON is in `{args.out.relative_to(ROOT) if args.out.is_absolute() else args.out}/`.")
-    text = DOC.read_text()
-    block = f"<!-- {MARK} -->\n" + "\n".join(table) + f"\n<!-- /{MARK} -->"
-    DOC.write_text(re.sub(rf"<!-- {MARK} -->.*?<!-- /{MARK} -->", lambda m: block, text, flags=re.S))
+            write_table(args.out)  # after each release: a stopped run keeps what it measured
     return 0
 
 
