@@ -102,3 +102,21 @@ def test_an_unknown_architecture_is_unknown(sglang_058, tmp_path):
     status, answer = preflight(sglang_058, "--model-path", str(folder), "--quantization", "modelopt_fp4",
                                "--enable-piecewise-cuda-graph")
     assert (status, answer["answer"]) == (11, "unknown") and "NoSuchModelForCausalLM" in answer["reason"]
+
+
+def test_preflight_names_the_mode_triage_reads_in_the_real_crash_of_the_same_launch(tmp_path):
+    """SGLang 0.5.11 + NVFP4, piecewise on: preflight's mode equals triage's on the real H200 mode-5 server log.
+
+    The log (tests/data/triage_logs/32_*, with provenance) is SGLang 0.5.11 dying in piecewise capture on the
+    lent H200 with its architecture queries answered as 12.0 (issue 26's hybrid target); preflight answers the
+    same launch on this CPU, simulated SM120, before any weight: the same failure mode, the same innermost frame.
+    """
+    log = Path(__file__).parent / "data" / "triage_logs" / "32_h200_sglang0511_hybrid_nvfp4_mode5_capture_crash.log"
+    triaged = subprocess.run([sys.executable, "-m", "pcgkit.cli", "triage", "--json", str(log)],
+                             capture_output=True, text=True, timeout=300)
+    diagnosis = json.loads(triaged.stdout)["logs"][0]
+    status, answer = preflight(sglang_env("0.5.11"), "--model-path", str(checkpoint(tmp_path / "ckpt", True)),
+                               "--quantization", "modelopt_fp4", "--enforce-piecewise-cuda-graph")
+    assert (diagnosis["diagnosis"], status, answer["answer"]) == ("known-bug", 10, "will crash"), answer["reason"]
+    assert answer["mode"] == diagnosis["mode"] == "mode1"
+    assert answer["signature"]["innermost_library_frame"].endswith(":get_cuda_version")

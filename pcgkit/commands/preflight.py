@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -95,7 +96,8 @@ def render(p: Preflight) -> str:
     if p.answer is Answer.WILL_CRASH and (switch := switch_line(probe)):
         lines.append(f"  to launch without piecewise capture: {switch}")
     if p.advice:
-        lines += [f"  {line}" for line in p.advice.get("lines", ())]
+        lines.append("  what the kit's measurements say for these versions:")
+        lines += [f"    {line}" for line in p.advice.get("lines", ())]
     return "\n".join(lines)
 
 
@@ -119,10 +121,27 @@ def interpreter(args: argparse.Namespace) -> str:
     return args.python or sys.executable
 
 
+def advice_for(result: Preflight) -> dict[str, Any] | None:
+    """What the advice model says for the probed versions (the switch for this release, the release measured fixed,
+    the measured cost), each statement with its dated source; only where the launch will crash or is unknown."""
+    if result.answer is Answer.OK:
+        return None
+    from pcgkit.advice import Versions, advise, load_evidence
+    from pcgkit.advice.summary import cite_short
+
+    versions = result.probe.get("versions") or {}
+    device = result.probe.get("device") or {}
+    arch = f"sm{str(device.get('compute_capability', '')).replace('.', '')}" if device else result.probe.get("arch")
+    answer = advise(Versions(sglang=versions.get("sglang"), flashinfer=versions.get("flashinfer-python"),
+                             torch=versions.get("torch")), arch, load_evidence())
+    return {**answer.to_dict(), "lines": [f"{s.text} [{cite_short(s)}]" for s in answer.statements()]}
+
+
 def run(args: argparse.Namespace) -> int:
     launch = _launch_arguments(args)
     probe = run_probe(interpreter(args), args.arch, launch)
     result = decide(probe, failure_modes())
+    result = dataclasses.replace(result, advice=advice_for(result))
     print(json.dumps(result.to_dict(), indent=1, default=str) if args.json else render(result))
     return int(ANSWER_EXIT[result.answer])
 
