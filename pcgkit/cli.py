@@ -39,7 +39,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.commands.sweep",
     "pcgkit.commands.triage",
     "pcgkit.commands.preflight",
-    "pcgkit.advice.cli",  # issue 25's command, until it moves to commands/
+    "pcgkit.commands.advice",
     "pcgkit.commands.ci",
     "pcgkit.commands.refresh",
 )
