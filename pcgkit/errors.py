@@ -54,10 +54,10 @@ EXIT_CODES: tuple[ExitCodeDoc, ...] = (
                 "this machine cannot do the job: an interpreter or uv is missing, an environment cannot be built, "
                 "the reports folder is read-only or the disk is full"),
     ExitCodeDoc(ExitCode.PREFLIGHT_WILL_CRASH, "preflight: will crash",
-                "`pcgkit preflight` traced what the launch would compile and it raises dynamo's Unsupported under "
+                "the preflight command traced what the launch would compile and it raises dynamo's Unsupported under "
                 "fullgraph: the server would die in piecewise capture"),
     ExitCodeDoc(ExitCode.PREFLIGHT_UNKNOWN, "preflight: unknown",
-                "`pcgkit preflight` could not resolve or judge the launch (the answer names what: a checkpoint "
+                "the preflight command could not resolve or judge the launch (the answer names what: a checkpoint "
                 "that is not a local folder, an unknown architecture, a method that needs a GPU-only op)"),
     ExitCodeDoc(ExitCode.INTERRUPTED, "interrupted (SIGINT)",
                 "Ctrl-C: every child process group was stopped, finished cells were kept, the report was written "
