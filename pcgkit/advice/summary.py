@@ -115,15 +115,5 @@ def mode2_condition(evidence: Evidence, report: object = None) -> Statement | No
 
 
 def cite_short(statement: Statement) -> str:
-    """The sources in a few words for tight places (the README box): kind, what, and the date. Pure."""
-    parts = []
-    for source in statement.sources:
-        if source.kind == "cells":
-            parts.append(f"matrix cells of {source.as_of}")
-        elif source.kind == "parser":
-            parts.append(f"release wheels read {source.as_of}")
-        elif source.kind == "upstream":
-            parts.append(f"{source.ref.split(' (')[0]} as of {source.as_of}")
-        else:
-            parts.append(f"{source.ref.split(' (')[0]}, {source.as_of}")
-    return "; ".join(dict.fromkeys(parts)) + ("; simulated" if statement.simulated else "")
+    """The sources in a few words (Statement.cite_short). Pure."""
+    return statement.cite_short()
