@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from pcgkit.advice.summary import flashinfer_fixed, sglang_fixed
+from pcgkit.advice.summary import flashinfer_fixed, mode2_condition, sglang_fixed
 from pcgkit.advice.values import CELLS, UPSTREAM, Evidence, Source, Statement, UpstreamRead
 from pcgkit.sglang import facts as sglang_facts
 from pcgkit.sglang.releases import version_key
@@ -24,6 +24,7 @@ from pcgkit.sglang.releases import version_key
 class Ask:
     headline: str  # one line: what is asked (the draft's first sentence)
     statements: tuple[Statement, ...]  # the ask and the measured range, each with its sources
+    notes: tuple[Statement, ...] = ()  # measured context shown beside the workarounds (mode 2's condition)
 
 
 def _src(read: UpstreamRead) -> Source:
@@ -116,5 +117,8 @@ def _pytorch(evidence: Evidence) -> Ask | None:
 
 
 def ask_for(target: str, evidence: Evidence) -> Ask | None:
-    """What the draft for `target` asks, with the measured range behind it; None without evidence. Pure."""
-    return {"flashinfer": _flashinfer, "sglang": _sglang, "pytorch": _pytorch}[target](evidence)
+    """What the draft for `target` asks, with the measured range behind it, and mode 2's measured condition beside
+    the workarounds; None without evidence. Pure."""
+    ask = {"flashinfer": _flashinfer, "sglang": _sglang, "pytorch": _pytorch}[target](evidence)
+    mode2 = mode2_condition(evidence)
+    return dataclasses.replace(ask, notes=(mode2,)) if ask is not None and mode2 is not None else ask
