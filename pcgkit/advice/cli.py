@@ -87,7 +87,12 @@ def _read_releases(args: argparse.Namespace) -> int:
     from pcgkit.sglang import releases as rel
     from pcgkit.util import proc
 
+    import importlib.util
+    import shutil
+
     wanted = args.release or _releases_in_range()
+    pip = rel.pip_command(sys.executable, importlib.util.find_spec("pip") is not None,
+                          shutil.which("pip3") or shutil.which("pip"))
     cache = Path(args.cache or Path(tempfile.gettempdir()) / "pcgkit-sglang-wheels")
     today = args.today or TODAY().isoformat()
     facts = []
@@ -95,7 +100,9 @@ def _read_releases(args: argparse.Namespace) -> int:
         folder = atomic.ensure_dir(cache / version, "wheel cache folder")
         wheels = sorted(folder.glob("sglang-*.whl"))
         if not wheels:
-            done = proc.run(rel.download_argv(sys.executable, version, folder), timeout=600)
+            if pip is None:
+                raise UsageError("read-releases: no pip to download wheels with (none in this venv, none on PATH)")
+            done = proc.run(rel.download_argv(pip, version, folder), timeout=600)
             wheels = sorted(folder.glob("sglang-*.whl"))
             if not done.ok or not wheels:
                 raise UsageError(f"sglang=={version}: no wheel downloaded ({done.describe_failure()})")
