@@ -84,11 +84,11 @@ def _releases_in_range() -> list[str]:
 
 
 def _read_releases(args: argparse.Namespace) -> int:
-    from pcgkit.sglang import releases as rel
-    from pcgkit.util import proc
-
     import importlib.util
     import shutil
+
+    from pcgkit.sglang import releases as rel
+    from pcgkit.util import proc
 
     wanted = args.release or _releases_in_range()
     pip = rel.pip_command(sys.executable, importlib.util.find_spec("pip") is not None,
