@@ -74,6 +74,8 @@ def cached_outcome(cell: Cell, config: BackendConfig) -> CellOutcome | None:
               "require_hardware": sorted(outcome.provenance.get("require_hardware") or ())}
     if stored != selection_of(config):
         return None
+    if any(outcome.provenance.get(key) != value for key, value in config.answers_for):
+        return None  # e.g. cached without this --preflight launch: it would show yesterday's table
     # Keep this plan's labels (they may change with the pins cache) on the cached result.
     return CellOutcome(**{**outcome.__dict__, "cell": cell})
 
@@ -160,6 +162,8 @@ def _run_matrix(cells, config, jobs, force, run, show_progress, rules) -> list[C
             # every fresh cell.json says which machine made it (pcgkit report --from merges many)
             outcome = with_where(outcome, capture_where(config.backend, outcome.provenance))
             outcome = dataclasses.replace(outcome, provenance={**outcome.provenance, **selection_of(config)})
+            if config.answers_for:
+                outcome = dataclasses.replace(outcome, provenance={**outcome.provenance, **dict(config.answers_for)})
             write_outcome(config.cells_root / outcome.cell.id / CELL_FILE, outcome)
             outcomes[outcome.cell.id] = outcome
             progress.update(tasks[outcome.cell.id], description=_summary(outcome, rules), total=1, completed=1)

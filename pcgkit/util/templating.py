@@ -99,6 +99,9 @@ def markdown_environment():
     # a title is plain text (GitHub renders no markup there); a mention is still made inert
     env.filters["plain"] = lambda v: Markup(re.sub(r"@(?=[A-Za-z0-9])", "@\u200b", one_line(str(v))))
     env.filters["url"] = _url
+    # a value inside a fenced code block (a comment line of the inline repro): one line, no Markdown
+    # escaping, and no backtick run that could close the fence
+    env.filters["in_code"] = lambda v: Markup(re.sub(r"`+", "'", one_line(str(v))))
     # Markdown the kit itself authored (the case catalog's wording), never a measured value
     env.filters["kit_markdown"] = lambda v: Markup(one_line(str(v)))
     return env
