@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import sys
 import warnings
 
 from pcgkit.sweep.discovery import FORWARD_METHODS, TORCH_OP_NAMESPACES, Discovery, PublicCallable, RegisteredOp
@@ -55,8 +56,15 @@ def public_callables(package) -> tuple[tuple[PublicCallable, ...], str]:
 
 
 def import_all_submodules(package) -> tuple[tuple[str, str], ...]:
-    errors = []
-    for info in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."):
+    errors: list[tuple[str, str]] = []
+
+    def record(name: str) -> None:  # walk_packages imports packages itself; it reports through here
+        exc = sys.exc_info()[1]
+        errors.append((name, f"{type(exc).__name__}: {str(exc)[:160]}"))
+
+    for info in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}.", onerror=record):
+        if info.name in sys.modules or any(info.name.startswith(f"{name}.") for name, _ in errors):
+            continue
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -82,8 +90,6 @@ def registered_op(qualname: str) -> RegisteredOp:
 
 def discover() -> Discovery:
     """Import flashinfer (and all its submodules) and read what it offers. Needs torch + flashinfer."""
-    import sys
-
     import torch
 
     # Already imported (by the caller): every op outside torch's namespaces counts as the package's.

@@ -25,8 +25,10 @@ SCHEMA = "pcgkit.discovery/1"
 FORWARD_METHODS = ("run", "forward", "__call__")
 NOT_JUDGED_NO_INPUTS = "not judged: no inputs"
 # Dispatcher namespaces that are torch's own: never counted as FlashInfer's registered ops.
+# Importing flashinfer imports torch.distributed & co., which register these lazily: torch's, not FlashInfer's.
 TORCH_OP_NAMESPACES = ("aten", "prims", "_quantized", "quantized", "profiler", "_c10d_functional", "c10d",
-                       "_dtensor", "higher_order", "inductor", "debugprims", "rngprims", "mkldnn", "fbgemm")
+                       "c10d_functional", "_c10d_functional_autograd", "symm_mem", "_dtensor", "higher_order",
+                       "inductor", "debugprims", "rngprims", "mkldnn", "onednn", "fbgemm", "_test", "streams")
 
 
 @dataclasses.dataclass(frozen=True)

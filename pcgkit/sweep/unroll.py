@@ -75,16 +75,20 @@ class _UnbuiltModule:
 
 
 @contextlib.contextmanager
-def _simulated_build() -> Iterator[None]:
+def _simulated_build() -> Iterator[list[str]]:
+    """Inside: a JIT build returns an unbuilt module; yields the names of the modules it stood in for."""
     from unittest import mock
 
     from flashinfer.jit import core
 
+    stood_in: list[str] = []
+
     def build_and_load(spec, *args, **kwargs):
-        return _UnbuiltModule(getattr(spec, "name", "module"))
+        stood_in.append(getattr(spec, "name", "module"))
+        return _UnbuiltModule(stood_in[-1])
 
     with mock.patch.object(core.JitSpec, "build_and_load", build_and_load):
-        yield
+        yield stood_in
 
 
 def answer_for_real(candidate: Candidate, real: bool) -> tuple[Any, Any, bool]:
@@ -93,11 +97,12 @@ def answer_for_real(candidate: Candidate, real: bool) -> tuple[Any, Any, bool]:
 
     original, call_for_real = function_object(candidate.call)
     kwargs = dict(candidate.call.arguments)
-    simulated = candidate.kind == PRE_BUILD and not real
-    context: contextlib.AbstractContextManager = _simulated_build() if simulated else contextlib.nullcontext()
+    simulate = candidate.kind == PRE_BUILD and not real
+    context: contextlib.AbstractContextManager = _simulated_build() if simulate else contextlib.nullcontext([])
     try:
-        with answering_a_query(), context:
+        with answering_a_query(), context as stood_in:
             value = call_for_real(**kwargs)
+        simulated = bool(stood_in)  # a CuTe-DSL compile may run on a CPU for real: then nothing was simulated
     except Exception as exc:  # the candidate cannot be answered here: say why, try the next one
         raise _PatchFailed(f"{candidate.call.where}({kwargs}) raised {type(exc).__name__}: {str(exc)[:120]}") from exc
     if candidate.kind == ANSWER_QUERY and not isinstance(value, PLAIN_TYPES) and type(value).__name__ != "Version":
@@ -114,7 +119,7 @@ def _stand_in(value: Any) -> Callable:
 
 def _site(index: int, signature, action: str, **fields) -> Site:
     frame = signature.innermost_library_frame if signature else None
-    what = (signature.skipped_callable or signature.message_head[:120]) if signature else "no signature"
+    what = (signature.skipped_callable or signature.explanation or signature.message_head)[:160] if signature else "no signature"
     return Site(index, str(frame) if frame else "", signature.graph_break_id if signature else None, what, action, **fields)
 
 
@@ -150,8 +155,9 @@ def unroll(trace_once: Callable[[], Any], real: bool = False) -> tuple[list[Site
         return sites, outcome
 
 
-def unroll_spec(spec, arch: str, device, versions: tuple[str, str], real: bool = False):
-    """The whole stack of one spec's callable on one arch, as an Unrolled value."""
+def unroll_spec(spec, arch: str, device, versions: tuple[str, str], real: bool = False, graphs: list | None = None):
+    """The whole stack of one spec's callable on one arch, as an Unrolled value (`graphs`: filled with
+    the FX graphs of the last trace, for the registered ops it reached)."""
     from pcgkit.harness.pathrecord import record_inlined_calls
     from pcgkit.harness.simulate import simulated_sm120
     from pcgkit.harness.tracing import trace
@@ -169,7 +175,7 @@ def unroll_spec(spec, arch: str, device, versions: tuple[str, str], real: bool =
         args, kwargs = build_call(spec.call, torch_device)
         names, count = tuple(kwargs), len(args)
         traced_fn = lambda *a: fn(*a[:count], **dict(zip(names, a[count:])))  # noqa: E731
-        graphs: list = []
+        graphs = [] if graphs is None else graphs
 
         def trace_once():
             graphs.clear()
