@@ -33,6 +33,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: the checkout's p
 
 from pcgkit import errors, resources  # noqa: E402
 from pcgkit.harness import targets  # noqa: E402
+from pcgkit.matrix.pins import version_key  # noqa: E402
 from pcgkit.sglang import facts as sglang_facts  # noqa: E402
 from pcgkit.verdicts import catalog  # noqa: E402
 
@@ -295,7 +296,23 @@ def blocks() -> dict[str, dict[str, Callable[[], str]]]:
                                          "precedence": lambda: render_precedence(targets.PRECEDENCE)},
         "docs/reference/layout.md": {"packages": lambda: render_packages(package_rows())},
         "docs/reference/cases.md": {"catalog": lambda: render_catalog(catalog.CATALOG)},
+        "docs/reference/certificate.md": {"certificate-counts": render_certificate_counts},
     }
+
+
+def render_certificate_counts() -> str:
+    """The discovery counts and the status table of the committed certificates (fixtures/certificates/)."""
+    from pcgkit.report.certificate_page import load_certificates
+    from pcgkit.sweep.certificate import render_section
+
+    certificates = load_certificates()
+    out = ["| flashinfer | torch | arch | public callables | judged | not judged (no inputs) | registered ops | ops with a fake |",
+           "|---|---|---|---|---|---|---|---|"]
+    for cert in sorted(certificates, key=lambda c: version_key(c["flashinfer"])):
+        n = cert["counts"]
+        out.append(f"| {cert['flashinfer']} | {cert['torch']} | {cert['arch']} | {n['public callables']} | "
+                   f"{n['callables judged']} | {n['callables not judged (no inputs)']} | {n['registered ops']} | {n['ops with a fake']} |")
+    return "\n".join(out + render_section(certificates, heading="###")) + "\n"
 
 
 def fill(text: str, renderers: dict[str, Callable[[], str]]) -> tuple[str, list[str]]:

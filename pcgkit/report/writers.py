@@ -29,9 +29,9 @@ class WriteContext:
     runs: tuple[hist.RunSummary, ...] = ()  # every run's summary, this one last
     upstream: Upstream = EMPTY
     outcomes: tuple[CellOutcome, ...] = ()  # the cells on disk (none when rendered from compat.json)
-    certificates: tuple[dict, ...] = ()  # the committed trace-safety certificates (pcgkit.report.certificate_page)
     cells_root: Path | None = None
     echo: Callable[[str], None] = print
+    certificates: tuple[dict, ...] = ()  # the committed trace-safety certificates (pcgkit.report.certificate_page)
 
 
 Writer = Callable[[CompatReport, WriteContext], list[Path]]
@@ -109,7 +109,7 @@ def publish(report: CompatReport, reports_dir: Path, outcomes: Sequence[CellOutc
 
     ctx = WriteContext(reports_dir, tuple(hist.with_current(runs, report)),
                        upstream if upstream is not None else load_upstream(), tuple(outcomes), cells_root,
-                       certificates if certificates is not None else load_certificates())
+                       certificates=certificates if certificates is not None else load_certificates())
     written = {name: WRITERS[name](report, ctx) for name in names}
     written["history"] = [hist.append_history(reports_dir, report)]
     return report, written

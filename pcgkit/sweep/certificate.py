@@ -19,6 +19,7 @@ traceable, what broke, what appeared and disappeared between two releases of the
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -29,6 +30,22 @@ _SWEEP_CLASS_STATUS = {"traces-through": "traces", "opaque-op": "opaque-op", "br
                        "breaks-elsewhere": "breaks", "fake-reaches-kernel": "breaks"}
 _OP_CLASS_STATUS = {"opaque-op": "opaque-op", "fake-missing": "fake-missing", "fake-drift": "fake-drift",
                     "opcheck-fails": "fake-drift", "breaks": "breaks", "not-judged": "not-judged"}
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+")  # object reprs: differ on every run
+_INSTALL_PREFIX = re.compile(r"(?:/[^\s'\"(),\[\]]+)?/(?:site|dist)-packages/")
+
+
+def scrub(value):
+    """The certificate without this host's install paths and object addresses ('/x/.venv/lib/python3.12/site-packages/flashinfer/..'
+    -> 'flashinfer/..'): committed data must read the same from any machine. Pure."""
+    if isinstance(value, str):
+        return _ADDRESS.sub("", _INSTALL_PREFIX.sub("", value))
+    if isinstance(value, list):
+        return [scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {k: scrub(v) for k, v in value.items()}
+    return value
 
 
 def callable_status(first_class: str) -> str:
@@ -54,7 +71,7 @@ def table(certificates: Iterable[Mapping]) -> list[dict]:
         ops = Counter(r["status"] for r in cert["ops"])
         sites = Counter(len(r.get("sites", ())) for r in cert["callables"] if r["status"] == "breaks")
         rows.append({"flashinfer": cert["flashinfer"], "torch": cert["torch"], "arch": cert["arch"],
-                     "device": cert["device"], "simulated": cert["simulated"],
+                     "device": cert["device"], "simulated": cert["simulated"], "scope": cert.get("scope", "all"),
                      "callables": dict(callables), "ops": dict(ops), "breaks_by_sites": dict(sorted(sites.items())),
                      "discovered": cert["counts"]})
     return rows
@@ -88,9 +105,9 @@ def diff(older: Mapping, newer: Mapping) -> dict:
 
 
 def diffs(certificates: Sequence[Mapping]) -> list[dict]:
-    """Consecutive releases, per arch."""
+    """Consecutive releases, per arch (whole certificates only; an ops-only GPU run is no release step)."""
     by_arch: dict[str, list[Mapping]] = {}
-    for cert in sorted(certificates, key=_key):
+    for cert in sorted((c for c in certificates if c.get("scope", "all") == "all"), key=_key):
         by_arch.setdefault(cert["arch"], []).append(cert)
     return [diff(a, b) for certs in by_arch.values() for a, b in zip(certs, certs[1:])]
 
@@ -116,8 +133,9 @@ def render_section(certificates: Sequence[Mapping], md=_plain, heading: str = "#
         device = ("simulated" if row["simulated"] else "real") + f": {md(row['device'])}"
         sites = ", ".join(f"{n} site{'s' if n != 1 else ''}: {c}" for n, c in row["breaks_by_sites"].items()) or "-"
         discovered = row["discovered"]
-        lines.append(f"| {row['flashinfer']} | {row['torch']} | {row['arch']} | {device} | callables | "
-                     f"{discovered['public callables']} | {_status_cells(row['callables'])} | {sites} |")
+        if row["scope"] == "all":
+            lines.append(f"| {row['flashinfer']} | {row['torch']} | {row['arch']} | {device} | callables | "
+                         f"{discovered['public callables']} | {_status_cells(row['callables'])} | {sites} |")
         lines.append(f"| {row['flashinfer']} | {row['torch']} | {row['arch']} | {device} | ops | "
                      f"{discovered['registered ops']} | {_status_cells(row['ops'])} | - |")
     for d in diffs(certificates):

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 
 from pcgkit.harness.casekit import CaseTimeout, deadline
-from pcgkit.sweep.certificate import SCHEMA, callable_status, op_status
+from pcgkit.sweep.certificate import SCHEMA, callable_status, op_status, scrub
 from pcgkit.sweep.discovery import NOT_JUDGED_NO_INPUTS, counts, judgeable, plan_judgement, spec_targets_for
 
 CALLABLE_DEADLINE_S = 600.0  # every round of one callable's unroll together (a GPU pre-build JIT-builds)
@@ -59,8 +59,17 @@ def _spec_call(spec) -> dict:
     return {"caller": f"spec {spec.id}", "args": [_describe(a) for a in args], "kwargs": {k: _describe(v) for k, v in kwargs.items()}}
 
 
-def certify(arch: str, device, real: bool = False, only: Sequence[str] = ()) -> dict:
-    """The certificate of the installed release on `arch` (simulated on CPU, or the real GPU)."""
+def op_inputs_from(certificate: dict) -> dict[str, dict]:
+    """qualname -> the inputs an earlier certificate (e.g. the CPU one) judged that op with."""
+    return {row["qualname"]: row["call"] for row in certificate.get("ops", ()) if row.get("call")}
+
+
+def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops_only: bool = False,
+            op_inputs: dict[str, dict] | None = None) -> dict:
+    """The certificate of the installed release on `arch` (simulated on CPU, or the real GPU).
+    `ops_only`: judge the registered ops alone (the GPU run: no callable's JIT module is built);
+    `op_inputs`: inputs for ops from an earlier certificate (op_inputs_from), used where this run
+    recorded none."""
     from pcgkit.sweep.discover import discover
     from pcgkit.sweep.opjudge import judge_op
     from pcgkit.sweep.specs import load_specs
@@ -75,8 +84,9 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = ()) -> 
     callable_targets = [c.target for c in found.callables if judgeable(c)]
     # Specs for things discovery does not export (a submodule's function): judged too, labelled so.
     extra = [s.target for s in specs if s.target not in set(callable_targets) | op_targets]
-    rows, op_calls = [], {}
-    for target in callable_targets + extra:
+    rows: list[dict] = []
+    op_calls: dict[str, dict] = {}
+    for target in () if ops_only else callable_targets + extra:
         kind = "callable" if target in callable_targets else "spec only (not exported)"
         if only and target not in only and by_target.get(target) and by_target[target].id not in only:
             continue
@@ -86,16 +96,17 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = ()) -> 
     ops = []
     for op in found.ops:
         spec = by_target.get(op.target)
-        call = op_calls.get(op.qualname) or (_spec_call(spec) if spec else None)
+        call = op_calls.get(op.qualname) or (_spec_call(spec) if spec else None) or (op_inputs or {}).get(op.qualname)
         can_run = "CUDA" in op.kernels if real else any(k in op.kernels for k in ("CPU", *COMPOSITE_KEYS))
         judged = judge_op(op, call, "cuda:0" if real else "cpu", can_run)
         ops.append({"target": op.target, "kind": "op", "status": op_status(judged.cls), "schemas": list(op.schemas),
-                    "kernels": list(op.kernels), **judged.to_dict()})
-    return {
+                    "kernels": list(op.kernels), "call": call, **judged.to_dict()})
+    return scrub({
         "schema": SCHEMA, "flashinfer": found.flashinfer, "torch": found.torch, "arch": arch,
+        "scope": "ops" if ops_only else "all",
         "simulated": not real, "device": f"real: {device.label}" if real else f"simulated {arch} on CPU",
         "created": _dt.date.today().isoformat(), "wall_s": round(time.perf_counter() - start, 1),
         "counts": counts(found, plan), "exported_by": found.exported_by,
         "import_errors": [list(e) for e in found.import_errors],
         "callables": rows, "ops": ops,
-    }
+    })

@@ -40,6 +40,10 @@ def register(subparsers) -> None:
                       help="print the discovery counts (public callables, registered ops, judged, not judged); write discovery.json")
     mode.add_argument("--certificate", action="store_true",
                       help="the trace-safety certificate: every discovered callable and op judged, stacks unrolled (slow: an explicit run)")
+    parser.add_argument("--ops-only", action="store_true",
+                        help="with --certificate: judge the registered ops alone (the GPU run; no callable's module is built)")
+    parser.add_argument("--op-inputs", type=Path,
+                        help="with --certificate: a certificate JSON whose recorded op inputs are reused (the CPU one, for the GPU run)")
     parser.set_defaults(func=main)
 
 
@@ -86,10 +90,17 @@ def certificate_main(args: argparse.Namespace) -> int:
     device = real_device() if args.real else None
     arches = [arch_of(device)] if device else (args.arch or ["sm120"])
     args.out.mkdir(parents=True, exist_ok=True)
+    from pcgkit.sweep.certify import op_inputs_from
+
+    try:
+        op_inputs = op_inputs_from(json.loads(args.op_inputs.read_text())) if args.op_inputs else {}
+    except (OSError, ValueError) as exc:
+        raise PcgkitError(f"--op-inputs {args.op_inputs}: {exc}") from exc
     with mock.patch.dict(os.environ, _toolkit_env()):
         for arch in arches:
-            cert = certify(arch, device or SIMULATED_ARCHES[arch], real=device is not None, only=args.only or ())
-            stem = f"certificate-{cert['flashinfer']}-{arch}{'' if device is None else '-real'}"
+            cert = certify(arch, device or SIMULATED_ARCHES[arch], real=device is not None, only=args.only or (),
+                           ops_only=args.ops_only, op_inputs=op_inputs)
+            stem = f"certificate-{cert['flashinfer']}-{arch}{'' if device is None else '-real'}{'-ops' if args.ops_only else ''}"
             atomic.write_text(args.out / f"{stem}.json", json.dumps(cert, indent=1))
             atomic.write_text(args.out / f"{stem}.md", render_certificate(cert))
             print(f"{stem}: " + ", ".join(f"{k} {v}" for k, v in cert["counts"].items()))

@@ -99,5 +99,12 @@ def discover() -> Discovery:
     callables, exported_by = public_callables(flashinfer)
     errors = import_all_submodules(flashinfer)
     added = {name.split(".", 1)[0] for name in set(torch._C._dispatch_get_all_op_names()) - before}
-    ops = tuple(registered_op(q) for q in sorted(added) if q.partition("::")[0] not in TORCH_OP_NAMESPACES)
-    return Discovery(flashinfer.__version__, torch.__version__, callables, ops, exported_by, errors)
+    ops, unreadable = [], []
+    for qualname in sorted(added):
+        if qualname.partition("::")[0] in TORCH_OP_NAMESPACES:
+            continue
+        try:
+            ops.append(registered_op(qualname))
+        except (RuntimeError, AttributeError) as exc:  # listed by the dispatcher, not resolvable: say so
+            unreadable.append((f"op {qualname}", f"{type(exc).__name__}: {str(exc)[:160]}"))
+    return Discovery(flashinfer.__version__, torch.__version__, callables, tuple(ops), exported_by, errors + tuple(unreadable))

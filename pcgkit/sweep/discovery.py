@@ -28,7 +28,7 @@ NOT_JUDGED_NO_INPUTS = "not judged: no inputs"
 # Importing flashinfer imports torch.distributed & co., which register these lazily: torch's, not FlashInfer's.
 TORCH_OP_NAMESPACES = ("aten", "prims", "_quantized", "quantized", "profiler", "_c10d_functional", "c10d",
                        "c10d_functional", "_c10d_functional_autograd", "symm_mem", "_dtensor", "higher_order",
-                       "inductor", "debugprims", "rngprims", "mkldnn", "onednn", "fbgemm", "_test", "streams")
+                       "inductor", "debugprims", "rngprims", "mkldnn", "onednn", "fbgemm", "_test", "streams", "onnx")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +76,7 @@ class Discovery:
             flashinfer=data["flashinfer"], torch=data["torch"], exported_by=data["exported_by"],
             callables=tuple(PublicCallable(**c) for c in data["callables"]),
             ops=tuple(RegisteredOp(c["qualname"], tuple(c["schemas"]), c["has_fake"], tuple(c["kernels"])) for c in data["ops"]),
-            import_errors=tuple(tuple(e) for e in data.get("import_errors", ())),  # type: ignore[misc]
+            import_errors=tuple((str(e[0]), str(e[1])) for e in data.get("import_errors", ())),
         )
 
 
