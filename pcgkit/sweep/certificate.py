@@ -33,7 +33,8 @@ _OP_CLASS_STATUS = {"opaque-op": "opaque-op", "fake-missing": "fake-missing", "f
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")  # object reprs: differ on every run
-_INSTALL_PREFIX = re.compile(r"(?:/[^\s'\"(),\[\]]+)?/(?:site|dist)-packages/")
+# An install root: a venv's site-packages, or the GPU run's `pip install --target /tmp/site`.
+_INSTALL_PREFIX = re.compile(r"(?:/[^\s'\"(),\[\]]+)?/(?:site|dist)-packages/|/tmp/site/")
 
 
 def scrub(value):
@@ -58,9 +59,9 @@ def op_status(op_class: str) -> str:
 
 
 def _key(cert: Mapping) -> tuple:
-    from pcgkit.matrix.pins import version_key
+    from packaging.version import Version
 
-    return (version_key(cert["flashinfer"]), cert["arch"])
+    return (Version(cert["flashinfer"]), cert["arch"])
 
 
 def table(certificates: Iterable[Mapping]) -> list[dict]:

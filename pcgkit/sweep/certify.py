@@ -16,7 +16,8 @@ from pcgkit.harness.casekit import CaseTimeout, deadline
 from pcgkit.sweep.certificate import SCHEMA, callable_status, op_status, scrub
 from pcgkit.sweep.discovery import NOT_JUDGED_NO_INPUTS, counts, judgeable, plan_judgement, spec_targets_for
 
-CALLABLE_DEADLINE_S = 600.0  # every round of one callable's unroll together (a GPU pre-build JIT-builds)
+CALLABLE_DEADLINE_S = 600.0
+OP_DEADLINE_S = 300.0  # the real op's first call may JIT-build its module  # every round of one callable's unroll together (a GPU pre-build JIT-builds)
 COMPOSITE_KEYS = ("CompositeExplicitAutograd", "CompositeImplicitAutograd")
 
 
@@ -71,7 +72,7 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops
     `op_inputs`: inputs for ops from an earlier certificate (op_inputs_from), used where this run
     recorded none."""
     from pcgkit.sweep.discover import discover
-    from pcgkit.sweep.opjudge import judge_op
+    from pcgkit.sweep.opjudge import OpJudgement, judge_op
     from pcgkit.sweep.specs import load_specs
 
     start = time.perf_counter()
@@ -97,8 +98,13 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops
     for op in found.ops:
         spec = by_target.get(op.target)
         call = op_calls.get(op.qualname) or (_spec_call(spec) if spec else None) or (op_inputs or {}).get(op.qualname)
-        can_run = "CUDA" in op.kernels if real else any(k in op.kernels for k in ("CPU", *COMPOSITE_KEYS))
-        judged = judge_op(op, call, "cuda:0" if real else "cpu", can_run)
+        # A custom_op without device types has a composite kernel: it may run on either (or raise: said so).
+        can_run = any(k in op.kernels for k in ("CUDA" if real else "CPU", *COMPOSITE_KEYS))
+        try:
+            with deadline(OP_DEADLINE_S):
+                judged = judge_op(op, call, "cuda:0" if real else "cpu", can_run)
+        except CaseTimeout as exc:
+            judged = OpJudgement(op.qualname, "not-judged", op.has_fake, "", None, "", {}, f"kit: {exc}")
         ops.append({"target": op.target, "kind": "op", "status": op_status(judged.cls), "schemas": list(op.schemas),
                     "kernels": list(op.kernels), "call": call, **judged.to_dict()})
     return scrub({

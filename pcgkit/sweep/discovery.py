@@ -28,7 +28,8 @@ NOT_JUDGED_NO_INPUTS = "not judged: no inputs"
 # Importing flashinfer imports torch.distributed & co., which register these lazily: torch's, not FlashInfer's.
 TORCH_OP_NAMESPACES = ("aten", "prims", "_quantized", "quantized", "profiler", "_c10d_functional", "c10d",
                        "c10d_functional", "_c10d_functional_autograd", "symm_mem", "_dtensor", "higher_order",
-                       "inductor", "debugprims", "rngprims", "mkldnn", "onednn", "fbgemm", "_test", "streams", "onnx")
+                       "inductor", "debugprims", "rngprims", "mkldnn", "onednn", "fbgemm", "_test", "streams", "onnx",
+                       "onnx_symbolic", "fsdp", "_inductor_test", "flex_lib")
 
 
 @dataclasses.dataclass(frozen=True)
