@@ -310,8 +310,10 @@ def render_certificate_counts() -> str:
            "|---|---|---|---|---|---|---|---|"]
     for cert in sorted(certificates, key=lambda c: version_key(c["flashinfer"])):
         n = cert["counts"]
+        whole = cert.get("scope", "all") == "all"  # an ops-only run (the GPU) judged no callable
+        judged = (n["callables judged"], n["callables not judged (no inputs)"]) if whole else ("- (ops only)", "-")
         out.append(f"| {cert['flashinfer']} | {cert['torch']} | {cert['arch']} | {n['public callables']} | "
-                   f"{n['callables judged']} | {n['callables not judged (no inputs)']} | {n['registered ops']} | {n['ops with a fake']} |")
+                   f"{judged[0]} | {judged[1]} | {n['registered ops']} | {n['ops with a fake']} |")
     return "\n".join(out + render_section(certificates, heading="###")) + "\n"
 
 

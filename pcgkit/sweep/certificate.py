@@ -1,7 +1,7 @@
 """The trace-safety certificate of a FlashInfer release, as data and as Markdown. Pure.
 
 One certificate per (release, arch): every discovered public callable and registered op with a
-status, written by `pcgkit sweep --certificate` (pcgkit.sweep.certify) as JSON (schema
+status, written by `bin/pcgkit sweep --certificate` (pcgkit.sweep.certify) as JSON (schema
 pcgkit.certificate/1). Statuses (STATUSES), one per row:
 
   traces        traced under fullgraph=True through torch ops only
@@ -127,11 +127,11 @@ def render_section(certificates: Sequence[Mapping], md=_plain, heading: str = "#
         return []
     lines = ["", f"{heading} Trace-safety certificate: every public FlashInfer callable and registered op", "",
              "Discovered from each installed release (pcgkit.sweep.discover); judged under torch.compile(fullgraph=True)"
-             " by `pcgkit sweep --certificate`. Callables and ops are counted apart.", "",
+             " by `bin/pcgkit sweep --certificate`. Callables and ops are counted apart.", "",
              "| flashinfer | torch | arch | device | kind | discovered | " + " | ".join(STATUSES) + " | breaks by sites |",
              "|---" * (7 + len(STATUSES)) + "|"]
     for row in table(certificates):
-        device = ("simulated" if row["simulated"] else "real") + f": {md(row['device'])}"
+        device = md(row["device"])  # "simulated sm120 on CPU" / "real: NVIDIA H200 (compute capability 9.0)"
         sites = ", ".join(f"{n} site{'s' if n != 1 else ''}: {c}" for n, c in row["breaks_by_sites"].items()) or "-"
         discovered = row["discovered"]
         if row["scope"] == "all":
@@ -161,6 +161,7 @@ def render_certificate(cert: Mapping, md=_plain) -> str:
              f"{'simulated' if cert['simulated'] else 'real'}: {md(cert['device'])})", "",
              f"- torch {cert['torch']}; created {cert.get('created', '?')}; wall {cert.get('wall_s', '?')} s"]
     lines += [f"- {name}: {n}" for name, n in cert["counts"].items()]
+    lines += [f"- note: {md(cert['note'])}"] if cert.get("note") else []
     lines += ["", "## Callables", "", "| target | status | sites | final / where |", "|---|---|---|---|"]
     for r in cert["callables"]:
         lines.append(f"| `{md(r['target'])}` | {r['status']} | {len(r.get('sites', ()))} | {md(r.get('where', ''))[:120]} |")
