@@ -2,7 +2,7 @@
 
 Pure tests first (no torch); then small real slices in the reference environment (flashinfer 0.6.1),
 which, like test_sweep_trace.py, must fail rather than skip on a broken install. The full
-certificate per release is an explicit command (`pcgkit sweep --certificate`), never run here.
+certificate per release is an explicit command (`bin/pcgkit sweep --certificate`), never run here.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The certificate's dashboard page (reports/certificate.html) and its compat.md section, from the
-committed certificates (fixtures/certificates/*.json, written by `pcgkit sweep --certificate`).
+committed certificates (fixtures/certificates/*.json, written by `bin/pcgkit sweep --certificate`).
 Pure but for `load_certificates`."""
 
 from __future__ import annotations
