@@ -38,6 +38,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.commands.e2e",
     "pcgkit.commands.sweep",
     "pcgkit.commands.triage",
+    "pcgkit.commands.preflight",
     "pcgkit.commands.advice",
     "pcgkit.commands.ci",
     "pcgkit.commands.refresh",
