@@ -13,6 +13,8 @@ is written for fixtures/measurements/piecewise-cost.json, which the advice model
 
 Needs SGLang installed (on the lent GPU machine: the payload site, `eval "$(python3 -m pcgkit.e2e.devicerun env --site S)"`):
     python3 benchmarks/piecewise_cost.py --out DIR [--repeats 8] [--layers 2 --hidden 256]
+Several runs (other model sizes, repeats) into the one committed file, anywhere:
+    python3 benchmarks/piecewise_cost.py combine RUN1.json RUN2.json ... --out fixtures/measurements/piecewise-cost.json
 """
 
 from __future__ import annotations
@@ -115,7 +117,23 @@ def run_server(piecewise: bool, *, flags, checkpoint: Path, out: Path, vocab: in
     return record
 
 
+def combine_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="piecewise_cost.py combine")
+    parser.add_argument("runs", nargs="+")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    doc = cost.combine([json.loads(Path(p).read_text()) for p in args.runs])
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(doc, indent=1) + "\n")
+    for phase, body in doc["phases"].items():
+        print(f"{phase}: {body['summary']}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["combine"]:
+        return combine_main(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="folder for the document, the server logs and the checkpoint")
     parser.add_argument("--repeats", type=int, default=8)

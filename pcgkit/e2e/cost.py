@@ -138,3 +138,63 @@ def render(doc: Mapping) -> str:
             label = f"{f['name']}" + (f" [{'prompt' if 'prompt_tokens' in f else 'batch'} {what}]" if what != "" else "")
             lines.append(f"    {label}: on {f['on']} {f['unit']}, off {f['off']} {f['unit']}, on/off {f['ratio_on_over_off']}")
     return "\n".join(lines)
+
+
+def _span(values: list[float]) -> str:
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return "n/a"
+    return f"{values[0]:.2f}-{values[-1]:.2f} (median {statistics.median(values):.2f})"
+
+
+def combine(docs: list[dict]) -> dict:
+    """Several runs' documents (same device, other models or repeats) as one file: each phase's summary
+    spans every run's on/off ratios, each figure keeps the run it came from, every run stays whole. Pure."""
+    if not docs:
+        raise ValueError("nothing to combine")
+    devices = {d["device"] for d in docs}
+    if len(devices) != 1:
+        raise ValueError(f"runs from different devices: {sorted(devices)}")
+    models = list(dict.fromkeys(d["model"] for d in docs))
+    phases: dict[str, dict] = {}
+    for phase in PHASES:
+        figs = [{**f, "run": i} for i, d in enumerate(docs) for f in d["phases"][phase]["figures"]]
+        ratios = [f["ratio_on_over_off"] for f in figs if f.get("ratio_on_over_off") is not None]
+        if phase == PREFILL:
+            summary = (f"piecewise on / off prefill latency ratio {_span(ratios)} over {len(docs)} runs, prompts of "
+                       f"{', '.join(sorted({str(f['prompt_tokens']) for f in figs}, key=int))} tokens: the workaround "
+                       f"(off) changed prefill latency by {_span([_inverse(r) for r in ratios])}x")
+        elif phase == DECODE:
+            summary = (f"decode step time ratio on / off {_span(ratios)} (batches "
+                       f"{', '.join(sorted({str(f['batch']) for f in figs}, key=int))}): decode runs on the regular "
+                       "CUDA graphs either way")
+        else:
+            capture = [f["on"] for f in figs if f["name"].startswith("piecewise CUDA graph capture") and f["on"] is not None]
+            ready = [f for f in figs if f["name"] == "launch to /health ready"]
+            summary = (f"piecewise capture adds {_span(capture)} s at start-up (SGLang's log); launch to ready "
+                       + "; ".join(f"{f['on']} s on vs {f['off']} s off" for f in ready))
+        phases[phase] = {"summary": summary, "figures": figs}
+    return {
+        "schema": COST_SCHEMA,
+        "device": docs[0]["device"],
+        "device_detail": docs[0]["device_detail"],
+        "model": "; ".join(models),
+        "date": max(d["date"] for d in docs),
+        "simulated": any(d.get("simulated") for d in docs),
+        "versions": docs[0]["versions"],
+        "method": docs[0]["method"],
+        "phases": phases,
+        "runs": [{**{k: d[k] for k in ("model", "model_detail", "date", "cache_state", "launch", "phases")},
+                  "raw": {state: _without_temp_paths(run) for state, run in d["raw"].items()}} for d in docs],
+    }
+
+
+CHECKPOINT_PLACEHOLDER = "<the run's bf16 checkpoint: model_detail>"
+
+
+def _without_temp_paths(run: Mapping) -> dict:
+    """A run's record with its temporary checkpoint path replaced (committed data carries no temp paths)."""
+    argv = list(run.get("argv", []))
+    if "--model-path" in argv:
+        argv[argv.index("--model-path") + 1] = CHECKPOINT_PLACEHOLDER
+    return {**run, "argv": argv}
