@@ -195,3 +195,30 @@ def test_nvfp4_case_on_the_hybrid_target_end_to_end(imported_stack, pytester, de
     assert {"caller": "sglang.srt.stand_in:capability", "answered": True, "answer": "12.0"} in seen["queries"]
     assert {"caller": "triton.stand_in:capability", "answered": False, "answer": "raised RuntimeError"} in seen["queries"]
     assert row["evidence"]["derived_port_offsets"][-1] >= 10000 and row["evidence"]["port"] + 10000 <= 65535
+
+
+SAMPLE = ROOT / "reports" / "samples" / "e2e-h200-mode5-2026-12-01"
+LOGS = ROOT / "tests" / "data" / "e2e_logs"
+
+
+@pytest.mark.parametrize(("release", "log", "verdict", "reason_starts"), [
+    ("0.5.11", "h200_sglang0511_hybrid_nvfp4_mode5_capture_crash.log", Verdict.REPRODUCED, "on the hybrid target: server exited"),
+    ("0.5.12", "h200_sglang0512_hybrid_nvfp4_no_kernel_image.log", Verdict.SKIPPED,
+     "hybrid limit: the piecewise trace ran without a dynamo failure (SGLang: 'Compiling a graph for dynamic shape takes 0.10 s')"),
+])
+def test_real_h200_hybrid_runs_are_judged_from_their_log_and_evidence(release, log, verdict, reason_starts):
+    """The real H200 runs (issue 26 sample): 0.5.11 dies in capture with mode 1's signature (reproduced);
+    0.5.12 traces cleanly, then cannot run its sm_120 kernels (skipped, never fixed); both took."""
+    from pcgkit.e2e.logclass import classify_run
+    from pcgkit.e2e.server import Readiness, ServerRun
+
+    text = (LOGS / log).read_text()
+    (evidence_dir,) = (SAMPLE / f"sglang-{release}" / "e2e").glob("*.hybrid/evidence")
+    seen = hybrid.read_evidence(evidence_dir)
+    assert hybrid.took(hybrid.HYBRID_SM120, seen) is None and seen.processes >= 3
+    assert [s["step"].split(":")[1] for s in seen.skipped] == ["PiecewiseCudaGraphRunner.warmup_compile"]
+    real = {q["caller"] for q in seen.queries if not q["answered"]}
+    assert "triton.backends.nvidia.driver:get_current_target" in real  # Triton compiled for the real GPU
+    run = ServerRun(("x",), Path(log), Readiness.DIED, 50.0, -9, None, ())
+    judged = hybrid.judge_hybrid(classify_run(run, text), text, hybrid.HYBRID_SM120, seen)
+    assert judged.verdict is verdict and judged.reason.startswith(reason_starts)

@@ -147,6 +147,7 @@ def hybrid_device(real: Device, plan: HybridPlan = HYBRID_SM120) -> Device:
     return dataclasses.replace(real, answered_as=plan.answer)
 
 
+_COMPILED_RE = re.compile(r"Compiling a graph for .*? takes [0-9.]+ s")
 # A kernel the server built for the answered arch, launched on the real GPU: CUDA's and Triton's wordings.
 _WRONG_ARCH_KERNEL_RE = re.compile(
     r"no kernel image is available|invalid device function|cudaErrorNoKernelImageForDevice|"
@@ -183,11 +184,12 @@ def judge_hybrid(c: Classification, log: str, plan: HybridPlan, evidence: Hybrid
         compiled = reading.events(CaptureEvent.COMPILED)
         wrong_arch = _WRONG_ARCH_KERNEL_RE.search(log)
         if compiled and wrong_arch:
+            said = _COMPILED_RE.search(compiled[0].text)
             return dataclasses.replace(
                 c,
                 verdict=Verdict.SKIPPED,
                 reason=f"hybrid limit: the piecewise trace ran without a dynamo failure (SGLang: "
-                f"{compiled[0].text.strip()[:100]!r}), then a kernel built for sm_{plan.answer[0]}{plan.answer[1]} could "
+                f"{said.group(0) if said else compiled[0].text.strip()[-100:]!r}), then a kernel built for sm_{plan.answer[0]}{plan.answer[1]} could "
                 f"not run on this GPU ({wrong_arch.group(0)}): serving needs a real SM120 GPU; {c.reason}",
             )
     return dataclasses.replace(c, reason=f"on the hybrid target: {c.reason}")
