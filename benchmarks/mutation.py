@@ -68,7 +68,7 @@ TARGETS: tuple[Target, ...] = (
     Target("modes", "pcgkit/verdicts/modes.py", "tests/test_modes.py"),
     Target("fixmodes", "pcgkit/verdicts/fixmodes.py", "tests/test_fix_modes.py"),
     Target("expectations", "pcgkit/verdicts/expectations.py", "tests/test_expectations.py"),
-    Target("signature", "pcgkit/harness/signature.py", "tests/test_signature.py",
+    Target("signature", "pcgkit/values/signature.py", "tests/test_signature.py",
            functions=("Frame", "Signature", "parse_frame_str", "package_relative", "parse_frames",
                       "innermost_library_frame", "_skipped_callable", "_user_code_section", "parse_message",
                       "parse_exception", "parse_log")),
@@ -78,7 +78,7 @@ TARGETS: tuple[Target, ...] = (
            skip_names=("SIMULATED_PART_SHAPE", "SIMULATED_SM120", "SIMULATED_SM100", "SIMULATED_SM90")),
     Target("archpaths", "pcgkit/harness/archpaths.py", f"tests/test_simulation_path.py -k '{_NO_FULL_TRACE}'"),
     Target("pathevidence", "pcgkit/harness/pathevidence.py", f"tests/test_simulation_path.py -k '{_NO_FULL_TRACE}'"),
-    Target("plugin", "pcgkit/harness/plugin.py",
+    Target("judging", "pcgkit/harness/judging.py",
            "tests/test_matrix_baseline.py tests/test_plugin.py::test_judge_against_baseline_maps_every_verdict"
            " tests/test_plugin.py::test_judge_against_baseline_omits_an_empty_why",
            functions=("judge_against_baseline",)),

@@ -37,7 +37,7 @@ from pcgkit.e2e.logclass import log_timings
 from pcgkit.e2e.server import GENERATE_PATH, Readiness, running_server, wait_group_gone
 from pcgkit.harness import hardware
 from pcgkit.harness.casekit import cuda_toolkit_root
-from pcgkit.harness.signature import read_log
+from pcgkit.values.signature import read_log
 from pcgkit.harness.versions import collect_versions
 from pcgkit.sglang import facts as sglang_facts
 

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from pcgkit.e2e.control import CONTROL_MODE as MODE
-from pcgkit.harness import hardware, targets
+from pcgkit.harness import hardware
+from pcgkit.values import targets
 from pcgkit.harness.casekit import cuda_toolkit_root
 
 pytestmark = [pytest.mark.gpu, pytest.mark.e2e]
@@ -35,7 +36,7 @@ def test_e2e_piecewise_control(request, tmp_path):
     from pcgkit.e2e.checkpoint import BF16, write_checkpoint
     from pcgkit.e2e.control import ControlRecord, classify_control, remember_control
     from pcgkit.e2e.launch import LaunchPlanError
-    from pcgkit.harness.plugin import judge_against_baseline
+    from pcgkit.harness.judging import record
     from pcgkit.harness.versions import collect_versions
     from pcgkit.sglang import facts as sglang_facts
     from pcgkit.verdicts.expectations import expected_for, load_expectations
@@ -84,5 +85,4 @@ def test_e2e_piecewise_control(request, tmp_path):
         variant=TARGET.id,
     )
     remember_control(request.config, ControlRecord(result.verdict, result.reason, result.nodeid, device.label))
-    request.node.user_properties.extend(result.junit_properties())
-    judge_against_baseline(result, expectation.why if expectation else "")
+    record(request.node, result, expectation)

@@ -26,9 +26,10 @@ from pathlib import Path
 import pytest
 
 from pcgkit.e2e.logclass import E2E_MODE as MODE
-from pcgkit.harness import hardware, targets
+from pcgkit.harness import hardware
 from pcgkit.harness.casekit import cuda_toolkit_root
 from pcgkit.harness.versions import collect_versions
+from pcgkit.values import targets
 
 pytestmark = [pytest.mark.e2e]
 TARGETS = (targets.SM120, targets.GPU_AS_SM120)  # the plugin parametrizes `target` over these
@@ -51,7 +52,7 @@ def test_e2e_piecewise_launch(request, tmp_path, target):
     from pcgkit.e2e.checkpoint import NVFP4, write_checkpoint
     from pcgkit.e2e.control import control_of_session, judge_with_control
     from pcgkit.e2e.launch import LaunchPlanError
-    from pcgkit.harness.plugin import judge_against_baseline
+    from pcgkit.harness.judging import record
     from pcgkit.verdicts.expectations import expected_for, load_expectations
 
     start = time.perf_counter()
@@ -84,8 +85,7 @@ def test_e2e_piecewise_launch(request, tmp_path, target):
         result = not_applicable_result(str(exc), device=device.to_dict(), versions=versions, nodeid=request.node.nodeid,
                                        evidence={"flags": flags.to_dict()},
                                        expected=expectation.expect.value if expectation else None, variant=target.id)
-        request.node.user_properties.extend(result.junit_properties())
-        judge_against_baseline(result, expectation.why if expectation else "")
+        record(request.node, result, expectation)
         return
     log_path = (request.config.rootpath / ARTIFACTS / f"server-{target.id}-{int(time.time())}-{port}.log").resolve()
     if plan_hybrid:
@@ -119,5 +119,4 @@ def test_e2e_piecewise_launch(request, tmp_path, target):
         classification=classification,
         variant=target.id,
     )
-    request.node.user_properties.extend(result.junit_properties())
-    judge_against_baseline(result, expectation.why if expectation else "")
+    record(request.node, result, expectation)

@@ -14,15 +14,16 @@ import pytest
 
 from pcgkit.e2e import hybrid
 from pcgkit.e2e.logclass import Classification
-from pcgkit.harness import hardware, targets
+from pcgkit.harness import hardware
+from pcgkit.values import targets
 from pcgkit.harness.hardware import Device
-from pcgkit.verdicts.verdict import Verdict
+from pcgkit.values.verdict import Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 CASE = ROOT / "cases" / "test_e2e_piecewise_launch.py"
 STAND_IN = ROOT / "tests" / "data" / "stand_in" / "hybrid_dying_server.py"
 SEED000 = ROOT / "tests" / "data" / "e2e_logs" / "seed000_capture_nvcc_subprocess.log"
-PLUGIN_ARGS = ("-p", "pcgkit.harness.plugin", "-p", "no:cacheprovider")
+PLUGIN_ARGS = ("-p", "pcgkit.plugin", "-p", "no:cacheprovider")
 
 PROBE_MODULES = {
     "sglang/__init__.py": "",
@@ -150,7 +151,7 @@ def imported_stack():
     each test, and torch cannot be imported twice in one process); see tests/test_e2e_case.py."""
     import importlib
 
-    for name in ("torch", "torch._dynamo", "safetensors.torch", "tokenizers", "pcgkit.harness.plugin",
+    for name in ("torch", "torch._dynamo", "safetensors.torch", "tokenizers", "pcgkit.plugin",
                  "pcgkit.e2e.checkpoint", "pcgkit.sglang.facts", "pcgkit.e2e.launch", "pcgkit.e2e.case",
                  "pcgkit.e2e.server", "pcgkit.e2e.hybrid"):
         importlib.import_module(name)

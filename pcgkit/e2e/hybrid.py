@@ -23,8 +23,8 @@ from typing import Mapping
 
 from pcgkit.e2e.logclass import Classification
 from pcgkit.harness.hardware import Device
-from pcgkit.harness.signature import CaptureEvent, read_log
-from pcgkit.verdicts.verdict import Verdict
+from pcgkit.values.signature import CaptureEvent, read_log
+from pcgkit.values.verdict import Verdict
 
 SHIM_SOURCE = Path(__file__).resolve().parent / "hybrid_shim" / "sitecustomize.py"
 FX_GENERATED = "<fx-generated>"  # the shim's caller name for graphs dynamo generated (see the shim)

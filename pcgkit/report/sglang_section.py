@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pcgkit.harness import targets
+from pcgkit.catalog import Family, modes_of
 from pcgkit.matrix.outcome import CellOutcome
-from pcgkit.verdicts.catalog import Family, modes_of
+from pcgkit.values import targets
 
 
 def sglang_facts(outcomes: Sequence[CellOutcome]) -> list[dict]:

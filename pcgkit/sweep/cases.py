@@ -1,6 +1,6 @@
 """The sweep's entry points as cases of the kit's catalog: one Mode per (arch, entry point). Pure.
 
-Generated from the spec table (entry_points.toml) when pcgkit.verdicts.catalog is imported, so an
+Generated from the spec table (entry_points.toml) when pcgkit.catalog is imported, so an
 entry added to the table is a case everywhere (report columns, flips, expectations) with no code.
 Case id: `sweep.<arch>.<entry id>` ("sweep.sm120.rmsnorm"); the arch is part of the id because the
 simulated target answers one family per trace, like the SGLang case's SM90 mode. How a sweep class
@@ -17,9 +17,9 @@ import functools
 import os
 
 from pcgkit.harness.hardware import SIMULATED_ARCHES
-from pcgkit.harness.signature import Signature
 from pcgkit.sweep.classify import FAMILY_KNOWN_SHAPES, Observation, classify
 from pcgkit.sweep.specs import EntrySpec, load_specs
+from pcgkit.values.signature import Signature
 from pcgkit.verdicts.modes import Mode
 
 PREFIX = "sweep"

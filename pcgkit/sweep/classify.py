@@ -24,8 +24,8 @@ import dataclasses
 import enum
 import re
 
-from pcgkit.harness.signature import Signature
-from pcgkit.verdicts.verdict import Verdict
+from pcgkit.values.signature import Signature
+from pcgkit.values.verdict import Verdict
 
 
 class SweepClass(str, enum.Enum):
@@ -115,10 +115,6 @@ def jit_loader_of(signature: Signature) -> str:
         ):
             return LOADER_FLASHINFER_JIT
     return ""
-
-
-def in_jit_loader(signature: Signature) -> bool:
-    return bool(jit_loader_of(signature))
 
 
 def _where(signature: Signature) -> str:
