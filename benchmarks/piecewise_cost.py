@@ -37,9 +37,9 @@ from pcgkit.e2e.logclass import log_timings
 from pcgkit.e2e.server import GENERATE_PATH, Readiness, running_server, wait_group_gone
 from pcgkit.harness import hardware
 from pcgkit.harness.casekit import cuda_toolkit_root
-from pcgkit.values.signature import read_log
 from pcgkit.harness.versions import collect_versions
 from pcgkit.sglang import facts as sglang_facts
+from pcgkit.values.signature import read_log
 
 PROMPT_TOKENS = (16, 64, 256, 1024)  # 1024 is past --piecewise-cuda-graph-max-tokens 256: eager either way
 DECODE_BATCHES = (1, 4)

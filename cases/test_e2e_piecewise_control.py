@@ -21,8 +21,8 @@ import pytest
 
 from pcgkit.e2e.control import CONTROL_MODE as MODE
 from pcgkit.harness import hardware
-from pcgkit.values import targets
 from pcgkit.harness.casekit import cuda_toolkit_root
+from pcgkit.values import targets
 
 pytestmark = [pytest.mark.gpu, pytest.mark.e2e]
 # The plugin records a "not run here" row for this case when it is stopped in setup (no GPU).
@@ -32,7 +32,13 @@ ARTIFACTS = Path(os.environ.get("PCGKIT_E2E_ARTIFACTS", "reports/e2e"))
 
 def test_e2e_piecewise_control(request, tmp_path):
     """A real SGLang server with piecewise CUDA graphs on the tiny bf16 checkpoint: up, captured, answered, gone."""
-    from pcgkit.e2e.case import broken_install_reason, launch_and_classify, launch_port, plan_for_checkpoint, to_case_result
+    from pcgkit.e2e.case import (
+        broken_install_reason,
+        launch_and_classify,
+        launch_port,
+        plan_for_checkpoint,
+        to_case_result,
+    )
     from pcgkit.e2e.checkpoint import BF16, write_checkpoint
     from pcgkit.e2e.control import ControlRecord, classify_control, remember_control
     from pcgkit.e2e.launch import LaunchPlanError

@@ -15,8 +15,8 @@ import pytest
 from pcgkit.e2e import hybrid
 from pcgkit.e2e.logclass import Classification
 from pcgkit.harness import hardware
-from pcgkit.values import targets
 from pcgkit.harness.hardware import Device
+from pcgkit.values import targets
 from pcgkit.values.verdict import Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -223,3 +223,14 @@ def test_real_h200_hybrid_runs_are_judged_from_their_log_and_evidence(release, l
     run = ServerRun(("x",), Path(log), Readiness.DIED, 50.0, -9, None, ())
     judged = hybrid.judge_hybrid(classify_run(run, text), text, hybrid.HYBRID_SM120, seen)
     assert judged.verdict is verdict and judged.reason.startswith(reason_starts)
+
+
+def test_shim_still_runs_the_sitecustomize_it_shadows(tmp_path):
+    """A sitecustomize further down the path (an image's own) still runs after the shim, as Python would have run it."""
+    shim = hybrid.write_shim(tmp_path / "shim")
+    other = tmp_path / "image"
+    other.mkdir()
+    (other / "sitecustomize.py").write_text("print('image sitecustomize ran')\n")
+    out = subprocess.run([sys.executable, "-c", "pass"], env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{shim}:{other}"},
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "image sitecustomize ran" and out.returncode == 0

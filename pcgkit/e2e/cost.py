@@ -71,11 +71,11 @@ def _per_s(tokens: int, seconds: float | None) -> float | None:
     return round(tokens / seconds, 1) if seconds else None
 
 
-def _range(values: list[float]) -> str:
-    values = [v for v in values if v is not None]
-    if not values:
+def _range(values: list[float | None]) -> str:
+    known = [v for v in values if v is not None]
+    if not known:
         return "n/a"
-    low, high = min(values), max(values)
+    low, high = min(known), max(known)
     return f"{low:.2f}x" if abs(high - low) < 0.005 else f"{low:.2f}x to {high:.2f}x"
 
 
@@ -140,11 +140,11 @@ def render(doc: Mapping) -> str:
     return "\n".join(lines)
 
 
-def _span(values: list[float]) -> str:
-    values = sorted(v for v in values if v is not None)
-    if not values:
+def _span(values: list[float | None]) -> str:
+    known = sorted(v for v in values if v is not None)
+    if not known:
         return "n/a"
-    return f"{values[0]:.2f}-{values[-1]:.2f} (median {statistics.median(values):.2f})"
+    return f"{known[0]:.2f}-{known[-1]:.2f} (median {statistics.median(known):.2f})"
 
 
 def combine(docs: list[dict]) -> dict:

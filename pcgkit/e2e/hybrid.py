@@ -21,12 +21,12 @@ import shutil
 from pathlib import Path
 from typing import Mapping
 
+from pcgkit import resources
 from pcgkit.e2e.logclass import Classification
 from pcgkit.harness.hardware import Device
 from pcgkit.values.signature import CaptureEvent, read_log
 from pcgkit.values.verdict import Verdict
 
-SHIM_SOURCE = Path(__file__).resolve().parent / "hybrid_shim" / "sitecustomize.py"
 FX_GENERATED = "<fx-generated>"  # the shim's caller name for graphs dynamo generated (see the shim)
 
 
@@ -89,7 +89,7 @@ def server_env(plan: HybridPlan, base: Mapping[str, str], shim_dir: Path, eviden
 def write_shim(folder: Path) -> Path:
     """Copy the shim into `folder` as sitecustomize.py (kept with the run's artifacts); returns the folder."""
     folder.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(SHIM_SOURCE, folder / "sitecustomize.py")
+    shutil.copyfile(resources.hybrid_shim(), folder / "sitecustomize.py")
     return folder
 
 
@@ -123,7 +123,7 @@ def parse_evidence(lines: list[str]) -> HybridEvidence:
             records.append(json.loads(line))
         except json.JSONDecodeError:
             continue
-    queries = {}
+    queries: dict[tuple[str, str], dict] = {}
     for r in records:
         if r.get("event") == "query":
             got = ".".join(map(str, r["answer"])) if "answer" in r else f"raised {r.get('raised')}"

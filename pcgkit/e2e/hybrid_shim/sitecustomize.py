@@ -23,9 +23,9 @@ import importlib.abc
 import importlib.util
 import json
 import os
+import runpy
 import sys
 import time
-
 
 # The caller name given to code that torch.fx generated from a dynamo trace ("<eval_with_key>.N", no module):
 # a traced query is also called when the graph runs, and must get the answer the trace got.
@@ -156,14 +156,12 @@ _install()
 
 def _chain_next_sitecustomize():
     """Run the sitecustomize this one shadows (the next on sys.path), as Python would have."""
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.abspath(__spec__.origin))  # this file's folder
     for entry in sys.path:
         folder = os.path.abspath(entry or ".")
         candidate = os.path.join(folder, "sitecustomize.py")
         if folder != here and os.path.isfile(candidate):
-            with open(candidate) as handle:
-                code = compile(handle.read(), candidate, "exec")
-            exec(code, {"__name__": "sitecustomize_shadowed", "__file__": candidate})
+            runpy.run_path(candidate, run_name="sitecustomize_shadowed")
             return
 
 

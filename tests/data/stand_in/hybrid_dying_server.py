@@ -5,8 +5,6 @@ once, then prints a recorded server log (argv[1]) and dies, as SGLang 0.5.11 did
 import sys
 import types
 
-import torch
-
 sglang_like = types.ModuleType("sglang.srt.stand_in")
 exec("import torch\ndef capability():\n    return torch.cuda.get_device_capability()\n", sglang_like.__dict__)
 other = types.ModuleType("triton.stand_in")
