@@ -130,3 +130,13 @@ def test_catalog_names_every_case_module_and_each_exists():
     assert all((ROOT / "cases" / name).is_file() for name in named)
     recording = {p.name for p in (ROOT / "cases").glob("test_*.py") if "pcgkit_case" in p.read_text() or "MODE" in p.read_text()}
     assert recording <= named, recording - named
+
+
+def test_every_package_ships_in_the_wheel():
+    """Each folder of pcgkit/ with an __init__.py is listed in pyproject.toml's setuptools packages (a moved
+    or new package that is not would be missing from an installed kit)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    present = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "pcgkit").rglob("__init__.py")}
+    assert present - listed == set()

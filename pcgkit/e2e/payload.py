@@ -1,12 +1,12 @@
 """The SGLang payload for a GPU machine with no network (issue 13): plan it, build it here, chunk it.
 
-`pcgkit e2e payload build --out DIR [--spec A.toml --spec B.toml]` reads the wheel list and trims of
-each SGLang release's spec (fixtures/e2e_payload.toml is 0.5.12's; a spec may be `based_on` another and
-replace a few pins, as fixtures/e2e_payload_sglang-0.5.11.toml does), downloads with pip (--no-deps,
-binary only, for the device's python and platform tags), trims sglang-kernel while streaming it out
-of its wheel (no 1.17 GB unpack), fetches the Debian packages, packs all of it into one tar (a wheel
-two releases share is stored once) and splits that into parts of `chunk_mib` so that each part
-travels in one device call. DIR/MANIFEST.json names every part with its sha256 and, per release,
+`bin/pcgkit e2e payload build --out DIR [--spec A.toml --spec B.toml]` (pcgkit.commands.e2e) reads the
+wheel list and trims of each SGLang release's spec (fixtures/e2e_payload.toml is 0.5.12's; a spec may be
+`based_on` another and replace a few pins, as fixtures/e2e_payload_sglang-0.5.11.toml does), downloads with
+pip (--no-deps, binary only, for the device's python and platform tags), trims sglang-kernel while
+streaming it out of its wheel (no 1.17 GB unpack), fetches the Debian packages, packs all of it into one
+tar (a wheel two releases share is stored once) and splits that into parts of `chunk_mib` so that each
+part travels in one device call. DIR/MANIFEST.json names every part with its sha256 and, per release,
 its wheels; `python3 -m pcgkit.e2e.devicerun install --release X` checks and installs them there.
 
 pip: the kit's own .venv is made by uv and has no pip, so downloads run with a pip found
@@ -19,7 +19,6 @@ Pure: load_spec's merge (merge_spec), download_argv, is_trimmed, split_sizes. Th
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import fnmatch
 import hashlib
@@ -32,7 +31,7 @@ from pathlib import Path
 import tomllib
 
 from pcgkit import resources
-from pcgkit.errors import EnvironmentSetupError, PcgkitError, UsageError
+from pcgkit.errors import EnvironmentSetupError, UsageError
 from pcgkit.util import proc
 
 SPEC_PATH = resources.fixture("e2e_payload.toml")
@@ -260,46 +259,3 @@ def build(specs: PayloadSpec | list[PayloadSpec], out: Path, work: Path, pip: li
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
-
-
-def _cmd_build(args) -> int:
-    import tempfile
-
-    specs = [load_spec(Path(path)) for path in (args.spec or [str(SPEC_PATH)])]
-    with tempfile.TemporaryDirectory(prefix="pcgkit-payload-", dir=args.work) as work:
-        manifest = build(specs, Path(args.out), Path(work))
-    total = sum(p["bytes"] for p in manifest["parts"])
-    print(f"pcgkit: payload for sglang {', '.join(s.sglang for s in specs)}: {len(manifest['files'])} files, "
-          f"{len(manifest['parts'])} parts, {total / 2**20:.1f} MiB in {args.out}")
-    return 0
-
-
-def register(e2e_subparsers) -> None:
-    cmd = e2e_subparsers.add_parser("payload", help="the SGLang payload for a GPU machine without network",
-                                    description="Build the SGLang payload (trimmed wheels in chunks) for a GPU machine without network.",
-                                    epilog="example:\n  %(prog)s build --out /tmp/payload")
-    sub = cmd.add_subparsers(dest="payload_command", required=True)
-    build_cmd = sub.add_parser("build", help="download, trim and chunk the payload (fixtures/e2e_payload.toml)",
-                               description="Download, trim and chunk the payload that fixtures/e2e_payload.toml describes, with a MANIFEST.json.",
-                               epilog="example:\n  %(prog)s --out /tmp/payload")
-    build_cmd.add_argument("--out", required=True, help="directory for the parts and MANIFEST.json")
-    build_cmd.add_argument("--spec", action="append", default=None,
-                           help="a release's payload spec; repeat for several releases in one payload "
-                                "(default: fixtures/e2e_payload.toml, SGLang 0.5.12)")
-    build_cmd.add_argument("--work", default=None, help="where the temporary staging folder goes (default: TMPDIR)")
-    build_cmd.set_defaults(func=_cmd_build)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pcgkit.e2e.payload")
-    register(parser.add_subparsers(dest="e2e_command", required=True))
-    args = parser.parse_args(["payload", *(argv if argv is not None else sys.argv[1:])])
-    try:
-        return args.func(args)
-    except PcgkitError as exc:
-        print(f"pcgkit: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -18,6 +18,10 @@ BACKENDS: dict[str, str] = {
     "docker": "pcgkit.matrix.backends.docker",  # one pinned image per cell (docker/)
 }
 DEFAULT = "venv"
+# Where CI runs cells: hosted runners (simulation) in the default backend; self-hosted GPU runners in
+# a pinned image each, the host's GPUs passed in (pcgkit.ci.plan reads these, never a backend's name).
+FOR_SIMULATION = DEFAULT
+FOR_REAL_HARDWARE = "docker"
 
 
 def add_options(parser) -> None:
@@ -28,6 +32,11 @@ def add_options(parser) -> None:
     for module in modules.values():
         if hasattr(module, "add_options"):
             module.add_options(parser)
+
+
+def ci_arguments(name: str) -> tuple[str, ...]:
+    """The `pcgkit matrix` options a CI job adds for this backend (its module's CI_ARGUMENTS; none by default)."""
+    return tuple(getattr(importlib.import_module(BACKENDS[name]), "CI_ARGUMENTS", ()))
 
 
 def runner(name: str, args) -> RunCell:

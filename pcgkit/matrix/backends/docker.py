@@ -31,6 +31,7 @@ STAGE_IMAGE = STAGE_INSTALL  # the image build is this backend's install stage
 GPU_AUTO, GPU_ALL, GPU_NONE = "auto", "all", "none"
 EXTRA_RUN_S = 120.0  # the hard kill comes this long after `pcgkit run`'s own deadline
 SUMMARY = "a pinned image each (docker/)"  # how `--backend`'s help describes it
+CI_ARGUMENTS = ("--gpus", GPU_ALL)  # a GPU runner's job passes every GPU into the case container
 
 
 def add_options(parser) -> None:
