@@ -215,7 +215,7 @@ def render_exit_codes(rows: list[tuple[int, str, str, str]], severity: tuple[int
 def render_precedence(precedence: tuple[str, ...]) -> str:
     """The statement the report's `result_for` implements (tests pin both). Pure."""
     order = ", then ".join(
-        f"`{t}` ({'simulated' if targets.is_simulated(t) else 'real hardware'})" for t in precedence)
+        f"`{t}` ({targets.BY_ID[t].kind})" for t in precedence)
     return (f"When one cell has results for a case from several targets, the compatibility report shows one: "
             f"the first that ran (any verdict but `skipped`) in the order {order}. A real result therefore "
             f"replaces the simulated one in that cell's entry, which names its `variant` and whether it is "
