@@ -63,6 +63,13 @@ def preflight(release: str, launch: list[str]) -> tuple[int, dict | str, float]:
         return done.returncode, (done.stderr.strip().splitlines() or ["no output"])[-1], took
 
 
+def machine_paths_out(text: str) -> str:
+    """The checkout, the interpreter's stdlib and the home cache as stable names: committed data stays diffable."""
+    text = text.replace(str(ROOT) + "/", "")
+    text = re.sub(r"/[^\s\"']*/lib/python3\.\d+/(?!site-packages)", "<stdlib>/", text)
+    return text.replace(str(Path.home()) + "/", "~/")
+
+
 def cell(answer: dict | str | None) -> str:
     if answer is None:
         return "not run"
@@ -118,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
                 record = {"release": release, "launch_name": name, "launch": launch, "exit": status,
                           "seconds": round(took, 1), "answer": answer}
                 (args.out / f"sglang-{release}-{name}.json").write_text(
-                    json.dumps(record, indent=1).replace(tmp, "CHECKPOINTS") + "\n")
+                    machine_paths_out(json.dumps(record, indent=1).replace(tmp, "CHECKPOINTS")) + "\n")
                 print(f"{release:12} {name:10} exit {status:3} {cell(answer)} ({took:.0f} s)", flush=True)
             write_table(args.out)  # after each release: a stopped run keeps what it measured
     return 0

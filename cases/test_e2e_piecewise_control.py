@@ -21,21 +21,27 @@ import pytest
 
 from pcgkit.e2e.control import CONTROL_MODE as MODE
 from pcgkit.harness import hardware
-from pcgkit.harness.casekit import Target, cuda_toolkit_root
+from pcgkit.harness.casekit import cuda_toolkit_root
+from pcgkit.values import targets
 
 pytestmark = [pytest.mark.gpu, pytest.mark.e2e]
 # The plugin records a "not run here" row for this case when it is stopped in setup (no GPU).
-TARGET = Target("gpu", "gpu", simulated=False)
+TARGET = targets.GPU
 ARTIFACTS = Path(os.environ.get("PCGKIT_E2E_ARTIFACTS", "reports/e2e"))
 
 
 def test_e2e_piecewise_control(request, tmp_path):
     """A real SGLang server with piecewise CUDA graphs on the tiny bf16 checkpoint: up, captured, answered, gone."""
-    from pcgkit.e2e.case import broken_install_reason, launch_and_classify, plan_for_checkpoint, to_case_result
+    from pcgkit.e2e.case import (
+        broken_install_reason,
+        launch_and_classify,
+        launch_port,
+        plan_for_checkpoint,
+        to_case_result,
+    )
     from pcgkit.e2e.checkpoint import BF16, write_checkpoint
     from pcgkit.e2e.control import ControlRecord, classify_control, remember_control
     from pcgkit.e2e.launch import LaunchPlanError
-    from pcgkit.e2e.server import free_loopback_port
     from pcgkit.harness.judging import record
     from pcgkit.harness.versions import collect_versions
     from pcgkit.sglang import facts as sglang_facts
@@ -54,7 +60,7 @@ def test_e2e_piecewise_control(request, tmp_path):
     versions = collect_versions()
     expectation = expected_for(MODE.id, versions, load_expectations(), TARGET.id)
     checkpoint = write_checkpoint(tmp_path / "tiny-bf16", fmt=BF16)
-    port = free_loopback_port()
+    port, port_evidence = launch_port()
     env = dict(os.environ)
     toolkit = cuda_toolkit_root()
     if toolkit and not env.get("CUDA_HOME"):
@@ -79,7 +85,7 @@ def test_e2e_piecewise_control(request, tmp_path):
         duration_s=time.perf_counter() - start,
         nodeid=request.node.nodeid,
         evidence={"flags": flags.to_dict(), "launch": list(plan.argv), "piecewise_how": plan.how,
-                  "CUDA_HOME": env.get("CUDA_HOME"), "checkpoint": "bf16"},
+                  "CUDA_HOME": env.get("CUDA_HOME"), "checkpoint": "bf16", **port_evidence},
         expected=expectation.expect.value if expectation else None,
         mode_id=MODE.id,
         variant=TARGET.id,

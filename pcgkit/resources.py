@@ -89,6 +89,11 @@ def pyproject() -> Path | None:
     return root / "pyproject.toml" if root is not None else None
 
 
+def hybrid_shim() -> Path:
+    """The hybrid target's sitecustomize.py (pcgkit.e2e.hybrid copies it beside each hybrid server's log)."""
+    return _PACKAGE_DIR / "e2e" / "hybrid_shim" / "sitecustomize.py"
+
+
 def package_dir() -> Path:
     """The installed pcgkit package folder (copied into a cell when there is no checkout)."""
     return _PACKAGE_DIR

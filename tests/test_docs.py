@@ -78,7 +78,8 @@ def test_box_states_where_it_is_fixed_from_the_advice_model():
     assert statements
     for statement in statements:
         assert statement.text in box
-    assert "2-3x" not in box and "not measured by the kit" in box
+    # the cost is the kit's own measurement (issue 26), cited with its file and date; never folklore
+    assert "2-3x" not in box and "[fixtures/measurements/piecewise-cost.json, 2026-12-01]" in box
 
 
 def test_upstream_renderers_follow_the_evidence():
@@ -178,7 +179,7 @@ def _result(variant: str, verdict: Verdict) -> CaseResult:
 
 
 def test_real_results_outrank_simulated_ones_in_the_report():
-    """As exit-codes.md states: sm120, then gpu, then simulated; the first that ran is the cell's entry."""
+    """As exit-codes.md states: sm120, then gpu, then the hybrid, then simulated; the first that ran is the cell's entry."""
     sim, gpu, sm120 = (_result(t.id, v) for t, v in ((targets.SIM_SM120, Verdict.REPRODUCED),
                                                      (targets.GPU, Verdict.FIXED), (targets.SM120, Verdict.DRIFTED)))
     skipped_sm120 = _result(targets.SM120.id, Verdict.SKIPPED)
@@ -191,7 +192,10 @@ def test_real_results_outrank_simulated_ones_in_the_report():
     assert entry(skipped_sm120, sim)["variant"] == "sim-sm120"  # a skip never hides a result that ran
     assert entry(skipped_sm120)["verdict"] == "skipped"
     page = (DOCS / "reference" / "exit-codes.md").read_text()
-    assert "`sm120` (real hardware), then `gpu` (real hardware), then `sim-sm120` (simulated)" in page
+    assert ("`sm120` (real hardware), then `gpu` (real hardware), then `gpu-as-sm120` (real GPU, SGLang/FlashInfer/dynamo "
+            "architecture queries answered as sm120), then `sim-sm120` (simulated)") in page
+    hybrid = _result(targets.GPU_AS_SM120.id, Verdict.REPRODUCED)
+    assert entry(sim, hybrid)["variant"] == "gpu-as-sm120" and entry(hybrid, gpu)["variant"] == "gpu"
 
 
 def test_layout_page_lists_every_package_and_each_has_a_docstring():

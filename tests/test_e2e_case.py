@@ -14,6 +14,7 @@ from pcgkit.harness.hardware import Device
 
 CASE = Path(__file__).resolve().parent.parent / "cases" / "test_e2e_piecewise_launch.py"
 PLUGIN_ARGS = ("-p", "pcgkit.plugin", "-p", "no:cacheprovider")
+ONLY_SM120 = "not gpu-as-sm120"  # the hybrid target's own runs: tests/test_e2e_hybrid.py
 
 
 @pytest.fixture
@@ -66,29 +67,33 @@ def test_selected_by_its_markers_and_skipped_naming_sm120(case, devices):
 
 
 def test_required_sm120_turns_the_skip_into_a_failure(case, devices):
-    """On a runner told it has SM120 (--pcgkit-require-hardware=sm120) a missing SM120 is an error."""
+    """On a runner told it has SM120 (--pcgkit-require-hardware=sm120) a missing SM120 is an error; the
+    hybrid target (any GPU) still only skips: it is never SM120 hardware."""
     result = case.runpytest_inprocess(*PLUGIN_ARGS, "--pcgkit-require-hardware=sm120")
-    result.assert_outcomes(errors=1)
+    result.assert_outcomes(errors=1, skipped=1)
     result.stdout.fnmatch_lines(["*requires SM120*found no CUDA device (this runner was told it has sm120*"])
 
 
 def test_skip_leaves_a_not_run_here_row(case, devices, tmp_path):
-    """The skipped case still appears in the results JSON: mode e2e-piecewise-launch, sm120, skipped, not run."""
+    """The skipped case still appears in the results JSON, once per target: sm120 and gpu-as-sm120, skipped, not run."""
     out = tmp_path / "results.json"
-    case.runpytest_inprocess(*PLUGIN_ARGS, f"--pcgkit-json={out}").assert_outcomes(skipped=1)
+    case.runpytest_inprocess(*PLUGIN_ARGS, f"--pcgkit-json={out}").assert_outcomes(skipped=2)
     rows = json.loads(out.read_text())["results"]
-    assert [(r["mode"], r["variant"], r["verdict"]) for r in rows] == [("e2e-piecewise-launch", "sm120", "skipped")]
-    assert rows[0]["device"]["label"] == "not run here" and "requires SM120" in rows[0]["reason"]
+    assert sorted((r["mode"], r["variant"], r["verdict"]) for r in rows) == [
+        ("e2e-piecewise-launch", "gpu-as-sm120", "skipped"), ("e2e-piecewise-launch", "sm120", "skipped")]
+    by_variant = {r["variant"]: r for r in rows}
+    assert by_variant["sm120"]["device"]["label"] == "not run here" and "requires SM120" in by_variant["sm120"]["reason"]
+    assert "requires a real CUDA GPU" in by_variant["gpu-as-sm120"]["reason"]
 
 
 def test_case_never_simulates():
-    """The case imports nothing from pcgkit.harness.simulate, asks for no simulated target, and asserts a real device."""
+    """The case imports nothing from pcgkit.harness.simulate, names its own targets (SM120 and the hybrid,
+    no simulated one), and asserts a real device."""
     tree = ast.parse(CASE.read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert not any("simulate" in (m or "") for m in imported)
-    test = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_"))
-    assert "target" not in [a.arg for a in test.args.args]  # the plugin would parametrize a simulated variant
+    assert "TARGETS = (targets.SM120, targets.GPU_AS_SM120)" in CASE.read_text()
     assert "assert not device.simulated" in CASE.read_text()
 
 
@@ -129,7 +134,7 @@ def test_case_end_to_end_with_a_stand_in_server(case, devices, monkeypatch, tmp_
     monkeypatch.setattr(flags_mod, "piecewise_flags", lambda: _facts("0.0.test", enable_argv=("--enable-piecewise-cuda-graph",)))
     monkeypatch.setattr(launch_mod, "build_launch", stand_in_plan)
     out = tmp_path / "results.json"
-    result = case.runpytest_inprocess(*PLUGIN_ARGS, f"--pcgkit-json={out}", "-rx")
+    result = case.runpytest_inprocess(*PLUGIN_ARGS, f"--pcgkit-json={out}", "-rx", "-k", ONLY_SM120)
     result.assert_outcomes(xfailed=1)
     (row,) = json.loads(out.read_text())["results"]
     assert (row["mode"], row["variant"], row["verdict"]) == ("e2e-piecewise-launch", "sm120", "reproduced")
@@ -148,7 +153,7 @@ def test_case_without_a_piecewise_switch_is_not_applicable(case, devices, monkey
     devices(Device("stand-in SM120 (test)", (12, 0)))
     monkeypatch.setattr(flags_mod, "piecewise_flags", lambda: _facts("0.5.23", state=flags_mod.NOT_SHIPPED))
     out = tmp_path / "results.json"
-    case.runpytest_inprocess(*PLUGIN_ARGS, f"--pcgkit-json={out}").assert_outcomes(skipped=1)
+    case.runpytest_inprocess(*PLUGIN_ARGS, f"--pcgkit-json={out}", "-k", ONLY_SM120).assert_outcomes(skipped=1)
     (row,) = json.loads(out.read_text())["results"]
     assert row["verdict"] == "not-applicable" and "no flag that turns piecewise CUDA graphs on" in row["reason"]
 
@@ -161,6 +166,6 @@ def test_case_with_flags_read_only_as_text_is_a_broken_install(case, devices, mo
     text_only = _facts("0.5.8", source="source text of x (import of sglang.srt.server_args failed: ImportError: y)",
                        enable_argv=("--enable-piecewise-cuda-graph",))
     monkeypatch.setattr(flags_mod, "piecewise_flags", lambda: text_only)
-    result = case.runpytest_inprocess(*PLUGIN_ARGS)
+    result = case.runpytest_inprocess(*PLUGIN_ARGS, "-k", ONLY_SM120)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*pcgkit error: broken install: SGLang's server_args does not import*"])

@@ -59,14 +59,16 @@ def both(pytester):
 
 
 def test_control_selected_by_gpu_and_e2e_and_skipped_without_a_gpu(both, devices, tmp_path):
-    """Without a CUDA device the control skips naming what it needs, and still leaves a row."""
+    """Without a CUDA device the control skips naming what it needs, and still leaves a row; "gpu and e2e"
+    also selects the NVFP4 launch on the hybrid target (any real GPU), skipped the same way."""
     out = tmp_path / "results.json"
     result = both.runpytest_inprocess(*PLUGIN_ARGS, "-m", "gpu and e2e", "-rs", f"--pcgkit-json={out}")
-    result.assert_outcomes(skipped=1)
+    result.assert_outcomes(skipped=2)
     result.stdout.fnmatch_lines(["SKIPPED * requires a real CUDA GPU; found no CUDA device"])
-    (row,) = json.loads(out.read_text())["results"]
-    assert (row["mode"], row["variant"], row["verdict"]) == ("e2e-piecewise-control", "gpu", "skipped")
-    assert row["device"]["label"] == "not run here"
+    rows = {r["mode"]: r for r in json.loads(out.read_text())["results"]}
+    assert (rows["e2e-piecewise-control"]["variant"], rows["e2e-piecewise-control"]["verdict"]) == ("gpu", "skipped")
+    assert (rows["e2e-piecewise-launch"]["variant"], rows["e2e-piecewise-launch"]["verdict"]) == ("gpu-as-sm120", "skipped")
+    assert rows["e2e-piecewise-control"]["device"]["label"] == "not run here"
 
 
 def test_failed_control_turns_a_drifted_nvfp4_failure_into_an_error(both, devices, monkeypatch, tmp_path):
@@ -92,7 +94,7 @@ def test_failed_control_turns_a_drifted_nvfp4_failure_into_an_error(both, device
     monkeypatch.setattr(flags_mod, "piecewise_flags", lambda: facts)
     monkeypatch.setattr(launch_mod, "build_launch", stand_in_plan)
     out = tmp_path / "results.json"
-    result = both.runpytest_inprocess(*PLUGIN_ARGS, f"--pcgkit-json={out}")
+    result = both.runpytest_inprocess(*PLUGIN_ARGS, f"--pcgkit-json={out}", "-k", "not gpu-as-sm120")
     result.assert_outcomes(failed=2)
     assert launched == [None, "modelopt_fp4"]  # control first, without --quantization
     rows = {r["mode"]: r for r in json.loads(out.read_text())["results"]}

@@ -37,7 +37,7 @@ def test_spec_rejects_a_wheel_listed_twice(tmp_path):
 def test_download_argv_targets_the_device_interpreter_and_every_platform():
     """pip download is binary-only, no deps, for python 3.12 and each platform tag in the spec."""
     spec = load_spec()
-    argv = download_argv(spec, ("sglang==0.5.12",), Path("/d"), python="py")
+    argv = download_argv(spec, ("sglang==0.5.12",), Path("/d"), pip=["py", "-m", "pip"])
     assert argv[:4] == ["py", "-m", "pip", "download"] and "--no-deps" in argv and "--only-binary=:all:" in argv
     assert argv[argv.index("--python-version") + 1] == "3.12"
     assert [argv[i + 1] for i, a in enumerate(argv) if a == "--platform"] == list(spec.platforms)
@@ -89,7 +89,7 @@ def _parts(tmp_path: Path, data: bytes, chunk: int) -> Path:
         (tmp_path / name).write_bytes(data[offset:offset + size])
         parts.append({"name": name, "bytes": size, "sha256": hashlib.sha256(data[offset:offset + size]).hexdigest()})
         offset += size
-    manifest = {"parts": parts, "bundle_sha256": hashlib.sha256(data).hexdigest(), "debs": [], "server_args": []}
+    manifest = {"parts": parts, "bundle_sha256": hashlib.sha256(data).hexdigest(), "debs": [], "releases": {}}
     (tmp_path / payload.MANIFEST).write_text(json.dumps(manifest))
     return tmp_path
 
@@ -109,10 +109,48 @@ def test_device_env_puts_the_payload_first_and_passes_the_launch_flags():
     """PYTHONPATH starts with the site (its transformers must shadow the image's), the deb libdir leads
     LD_LIBRARY_PATH, and the manifest's server args travel as one shell-quoted variable."""
     manifest = {"debs": [{"name": "libnuma1", "libdir": "usr/lib/x86_64-linux-gnu"}],
-                "server_args": ["--attention-backend", "triton", "--x", "a b"]}
+                "releases": {"0.5.11": {"server_args": ["--attention-backend", "triton", "--x", "a b"]}}}
     env = devicerun.device_env(Path("/tmp/site"), manifest, {"PYTHONPATH": "/old", "LD_LIBRARY_PATH": "/cuda"})
     assert env["PYTHONPATH"].split(":") == ["/tmp/site", str(devicerun.KIT_ROOT), "/old"]
     assert env["LD_LIBRARY_PATH"] == "/tmp/site/_deb/usr/lib/x86_64-linux-gnu:/cuda"
     from pcgkit.e2e.launch import server_args_from_env
 
     assert server_args_from_env(env) == ("--attention-backend", "triton", "--x", "a b")
+
+
+def test_sglang_0511_spec_is_0512s_with_its_own_four_pins():
+    """fixtures/e2e_payload_sglang-0.5.11.toml: 0.5.12's list with sglang, flashinfer-python and the trimmed
+    sglang-kernel replaced by 0.5.11's own pins; everything else (overrides, exclusions, launch flags) shared."""
+    base, spec = load_spec(), load_spec(payload.SPEC_PATH.parent / "e2e_payload_sglang-0.5.11.toml")
+    assert spec.sglang == "0.5.11" and "sglang==0.5.11" in spec.wheels and "flashinfer-python==0.6.8.post1" in spec.wheels
+    assert [t.pin for t in spec.trimmed] == ["sglang-kernel==0.4.2"] and spec.trimmed[0].remove == base.trimmed[0].remove
+    changed = set(spec.wheels) ^ set(base.wheels)
+    assert changed == {"sglang==0.5.11", "sglang==0.5.12", "flashinfer-python==0.6.8.post1", "flashinfer-python==0.6.11.post1"}
+    assert spec.overrides == base.overrides and spec.server_args == base.server_args and spec.excluded == base.excluded
+
+
+def test_merge_spec_refuses_a_replacement_the_base_does_not_list():
+    """A [replace] naming a wheel the base lacks is a typo that would add nothing: refused with its name."""
+    base = {"wheels": ["a==1"], "trimmed": {}}
+    assert payload.merge_spec(base, {"sglang": "x", "replace": {"a": "a==2"}})["wheels"] == ["a==2"]
+    with pytest.raises(UsageError, match=r"\['b'\]"):
+        payload.merge_spec(base, {"sglang": "x", "replace": {"b": "b==2"}})
+
+
+def test_pip_command_says_what_to_install_when_no_interpreter_has_pip(tmp_path):
+    """The uv-made .venv has no pip: with no candidate that has one, a one-line error names the fix."""
+    no_pip = tmp_path / "python"
+    no_pip.write_text("#!/bin/sh\nexit 1\n")
+    no_pip.chmod(0o755)
+    with pytest.raises(EnvironmentSetupError, match="no pip found .*python3 -m ensurepip"):
+        payload.pip_command((str(no_pip),))
+
+
+def test_device_env_names_the_release_when_the_payload_holds_several():
+    """A payload with two releases needs --release; an unknown one is named with what the payload holds."""
+    manifest = {"debs": [], "releases": {"0.5.11": {"server_args": []}, "0.5.12": {"server_args": ["--y"]}}}
+    with pytest.raises(EnvironmentSetupError, match="name one with --release"):
+        devicerun.device_env(Path("/s"), manifest, {})
+    assert devicerun.device_env(Path("/s"), manifest, {}, "0.5.12")["PCGKIT_E2E_SERVER_ARGS"] == "--y"
+    with pytest.raises(EnvironmentSetupError, match="no sglang 0.5.9"):
+        devicerun.release_of(manifest, "0.5.9")

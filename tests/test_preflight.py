@@ -270,3 +270,16 @@ def test_a_bad_launch_file_is_one_line_naming_the_field(tmp_path, text, message)
     path.write_text(text)
     with pytest.raises(UsageError, match=message):
         load(path)
+
+
+def test_a_refusal_with_no_library_frame_and_no_mode_is_unknown():
+    """0.5.16's apply calling a binding left None (an import-time check not answered here): unknown, not a crash."""
+    probe = _probe("probe-sglang-0.5.8-nvfp4-piecewise-sm120.json")
+    probe["dense"] = {**probe["dense"], "signature": {
+        "exception_type": "torch._dynamo.exc.Unsupported", "message_head": "Unsupported function call",
+        "graph_break_id": "gb0147", "explanation": "Dynamo does not know how to trace the function `None`",
+        "skipped_callable": None, "innermost_library_frame": None,
+        "frame_chain": ["sglang/srt/layers/linear.py:281:forward", "sglang/srt/layers/quantization/modelopt_quant.py:1677:apply"],
+        "lru_cache_warnings": []}}
+    result = decide(probe, failure_modes())
+    assert result.answer is Answer.UNKNOWN and "`None`" in result.reason

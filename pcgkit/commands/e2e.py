@@ -94,11 +94,11 @@ def _add_validate(e2e_subparsers) -> None:
 def _cmd_build(args) -> int:
     import tempfile
 
-    spec = load_spec(Path(args.spec))
+    specs = [load_spec(Path(path)) for path in (args.spec or [str(SPEC_PATH)])]
     with tempfile.TemporaryDirectory(prefix="pcgkit-payload-", dir=args.work) as work:
-        manifest = build(spec, Path(args.out), Path(work))
+        manifest = build(specs, Path(args.out), Path(work))
     total = sum(p["bytes"] for p in manifest["parts"])
-    print(f"pcgkit: payload for sglang {spec.sglang}: {len(manifest['files'])} files, "
+    print(f"pcgkit: payload for sglang {', '.join(s.sglang for s in specs)}: {len(manifest['files'])} files, "
           f"{len(manifest['parts'])} parts, {total / 2**20:.1f} MiB in {args.out}")
     return 0
 
@@ -112,6 +112,8 @@ def _add_payload(e2e_subparsers) -> None:
                                description="Download, trim and chunk the payload that fixtures/e2e_payload.toml describes, with a MANIFEST.json.",
                                epilog="example:\n  %(prog)s --out /tmp/payload")
     build_cmd.add_argument("--out", required=True, help="directory for the parts and MANIFEST.json")
-    build_cmd.add_argument("--spec", default=str(SPEC_PATH))
+    build_cmd.add_argument("--spec", action="append", default=None,
+                           help="a release's payload spec; repeat for several releases in one payload "
+                                "(default: fixtures/e2e_payload.toml, SGLang 0.5.12; 0.5.11's: fixtures/e2e_payload_sglang-0.5.11.toml)")
     build_cmd.add_argument("--work", default=None, help="where the temporary staging folder goes (default: TMPDIR)")
     build_cmd.set_defaults(func=_cmd_build)

@@ -43,17 +43,37 @@ class E2EOutcome:
 
 
 def plan_for_checkpoint(
-    flags: PiecewiseFlags, *, python: str, fmt: str, model_path: str, port: int, env: Mapping[str, str]
+    flags: PiecewiseFlags,
+    *,
+    python: str,
+    fmt: str,
+    model_path: str,
+    port: int,
+    env: Mapping[str, str],
+    target_args: Sequence[str] = (),
+    piecewise: bool = True,
 ) -> LaunchPlan:
-    """The one launch both e2e cases use: --quantization only for NVFP4, the environment's extra flags last."""
+    """The one launch every e2e case and the cost benchmark use: --quantization only for NVFP4, the
+    environment's extra flags, then the target's own (the hybrid's --disable-cuda-graph) last."""
     return launch_mod.build_launch(  # through the module: tests stand a server in for it
         flags,
         python=python,
         model_path=model_path,
         port=port,
         quantization=QUANTIZATION if fmt == NVFP4 else None,
-        extra_args=server_args_from_env(env),
+        extra_args=(*server_args_from_env(env), *target_args),
+        piecewise=piecewise,
     )
+
+
+def launch_port() -> tuple[int, dict]:
+    """A --port whose every SGLang-derived port is valid and free, and the evidence of how it was chosen."""
+    from pcgkit.e2e.server import free_loopback_port
+    from pcgkit.sglang.facts import derived_port_offsets
+
+    offsets, source = derived_port_offsets()
+    port = free_loopback_port(offsets)
+    return port, {"port": port, "derived_port_offsets": list(offsets), "offsets_from": source}
 
 
 def launch_and_classify(
@@ -116,12 +136,13 @@ def to_case_result(
 
 
 def not_applicable_result(
-    reason: str, *, device: dict, versions: dict, nodeid: str, evidence: dict, expected: str | None = None
+    reason: str, *, device: dict, versions: dict, nodeid: str, evidence: dict, expected: str | None = None,
+    variant: str = VARIANT,
 ) -> CaseResult:
     """The row for a release that has no way to turn piecewise CUDA graphs on: nothing was launched."""
     return CaseResult(
         mode=E2E_MODE.id,
-        variant=VARIANT,
+        variant=variant,
         verdict=Verdict.NOT_APPLICABLE,
         reason=reason,
         device=device,

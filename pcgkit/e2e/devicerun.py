@@ -1,10 +1,11 @@
 """Runs ON the GPU machine (issue 13): install the chunked payload, then run the e2e cases through the kit.
 
-  python3 -m pcgkit.e2e.devicerun install --parts /tmp/payload --site /tmp/site
-      checks every part against MANIFEST.json (sha256), joins them, installs the wheels with
-      pip --no-index --no-deps --target SITE, unpacks the trimmed tarballs into SITE and the Debian
-      packages (dpkg -x) into SITE/_deb, and writes SITE/pcgkit-env.json (PYTHONPATH, LD_LIBRARY_PATH,
-      PCGKIT_E2E_SERVER_ARGS from the manifest).
+  python3 -m pcgkit.e2e.devicerun install --parts /tmp/payload --site /tmp/site-0.5.11 --release 0.5.11
+      checks every part against MANIFEST.json (sha256), joins them (once per parts folder), installs
+      that release's wheels with pip --no-index --no-deps --target SITE, unpacks its trimmed tarballs
+      into SITE and the Debian packages (dpkg -x) into SITE/_deb, and writes SITE/pcgkit-env.json
+      (PYTHONPATH, LD_LIBRARY_PATH, PCGKIT_E2E_SERVER_ARGS from the manifest). One payload may hold
+      several releases (shared wheels stored once): one site per release.
   eval "$(python3 -m pcgkit.e2e.devicerun env --site /tmp/site)"
       the same variables in the calling shell (LD_LIBRARY_PATH must be set before a process starts).
   python3 -m pcgkit.e2e.devicerun cases --site /tmp/site --out DIR [-- pytest args]
@@ -41,13 +42,26 @@ KIT_ROOT = resources.package_dir().parent  # on PYTHONPATH beside the payload's 
 CASE_FILES = ("test_e2e_piecewise_control.py", "test_e2e_piecewise_launch.py", "test_sglang_compile.py")  # in cases/
 
 
-def device_env(site: Path, manifest: Mapping, base: Mapping[str, str]) -> dict[str, str]:
+def release_of(manifest: Mapping, release: str | None) -> tuple[str, Mapping]:
+    """(sglang version, its entry) of a payload manifest; `release` may be left out when it holds one. Pure."""
+    releases = manifest["releases"]
+    if release is None:
+        if len(releases) != 1:
+            raise EnvironmentSetupError(f"the payload holds {sorted(releases)}: name one with --release")
+        release = next(iter(releases))
+    if release not in releases:
+        raise EnvironmentSetupError(f"the payload holds no sglang {release} (it holds {sorted(releases)})")
+    return release, releases[release]
+
+
+def device_env(site: Path, manifest: Mapping, base: Mapping[str, str], release: str | None = None) -> dict[str, str]:
     """The variables that put the installed payload in front of the image's packages. Pure."""
     libdirs = [str(site / "_deb" / d["libdir"]) for d in manifest["debs"]]
+    _, entry = release_of(manifest, release)
     return {
         "PYTHONPATH": os.pathsep.join([str(site), str(KIT_ROOT), *filter(None, [base.get("PYTHONPATH")])]),
         "LD_LIBRARY_PATH": os.pathsep.join([*libdirs, *filter(None, [base.get("LD_LIBRARY_PATH")])]),
-        "PCGKIT_E2E_SERVER_ARGS": shlex.join(manifest["server_args"]),
+        "PCGKIT_E2E_SERVER_ARGS": shlex.join(entry["server_args"]),
         "PYTHONUNBUFFERED": "1",
     }
 
@@ -73,32 +87,41 @@ def join_parts(parts_dir: Path, bundle: Path) -> dict:
     return manifest
 
 
-def install(parts_dir: Path, site: Path) -> dict:
+def install(parts_dir: Path, site: Path, release: str | None = None) -> dict:
     started = time.monotonic()
     site.mkdir(parents=True, exist_ok=True)
-    staging = site.parent / (site.name + "-payload")
-    staging.mkdir(parents=True, exist_ok=True)
-    manifest = join_parts(parts_dir, staging / "payload.tar")
-    with tarfile.open(staging / "payload.tar") as tar:
-        tar.extractall(staging, filter="data")
-    wheels = sorted((staging / payload.WHEELS_DIR).glob("*.whl"))
+    staging = parts_dir / "unpacked"  # shared by the releases installed from these parts
+    if not (staging / payload.MANIFEST).exists():
+        staging.mkdir(parents=True, exist_ok=True)
+        manifest = join_parts(parts_dir, staging / "payload.tar")
+        with tarfile.open(staging / "payload.tar") as tar:
+            tar.extractall(staging, filter="data")
+        (staging / "payload.tar").unlink()
+        (staging / payload.MANIFEST).write_text(json.dumps(manifest))
+    manifest = json.loads((staging / payload.MANIFEST).read_text())
+    release, entry = release_of(manifest, release)
+    wheels = [staging / payload.WHEELS_DIR / name for name in entry["wheels"]]
     _checked(proc.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
                        "--no-cache-dir", "--upgrade", "--target", str(site), *map(str, wheels)]), "pip install")
-    for trimmed in manifest["trimmed"]:
+    for trimmed in entry["trimmed"]:
         with tarfile.open(staging / payload.TRIMMED_DIR / trimmed["tarball"]) as tar:
             tar.extractall(site, filter="data")
     for deb in sorted((staging / payload.DEBS_DIR).glob("*.deb")):
         _checked(proc.run(["dpkg", "-x", str(deb), str(site / "_deb")]), f"dpkg -x {deb.name}")
-    env = device_env(site, manifest, {})
-    (site / ENV_FILE).write_text(json.dumps({"manifest": manifest, "env": env}, indent=2) + "\n")
-    print(f"pcgkit: installed {len(wheels)} wheels + {len(manifest['trimmed'])} trimmed + "
+    env = device_env(site, manifest, {}, release)
+    (site / ENV_FILE).write_text(json.dumps({"manifest": manifest, "release": release, "env": env}, indent=2) + "\n")
+    print(f"pcgkit: installed sglang {release}: {len(wheels)} wheels + {len(entry['trimmed'])} trimmed + "
           f"{len(manifest['debs'])} deb into {site} in {time.monotonic() - started:.1f} s")
     return manifest
 
 
+def _site_env(site: Path, base: Mapping[str, str]) -> dict[str, str]:
+    record = json.loads((site / ENV_FILE).read_text())
+    return device_env(site, record["manifest"], base, record.get("release"))
+
+
 def environment(site: Path) -> dict[str, str]:
-    manifest = json.loads((site / ENV_FILE).read_text())["manifest"]
-    return {**os.environ, **device_env(site, manifest, os.environ)}
+    return {**os.environ, **_site_env(site, os.environ)}
 
 
 def run_cases(site: Path, out: Path, extra: list[str], timeout_s: float) -> int:
@@ -116,11 +139,10 @@ def run_cases(site: Path, out: Path, extra: list[str], timeout_s: float) -> int:
 
 def observe(site: Path, fmt: str, out: Path, ready_timeout_s: float) -> dict:
     """One launch on this GPU through the kit's launcher; the record of what happened (no verdict judging)."""
-    os.environ.update(device_env(site, json.loads((site / ENV_FILE).read_text())["manifest"], os.environ))
+    os.environ.update(_site_env(site, os.environ))
     sys.path[:0] = [str(site)]
-    from pcgkit.e2e.case import broken_install_reason, launch_and_classify, plan_for_checkpoint
+    from pcgkit.e2e.case import broken_install_reason, launch_and_classify, launch_port, plan_for_checkpoint
     from pcgkit.e2e.checkpoint import write_checkpoint
-    from pcgkit.e2e.server import free_loopback_port
     from pcgkit.harness import hardware
     from pcgkit.harness.casekit import cuda_toolkit_root
     from pcgkit.harness.versions import collect_versions
@@ -137,7 +159,7 @@ def observe(site: Path, fmt: str, out: Path, ready_timeout_s: float) -> dict:
     toolkit = cuda_toolkit_root()
     if toolkit and not env.get("CUDA_HOME"):
         env["CUDA_HOME"] = toolkit
-    port = free_loopback_port()
+    port, _ = launch_port()
     plan = plan_for_checkpoint(flags, python=sys.executable, fmt=fmt, model_path=str(checkpoint), port=port, env=env)
     outcome = launch_and_classify(plan.argv, port=port, log_path=out / f"observe-{fmt}.log", env=env,
                                   ready_timeout_s=ready_timeout_s)
@@ -168,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     p_install = sub.add_parser("install")
     p_install.add_argument("--parts", required=True)
     p_install.add_argument("--site", required=True)
+    p_install.add_argument("--release", default=None, help="the SGLang release to install (a payload may hold several)")
     p_env = sub.add_parser("env", help="print the installed payload's variables as shell exports")
     p_env.add_argument("--site", required=True)
     p_cases = sub.add_parser("cases")
@@ -183,11 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "install":
-            install(Path(args.parts), Path(args.site))
+            install(Path(args.parts), Path(args.site), args.release)
             return 0
         if args.command == "env":
-            manifest = json.loads((Path(args.site) / ENV_FILE).read_text())["manifest"]
-            for name, value in device_env(Path(args.site), manifest, os.environ).items():
+            for name, value in _site_env(Path(args.site), os.environ).items():
                 print(f"export {name}={shlex.quote(value)}")
             return 0
         if args.command == "cases":

@@ -61,6 +61,15 @@ def piecewise_on_args(flags: PiecewiseFlags) -> tuple[tuple[str, ...], str]:
     return args, "; ".join(notes)
 
 
+def piecewise_off_args(flags: PiecewiseFlags) -> tuple[tuple[str, ...], str]:
+    """The argv that turns piecewise CUDA graphs off (the workaround), and a line saying why."""
+    if flags.default_state == ON_BY_DEFAULT:
+        if not flags.disable:
+            raise LaunchPlanError(f"sglang {flags.sglang} has piecewise on by default and no flag to turn it off")
+        return (flags.disable,), f"off: {flags.disable}"
+    return (), "off: opt-in and not asked for"
+
+
 def build_launch(
     flags: PiecewiseFlags,
     *,
@@ -71,11 +80,13 @@ def build_launch(
     mem_fraction_static: float = 0.5,
     quantization: str | None = QUANTIZATION,
     extra_args: Sequence[str] = (),
+    piecewise: bool = True,
 ) -> LaunchPlan:
-    """argv for one single-GPU server on the tiny checkpoint, piecewise CUDA graphs on.
+    """argv for one single-GPU server on the tiny checkpoint, piecewise CUDA graphs on (or off: the
+    workaround, for measuring what it costs).
 
     quantization None: the bf16 control checkpoint, launched without --quantization."""
-    piecewise, how = piecewise_on_args(flags)
+    piecewise_args, how = piecewise_on_args(flags) if piecewise else piecewise_off_args(flags)
     quant = ("--quantization", quantization) if quantization else ()
     argv = (
         python,
@@ -94,7 +105,7 @@ def build_launch(
         str(mem_fraction_static),
         "--log-level",
         "info",
-        *piecewise,
+        *piecewise_args,
         *extra_args,
     )
-    return LaunchPlan(argv, piecewise, how)
+    return LaunchPlan(argv, piecewise_args, how)

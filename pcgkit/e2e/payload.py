@@ -1,14 +1,20 @@
 """The SGLang payload for a GPU machine with no network (issue 13): plan it, build it here, chunk it.
 
-`bin/pcgkit e2e payload build --out DIR` (pcgkit.commands.e2e) reads the
-wheel list and trims from fixtures/e2e_payload.toml, downloads with pip (--no-deps, binary only, for
-the device's python and platform tags), trims sglang-kernel while streaming it out of its wheel
-(no 1.17 GB unpack), fetches the Debian packages, packs all of it into one tar and splits that into
-parts of `chunk_mib` so that each part travels in one device call. DIR/MANIFEST.json names every
-part with its sha256; `python3 -m pcgkit.e2e.devicerun install` checks them there.
+`bin/pcgkit e2e payload build --out DIR [--spec A.toml --spec B.toml]` (pcgkit.commands.e2e) reads the
+wheel list and trims of each SGLang release's spec (fixtures/e2e_payload.toml is 0.5.12's; a spec may be
+`based_on` another and replace a few pins, as fixtures/e2e_payload_sglang-0.5.11.toml does), downloads with
+pip (--no-deps, binary only, for the device's python and platform tags), trims sglang-kernel while
+streaming it out of its wheel (no 1.17 GB unpack), fetches the Debian packages, packs all of it into one
+tar (a wheel two releases share is stored once) and splits that into parts of `chunk_mib` so that each
+part travels in one device call. DIR/MANIFEST.json names every part with its sha256 and, per release,
+its wheels; `python3 -m pcgkit.e2e.devicerun install --release X` checks and installs them there.
 
-Pure: load_spec, download_argv, is_trimmed, split_sizes. The rest does I/O (pip and apt-get through
-pcgkit.util.proc, the one subprocess chokepoint).
+pip: the kit's own .venv is made by uv and has no pip, so downloads run with a pip found
+deliberately (`pip_command`: the running interpreter's pip if it has one, else `python3 -m pip` from
+PATH; uv has no `pip download`), else a one-line error saying what to install.
+
+Pure: load_spec's merge (merge_spec), download_argv, is_trimmed, split_sizes. The rest does I/O
+(pip and apt-get through pcgkit.util.proc, the one subprocess chokepoint).
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from pcgkit.util import proc
 
 SPEC_PATH = resources.fixture("e2e_payload.toml")
 SPEC_SCHEMA = "pcgkit.e2e-payload/1"
-MANIFEST_SCHEMA = "pcgkit.e2e-payload-manifest/1"
+MANIFEST_SCHEMA = "pcgkit.e2e-payload-manifest/2"  # /2: several releases, wheels stored once
 MANIFEST = "MANIFEST.json"
 PART_PREFIX = "payload.tar.part"
 # Inside the payload tar:
@@ -71,10 +77,37 @@ class PayloadSpec:
         return (*self.wheels, *self.overrides)
 
 
+def _name(pin: str) -> str:
+    return pin.split("==")[0].strip().lower().replace("_", "-")
+
+
+def merge_spec(base: dict, derived: dict) -> dict:
+    """A derived spec's data: the base's, with `sglang`, `[replace]`d wheel pins and `[trimmed]` pins
+    taken from the derived file. Pure. A replaced name the base does not list is an error (a typo
+    would otherwise add nothing and go unnoticed)."""
+    merged = {**base, "schema": derived.get("schema"), "sglang": derived["sglang"]}
+    replace = {_name(pin): pin for pin in derived.get("replace", {}).values()}
+    known = {_name(pin) for pin in base["wheels"]}
+    unknown = sorted(set(replace) - known)
+    if unknown:
+        raise UsageError(f"spec for sglang {derived['sglang']}: [replace] names wheels the base does not list: {unknown}")
+    merged["wheels"] = [replace.get(_name(pin), pin) for pin in base["wheels"]]
+    trimmed = {name: dict(t) for name, t in base["trimmed"].items()}
+    for name, t in derived.get("trimmed", {}).items():
+        if name not in trimmed:
+            raise UsageError(f"spec for sglang {derived['sglang']}: trimmed {name!r} is not in the base")
+        trimmed[name].update(t)
+    merged["trimmed"] = trimmed
+    return merged
+
+
 def load_spec(path: Path = SPEC_PATH) -> PayloadSpec:
     data = tomllib.loads(path.read_text())
     if data.get("schema") != SPEC_SCHEMA:
         raise UsageError(f"{path}: schema {data.get('schema')!r}, expected {SPEC_SCHEMA}")
+    if "based_on" in data:
+        base = tomllib.loads((path.parent / data["based_on"]).read_text())
+        data = merge_spec(base, data)
     names = [p.split("==")[0].lower() for p in data["wheels"]]
     if len(set(names)) != len(names):
         raise UsageError(f"{path}: a wheel is listed twice (two versions stop the whole install)")
@@ -98,9 +131,21 @@ def load_spec(path: Path = SPEC_PATH) -> PayloadSpec:
     )
 
 
-def download_argv(spec: PayloadSpec, pins: tuple[str, ...], dest: Path, python: str = sys.executable) -> list[str]:
+def pip_command(candidates: tuple[str, ...] | None = None) -> list[str]:
+    """The pip that downloads: the running interpreter's if it has one, else the first `python3` on
+    PATH that has one. uv-made venvs (the kit's .venv) have no pip and uv has no `pip download`."""
+    import shutil
+
+    for python in candidates or (sys.executable, shutil.which("python3") or "", shutil.which("python") or ""):
+        if python and proc.run([python, "-m", "pip", "--version"]).ok:
+            return [python, "-m", "pip"]
+    raise EnvironmentSetupError("no pip found for `pip download` (the kit's uv-made .venv has none): install one "
+                                "with `python3 -m ensurepip` or your system's python3-pip, then run this again")
+
+
+def download_argv(spec: PayloadSpec, pins: tuple[str, ...], dest: Path, pip: list[str] | None = None) -> list[str]:
     """pip download for the device's interpreter and platform, whatever this machine is."""
-    argv = [python, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--python-version",
+    argv = [*(pip or [sys.executable, "-m", "pip"]), "download", "--no-deps", "--only-binary=:all:", "--python-version",
             spec.python_version, "--implementation", "cp", "-d", str(dest)]
     for platform in spec.platforms:
         argv += ["--platform", platform]
@@ -152,43 +197,65 @@ def _trim_wheel(wheel: Path, trim: Trim, out: Path) -> dict:
     return {"name": trim.name, "pin": trim.pin, "kept_bytes": kept, "dropped_bytes": dropped, "tarball": out.name}
 
 
-def build(spec: PayloadSpec, out: Path, work: Path) -> dict:
-    """Download, trim and chunk the payload into `out`; returns (and writes) the manifest."""
+def _download_release(spec: PayloadSpec, work: Path, staging: Path, pip: list[str]) -> dict:
+    """One release's wheels and trims into the shared staging folder; what belongs to the release."""
+    fetched = work / "fetched" / spec.sglang
+    fetched.mkdir(parents=True, exist_ok=True)
+    _checked(proc.run(download_argv(spec, spec.all_wheel_pins, fetched, pip)), f"pip download of sglang {spec.sglang}'s wheels")
+    wheels = sorted(p.name for p in fetched.glob("*.whl"))
+    for name in wheels:  # a wheel two releases share is stored once
+        target = staging / WHEELS_DIR / name
+        if not target.exists():
+            (fetched / name).replace(target)
+    trims = []
+    for trim in spec.trimmed:
+        tarball = staging / TRIMMED_DIR / f"{trim.name}-{trim.pin.split('==')[-1]}.tar.gz"
+        if not tarball.exists():
+            raw = work / "raw" / trim.pin
+            raw.mkdir(parents=True, exist_ok=True)
+            _checked(proc.run(download_argv(spec, (trim.pin,), raw, pip)), f"pip download of {trim.pin}")
+            (wheel,) = raw.glob("*.whl")
+            trims.append(_trim_wheel(wheel, trim, tarball))
+            wheel.unlink()  # 300+ MB: do not keep it in the work folder
+        else:
+            trims.append({"name": trim.name, "pin": trim.pin, "tarball": tarball.name})
+    return {"wheels": wheels, "trimmed": trims, "server_args": list(spec.server_args)}
+
+
+def build(specs: PayloadSpec | list[PayloadSpec], out: Path, work: Path, pip: list[str] | None = None) -> dict:
+    """Download, trim and chunk the payload of one or several releases into `out`; returns (and writes) the manifest."""
+    specs = [specs] if isinstance(specs, PayloadSpec) else list(specs)
+    if len({s.sglang for s in specs}) != len(specs):
+        raise UsageError("two payload specs for the same SGLang release")
+    pip = pip or pip_command()
     staging = work / "staging"
     for sub in (WHEELS_DIR, TRIMMED_DIR, DEBS_DIR):
         (staging / sub).mkdir(parents=True, exist_ok=True)
-    _checked(proc.run(download_argv(spec, spec.all_wheel_pins, staging / WHEELS_DIR)), "pip download of the wheels")
-    trims = []
-    for trim in spec.trimmed:
-        raw = work / "raw" / trim.name
-        raw.mkdir(parents=True, exist_ok=True)
-        _checked(proc.run(download_argv(spec, (trim.pin,), raw)), f"pip download of {trim.pin}")
-        (wheel,) = raw.glob("*.whl")
-        trims.append(_trim_wheel(wheel, trim, staging / TRIMMED_DIR / f"{trim.name}.tar.gz"))
-    for deb in spec.debs:
+    releases = {spec.sglang: _download_release(spec, work, staging, pip) for spec in specs}
+    debs = {d.name: d for spec in specs for d in spec.debs}
+    for deb in debs.values():
         _checked(proc.run(["apt-get", "download", deb.name], cwd=staging / DEBS_DIR), f"apt-get download {deb.name}")
     out.mkdir(parents=True, exist_ok=True)
     bundle = work / "payload.tar"
-    with tarfile.open(bundle, "w") as tar:
-        for path in sorted(p for p in staging.rglob("*") if p.is_file()):
-            tar.add(path, arcname=str(path.relative_to(staging)))
     files = sorted(str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file())
+    with tarfile.open(bundle, "w") as tar:
+        for name in files:
+            tar.add(staging / name, arcname=name)
     parts = []
     with open(bundle, "rb") as source:
-        for index, size in enumerate(split_sizes(bundle.stat().st_size, spec.chunk_mib << 20)):
+        for index, size in enumerate(split_sizes(bundle.stat().st_size, specs[0].chunk_mib << 20)):
             part = out / f"{PART_PREFIX}{index:02d}"
             part.write_bytes(source.read(size))
             parts.append({"name": part.name, "bytes": size, "sha256": _sha256(part)})
     manifest = {
         "schema": MANIFEST_SCHEMA,
-        "sglang": spec.sglang,
+        "sglang": [spec.sglang for spec in specs],
         "bundle_sha256": _sha256(bundle),
         "bundle_bytes": bundle.stat().st_size,
         "parts": parts,
         "files": files,
-        "trimmed": trims,
-        "debs": [dataclasses.asdict(d) for d in spec.debs],
-        "server_args": list(spec.server_args),
+        "releases": releases,
+        "debs": [dataclasses.asdict(d) for d in debs.values()],
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest

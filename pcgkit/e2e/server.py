@@ -6,16 +6,18 @@ Only loopback addresses are ever contacted.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import json
 import os
+import random
 import socket
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 from pcgkit.util import proc
 
@@ -61,11 +63,48 @@ class ServerRun:
         return data
 
 
-def free_loopback_port() -> int:
-    """A port nothing listens on right now (the kernel picks it; a race is possible but rare)."""
+# Below the usual ephemeral ranges (Linux 32768-60999) so that --port + 10000 (SGLang's gRPC port) is a
+# valid port: a kernel-chosen ephemeral port killed about one launch in five (FACTS.md, 2026-12-01).
+PORT_FLOOR = 20000
+PORT_CEILING = 65535
+
+
+class NoFreePortError(RuntimeError):
+    """No port in the window had all of its derived ports free."""
+
+
+def port_window(offsets: tuple[int, ...], floor: int = PORT_FLOOR) -> range:
+    """The --port values whose every derived port (port + offset) is a valid port number. Pure."""
+    return range(floor, PORT_CEILING - max(offsets, default=0) + 1)
+
+
+def loopback_port_free(port: int) -> bool:
+    """Whether a TCP socket can bind this loopback port right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((LOOPBACK, 0))
-        return sock.getsockname()[1]
+        try:
+            sock.bind((LOOPBACK, port))
+        except OSError:
+            return False
+        return True
+
+
+def free_loopback_port(
+    offsets: tuple[int, ...] = (0,),
+    *,
+    attempts: int = 200,
+    choose=random.Random().choice,
+    is_free=loopback_port_free,
+) -> int:
+    """A --port whose own and every derived port (port + each offset, see
+    pcgkit.sglang.facts.derived_port_offsets) is valid and free right now (a race is possible but rare)."""
+    window = port_window(offsets)
+    if not window:
+        raise NoFreePortError(f"no --port leaves room for offsets up to {max(offsets)} below {PORT_CEILING}")
+    for _ in range(attempts):
+        port = choose(window)
+        if all(is_free(port + offset) for offset in offsets):
+            return port
+    raise NoFreePortError(f"no free loopback port with free derived ports (offsets {offsets}) in {attempts} tries")
 
 
 def base_url(port: int) -> str:
@@ -160,6 +199,33 @@ def wait_group_gone(leader_pid: int, timeout_s: float = 10.0, poll_s: float = 0.
         time.sleep(poll_s)
 
 
+@dataclasses.dataclass
+class LiveServer:
+    """A started server while `running_server` holds it: where it answers and how it came up."""
+
+    url: str
+    readiness: Readiness
+    waited_s: float
+    spawned: proc.Spawned
+
+
+@contextlib.contextmanager
+def running_server(
+    argv: Sequence[str],
+    *,
+    port: int,
+    log_path: Path,
+    env: Mapping[str, str] | None = None,
+    ready_timeout_s: float = 900.0,
+    poll_s: float = 1.0,
+) -> Iterator[LiveServer]:
+    """Start the server and wait for it; the block uses it; the whole process group is always stopped
+    at the end (the stop status and what was left are set on the yielded value's `spawned`)."""
+    with proc.spawn(argv, log_path=log_path, env=env) as server:
+        readiness, waited = wait_until_ready(server, base_url(port) + HEALTH_PATH, ready_timeout_s, poll_s=poll_s)
+        yield LiveServer(base_url(port), readiness, waited, server)
+
+
 def serve_once(
     argv: Sequence[str],
     *,
@@ -173,20 +239,19 @@ def serve_once(
     poll_s: float = 1.0,
 ) -> ServerRun:
     """Start the server, wait, generate once when ready, and always stop the whole process group."""
-    url = base_url(port)
-    with proc.spawn(argv, log_path=log_path, env=env) as server:
-        readiness, waited = wait_until_ready(server, url + HEALTH_PATH, ready_timeout_s, poll_s=poll_s)
+    with running_server(argv, port=port, log_path=log_path, env=env, ready_timeout_s=ready_timeout_s,
+                        poll_s=poll_s) as live:
         generation = None
-        if readiness is Readiness.READY:
-            generation = generate_once(url + GENERATE_PATH, prompt, max_new_tokens, generate_timeout_s)
-        exit_status = server.stop()
-    group_left = wait_group_gone(server.pid) if os.path.isdir("/proc") else None
+        if live.readiness is Readiness.READY:
+            generation = generate_once(live.url + GENERATE_PATH, prompt, max_new_tokens, generate_timeout_s)
+        exit_status = live.spawned.stop()
+    group_left = wait_group_gone(live.spawned.pid) if os.path.isdir("/proc") else None
     return ServerRun(
         argv=tuple(str(a) for a in argv),
         log_path=log_path,
-        readiness=readiness,
-        waited_s=round(waited, 3),
-        exit_status=exit_status if readiness is Readiness.DIED else None,
+        readiness=live.readiness,
+        waited_s=round(live.waited_s, 3),
+        exit_status=exit_status if live.readiness is Readiness.DIED else None,
         generation=generation,
         group_left=group_left,
     )

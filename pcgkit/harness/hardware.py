@@ -19,6 +19,10 @@ class Device:
     capability: tuple[int, int]
     simulated: bool = False
     note: str = ""  # a simulated device's own account of itself when the answers do not say it (see label)
+    # The hybrid target (gpu-as-sm120, pcgkit.e2e.hybrid): a real GPU whose SGLang/FlashInfer/dynamo
+    # architecture queries were answered as this capability. `capability` and `family` stay the real
+    # ones, so a hybrid device never counts as SM120 hardware.
+    answered_as: tuple[int, int] | None = None
 
     @property
     def family(self) -> int:
@@ -27,6 +31,9 @@ class Device:
     @property
     def label(self) -> str:
         major, minor = self.capability
+        if self.answered_as is not None:
+            return (f"real {self.name} (CC {major}.{minor}) with SGLang/FlashInfer/dynamo architecture queries "
+                    f"answered as {self.answered_as[0]}.{self.answered_as[1]}")
         if self.simulated and self.note:
             return f"{self.name} ({self.note})"
         if self.simulated:
@@ -34,12 +41,15 @@ class Device:
         return f"{self.name} (compute capability {major}.{minor})"
 
     def to_dict(self) -> dict:
-        return {
+        data = {
             "name": self.name,
             "compute_capability": f"{self.capability[0]}.{self.capability[1]}",
             "simulated": self.simulated,
             "label": self.label,
         }
+        if self.answered_as is not None:
+            data["answered_as"] = f"{self.answered_as[0]}.{self.answered_as[1]}"
+        return data
 
 
 SIMULATED_SM120 = Device("simulated SM120", SIMULATED_SM120_CAPABILITY, simulated=True)

@@ -73,6 +73,13 @@ def decide(probe: Mapping[str, Any], modes: Mapping[str, Any]) -> Preflight:
     signature = Signature.from_dict(sig_data) if sig_data else None
     if signature is not None and _is_dynamo_refusal(signature):
         mode = matching_mode(signature, modes)
+        if mode is None and signature.innermost_library_frame is None:
+            # Refused with no FlashInfer frame and no known shape: e.g. apply calls a kernel binding that is None
+            # because an import-time hardware check was not answered here (gb0147 "function `None`"). That says
+            # nothing about the launch on real hardware: not judged.
+            return Preflight(Answer.UNKNOWN, f"dynamo refused {signature.short()} with no FlashInfer frame "
+                             f"({(signature.explanation or signature.message_head)[:160]}): not judged here",
+                             None, signature, probe)
         known = f"the kit's {mode} signature" if mode else "a signature none of the kit's modes names (new shape)"
         return Preflight(Answer.WILL_CRASH, f"{dense.get('linear_method', 'the linear method')}.apply under "
                          f"install_torch_compiled(fullgraph={(probe.get('compile') or {}).get('fullgraph')}) "

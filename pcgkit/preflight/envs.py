@@ -17,11 +17,13 @@ import os
 from pathlib import Path
 
 import tomllib
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from pcgkit import resources
 from pcgkit.errors import EnvironmentSetupError, UsageError
 
-PIN_NAMES = ("torch", "flashinfer_python", "flashinfer_cubin")
+PIN_NAMES = ("torch", "flashinfer-python", "flashinfer-cubin")  # canonical names (releases spell them _ or -)
 PYTHON = "3.12"  # the SGLang wheels in range are cp312 (pcgkit/matrix: the cells' default python)
 
 
@@ -47,7 +49,7 @@ def declared_pins(sglang: str, requires: dict) -> list[str]:
         known = [r.get("version") for r in requires.get("release", ())]
         raise UsageError(f"--sglang {sglang}: not a release the kit has pins for (known: {', '.join(known[-8:])}, ...; "
                          "`pcgkit matrix --refresh-pins` reads newer ones)")
-    return [r for r in release["requires"] if r.split("==")[0].split(";")[0].strip() in PIN_NAMES]
+    return [r for r in release["requires"] if canonicalize_name(Requirement(r).name) in PIN_NAMES]
 
 
 def plan_env(sglang: str, requires: dict, import_deps: list[str], root: Path) -> ReleaseEnv:

@@ -48,7 +48,9 @@ def run_table(results: Sequence[CaseResult]) -> tuple[Table, list[str]]:
     by_target: dict[str, list[CaseResult]] = {}
     for r in results:
         by_target.setdefault(r.variant, []).append(r)
-    order = [t.id for t in targets.TARGETS] + sorted(set(by_target) - set(targets.BY_ID))
+    main = [t.id for t in targets.TARGETS]
+    others = [i for i in targets.PRECEDENCE if i in by_target and i not in main]  # hybrid, other simulated arches
+    order = main + others + sorted(set(by_target) - set(targets.BY_ID))
     ran = [t for t in order if any(r.verdict.ran for r in by_target.get(t, ()))]
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     table.add_column("case")

@@ -366,3 +366,37 @@ def switch_rows(flags: Iterable[PiecewiseFlags]) -> list[SwitchRow]:
         else:
             rows.append(SwitchRow((release,), default, off))
     return rows
+
+
+# --- ports SGLang derives from --port --------------------------------------------------------
+# Read from each release's server_args.py (0.5.11/0.5.12, 2026-12-01): the gRPC port `self.port + 10000`
+# (refused above 65535 at argument parsing), the gRPC sidecar "--port + 1", and with DP attention the ZMQ
+# ports from `port + ZMQ_TCP_PORT_DELTA` (233) to `port_base + 4`.
+_PORT_PLUS_RE = re.compile(r"(?:\b(?:self|server_args)\.port|--port) \+ (\d+)\b")
+_ZMQ_DELTA_RE = re.compile(r"^ZMQ_TCP_PORT_DELTA\s*=\s*(\d+)", re.M)
+_PORT_BASE_RE = re.compile(r"\bport_base \+ (\d+)\b")
+# What the two releases read above derive; used when no SGLang is installed to read (a CPU machine).
+KNOWN_DERIVED_PORT_OFFSETS: tuple[int, ...] = (0, 1, 233, 234, 235, 236, 237, 238, 10000)
+
+
+def derived_port_offsets_from_source(text: str) -> tuple[int, ...]:
+    """Every offset from --port that this server_args.py derives a port at (0 is --port itself). Pure."""
+    offsets = {0, *(int(n) for n in _PORT_PLUS_RE.findall(text))}
+    delta = _ZMQ_DELTA_RE.search(text)
+    if delta:
+        dist_init = int(delta.group(1))
+        port_base = dist_init + 1  # `port_base = dist_init_port + 1`
+        offsets |= {dist_init, port_base, *(port_base + int(n) for n in _PORT_BASE_RE.findall(text))}
+    return tuple(sorted(offsets))
+
+
+def derived_port_offsets() -> tuple[tuple[int, ...], str]:
+    """The installed SGLang's derived-port offsets and where they were read (or the known ones, said so)."""
+    root = sglang_root()
+    sources = _server_args_sources(root) if root is not None else {}
+    if not sources:
+        return KNOWN_DERIVED_PORT_OFFSETS, "no SGLang installed: the offsets read from 0.5.11/0.5.12's server_args.py"
+    offsets = set(KNOWN_DERIVED_PORT_OFFSETS[:1])
+    for text in sources.values():
+        offsets |= set(derived_port_offsets_from_source(text))
+    return tuple(sorted(offsets)), f"read from {', '.join(sorted(sources))} (sglang {installed_version('sglang')})"

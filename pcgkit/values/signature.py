@@ -283,13 +283,18 @@ class CaptureEvent(str, enum.Enum):
     FAILED = "failed"
     DISABLED = "disabled"
     READY = "server-ready"
+    # SGLang's compile backend finished a graph (dynamo traced it, the backend compiled it):
+    # "Compiling a graph for dynamic shape takes 1.23 s" (sglang/srt/compilation/backend.py, 0.5.x).
+    COMPILED = "compiled"
 
 
 # Every capture-event wording contains one of these (checked with `in` before any regex runs).
 _CAPTURE_NEEDLES = ("raph", "RAPH", "num tokens", "ready to roll", "Uvicorn", "startup complete", "capturing finished",
                     "prefill runner")
+# (COMPILED's wording "Compiling a graph for ..." contains "raph" too.)
 _CAPTURE_EVENT_RES: tuple[tuple[CaptureEvent, re.Pattern[str]], ...] = (
     (CaptureEvent.END, re.compile(r"Capture (?:piecewise|target prefill) CUDA graph end")),
+    (CaptureEvent.COMPILED, re.compile(r"Compiling a graph for (?:dynamic shape|shape \S+) takes [0-9.]+ s")),
     (CaptureEvent.BEGIN, re.compile(
         r"Capture (?:piecewise|target prefill) CUDA graph begin|Capture cuda graph num tokens \[|"
         r"C(?:ompil|aptur)ing num tokens \(num_tokens=|Capturing CUDA graphs \([^)]*PIECEWISE")),

@@ -16,6 +16,22 @@ class Target:
     marker: str
     simulated: bool
     arch: str | None = None  # a simulated target's arch id (pcgkit.harness.hardware.SIMULATED_ARCHES key)
+    # A hybrid target runs on a real GPU with some architecture queries answered as this arch id
+    # (pcgkit.e2e.hybrid): not simulated, not that arch's hardware either.
+    answered_as: str | None = None
+
+    @property
+    def hybrid(self) -> bool:
+        return self.answered_as is not None
+
+    @property
+    def kind(self) -> str:
+        """What the target is, in a few words for tables: simulated, real hardware, or the hybrid."""
+        if self.simulated:
+            return "simulated"
+        if self.hybrid:
+            return f"real GPU, SGLang/FlashInfer/dynamo architecture queries answered as {self.answered_as}"
+        return "real hardware"
 
 
 SIM_SM120 = Target("sim-sm120", "cpu_sim", simulated=True, arch="sm120")
@@ -26,18 +42,26 @@ SIM_SM90 = Target("sim-sm90", "cpu_sim", simulated=True, arch="sm90")
 SIMULATED_BY_ARCH: dict[str, Target] = {t.arch: t for t in (SIM_SM120, SIM_SM100, SIM_SM90) if t.arch}
 GPU = Target("gpu", "gpu", simulated=False)  # any real CUDA GPU, nothing simulated
 SM120 = Target("sm120", "sm120", simulated=False)  # a real compute-capability 12.x GPU (exact family)
+# A real GPU and a real SGLang server with SGLang's, FlashInfer's and dynamo's architecture queries answered
+# as 12.0 in every server process (the e2e launch only). Needs any real GPU (marker gpu); never SM120 hardware.
+GPU_AS_SM120 = Target("gpu-as-sm120", "gpu", simulated=False, answered_as="sm120")
 
 TARGETS: tuple[Target, ...] = (SIM_SM120, GPU, SM120)
-BY_ID: dict[str, Target] = {t.id: t for t in (*TARGETS, *SIMULATED_BY_ARCH.values())}
+BY_ID: dict[str, Target] = {t.id: t for t in (*TARGETS, *SIMULATED_BY_ARCH.values(), GPU_AS_SM120)}
 
 # The markers that need real hardware: the choices of --require-hardware and the gate's loop.
 HARDWARE_MARKERS: tuple[str, ...] = tuple(t.marker for t in TARGETS if not t.simulated)
 
 # When one cell has a verdict from several targets, the report shows the best witness first:
-# an exact SM120 run, then any real GPU, then the simulation.
-PRECEDENCE: tuple[str, ...] = (SM120.id, GPU.id, SIM_SM120.id, SIM_SM100.id, SIM_SM90.id)
-# Parity's real witnesses, best first.
-REAL_TARGET_IDS: tuple[str, ...] = tuple(i for i in PRECEDENCE if not BY_ID[i].simulated)
+# an exact SM120 run, then any real GPU, then the hybrid (real GPU, answered queries), then the simulation.
+PRECEDENCE: tuple[str, ...] = (SM120.id, GPU.id, GPU_AS_SM120.id, SIM_SM120.id, SIM_SM100.id, SIM_SM90.id)
+# Parity's real witnesses, best first: no hybrid (its answers are not the hardware's).
+REAL_TARGET_IDS: tuple[str, ...] = tuple(i for i in PRECEDENCE if not BY_ID[i].simulated and not BY_ID[i].hybrid)
+
+
+def is_hybrid(target_id: str) -> bool:
+    target = BY_ID.get(target_id)
+    return target.hybrid if target is not None else False
 
 
 def is_simulated(target_id: str) -> bool:
