@@ -21,7 +21,8 @@ from pcgkit.harness.hardware import SIMULATED_SM120
 from pcgkit.report.summary import SIMULATION_NOTE, markdown_summary
 from pcgkit.util import atomic, proc
 from pcgkit.util.argtypes import positive_seconds
-from pcgkit.verdicts.catalog import all_modes
+from pcgkit.matrix.cells import SCOPE_ALL, SCOPES
+from pcgkit.verdicts.catalog import modes_in_scope
 from pcgkit.verdicts.result import CaseResult, read_results, write_results
 from pcgkit.verdicts.verdict import Verdict
 
@@ -35,6 +36,7 @@ class RunPlan:
     select: str | None = None  # pytest -m expression
     require_hardware: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()  # added to the run's environment (a cell's FlashInfer JIT cache)
+    scope: str = SCOPE_ALL  # pcgkit.matrix.cells.SCOPES: which families of cases run (and must report)
 
     @property
     def junit_path(self) -> Path:
@@ -66,6 +68,8 @@ def plan_pytest_argv(plan: RunPlan) -> list[str]:
     ]
     if plan.select:
         argv += ["-m", plan.select]
+    if plan.scope != SCOPE_ALL:
+        argv.append(f"--pcgkit-scope={plan.scope}")
     for hw in plan.require_hardware:
         argv.append(f"--pcgkit-require-hardware={hw}")
     return argv
@@ -121,7 +125,7 @@ def interrupted_results(plan: RunPlan, exc: Interrupted) -> None:
     """What an interrupted run leaves: every mode an `error` row "interrupted", and a summary saying so."""
     versions: dict = {}  # after a stop signal no child may start: the rows say the versions are unknown
     reason = f"interrupted ({exc}) before pytest reported: no verdict"
-    results = synthesize_errors(list(all_modes()), reason, versions)
+    results = synthesize_errors(list(modes_in_scope(plan.scope)), reason, versions)
     environment = {"versions": versions, "interrupted": str(exc)}
     write_results(plan.results_path, results, environment)
     write_summary(plan, environment, results)
@@ -145,7 +149,7 @@ def execute(plan: RunPlan) -> tuple[dict, list[CaseResult], proc.Completed]:
     if plan.results_path.exists():
         environment, results = read_results(plan.results_path)
     reported = {r.mode for r in results}
-    missing = [m for m in all_modes() if m not in reported]
+    missing = [m for m in modes_in_scope(plan.scope) if m not in reported]
     import_error = _import_error(plan.costs_path)
     # A selection may leave modes out on purpose; an import failure stops every case it would have run.
     if missing and (not plan.select or import_error):
@@ -240,6 +244,7 @@ def _cmd_run(args) -> int:
         case_timeout_s=args.case_timeout,
         select=args.select,
         require_hardware=tuple(args.require_hardware),
+        scope=args.scope,
     )
     check_interpreter(plan.python)  # no such file / a folder / not executable: one line
     atomic.check_writable_dir(plan.reports_dir, "--reports")
@@ -275,6 +280,8 @@ def register(subparsers) -> None:
                           "it needs torch, flashinfer-python, pytest and the kit (a one-line error says what is missing)")
     run.add_argument("--reports", default="reports", help="output folder (default: reports/)")
     run.add_argument("-m", dest="select", help="pytest marker expression, e.g. 'cpu_sim' or 'sm120'")
+    run.add_argument("--scope", choices=SCOPES, default=SCOPE_ALL,
+                     help="which cases: all (default), or only the SGLang-level ones (a matrix cell for one SGLang release)")
     run.add_argument("--timeout", type=positive_seconds, default=1800, help="seconds for the whole run (default 1800)")
     run.add_argument("--case-timeout", type=positive_seconds, default=600, help="seconds per case (default 600)")
     run.add_argument(

@@ -14,6 +14,13 @@ ON_PIN = "on-pin"  # exactly the flashinfer-python and torch that the cell's SGL
 OFF_PIN = "off-pin"
 UNPINNED = "unpinned"  # an existing interpreter: the matrix declares no pins for it
 
+# Which cases a cell runs. A release whose (flashinfer, torch) pins another cell already installs
+# shares that cell's FlashInfer-only verdicts, but its SGLang-level cases (they import its own
+# sglang) run in a cell of its own with scope SGLANG_LEVEL. The catalog maps a scope to families.
+SCOPE_ALL = "all"
+SCOPE_SGLANG_LEVEL = "sglang-level"
+SCOPES = (SCOPE_ALL, SCOPE_SGLANG_LEVEL)
+
 
 def _sglang_import_deps(sglang: str) -> list[str]:
     from pcgkit.matrix.deps import sglang_import_dependencies
@@ -38,6 +45,7 @@ class Cell:
     base_image: str | None = None  # for a container backend; unused by the venv backend
     timeout_s: float | None = None  # overrides the run's --timeout for this cell
     origin: str = "explicit"  # "explicit" | "sglang-release"
+    scope: str = SCOPE_ALL  # SCOPES: which cases run in it
     # sha256 of the committed lock (fixtures/locks/<id>.txt; pcgkit.matrix.locks), "" when none:
     # refreshing a lock reruns the cell.
     lock_digest: str = ""
@@ -63,6 +71,8 @@ class Cell:
             definition["constraints"] = list(self.constraints)
         if self.lock_digest:
             definition["lock"] = self.lock_digest
+        if self.scope != SCOPE_ALL:  # only when narrowed, so every other cell keeps its hash
+            definition["scope"] = self.scope
         return definition
 
     @property

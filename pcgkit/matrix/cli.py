@@ -14,7 +14,7 @@ from pcgkit.matrix import pins as pins_mod
 from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.matrix.backends.docker_cli import add_backend_options
 from pcgkit.matrix.bisect import bisect, versions_between
-from pcgkit.matrix.cells import VENV, Cell
+from pcgkit.matrix.cells import SCOPE_ALL, VENV, Cell
 from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR
 from pcgkit.matrix.outcome import read_outcome_row
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
@@ -159,7 +159,8 @@ def _cmd_matrix(args) -> int:
         return 0
     if args.list:
         for cell in cells:
-            print(f"{cell.id:<24} {cell.pin_status:<8} {cell.label():<52} {cell.pin_note}")
+            scope = "" if cell.scope == SCOPE_ALL else f" [{cell.scope} cases only]"
+            print(f"{cell.id:<24} {cell.pin_status:<8} {cell.label():<52} {cell.pin_note}{scope}")
         return 0
     if getattr(args, "lock", False):
         return lock_cells(cells, Path(getattr(args, "locks", DEFAULT_LOCKS_DIR)), jobs=args.jobs)

@@ -1,8 +1,10 @@
 """Plan the matrix: fixtures/matrix.toml + the cached SGLang pins -> cells. Pure, no I/O but reading TOML.
 
 Explicit cells come first, in file order. `[sglang_releases]` adds one cell per SGLang release in a
-range, each with exactly the pins it declares; a release whose pins another cell already installs
-is folded into that cell (`covers_sglang`) instead of installing the same stack twice. Every cell is
+range, each with exactly the pins it declares. A release whose (flashinfer, torch) pins another cell
+already installs shares that cell's FlashInfer-only verdicts (`covers_sglang`), but is never folded
+for what depends on SGLang: it gets a cell of its own, scope `sglang-level`, that installs it and
+runs only the SGLang-level cases. So every release in range is installed as itself. Every cell is
 labelled on-pin or off-pin against what its SGLang release declares.
 """
 
@@ -18,7 +20,7 @@ import tomllib
 from pcgkit import resources
 from pcgkit.errors import UsageError
 from pcgkit.matrix import schema
-from pcgkit.matrix.cells import EXISTING, KINDS, OFF_PIN, ON_PIN, UNPINNED, VENV, Cell
+from pcgkit.matrix.cells import EXISTING, KINDS, OFF_PIN, ON_PIN, SCOPE_SGLANG_LEVEL, UNPINNED, VENV, Cell
 from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR, with_lock_digests
 from pcgkit.matrix.pins import PinsIndex, SglangRelease, load_pins, version_key
 from pcgkit.matrix.rules import InstallRule, apply_rules, load_rules
@@ -188,10 +190,13 @@ def plan(
             candidate = _release_cell(release, python, tuple(spec.sglang_releases.get("constraints", ())))
             if candidate is None:
                 continue
+            if any(c.sglang == release.version and c.scope == candidate.scope for c in cells):
+                continue  # an explicit cell already runs every case with this release installed (the seed)
             twin = next((i for i, c in enumerate(cells) if _install_key(c) == _install_key(candidate)), None)
             if twin is not None:
+                # same stack: the FlashInfer-only verdicts are shared; the SGLang-level ones are not
                 cells[twin] = dataclasses.replace(cells[twin], covers_sglang=cells[twin].covers_sglang + (release.version,))
-                continue
+                candidate = dataclasses.replace(candidate, scope=SCOPE_SGLANG_LEVEL)
             cells.append(_with_declared_pins(candidate, release))
     cells = apply_rules(cells, load_rules() if rules is None else rules)
     if locks_dir is not None:
