@@ -18,10 +18,10 @@ from pcgkit import resources
 from pcgkit.errors import ExitCode, Interrupted, RunAbortedError, UsageError, status_for_results
 from pcgkit.harness import targets
 from pcgkit.harness.hardware import SIMULATED_SM120
+from pcgkit.matrix.cells import SCOPE_ALL, SCOPES
 from pcgkit.report.summary import SIMULATION_NOTE, markdown_summary
 from pcgkit.util import atomic, proc
 from pcgkit.util.argtypes import positive_seconds
-from pcgkit.matrix.cells import SCOPE_ALL, SCOPES
 from pcgkit.verdicts.catalog import modes_in_scope
 from pcgkit.verdicts.result import CaseResult, read_results, write_results
 from pcgkit.verdicts.verdict import Verdict
