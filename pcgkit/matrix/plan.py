@@ -22,7 +22,7 @@ from pcgkit.errors import UsageError
 from pcgkit.matrix import schema
 from pcgkit.matrix.cells import EXISTING, KINDS, OFF_PIN, ON_PIN, SCOPE_SGLANG_LEVEL, UNPINNED, VENV, Cell
 from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR, with_lock_digests
-from pcgkit.matrix.pins import PinsIndex, SglangRelease, load_pins, version_key
+from pcgkit.matrix.pins import AXES, PinsIndex, SglangRelease, load_pins, version_key
 from pcgkit.matrix.rules import InstallRule, apply_rules, load_rules
 
 MATRIX_SCHEMA = "pcgkit.matrix/1"
@@ -145,6 +145,16 @@ def releases_in_range(index: PinsIndex, spec: dict) -> list[SglangRelease]:
     return chosen
 
 
+def axis_releases(spec: MatrixSpec, index: PinsIndex) -> dict[str, tuple[str, ...]]:
+    """Per version axis, the releases a stated range may span (oldest first): the SGLang releases of
+    the matrix range, and the known releases of FlashInfer and torch (the pins cache). What
+    pcgkit.util.ranges names as gaps when a report states a range. Pure."""
+    releases = {axis: tuple(index.known_versions.get(axis, ())) for axis in AXES}
+    if spec.sglang_releases is not None:
+        releases["sglang"] = tuple(r.version for r in releases_in_range(index, spec.sglang_releases))
+    return releases
+
+
 def _release_cell(release: SglangRelease, python: str, constraints: tuple[str, ...] = ()) -> Cell | None:
     pins = release.pins
     if "flashinfer-python" not in pins or "torch" not in pins:
@@ -190,12 +200,12 @@ def plan(
             candidate = _release_cell(release, python, tuple(spec.sglang_releases.get("constraints", ())))
             if candidate is None:
                 continue
-            if any(c.sglang == release.version and c.scope == candidate.scope for c in cells):
-                continue  # an explicit cell already runs every case with this release installed (the seed)
             twin = next((i for i, c in enumerate(cells) if _install_key(c) == _install_key(candidate)), None)
             if twin is not None:
                 # same stack: the FlashInfer-only verdicts are shared; the SGLang-level ones are not
                 cells[twin] = dataclasses.replace(cells[twin], covers_sglang=cells[twin].covers_sglang + (release.version,))
+                if cells[twin].sglang == release.version:
+                    continue  # that cell installs this very release and runs every case (the seed)
                 candidate = dataclasses.replace(candidate, scope=SCOPE_SGLANG_LEVEL)
             cells.append(_with_declared_pins(candidate, release))
     cells = apply_rules(cells, load_rules() if rules is None else rules)

@@ -148,6 +148,14 @@ def _cell_details(report: CompatReport, cell: CellReport) -> list[str]:
     summary = f"<code>{md(cell.id)}</code>: {md(cell.label)}; {md(where)}; " + ", ".join(f"{n} {v}" for v, n in counts.items())
     lines = ["", "<details>", f"<summary>{summary}</summary>", ""]
     installed = ", ".join(f"{k} {v}" for k, v in cell.versions.items() if v)
+    if cell.scope != "all":
+        twin = next((c.id for c in report.cells if cell.axes.get("sglang") in c.covers_sglang), None)
+        lines.append(f"- cases: only this release's SGLang-level ones (its own install); its FlashInfer-only verdicts are "
+                     + (f"those of cell {md_code(twin)} (same flashinfer and torch pins)" if twin else "not in this report"))
+    elif [v for v in cell.covers_sglang if v != cell.axes.get("sglang")]:
+        others = ", ".join(v for v in cell.covers_sglang if v != cell.axes.get("sglang"))
+        lines.append(f"- its FlashInfer-only verdicts also stand for sglang {md(others)} (same pins); their SGLang-level "
+                     "cases ran in cells of their own")
     lines += [f"- pins: {cell.pin_status} ({md(cell.pin_note)})", f"- installed: {md(installed) or 'nothing (the install failed)'}",
               f"- duration: {cell.duration_s:.1f} s" + (", reused from a previous run" if cell.from_cache else "")]
     if cell.where:
