@@ -150,7 +150,7 @@ def _cell_details(report: CompatReport, cell: CellReport) -> list[str]:
     installed = ", ".join(f"{k} {v}" for k, v in cell.versions.items() if v)
     if cell.scope != "all":
         twin = next((c.id for c in report.cells if cell.axes.get("sglang") in c.covers_sglang), None)
-        lines.append(f"- cases: only this release's SGLang-level ones (its own install); its FlashInfer-only verdicts are "
+        lines.append("- cases: only this release's SGLang-level ones (its own install); its FlashInfer-only verdicts are "
                      + (f"those of cell {md_code(twin)} (same flashinfer and torch pins)" if twin else "not in this report"))
     elif [v for v in cell.covers_sglang if v != cell.axes.get("sglang")]:
         others = ", ".join(v for v in cell.covers_sglang if v != cell.axes.get("sglang"))
