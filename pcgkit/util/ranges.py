@@ -78,9 +78,9 @@ def measured_runs(releases_in_range: Iterable[str], measured: Iterable[str]) -> 
     releases_in_range: every release the statement could be about (e.g. the SGLang releases of the
     matrix range, or an axis's known releases); when empty, nothing says what lies between two
     measured values, so each is listed alone (no run is claimed, no gap can be named). measured: the releases some cell ran. Pure."""
+    listed = set(releases_in_range)  # read once: it may be an iterator
     measured_set = {m for m in measured if m}
-    universe = sorted(set(releases_in_range) | measured_set, key=version_order)
-    listed = set(releases_in_range)
+    universe = sorted(listed | measured_set, key=version_order)
     unlisted = tuple(sorted((m for m in measured_set if listed and m not in listed), key=version_order))
     if not measured_set:
         return MeasuredRanges((), (), tuple(universe), (), ())
