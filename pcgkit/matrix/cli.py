@@ -166,6 +166,9 @@ def _cmd_matrix(args) -> int:
         print(f"pcgkit: {len(index.releases)} sglang releases cached in {args.pins}")
         return 0
     cells = planned_cells(args)
+    if getattr(args, "discover", False):
+        print(discover_text(cells, Path(args.pins), getattr(args, "index_json", None)), end="")
+        return 0
     if args.tox:
         print(render_tox(cells), end="")
         return 0
@@ -187,6 +190,28 @@ def _cmd_matrix(args) -> int:
     cell_problems(outcomes)  # prints error cells, expected-uninstallable ones and contradicted expectations
     # this run's cells decide its status; other cells on disk are in the report, judged by `pcgkit report`
     return int(matrix_status(outcomes))
+
+
+def discover_text(cells: list[Cell], pins_path: Path, saved: str | None = None) -> str:
+    """`pcgkit matrix --discover`: read the index (or saved responses), compare, render (pcgkit.matrix.discover)."""
+    import gzip
+
+    from pcgkit.matrix import discover
+
+    def read_saved(name: str) -> discover.IndexProject:
+        folder = Path(saved or ".")
+        for path in (folder / f"{name}.json", folder / f"{name}.json.gz"):
+            if path.is_file():
+                raw = path.read_bytes()
+                text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8")
+                # the read date of a saved response is its provenance's, not the file's: say which file
+                return discover.parse_project(text, f"{path}, a saved {discover.INDEX_JSON_URL.format(name=name)}",
+                                              "date as recorded beside it")
+        raise UsageError(f"--index-json {folder}: no {name}.json or {name}.json.gz there")
+
+    fetch = read_saved if saved else discover.fetch_project
+    projects = {name: fetch(name) for name in discover.DISTRIBUTIONS}
+    return discover.render(discover.discover(projects, cells, pins_mod.load_pins(pins_path)))
 
 
 def cell_problems(outcomes) -> list[str]:
@@ -380,6 +405,11 @@ def register(subparsers) -> None:
     matrix.add_argument("--list", action="store_true", help="print the planned cells and their pin labels")
     matrix.add_argument("--tox", action="store_true", help="print the cells as tox.ini [tox]/[testenv] sections")
     matrix.add_argument("--refresh-pins", action="store_true", help="re-read each SGLang release's Requires-Dist")
+    matrix.add_argument("--discover", action="store_true",
+                        help="list releases on PyPI newer than the matrix (sglang, flashinfer-python, torch) and print "
+                             "the cells to add as TOML; runs nothing")
+    matrix.add_argument("--index-json", metavar="DIR",
+                        help="with --discover: read saved PyPI JSON responses (DIR/<name>.json[.gz]) instead of the network")
     matrix.add_argument("--lock", action="store_true",
                         help="re-resolve the cells (uv pip compile --generate-hashes) into their committed locks, "
                              "e.g. `pcgkit matrix --lock --cell fi-0.7.4`; runs nothing")
