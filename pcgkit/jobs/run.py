@@ -16,15 +16,15 @@ from pathlib import Path
 
 from pcgkit import resources
 from pcgkit.errors import ExitCode, Interrupted, RunAbortedError, UsageError, status_for_results
-from pcgkit.harness import targets
 from pcgkit.harness.hardware import SIMULATED_SM120
-from pcgkit.matrix.cells import SCOPE_ALL, SCOPES
 from pcgkit.report.summary import SIMULATION_NOTE, markdown_summary
 from pcgkit.util import atomic, proc
 from pcgkit.util.argtypes import positive_seconds
+from pcgkit.values import targets
+from pcgkit.values.scopes import SCOPE_ALL, SCOPES
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.catalog import modes_in_scope
 from pcgkit.verdicts.result import CaseResult, read_results, write_results
-from pcgkit.verdicts.verdict import Verdict
 
 
 @dataclasses.dataclass(frozen=True)

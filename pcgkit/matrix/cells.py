@@ -6,6 +6,9 @@ import dataclasses
 import hashlib
 import json
 
+# Which cases a cell runs, re-exported for the planner's readers (declared in pcgkit.values.scopes).
+from pcgkit.values.scopes import SCOPE_ALL, SCOPE_SGLANG_LEVEL, SCOPES  # noqa: F401
+
 VENV = "venv"  # a fresh uv environment installed from PyPI with exact pins
 EXISTING = "existing"  # an interpreter used as it is (the reference .venv, or a test's fake one)
 KINDS = (VENV, EXISTING)
@@ -14,12 +17,6 @@ ON_PIN = "on-pin"  # exactly the flashinfer-python and torch that the cell's SGL
 OFF_PIN = "off-pin"
 UNPINNED = "unpinned"  # an existing interpreter: the matrix declares no pins for it
 
-# Which cases a cell runs. A release whose (flashinfer, torch) pins another cell already installs
-# shares that cell's FlashInfer-only verdicts, but its SGLang-level cases (they import its own
-# sglang) run in a cell of its own with scope SGLANG_LEVEL. The catalog maps a scope to families.
-SCOPE_ALL = "all"
-SCOPE_SGLANG_LEVEL = "sglang-level"
-SCOPES = (SCOPE_ALL, SCOPE_SGLANG_LEVEL)
 
 
 def _sglang_import_deps(sglang: str) -> list[str]:

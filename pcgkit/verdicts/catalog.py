@@ -16,9 +16,9 @@ import enum
 
 from pcgkit.e2e.control import CONTROL_MODE
 from pcgkit.e2e.logclass import E2E_MODE
-from pcgkit.matrix.cells import SCOPE_ALL, SCOPE_SGLANG_LEVEL
 from pcgkit.sglang.case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120
 from pcgkit.sweep.cases import sweep_modes
+from pcgkit.values.scopes import SCOPE_ALL, SCOPE_SGLANG_LEVEL
 from pcgkit.verdicts.fixmodes import (
     FIX_ALLOW_IN_GRAPH,
     FIX_CUSTOM_OP,
