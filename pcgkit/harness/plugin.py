@@ -291,7 +291,7 @@ def _run_reproduce(
 
 def _path_evidence(device: hardware.Device, path: _RecordedPath, signature, versions: dict) -> PathEvidence:
     """What the trace was told and chose, judged against the arch `device` claims (simulated only)."""
-    row, note = archpaths.row_for(versions.get("flashinfer-python"), archpaths.load_rows())
+    row, note = archpaths.row_for(versions.get("flashinfer-python"), archpaths.load_rows(), versions.get("torch_cuda"))
     return pathevidence.build(
         claimed=device, calls=path.recording.calls, recorder=path.recording.how, told=path.told,
         frames=signature.frame_chain if signature is not None else (), row=row, row_note=note,
