@@ -20,6 +20,7 @@ from packaging.version import InvalidVersion, Version
 from pcgkit.errors import UsageError
 from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.util.atomic import read_json_object
+from pcgkit.util.ranges import measured_ranges
 from pcgkit.util.redact import redact_text, secret_values
 from pcgkit.util.templating import render
 from pcgkit.values.verdict import Verdict
@@ -123,8 +124,8 @@ def matrix_ranges(report, target: str, upstream, source: str = "compat.json") ->
     over = []
     for axis in ATTRIBUTION_AXES:
         values = sorted({v for c in ran if (v := c.axis_value(axis))}, key=_version_key)
-        if values:
-            over.append(f"{axis_name(axis)} {values[0]}" + (f"–{values[-1]}" if len(values) > 1 else ""))
+        if values:  # only over releases some cell ran, the others between them named (pcgkit.util.ranges)
+            over.append(f"{axis_name(axis)} {measured_ranges(report.releases.get(axis, ()), values)}")
     return MatrixRanges(source, ", ".join(over) + f"; {evidence_label(report)}", lines)
 
 
@@ -259,10 +260,11 @@ def upstream_inputs(target: str, compat: str | None) -> tuple[MatrixRanges | Non
     upstream = load_upstream()
     matrix = None
     if compat:
+        from pcgkit.matrix.plan import default_axis_releases
         from pcgkit.report.model import CompatSchemaError, from_json
 
         try:
-            report = from_json(json.loads(Path(compat).read_text()))
+            report = from_json(json.loads(Path(compat).read_text()), releases_if_absent=default_axis_releases())
         except (OSError, ValueError, CompatSchemaError) as exc:
             raise UsageError(f"--compat {compat}: not a readable compat.json: {exc}") from exc
         matrix = matrix_ranges(report, target, upstream, compat)

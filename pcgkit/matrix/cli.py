@@ -16,7 +16,7 @@ from pcgkit.matrix.bisect import bisect, versions_between
 from pcgkit.matrix.cells import SCOPE_ALL, VENV, Cell
 from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR
 from pcgkit.matrix.outcome import read_outcome_row
-from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, axis_releases, load_matrix, planned_cells
+from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, default_axis_releases, planned_cells
 from pcgkit.matrix.runner import CELL_FILE, default_jobs, run_matrix
 from pcgkit.matrix.tox_export import render_tox
 from pcgkit.matrix.uninstallable import expected_failure, load_uninstallable, unexpectedly_installed
@@ -135,25 +135,13 @@ def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = ()
     return int(worst(status, ExitCode.ERROR_CELLS if bad_inputs else ExitCode.SUCCESS))
 
 
-def default_axis_releases() -> dict[str, tuple[str, ...]]:
-    """The releases a report's ranges may span (the shipped matrix range and pins cache); {} if unreadable,
-    and then no range claims more than the versions measured."""
-    try:
-        return axis_releases(load_matrix(), pins_mod.load_pins())
-    except (ValueError, OSError):
-        return {}
-
-
 def _read_compat(path: Path):
     import json
 
     from pcgkit.report.model import CompatSchemaError, from_json
 
     try:
-        data = json.loads(path.read_text())
-        if isinstance(data, dict) and not data.get("releases"):  # written before issue 25: today's ranges
-            data["releases"] = {axis: list(v) for axis, v in default_axis_releases().items()}
-        return from_json(data)
+        return from_json(json.loads(path.read_text()), releases_if_absent=default_axis_releases())
     except (OSError, ValueError) as exc:
         raise UsageError(f"{path}: not a readable compat.json: {exc}") from exc
     except CompatSchemaError as exc:

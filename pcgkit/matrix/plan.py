@@ -155,6 +155,15 @@ def axis_releases(spec: MatrixSpec, index: PinsIndex) -> dict[str, tuple[str, ..
     return releases
 
 
+def default_axis_releases() -> dict[str, tuple[str, ...]]:
+    """axis_releases of the shipped matrix and pins cache; {} when they cannot be read (then no stated
+    range claims more than the versions measured)."""
+    try:
+        return axis_releases(load_matrix(), load_pins())
+    except (ValueError, OSError):
+        return {}
+
+
 def _release_cell(release: SglangRelease, python: str, constraints: tuple[str, ...] = ()) -> Cell | None:
     pins = release.pins
     if "flashinfer-python" not in pins or "torch" not in pins:

@@ -262,8 +262,10 @@ class CompatSchemaError(ValueError):
     pass
 
 
-def from_json(data: Mapping[str, Any]) -> CompatReport:
-    """A CompatReport from compat.json /2 or /1; CompatSchemaError for anything else."""
+def from_json(data: Mapping[str, Any], releases_if_absent: Mapping[str, tuple[str, ...]] | None = None) -> CompatReport:
+    """A CompatReport from compat.json /2 or /1; CompatSchemaError for anything else.
+    releases_if_absent: the release lists to state ranges against when the file carries none
+    (written before issue 25; the caller passes today's, pcgkit.matrix.plan.default_axis_releases)."""
     schema = data.get("schema") if isinstance(data, Mapping) else None
     if schema not in READABLE_SCHEMAS:
         raise CompatSchemaError(f"compat schema {schema!r}, expected one of {', '.join(READABLE_SCHEMAS)}")
@@ -277,7 +279,7 @@ def from_json(data: Mapping[str, Any]) -> CompatReport:
                     for cell, items in (data.get("changes") or {}).items() for c in items)
     report = assemble(str(data.get("created", "")), str(data.get("kit_version", "")), data.get("environment") or {},
                       cases, data.get("legend") or {}, cells, tuple(data.get("sglang_facts") or ()), changes,
-                      data.get("previous_run"), _releases(data.get("releases")))
+                      data.get("previous_run"), _releases(data.get("releases")) or dict(releases_if_absent or {}))
     return dataclasses.replace(report, disagreements=tuple(data.get("disagreements") or ()),
                                sources=tuple(data.get("sources") or ()),
                                source_notes=tuple(data.get("source_notes") or ()),
