@@ -6,13 +6,13 @@ import json
 import signal
 from pathlib import Path
 
+from pcgkit.catalog import Family, all_modes, modes_in_scope, modes_of
 from pcgkit.errors import Interrupted
 from pcgkit.jobs.run import RunPlan, interrupted_results, plan_pytest_argv
 from pcgkit.matrix.cells import SCOPE_SGLANG_LEVEL, Cell
 from pcgkit.matrix.outcome import RAN, CellOutcome
 from pcgkit.report.compat import build_compat
 from pcgkit.values.verdict import Verdict
-from pcgkit.verdicts.catalog import Family, all_modes, modes_in_scope, modes_of
 from pcgkit.verdicts.result import CaseResult
 
 

@@ -6,6 +6,8 @@ import dataclasses
 import hashlib
 import json
 
+from pcgkit.values.axes import AXIS_IDS
+
 # Which cases a cell runs, re-exported for the planner's readers (declared in pcgkit.values.scopes).
 from pcgkit.values.scopes import SCOPE_ALL, SCOPE_SGLANG_LEVEL, SCOPES  # noqa: F401
 
@@ -88,7 +90,9 @@ class Cell:
         return tuple(reqs) + tuple(self.companions)
 
     def axes(self) -> dict[str, str | None]:
-        return {"sglang": self.sglang, "flashinfer-python": self.flashinfer, "torch": self.torch, "python": self.python}
+        """The cell's version on each axis of pcgkit.values.axes, by axis id (None where it installs none)."""
+        values = {"sglang": self.sglang, "flashinfer-python": self.flashinfer, "torch": self.torch, "python": self.python}
+        return {axis: values[axis] for axis in AXIS_IDS}
 
     def label(self) -> str:
         """'sglang 0.5.8 / flashinfer 0.6.1 / torch 2.9.1 / py3.12' (what tables show)."""

@@ -22,8 +22,9 @@ from pcgkit.errors import UsageError
 from pcgkit.matrix import schema
 from pcgkit.matrix.cells import EXISTING, KINDS, OFF_PIN, ON_PIN, SCOPE_SGLANG_LEVEL, UNPINNED, VENV, Cell
 from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR, with_lock_digests
-from pcgkit.matrix.pins import AXES, PinsIndex, SglangRelease, load_pins, version_key
+from pcgkit.matrix.pins import PinsIndex, SglangRelease, load_pins, version_key
 from pcgkit.matrix.rules import InstallRule, apply_rules, load_rules
+from pcgkit.values.axes import PINNED_BY_SGLANG
 
 MATRIX_SCHEMA = "pcgkit.matrix/1"
 DEFAULT_MATRIX_FILE = resources.fixture("matrix.toml")
@@ -105,7 +106,7 @@ def _with_declared_pins(cell: Cell, release: SglangRelease | None) -> Cell:
     for name in COMPANION_DISTRIBUTIONS:
         if name in pins and not any(c.startswith(name) for c in companions) and cell.kind == VENV:
             companions.append(pins[name].requirement())
-    declared = {name: pins[name].version for name in ("flashinfer-python", "torch") if name in pins}
+    declared = {name: pins[name].version for name in PINNED_BY_SGLANG if name in pins}
     actual = {"flashinfer-python": cell.flashinfer, "torch": cell.torch}
     differs = [f"{n} {actual[n]} (declares {v})" for n, v in declared.items() if actual[n] != v]
     declared_text = ", ".join(f"{n}=={v}" for n, v in declared.items()) or "no exact pins"
@@ -149,7 +150,7 @@ def axis_releases(spec: MatrixSpec, index: PinsIndex) -> dict[str, tuple[str, ..
     """Per version axis, the releases a stated range may span (oldest first): the SGLang releases of
     the matrix range, and the known releases of FlashInfer and torch (the pins cache). What
     pcgkit.util.ranges names as gaps when a report states a range. Pure."""
-    releases = {axis: tuple(index.known_versions.get(axis, ())) for axis in AXES}
+    releases = {axis: tuple(index.known_versions.get(axis, ())) for axis in PINNED_BY_SGLANG}
     if spec.sglang_releases is not None:
         releases["sglang"] = tuple(r.version for r in releases_in_range(index, spec.sglang_releases))
     return releases

@@ -11,20 +11,19 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from pcgkit import catalog
 from pcgkit.report import attribution as attr
 from pcgkit.report.scrub import relative_paths
-from pcgkit.verdicts import catalog
+from pcgkit.values.axes import AXIS_IDS
+from pcgkit.values.verdict import LEGEND
 
 COMPAT_SCHEMA = "pcgkit.compat/2"
 READABLE_SCHEMAS = ("pcgkit.compat/1", COMPAT_SCHEMA)
-ATTRIBUTION_AXES: tuple[str, ...] = ("sglang", "flashinfer-python", "torch", "python")
 BUG_VERDICTS = ("reproduced", "fixed", "drifted", "not-applicable")
 FAILURE = catalog.Family.FAILURE.value
 FIX = catalog.Family.FIX.value
-# One symbol per verdict, for grids (the colour-blind-safe colours ride along in the dashboard).
-SYMBOLS: dict[str, str] = {
-    "reproduced": "✗", "fixed": "✓", "drifted": "≈", "not-applicable": "–", "skipped": "○", "error": "!",
-}
+# One symbol per verdict, for grids (pcgkit.values.verdict.LEGEND; the colours ride along in the dashboard).
+SYMBOLS: dict[str, str] = {v.value: legend.symbol for v, legend in LEGEND.items()}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -200,7 +199,7 @@ def attribute_cases(cases, cells, releases: Mapping[str, tuple[str, ...]] | None
     known = dict(releases or {})
 
     def attribute(case_id: str, key) -> attr.Attribution:
-        found = attr.attribute(case_id, attr.observations_for(cells, case_id, ATTRIBUTION_AXES, key), ATTRIBUTION_AXES)
+        found = attr.attribute(case_id, attr.observations_for(cells, case_id, AXIS_IDS, key), AXIS_IDS)
         return dataclasses.replace(found, releases=known)
 
     verdicts = {c.id: attribute(c.id, _verdict_key) for c in cases}

@@ -84,7 +84,7 @@ CATALOG: tuple[CaseEntry, ...] = (
 
 BY_ID: dict[str, CaseEntry] = {e.id: e for e in CATALOG}
 FAMILY_ORDER: tuple[Family, ...] = tuple(Family)
-# A matrix cell's scope (pcgkit.matrix.cells.SCOPES) -> the families it runs. SGLang-level cases
+# A matrix cell's scope (pcgkit.values.scopes) -> the families it runs. SGLang-level cases
 # import the cell's own sglang, so each SGLang release runs them in its own install.
 SCOPE_FAMILIES: dict[str, tuple[Family, ...]] = {
     SCOPE_ALL: FAMILY_ORDER,
