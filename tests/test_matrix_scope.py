@@ -29,9 +29,18 @@ def test_run_argv_passes_the_scope_only_when_narrowed(tmp_path: Path):
     assert not any(a.startswith("--pcgkit-scope") for a in plan_pytest_argv(RunPlan("python", tmp_path, 60, 30)))
 
 
-def test_an_interrupted_narrowed_run_owes_only_its_scope(tmp_path: Path):
-    """The error rows an interrupted sglang-level run leaves are its own cases, not the FlashInfer-only ones."""
-    plan = RunPlan("python", tmp_path, 60, 30, scope=SCOPE_SGLANG_LEVEL)
+def test_a_narrowed_cell_owes_only_its_scope(tmp_path: Path):
+    """The matrix command hands each scope its modes: a sglang-level cell's missing or interrupted rows are
+    its own cases, never the FlashInfer-only ones it does not run."""
+    import argparse
+
+    from pcgkit.commands.matrix import backend_config
+
+    args = argparse.Namespace(reports=str(tmp_path), envs=str(tmp_path / "envs"), timeout=60.0)
+    config = backend_config(args)
+    assert config.modes_for(SCOPE_SGLANG_LEVEL) == tuple(modes_in_scope(SCOPE_SGLANG_LEVEL))
+    assert config.modes_for("all") == tuple(all_modes())
+    plan = RunPlan("python", tmp_path, 60, 30, scope=SCOPE_SGLANG_LEVEL, expected_modes=config.modes_for(SCOPE_SGLANG_LEVEL))
     interrupted_results(plan, Interrupted(signal.SIGTERM))
     rows = json.loads(plan.results_path.read_text())["results"]
     assert {r["mode"] for r in rows} == set(modes_in_scope(SCOPE_SGLANG_LEVEL))
