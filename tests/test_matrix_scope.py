@@ -59,3 +59,21 @@ def test_report_leaves_out_of_scope_columns_blank_not_error():
     narrowed = report.cell("sglang-0.5.9")
     assert narrowed.scope == SCOPE_SGLANG_LEVEL and "mode1" not in narrowed.entries
     assert set(narrowed.entries) <= set(modes_in_scope(SCOPE_SGLANG_LEVEL))
+
+
+def test_compat_md_over_githubs_limit_moves_cell_details_to_a_sidecar(tmp_path: Path):
+    """A report whose compat.md would pass 65,536 characters is written without the cell details, which go
+    to compat-cells.md (linked); a small one stays whole and leaves no stale sidecar."""
+    from pcgkit.report.markdown import CELL_DETAILS_FILE, GITHUB_BODY_LIMIT
+    from pcgkit.report.model import from_json
+    from pcgkit.report.writers import WriteContext, write_markdown
+
+    sample = Path(__file__).parents[1] / "reports" / "samples" / "matrix-2026-11-29-final" / "compat.json"
+    big = from_json(json.loads(sample.read_text()))
+    ctx = WriteContext(tmp_path)
+    write_markdown(big, ctx)
+    text = (tmp_path / "compat.md").read_text()
+    assert len(text) <= GITHUB_BODY_LIMIT and f"]({CELL_DETAILS_FILE})" in text
+    assert "<details>" in (tmp_path / CELL_DETAILS_FILE).read_text() and "<details>" not in text
+    write_markdown(build_compat([], created="2026-12-01T00:00:00+00:00"), ctx)
+    assert not (tmp_path / CELL_DETAILS_FILE).exists()

@@ -179,8 +179,20 @@ def _cell_details(report: CompatReport, cell: CellReport) -> list[str]:
     return lines + ["", "</details>"]
 
 
-def render_markdown(report: CompatReport, upstream: Upstream | None = None) -> str:
-    """reports/compat.md. Pure."""
+GITHUB_BODY_LIMIT = 65536  # characters GitHub accepts in an issue, comment or PR body
+CELL_DETAILS_FILE = "compat-cells.md"  # where the per-cell evidence goes when compat.md would pass the limit
+
+
+def render_cell_details(report: CompatReport) -> str:
+    """Every cell's evidence (<details> blocks), the sidecar of a compat.md over GitHub's limit. Pure."""
+    lines = ["# pcgkit compatibility report: cell details", "", f"The evidence behind compat.md of {report.created}."]
+    for cell in report.cells:
+        lines += _cell_details(report, cell)
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(report: CompatReport, upstream: Upstream | None = None, details: bool = True) -> str:
+    """reports/compat.md; with details=False each cell's evidence is a pointer to CELL_DETAILS_FILE. Pure."""
     from pcgkit.report.upstream import EMPTY
 
     ran = [c for c in report.cells if not c.is_error]
@@ -214,8 +226,13 @@ def render_markdown(report: CompatReport, upstream: Upstream | None = None) -> s
             lines.append(f"- {DISAGREE_SYMBOL} {md_code(d['cell'])} {md(d['case'])} ({md(d['kind'])}; {', '.join(d['fields'])} differ): "
                          f"{md(sides[0])} vs {md(sides[1])}")
     lines += ["", "## Cell details"]
-    for cell in report.cells:
-        lines += _cell_details(report, cell)
+    if details:
+        for cell in report.cells:
+            lines += _cell_details(report, cell)
+    else:
+        lines += ["", f"Each cell's evidence (pins, versions, every case's signature, log tails) is in [{CELL_DETAILS_FILE}]"
+                  f"({CELL_DETAILS_FILE}) and in the dashboard's drill-down: here it would take compat.md past GitHub's "
+                  f"{GITHUB_BODY_LIMIT:,}-character limit."]
     if report.sweep:
         changes: dict[str, list] = {}
         for ch in report.changes:
