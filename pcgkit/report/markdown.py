@@ -22,6 +22,7 @@ from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.report.sweep_section import is_sweep_case, render_sweep_section
 from pcgkit.report.upstream import Upstream
 from pcgkit.report.wording import axis_name, describe, evidence_label, fixed_from, not_judged
+from pcgkit.util.ranges import measured_ranges
 from pcgkit.util.sanitize import md_cell, md_code
 from pcgkit.values.axes import GRID_AXES
 
@@ -105,7 +106,8 @@ def render_upstream(report: CompatReport, upstream: Upstream) -> list[str]:
             lines += ["", "**Piecewise CUDA graph switch per release** (read from each release's own parser, "
                       "fixtures/sglang_launch_validation.json):", "",
                       "| SGLang | piecewise CUDA graphs | to run without them |", "|---|---|---|"]
-            lines += [f"| {md(s.releases[0] if len(s.releases) == 1 else s.releases[0] + ' – ' + s.releases[-1])} "
+            # over the releases whose parser was read only; the releases between them named (pcgkit.util.ranges)
+            lines += [f"| {md(measured_ranges(report.releases.get('sglang', ()), s.releases))} "
                       f"| {md(s.default)} | {s.turn_off.replace('|', chr(92) + '|')} |" for s in upstream.switches]
     return lines
 
