@@ -22,7 +22,6 @@ from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.report.sweep_section import is_sweep_case, render_sweep_section
 from pcgkit.report.upstream import Upstream
 from pcgkit.report.wording import axis_name, describe, evidence_label, fixed_from, not_judged
-from pcgkit.util.ranges import measured_ranges
 from pcgkit.util.sanitize import md_cell, md_code
 from pcgkit.values.axes import GRID_AXES
 
