@@ -53,7 +53,7 @@ def test_sglang_user_upgrades_sglang_not_flashinfer():
     assert "Upgrade SGLang to 0.5.12" in answer.upgrade.text
     assert "s-0.5.12" in answer.upgrade.sources[0].ref and answer.upgrade.simulated
     assert "FlashInfer alone does not reach it" in answer.flashinfer_alone.text
-    assert "0.5.13" in answer.upgrade.text and "not run as themselves" in answer.upgrade.text
+    assert "0.5.13" in answer.upgrade.text and "not measured in that range" in answer.upgrade.text
 
 
 def test_unmeasured_release_is_unknown_with_neighbours():
@@ -259,3 +259,17 @@ def test_committed_mode2_condition_names_both_stops():
     statement = mode2_condition(load_evidence())
     assert "JitSpecRegistry.register" in statement.text and "datetime.now" in statement.text
     assert "is_aot" in statement.text and statement.simulated and statement.sources[0].kind == "measurement"
+
+
+def test_error_and_skipped_verdicts_are_not_measurements():
+    """A cell whose case errored (e.g. sglang 0.5.6's import chain needs CUDA-only sgl_kernel) is a gap the
+    advice names, never a release it counts as tracing or reproducing."""
+    from pcgkit.advice.load import parse_snapshot
+
+    data = {"schema": "pcgkit.matrix-snapshot/1", "matrix_created": "2026-12-01T23:00:00+00:00", "cells": [
+        {"id": "sglang-0.5.6", "sglang": "0.5.6", "flashinfer-python": "0.5.3", "torch": "2.9.1", "simulated": False,
+         "device": "simulated SM120", "verdicts": {"sglang-compile-sm120": "error", "e2e-piecewise-launch": "skipped"}},
+        {"id": "sglang-0.5.8.post1", "sglang": "0.5.8.post1", "flashinfer-python": "0.6.1", "torch": "2.9.1",
+         "simulated": True, "device": "simulated SM120", "verdicts": {"sglang-compile-sm120": "reproduced"}},
+    ]}
+    assert [(m.cell, m.verdict) for m in parse_snapshot(data)] == [("sglang-0.5.8.post1", "reproduced")]
