@@ -20,8 +20,8 @@ from pcgkit import resources
 from pcgkit.advice.model import COST_FILE, SGLANG_CASE_BY_ARCH, arch_family
 from pcgkit.advice.values import CostMeasurement, Evidence, Measurement, Mode2Run, Quote, UpstreamRead, Versions
 from pcgkit.errors import UsageError
-from pcgkit.values.verdict import Verdict
 from pcgkit.sglang.releases import TABLE_FILE, parse_table
+from pcgkit.values.verdict import Verdict
 
 SNAPSHOT_FILE = "matrix_snapshot.json"
 READS_FILE = "upstream_reads.json"
