@@ -157,7 +157,7 @@ def test_committed_sample_matches_what_the_command_renders(project, monkeypatch)
     """reports/samples/issue-<target>.md is exactly what the documented command (with --compat) renders today."""
     monkeypatch.chdir(REPO_ROOT)
     env = json.loads((REPO_ROOT / "reports" / "samples" / "env.json").read_text())
-    matrix, links = upstream_inputs(project, "reports/samples/matrix-2026-11-29-final/compat.json")
+    matrix, links = upstream_inputs(project, "reports/samples/matrix-2026-12-01/compat.json")
     draft = build_draft(project, _sample(), ["reports/samples/results.json"], env, "reports/samples/repro-mode1/",
                         matrix, links)
     assert "no measured cell" not in render_draft(draft) and matrix is not None and links
