@@ -34,6 +34,7 @@ from pcgkit import advice, catalog, errors  # noqa: E402
 from pcgkit.advice import summary  # noqa: E402
 from pcgkit.matrix.pins import version_key  # noqa: E402
 from pcgkit.sglang import facts as sglang_facts  # noqa: E402
+from pcgkit.util.ranges import measured_ranges  # noqa: E402
 from pcgkit.values import targets  # noqa: E402
 
 E2E_LOGS = ROOT / "tests" / "data" / "e2e_logs"
@@ -100,8 +101,18 @@ def switch_rows(evidence: advice.Evidence) -> list[SwitchRow]:
     return sglang_facts.switch_rows(r.flags for r in evidence.releases)
 
 
-def _span(releases: tuple[str, ...]) -> str:
-    return releases[0] if len(releases) == 1 else f"{releases[0]} – {releases[-1]}"
+def sglang_releases_in_range() -> tuple[str, ...]:
+    """The SGLang releases of the matrix range (fixtures/matrix.toml + the pins cache), oldest first."""
+    from pcgkit.matrix.pins import load_pins
+    from pcgkit.matrix.plan import axis_releases, load_matrix
+
+    return axis_releases(load_matrix(), load_pins()).get("sglang", ())
+
+
+def _span(releases: tuple[str, ...], in_range: tuple[str, ...] = ()) -> str:
+    """The row's releases as a range over the ones read only, the releases between them not read named
+    (pcgkit.util.ranges). Pure."""
+    return measured_ranges(in_range, releases)
 
 
 def statement_lines(statements) -> list[str]:
@@ -145,7 +156,8 @@ def render_bug_box(found: list[ErrorString], warnings: list[str], rows: list[Swi
     out += render_error_list(found, warnings, prefix="> ")
     out += [">", f"> First command: `{CLI} triage server.log` (which failure, your versions, what to do).", ">",
             "> | SGLang | piecewise CUDA graphs | to run without them |", "> |---|---|---|"]
-    out += [f"> | {_span(r.releases)} | {r.default} | {r.turn_off} |" for r in rows]
+    in_range = sglang_releases_in_range()
+    out += [f"> | {_span(r.releases, in_range)} | {r.default} | {r.turn_off} |" for r in rows]
     out += [">", f"> Every release in range read from its own wheel ({generated}).", ">",
             "> Where it is fixed, measured (a range covers only the releases run as themselves):"]
     out += [f"> - {line}" for line in fixed]

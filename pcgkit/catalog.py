@@ -19,7 +19,14 @@ from pcgkit.e2e.logclass import E2E_MODE
 from pcgkit.preflight.case import PREFLIGHT_LAUNCH
 from pcgkit.sglang.case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120
 from pcgkit.sweep.cases import sweep_modes
-from pcgkit.verdicts.fixmodes import FIX_ALLOW_IN_GRAPH, FIX_CUSTOM_OP, FIX_NO_FULLGRAPH, FIX_UPSTREAM_OP
+from pcgkit.values.scopes import SCOPE_ALL, SCOPE_SGLANG_LEVEL
+from pcgkit.verdicts.fixmodes import (
+    FIX_ALLOW_IN_GRAPH,
+    FIX_CUSTOM_OP,
+    FIX_NO_FULLGRAPH,
+    FIX_NONSTRICT_TRACE,
+    FIX_UPSTREAM_OP,
+)
 from pcgkit.verdicts.modes import MODE1, MODE2, MODE3, MODE4, Mode
 
 
@@ -65,6 +72,8 @@ CATALOG: tuple[CaseEntry, ...] = (
               workaround="`torch.compiler.allow_in_graph(get_fp4_quantization_module)`"),
     CaseEntry(FIX_NO_FULLGRAPH, Family.FIX, "test_fix_no_fullgraph.py", exportable=False),
     CaseEntry(FIX_UPSTREAM_OP, Family.FIX, "test_fix_upstream_op.py", exportable=False),
+    CaseEntry(FIX_NONSTRICT_TRACE, Family.FIX, "test_fix_nonstrict_trace.py", exportable=False,
+              workaround="wrap `flashinfer.fp4_quantize` in `torch.compiler.nonstrict_trace`"),
     CaseEntry(SGLANG_COMPILE_SM120, Family.SGLANG, "test_sglang_compile.py", exportable=False),
     CaseEntry(SGLANG_COMPILE_OTHER, Family.SGLANG, "test_sglang_compile.py", exportable=False),
     CaseEntry(E2E_MODE, Family.E2E, "test_e2e_piecewise_launch.py", exportable=False),
@@ -78,11 +87,23 @@ CATALOG: tuple[CaseEntry, ...] = (
 
 BY_ID: dict[str, CaseEntry] = {e.id: e for e in CATALOG}
 FAMILY_ORDER: tuple[Family, ...] = tuple(Family)
+# A matrix cell's scope (pcgkit.values.scopes) -> the families it runs. SGLang-level cases
+# import the cell's own sglang, so each SGLang release runs them in its own install.
+SCOPE_FAMILIES: dict[str, tuple[Family, ...]] = {
+    SCOPE_ALL: FAMILY_ORDER,
+    SCOPE_SGLANG_LEVEL: (Family.SGLANG, Family.E2E),
+}
 
 
 def all_modes() -> dict[str, Mode]:
     """Every case a default run reports, Mode by id, in catalog order (opt-in cases left out)."""
     return {e.id: e.mode for e in CATALOG if not e.opt_in}
+
+
+def modes_in_scope(scope: str) -> dict[str, Mode]:
+    """The cases a run of that scope reports (opt-in ones left out), Mode by id, in catalog order."""
+    families = SCOPE_FAMILIES[scope]
+    return {e.id: e.mode for e in CATALOG if not e.opt_in and e.family in families}
 
 
 def every_mode() -> dict[str, Mode]:

@@ -68,6 +68,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
              "H200 in `pcgkit parity`); env PCGKIT_SIMULATE_ARCH",
     )
     group.addoption(
+        "--pcgkit-scope",
+        default="all",
+        help="run only the cases of this matrix-cell scope (pcgkit.matrix.cells.SCOPES), e.g. "
+             "'sglang-level' in a cell that exists for one SGLang release's own cases",
+    )
+    group.addoption(
         "--pcgkit-case-timeout",
         type=float,
         default=float(os.environ.get("PCGKIT_CASE_TIMEOUT", "600")),
@@ -97,6 +103,30 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         )
 
 
+def item_mode(item: pytest.Item) -> Mode | None:
+    """The Mode a collected case reports: the test function's own (a module with two modes), else the module's MODE."""
+    mode = getattr(getattr(item, "function", None), "pcgkit_mode", None) or (
+        getattr(item.module, "MODE", None) if hasattr(item, "module") else None)
+    return mode if isinstance(mode, Mode) else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--pcgkit-scope: deselect the cases outside the scope's families (the catalog says which)."""
+    scope = config.getoption("--pcgkit-scope")
+    if scope == "all":
+        return
+    from pcgkit.catalog import SCOPE_FAMILIES, modes_in_scope
+
+    if scope not in SCOPE_FAMILIES:
+        raise pytest.UsageError(f"--pcgkit-scope {scope!r}: expected one of {', '.join(SCOPE_FAMILIES)}")
+    wanted = modes_in_scope(scope)
+    kept = [i for i in items if (m := item_mode(i)) is not None and m.id in wanted]
+    dropped = [i for i in items if i not in kept]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 def _required(config: pytest.Config) -> set[str]:
     required = set(config.getoption("--pcgkit-require-hardware"))
     required |= {m for m in os.environ.get("PCGKIT_REQUIRE_HARDWARE", "").split(",") if m}
@@ -122,9 +152,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
     # A case stopped in setup still produces a result row: "skipped" for missing hardware, "error"
     # when this runner was told it has that hardware (--pcgkit-require-hardware). It did not run.
-    # a test function may name its own mode (a case module with two modes); else the module's MODE
-    mode = getattr(getattr(item, "function", None), "pcgkit_mode", None) or (
-        getattr(item.module, "MODE", None) if hasattr(item, "module") else None)
+    mode = item_mode(item)
     callspec = getattr(item, "callspec", None)
     target = callspec.params.get("target") if callspec is not None else None
     # A case that runs on one target only (the end-to-end launch) names it as module-level TARGET.
@@ -260,7 +288,7 @@ def _run_reproduce(
 
 def _path_evidence(device: hardware.Device, path: _RecordedPath, signature, versions: dict) -> PathEvidence:
     """What the trace was told and chose, judged against the arch `device` claims (simulated only)."""
-    row, note = archpaths.row_for(versions.get("flashinfer-python"), archpaths.load_rows())
+    row, note = archpaths.row_for(versions.get("flashinfer-python"), archpaths.load_rows(), versions.get("torch_cuda"))
     return pathevidence.build(
         claimed=device, calls=path.recording.calls, recorder=path.recording.how, told=path.told,
         frames=signature.frame_chain if signature is not None else (), row=row, row_note=note,

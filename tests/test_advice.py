@@ -53,7 +53,7 @@ def test_sglang_user_upgrades_sglang_not_flashinfer():
     assert "Upgrade SGLang to 0.5.12" in answer.upgrade.text
     assert "s-0.5.12" in answer.upgrade.sources[0].ref and answer.upgrade.simulated
     assert "FlashInfer alone does not reach it" in answer.flashinfer_alone.text
-    assert "0.5.13" in answer.upgrade.text and "not run as themselves" in answer.upgrade.text
+    assert "0.5.13" in answer.upgrade.text and "not measured in that range" in answer.upgrade.text
 
 
 def test_unmeasured_release_is_unknown_with_neighbours():
@@ -267,4 +267,18 @@ def test_where_fixed_ranges_cover_only_measured_releases():
 
     text = sglang_fixed(EVIDENCE).text
     assert "through 0.5.11 (0.5.10, 0.5.11)" in text and "traces from 0.5.12 (0.5.12, 0.5.16)" in text
-    assert text.endswith("not run as themselves: 0.5.13.")
+    assert text.endswith("not measured (not run as themselves, or no verdict there): 0.5.13.")
+
+
+def test_error_and_skipped_verdicts_are_not_measurements():
+    """A cell whose case errored (e.g. sglang 0.5.6's import chain needs CUDA-only sgl_kernel) is a gap the
+    advice names, never a release it counts as tracing or reproducing."""
+    from pcgkit.advice.load import parse_snapshot
+
+    data = {"schema": "pcgkit.matrix-snapshot/1", "matrix_created": "2026-12-01T23:00:00+00:00", "cells": [
+        {"id": "sglang-0.5.6", "sglang": "0.5.6", "flashinfer-python": "0.5.3", "torch": "2.9.1", "simulated": False,
+         "device": "simulated SM120", "verdicts": {"sglang-compile-sm120": "error", "e2e-piecewise-launch": "skipped"}},
+        {"id": "sglang-0.5.8.post1", "sglang": "0.5.8.post1", "flashinfer-python": "0.6.1", "torch": "2.9.1",
+         "simulated": True, "device": "simulated SM120", "verdicts": {"sglang-compile-sm120": "reproduced"}},
+    ]}
+    assert [(m.cell, m.verdict) for m in parse_snapshot(data)] == [("sglang-0.5.8.post1", "reproduced")]

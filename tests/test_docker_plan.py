@@ -340,3 +340,11 @@ def test_cached_result_is_reused_only_by_its_backend(tmp_path):
     write_outcome(tmp_path / SEED.id / CELL_FILE, CellOutcome(SEED, RAN, 1.0))
     assert cached_outcome(SEED, BackendConfig(cells_root=tmp_path)) is not None
     assert cached_outcome(SEED, BackendConfig(cells_root=tmp_path, backend="docker")) is None
+
+
+def test_run_command_carries_a_narrowed_scope_only():
+    """A sglang-level cell's container runs `pcgkit run --scope sglang-level`; a full cell passes no scope."""
+    from pcgkit.matrix.backends.docker_plan import run_command
+
+    assert run_command(60, 30, scope="sglang-level")[-2:] == ("--scope", "sglang-level")
+    assert "--scope" not in run_command(60, 30)

@@ -115,3 +115,35 @@ def test_drift_reason_quotes_at_most_160_characters_of_the_head(mode):
     verdict, reason = classify(mode, _outcome(False, _signature("torch._dynamo.exc.Unsupported", "z" * 400)))
     assert verdict is Verdict.DRIFTED
     assert reason.endswith(": " + "z" * 160)
+
+
+# Dynamo's own words, copied from the matrix run of 2026-12-01 (cells fi-0.6.3 / torch 2.9.1 and fi-0.5.0 /
+# torch 2.8.0, simulated SM120; reports/samples/matrix-2026-12-01/compat.json, case fix-nonstrict-trace).
+NONSTRICT_OUTPUT_REFUSED = Signature(
+    exception_type="torch._dynamo.exc.Unsupported",
+    message_head="Unsupported output type for nonstrict_trace-ed function",
+    explanation="For `nonstrict_trace`-ed functions, only basic types (e.g., torch.Tensor, int, list) are allowed as "
+                "output. The result of this call contains an unsupported type.",
+    graph_break_id="gb0251",
+)
+NONSTRICT_FAKE_RUN_FAILED = Signature(
+    exception_type="torch._dynamo.exc.TorchRuntimeError",
+    message_head="Dynamo failed to run FX node with fake tensors: call_function flat_apply(*(TreeSpec(_ConstantFunction, "
+                 "ConstantNode(value=_ConstantFunction(func=<function TorchInGraphFunctionVariable.call_function.<l",
+)
+
+
+def test_nonstrict_trace_refused_output_is_the_known_failure():
+    """gb0251 (torch >= 2.9 refuses what the marked fp4_quantize returned) is `reproduced`: not a fix."""
+    from pcgkit.verdicts.fixmodes import FIX_NONSTRICT_TRACE
+
+    assert classify(FIX_NONSTRICT_TRACE, _outcome(False, NONSTRICT_OUTPUT_REFUSED))[0] is Verdict.REPRODUCED
+
+
+def test_nonstrict_trace_other_failures_are_news_and_a_clean_trace_is_fixed():
+    """torch 2.8's fake-tensor run failing inside FlashInfer is `drifted`; a clean fullgraph trace would be `fixed`."""
+    from pcgkit.verdicts.fixmodes import FIX_NONSTRICT_TRACE
+
+    assert classify(FIX_NONSTRICT_TRACE, _outcome(False, NONSTRICT_FAKE_RUN_FAILED))[0] is Verdict.DRIFTED
+    assert classify(FIX_NONSTRICT_TRACE, _outcome(False, _signature("RuntimeError", "nonstrict_trace")))[0] is Verdict.DRIFTED
+    assert classify(FIX_NONSTRICT_TRACE, _outcome(True))[0] is Verdict.FIXED

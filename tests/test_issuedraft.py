@@ -160,7 +160,7 @@ def _drafts():
     env = json.loads((REPO_ROOT / "reports" / "samples" / "env.json").read_text())
     for project in TARGETS:
         with contextlib.chdir(REPO_ROOT):
-            matrix, links, ask = upstream_inputs(project, "reports/samples/matrix-2026-11-29-final/compat.json")
+            matrix, links, ask = upstream_inputs(project, "reports/samples/matrix-2026-12-01/compat.json")
         yield project, build_draft(project, _sample(), ["reports/samples/results.json"], env, "reports/samples/repro-mode1/",
                                    matrix, links, ask)
 

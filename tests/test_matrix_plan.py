@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit.matrix.cells import OFF_PIN, ON_PIN, Cell
+from pcgkit.matrix.cells import OFF_PIN, ON_PIN, SCOPE_ALL, SCOPE_SGLANG_LEVEL, Cell
 from pcgkit.matrix.outcome import classify_install_failure
 from pcgkit.matrix.pins import (
     DEFAULT_PINS_FILE,
@@ -90,8 +90,9 @@ def test_cell_off_its_sglang_pins_says_which_pin_differs():
     assert "torch 2.10.0 (declares 2.9.1)" in cells[0].pin_note
 
 
-def test_sglang_releases_start_at_first_piecewise_and_fold_twins():
-    """0.5.3 (no piecewise) is left out; 0.5.8.post1's pins fold into the seed cell; extras carry over."""
+def test_sglang_releases_start_at_first_piecewise_and_share_only_flashinfer_cases():
+    """0.5.3 (no piecewise) is left out; 0.5.8.post1 shares the seed's FlashInfer-only cases but gets its
+    own sglang-level cell (never folded for what depends on SGLang); extras carry over."""
     spec = matrix("""
         [[cell]]
         id = "seed"
@@ -102,8 +103,10 @@ def test_sglang_releases_start_at_first_piecewise_and_fold_twins():
         from = "first-piecewise"
     """)
     cells = {c.id: c for c in plan(spec, INDEX)}
-    assert set(cells) == {"seed", "sglang-0.5.4", "sglang-0.5.13"}
+    assert set(cells) == {"seed", "sglang-0.5.4", "sglang-0.5.8.post1", "sglang-0.5.13"}
     assert cells["seed"].covers_sglang == ("0.5.8", "0.5.8.post1")
+    assert cells["sglang-0.5.8.post1"].scope == SCOPE_SGLANG_LEVEL and cells["sglang-0.5.8.post1"].sglang == "0.5.8.post1"
+    assert cells["seed"].scope == cells["sglang-0.5.4"].scope == cells["sglang-0.5.13"].scope == SCOPE_ALL
     assert cells["sglang-0.5.13"].flashinfer_extras == ("cu13",)
     assert "flashinfer-python[cu13]==0.6.12" in cells["sglang-0.5.13"].requirements()
     assert all(cells[i].pin_status == ON_PIN for i in ("sglang-0.5.4", "sglang-0.5.13"))
@@ -156,6 +159,33 @@ def test_definition_hash_follows_pins_not_labels():
     assert Cell("a", flashinfer="0.6.1", torch="2.9.1", pin_note="x", timeout_s=5).definition_hash == cell.definition_hash
     assert Cell("a", flashinfer="0.6.1", torch="2.10.0").definition_hash != cell.definition_hash
     assert Cell.from_dict(cell.to_dict()) == cell
+
+
+def test_every_release_in_range_is_installed_as_itself():
+    """The shipped matrix: each SGLang release in range that declares its pins is the sglang of some cell
+    that runs its SGLang-level cases; a cell of scope sglang-level shares its stack with one that covers it."""
+    from pcgkit.matrix.plan import releases_in_range
+
+    spec, index = load_matrix(DEFAULT_MATRIX_FILE), load_pins(DEFAULT_PINS_FILE)
+    cells = plan(spec, index)
+    in_range = [r.version for r in releases_in_range(index, spec.sglang_releases or {})
+                if {"flashinfer-python", "torch"} <= set(r.pins)]
+    assert len(in_range) >= 30
+    assert sorted({c.sglang for c in cells if c.sglang}, key=str) == sorted(in_range, key=str)
+    for cell in cells:
+        if cell.scope == SCOPE_SGLANG_LEVEL:
+            sharing = [c for c in cells if c.scope == SCOPE_ALL and cell.sglang in c.covers_sglang]
+            assert [(c.flashinfer, c.torch) for c in sharing] == [(cell.flashinfer, cell.torch)]
+
+
+def test_narrowed_scope_changes_the_definition_and_all_keeps_old_hashes():
+    """A sglang-level cell is a different environment and result (new hash); scope 'all' adds nothing
+    to the definition, so cells planned before scopes existed keep their cached results."""
+    cell = Cell("a", sglang="0.5.9", flashinfer="0.6.3", torch="2.9.1")
+    assert "scope" not in cell.definition()
+    narrowed = Cell("a", sglang="0.5.9", flashinfer="0.6.3", torch="2.9.1", scope=SCOPE_SGLANG_LEVEL)
+    assert narrowed.definition_hash != cell.definition_hash
+    assert Cell.from_dict(narrowed.to_dict()) == narrowed
 
 
 def test_default_matrix_plans_the_documented_span():

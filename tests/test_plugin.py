@@ -467,3 +467,15 @@ def test_judge_against_baseline_omits_an_empty_why():
     got, message = _judged("fixed", "reproduced")
     assert got == "Failed"
     assert "(baseline:" not in message
+
+
+def test_scope_sglang_level_deselects_flashinfer_only_cases(run_case):
+    """--pcgkit-scope=sglang-level (a cell for one SGLang release) leaves a FlashInfer-level case out, unrun;
+    scope 'all' runs it; an unknown scope is a usage error naming the scopes."""
+    body = "return outcome(signature=NVCC_FAILURE)"
+    narrowed = run_case(body, "--pcgkit-scope=sglang-level")
+    narrowed.assert_outcomes(deselected=3)
+    everything = run_case(body, "--pcgkit-scope=all")
+    assert everything.parseoutcomes().get("deselected") is None
+    wrong = run_case(body, "--pcgkit-scope=nightly")
+    assert wrong.ret == pytest.ExitCode.USAGE_ERROR and "sglang-level" in "\n".join(wrong.errlines)

@@ -166,3 +166,16 @@ def test_report_without_sglang_cells_has_no_facts_section():
     """FlashInfer-only matrices render exactly as before (no empty section)."""
     compat = build_compat([], created="2026-11-29T10:00:00+00:00")
     assert compat.sglang_facts == () and "SGLang per-version facts" not in render_markdown(compat)
+
+
+def test_the_one_op_module_annotates_its_input_with_the_tensor_class():
+    """SGLang 0.5.4.post3-0.5.5 infer install_torch_compiled's dynamic dims only from `ann is torch.Tensor`:
+    the case's forward carries the class, not the string PEP 563 would leave (measured: "No dynamic dims")."""
+    import inspect
+
+    import torch
+
+    from pcgkit.sglang.case import build_module
+
+    module = build_module(lambda x, scale: x, "cpu")
+    assert inspect.signature(module.forward).parameters["x"].annotation is torch.Tensor

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pcgkit.harness import archpaths, pathevidence
-from pcgkit.harness.archpaths import ArchPathRow, capability_of, judge_path, parse_rows, row_for
+from pcgkit.harness.archpaths import ArchPathRow, capability_of, judge_path, load_rows, parse_rows, row_for
 from pcgkit.harness.hardware import SIMULATED_SM90, SIMULATED_SM120
 from pcgkit.util import proc
 
@@ -294,3 +294,18 @@ def test_build_evidence_and_rows_are_frozen(value):
 
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(value, dataclasses.fields(value)[0].name, "edited")
+
+
+def test_family_remap_follows_torchs_cuda_version():
+    """From FlashInfer 0.6.6 the dispatcher maps 120/121 to 120f when torch.version.cuda >= 12.9 (read in the
+    0.6.6 wheel): a simulated SM120 trace on torch cu13 reaching sm120f took; on cu12.8 sm120 is expected."""
+    rows = load_rows()
+    row, note = row_for("0.7.4", rows, torch_cuda="13.0")
+    assert row.generator_for((12, 0)) == "gen_fp4_quantization_sm120f_module" and "dispatch to 120f" in note
+    queries = [("q:get_compute_capability", (12, 0))]
+    assert judge_path((12, 0), queries, ["gen_fp4_quantization_sm120f_module"], row) is None
+    old_cuda, _ = row_for("0.7.4", rows, torch_cuda="12.8")
+    assert old_cuda.generator_for((12, 0)) == "gen_fp4_quantization_sm120_module"
+    assert judge_path((12, 0), queries, ["gen_fp4_quantization_sm120f_module"], old_cuda) is not None
+    before, _ = row_for("0.6.3", rows, torch_cuda="13.0")
+    assert before.generator_for((12, 0)) == "gen_fp4_quantization_sm120_module"  # no 120f generator before 0.6.6

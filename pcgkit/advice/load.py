@@ -21,6 +21,7 @@ from pcgkit.advice.model import COST_FILE, SGLANG_CASE_BY_ARCH, arch_family
 from pcgkit.advice.values import CostMeasurement, Evidence, Measurement, Mode2Run, Quote, UpstreamRead, Versions
 from pcgkit.errors import UsageError
 from pcgkit.sglang.releases import TABLE_FILE, parse_table
+from pcgkit.values.verdict import Verdict
 
 SNAPSHOT_FILE = "matrix_snapshot.json"
 READS_FILE = "upstream_reads.json"
@@ -44,6 +45,9 @@ def device_arch(label: str) -> str | None:
     return "sm90" if _REAL_SM90.search(label or "") else None
 
 
+_STATEMENTS = frozenset(v.value for v in Verdict if v.is_bug_verdict)
+
+
 def parse_snapshot(data: dict, source: str = SNAPSHOT_FILE) -> tuple[Measurement, ...]:
     """One Measurement per (cell, case) with a verdict; cases whose arch cannot be told are left out. Pure."""
     if not str(data.get("schema", "")).startswith("pcgkit.matrix-snapshot/"):
@@ -56,8 +60,8 @@ def parse_snapshot(data: dict, source: str = SNAPSHOT_FILE) -> tuple[Measurement
         cell_arch = device_arch(str(cell.get("device", "")))
         for case, verdict in sorted((cell.get("verdicts") or {}).items()):
             arch = _CASE_ARCH.get(case, cell_arch)
-            if arch is None:
-                continue
+            if arch is None or verdict not in _STATEMENTS:
+                continue  # an error or a skip says nothing about the bug: not a measurement (a named gap)
             out.append(Measurement(str(cell["id"]), case, str(verdict), arch, bool(cell.get("simulated", True)),
                                    versions, as_of, origin))
     return tuple(out)

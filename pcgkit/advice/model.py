@@ -254,7 +254,7 @@ def _upgrade_sglang(release: str, case: str, arch: str, measured: dict[str, list
             f"(cell {proof.cell}: {proof.verdict}, {sim_label(measured[target])}, with its own pins {_pins(proof)}). "
             f"Measured releases from it: {', '.join(from_target)}"
             + (f"; not fixed among them: {', '.join(broken)}" if broken else ", all fixed")
-            + (f"; not run as themselves in that range: {', '.join(gaps)}." if gaps else "."))
+            + (f"; not measured in that range (not run as themselves, or no verdict there): {', '.join(gaps)}." if gaps else "."))
     proof_ms = [m for r in from_target for m in measured[r]]
     cited = [cell_source(proof_ms)]
     cited += [Source(UPSTREAM, f"{read.ref} ({read.url}): {read.state_text(dated=False)}", read.as_of)

@@ -49,7 +49,7 @@ def sglang_fixed(evidence: Evidence, arch: str = "sm120") -> Statement | None:
     text = f"SGLang ({case}, {sim_label(used)} {arch.upper()}): "
     text += f"reproduces on every measured release through {broken[-1]} ({', '.join(broken)})" if broken else "never reproduced"
     text += f"; traces from {fixed[0]} ({', '.join(fixed)})" if fixed else "; no measured release traces it"
-    text += (f". Releases in range not run as themselves: {', '.join(gaps)}." if gaps
+    text += (f". Releases in range not measured (not run as themselves, or no verdict there): {', '.join(gaps)}." if gaps
              else f". Every release in range ({release_range(evidence)}) was run as itself.")
     sources = [cell_source(used)] + [_read_source(read) for read in evidence.reads
                                       if read.project == "sglang" and fixed and read.first_release == fixed[0]]

@@ -20,6 +20,7 @@ from pcgkit import catalog
 from pcgkit.bugreport.asks import Ask, ask_for
 from pcgkit.errors import UsageError
 from pcgkit.report.summary import SIMULATION_NOTE
+from pcgkit.util.ranges import measured_ranges
 from pcgkit.util.templating import render_markdown
 from pcgkit.values.axes import AXIS_IDS
 from pcgkit.values.verdict import Verdict
@@ -125,8 +126,8 @@ def matrix_ranges(report, target: str, upstream, source: str = "compat.json") ->
     over = []
     for axis in AXIS_IDS:
         values = sorted({v for c in ran if (v := c.axis_value(axis))}, key=_version_key)
-        if values:
-            over.append(f"{axis_name(axis)} {values[0]}" + (f"–{values[-1]}" if len(values) > 1 else ""))
+        if values:  # only over releases some cell ran, the others between them named (pcgkit.util.ranges)
+            over.append(f"{axis_name(axis)} {measured_ranges(report.releases.get(axis, ()), values)}")
     return MatrixRanges(source, ", ".join(over) + f"; {evidence_label(report)}", lines)
 
 
@@ -297,10 +298,11 @@ def upstream_inputs(target: str, compat: str | None) -> tuple[MatrixRanges | Non
     upstream = load_upstream()
     matrix = None
     if compat:
+        from pcgkit.matrix.plan import default_axis_releases
         from pcgkit.report.model import CompatSchemaError, from_json
 
         try:
-            report = from_json(json.loads(Path(compat).read_text()))
+            report = from_json(json.loads(Path(compat).read_text()), releases_if_absent=default_axis_releases())
         except (OSError, ValueError, CompatSchemaError) as exc:
             raise UsageError(f"--compat {compat}: not a readable compat.json: {exc}") from exc
         matrix = matrix_ranges(report, target, upstream, compat)

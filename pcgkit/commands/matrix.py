@@ -7,14 +7,14 @@ import hashlib
 from pathlib import Path
 
 from pcgkit import resources
-from pcgkit.catalog import all_modes
+from pcgkit.catalog import all_modes, modes_in_scope
 from pcgkit.commands.report import BISECT_ID_MARK, matrix_status, report
 from pcgkit.errors import Interrupted, UsageError
 from pcgkit.matrix import backends
 from pcgkit.matrix import pins as pins_mod
 from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.matrix.bisect import bisect, versions_between
-from pcgkit.matrix.cells import VENV, Cell
+from pcgkit.matrix.cells import SCOPE_ALL, SCOPES, VENV, Cell
 from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR
 from pcgkit.matrix.outcome import cells_root
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
@@ -50,6 +50,7 @@ def backend_config(args) -> BackendConfig:
         case_timeout_s=min(args.timeout, 600.0), backend=getattr(args, "backend", backends.DEFAULT),
         select=getattr(args, "select", None), require_hardware=tuple(getattr(args, "require_hardware", None) or ()),
         force=bool(getattr(args, "force", False)), expected_modes=expected,
+        scope_modes={scope: tuple(modes_in_scope(scope)) for scope in SCOPES if scope != SCOPE_ALL},
         case_env=((PREFLIGHT_ENV_VAR, preflight[0]),) if preflight else (),
         answers_for=(("preflight", preflight[1]),) if preflight else (),
     )
@@ -66,12 +67,16 @@ def _cmd_matrix(args) -> int:
         print(f"pcgkit: {len(index.releases)} sglang releases cached in {args.pins}")
         return 0
     cells = planned_cells(args)
+    if getattr(args, "discover", False):
+        print(discover_text(cells, Path(args.pins), getattr(args, "index_json", None)), end="")
+        return 0
     if args.tox:
         print(render_tox(cells), end="")
         return 0
     if args.list:
         for cell in cells:
-            print(f"{cell.id:<24} {cell.pin_status:<8} {cell.label():<52} {cell.pin_note}")
+            scope = "" if cell.scope == SCOPE_ALL else f" [{cell.scope} cases only]"
+            print(f"{cell.id:<24} {cell.pin_status:<8} {cell.label():<52} {cell.pin_note}{scope}")
         return 0
     if getattr(args, "lock", False):
         return lock_cells(cells, Path(getattr(args, "locks", DEFAULT_LOCKS_DIR)), jobs=args.jobs)
@@ -86,6 +91,28 @@ def _cmd_matrix(args) -> int:
     cell_problems(outcomes)  # prints error cells, expected-uninstallable ones and contradicted expectations
     # this run's cells decide its status; other cells on disk are in the report, judged by `pcgkit report`
     return int(matrix_status(outcomes))
+
+
+def discover_text(cells: list[Cell], pins_path: Path, saved: str | None = None) -> str:
+    """`pcgkit matrix --discover`: read the index (or saved responses), compare, render (pcgkit.matrix.discover)."""
+    import gzip
+
+    from pcgkit.matrix import discover
+
+    def read_saved(name: str) -> discover.IndexProject:
+        folder = Path(saved or ".")
+        for path in (folder / f"{name}.json", folder / f"{name}.json.gz"):
+            if path.is_file():
+                raw = path.read_bytes()
+                text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8")
+                # the read date of a saved response is its provenance's, not the file's: say which file
+                return discover.parse_project(text, f"{path}, a saved {discover.INDEX_JSON_URL.format(name=name)}",
+                                              "date as recorded beside it")
+        raise UsageError(f"--index-json {folder}: no {name}.json or {name}.json.gz there")
+
+    fetch = read_saved if saved else discover.fetch_project
+    projects = {name: fetch(name) for name in discover.DISTRIBUTIONS}
+    return discover.render(discover.discover(projects, cells, pins_mod.load_pins(pins_path)))
 
 
 def cell_problems(outcomes) -> list[str]:
@@ -275,6 +302,11 @@ def register(subparsers) -> None:
     matrix.add_argument("--list", action="store_true", help="print the planned cells and their pin labels")
     matrix.add_argument("--tox", action="store_true", help="print the cells as tox.ini [tox]/[testenv] sections")
     matrix.add_argument("--refresh-pins", action="store_true", help="re-read each SGLang release's Requires-Dist")
+    matrix.add_argument("--discover", action="store_true",
+                        help="list releases on PyPI newer than the matrix (sglang, flashinfer-python, torch) and print "
+                             "the cells to add as TOML; runs nothing")
+    matrix.add_argument("--index-json", metavar="DIR",
+                        help="with --discover: read saved PyPI JSON responses (DIR/<name>.json[.gz]) instead of the network")
     matrix.add_argument("--lock", action="store_true",
                         help="re-resolve the cells (uv pip compile --generate-hashes) into their committed locks, "
                              "e.g. `pcgkit matrix --lock --cell fi-0.7.4`; runs nothing")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pcgkit.errors import ExitCode, UsageError, status_for_results, worst
 from pcgkit.matrix.outcome import cells_root, read_outcome_row
+from pcgkit.matrix.plan import default_axis_releases
 from pcgkit.matrix.runner import CELL_FILE
 from pcgkit.matrix.uninstallable import expected_failure, load_uninstallable, unexpectedly_installed
 from pcgkit.report.compat import build_compat
@@ -81,7 +82,7 @@ def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = ()
         if not outcomes:
             raise UsageError(f"no cells under {root}: run `pcgkit matrix` first (or pass --compat compat.json)")
         disagreements = find_disagreements(loaded.rows)
-        typed = annotate(build_compat(outcomes), loaded, disagreements)
+        typed = annotate(build_compat(outcomes, releases=default_axis_releases()), loaded, disagreements)
         bad_inputs = [f"{s.source}: {p}" for s in loaded.sources for p in s.problems]
         notes = list(loaded.notes)
     with signals.deferred():
@@ -112,7 +113,7 @@ def _read_compat(path: Path):
     from pcgkit.report.model import CompatSchemaError, from_json
 
     try:
-        return from_json(json.loads(path.read_text()))
+        return from_json(json.loads(path.read_text()), releases_if_absent=default_axis_releases())
     except (OSError, ValueError) as exc:
         raise UsageError(f"{path}: not a readable compat.json: {exc}") from exc
     except CompatSchemaError as exc:

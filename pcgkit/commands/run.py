@@ -13,13 +13,14 @@ import sys
 from pathlib import Path
 
 from pcgkit import resources
-from pcgkit.catalog import all_modes
+from pcgkit.catalog import modes_in_scope
 from pcgkit.errors import ExitCode, Interrupted, RunAbortedError, UsageError, status_for_results
 from pcgkit.jobs.run import RunPlan, clear_previous_outputs, execute, interrupted_results
 from pcgkit.report.summary import SIMULATION_NOTE, markdown_summary
 from pcgkit.util import atomic, proc
 from pcgkit.util.argtypes import positive_seconds
 from pcgkit.values import targets
+from pcgkit.values.scopes import SCOPE_ALL, SCOPES
 from pcgkit.verdicts.result import CaseResult
 
 
@@ -104,7 +105,8 @@ def _cmd_run(args) -> int:
         case_timeout_s=args.case_timeout,
         select=args.select,
         require_hardware=tuple(args.require_hardware),
-        expected_modes=tuple(all_modes()),
+        expected_modes=tuple(modes_in_scope(args.scope)),
+        scope=args.scope,
     )
     check_interpreter(plan.python)  # no such file / a folder / not executable: one line
     atomic.check_writable_dir(plan.reports_dir, "--reports")
@@ -141,6 +143,8 @@ def register(subparsers) -> None:
                           "it needs torch, flashinfer-python, pytest and the kit (a one-line error says what is missing)")
     run.add_argument("--reports", default="reports", help="output folder (default: reports/)")
     run.add_argument("-m", dest="select", help="pytest marker expression, e.g. 'cpu_sim' or 'sm120'")
+    run.add_argument("--scope", choices=SCOPES, default=SCOPE_ALL,
+                     help="which cases: all (default), or only the SGLang-level ones (a matrix cell for one SGLang release)")
     run.add_argument("--timeout", type=positive_seconds, default=1800, help="seconds for the whole run (default 1800)")
     run.add_argument("--case-timeout", type=positive_seconds, default=600, help="seconds per case (default 600)")
     run.add_argument(

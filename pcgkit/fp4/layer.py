@@ -39,15 +39,41 @@ def dense_nvfp4_layer(torch_device: str):
 
 
 @contextlib.contextmanager
-def fp4_quantize_disabled() -> Iterator[list[str]]:
-    """The seed's second workaround: every binding of flashinfer.fp4_quantize wrapped in
-    torch.compiler.disable for the duration of the block. Yields the bindings replaced."""
+def fp4_quantize_wrapped(wrap) -> Iterator[list[str]]:
+    """Every binding of flashinfer.fp4_quantize replaced by `wrap(fp4_quantize)` for the duration
+    of the block (a user's workaround applied where SGLang looks it up). Yields the bindings replaced."""
     import flashinfer
-    import torch
 
     original = flashinfer.fp4_quantize
-    with patched_everywhere(original, torch.compiler.disable(original), "flashinfer") as replaced:
+    with patched_everywhere(original, wrap(original), "flashinfer") as replaced:
         yield replaced
+
+
+@contextlib.contextmanager
+def fp4_quantize_disabled() -> Iterator[list[str]]:
+    """The seed's second workaround: fp4_quantize wrapped in torch.compiler.disable."""
+    import torch
+
+    with fp4_quantize_wrapped(torch.compiler.disable) as replaced:
+        yield replaced
+
+
+# Where each torch spells the non-strict tracing marker, the public name first. PyTorch's dynamo
+# hint for code it cannot trace recommends `torch.compiler.nonstrict_trace`; older releases have
+# only the private `torch._dynamo.nonstrict_trace`, and older ones neither.
+NONSTRICT_TRACE_APIS = ("torch.compiler.nonstrict_trace", "torch._dynamo.nonstrict_trace")
+
+
+def nonstrict_trace_api() -> tuple[str, object] | None:
+    """(dotted name, the decorator) of the first NONSTRICT_TRACE_APIS entry this torch has; None if none."""
+    import importlib
+
+    for dotted in NONSTRICT_TRACE_APIS:
+        module_name, _, attr = dotted.rpartition(".")
+        decorator = getattr(importlib.import_module(module_name), attr, None)
+        if decorator is not None:
+            return dotted, decorator
+    return None
 
 
 def example_activation(torch_device: str):

@@ -45,9 +45,17 @@ class ArchPathRow:
     generators: tuple[tuple[str, str], ...]  # (dispatch key, generator function), the release's table
     read_from: str
     newest_read: str | None = None
+    # The dispatcher's own remap of a key to its family variant, gated on torch's CUDA version
+    # (0.6.6 on: "120"/"121" -> "120f" when torch.version.cuda >= 12.9): (from keys, to key, min CUDA).
+    family_keys: tuple[str, ...] = ()
+    family_key: str | None = None
+    family_torch_cuda_at_least: str | None = None
+    torch_cuda: str | None = None  # the traced environment's torch.version.cuda (row_for sets it)
 
     def generator_for(self, capability: tuple[int, int]) -> str | None:
         key = self.dispatch_key.format(major=capability[0], minor=capability[1])
+        if key in self.family_keys and self.family_key and _at_least(self.torch_cuda, self.family_torch_cuda_at_least):
+            key = self.family_key
         return dict(self.generators).get(key)
 
     def arch_of(self, generator: str) -> str:
@@ -57,6 +65,15 @@ class ArchPathRow:
     @property
     def generator_names(self) -> frozenset[str]:
         return frozenset(name for _, name in self.generators)
+
+
+def _at_least(version: str | None, floor: str | None) -> bool:
+    if not version or not floor:
+        return False
+    try:
+        return Version(version) >= Version(floor)
+    except InvalidVersion:
+        return False
 
 
 class ArchPathsError(ValueError):
@@ -74,6 +91,9 @@ def parse_rows(data: Mapping) -> tuple[ArchPathRow, ...]:
                 since=raw["since"], entry_point=raw["entry_point"], dispatcher=raw["dispatcher"],
                 dispatch_key=raw["dispatch_key"], generators=tuple(sorted(raw["generators"].items())),
                 read_from=raw["read_from"], newest_read=raw.get("newest_read"),
+                family_keys=tuple(raw.get("family_key", {}).get("from", ())),
+                family_key=raw.get("family_key", {}).get("to"),
+                family_torch_cuda_at_least=raw.get("family_key", {}).get("torch_cuda_at_least"),
             ))
         except KeyError as exc:
             raise ArchPathsError(f"arch paths: a [[flashinfer]] row lacks {exc.args[0]!r}") from None
@@ -86,8 +106,10 @@ def load_rows(path: Path | None = None) -> tuple[ArchPathRow, ...]:
     return parse_rows(tomllib.loads(path.read_text()))
 
 
-def row_for(version: str | None, rows: Sequence[ArchPathRow]) -> tuple[ArchPathRow | None, str]:
-    """The row that applies to this FlashInfer version, and a note on how it was chosen. Pure."""
+def row_for(version: str | None, rows: Sequence[ArchPathRow], torch_cuda: str | None = None
+            ) -> tuple[ArchPathRow | None, str]:
+    """The row that applies to this FlashInfer version (with torch's CUDA version, which the family
+    remap depends on), and a note on how it was chosen. Pure."""
     if not version:
         return None, "no flashinfer installed: no arch-path row"
     try:
@@ -97,8 +119,11 @@ def row_for(version: str | None, rows: Sequence[ArchPathRow]) -> tuple[ArchPathR
     applicable = [r for r in rows if Version(r.since) <= installed]
     if not applicable:
         return None, f"flashinfer {version}: older than every arch-path row"
-    row = applicable[-1]
+    row = dataclasses.replace(applicable[-1], torch_cuda=torch_cuda)
     note = f"flashinfer {version}: row since {row.since} ({row.read_from})"
+    if row.family_key and _at_least(torch_cuda, row.family_torch_cuda_at_least):
+        note += (f"; torch CUDA {torch_cuda} >= {row.family_torch_cuda_at_least}: keys {', '.join(row.family_keys)} "
+                 f"dispatch to {row.family_key}")
     if row.newest_read and installed > Version(row.newest_read):
         note += f"; {version} itself was not read (newest read: {row.newest_read}): assumed unchanged"
     return row, note

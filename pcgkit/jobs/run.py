@@ -18,6 +18,7 @@ from pcgkit.errors import Interrupted
 from pcgkit.harness.hardware import SIMULATED_SM120
 from pcgkit.util import proc
 from pcgkit.values import targets
+from pcgkit.values.scopes import SCOPE_ALL
 from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult, read_results, write_results
 
@@ -34,6 +35,7 @@ class RunPlan:
     # The case ids the run must account for (the catalog's default cases, handed down by the
     # command): one pytest never reported becomes an `error` row.
     expected_modes: tuple[str, ...] = ()
+    scope: str = SCOPE_ALL  # pcgkit.values.scopes: which families of cases run (expected_modes are that scope's)
 
     @property
     def junit_path(self) -> Path:
@@ -65,6 +67,8 @@ def plan_pytest_argv(plan: RunPlan) -> list[str]:
     ]
     if plan.select:
         argv += ["-m", plan.select]
+    if plan.scope != SCOPE_ALL:
+        argv.append(f"--pcgkit-scope={plan.scope}")
     for hw in plan.require_hardware:
         argv.append(f"--pcgkit-require-hardware={hw}")
     return argv

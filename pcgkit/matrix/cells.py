@@ -10,6 +10,9 @@ from pcgkit.util import untrusted
 from pcgkit.util.untrusted import UntrustedValueError
 from pcgkit.values.axes import AXIS_IDS
 
+# Which cases a cell runs, re-exported for the planner's readers (declared in pcgkit.values.scopes).
+from pcgkit.values.scopes import SCOPE_ALL, SCOPE_SGLANG_LEVEL, SCOPES  # noqa: F401
+
 VENV = "venv"  # a fresh uv environment installed from PyPI with exact pins
 EXISTING = "existing"  # an interpreter used as it is (the reference .venv, or a test's fake one)
 KINDS = (VENV, EXISTING)
@@ -17,6 +20,7 @@ KINDS = (VENV, EXISTING)
 ON_PIN = "on-pin"  # exactly the flashinfer-python and torch that the cell's SGLang release declares
 OFF_PIN = "off-pin"
 UNPINNED = "unpinned"  # an existing interpreter: the matrix declares no pins for it
+
 
 
 def _sglang_import_deps(sglang: str) -> list[str]:
@@ -42,6 +46,7 @@ class Cell:
     base_image: str | None = None  # for a container backend; unused by the venv backend
     timeout_s: float | None = None  # overrides the run's --timeout for this cell
     origin: str = "explicit"  # "explicit" | "sglang-release"
+    scope: str = SCOPE_ALL  # SCOPES: which cases run in it
     # sha256 of the committed lock (fixtures/locks/<id>.txt; pcgkit.matrix.locks), "" when none:
     # refreshing a lock reruns the cell.
     lock_digest: str = ""
@@ -67,6 +72,8 @@ class Cell:
             definition["constraints"] = list(self.constraints)
         if self.lock_digest:
             definition["lock"] = self.lock_digest
+        if self.scope != SCOPE_ALL:  # only when narrowed, so every other cell keeps its hash
+            definition["scope"] = self.scope
         return definition
 
     @property

@@ -1,8 +1,10 @@
 """Plan the matrix: fixtures/matrix.toml + the cached SGLang pins -> cells. Pure, no I/O but reading TOML.
 
 Explicit cells come first, in file order. `[sglang_releases]` adds one cell per SGLang release in a
-range, each with exactly the pins it declares; a release whose pins another cell already installs
-is folded into that cell (`covers_sglang`) instead of installing the same stack twice. Every cell is
+range, each with exactly the pins it declares. A release whose (flashinfer, torch) pins another cell
+already installs shares that cell's FlashInfer-only verdicts (`covers_sglang`), but is never folded
+for what depends on SGLang: it gets a cell of its own, scope `sglang-level`, that installs it and
+runs only the SGLang-level cases. So every release in range is installed as itself. Every cell is
 labelled on-pin or off-pin against what its SGLang release declares.
 """
 
@@ -18,7 +20,7 @@ import tomllib
 from pcgkit import resources
 from pcgkit.errors import UsageError
 from pcgkit.matrix import schema
-from pcgkit.matrix.cells import EXISTING, KINDS, OFF_PIN, ON_PIN, UNPINNED, VENV, Cell
+from pcgkit.matrix.cells import EXISTING, KINDS, OFF_PIN, ON_PIN, SCOPE_SGLANG_LEVEL, UNPINNED, VENV, Cell
 from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR, with_lock_digests
 from pcgkit.matrix.pins import PinsIndex, SglangRelease, load_pins, version_key
 from pcgkit.matrix.rules import InstallRule, apply_rules, load_rules
@@ -144,6 +146,25 @@ def releases_in_range(index: PinsIndex, spec: dict) -> list[SglangRelease]:
     return chosen
 
 
+def axis_releases(spec: MatrixSpec, index: PinsIndex) -> dict[str, tuple[str, ...]]:
+    """Per version axis, the releases a stated range may span (oldest first): the SGLang releases of
+    the matrix range, and the known releases of FlashInfer and torch (the pins cache). What
+    pcgkit.util.ranges names as gaps when a report states a range. Pure."""
+    releases = {axis: tuple(index.known_versions.get(axis, ())) for axis in PINNED_BY_SGLANG}
+    if spec.sglang_releases is not None:
+        releases["sglang"] = tuple(r.version for r in releases_in_range(index, spec.sglang_releases))
+    return releases
+
+
+def default_axis_releases() -> dict[str, tuple[str, ...]]:
+    """axis_releases of the shipped matrix and pins cache; {} when they cannot be read (then no stated
+    range claims more than the versions measured)."""
+    try:
+        return axis_releases(load_matrix(), load_pins())
+    except (ValueError, OSError):
+        return {}
+
+
 def _release_cell(release: SglangRelease, python: str, constraints: tuple[str, ...] = ()) -> Cell | None:
     pins = release.pins
     if "flashinfer-python" not in pins or "torch" not in pins:
@@ -191,8 +212,11 @@ def plan(
                 continue
             twin = next((i for i, c in enumerate(cells) if _install_key(c) == _install_key(candidate)), None)
             if twin is not None:
+                # same stack: the FlashInfer-only verdicts are shared; the SGLang-level ones are not
                 cells[twin] = dataclasses.replace(cells[twin], covers_sglang=cells[twin].covers_sglang + (release.version,))
-                continue
+                if cells[twin].sglang == release.version:
+                    continue  # that cell installs this very release and runs every case (the seed)
+                candidate = dataclasses.replace(candidate, scope=SCOPE_SGLANG_LEVEL)
             cells.append(_with_declared_pins(candidate, release))
     cells = apply_rules(cells, load_rules() if rules is None else rules)
     if locks_dir is not None:

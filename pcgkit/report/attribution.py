@@ -45,6 +45,7 @@ class Span:
     first: str | None
     last: str | None
     cells: tuple[str, ...]
+    values: tuple[str, ...] = ()  # the versions measured in it, oldest first (a range may skip releases)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +66,9 @@ class Attribution:
     findings: tuple[AxisFinding, ...]
     spans: Mapping[str, tuple[Span, ...]]  # per explaining axis (or the first varying one), oldest first
     cells: int
+    # Per axis, the releases a stated range may span (pcgkit.matrix.plan.axis_releases): a range is
+    # printed only over measured ones, the others named as gaps (pcgkit.util.ranges). Empty: unknown.
+    releases: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
 
     def finding(self, axis: str) -> AxisFinding | None:
         return next((f for f in self.findings if f.axis == axis), None)
@@ -91,9 +95,9 @@ def spans_along(observations: Sequence[Observation], axis: str) -> tuple[Span, .
         cells = tuple(o.cell for o in group)
         # "not installed" never merges with a version: absence is its own state.
         if spans and spans[-1].outcome == outcome and spans[-1].last is not None and value is not None:
-            spans[-1] = Span(outcome, spans[-1].first, value, spans[-1].cells + cells)
+            spans[-1] = Span(outcome, spans[-1].first, value, spans[-1].cells + cells, spans[-1].values + (value,))
         else:
-            spans.append(Span(outcome, value, value, cells))
+            spans.append(Span(outcome, value, value, cells, () if value is None else (value,)))
     return tuple(spans)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import platform
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pcgkit import __version__, catalog
 from pcgkit.matrix.outcome import CellOutcome
@@ -102,10 +102,12 @@ def _entry(outcome: CellOutcome, column: CaseColumn) -> Entry:
 
 def cell_report(outcome: CellOutcome, columns: Sequence[CaseColumn]) -> CellReport:
     cell = outcome.cell
-    entries = {c.id: _entry(outcome, c) for c in columns}
+    # A cell narrowed to one release's SGLang-level cases says nothing about the others (blank, not error).
+    in_scope = catalog.modes_in_scope(cell.scope)
+    entries = {c.id: _entry(outcome, c) for c in columns if c.id in in_scope or outcome.result_for(c.id) is not None}
     return CellReport.from_dict({
         "id": cell.id, "label": cell.label(), "definition_hash": cell.definition_hash, "axes": cell.axes(),
-        "kind": cell.kind, "origin": cell.origin, "pin_status": cell.pin_status, "pin_note": cell.pin_note,
+        "kind": cell.kind, "origin": cell.origin, "scope": cell.scope, "pin_status": cell.pin_status, "pin_note": cell.pin_note,
         "covers_sglang": list(cell.covers_sglang), "status": outcome.status, "stage": outcome.stage,
         "reason": outcome.reason, "log_tail": outcome.log_tail, "duration_s": round(outcome.duration_s, 3),
         "from_cache": outcome.from_cache, "versions": outcome.versions, "provenance": outcome.provenance,
@@ -117,8 +119,10 @@ def cell_report(outcome: CellOutcome, columns: Sequence[CaseColumn]) -> CellRepo
     })
 
 
-def build_compat(outcomes: Sequence[CellOutcome], created: str | None = None) -> CompatReport:
-    """The typed report every writer reads. Pure (created is passed in for tests)."""
+def build_compat(outcomes: Sequence[CellOutcome], created: str | None = None,
+                 releases: Mapping[str, tuple[str, ...]] | None = None) -> CompatReport:
+    """The typed report every writer reads. Pure (created is passed in for tests). releases: per axis,
+    the releases a stated range may span (pcgkit.matrix.plan.axis_releases), so gaps get named."""
     from pcgkit.report.sweep_section import build_sweep, sweep_rows
 
     columns = case_columns(outcomes)
@@ -127,6 +131,7 @@ def build_compat(outcomes: Sequence[CellOutcome], created: str | None = None) ->
         __version__,
         {"host": platform.node(), "platform": platform.platform(), "machine": platform.machine()},
         columns, VERDICT_LEGEND, [cell_report(o, columns) for o in outcomes], sglang_facts(outcomes),
+        releases=releases,
     )
     rows = sweep_rows(outcomes)
     return dataclasses.replace(report, sweep=build_sweep(rows)) if rows else report

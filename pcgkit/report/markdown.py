@@ -173,6 +173,14 @@ def _cell_details(report: CompatReport, cell: CellReport) -> list[str]:
     summary = f"<code>{md(cell.id)}</code>: {md(cell.label)}; {md(where)}; " + ", ".join(f"{n} {v}" for v, n in counts.items())
     lines = ["", "<details>", f"<summary>{summary}</summary>", ""]
     installed = ", ".join(f"{k} {v}" for k, v in cell.versions.items() if v)
+    if cell.scope != "all":
+        twin = next((c.id for c in report.cells if cell.axes.get("sglang") in c.covers_sglang), None)
+        lines.append("- cases: only this release's SGLang-level ones (its own install); its FlashInfer-only verdicts are "
+                     + (f"those of cell {md_code(twin)} (same flashinfer and torch pins)" if twin else "not in this report"))
+    elif [v for v in cell.covers_sglang if v != cell.axes.get("sglang")]:
+        others = ", ".join(v for v in cell.covers_sglang if v != cell.axes.get("sglang"))
+        lines.append(f"- its FlashInfer-only verdicts also stand for sglang {md(others)} (same pins); their SGLang-level "
+                     "cases ran in cells of their own")
     lines += [f"- pins: {cell.pin_status} ({md(cell.pin_note)})", f"- installed: {md(installed) or 'nothing (the install failed)'}",
               f"- duration: {cell.duration_s:.1f} s" + (", reused from a previous run" if cell.from_cache else "")]
     if cell.where:
@@ -197,8 +205,20 @@ def _cell_details(report: CompatReport, cell: CellReport) -> list[str]:
     return lines + ["", "</details>"]
 
 
-def render_markdown(report: CompatReport, upstream: Upstream | None = None) -> str:
-    """reports/compat.md. Pure."""
+GITHUB_BODY_LIMIT = 65536  # characters GitHub accepts in an issue, comment or PR body
+CELL_DETAILS_FILE = "compat-cells.md"  # where the per-cell evidence goes when compat.md would pass the limit
+
+
+def render_cell_details(report: CompatReport) -> str:
+    """Every cell's evidence (<details> blocks), the sidecar of a compat.md over GitHub's limit. Pure."""
+    lines = ["# pcgkit compatibility report: cell details", "", f"The evidence behind compat.md of {report.created}."]
+    for cell in report.cells:
+        lines += _cell_details(report, cell)
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(report: CompatReport, upstream: Upstream | None = None, details: bool = True) -> str:
+    """reports/compat.md; with details=False each cell's evidence is a pointer to CELL_DETAILS_FILE. Pure."""
     from pcgkit.report.upstream import EMPTY
 
     ran = [c for c in report.cells if not c.is_error]
@@ -232,8 +252,13 @@ def render_markdown(report: CompatReport, upstream: Upstream | None = None) -> s
             lines.append(f"- {DISAGREE_SYMBOL} {md_code(d['cell'])} {md(d['case'])} ({md(d['kind'])}; {', '.join(d['fields'])} differ): "
                          f"{md(sides[0])} vs {md(sides[1])}")
     lines += ["", "## Cell details"]
-    for cell in report.cells:
-        lines += _cell_details(report, cell)
+    if details:
+        for cell in report.cells:
+            lines += _cell_details(report, cell)
+    else:
+        lines += ["", f"Each cell's evidence (pins, versions, every case's signature, log tails) is in [{CELL_DETAILS_FILE}]"
+                  f"({CELL_DETAILS_FILE}) and in the dashboard's drill-down: here it would take compat.md past GitHub's "
+                  f"{GITHUB_BODY_LIMIT:,}-character limit."]
     if report.sweep:
         changes: dict[str, list] = {}
         for ch in report.changes:

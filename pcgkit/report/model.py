@@ -118,6 +118,7 @@ class CellReport:
     where: Mapping[str, Any] | None = None  # the machine it ran on (pcgkit.matrix.where), when recorded
     source: Mapping[str, Any] | None = None  # the folder/archive it was read from (`pcgkit report --from`)
     expected: str = ""  # an expected-uninstallable error cell: the rule's wording (pcgkit.report.annotations)
+    scope: str = "all"  # pcgkit.matrix.cells.SCOPES: a "sglang-level" cell ran only its release's SGLang-level cases
 
     def axis_value(self, axis: str) -> str | None:
         """The installed version on an axis, else the planned one; None when absent (no sglang)."""
@@ -173,6 +174,8 @@ class CompatReport:
     sources: tuple[Mapping[str, Any], ...] = ()
     source_notes: tuple[str, ...] = ()
     sweep: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # pcgkit.report.sweep_section.build_sweep
+    # per axis, the releases a stated range may span (pcgkit.matrix.plan.axis_releases); gaps named against them
+    releases: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
 
     @property
     def simulated(self) -> bool:
@@ -190,25 +193,28 @@ def _verdict_key(entry: object) -> str | None:
     return verdict if verdict in BUG_VERDICTS else None
 
 
-def attribute_cases(cases, cells) -> tuple[dict[str, attr.Attribution], dict[str, attr.Attribution]]:
-    """Per case, which axis explains its verdicts; per failure case, also its failure point. Pure."""
-    verdicts = {
-        c.id: attr.attribute(c.id, attr.observations_for(cells, c.id, AXIS_IDS, _verdict_key), AXIS_IDS)
-        for c in cases
-    }
-    points = {
-        c.id: attr.attribute(c.id, attr.observations_for(cells, c.id, AXIS_IDS, lambda e: getattr(e, "failure_point", None)),
-                             AXIS_IDS)
-        for c in cases if c.family == FAILURE
-    }
+def attribute_cases(cases, cells, releases: Mapping[str, tuple[str, ...]] | None = None
+                    ) -> tuple[dict[str, attr.Attribution], dict[str, attr.Attribution]]:
+    """Per case, which axis explains its verdicts; per failure case, also its failure point. Pure.
+    releases: per axis, the releases a range may span (gaps are named against them)."""
+    known = dict(releases or {})
+
+    def attribute(case_id: str, key) -> attr.Attribution:
+        found = attr.attribute(case_id, attr.observations_for(cells, case_id, AXIS_IDS, key), AXIS_IDS)
+        return dataclasses.replace(found, releases=known)
+
+    verdicts = {c.id: attribute(c.id, _verdict_key) for c in cases}
+    points = {c.id: attribute(c.id, lambda e: getattr(e, "failure_point", None)) for c in cases if c.family == FAILURE}
     return verdicts, points
 
 
-def assemble(created, kit_version, environment, cases, legend, cells, sglang_facts=(), changes=(), previous_run=None):
+def assemble(created, kit_version, environment, cases, legend, cells, sglang_facts=(), changes=(), previous_run=None,
+             releases: Mapping[str, tuple[str, ...]] | None = None):
     """A CompatReport with its attribution derived from the cells. Pure."""
-    verdicts, points = attribute_cases(cases, cells)
+    verdicts, points = attribute_cases(cases, cells, releases)
     return CompatReport(created, kit_version, dict(environment), tuple(cases), dict(legend), tuple(cells), verdicts,
-                        points, tuple(sglang_facts), tuple(changes), previous_run)
+                        points, tuple(sglang_facts), tuple(changes), previous_run,
+                        releases={k: tuple(v) for k, v in (releases or {}).items()})
 
 
 def to_json(report: CompatReport) -> dict:
@@ -233,6 +239,7 @@ def to_json(report: CompatReport) -> dict:
         "sources": [dict(s) for s in report.sources],
         "source_notes": list(report.source_notes),
         "sweep": dict(report.sweep),
+        "releases": {axis: list(v) for axis, v in report.releases.items()},
     }
 
 
@@ -244,12 +251,21 @@ def _attribution_json(a: attr.Attribution) -> dict:
     }
 
 
+def _releases(data: object) -> dict[str, tuple[str, ...]]:
+    """compat.json's `releases` (absent before issue 25: then no gap can be named, and none is claimed)."""
+    if not isinstance(data, Mapping):
+        return {}
+    return {str(axis): tuple(str(v) for v in values) for axis, values in data.items() if isinstance(values, list)}
+
+
 class CompatSchemaError(ValueError):
     pass
 
 
-def from_json(data: Mapping[str, Any]) -> CompatReport:
-    """A CompatReport from compat.json /2 or /1; CompatSchemaError for anything else."""
+def from_json(data: Mapping[str, Any], releases_if_absent: Mapping[str, tuple[str, ...]] | None = None) -> CompatReport:
+    """A CompatReport from compat.json /2 or /1; CompatSchemaError for anything else.
+    releases_if_absent: the release lists to state ranges against when the file carries none
+    (written before issue 25; the caller passes today's, pcgkit.matrix.plan.default_axis_releases)."""
     schema = data.get("schema") if isinstance(data, Mapping) else None
     if schema not in READABLE_SCHEMAS:
         raise CompatSchemaError(f"compat schema {schema!r}, expected one of {', '.join(READABLE_SCHEMAS)}")
@@ -269,7 +285,7 @@ def from_json(data: Mapping[str, Any]) -> CompatReport:
                     for cell, items in (data.get("changes") or {}).items() for c in items)
     report = assemble(str(data.get("created", "")), str(data.get("kit_version", "")), data.get("environment") or {},
                       cases, data.get("legend") or {}, cells, tuple(data.get("sglang_facts") or ()), changes,
-                      data.get("previous_run"))
+                      data.get("previous_run"), _releases(data.get("releases")) or dict(releases_if_absent or {}))
     return dataclasses.replace(report, disagreements=tuple(data.get("disagreements") or ()),
                                sources=tuple(data.get("sources") or ()),
                                source_notes=tuple(data.get("source_notes") or ()),

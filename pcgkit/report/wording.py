@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from pcgkit.report import attribution as attr
 from pcgkit.report.model import CompatReport
+from pcgkit.util.ranges import measured_ranges, measured_runs
 from pcgkit.values.axes import AXIS_NAMES
 
 
@@ -17,23 +18,45 @@ def _value(axis: str, value: str | None) -> str:
     return f"without {axis_name(axis)}" if value is None else value
 
 
-def _range(axis: str, span: attr.Span) -> str:
+def _measured(span: attr.Span) -> tuple[str, ...]:
+    """The versions measured in a span (older compat.json spans carry only their two ends)."""
+    return span.values or tuple(dict.fromkeys(v for v in (span.first, span.last) if v is not None))
+
+
+def _range(axis: str, span: attr.Span, releases: Sequence[str] = ()) -> str:
+    """The span over measured releases only, gaps named (pcgkit.util.ranges)."""
     if span.first is None:
         return _value(axis, None)
-    return span.first if span.first == span.last else f"{span.first}–{span.last}"
+    return measured_ranges(releases, _measured(span))
 
 
-def spans_text(axis: str, spans: Sequence[attr.Span]) -> str:
-    """'drifted on 2.8.0, reproduced from 2.9.1'; 'not-applicable without SGLang, reproduced on 0.5.5.post3–0.5.11, ...'."""
+def _boundary_gap(previous: attr.Span | None, span: attr.Span, releases: Sequence[str]) -> str:
+    """The releases between the last one measured before a change and the first one after: unknown."""
+    if previous is None or previous.last is None or span.first is None or not releases:
+        return ""
+    gaps = measured_runs(releases, (previous.last, span.first)).gaps_text()
+    return f"; the change lies between {previous.last} and {span.first}, {gaps}" if gaps else ""
+
+
+def spans_text(axis: str, spans: Sequence[attr.Span], releases: Sequence[str] = ()) -> str:
+    """'drifted on 2.8.0, reproduced from 2.9.1'; 'not-applicable without SGLang, reproduced on 0.5.5.post3–0.5.11, ...'.
+
+    A range is stated only over measured releases: with `releases` (the axis's releases, oldest
+    first) the releases inside a span that no cell ran are named, and so are those at a boundary."""
     parts = []
     for i, span in enumerate(spans):
         n = f" ({len(span.cells)} cell{'s' if len(span.cells) != 1 else ''})"
+        previous = spans[i - 1] if i > 0 else None
         if span.first is None:
             parts.append(f"{span.outcome} {_value(axis, None)}{n}")
         elif i == len(spans) - 1 and i > 0:
-            parts.append(f"{span.outcome} from {span.first}" + (f" (measured through {span.last})" if span.last != span.first else "") + n)
+            ranges = measured_runs(releases, _measured(span))
+            through = ""
+            if span.last != span.first:
+                through = f" (measured through {span.last})" if ranges.complete and releases else f" (measured on {ranges.text()})"
+            parts.append(f"{span.outcome} from {span.first}{through}{n}{_boundary_gap(previous, span, releases)}")
         else:
-            parts.append(f"{span.outcome} on {_range(axis, span)}{n}")
+            parts.append(f"{span.outcome} on {_range(axis, span, releases)}{n}{_boundary_gap(previous, span, releases)}")
     return ", ".join(parts)
 
 
@@ -87,13 +110,13 @@ def describe(a: attr.Attribution) -> str:
         else:
             why = f"inferred: the verdict follows {axis_name(axis)} alone, no pair of cells isolates it"
         others = others_text(a)
-        return f"depends on {axis_name(axis)}: {spans_text(axis, a.spans[axis])} ({why})" + (f"; {others}" if others else "")
+        return f"depends on {axis_name(axis)}: {spans_text(axis, a.spans[axis], a.releases.get(axis, ()))} ({why})" + (f"; {others}" if others else "")
     if a.basis == attr.CONFOUNDED:
         names = " and ".join(axis_name(x) for x in a.explaining)
-        ranges = "; ".join(f"{axis_name(x)}: {spans_text(x, a.spans[x])}" for x in a.explaining)
+        ranges = "; ".join(f"{axis_name(x)}: {spans_text(x, a.spans[x], a.releases.get(x, ()))}" for x in a.explaining)
         return f"changes with {names} together (no cell that ran separates them): {ranges}.{_separating_cell(a)}"
     axis = next(iter(a.spans), "")
-    return f"varies, but along no single axis: {axis_name(axis)}: {spans_text(axis, a.spans.get(axis, ()))}"
+    return f"varies, but along no single axis: {axis_name(axis)}: {spans_text(axis, a.spans.get(axis, ()), a.releases.get(axis, ()))}"
 
 
 def evidence_label(report: CompatReport, case_id: str | None = None, cell_ids: Sequence[str] | None = None) -> str:

@@ -14,7 +14,7 @@ from pcgkit.matrix.uninstallable import Uninstallable, load_uninstallable
 from pcgkit.report import history as hist
 from pcgkit.report.annotations import mark_expected
 from pcgkit.report.dashboard import build_page, write_page
-from pcgkit.report.markdown import render_markdown
+from pcgkit.report.markdown import CELL_DETAILS_FILE, GITHUB_BODY_LIMIT, render_cell_details, render_markdown
 from pcgkit.report.model import CompatReport, to_json
 from pcgkit.report.upstream import EMPTY, Upstream, load_upstream
 from pcgkit.util import atomic
@@ -46,10 +46,19 @@ def write_json(report: CompatReport, ctx: WriteContext) -> list[Path]:
 
 
 def write_markdown(report: CompatReport, ctx: WriteContext) -> list[Path]:
+    """compat.md whole when it fits GitHub's body limit; else without the cell details, which go to a sidecar.
+    The certificate section (pcgkit.sweep.certificate) is appended either way and counts toward the limit."""
     from pcgkit.sweep.certificate import render_section
 
     section = "\n".join(render_section(ctx.certificates))
-    return [_atomic(ctx.reports_dir / "compat.md", render_markdown(report, ctx.upstream) + (section + "\n" if section else ""))]
+    tail = section + "\n" if section else ""
+    text = render_markdown(report, ctx.upstream) + tail
+    sidecar = ctx.reports_dir / CELL_DETAILS_FILE
+    if len(text) <= GITHUB_BODY_LIMIT:
+        sidecar.unlink(missing_ok=True)  # a smaller run after a larger one: no stale details
+        return [_atomic(ctx.reports_dir / "compat.md", text)]
+    return [_atomic(ctx.reports_dir / "compat.md", render_markdown(report, ctx.upstream, details=False) + tail),
+            _atomic(sidecar, render_cell_details(report))]
 
 
 def write_dashboard(report: CompatReport, ctx: WriteContext) -> list[Path]:

@@ -149,6 +149,10 @@ def build_module(quantize, torch_device: str):
         def forward(self, x: torch.Tensor):  # annotation: SGLang infers the dynamic dim from it
             return quantize(x, self.input_scale_inv)
 
+    # The annotation as the class object, not the string this module's `from __future__ import annotations`
+    # makes it: install_torch_compiled in sglang 0.5.4.post3-0.5.5 accepts only `ann is torch.Tensor`
+    # ("No dynamic dims inferred"; 0.5.5.post1 also accepts the string). Measured 2026-12-01, matrix cells.
+    SGLangFp4ActivationQuant.forward.__annotations__["x"] = torch.Tensor
     return SGLangFp4ActivationQuant()
 
 

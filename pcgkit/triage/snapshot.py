@@ -3,7 +3,7 @@
 `pcgkit triage` answers offline, so it reads this snapshot of the kit's newest matrix, never a
 report folder. Regenerate after a new matrix run:
 
-    python -m pcgkit.triage.snapshot reports/samples/matrix-2026-11-29-final/compat.json fixtures/matrix_snapshot.json
+    python -m pcgkit.triage.snapshot reports/samples/matrix-2026-12-01/compat.json fixtures/matrix_snapshot.json
 
 `snapshot()` is pure (compat dict in, snapshot dict out); only main() reads and writes files.
 """

@@ -101,8 +101,30 @@ FIX_UPSTREAM_OP = FixMode(
     matches=_no_known_failure,
 )
 
+def _nonstrict_output_rejected(sig: Signature) -> str | None:
+    # Measured 2026-12-01 (torch 2.9.1 + flashinfer 0.6.1, simulated SM120): dynamo accepts the
+    # marker, runs the body non-strictly, then refuses what it returned: "Unsupported output type for
+    # nonstrict_trace-ed function" (gb0251). That is the known way this attempt fails; any other
+    # failure (the nvcc subprocess reached at trace time, a new graph break) is news.
+    if not sig.exception_type.startswith("torch._dynamo.exc."):
+        return f"raised {sig.exception_type}, not a dynamo exception"
+    if "nonstrict_trace" not in f"{sig.message_head} {sig.explanation or ''}":
+        return f"a dynamo error that does not concern nonstrict_trace: {sig.message_head[:160]}"
+    return None
+
+
+FIX_NONSTRICT_TRACE = FixMode(
+    id="fix-nonstrict-trace",
+    slug="nonstrict-trace-fp4-quantize",
+    title="attempted fix: torch.compiler.nonstrict_trace(fp4_quantize) under fullgraph=True",
+    known_signature="dynamo refuses the marked call's output (gb0251 'Unsupported output type for "
+                    "nonstrict_trace-ed function'): not a fix; a clean fullgraph trace would be `fixed`",
+    seed="PyTorch's dynamo hint recommends torch.compiler.nonstrict_trace for extension code (FACTS.md, 2026-12-01)",
+    matches=_nonstrict_output_rejected,
+)
+
 FIX_MODES: dict[str, FixMode] = {
-    m.id: m for m in (FIX_CUSTOM_OP, FIX_ALLOW_IN_GRAPH, FIX_NO_FULLGRAPH, FIX_UPSTREAM_OP)
+    m.id: m for m in (FIX_CUSTOM_OP, FIX_ALLOW_IN_GRAPH, FIX_NO_FULLGRAPH, FIX_UPSTREAM_OP, FIX_NONSTRICT_TRACE)
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Callable, Mapping, Protocol
 
 from pcgkit import resources
 from pcgkit.matrix.cells import Cell
@@ -31,6 +31,12 @@ class BackendConfig:
     # What a cell's result answers for beyond its definition (e.g. which launch file it preflighted): stamped in
     # its provenance, and a cached cell is reused only when these are equal.
     answers_for: tuple[tuple[str, str], ...] = ()
+    # The same per narrowed scope (pcgkit.values.scopes): a sglang-level cell owes only its scope's cases.
+    scope_modes: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+
+    def modes_for(self, scope: str) -> tuple[str, ...]:
+        """The case ids a cell of this scope must account for."""
+        return tuple(self.scope_modes.get(scope, self.expected_modes))
 
 
 # Told each stage a cell enters ("install", "image", "run"), for the progress rows and for naming

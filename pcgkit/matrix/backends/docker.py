@@ -174,7 +174,7 @@ def run_cases(client, image, cell: Cell, config: BackendConfig, docker: DockerCo
     """Run `pcgkit run` in a fresh container; its /out copied into cell_dir. Always cleaned up."""
     run_timeout = max(1.0, timeout_s - EXTRA_RUN_S / 2)
     command = plan.run_command(run_timeout, min(config.case_timeout_s, run_timeout),
-                               config.require_hardware or docker.require_hardware, config.select)
+                               config.require_hardware or docker.require_hardware, config.select, cell.scope)
     for name in ("junit.xml", "results.json", "pytest.log", "summary.md"):
         (cell_dir / name).unlink(missing_ok=True)  # never report a previous run's files as this run's
     with engine.output_volume(client) as volume:

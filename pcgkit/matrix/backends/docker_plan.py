@@ -16,7 +16,7 @@ from pathlib import Path
 import tomllib
 
 from pcgkit import resources
-from pcgkit.matrix.cells import Cell
+from pcgkit.matrix.cells import SCOPE_ALL, Cell
 
 KIT_ROOT = resources.workspace_root()  # the build context is cut from a checkout
 DOCKER_DIR = resources.docker_dir()
@@ -198,11 +198,13 @@ class RunSettings:
 
 
 def run_command(timeout_s: float, case_timeout_s: float, require_hardware: tuple[str, ...] = (),
-                select: str | None = None) -> tuple[str, ...]:
+                select: str | None = None, scope: str = SCOPE_ALL) -> tuple[str, ...]:
     """The arguments after the image's ENTRYPOINT (`pcgkit run --python VENV --reports /out`). Pure."""
     argv = ["--timeout", f"{timeout_s:g}", "--case-timeout", f"{case_timeout_s:g}"]
     if select:
         argv += ["-m", select]
+    if scope != SCOPE_ALL:
+        argv += ["--scope", scope]
     for hw in require_hardware:
         argv.append(f"--require-hardware={hw}")
     return tuple(argv)

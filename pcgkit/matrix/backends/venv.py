@@ -417,7 +417,7 @@ def run_cell(cell: Cell, config: BackendConfig, on_stage=lambda cell, stage: Non
             python=prepared.python, reports_dir=cell_dir, timeout_s=deadline.left(),
             case_timeout_s=min(config.case_timeout_s, deadline.left()),
             select=config.select, require_hardware=config.require_hardware, env=tuple(extra_env.items()),
-            expected_modes=config.expected_modes,
+            expected_modes=config.modes_for(cell.scope), scope=cell.scope,
         )
         run_start = time.monotonic()
         environment, results, completed = runjob.execute(plan)

@@ -1,0 +1,35 @@
+"""Attempted fix -- torch.compiler.nonstrict_trace(fp4_quantize) under fullgraph=True.
+
+PyTorch's dynamo hint for code it cannot trace now recommends `torch.compiler.nonstrict_trace` for
+extension code: dynamo does not trace the marked function's body, it records one opaque call and
+runs the body non-strictly (on fake tensors) to learn the output. Whether that keeps FlashInfer's
+JIT loader (nvcc subprocess, lru_cache, datetime) out of a fullgraph trace is measured here, per
+torch; a torch without the public name uses the private `torch._dynamo.nonstrict_trace` (evidence
+`api` says which), one with neither is not-applicable. Issue 25, item 7.
+"""
+
+from pcgkit.fp4.layer import dense_nvfp4_layer, example_activation, fp4_quantize_wrapped, nonstrict_trace_api
+from pcgkit.harness.casekit import CaseContext, NotApplicable
+from pcgkit.harness.tracing import TraceOutcome, trace
+from pcgkit.verdicts.fixmodes import FIX_NONSTRICT_TRACE as MODE
+
+
+def reproduce(ctx: CaseContext) -> TraceOutcome:
+    import torch
+
+    found = nonstrict_trace_api()
+    if found is None:
+        raise NotApplicable(f"torch {torch.__version__} has neither torch.compiler.nonstrict_trace "
+                            "nor torch._dynamo.nonstrict_trace")
+    api, nonstrict_trace = found
+    ctx.evidence["api"] = api
+    layer = dense_nvfp4_layer(ctx.torch_device)
+    x = example_activation(ctx.torch_device)
+    with fp4_quantize_wrapped(nonstrict_trace) as replaced:
+        ctx.evidence["wrapped"] = replaced
+        return trace(layer, (x,), fullgraph=True, execute=ctx.execute)
+
+
+def test_nonstrict_trace_on_fp4_quantize(pcgkit_case, target):
+    """nonstrict_trace(fp4_quantize) under fullgraph=True: the verdict this torch gives, measured."""
+    pcgkit_case.run(MODE, reproduce)

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Regenerate this sample: every cell of fixtures/matrix.toml (each SGLang release of the range installed
+# as itself for its SGLang-level cases, the newest torch, the nonstrict_trace case), then the report,
+# copied here. One command, from anywhere:  reports/samples/matrix-2026-12-01/regenerate.sh [WORK_DIR]
+# WORK_DIR (default reports/matrix-sample-work, git-ignored) is relative to the checkout: the report names
+# where it read each cell, and a relative path keeps temp paths out of the committed files.
+# Heavy: ~45 uv environments (uv cache warm: ~20 s per FlashInfer-only cell, minutes per SGLang cell on
+# 2 cores). Cells are resumed from WORK_DIR on a second call; error cells (expected: FlashInfer 0.4.x is
+# uninstallable) make `pcgkit matrix` exit 3, which is part of the sample, not a failure of this script.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+work=${1:-reports/matrix-sample-work}
+cd "$root" || exit 1
+start=$(date +%s)
+nice -n 10 bin/pcgkit matrix --reports "$work" --jobs "${JOBS:-2}"
+status=$?
+[ "$status" -le 3 ] || exit "$status"   # 0-3: a report exists (3 = error cells); anything else is a failure
+echo "matrix wall time: $(( $(date +%s) - start )) s (exit $status)"
+bin/pcgkit report --reports "$work" >/dev/null
+for f in compat.md compat.json index.html; do cp "$work/$f" "$here/$f"; done
+for f in "$work"/compat-*.md; do [ -e "$f" ] && cp "$f" "$here/"; done   # a sidecar, when the report splits
+gzip -9n -c "$work/matrix-junit.xml" > "$here/matrix-junit.xml.gz"
+wc -c "$here/compat.md"
