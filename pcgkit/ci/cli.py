@@ -30,11 +30,11 @@ def _matrix_args(args, absolute: bool) -> list[str]:
 
 
 def _cmd_github(args) -> int:
-    from pcgkit.ci.github import render_workflow, to_yaml  # PyYAML: only this command needs it
+    from pcgkit.ci.github import DEFAULT_CRON, actionlint_config, render_workflow, to_yaml  # PyYAML: only here
 
     plan = _plan(args, _matrix_args(args, absolute=False))
     command = "pcgkit ci github" + "".join(f" --runner-labels {x}" for x in args.runner_labels or ())
-    text = to_yaml(render_workflow(plan, name=args.name, cron=args.cron), plan, command)
+    text = to_yaml(render_workflow(plan, name=args.name, cron=args.cron or DEFAULT_CRON), plan, command)
     if args.out == "-":
         sys.stdout.write(text)
     else:
@@ -42,6 +42,11 @@ def _cmd_github(args) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
         print(f"pcgkit ci: {len(plan.jobs)} cell jobs in {len(plan.groups)} group(s) -> {out}")
+        lint = actionlint_config(plan)
+        if lint is not None:  # beside the workflows folder, where actionlint looks for it
+            lint_path = out.parent.parent / "actionlint.yaml"
+            lint_path.write_text(lint)
+            print(f"  custom runner labels declared for actionlint -> {lint_path}")
         for cell_id, why in plan.excluded:
             print(f"  not on CI: {cell_id}: {why}")
         if not args.runner_labels:
@@ -94,7 +99,7 @@ def register(subparsers) -> None:
     _common(gh)
     gh.add_argument("--out", default=".github/workflows/pcgkit-matrix.yml", help="workflow file ('-' for stdout)")
     gh.add_argument("--name", default="pcgkit matrix", help="the workflow's name")
-    gh.add_argument("--cron", default="17 3 * * 1", help="schedule (UTC cron; default: Mondays 03:17)")
+    gh.add_argument("--cron", help="schedule (UTC cron; default: nightly at 03:17)")
     gh.set_defaults(func=_cmd_github)
     local = sub.add_parser(
         "local", help="run the workflow's jobs here, each into its own artifact, then merge them",

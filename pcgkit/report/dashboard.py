@@ -31,13 +31,14 @@ from pcgkit.report.annotations import (
 )
 from pcgkit.report.history import RunSummary, Timeline, timelines
 from pcgkit.report.model import SYMBOLS, CellReport, CompatReport
+from pcgkit.report.site import SIDECAR_FOLDER
 from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.report.upstream import EMPTY, Upstream
 from pcgkit.report.wording import axis_name, describe
 from pcgkit.util import atomic
 
 TEMPLATE = "dashboard.html.j2"
-SIDECAR_DIR = "index.files/cells"
+SIDECAR_DIR = f"{SIDECAR_FOLDER}/cells"
 AXES = ("sglang", "flashinfer-python", "torch", "python")
 # Okabe-Ito: distinguishable with every common colour-vision deficiency; the symbol carries it too.
 COLOURS = {
