@@ -161,10 +161,10 @@ def run_act(act: str, repo: Path, work: Path, run: int, site_url: str, site_dir:
             "--action-cache-path", str(work / "act-cache"), "--var", f"PCGKIT_SITE_URL={site_url}",
             "--env", f"PCGKIT_ACT_SITE_DIR={site_dir}", "--env", f"GITHUB_RUN_ID={run}", "--env", f"GITHUB_RUN_NUMBER={run}",
             *local_repositories(actions_dir)]
-    done = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=900)
-    log = done.stdout + done.stderr
-    (work / f"act-run-{run}.log").write_text(log)
-    return done.returncode, log
+    log_path = work / f"act-run-{run}.log"
+    with log_path.open("w") as log:  # written as it runs: a hung job can be watched
+        done = subprocess.run(argv, cwd=repo, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=900)
+    return done.returncode, log_path.read_text()
 
 
 def test_generated_workflow_runs_twice_under_act_and_publishes_a_working_site(tmp_path: Path):

@@ -18,15 +18,15 @@ Choices a reviewer should know (each also said in a comment of the generated fil
 from __future__ import annotations
 
 import shlex
-import tomllib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import tomllib
 import yaml
 
 from pcgkit import resources
 from pcgkit.ci.plan import ARTIFACTS_DIR, CellJob, CiPlan, JobGroup, RunnerClass
-from pcgkit.report.site import HISTORY_FILE, SITE_FILES, STEP_SUMMARY_FILE, FLIPS_FILE
+from pcgkit.report.site import FLIPS_FILE, HISTORY_FILE, OPTIONAL_SITE_FILES, SITE_FILES, STEP_SUMMARY_FILE
 
 ACTIONS_FILE = "ci_actions.toml"
 KIT_VENV = ".pcgkit-ci"
@@ -152,6 +152,7 @@ def _report_script(plan: CiPlan) -> str:
         f'[ -f reports/{STEP_SUMMARY_FILE} ] && cat reports/{STEP_SUMMARY_FILE} >> "$GITHUB_STEP_SUMMARY"\n'
         "# one self-contained site: the page, its evidence sidecars, the readable report and the history\n"
         f"mkdir -p {SITE_DIR} && cp -r {' '.join('reports/' + f for f in SITE_FILES)} {SITE_DIR}/\n"
+        + "".join(f"[ -e reports/{f} ] && cp reports/{f} {SITE_DIR}/\n" for f in OPTIONAL_SITE_FILES) +
         'exit "$status"\n'
     )
 

@@ -112,7 +112,11 @@ def render_upstream(report: CompatReport, upstream: Upstream) -> list[str]:
 
 
 def render_grid(report: CompatReport) -> list[str]:
-    cases = [c for c in report.cases if not is_sweep_case(c.id)]  # the sweep has its own section
+    """The verdict grid: rows in version order; cases with no verdict in any cell named once, not drawn. Pure."""
+    from pcgkit.report.answers import unjudged_cases, version_order
+
+    unjudged = unjudged_cases(report)
+    cases = [c for c in report.cases if not is_sweep_case(c.id) and c.id not in unjudged]  # the sweep has its own section
     machines = any(c.where for c in report.cells)  # a column only when some cell says where it ran
     head = ["cell", *(axis_name(a) for a in GRID_AXES), "evidence", *(["ran on"] if machines else []), *(c.id for c in cases)]
     legend = ", ".join(f"{s} {v}" for v, s in SYMBOLS.items())
@@ -123,7 +127,7 @@ def render_grid(report: CompatReport) -> list[str]:
              "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     changed = {(ch.cell, ch.case) for ch in report.changes}
     marks = disagreement_marks(report)
-    for cell in report.cells:
+    for cell in version_order(report.cells):
         kind = evidence_kind(cell)
         row = [*(cell.axis_value(a) or "-" for a in GRID_AXES), {"none": "-"}.get(kind, kind)]
         if machines:
@@ -136,6 +140,9 @@ def render_grid(report: CompatReport) -> list[str]:
             mark = EXPECTED_SYMBOL if cell.expected else symbol(e.verdict)
             row.append(mark + ("⚑" if (cell.id, case) in changed else "") + (DISAGREE_SYMBOL if (cell.id, case) in marks else ""))
         lines.append("| " + " | ".join([md_code(cell.id), *(md(x) for x in row)]) + " |")
+    if unjudged:
+        lines += ["", f"Not drawn: {len(unjudged)} case(s) with no verdict in any cell ({', '.join(unjudged)}); "
+                  "the cell details give each reason."]
     return lines
 
 
@@ -172,8 +179,20 @@ def _cell_details(report: CompatReport, cell: CellReport) -> list[str]:
     return lines + ["", "</details>"]
 
 
-def render_markdown(report: CompatReport, upstream: Upstream | None = None) -> str:
-    """reports/compat.md. Pure."""
+GITHUB_BODY_LIMIT = 65536  # characters GitHub accepts in an issue, comment or PR body
+CELL_DETAILS_FILE = "compat-cells.md"  # where the per-cell evidence goes when compat.md would pass the limit
+
+
+def render_cell_details(report: CompatReport) -> str:
+    """Every cell's evidence (<details> blocks), the sidecar of a compat.md over GitHub's limit. Pure."""
+    lines = ["# pcgkit compatibility report: cell details", "", f"The evidence behind compat.md of {report.created}."]
+    for cell in report.cells:
+        lines += _cell_details(report, cell)
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(report: CompatReport, upstream: Upstream | None = None, details: bool = True) -> str:
+    """reports/compat.md; with details=False each cell's evidence is a pointer to CELL_DETAILS_FILE. Pure."""
     from pcgkit.report.upstream import EMPTY
 
     ran = [c for c in report.cells if not c.is_error]
@@ -207,8 +226,13 @@ def render_markdown(report: CompatReport, upstream: Upstream | None = None) -> s
             lines.append(f"- {DISAGREE_SYMBOL} {md_code(d['cell'])} {md(d['case'])} ({md(d['kind'])}; {', '.join(d['fields'])} differ): "
                          f"{md(sides[0])} vs {md(sides[1])}")
     lines += ["", "## Cell details"]
-    for cell in report.cells:
-        lines += _cell_details(report, cell)
+    if details:
+        for cell in report.cells:
+            lines += _cell_details(report, cell)
+    else:
+        lines += ["", f"Each cell's evidence (pins, versions, every case's signature, log tails) is in [{CELL_DETAILS_FILE}]"
+                  f"({CELL_DETAILS_FILE}) and in the dashboard's drill-down: here it would take compat.md past GitHub's "
+                  f"{GITHUB_BODY_LIMIT:,}-character limit."]
     if report.sweep:
         changes: dict[str, list] = {}
         for ch in report.changes:

@@ -10,7 +10,9 @@ from pcgkit.report.model import CompatReport
 
 SIDECAR_FOLDER = "index.files"  # the dashboard's per-cell evidence scripts (pcgkit.report.dashboard)
 # The dashboard and everything it opens, the readable report, and the history the next run reads back.
+# compat-cells.md exists only when compat.md would pass GitHub's limit (pcgkit.report.markdown).
 SITE_FILES: tuple[str, ...] = ("index.html", SIDECAR_FOLDER, "compat.md", "compat.json", HISTORY_FILE)
+OPTIONAL_SITE_FILES: tuple[str, ...] = ("compat-cells.md",)
 STEP_SUMMARY_FILE = "step-summary.md"
 FLIPS_FILE = "flips.md"
 STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub's limit on one step's $GITHUB_STEP_SUMMARY

@@ -15,7 +15,7 @@ from pcgkit.report import history as hist
 from pcgkit.report.annotations import mark_expected
 from pcgkit.report.compat import build_compat
 from pcgkit.report.dashboard import build_page, write_page
-from pcgkit.report.markdown import render_markdown
+from pcgkit.report.markdown import CELL_DETAILS_FILE, GITHUB_BODY_LIMIT, render_cell_details, render_markdown
 from pcgkit.report.model import CompatReport, to_json
 from pcgkit.report.site import FLIPS_FILE, STEP_SUMMARY_FILE, render_flips, render_step_summary
 from pcgkit.report.upstream import EMPTY, Upstream, load_upstream
@@ -47,7 +47,14 @@ def write_json(report: CompatReport, ctx: WriteContext) -> list[Path]:
 
 
 def write_markdown(report: CompatReport, ctx: WriteContext) -> list[Path]:
-    return [_atomic(ctx.reports_dir / "compat.md", render_markdown(report, ctx.upstream))]
+    """compat.md whole when it fits GitHub's body limit; else without the cell details, which go to a sidecar."""
+    text = render_markdown(report, ctx.upstream)
+    sidecar = ctx.reports_dir / CELL_DETAILS_FILE
+    if len(text) <= GITHUB_BODY_LIMIT:
+        sidecar.unlink(missing_ok=True)  # a smaller run after a larger one: no stale details
+        return [_atomic(ctx.reports_dir / "compat.md", text)]
+    return [_atomic(ctx.reports_dir / "compat.md", render_markdown(report, ctx.upstream, details=False)),
+            _atomic(sidecar, render_cell_details(report))]
 
 
 def write_dashboard(report: CompatReport, ctx: WriteContext) -> list[Path]:
