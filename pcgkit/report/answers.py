@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pcgkit.matrix.pins import version_key
 from pcgkit.report import attribution as attr
 from pcgkit.report.history import RunSummary
-from pcgkit.report.model import CellReport, CompatReport
+from pcgkit.report.model import FIX, CellReport, CompatReport
 from pcgkit.report.upstream import Upstream
 from pcgkit.report.wording import fixed_from
 
@@ -48,11 +48,22 @@ class Answer:
     def question(self) -> str:
         return f"Does {self.project} crash on SM120 ({self.case})?"
 
+    @property
+    def reproduced_range(self) -> str:
+        """'0.5.0 – 0.7.4 (21 releases)': the measured releases that reproduced it, as a range."""
+        found = self.reproduced_in
+        if not found:
+            return "in no measured release"
+        span = found[0] if len(found) == 1 else f"{found[0]} – {found[-1]}"
+        return f"{self.project} {span}" + (f" ({len(found)} releases measured)" if len(found) > 2 else "")
+
 
 def answers(report: CompatReport, upstream: Upstream) -> list[Answer]:
-    """One answer per upstream project x case measured in these cells. Pure."""
+    """One answer per upstream project x bug case with a verdict in these cells (fix attempts answer another
+    question: whether a workaround works; they stay in the grid). Pure."""
     out = []
-    present = {c.id: c for c in report.cases}
+    unjudged = set(unjudged_cases(report))
+    present = {c.id: c for c in report.cases if c.family != FIX and c.id not in unjudged}
     for project in upstream.projects:
         for case in project.cases:
             if case not in present:
