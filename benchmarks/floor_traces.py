@@ -26,7 +26,7 @@ from pcgkit import resources  # noqa: E402
 from pcgkit.harness.casekit import CaseContext, cuda_toolkit_root  # noqa: E402
 from pcgkit.harness.hardware import SIMULATED_SM120  # noqa: E402
 from pcgkit.harness.simulate import simulated_sm120  # noqa: E402
-from pcgkit.harness.targets import SIM_SM120  # noqa: E402
+from pcgkit.values.targets import SIM_SM120  # noqa: E402
 from pcgkit.verdicts.catalog import BY_ID, CATALOG, Family  # noqa: E402
 
 # the case modules that hold more than one case name their reproduce functions per case

@@ -68,7 +68,7 @@ TARGETS: tuple[Target, ...] = (
     Target("modes", "pcgkit/verdicts/modes.py", "tests/test_modes.py"),
     Target("fixmodes", "pcgkit/verdicts/fixmodes.py", "tests/test_fix_modes.py"),
     Target("expectations", "pcgkit/verdicts/expectations.py", "tests/test_expectations.py"),
-    Target("signature", "pcgkit/harness/signature.py", "tests/test_signature.py",
+    Target("signature", "pcgkit/values/signature.py", "tests/test_signature.py",
            functions=("Frame", "Signature", "parse_frame_str", "package_relative", "parse_frames",
                       "innermost_library_frame", "_skipped_callable", "_user_code_section", "parse_message",
                       "parse_exception", "parse_log")),

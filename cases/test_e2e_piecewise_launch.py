@@ -21,9 +21,10 @@ from pathlib import Path
 import pytest
 
 from pcgkit.e2e.logclass import E2E_MODE as MODE
-from pcgkit.harness import hardware, targets
+from pcgkit.harness import hardware
 from pcgkit.harness.casekit import cuda_toolkit_root
 from pcgkit.harness.versions import collect_versions
+from pcgkit.values import targets
 
 pytestmark = [pytest.mark.sm120, pytest.mark.e2e]
 # The plugin records a "not run here" row for this case when it is stopped in setup (no SM120).

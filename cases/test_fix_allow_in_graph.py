@@ -9,7 +9,8 @@ expectation is that it is not a fix (verdict `reproduced` = fails the known way)
 
 from pcgkit.fp4.layer import dense_nvfp4_layer, example_activation
 from pcgkit.harness.casekit import CaseContext
-from pcgkit.harness.tracing import TraceOutcome, trace
+from pcgkit.harness.tracing import trace
+from pcgkit.values.trace import TraceOutcome
 from pcgkit.verdicts.fixmodes import FIX_ALLOW_IN_GRAPH as MODE
 
 

@@ -22,8 +22,9 @@ import dataclasses
 from pcgkit.fp4.fixcheck import check_on_gpu, check_simulated
 from pcgkit.fp4.layer import dense_nvfp4_layer, example_activation
 from pcgkit.harness.casekit import CaseContext
-from pcgkit.harness.tracing import TraceOutcome, trace
+from pcgkit.harness.tracing import trace
 from pcgkit.util.patching import patched_everywhere
+from pcgkit.values.trace import TraceOutcome
 from pcgkit.verdicts.fixmodes import FIX_CUSTOM_OP as MODE
 from pcgkit.verdicts.fixmodes import flashinfer_registers_torch_ops
 

@@ -12,7 +12,8 @@ and torch._dynamo.explain's break count is recorded beside the counters.
 
 from pcgkit.fp4.layer import dense_nvfp4_layer, example_activation, fp4_quantize_disabled
 from pcgkit.harness.casekit import CaseContext
-from pcgkit.harness.tracing import TraceOutcome, trace
+from pcgkit.harness.tracing import trace
+from pcgkit.values.trace import TraceOutcome
 from pcgkit.verdicts.fixmodes import FIX_NO_FULLGRAPH as MODE
 
 

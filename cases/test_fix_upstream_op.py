@@ -18,7 +18,8 @@ from unittest import mock
 from pcgkit.fp4.fixcheck import check_on_gpu, check_simulated
 from pcgkit.fp4.layer import dense_nvfp4_layer, example_activation
 from pcgkit.harness.casekit import CaseContext, NotApplicable
-from pcgkit.harness.tracing import TraceOutcome, trace
+from pcgkit.harness.tracing import trace
+from pcgkit.values.trace import TraceOutcome
 from pcgkit.verdicts.fixmodes import FIX_UPSTREAM_OP as MODE
 
 

@@ -9,8 +9,9 @@ Seed: shared/seeds 001, 004.
 
 from pcgkit.fp4.layer import dense_nvfp4_layer, example_activation
 from pcgkit.harness.casekit import CaseContext, NotApplicable
-from pcgkit.harness.tracing import TraceOutcome, trace
+from pcgkit.harness.tracing import trace
 from pcgkit.util.patching import patched_everywhere
+from pcgkit.values.trace import TraceOutcome
 from pcgkit.verdicts.modes import MODE2 as MODE
 
 

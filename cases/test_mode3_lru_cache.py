@@ -8,7 +8,8 @@ body again, hitting the same nvcc subprocess. Seed: shared/seeds 000, 004.
 
 from pcgkit.fp4.layer import cache_state, dense_nvfp4_layer, example_activation
 from pcgkit.harness.casekit import CaseContext, KitError, NotApplicable
-from pcgkit.harness.tracing import TraceOutcome, trace
+from pcgkit.harness.tracing import trace
+from pcgkit.values.trace import TraceOutcome
 from pcgkit.verdicts.modes import MODE3 as MODE
 
 

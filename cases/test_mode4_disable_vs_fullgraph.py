@@ -8,7 +8,8 @@ contrast: with fullgraph=False the same code graph-breaks and runs. Seed: shared
 
 from pcgkit.fp4.layer import dense_nvfp4_layer, example_activation, fp4_quantize_disabled
 from pcgkit.harness.casekit import CaseContext
-from pcgkit.harness.tracing import TraceOutcome, trace
+from pcgkit.harness.tracing import trace
+from pcgkit.values.trace import TraceOutcome
 from pcgkit.verdicts.modes import MODE4 as MODE
 
 

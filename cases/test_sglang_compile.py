@@ -10,9 +10,9 @@ cells run it. Issue 5; pcgkit/sglang/case.py has the details.
 """
 
 from pcgkit.harness.casekit import CaseContext
-from pcgkit.harness.tracing import TraceOutcome
 from pcgkit.sglang.case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120, facts_evidence, reproduce_family
 from pcgkit.sglang.dispatch import OTHER, SM120
+from pcgkit.values.trace import TraceOutcome
 
 MODE = SGLANG_COMPILE_SM120
 

@@ -7,7 +7,7 @@ and is rewritten from data, never by hand:
   CUDA graphs off per SGLang release (fixtures/sglang_launch_validation.json, read back through
   pcgkit.sglang.facts.PiecewiseFlags) and the fixed-in releases (fixtures/upstream.toml, once it exists);
 - `exit-codes` (docs/reference/exit-codes.md): the PcgkitError classes of pcgkit.errors;
-- `precedence` (same page): pcgkit.harness.targets.PRECEDENCE;
+- `precedence` (same page): pcgkit.values.targets.PRECEDENCE;
 - `packages` (docs/reference/layout.md): each package's __init__ docstring;
 - `catalog` (docs/reference/cases.md): pcgkit.verdicts.catalog.CATALOG.
 `--check` rewrites nothing and exits 1 naming the stale blocks (tests/test_docs.py runs it).
@@ -32,8 +32,8 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: the checkout's p
     sys.path.insert(0, str(ROOT))
 
 from pcgkit import errors, resources  # noqa: E402
-from pcgkit.harness import targets  # noqa: E402
 from pcgkit.sglang import facts as sglang_facts  # noqa: E402
+from pcgkit.values import targets  # noqa: E402
 from pcgkit.verdicts import catalog  # noqa: E402
 
 E2E_LOGS = ROOT / "tests" / "data" / "e2e_logs"

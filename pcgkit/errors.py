@@ -79,7 +79,7 @@ def status_for_results(results: Iterable[Any]) -> ExitCode:
     A change is what the plugin fails a test for: a verdict that differs from its recorded baseline,
     or a drift where no baseline covers the versions. Skips and errors are not changes.
     """
-    from pcgkit.verdicts.verdict import Verdict
+    from pcgkit.values.verdict import Verdict
 
     status = ExitCode.SUCCESS
     for result in results:

@@ -15,13 +15,13 @@ import pytest
 
 from pcgkit import resources
 from pcgkit.cli import build_parser
-from pcgkit.harness import targets
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import RAN, CellOutcome
 from pcgkit.report.compat import mode_entry
 from pcgkit.sglang.facts import ON_BY_DEFAULT, PiecewiseFlags
+from pcgkit.values import targets
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult
-from pcgkit.verdicts.verdict import Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

@@ -9,7 +9,7 @@ import pytest
 from pcgkit.e2e.control import ControlRecord, classify_control, judge_with_control
 from pcgkit.e2e.logclass import Classification
 from pcgkit.e2e.server import Readiness, ServerRun
-from pcgkit.verdicts.verdict import Verdict
+from pcgkit.values.verdict import Verdict
 
 LOGS = Path(__file__).resolve().parent / "data" / "e2e_logs"
 

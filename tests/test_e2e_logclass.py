@@ -10,7 +10,7 @@ import tomllib
 from pcgkit.e2e.control import classify_control
 from pcgkit.e2e.logclass import classify_run, log_timings
 from pcgkit.e2e.server import Generation, Readiness, ServerRun
-from pcgkit.verdicts.verdict import Verdict
+from pcgkit.values.verdict import Verdict
 
 LOGS = Path(__file__).resolve().parent / "data" / "e2e_logs"
 INDEX = tomllib.loads((LOGS / "INDEX.toml").read_text())["log"]

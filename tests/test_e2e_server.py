@@ -15,7 +15,7 @@ from pathlib import Path
 from pcgkit.e2e.case import launch_and_classify
 from pcgkit.e2e.server import Readiness, free_loopback_port, serve_once
 from pcgkit.util import proc
-from pcgkit.verdicts.verdict import Verdict
+from pcgkit.values.verdict import Verdict
 
 SEED_000_LOG = Path(__file__).resolve().parent / "data" / "e2e_logs" / "seed000_capture_nvcc_subprocess.log"
 

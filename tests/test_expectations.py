@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.expectations import DEFAULT_EXPECTATIONS, Expectation, expected_for, load_expectations
-from pcgkit.verdicts.verdict import Verdict
 
 REFERENCE_VERSIONS = {"torch": "2.9.1", "flashinfer-python": "0.6.1", "sglang": None, "python": "3.12.1"}
 

@@ -2,12 +2,12 @@
 
 import pytest
 
-from pcgkit.harness.signature import Signature
-from pcgkit.harness.tracing import TraceOutcome
+from pcgkit.values.signature import Signature
+from pcgkit.values.trace import TraceOutcome
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.catalog import all_modes
 from pcgkit.verdicts.fixmodes import FIX_ALLOW_IN_GRAPH, FIX_CUSTOM_OP, FIX_MODES, FIX_NO_FULLGRAPH, RunCheck
 from pcgkit.verdicts.modes import MODES, classify
-from pcgkit.verdicts.verdict import Verdict
 
 
 def _outcome(traced: bool, signature=None, output=None) -> TraceOutcome:

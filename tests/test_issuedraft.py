@@ -12,8 +12,8 @@ import pytest
 from pcgkit.bugreport.issuedraft import TARGETS, build_draft, load_results, render_draft, upstream_inputs
 from pcgkit.cli import main
 from pcgkit.errors import UsageError
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import read_results
-from pcgkit.verdicts.verdict import Verdict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_RESULTS = REPO_ROOT / "reports" / "samples" / "results.json"

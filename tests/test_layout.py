@@ -59,7 +59,7 @@ def test_cases_ini_matches_tox_ini():
         assert cases[key].split() == tox[key].split(), key
 
 
-STAGE_PACKAGES = ("harness", "util", "verdicts", "fp4", "sglang", "e2e", "matrix", "report", "bugreport", "jobs")
+STAGE_PACKAGES = ("values", "harness", "util", "verdicts", "fp4", "sglang", "e2e", "matrix", "report", "bugreport", "jobs")
 
 
 def test_top_level_of_the_package_is_small():
@@ -70,67 +70,46 @@ def test_top_level_of_the_package_is_small():
         assert (ROOT / "pcgkit" / package / "__init__.py").is_file(), package
 
 
-def _import_graph() -> dict[str, set[str]]:
-    import ast
+def _floors() -> list[str]:
+    """The layers of pyproject.toml's import-linter contract, top floor first."""
+    import tomllib
 
-    root = ROOT / "pcgkit"
-    modules = {}
-    for path in root.rglob("*.py"):
-        rel = path.relative_to(ROOT).with_suffix("")
-        modules[".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)] = path
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        deps: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text())):  # lazy imports inside functions count too
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pcgkit"):
-                for alias in node.names:
-                    candidate = f"{node.module}.{alias.name}"
-                    deps.add(candidate if candidate in modules else node.module)
-            elif isinstance(node, ast.Import):
-                deps |= {a.name for a in node.names if a.name.startswith("pcgkit")}
-        graph[name] = {d for d in deps if d in modules and d != name}
-    return graph
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (contract,) = [c for c in config["contracts"] if c["id"] == "floors"]
+    return contract["layers"]
 
 
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[list[str]] = []
+def test_floors_hold():
+    """No pcgkit module imports a module on a higher floor, lazily or not (import-linter's layers contract)."""
+    from importlinter.cli import lint_imports
 
-    def visit(v: str) -> None:  # Tarjan's strongly connected components
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        for w in graph[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in graph:
-        if v not in index:
-            visit(v)
-    return found
+    assert lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True) == 0
 
 
-def test_no_import_cycles():
-    """No two pcgkit modules import each other, directly or around a loop, lazily or not."""
-    assert _cycles(_import_graph()) == []
+def test_every_package_stands_on_a_floor():
+    """Each package and top-level module of pcgkit is named in the layers contract, so none escapes it."""
+    on_a_floor = {name.strip() for layer in _floors() for name in layer.replace(":", "|").split("|")}
+    present = {f"pcgkit.{p.stem}" for p in (ROOT / "pcgkit").glob("*.py") if p.name != "__init__.py"}
+    present |= {f"pcgkit.{p.parent.name}" for p in (ROOT / "pcgkit").glob("*/__init__.py") if p.parent.name != "_bundle"}
+    assert present == on_a_floor
 
 
-def test_cycle_finder_finds_a_planted_cycle():
-    """The cycle check above can fail: a planted a -> b -> a loop is found."""
-    assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+def test_floors_contract_fails_on_an_import_that_runs_back_up(tmp_path, monkeypatch):
+    """The guard can fail: in a planted two-floor package, the lower floor importing the upper breaks it."""
+    from importlinter.cli import lint_imports
+
+    package = tmp_path / "planted"
+    (package / "upper").mkdir(parents=True)
+    (package / "lower").mkdir()
+    for init in ("__init__.py", "upper/__init__.py", "lower/__init__.py"):
+        (package / init).write_text("")
+    (package / "lower" / "values.py").write_text("def lazy():\n    from planted.upper import app  # noqa\n")
+    (package / "upper" / "app.py").write_text("from planted.lower import values  # noqa\n")
+    config = tmp_path / "contract.toml"
+    config.write_text('[tool.importlinter]\nroot_package = "planted"\n[[tool.importlinter.contracts]]\n'
+                      'name = "floors"\ntype = "layers"\nlayers = ["planted.upper", "planted.lower"]\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert lint_imports(config_filename=str(config), no_cache=True, no_logo=True) == 1
 
 
 def test_data_is_found_only_through_resources():

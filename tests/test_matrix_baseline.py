@@ -98,8 +98,8 @@ def test_uninstallable_entry_without_reason_or_link_is_rejected(field):
 def test_a_drift_the_baseline_records_is_xfail_an_unrecorded_one_fails():
     """judge_against_baseline: `drifted` expected -> XFAIL naming the baseline; `drifted` unexpected -> FAIL."""
     from pcgkit.harness.plugin import judge_against_baseline
+    from pcgkit.values.verdict import Verdict
     from pcgkit.verdicts.result import CaseResult
-    from pcgkit.verdicts.verdict import Verdict
 
     def drift(expected):
         return CaseResult(mode="mode2", variant="sim-sm120", verdict=Verdict.DRIFTED, reason="InternalTorchDynamoError",

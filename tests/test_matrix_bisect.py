@@ -82,9 +82,9 @@ def test_bisect_command_holds_other_pins_and_reuses_planned_cells(monkeypatch, c
     from pcgkit.matrix import cli
     from pcgkit.matrix.cells import Cell
     from pcgkit.matrix.outcome import RAN, CellOutcome
+    from pcgkit.values.verdict import Verdict
     from pcgkit.verdicts.modes import MODES
     from pcgkit.verdicts.result import CaseResult
-    from pcgkit.verdicts.verdict import Verdict
 
     seen: list[Cell] = []
 
@@ -140,12 +140,12 @@ def test_bisect_every_agrees_with_bisection_on_one_change(monkeypatch, capsys, t
 
     from packaging.version import Version
 
-    from pcgkit.harness.signature import Frame, Signature
     from pcgkit.matrix import cli
     from pcgkit.matrix.outcome import RAN, CellOutcome
+    from pcgkit.values.signature import Frame, Signature
+    from pcgkit.values.verdict import Verdict
     from pcgkit.verdicts.modes import MODES
     from pcgkit.verdicts.result import CaseResult
-    from pcgkit.verdicts.verdict import Verdict
 
     evaluated: list[str] = []
 

@@ -3,16 +3,16 @@ then fixes ("fix works in this cell: yes/no, why"), then any other case family, 
 
 from __future__ import annotations
 
-from pcgkit.harness.signature import Frame, Signature
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, RAN, CellOutcome
 from pcgkit.report.compat import build_compat, case_columns, case_family, fix_works, render_markdown
 from pcgkit.report.dashboard import render_dashboard
 from pcgkit.report.model import CaseColumn
+from pcgkit.values.signature import Frame, Signature
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.fixmodes import FIX_MODES
 from pcgkit.verdicts.modes import MODES
 from pcgkit.verdicts.result import CaseResult
-from pcgkit.verdicts.verdict import Verdict
 
 DEVICE = {"label": "simulated SM120 (no GPU; hardware queries answered as 12.0)", "simulated": True}
 NEW_CASE = "sglang-piecewise"  # a case family the renderer has never heard of

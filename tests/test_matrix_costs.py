@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from pcgkit.matrix.costs import breakdown, render_breakdown
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult
-from pcgkit.verdicts.verdict import Verdict
 
 
 def _case(mode: str, seconds: float) -> CaseResult:

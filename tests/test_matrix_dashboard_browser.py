@@ -20,9 +20,9 @@ from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, RAN, CellOutcome
 from pcgkit.report.compat import build_compat
 from pcgkit.report.writers import publish
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.modes import MODES
 from pcgkit.verdicts.result import CaseResult
-from pcgkit.verdicts.verdict import Verdict
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 HOSTILE = "<script>window.__pwned = 1; document.title = 'pwned'</script><img src=x onerror=\"window.__pwned=2\">"

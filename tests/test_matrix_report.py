@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pcgkit.harness.signature import Frame, Signature
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, RAN, CellOutcome, read_outcome, write_outcome
 from pcgkit.report.compat import build_compat, render_markdown
 from pcgkit.report.dashboard import build_page
 from pcgkit.report.junit_merge import validate, write_merged
 from pcgkit.report.writers import publish
+from pcgkit.values.signature import Frame, Signature
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.modes import MODES
 from pcgkit.verdicts.result import CaseResult
-from pcgkit.verdicts.verdict import Verdict
 
 DEVICE = {"label": "simulated SM120 (no GPU; hardware queries answered as 12.0)", "simulated": True}
 MODE1_SIG = Signature(

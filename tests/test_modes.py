@@ -6,10 +6,10 @@ import dataclasses
 
 import pytest
 
-from pcgkit.harness.signature import Frame, Signature, parse_message
-from pcgkit.harness.tracing import TraceOutcome
+from pcgkit.values.signature import Frame, Signature, parse_message
+from pcgkit.values.trace import TraceOutcome
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.modes import MODE1, MODE2, MODE3, MODE4, MODES, classify
-from pcgkit.verdicts.verdict import Verdict
 
 TORCH_VERSIONS = ("2.8.0", "2.9.1", "2.10.0", "2.15.0")
 

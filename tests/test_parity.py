@@ -1,9 +1,9 @@
 """pcgkit parity's pure comparison and report, on hand-built results."""
 
-from pcgkit.harness.signature import Frame, Signature
 from pcgkit.jobs.parity import compare, render_markdown, to_json
+from pcgkit.values.signature import Frame, Signature
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult
-from pcgkit.verdicts.verdict import Verdict
 
 SIM = {"name": "simulated SM120", "simulated": True, "label": "simulated SM120"}
 H200 = {"name": "NVIDIA H200", "simulated": False, "label": "NVIDIA H200 (compute capability 9.0)"}

@@ -36,8 +36,8 @@ import time
 
 import pcgkit.verdicts.modes
 from pcgkit.harness.casekit import NotApplicable
-from pcgkit.harness.signature import Frame, Signature
-from pcgkit.harness.tracing import TraceOutcome
+from pcgkit.values.signature import Frame, Signature
+from pcgkit.values.trace import TraceOutcome
 
 MODE = {mode}
 
@@ -328,7 +328,7 @@ def _properties(tree: ET.ElementTree, name: str) -> dict[str, str]:
 
 
 def test_junit_properties_carry_the_verdict(reported):
-    """Each JUnit testcase carries pcgkit.verdicts.verdict / pcgkit.device / pcgkit.simulated properties."""
+    """Each JUnit testcase carries pcgkit.values.verdict / pcgkit.device / pcgkit.simulated properties."""
     _, _, tree, _ = reported
     simulated = _properties(tree, "test_case[sim-sm120]")
     assert simulated["pcgkit.verdict"] == "reproduced"
@@ -428,8 +428,8 @@ def test_real_cases_under_xdist(pytester, monkeypatch):
 
 def _judged(verdict: str, expected: str | None, why: str = "") -> tuple[str, str]:
     from pcgkit.harness.plugin import judge_against_baseline
+    from pcgkit.values.verdict import Verdict
     from pcgkit.verdicts.result import CaseResult
-    from pcgkit.verdicts.verdict import Verdict
 
     result = CaseResult(mode="mode1", variant="sim-sm120", verdict=Verdict(verdict), reason="the reason",
                         device={"label": "simulated SM120"}, versions={}, duration_s=0.1, expected=expected)

@@ -16,9 +16,9 @@ from pcgkit.report.compat import build_compat
 from pcgkit.report.dashboard import build_page
 from pcgkit.report.markdown import render_markdown
 from pcgkit.report.writers import publish
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.modes import MODES
 from pcgkit.verdicts.result import CaseResult
-from pcgkit.verdicts.verdict import Verdict
 
 RULES = parse_uninstallable('''
 [[uninstallable]]

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from pcgkit.harness.hardware import SIMULATED_SM120, Device
-from pcgkit.harness.signature import Frame, Signature
+from pcgkit.values.signature import Frame, Signature
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import (
     JUNIT_RESULT_PROPERTY,
     RESULTS_SCHEMA,
@@ -16,7 +17,6 @@ from pcgkit.verdicts.result import (
     read_results,
     write_results,
 )
-from pcgkit.verdicts.verdict import Verdict
 
 SIGNATURE = Signature(
     exception_type="torch._dynamo.exc.Unsupported",
@@ -103,5 +103,5 @@ def test_junit_properties_carry_flat_evidence_and_full_json():
 def test_junit_properties_without_signature():
     """A result without a signature (a skip, an error) has no signature properties, but still the JSON."""
     flat = dict(_result(verdict=Verdict.ERROR, signature=None).junit_properties())
-    assert not any(name.startswith("pcgkit.harness.signature.") for name in flat)
+    assert not any(name.startswith("pcgkit.values.signature.") for name in flat)
     assert json.loads(flat[JUNIT_RESULT_PROPERTY])["verdict"] == "error"

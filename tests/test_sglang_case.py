@@ -8,7 +8,6 @@ import pytest
 
 from pcgkit.harness.casekit import TARGETS, CaseContext, MissingDependency, NotApplicable
 from pcgkit.harness.hardware import SIMULATED_SM120, Device
-from pcgkit.harness.signature import Frame, Signature
 from pcgkit.matrix.backends.venv import cell_lock_inputs
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.deps import sglang_import_dependencies
@@ -16,9 +15,10 @@ from pcgkit.matrix.outcome import RAN, CellOutcome
 from pcgkit.report.compat import build_compat, render_markdown
 from pcgkit.sglang import case as sglang_case
 from pcgkit.sglang.dispatch import OTHER, SM120, Fp4Binding
+from pcgkit.values.signature import Frame, Signature
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.catalog import all_modes
 from pcgkit.verdicts.result import CaseResult
-from pcgkit.verdicts.verdict import Verdict
 
 SIM = next(t for t in TARGETS if t.simulated)
 GPU = next(t for t in TARGETS if t.id == "gpu")

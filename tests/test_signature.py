@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit.harness.signature import (
+from pcgkit.values.signature import (
     Frame,
     Signature,
     innermost_library_frame,

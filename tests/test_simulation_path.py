@@ -38,8 +38,8 @@ def _traced_path(device, monkeypatch):
     """Mode 1 traced under the simulation of `device`, with the plugin's recorder and judge."""
     from pcgkit.harness import plugin
     from pcgkit.harness.casekit import CaseContext, cuda_toolkit_root
-    from pcgkit.harness.targets import SIMULATED_BY_ARCH
     from pcgkit.harness.versions import collect_versions
+    from pcgkit.values.targets import SIMULATED_BY_ARCH
 
     if cuda_toolkit_root():
         monkeypatch.setenv("CUDA_HOME", cuda_toolkit_root())
@@ -214,7 +214,7 @@ def test_build_without_queries_says_none_was_reached():
 def test_build_reached_functions_keep_order_and_include_the_failure_frames():
     """The traced path is every inlined call then the failure's frames, each once, in order."""
     from pcgkit.harness.pathrecord import InlinedCall
-    from pcgkit.harness.signature import Frame
+    from pcgkit.values.signature import Frame
 
     calls = [InlinedCall("a", "f.py", 1, True), InlinedCall("b", "f.py", 2, True), InlinedCall("a", "f.py", 3, True)]
     assert pathevidence.reached_functions(calls, [Frame("g.py", 1, "c"), Frame("g.py", 2, "b")]) == ["a", "b", "c"]

@@ -9,8 +9,8 @@ from pcgkit.sweep.cases import case_id, enabled_arches, parse_case_id, sweep_mod
 from pcgkit.sweep.classify import Classification, SweepClass
 from pcgkit.sweep.engine import SweepResult, arch_of
 from pcgkit.sweep.specs import load_specs
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts import catalog
-from pcgkit.verdicts.verdict import Verdict
 
 
 def test_every_spec_entry_is_a_catalog_case_per_arch():

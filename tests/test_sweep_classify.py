@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pcgkit.harness.signature import Frame, Signature
 from pcgkit.sweep.classify import Observation, SweepClass, classify, custom_ops, verdict_for
 from pcgkit.sweep.report import agrees, readiness
-from pcgkit.verdicts.verdict import Verdict
+from pcgkit.values.signature import Frame, Signature
+from pcgkit.values.verdict import Verdict
 
 
 def _sig(*frames: Frame, head="Attempted to call function marked as skipped", explanation=None) -> Signature:

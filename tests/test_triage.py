@@ -10,11 +10,11 @@ import pytest
 import tomllib
 
 from pcgkit.cli import main
-from pcgkit.harness.signature import read_log
 from pcgkit.triage.advice import load_data
 from pcgkit.triage.cli import triage_text
 from pcgkit.triage.corpus import false_known_bug, load_corpus
 from pcgkit.triage.diagnose import Kind, diagnose
+from pcgkit.values.signature import read_log
 
 CORPUS = Path(__file__).resolve().parent / "data" / "triage_logs"
 SCORED = load_corpus(CORPUS)

@@ -22,9 +22,9 @@ from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.util.atomic import read_json_object
 from pcgkit.util.redact import redact_text, secret_values
 from pcgkit.util.templating import render
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts import catalog
 from pcgkit.verdicts.result import CaseResult, ResultsFileError, read_results
-from pcgkit.verdicts.verdict import Verdict
 
 TARGETS = ("sglang", "flashinfer", "pytorch")
 BASE_MODE = "mode1"  # the bug itself; the other modes are the workarounds tried against it

@@ -152,7 +152,7 @@ def render_script(plan: ReproPlan) -> str:
         ("pcgkit.harness.casekit", "cuda_toolkit_root"),
         ("pcgkit.harness.casekit", "NotApplicable"),
         ("pcgkit.harness.casekit", "KitError"),
-        ("pcgkit.verdicts.verdict", "Verdict"),
+        ("pcgkit.values.verdict", "Verdict"),
     ]
     if plan.simulate:
         roots.append(("pcgkit.harness.simulate", "simulated_sm120"))

@@ -17,8 +17,8 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 
-from pcgkit.harness import targets
 from pcgkit.matrix.cells import EXISTING, Cell
+from pcgkit.values import targets
 
 HOSTED_LABELS: tuple[str, ...] = ("ubuntu-latest",)
 CELLS_DIR = "pcgkit-out"  # each job's --reports folder; its cell lands in CELLS_DIR/matrix/cells/<id>

@@ -16,10 +16,10 @@ from pcgkit.e2e.checkpoint import NVFP4
 from pcgkit.e2e.launch import QUANTIZATION, LaunchPlan, server_args_from_env
 from pcgkit.e2e.logclass import E2E_MODE, Classification, classify_run, log_timings
 from pcgkit.e2e.server import ServerRun, serve_once
-from pcgkit.harness import targets
 from pcgkit.sglang.facts import ARGPARSE_SOURCE, PiecewiseFlags
+from pcgkit.values import targets
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult
-from pcgkit.verdicts.verdict import Verdict
 
 VARIANT = targets.SM120.id  # never simulated: this case only runs on a real SM120 GPU
 

@@ -16,8 +16,8 @@ import pytest
 
 from pcgkit.e2e.logclass import E2E_MODE, Classification, classify_run
 from pcgkit.e2e.server import ServerRun
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.modes import Mode
-from pcgkit.verdicts.verdict import Verdict
 
 
 def _never_the_bug(signature) -> str:

@@ -17,9 +17,9 @@ import dataclasses
 import re
 
 from pcgkit.e2e.server import Readiness, ServerRun
-from pcgkit.harness.signature import CaptureEvent, Signature, parse_log, read_log
+from pcgkit.values.signature import CaptureEvent, Signature, parse_log, read_log
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.modes import MODE1, Mode
-from pcgkit.verdicts.verdict import Verdict
 
 E2E_MODE = Mode(
     id="e2e-piecewise-launch",
@@ -31,7 +31,7 @@ E2E_MODE = Mode(
 )
 
 # Capture begin/end and "Disable piecewise CUDA graph because ..." are read by the one log engine
-# (pcgkit.harness.signature.read_log), the same reader `pcgkit triage` uses.
+# (pcgkit.values.signature.read_log), the same reader `pcgkit triage` uses.
 # sglang/srt/model_loader/loader.py (0.5.12), before any weight is loaded or graph captured.
 _HARDWARE_REFUSAL_RE = re.compile(
     r"The quantization method (?P<method>\S+) is not supported for the current GPU\. "

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from pcgkit.harness.hardware import SIMULATED_SM120, Device
-from pcgkit.harness.targets import TARGETS, Target  # noqa: F401 (re-exported for case modules)
+from pcgkit.values.targets import TARGETS, Target  # noqa: F401 (re-exported for case modules)
 
 
 class NotApplicable(Exception):

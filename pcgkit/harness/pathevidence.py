@@ -15,7 +15,7 @@ from typing import Sequence
 from pcgkit.harness.archpaths import ArchPathRow, arch_id, judge_path
 from pcgkit.harness.hardware import Device
 from pcgkit.harness.pathrecord import HARDWARE_QUERY_NAMES, InlinedCall
-from pcgkit.harness.signature import Frame
+from pcgkit.values.signature import Frame
 
 
 @dataclasses.dataclass(frozen=True)

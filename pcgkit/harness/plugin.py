@@ -21,7 +21,7 @@ from typing import Callable
 
 import pytest
 
-from pcgkit.harness import archpaths, hardware, pathevidence, targets
+from pcgkit.harness import archpaths, hardware, pathevidence
 from pcgkit.harness.casekit import (
     TARGETS,
     CaseContext,
@@ -35,12 +35,13 @@ from pcgkit.harness.casekit import (
 )
 from pcgkit.harness.pathevidence import PathEvidence
 from pcgkit.harness.pathrecord import TraceRecording, record_inlined_calls
-from pcgkit.harness.tracing import TraceOutcome
 from pcgkit.harness.versions import collect_versions
+from pcgkit.values import targets
+from pcgkit.values.trace import TraceOutcome
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.expectations import expected_for, load_expectations
 from pcgkit.verdicts.modes import Mode, classify
 from pcgkit.verdicts.result import JUNIT_RESULT_PROPERTY, CaseResult, write_results
-from pcgkit.verdicts.verdict import Verdict
 
 MARKERS: dict[str, str] = {
     "sm120": "needs a real SM120 GPU (compute capability 12.x, exact family); skipped elsewhere",

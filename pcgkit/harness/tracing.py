@@ -7,13 +7,13 @@ without a GPU is told apart from a failure at execution time.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import time
 import warnings
 from typing import Any, Callable, Sequence
 
-from pcgkit.harness.signature import Signature, parse_exception
+from pcgkit.values.signature import parse_exception
+from pcgkit.values.trace import TraceOutcome
 
 LRU_CACHE_WARNING_MARKER = "lru_cache"
 
@@ -30,18 +30,6 @@ def _trace_only_backend(graph_module, example_inputs, graphs: list | None = None
         raise _TracedWithoutExecuting()
 
     return refuse_to_execute
-
-
-@dataclasses.dataclass(frozen=True)
-class TraceOutcome:
-    traced: bool  # dynamo produced the graph(s) without raising
-    executed: bool  # the compiled function also ran to completion (real GPU only)
-    signature: Signature | None  # of the exception, when one was raised
-    lru_cache_warnings: tuple[str, ...]
-    graph_breaks: int | None  # dynamo's own count (only meaningful with fullgraph=False)
-    graph_break_reasons: tuple[str, ...]
-    duration_s: float
-    output: Any = dataclasses.field(default=None, compare=False, repr=False)
 
 
 def _graph_break_accounting() -> tuple[int, tuple[str, ...]]:

@@ -23,11 +23,12 @@ from typing import Iterable, Sequence
 from unittest import mock
 
 from pcgkit.errors import UsageError
-from pcgkit.harness import hardware, targets
+from pcgkit.harness import hardware
 from pcgkit.jobs import run as runjob
 from pcgkit.util import atomic
+from pcgkit.values import targets
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult, read_results
-from pcgkit.verdicts.verdict import Verdict
 
 PARITY_SCHEMA = "pcgkit.parity/1"
 SIMULATED_VARIANTS = tuple(t.id for t in targets.SIMULATED_BY_ARCH.values())

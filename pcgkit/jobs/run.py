@@ -16,14 +16,14 @@ from pathlib import Path
 
 from pcgkit import resources
 from pcgkit.errors import ExitCode, Interrupted, RunAbortedError, UsageError, status_for_results
-from pcgkit.harness import targets
 from pcgkit.harness.hardware import SIMULATED_SM120
 from pcgkit.report.summary import SIMULATION_NOTE, markdown_summary
 from pcgkit.util import atomic, proc
 from pcgkit.util.argtypes import positive_seconds
+from pcgkit.values import targets
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.catalog import all_modes
 from pcgkit.verdicts.result import CaseResult, read_results, write_results
-from pcgkit.verdicts.verdict import Verdict
 
 
 @dataclasses.dataclass(frozen=True)

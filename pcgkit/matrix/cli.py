@@ -8,7 +8,6 @@ from pathlib import Path
 
 from pcgkit import resources
 from pcgkit.errors import ExitCode, Interrupted, UsageError, status_for_results, worst
-from pcgkit.harness import targets
 from pcgkit.matrix import backends
 from pcgkit.matrix import pins as pins_mod
 from pcgkit.matrix.backends.base import BackendConfig
@@ -26,6 +25,7 @@ from pcgkit.report.sources import annotate, find_disagreements, load_sources, lo
 from pcgkit.report.writers import publish
 from pcgkit.util import atomic, signals
 from pcgkit.util.argtypes import positive_int, positive_seconds
+from pcgkit.values import targets
 from pcgkit.verdicts.catalog import all_modes
 
 

@@ -19,14 +19,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pcgkit.harness import targets
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.where import Where
 from pcgkit.util import atomic
 from pcgkit.util.redact import redact_text, redact_tree
 from pcgkit.util.sanitize import clean_text, clean_tree
+from pcgkit.values import targets
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult
-from pcgkit.verdicts.verdict import Verdict
 
 CELL_SCHEMA = "pcgkit.cell/1"
 RAN = "ran"

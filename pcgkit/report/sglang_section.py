@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pcgkit.harness import targets
 from pcgkit.matrix.outcome import CellOutcome
+from pcgkit.values import targets
 from pcgkit.verdicts.catalog import Family, modes_of
 
 

@@ -25,12 +25,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pcgkit.harness import targets
 from pcgkit.jobs.parity import NOT_COMPARABLE, Observation
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, CellOutcome, write_outcome
 from pcgkit.matrix.where import Where
 from pcgkit.report.model import CompatReport
+from pcgkit.values import targets
 
 CELL_FILE = "cell.json"
 STAGE_SOURCE = "source"  # an error row's stage: the input could not be read

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table
 
-from pcgkit.harness import targets
 from pcgkit.report.model import SYMBOLS, CompatReport
 from pcgkit.report.wording import short
+from pcgkit.values import targets
 from pcgkit.verdicts.catalog import BY_ID
 from pcgkit.verdicts.result import CaseResult
 

@@ -20,10 +20,11 @@ from typing import Iterator
 
 from pcgkit.harness.casekit import CaseContext, MissingDependency, NotApplicable
 from pcgkit.harness.hardware import SIMULATED_SM90
-from pcgkit.harness.signature import Signature
-from pcgkit.harness.tracing import TraceOutcome, observe
+from pcgkit.harness.tracing import observe
 from pcgkit.harness.versions import installed_version
 from pcgkit.sglang.dispatch import SM120, Fp4Binding
+from pcgkit.values.signature import Signature
+from pcgkit.values.trace import TraceOutcome
 from pcgkit.verdicts.modes import Mode, _is_dynamo_exception
 
 # Files holding the piecewise runner's install_torch_compiled call, oldest layout first.

@@ -17,9 +17,9 @@ import functools
 import os
 
 from pcgkit.harness.hardware import SIMULATED_ARCHES
-from pcgkit.harness.signature import Signature
 from pcgkit.sweep.classify import FAMILY_KNOWN_SHAPES, Observation, classify
 from pcgkit.sweep.specs import EntrySpec, load_specs
+from pcgkit.values.signature import Signature
 from pcgkit.verdicts.modes import Mode
 
 PREFIX = "sweep"

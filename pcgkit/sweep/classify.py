@@ -24,8 +24,8 @@ import dataclasses
 import enum
 import re
 
-from pcgkit.harness.signature import Signature
-from pcgkit.verdicts.verdict import Verdict
+from pcgkit.values.signature import Signature
+from pcgkit.values.verdict import Verdict
 
 
 class SweepClass(str, enum.Enum):

@@ -17,14 +17,14 @@ import pytest
 from pcgkit.harness import hardware
 from pcgkit.harness.casekit import cuda_toolkit_root
 from pcgkit.harness.plugin import judge_against_baseline
-from pcgkit.harness.targets import Target
 from pcgkit.harness.versions import collect_versions
 from pcgkit.sweep.cases import case_id
 from pcgkit.sweep.classify import SweepClass
 from pcgkit.sweep.specs import EntrySpec
+from pcgkit.values.targets import Target
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.expectations import expected_for, load_expectations
 from pcgkit.verdicts.result import CaseResult
-from pcgkit.verdicts.verdict import Verdict
 
 
 def evidence_of(result) -> dict:
@@ -43,7 +43,7 @@ def evidence_of(result) -> dict:
 
 def to_case_result(result, variant: str, nodeid: str = "") -> CaseResult:
     """A SweepResult as the kit's CaseResult (verdict, reason = class + where, evidence). Pure."""
-    from pcgkit.harness.signature import Signature
+    from pcgkit.values.signature import Signature
 
     cls = result.classification
     return CaseResult(

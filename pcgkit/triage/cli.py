@@ -1,7 +1,7 @@
 """`pcgkit triage [LOG ...|-] [--json]`: read logs as pasted, print the diagnosis and what to do.
 
 Input is read here (files, or stdin for `-` / no argument); everything after is pure
-(pcgkit.harness.signature.read_log -> diagnose -> read_facts -> advise) and rendered at the end.
+(pcgkit.values.signature.read_log -> diagnose -> read_facts -> advise) and rendered at the end.
 Exit 0 when every log got a diagnosis; 2, with one line, for input that cannot be read.
 """
 
@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 from pcgkit.errors import UsageError
-from pcgkit.harness.signature import read_log
 from pcgkit.triage.advice import Advice, KitData, advise, load_data, next_steps
 from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose
 from pcgkit.triage.facts import Fact, read_facts
+from pcgkit.values.signature import read_log
 
 SCHEMA = "pcgkit.triage/1"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import tomllib
 
-from pcgkit.harness.signature import read_log
 from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose
+from pcgkit.values.signature import read_log
 
 KINDS = tuple(str(k) for k in Kind)
 

@@ -1,4 +1,4 @@
-"""From a LogReading (pcgkit.harness.signature.read_log) to a Diagnosis. Pure: no I/O.
+"""From a LogReading (pcgkit.values.signature.read_log) to a Diagnosis. Pure: no I/O.
 
 The rule that matters most: `known-bug` only when the log itself shows this bug: dynamo (an
 Unsupported, its frames or its wording) AND FlashInfer's FP4 quantize path (an fp4 frame, FP4 in
@@ -14,7 +14,7 @@ import dataclasses
 import enum
 import re
 
-from pcgkit.harness.signature import CaptureEvent, Frame, LogFailure, LogLine, LogReading, Signature
+from pcgkit.values.signature import CaptureEvent, Frame, LogFailure, LogLine, LogReading, Signature
 
 
 class Kind(str, enum.Enum):

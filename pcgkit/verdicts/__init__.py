@@ -1,1 +1,1 @@
-"""What a result means: the verdict vocabulary, the case catalog, judging rules, expectations, results."""
+"""What a result means: the case catalog, judging rules (modes, fixmodes), expectations, results."""

@@ -11,7 +11,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from pcgkit import resources
-from pcgkit.verdicts.verdict import Verdict
+from pcgkit.values.verdict import Verdict
 
 DEFAULT_EXPECTATIONS = resources.fixture("expectations.toml")
 

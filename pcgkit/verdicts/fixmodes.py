@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from pcgkit.harness.signature import Signature
-from pcgkit.harness.tracing import TraceOutcome
+from pcgkit.values.signature import Signature
+from pcgkit.values.trace import TraceOutcome
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.modes import Mode, _fails_in_nvcc_subprocess
-from pcgkit.verdicts.verdict import Verdict
 
 
 @dataclasses.dataclass(frozen=True)

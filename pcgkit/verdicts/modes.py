@@ -9,9 +9,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from pcgkit.harness.signature import Signature
-from pcgkit.harness.tracing import TraceOutcome
-from pcgkit.verdicts.verdict import Verdict
+from pcgkit.values.signature import Signature
+from pcgkit.values.trace import TraceOutcome
+from pcgkit.values.verdict import Verdict
 
 # Why the signature does not match the mode's known one; None when it matches.
 Matcher = Callable[[Signature], "str | None"]

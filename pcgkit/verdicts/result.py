@@ -12,11 +12,11 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from pcgkit.harness.signature import Signature
 from pcgkit.util import atomic
 from pcgkit.util.redact import redact_text, redact_tree
 from pcgkit.util.sanitize import clean_text, clean_tree
-from pcgkit.verdicts.verdict import Verdict
+from pcgkit.values.signature import Signature
+from pcgkit.values.verdict import Verdict
 
 RESULTS_SCHEMA = "pcgkit.results/1"
 JUNIT_RESULT_PROPERTY = "pcgkit.result"  # the whole CaseResult as JSON, for lossless merging

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 from pcgkit.cli import main
-from pcgkit.harness.signature import Signature
 from pcgkit.matrix.cells import EXISTING, Cell
 from pcgkit.matrix.outcome import RAN, CellOutcome, write_outcome
+from pcgkit.values.signature import Signature
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult
-from pcgkit.verdicts.verdict import Verdict
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEVICE = {"name": "simulated", "compute_capability": "12.0", "simulated": True, "label": "simulated SM120"}

@@ -17,7 +17,7 @@ from pcgkit.errors import (
     worst,
 )
 from pcgkit.matrix.cli import matrix_status
-from pcgkit.verdicts.verdict import Verdict
+from pcgkit.values.verdict import Verdict
 
 from .helpers import ran_cell, result
 

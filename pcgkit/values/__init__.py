@@ -1,0 +1,6 @@
+"""The ground floor: plain values every stage reads, and nothing of pcgkit below them.
+
+The evidence a case leaves (signature: the one parser of exceptions and logs; trace: what dynamo did
+to a case's function; targets: which hardware a case ran for) and the verdict vocabulary. Pure:
+no I/O, no imports from any other pcgkit package.
+"""
