@@ -13,6 +13,7 @@ from pcgkit.bugreport.envcapture import ENV_SCHEMA, capture, render_text
 from pcgkit.bugreport.envdiff import diff_lines, load_capture, resolve_side
 from pcgkit.errors import UsageError
 from pcgkit.util import proc
+from pcgkit.util.progress import activity
 
 
 def capture_in(python: str, timeout: float = 300.0) -> dict:
@@ -26,7 +27,8 @@ def capture_in(python: str, timeout: float = 300.0) -> dict:
         out = Path(tmp) / "capture.json"
         env = {**os.environ, "PYTHONPATH": tmp, "PYTHONNOUSERSITE": "1"}
         try:
-            done = proc.run([python, "-m", "pcgkit.bugreport.envcapture", str(out)], env=env, timeout=timeout, echo=False)
+            done = proc.run([python, "-m", "pcgkit.bugreport.envcapture", str(out)], env=env, timeout=timeout, echo=False,
+                            progress=f"capturing {python}'s environment")
         except OSError as exc:
             raise UsageError(f"--python {python}: cannot run it ({exc.strerror or exc})") from exc
         if not done.ok or not out.exists():
@@ -41,7 +43,11 @@ def _cmd_env(args) -> int:
         lines = diff_lines(a, b)
         output = "\n".join(lines) + "\n" if lines else "no differences\n"
     else:
-        data = capture_in(args.python) if args.python else capture()
+        if args.python:
+            data = capture_in(args.python)
+        else:
+            with activity("capturing this environment (imports torch and FlashInfer)"):
+                data = capture()
         output = json.dumps(data, indent=2, sort_keys=True) + "\n" if args.json else render_text(data)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
