@@ -93,7 +93,7 @@ def test_one_matrix_entry_per_planned_job_and_fail_fast_off():
         assert job["strategy"]["fail-fast"] is False
         assert [e["cell"] for e in job["strategy"]["matrix"]["include"]] == [j.cell_id for j in group.jobs]
         assert job["runs-on"] == list(group.runner.labels) and job["timeout-minutes"] == "${{ matrix.timeout-minutes }}"
-    assert jobs["report"]["needs"] == ["simulated", "gpu", "sm120"]
+    assert jobs["report"]["needs"] == ["simulated"]  # GPU jobs are waited for, bounded, never needed
 
 
 def test_gpu_jobs_run_the_docker_backend_with_gpus_and_hardware_required():
@@ -105,10 +105,12 @@ def test_gpu_jobs_run_the_docker_backend_with_gpus_and_hardware_required():
 
 
 def test_least_privilege_permissions():
-    """Read-only by default; the report job reads contents only; only deploy writes pages with an id token."""
+    """Read-only by default; the report job reads contents (and actions only to wait for GPU jobs); only deploy
+    writes pages with an id token."""
     doc = render_workflow(plan_ci(CELLS, LABELS))
     assert doc["permissions"] == {"contents": "read"}
-    assert doc["jobs"]["report"]["permissions"] == {"contents": "read"}
+    assert doc["jobs"]["report"]["permissions"] == {"contents": "read", "actions": "read"}
+    assert render_workflow(plan_ci(CELLS))["jobs"]["report"]["permissions"] == {"contents": "read"}
     assert doc["jobs"]["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
     assert all("permissions" not in doc["jobs"][g] for g in ("simulated", "sm120", "gpu"))
 
@@ -163,3 +165,23 @@ def test_yaml_round_trips_and_names_excluded_cells():
     text = to_yaml(doc, plan, "pcgkit ci github")
     assert yaml.safe_load(text) == doc
     assert "# not on CI: here: kind 'existing'" in text
+
+
+def test_gpu_jobs_never_hold_the_report_and_missing_ones_are_reported_not_run(tmp_path):
+    """The report needs only hosted jobs; its bounded wait, run with a stand-in `gh` whose GPU job is still
+    queued, ends at the limit and names that cell `not run` with the job's state, for `report --not-run`."""
+    plan = plan_ci(CELLS[:1], {"sm120": ("self-hosted", "linux", "sm120")})
+    report = render_workflow(plan)["jobs"]["report"]
+    assert report["needs"] == ["simulated"] and report["permissions"]["actions"] == "read"
+    wait = next(s for s in report["steps"] if s.get("name", "").startswith("Wait for the GPU jobs"))
+    fake = tmp_path / "bin" / "gh"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\nif [ "$1" = api ]; then printf "seed (real sm120, docker)\\tqueued\\t\\n"; exit 0; fi\nexit 1\n')
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}", "PCGKIT_GPU_WAIT_MINUTES": "0",
+           "GITHUB_REPOSITORY": "o/r", "GITHUB_RUN_ID": "7"}
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", wait["run"]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    args = (tmp_path / "reports" / "not-run.args").read_text().splitlines()
+    assert args[0] == "--not-run" and args[1].startswith("seed@sm120=job on runner [self-hosted,linux,sm120] delivered no result")
+    assert "(job queued)" in args[1]

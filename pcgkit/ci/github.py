@@ -17,6 +17,7 @@ Choices a reviewer should know (each also said in a comment of the generated fil
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -115,9 +116,8 @@ def _cell_job(group: JobGroup, actions: Mapping[str, Mapping[str, str]]) -> dict
         steps.append({"name": "Save uv's cache (nightly only)", "uses": uses(actions, "cache-save"),
                       "if": "github.event_name == 'schedule' && steps.uv-cache.outputs.cache-hit != 'true'",
                       "with": {"path": UV_CACHE, "key": "${{ steps.uv-cache.outputs.cache-primary-key }}"}})
-    what = "simulated SM120" if runner.target.simulated else f"real {runner.target.id}"
     return {
-        "name": f"${{{{ matrix.cell }}}} ({what}, {runner.backend})",
+        "name": _job_title(dataclasses.replace(group.jobs[0], cell_id="${{ matrix.cell }}")),
         "runs-on": list(runner.labels),
         "timeout-minutes": "${{ matrix.timeout-minutes }}",
         "strategy": {"fail-fast": False, "matrix": {"include": include}},
@@ -143,11 +143,57 @@ def _history_script(plan: CiPlan) -> str:
     )
 
 
+def gpu_jobs(plan: CiPlan) -> list[CellJob]:
+    """The jobs on self-hosted (GPU) runners: the report waits for them only so long. Pure."""
+    return [j for g in plan.groups if not g.runner.hosted for j in g.jobs]
+
+
+def gpu_wait_minutes(plan: CiPlan) -> int:
+    """Long enough for the slowest GPU job that starts at once; a runner that is offline never starts it."""
+    return max((j.timeout_minutes for j in gpu_jobs(plan)), default=0)
+
+
+def _gpu_script(plan: CiPlan) -> str:
+    """Wait (bounded) for this run's GPU jobs, take the artifacts that arrived, and name the rest `not run`
+    with the job's state as the reason (reports/not-run.args, read by the report step)."""
+    planned = "".join(f"{j.artifact}|{j.cell_id}@{j.runner.target.id}|{_job_title(j)}|{','.join(j.runner.labels)}\n"
+                      for j in gpu_jobs(plan))
+    return (
+        "mkdir -p reports\n"
+        'deadline=$(( $(date +%s) + 60 * PCGKIT_GPU_WAIT_MINUTES ))\n'
+        'jobs() { gh api "repos/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID/jobs" --paginate '
+        "--jq '.jobs[] | [.name, .status, (.conclusion // \"\")] | @tsv'; }\n"
+        f"planned={shlex.quote(planned)}\n"
+        "while :; do\n"
+        "  states=$(jobs)\n"
+        '  pending=$(printf "%s" "$planned" | while IFS="|" read -r _ _ name _; do\n'
+        '    printf "%s\\n" "$states" | awk -F"\\t" -v n="$name" \'$1 == n && $2 != "completed"\'; done | wc -l)\n'
+        '  [ "$pending" -eq 0 ] && break\n'
+        '  [ "$(date +%s)" -ge "$deadline" ] && { echo "::warning::$pending GPU job(s) unfinished after $PCGKIT_GPU_WAIT_MINUTES min: reported as not run"; break; }\n'
+        '  echo "GPU jobs: $pending not finished; waiting (until $(date -u -d @$deadline +%H:%M) UTC)"; sleep 60\n'
+        "done\n"
+        ": > reports/not-run.args\n"
+        'printf "%s" "$planned" | while IFS="|" read -r artifact row name labels; do\n'
+        '  gh run download "$GITHUB_RUN_ID" --repo "$GITHUB_REPOSITORY" -n "$artifact" -D "' + ARTIFACTS_DIR + '/$artifact" </dev/null 2>/dev/null && continue\n'
+        '  state=$(printf "%s\\n" "$(jobs)" | awk -F"\\t" -v n="$name" \'$1 == n {print $2 ($3 ? ", " $3 : ""); exit}\')\n'
+        '  printf "%s\\n" --not-run "$row=job on runner [$labels] delivered no result within $PCGKIT_GPU_WAIT_MINUTES min '
+        '(job ${state:-not found})" >> reports/not-run.args\n'
+        "done\n"
+    )
+
+
+def _job_title(job: CellJob) -> str:
+    """The job's name as GitHub shows it (the matrix job's `name:` with the cell filled in). Pure."""
+    what = "simulated SM120" if job.runner.target.simulated else f"real {job.runner.target.id}"
+    return f"{job.cell_id} ({what}, {job.runner.backend})"
+
+
 def _report_script(plan: CiPlan) -> str:
     command = " ".join(shlex.quote(w) if w != "pcgkit" else f"{KIT_VENV}/bin/pcgkit" for w in plan.report_command)
     return (
         "args=()\n"
         f'for dir in {ARTIFACTS_DIR}/*/; do args+=(--from "$dir"); done\n'
+        "[ -f reports/not-run.args ] && mapfile -t -O ${#args[@]} args < reports/not-run.args\n"
         f'status=0\n{command} "${{args[@]}}" || status=$?\n'
         f'[ -f reports/{STEP_SUMMARY_FILE} ] && cat reports/{STEP_SUMMARY_FILE} >> "$GITHUB_STEP_SUMMARY"\n'
         "# one self-contained site: the page, its evidence sidecars, the readable report and the history\n"
@@ -166,19 +212,26 @@ def _flip_script() -> str:
 
 
 def _report_job(plan: CiPlan, actions: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+    wait = gpu_wait_minutes(plan)
+    gpu_steps = [{"name": "Wait for the GPU jobs (bounded), take what arrived", "env": {
+        "GH_TOKEN": "${{ github.token }}",
+        "PCGKIT_GPU_WAIT_MINUTES": f"${{{{ vars.PCGKIT_GPU_WAIT_MINUTES || '{wait}' }}}}"}, "run": _gpu_script(plan)}] if wait else []
     return {
         "name": "Merge the cells into one report",
-        "needs": [g.id for g in plan.groups],
+        # Only the hosted jobs: a self-hosted GPU runner that is offline would hold a `needs` for GitHub's
+        # 24 h queue limit. The GPU jobs are waited for below, at most as long as the slowest may take.
+        "needs": [g.id for g in plan.groups if g.runner.hosted],
         "if": "${{ !cancelled() }}",  # a red cell job still has a cell folder worth reporting
         "runs-on": "ubuntu-latest",
-        "timeout-minutes": REPORT_TIMEOUT_MINUTES,
-        "permissions": {"contents": "read"},
+        "timeout-minutes": REPORT_TIMEOUT_MINUTES + wait,
+        "permissions": {"contents": "read", **({"actions": "read"} if wait else {})},
         "outputs": {"site": "${{ steps.site.outcome }}"},  # the deploy job publishes only an uploaded site
         "steps": [
             {"uses": uses(actions, "checkout"), "with": {"persist-credentials": False}},
             {"name": "Install uv, Python and pcgkit", "env": {"PIP_BREAK_SYSTEM_PACKAGES": "1"}, "run": _install_kit()},
             {"name": "Download every cell folder", "uses": uses(actions, "download-artifact"),
              "with": {"pattern": "cell-*", "path": ARTIFACTS_DIR}},
+            *gpu_steps,
             {"name": "Read the history back from the published site", "id": "history", "run": _history_script(plan)},
             {"name": "pcgkit report --from every cell", "id": "report", "run": _report_script(plan)},
             {"name": "Comment upstream on a flip (opt-in)", "if": f"vars.{FLIP_ISSUE_VAR} != ''",
