@@ -9,6 +9,7 @@ plan_export (pure but for reading the kit's sources) -> write_export (the edge).
 
 from __future__ import annotations
 
+import argparse
 import ast
 import dataclasses
 import importlib
@@ -19,6 +20,7 @@ from pathlib import Path
 from pcgkit import __version__, resources
 from pcgkit.errors import UsageError
 from pcgkit.util import atomic
+from pcgkit.util.argtypes import deprecated_alias
 from pcgkit.util.redact import redact_text, secret_values
 from pcgkit.util.sourcegraph import Extractor
 from pcgkit.util.templating import render
@@ -222,7 +224,7 @@ def parse_signature_line(output: str) -> dict | None:
 
 
 def _cmd_repro(args) -> int:
-    pins = pins_from_file(Path(args.pins), args.python) if args.pins else None
+    pins = pins_from_file(Path(args.pins), args.python_version) if args.pins else None
     results = Path(args.results) if args.results else None
     if args.cell:
         if pins is not None:
@@ -251,7 +253,9 @@ def register(subparsers) -> None:
     )
     target.add_argument("--real", dest="simulate", action="store_false", help="for a real CUDA GPU: no simulation")
     repro.add_argument("--pins", help="requirements file to pin instead of the reference cell's")
-    repro.add_argument("--python", default="3.12", help="Python version that goes with --pins (default 3.12)")
+    repro.add_argument("--python-version", default="3.12", help="Python version that goes with --pins (default 3.12)")
+    # --python names an interpreter (a path) in every other command; here it was the version
+    repro.add_argument("--python", dest="python_version", action=deprecated_alias("--python-version"), help=argparse.SUPPRESS)
     repro.add_argument("--results", help="results.json: pins from its versions, expected output from its verdict")
     repro.add_argument("--cell", help="a matrix cell id (`pcgkit matrix --list`): its exact pins, and its measured "
                                       "results when `pcgkit matrix` has run it")

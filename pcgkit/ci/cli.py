@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from pcgkit.ci.plan import CiPlan, CiPlanError, parse_runner_labels, plan_ci
 from pcgkit.errors import UsageError
 from pcgkit.matrix import pins as pins_mod
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
+from pcgkit.util.argtypes import deprecated_alias
 
 
 def _plan(args, matrix_args: list[str], local: bool = False) -> CiPlan:
@@ -62,7 +64,9 @@ def _cmd_local(args) -> int:
         job_args = parse_job_args(args.job_args or ())
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
-    out = Path(args.out)
+    if not args.reports:
+        raise UsageError("pcgkit ci local: --reports DIR is required (the folder for jobs/, artifacts/, logs/, reports/)")
+    out = Path(args.reports)
     jobs = plan_local(plan, out, job_args, archive=args.archive)
     done, report = run_local(jobs, out, timeout_s=args.timeout)
     for local, completed in done:
@@ -89,7 +93,7 @@ def register(subparsers) -> None:
         "ci", help="the matrix fanned out on CI runners: generate the workflow, or run it here",
         description="Fan the version matrix out on CI runners: write a GitHub Actions workflow, or run its jobs here.",
         epilog="examples:\n  %(prog)s github --out .github/workflows/pcgkit-matrix.yml\n"
-               "  %(prog)s local --out /tmp/fanout --cell seed")
+               "  %(prog)s local --reports /tmp/fanout --cell seed")
     sub = ci.add_subparsers(dest="ci_command", required=True)
     gh = sub.add_parser(
         "github", help="write a GitHub Actions workflow: one job per cell x target, then one report",
@@ -104,9 +108,11 @@ def register(subparsers) -> None:
     local = sub.add_parser(
         "local", help="run the workflow's jobs here, each into its own artifact, then merge them",
         description="Run the workflow's jobs on this machine, each into its own artifact folder, then merge them with report --from.",
-        epilog="examples:\n  %(prog)s --out /tmp/fanout --cell seed\n  %(prog)s --out /tmp/fanout --archive")
+        epilog="examples:\n  %(prog)s --reports /tmp/fanout --cell seed\n  %(prog)s --reports /tmp/fanout --archive")
     _common(local)
-    local.add_argument("--out", required=True, help="folder for jobs/, artifacts/, logs/ and the merged reports/")
+    # required, but checked in _cmd_local: argparse's own check would not count the deprecated --out
+    local.add_argument("--reports", help="folder for jobs/, artifacts/, logs/ and the merged reports/ (required)")
+    local.add_argument("--out", dest="reports", action=deprecated_alias("--reports"), help=argparse.SUPPRESS)
     local.add_argument("--job-args", action="append", metavar="CELL=ARGS",
                        help="extra `pcgkit matrix` arguments for one cell's (or one artifact's) jobs, e.g. "
                             "'seed=--backend docker --gpus none'")
