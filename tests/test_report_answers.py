@@ -12,7 +12,7 @@ from pcgkit.report.markdown import CELL_DETAILS_FILE, GITHUB_BODY_LIMIT
 from pcgkit.report.writers import publish
 from pcgkit.verdicts.modes import MODES
 from pcgkit.verdicts.result import CaseResult
-from pcgkit.verdicts.verdict import Verdict
+from pcgkit.values.verdict import Verdict
 
 
 def outcome(cell: Cell, mode1: Verdict, log: str = "") -> CellOutcome:
@@ -54,3 +54,17 @@ def test_compat_md_stays_under_githubs_limit_and_moves_details_to_a_sidecar(tmp_
     assert all(f"fi-0.6.{n}" in (tmp_path / CELL_DETAILS_FILE).read_text() for n in range(14))
     publish(build_compat(big[:1], created="2026-01-02T00:00:00+00:00"), tmp_path, names=("markdown",))
     assert "<details>" in (tmp_path / "compat.md").read_text() and not (tmp_path / CELL_DETAILS_FILE).exists()
+
+
+def test_step_summary_has_the_grid_and_the_flips_and_flips_md_only_when_something_flipped(tmp_path):
+    """Two runs where mode1 goes reproduced -> fixed: step-summary.md holds the grid and that flip; flips.md
+    says it; a third identical run leaves flips.md empty (no upstream comment)."""
+    cell = Cell("seed", flashinfer="0.6.1", torch="2.9.1")
+    for day, verdict in ((1, Verdict.REPRODUCED), (2, Verdict.FIXED), (3, Verdict.FIXED)):
+        publish(build_compat([outcome(cell, verdict)], created=f"2026-01-0{day}T00:00:00+00:00"), tmp_path,
+                names=("step-summary",))
+        if day == 2:
+            summary = (tmp_path / "step-summary.md").read_text()
+            assert "## Verdict grid" in summary and "`seed` mode1: reproduced → fixed" in summary
+            assert "`seed` mode1: reproduced → fixed" in (tmp_path / "flips.md").read_text()
+    assert (tmp_path / "flips.md").read_text() == "" and "No verdict changed." in (tmp_path / "step-summary.md").read_text()
