@@ -1,3 +1,3 @@
 """Root conftest: wires the pcgkit plugin into every pytest run in this checkout."""
 
-pytest_plugins = ["pcgkit.harness.plugin"]
+pytest_plugins = ["pcgkit.plugin"]

@@ -13,8 +13,8 @@ import argparse
 import time
 from pathlib import Path
 
+from pcgkit.commands.triage import triage_text
 from pcgkit.triage.advice import load_data
-from pcgkit.triage.cli import triage_text
 from pcgkit.triage.corpus import false_known_bug, load_corpus, render_confusion
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "triage_logs"

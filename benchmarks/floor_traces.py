@@ -23,11 +23,11 @@ import torch  # noqa: E402,F401
 IMPORT_S = time.perf_counter() - START
 
 from pcgkit import resources  # noqa: E402
+from pcgkit.catalog import BY_ID, CATALOG, Family  # noqa: E402
 from pcgkit.harness.casekit import CaseContext, cuda_toolkit_root  # noqa: E402
 from pcgkit.harness.hardware import SIMULATED_SM120  # noqa: E402
 from pcgkit.harness.simulate import simulated_sm120  # noqa: E402
 from pcgkit.values.targets import SIM_SM120  # noqa: E402
-from pcgkit.verdicts.catalog import BY_ID, CATALOG, Family  # noqa: E402
 
 # the case modules that hold more than one case name their reproduce functions per case
 REPRODUCE = {"sglang-compile-sm120": "reproduce_sm120", "sglang-compile-sm90": "reproduce_other_family"}

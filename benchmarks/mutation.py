@@ -78,7 +78,7 @@ TARGETS: tuple[Target, ...] = (
            skip_names=("SIMULATED_PART_SHAPE", "SIMULATED_SM120", "SIMULATED_SM100", "SIMULATED_SM90")),
     Target("archpaths", "pcgkit/harness/archpaths.py", f"tests/test_simulation_path.py -k '{_NO_FULL_TRACE}'"),
     Target("pathevidence", "pcgkit/harness/pathevidence.py", f"tests/test_simulation_path.py -k '{_NO_FULL_TRACE}'"),
-    Target("plugin", "pcgkit/harness/plugin.py",
+    Target("judging", "pcgkit/harness/judging.py",
            "tests/test_matrix_baseline.py tests/test_plugin.py::test_judge_against_baseline_maps_every_verdict"
            " tests/test_plugin.py::test_judge_against_baseline_omits_an_empty_why",
            functions=("judge_against_baseline",)),

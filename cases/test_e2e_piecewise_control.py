@@ -36,7 +36,7 @@ def test_e2e_piecewise_control(request, tmp_path):
     from pcgkit.e2e.control import ControlRecord, classify_control, remember_control
     from pcgkit.e2e.launch import LaunchPlanError
     from pcgkit.e2e.server import free_loopback_port
-    from pcgkit.harness.plugin import judge_against_baseline
+    from pcgkit.harness.judging import record
     from pcgkit.harness.versions import collect_versions
     from pcgkit.sglang import facts as sglang_facts
     from pcgkit.verdicts.expectations import expected_for, load_expectations
@@ -85,5 +85,4 @@ def test_e2e_piecewise_control(request, tmp_path):
         variant=TARGET.id,
     )
     remember_control(request.config, ControlRecord(result.verdict, result.reason, result.nodeid, device.label))
-    request.node.user_properties.extend(result.junit_properties())
-    judge_against_baseline(result, expectation.why if expectation else "")
+    record(request.node, result, expectation)

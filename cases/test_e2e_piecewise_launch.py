@@ -47,7 +47,7 @@ def test_e2e_piecewise_launch(request, tmp_path):
     from pcgkit.e2e.control import control_of_session, judge_with_control
     from pcgkit.e2e.launch import LaunchPlanError
     from pcgkit.e2e.server import free_loopback_port
-    from pcgkit.harness.plugin import judge_against_baseline
+    from pcgkit.harness.judging import record
     from pcgkit.verdicts.expectations import expected_for, load_expectations
 
     start = time.perf_counter()
@@ -76,8 +76,7 @@ def test_e2e_piecewise_launch(request, tmp_path):
         result = not_applicable_result(str(exc), device=device.to_dict(), versions=versions, nodeid=request.node.nodeid,
                                        evidence={"flags": flags.to_dict()},
                                        expected=expectation.expect.value if expectation else None)
-        request.node.user_properties.extend(result.junit_properties())
-        judge_against_baseline(result, expectation.why if expectation else "")
+        record(request.node, result, expectation)
         return
     log_path = (request.config.rootpath / ARTIFACTS / f"server-{int(time.time())}-{port}.log").resolve()
     outcome = launch_and_classify(
@@ -99,5 +98,4 @@ def test_e2e_piecewise_launch(request, tmp_path):
         expected=expectation.expect.value if expectation else None,
         classification=judge_with_control(outcome.classification, control),
     )
-    request.node.user_properties.extend(result.junit_properties())
-    judge_against_baseline(result, expectation.why if expectation else "")
+    record(request.node, result, expectation)

@@ -9,7 +9,7 @@ and is rewritten from data, never by hand:
 - `exit-codes` (docs/reference/exit-codes.md): the PcgkitError classes of pcgkit.errors;
 - `precedence` (same page): pcgkit.values.targets.PRECEDENCE;
 - `packages` (docs/reference/layout.md): each package's __init__ docstring;
-- `catalog` (docs/reference/cases.md): pcgkit.verdicts.catalog.CATALOG.
+- `catalog` (docs/reference/cases.md): pcgkit.catalog.CATALOG.
 `--check` rewrites nothing and exits 1 naming the stale blocks (tests/test_docs.py runs it).
 Everything but `main` is pure over the data it is handed, or reads only the kit's data files.
 """
@@ -31,10 +31,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere: the checkout's pcgkit, not an installed one
     sys.path.insert(0, str(ROOT))
 
-from pcgkit import errors, resources  # noqa: E402
+from pcgkit import (  # noqa: E402
+    catalog,  # noqa: E402
+    errors,
+    resources,
+)
 from pcgkit.sglang import facts as sglang_facts  # noqa: E402
 from pcgkit.values import targets  # noqa: E402
-from pcgkit.verdicts import catalog  # noqa: E402
 
 E2E_LOGS = ROOT / "tests" / "data" / "e2e_logs"
 VALIDATION = "sglang_launch_validation.json"

@@ -25,19 +25,21 @@ from pcgkit.util import signals
 from pcgkit.util.redact import redact_text, secret_values
 from pcgkit.util.sanitize import one_line
 
-# Each subcommand lives in its own module with `register(subparsers)`; the parser sets `func`.
+# Each command is one module of the top floor (pcgkit/commands/) with `register(subparsers)`; the parser sets `func`.
 COMMAND_MODULES: tuple[str, ...] = (
-    "pcgkit.jobs.run",
-    "pcgkit.matrix.cli",
-    "pcgkit.matrix.backends.docker_cli",
-    "pcgkit.bugreport.env_cli",
-    "pcgkit.bugreport.repro",
-    "pcgkit.bugreport.issuedraft",
-    "pcgkit.jobs.parity",
-    "pcgkit.e2e.cli",
-    "pcgkit.sweep.cli",
-    "pcgkit.triage.cli",
-    "pcgkit.ci.cli",
+    "pcgkit.commands.run",
+    "pcgkit.commands.matrix",
+    "pcgkit.commands.report",
+    "pcgkit.commands.docker",
+    "pcgkit.commands.env",
+    "pcgkit.commands.repro",
+    "pcgkit.commands.issue",
+    "pcgkit.commands.parity",
+    "pcgkit.commands.e2e",
+    "pcgkit.commands.sweep",
+    "pcgkit.commands.triage",
+    "pcgkit.commands.ci",
+    "pcgkit.commands.refresh",
 )
 
 

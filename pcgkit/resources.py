@@ -79,10 +79,6 @@ def workspace_root() -> Path:
     return checkout_root() or Path.cwd()
 
 
-def default_reports_dir() -> Path:
-    return workspace_root() / "reports"
-
-
 def default_envs_root() -> Path:
     return workspace_root() / ".pcgkit" / "envs"
 
@@ -91,17 +87,6 @@ def pyproject() -> Path | None:
     """The kit's pyproject.toml in a checkout (None for a wheel: read metadata instead)."""
     root = checkout_root()
     return root / "pyproject.toml" if root is not None else None
-
-
-def kit_install_args() -> list[str]:
-    """How a matrix cell installs this kit (no deps): editable from the checkout, else this package's files.
-
-    A wheel install has no source tree to point uv at; the cell then gets the kit as a path to the
-    installed distribution's top-level folder, which uv cannot install, so callers copy the package
-    instead (pcgkit.matrix.backends.venv does). Here we only answer for the checkout.
-    """
-    root = checkout_root()
-    return ["-e", str(root)] if root is not None else []
 
 
 def package_dir() -> Path:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from pcgkit.commands import docker as docker_cli
 from pcgkit.matrix.backends import docker as backend_docker
-from pcgkit.matrix.backends import docker_cli
 from pcgkit.matrix.backends import docker_engine as engine
 from pcgkit.matrix.backends import docker_plan as plan
 from pcgkit.matrix.cells import Cell

@@ -13,7 +13,7 @@ from pcgkit.harness import hardware
 from pcgkit.harness.hardware import Device
 
 CASE = Path(__file__).resolve().parent.parent / "cases" / "test_e2e_piecewise_launch.py"
-PLUGIN_ARGS = ("-p", "pcgkit.harness.plugin", "-p", "no:cacheprovider")
+PLUGIN_ARGS = ("-p", "pcgkit.plugin", "-p", "no:cacheprovider")
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def imported_stack():
 
     for name in ("torch", "torch._dynamo", "torch._dynamo.trace_rules", "flashinfer", "flashinfer.utils",
                  "flashinfer.jit.core", "flashinfer.jit.cpp_ext", "flashinfer.fp4_quantization", "pcgkit.harness.simulate",
-                 "pcgkit.fp4.layer", "pcgkit.harness.plugin", "pcgkit.harness.tracing", "safetensors.torch", "tokenizers",
+                 "pcgkit.fp4.layer", "pcgkit.plugin", "pcgkit.harness.tracing", "safetensors.torch", "tokenizers",
                  "pcgkit.e2e.checkpoint", "pcgkit.fp4.reference", "pcgkit.sglang.facts", "pcgkit.e2e.launch",
                  "pcgkit.e2e.case", "pcgkit.e2e.server"):
         importlib.import_module(name)

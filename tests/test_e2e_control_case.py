@@ -18,7 +18,7 @@ from pcgkit.harness.hardware import Device
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
 LOGS = CASES.parent / "tests" / "data" / "e2e_logs"
-PLUGIN_ARGS = ("-p", "pcgkit.harness.plugin", "-p", "no:cacheprovider")
+PLUGIN_ARGS = ("-p", "pcgkit.plugin", "-p", "no:cacheprovider")
 
 DYING_SERVER = """
 import sys, time
@@ -44,7 +44,7 @@ def imported_stack():
     """As in test_e2e_case: import once what the in-process runs import (torch cannot be imported twice)."""
     import importlib
 
-    for name in ("torch", "torch._dynamo", "pcgkit.harness.plugin", "safetensors.torch", "tokenizers", "pcgkit.e2e.checkpoint",
+    for name in ("torch", "torch._dynamo", "pcgkit.plugin", "safetensors.torch", "tokenizers", "pcgkit.e2e.checkpoint",
                  "pcgkit.fp4.reference", "pcgkit.sglang.facts", "pcgkit.e2e.launch", "pcgkit.e2e.case",
                  "pcgkit.e2e.server", "pcgkit.e2e.control"):
         importlib.import_module(name)

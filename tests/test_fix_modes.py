@@ -2,10 +2,10 @@
 
 import pytest
 
+from pcgkit.catalog import all_modes
 from pcgkit.values.signature import Signature
 from pcgkit.values.trace import TraceOutcome
 from pcgkit.values.verdict import Verdict
-from pcgkit.verdicts.catalog import all_modes
 from pcgkit.verdicts.fixmodes import FIX_ALLOW_IN_GRAPH, FIX_CUSTOM_OP, FIX_MODES, FIX_NO_FULLGRAPH, RunCheck
 from pcgkit.verdicts.modes import MODES, classify
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit.harness.plugin import MARKERS
+from pcgkit.plugin import MARKERS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,13 +59,14 @@ def test_cases_ini_matches_tox_ini():
         assert cases[key].split() == tox[key].split(), key
 
 
-STAGE_PACKAGES = ("values", "harness", "util", "verdicts", "fp4", "sglang", "e2e", "matrix", "report", "bugreport", "jobs")
+STAGE_PACKAGES = ("values", "harness", "util", "verdicts", "fp4", "sglang", "e2e", "matrix", "report", "bugreport", "jobs",
+                  "commands")
 
 
 def test_top_level_of_the_package_is_small():
     """pcgkit/ holds the stage packages and a handful of entry modules, not a flat list of peers."""
     modules = sorted(p.name for p in (ROOT / "pcgkit").glob("*.py"))
-    assert modules == ["__init__.py", "cli.py", "errors.py", "resources.py"]
+    assert modules == ["__init__.py", "catalog.py", "cli.py", "errors.py", "plugin.py", "resources.py"]
     for package in STAGE_PACKAGES:
         assert (ROOT / "pcgkit" / package / "__init__.py").is_file(), package
 
@@ -123,9 +124,19 @@ def test_data_is_found_only_through_resources():
 
 def test_catalog_names_every_case_module_and_each_exists():
     """Every module in cases/ that records verdicts is in the catalog, and every catalog module exists."""
-    from pcgkit.verdicts.catalog import CATALOG
+    from pcgkit.catalog import CATALOG
 
     named = {e.case_module for e in CATALOG}
     assert all((ROOT / "cases" / name).is_file() for name in named)
     recording = {p.name for p in (ROOT / "cases").glob("test_*.py") if "pcgkit_case" in p.read_text() or "MODE" in p.read_text()}
     assert recording <= named, recording - named
+
+
+def test_every_package_ships_in_the_wheel():
+    """Each folder of pcgkit/ with an __init__.py is listed in pyproject.toml's setuptools packages (a moved
+    or new package that is not would be missing from an installed kit)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    present = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "pcgkit").rglob("__init__.py")}
+    assert present - listed == set()

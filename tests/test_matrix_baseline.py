@@ -12,7 +12,7 @@ import pytest
 from junitparser import Error, JUnitXml, Skipped
 
 from pcgkit import resources
-from pcgkit.matrix import cli
+from pcgkit.commands import matrix as cli
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, RAN, STAGE_INSTALL, CellOutcome, write_outcome
 from pcgkit.matrix.uninstallable import expected_failure, load_uninstallable, unexpectedly_installed
@@ -97,7 +97,7 @@ def test_uninstallable_entry_without_reason_or_link_is_rejected(field):
 
 def test_a_drift_the_baseline_records_is_xfail_an_unrecorded_one_fails():
     """judge_against_baseline: `drifted` expected -> XFAIL naming the baseline; `drifted` unexpected -> FAIL."""
-    from pcgkit.harness.plugin import judge_against_baseline
+    from pcgkit.harness.judging import judge_against_baseline
     from pcgkit.values.verdict import Verdict
     from pcgkit.verdicts.result import CaseResult
 

@@ -79,7 +79,7 @@ def test_bisect_command_holds_other_pins_and_reuses_planned_cells(monkeypatch, c
 
     from packaging.version import Version
 
-    from pcgkit.matrix import cli
+    from pcgkit.commands import matrix as cli
     from pcgkit.matrix.cells import Cell
     from pcgkit.matrix.outcome import RAN, CellOutcome
     from pcgkit.values.verdict import Verdict
@@ -114,7 +114,7 @@ def test_bisect_command_holds_other_pins_and_reuses_planned_cells(monkeypatch, c
 
 def test_bisect_key_on_frame_ignores_line_numbers_but_not_the_function():
     """'frame' keys on verdict + file:function: a moved line is no change, a new function is one."""
-    from pcgkit.matrix.cli import bisect_key
+    from pcgkit.commands.matrix import bisect_key
 
     core = {"verdict": "reproduced", "innermost_frame": "flashinfer/jit/core.py:259:is_aot"}
     core_moved = {"verdict": "reproduced", "innermost_frame": "flashinfer/jit/core.py:261:is_aot"}
@@ -128,7 +128,7 @@ def test_bisect_key_on_frame_ignores_line_numbers_but_not_the_function():
 
 def test_first_change_skips_cells_without_a_verdict():
     """The exhaustive boundary: first key unlike the first usable one; None when nothing changes."""
-    from pcgkit.matrix.cli import first_change
+    from pcgkit.commands.matrix import first_change
 
     assert first_change([None, "a", None, "a", "b", "a"]) == 4
     assert first_change(["a", "a"]) is None and first_change([None, None]) is None
@@ -140,7 +140,7 @@ def test_bisect_every_agrees_with_bisection_on_one_change(monkeypatch, capsys, t
 
     from packaging.version import Version
 
-    from pcgkit.matrix import cli
+    from pcgkit.commands import matrix as cli
     from pcgkit.matrix.outcome import RAN, CellOutcome
     from pcgkit.values.signature import Frame, Signature
     from pcgkit.values.verdict import Verdict

@@ -180,3 +180,27 @@ def test_no_committed_lock_pairs_a_monolithic_cuda_python_with_cuda_bindings():
         if "cuda-python" in pins and "cuda-bindings" in pins and Version(pins["cuda-python"]) < Version("12.8"):
             bad.append(f"{path.stem}: cuda-python {pins['cuda-python']} + cuda-bindings {pins['cuda-bindings']}")
     assert bad == []
+
+
+def test_lock_compile_names_no_temporary_folder(monkeypatch, tmp_path: Path):
+    """uv resolves inside the work folder on relative names, so its `# via -r ...` lines carry no temp path."""
+    from pcgkit.util import proc
+
+    calls: list[tuple[tuple[str, ...], object]] = []
+
+    def fake_run(argv, *, cwd=None, **kwargs):
+        argv = tuple(str(a) for a in argv)
+        calls.append((argv, cwd))
+        out = Path(cwd) / argv[argv.index("-o") + 1]
+        out.write_text(f"torch==2.9.1\n    # via -r {argv[-1]}\n")
+        return proc.Completed(argv, 0, "", 0.1, False)
+
+    monkeypatch.setattr(proc, "run", fake_run)
+    monkeypatch.setattr(proc, "uv_command", lambda: ["uv"])
+    cell = Cell("x", flashinfer="0.6.1", torch="2.9.1")
+    inputs = locks.LockInputs(("torch==2.9.1",), ("cuda-python>=12.8",), ("sglang==0.5.8",), "3.12")
+    work = tmp_path / "pcgkit-lock-x-a1b2c3"
+    text = locks.compile_lock(cell, inputs, sys.executable, work, {}, 60.0)
+    assert isinstance(text, str) and str(tmp_path) not in text
+    assert "# via -r lock-requirements.in" in text
+    assert all(cwd == work and not any(str(tmp_path) in a for a in argv[1:] if a != sys.executable) for argv, cwd in calls)

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from pcgkit.catalog import all_modes
+from pcgkit.commands import matrix as cli
 from pcgkit.errors import ExitCode
-from pcgkit.matrix import cli
 from pcgkit.matrix.outcome import read_outcome
 from pcgkit.report.junit_merge import validate
-from pcgkit.verdicts.catalog import all_modes
 
 # Where the venv cell's environment lives between test runs: the install (hard links from uv's
 # cache) happens once; resume's stamp check reuses it after that.

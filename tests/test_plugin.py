@@ -1,6 +1,6 @@
 """The pytest plugin end to end, through pytester: outcome policy, hardware gating, JSON, JUnit, isolation.
 
-Most runs are in-process (pytester.runpytest_inprocess with -p pcgkit.harness.plugin) with hand-built
+Most runs are in-process (pytester.runpytest_inprocess with -p pcgkit.plugin) with hand-built
 TraceOutcomes, so no trace runs and torch/flashinfer are imported once for the whole module.
 
 In-process runs restore sys.modules afterwards, dropping every module first imported *during*
@@ -28,7 +28,7 @@ from pcgkit.verdicts.result import RESULTS_SCHEMA, read_results
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # Read before pytester points HOME at its temporary directory (see test_real_cases_under_xdist).
 REAL_HOME = os.environ.get("HOME")
-PLUGIN_ARGS = ("-p", "pcgkit.harness.plugin", "-p", "no:cacheprovider")
+PLUGIN_ARGS = ("-p", "pcgkit.plugin", "-p", "no:cacheprovider")
 
 CASE_MODULE = '''
 import dataclasses
@@ -427,7 +427,7 @@ def test_real_cases_under_xdist(pytester, monkeypatch):
 
 
 def _judged(verdict: str, expected: str | None, why: str = "") -> tuple[str, str]:
-    from pcgkit.harness.plugin import judge_against_baseline
+    from pcgkit.harness.judging import judge_against_baseline
     from pcgkit.values.verdict import Verdict
     from pcgkit.verdicts.result import CaseResult
 

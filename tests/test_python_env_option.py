@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit.bugreport.env_cli import capture_in
+from pcgkit.commands.env import capture_in
+from pcgkit.commands.run import preflight, preflight_problem
 from pcgkit.errors import UsageError
 from pcgkit.jobs import cellmain
-from pcgkit.jobs.run import preflight, preflight_problem
 from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.matrix.backends.venv import run_cell
 from pcgkit.matrix.cells import EXISTING, Cell

@@ -6,6 +6,7 @@ import types
 
 import pytest
 
+from pcgkit.catalog import all_modes
 from pcgkit.harness.casekit import TARGETS, CaseContext, MissingDependency, NotApplicable
 from pcgkit.harness.hardware import SIMULATED_SM120, Device
 from pcgkit.matrix.backends.venv import cell_lock_inputs
@@ -17,7 +18,6 @@ from pcgkit.sglang import case as sglang_case
 from pcgkit.sglang.dispatch import OTHER, SM120, Fp4Binding
 from pcgkit.values.signature import Frame, Signature
 from pcgkit.values.verdict import Verdict
-from pcgkit.verdicts.catalog import all_modes
 from pcgkit.verdicts.result import CaseResult
 
 SIM = next(t for t in TARGETS if t.simulated)

@@ -36,7 +36,7 @@ def _mode1_reproduce():
 
 def _traced_path(device, monkeypatch):
     """Mode 1 traced under the simulation of `device`, with the plugin's recorder and judge."""
-    from pcgkit.harness import plugin
+    from pcgkit import plugin
     from pcgkit.harness.casekit import CaseContext, cuda_toolkit_root
     from pcgkit.harness.versions import collect_versions
     from pcgkit.values.targets import SIMULATED_BY_ARCH
@@ -92,7 +92,7 @@ def test_issue_mutation_turns_the_verdict_into_an_error(tmp_path):
     results = tmp_path / "results.json"
     argv = [sys.executable, "-m", "pytest", str(REPO_ROOT / "cases" / "test_mode1_nvcc_subprocess.py"),
             "-c", str(REPO_ROOT / "cases" / "pytest.ini"), "--rootdir", str(REPO_ROOT / "cases"),
-            "-p", "mutate_props", "-p", "pcgkit.harness.plugin", "-p", "no:cacheprovider", "-q",
+            "-p", "mutate_props", "-p", "pcgkit.plugin", "-p", "no:cacheprovider", "-q",
             "-m", "cpu_sim", f"--pcgkit-json={results}"]
     env = {"PYTHONPATH": f"{tmp_path}:{REPO_ROOT}", "PATH": "/usr/local/bin:/usr/bin:/bin"}
     completed = proc.run(argv, cwd=tmp_path, env=env, timeout=300, echo=False)

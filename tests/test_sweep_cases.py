@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from pcgkit import catalog
 from pcgkit.harness.hardware import SIMULATED_SM90
 from pcgkit.sweep.cases import case_id, enabled_arches, parse_case_id, sweep_modes
 from pcgkit.sweep.classify import Classification, SweepClass
 from pcgkit.sweep.engine import SweepResult, arch_of
 from pcgkit.sweep.specs import load_specs
 from pcgkit.values.verdict import Verdict
-from pcgkit.verdicts import catalog
 
 
 def test_every_spec_entry_is_a_catalog_case_per_arch():
@@ -72,8 +72,8 @@ def test_a_sweep_result_becomes_a_case_result_with_the_class_as_evidence():
 
 def test_real_refuses_cleanly_without_a_gpu(monkeypatch):
     """`pcgkit sweep --real` on a host without CUDA raises the exit-3 error that says what it found."""
+    from pcgkit.commands import sweep as cli
     from pcgkit.harness import hardware
-    from pcgkit.sweep import cli
 
     monkeypatch.setattr(hardware, "detect_cuda_devices", lambda: ())
     with pytest.raises(cli.NoGpuError, match="--real needs a CUDA GPU; found none") as caught:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from pcgkit import resources
 from pcgkit.report.sweep_section import (
     SweepRow,
     build_sweep,
@@ -20,8 +20,8 @@ def _row(fi: str, cls: str, entry="fp4_quantize", arch="sm120", where="core.py:1
 
 
 def test_readiness_of_a_measured_release():
-    """fixtures/sweep_samples/fi-0.5.0.json (measured): per arch, counts add up to the entry points swept."""
-    doc = json.loads(resources.fixture("sweep_samples", "fi-0.5.0.json").read_text())
+    """tests/data/sweep_samples/fi-0.5.0.json (measured): per arch, counts add up to the entry points swept."""
+    doc = json.loads((Path(__file__).parent / "data" / "sweep_samples" / "fi-0.5.0.json").read_text())
     rows = rows_from_sweep_json([doc])
     table = readiness(rows)
     assert {r["arch"] for r in table} == {"sm120", "sm100", "sm90"}

@@ -10,8 +10,8 @@ import pytest
 import tomllib
 
 from pcgkit.cli import main
+from pcgkit.commands.triage import triage_text
 from pcgkit.triage.advice import load_data
-from pcgkit.triage.cli import triage_text
 from pcgkit.triage.corpus import false_known_bug, load_corpus
 from pcgkit.triage.diagnose import Kind, diagnose
 from pcgkit.values.signature import read_log

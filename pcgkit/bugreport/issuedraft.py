@@ -11,25 +11,22 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from packaging.version import InvalidVersion, Version
 
+from pcgkit import catalog
 from pcgkit.errors import UsageError
 from pcgkit.report.summary import SIMULATION_NOTE
-from pcgkit.util.atomic import read_json_object
-from pcgkit.util.redact import redact_text, secret_values
 from pcgkit.util.templating import render
+from pcgkit.values.axes import AXIS_IDS
 from pcgkit.values.verdict import Verdict
-from pcgkit.verdicts import catalog
 from pcgkit.verdicts.result import CaseResult, ResultsFileError, read_results
 
 TARGETS = ("sglang", "flashinfer", "pytorch")
 BASE_MODE = "mode1"  # the bug itself; the other modes are the workarounds tried against it
 # Version axes shown in the affected/unaffected ranges, in the order a maintainer reads them.
-VERSION_AXES = ("sglang", "flashinfer-python", "torch", "python")
 FAILING = (Verdict.REPRODUCED, Verdict.DRIFTED)
 
 
@@ -54,7 +51,7 @@ class MeasuredCell:
     @property
     def versions_label(self) -> str:
         v = self.result.versions
-        return ", ".join(f"{axis} {v[axis]}" for axis in VERSION_AXES if v.get(axis))
+        return ", ".join(f"{axis} {v[axis]}" for axis in AXIS_IDS if v.get(axis))
 
     @property
     def where(self) -> str:
@@ -70,9 +67,9 @@ def _version_key(text: str):
 
 def measured_versions(results: Iterable[CaseResult]) -> dict[str, list[str]]:
     """Per axis, the distinct versions these results were measured with, oldest first. Pure."""
-    seen: dict[str, set[str]] = {axis: set() for axis in VERSION_AXES}
+    seen: dict[str, set[str]] = {axis: set() for axis in AXIS_IDS}
     for result in results:
-        for axis in VERSION_AXES:
+        for axis in AXIS_IDS:
             if result.versions.get(axis):
                 seen[axis].add(str(result.versions[axis]))
     return {axis: sorted(values, key=_version_key) for axis, values in seen.items() if values}
@@ -112,7 +109,6 @@ class MatrixRanges:
 
 def matrix_ranges(report, target: str, upstream, source: str = "compat.json") -> MatrixRanges:
     """The target project's cases (and the bug itself) over the matrix's cells. Pure."""
-    from pcgkit.report.model import ATTRIBUTION_AXES
     from pcgkit.report.wording import axis_name, describe, evidence_label
 
     project = upstream.project(target)
@@ -121,7 +117,7 @@ def matrix_ranges(report, target: str, upstream, source: str = "compat.json") ->
                   for case in wanted if case in report.attribution and report.attribution[case].cells)
     ran = [c for c in report.cells if not c.is_error]
     over = []
-    for axis in ATTRIBUTION_AXES:
+    for axis in AXIS_IDS:
         values = sorted({v for c in ran if (v := c.axis_value(axis))}, key=_version_key)
         if values:
             over.append(f"{axis_name(axis)} {values[0]}" + (f"–{values[-1]}" if len(values) > 1 else ""))
@@ -268,39 +264,3 @@ def upstream_inputs(target: str, compat: str | None) -> tuple[MatrixRanges | Non
         matrix = matrix_ranges(report, target, upstream, compat)
     links = tuple(dict.fromkeys((*upstream.links_for(target), *upstream.links_for_case(BASE_MODE))))
     return matrix, links
-
-
-def _cmd_issue(args) -> int:
-    import os
-
-    paths = find_results_files([Path(p) for p in (args.results or ["reports/results.json"])])
-    results, env = load_results(paths)
-    if args.env:
-        env = read_json_object(Path(args.env), "--env")  # missing / not JSON / not an object: one line
-    sources = [str(p) for p in args.results or ["reports/results.json"]]
-    matrix, links = upstream_inputs(args.target, args.compat)
-    draft = build_draft(args.target, results, sources, env, args.repro, matrix, links)
-    text = redact_text(render_draft(draft), secret_values(dict(os.environ)))
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text)
-        print(f"pcgkit issue: wrote {args.out} (draft only: nothing was posted)", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
-    return 0
-
-
-def register(subparsers) -> None:
-    issue = subparsers.add_parser("issue", help="draft an upstream issue body from measured results (never posts)",
-                               description="Draft an upstream issue body in that project's template shape, from measured results only; it never posts.",
-                               epilog="example:\n  %(prog)s --target flashinfer --results reports/results.json --env env.json --repro repro-mode1/ --out issue.md")
-    issue.add_argument("--target", required=True, choices=TARGETS, help="whose bug template to follow")
-    issue.add_argument(
-        "--results", action="append",
-        help="results.json, or a folder searched for them (matrix cells); repeatable (default reports/results.json)",
-    )
-    issue.add_argument("--env", help="an env capture (`pcgkit env --json`) for the Environment section")
-    issue.add_argument("--repro", help="path or link of the exported repro (`pcgkit repro mode1`) to cite")
-    issue.add_argument("--compat", help="a matrix's compat.json: measured version ranges per case go into the draft")
-    issue.add_argument("--out", help="write the draft here instead of stdout")
-    issue.set_defaults(func=_cmd_issue)

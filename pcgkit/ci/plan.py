@@ -17,6 +17,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 
+from pcgkit.matrix import backends
 from pcgkit.matrix.cells import EXISTING, Cell
 from pcgkit.values import targets
 
@@ -41,7 +42,7 @@ class RunnerClass:
     labels: tuple[str, ...]
     hosted: bool  # interchangeable machines the CI provides (no GPU, no persistent cache)
     target: targets.Target
-    backend: str  # "venv" on hosted runners, "docker" on GPU runners
+    backend: str  # pcgkit.matrix.backends: FOR_SIMULATION on hosted runners, FOR_REAL_HARDWARE on GPU runners
 
     @property
     def require_hardware(self) -> tuple[str, ...]:
@@ -110,10 +111,11 @@ def parse_runner_labels(items: Sequence[str]) -> dict[str, tuple[str, ...]]:
 
 def runner_classes(hardware_labels: Mapping[str, tuple[str, ...]]) -> tuple[RunnerClass, ...]:
     """Hosted for the simulation, then one self-hosted class per configured real target. Pure."""
-    classes = [RunnerClass("hosted", HOSTED_LABELS, True, targets.SIM_SM120, "venv")]
+    classes = [RunnerClass("hosted", HOSTED_LABELS, True, targets.SIM_SM120, backends.FOR_SIMULATION)]
     for target in targets.TARGETS:
         if not target.simulated and target.id in hardware_labels:
-            classes.append(RunnerClass(target.id, tuple(hardware_labels[target.id]), False, target, "docker"))
+            classes.append(RunnerClass(target.id, tuple(hardware_labels[target.id]), False, target,
+                                       backends.FOR_REAL_HARDWARE))
     return tuple(classes)
 
 
@@ -121,8 +123,7 @@ def job_command(cell: Cell, runner: RunnerClass, timeout_s: float, matrix_args: 
     """`pcgkit matrix` for one cell on one runner class, reports into CELLS_DIR. Pure."""
     argv = ["pcgkit", "matrix", *matrix_args, "--cell", cell.id, "--reports", CELLS_DIR, "--jobs", "1",
             "--timeout", f"{timeout_s:g}", "-m", runner.target.marker, "--backend", runner.backend]
-    if runner.backend == "docker":
-        argv += ["--gpus", "all"]
+    argv += backends.ci_arguments(runner.backend)
     for marker in runner.require_hardware:
         argv += ["--require-hardware", marker]
     return tuple(argv)

@@ -265,20 +265,3 @@ def bf16_tensors(shape: TinyLlamaShape, seed: int = 0) -> dict:
     import torch
 
     return {name: weight.to(torch.bfloat16).contiguous() for name, weight in dense_weights(shape, seed).items()}
-
-
-def _cmd_checkpoint(args) -> int:
-    out = write_checkpoint(Path(args.out), TinyLlamaShape(layers=args.layers), seed=args.seed, fmt=args.format)
-    print(f"pcgkit: wrote a {args.layers}-layer {args.format} checkpoint to {out}")
-    return 0
-
-
-def register(e2e_subparsers) -> None:
-    cmd = e2e_subparsers.add_parser("checkpoint", help="write the tiny Llama checkpoint (NVFP4 in ModelOpt layout, or bf16)",
-                                    description="Write the tiny 2-layer Llama-style checkpoint: NVFP4 in ModelOpt layout, or its bf16 twin (local tokenizer, no downloads).",
-                                    epilog="examples:\n  %(prog)s --out /tmp/tiny-nvfp4\n  %(prog)s --out /tmp/tiny-bf16 --format bf16   # the piecewise control")
-    cmd.add_argument("--out", required=True, help="directory to write into")
-    cmd.add_argument("--layers", type=int, default=2, choices=(2, 4))
-    cmd.add_argument("--seed", type=int, default=0)
-    cmd.add_argument("--format", default=NVFP4, choices=FORMATS, help="nvfp4 (default) or bf16 (the piecewise control)")
-    cmd.set_defaults(func=_cmd_checkpoint)

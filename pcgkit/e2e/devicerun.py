@@ -106,7 +106,7 @@ def run_cases(site: Path, out: Path, extra: list[str], timeout_s: float) -> int:
     env = {**environment(site), "PCGKIT_E2E_ARTIFACTS": str(out / "e2e")}
     cases = resources.cases_dir()
     argv = [sys.executable, "-m", "pytest", *(str(cases / name) for name in CASE_FILES), "-m", "e2e or gpu or cpu_sim",
-            "-c", str(resources.cases_pytest_ini()), "--rootdir", str(cases), "-p", "pcgkit.harness.plugin",
+            "-c", str(resources.cases_pytest_ini()), "--rootdir", str(cases), "-p", "pcgkit.plugin",
             "-p", "no:cacheprovider",
             "-rA", f"--junitxml={out / 'junit.xml'}", f"--pcgkit-json={out / 'results.json'}", *extra]
     completed = proc.run(argv, env=env, cwd=resources.workspace_root(), timeout=timeout_s, log_path=out / "pytest.log")

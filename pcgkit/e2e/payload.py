@@ -1,6 +1,6 @@
 """The SGLang payload for a GPU machine with no network (issue 13): plan it, build it here, chunk it.
 
-`python -m pcgkit.e2e.payload build --out DIR` (or `pcgkit e2e payload build --out DIR`) reads the
+`bin/pcgkit e2e payload build --out DIR` (pcgkit.commands.e2e) reads the
 wheel list and trims from fixtures/e2e_payload.toml, downloads with pip (--no-deps, binary only, for
 the device's python and platform tags), trims sglang-kernel while streaming it out of its wheel
 (no 1.17 GB unpack), fetches the Debian packages, packs all of it into one tar and splits that into
@@ -13,7 +13,6 @@ pcgkit.util.proc, the one subprocess chokepoint).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import fnmatch
 import hashlib
@@ -26,7 +25,7 @@ from pathlib import Path
 import tomllib
 
 from pcgkit import resources
-from pcgkit.errors import EnvironmentSetupError, PcgkitError, UsageError
+from pcgkit.errors import EnvironmentSetupError, UsageError
 from pcgkit.util import proc
 
 SPEC_PATH = resources.fixture("e2e_payload.toml")
@@ -193,44 +192,3 @@ def build(spec: PayloadSpec, out: Path, work: Path) -> dict:
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
-
-
-def _cmd_build(args) -> int:
-    import tempfile
-
-    spec = load_spec(Path(args.spec))
-    with tempfile.TemporaryDirectory(prefix="pcgkit-payload-", dir=args.work) as work:
-        manifest = build(spec, Path(args.out), Path(work))
-    total = sum(p["bytes"] for p in manifest["parts"])
-    print(f"pcgkit: payload for sglang {spec.sglang}: {len(manifest['files'])} files, "
-          f"{len(manifest['parts'])} parts, {total / 2**20:.1f} MiB in {args.out}")
-    return 0
-
-
-def register(e2e_subparsers) -> None:
-    cmd = e2e_subparsers.add_parser("payload", help="the SGLang payload for a GPU machine without network",
-                                    description="Build the SGLang payload (trimmed wheels in chunks) for a GPU machine without network.",
-                                    epilog="example:\n  %(prog)s build --out /tmp/payload")
-    sub = cmd.add_subparsers(dest="payload_command", required=True)
-    build_cmd = sub.add_parser("build", help="download, trim and chunk the payload (fixtures/e2e_payload.toml)",
-                               description="Download, trim and chunk the payload that fixtures/e2e_payload.toml describes, with a MANIFEST.json.",
-                               epilog="example:\n  %(prog)s --out /tmp/payload")
-    build_cmd.add_argument("--out", required=True, help="directory for the parts and MANIFEST.json")
-    build_cmd.add_argument("--spec", default=str(SPEC_PATH))
-    build_cmd.add_argument("--work", default=None, help="where the temporary staging folder goes (default: TMPDIR)")
-    build_cmd.set_defaults(func=_cmd_build)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pcgkit.e2e.payload")
-    register(parser.add_subparsers(dest="e2e_command", required=True))
-    args = parser.parse_args(["payload", *(argv if argv is not None else sys.argv[1:])])
-    try:
-        return args.func(args)
-    except PcgkitError as exc:
-        print(f"pcgkit: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

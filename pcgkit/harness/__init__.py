@@ -1,1 +1,1 @@
-"""Run one case: hardware, simulation, tracing (the one torch.compile call site), the pytest plugin."""
+"""Run one case: hardware, simulation, tracing (the one torch.compile call site), judging against the baseline."""

@@ -15,7 +15,7 @@ import signal
 from pathlib import Path
 from typing import Any, Iterator
 
-from pcgkit.harness.hardware import SIMULATED_SM120, Device
+from pcgkit.harness.hardware import Device
 from pcgkit.values.targets import TARGETS, Target  # noqa: F401 (re-exported for case modules)
 
 
@@ -33,8 +33,6 @@ class MissingDependency(Exception):
 
 class CaseTimeout(BaseException):
     """A case ran past its deadline. BaseException so dynamo cannot swallow or wrap it."""
-
-
 
 
 @dataclasses.dataclass
@@ -83,7 +81,3 @@ def cuda_toolkit_root() -> str | None:
     if nvcc:
         return str(Path(nvcc).resolve().parent.parent)
     return None
-
-
-def simulated_device() -> Device:
-    return SIMULATED_SM120

@@ -1,1 +1,1 @@
-"""Whole-environment jobs: the `run` and `parity` subcommands."""
+"""Run the cases in one whole environment (pytest under cellmain, results read back or synthesized), and parity's comparison."""

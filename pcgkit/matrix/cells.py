@@ -6,6 +6,8 @@ import dataclasses
 import hashlib
 import json
 
+from pcgkit.values.axes import AXIS_IDS
+
 VENV = "venv"  # a fresh uv environment installed from PyPI with exact pins
 EXISTING = "existing"  # an interpreter used as it is (the reference .venv, or a test's fake one)
 KINDS = (VENV, EXISTING)
@@ -81,7 +83,9 @@ class Cell:
         return tuple(reqs) + tuple(self.companions)
 
     def axes(self) -> dict[str, str | None]:
-        return {"sglang": self.sglang, "flashinfer-python": self.flashinfer, "torch": self.torch, "python": self.python}
+        """The cell's version on each axis of pcgkit.values.axes, by axis id (None where it installs none)."""
+        values = {"sglang": self.sglang, "flashinfer-python": self.flashinfer, "torch": self.torch, "python": self.python}
+        return {axis: values[axis] for axis in AXIS_IDS}
 
     def label(self) -> str:
         """'sglang 0.5.8 / flashinfer 0.6.1 / torch 2.9.1 / py3.12' (what tables show)."""

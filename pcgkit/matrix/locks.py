@@ -34,10 +34,6 @@ NO_DEPS_MARK = "# --- installed without their dependencies ---"
 _INPUTS_LINE = re.compile(r"^# inputs: ([0-9a-f]{16})$", re.MULTILINE)
 
 
-class LockError(ValueError):
-    pass
-
-
 @dataclasses.dataclass(frozen=True)
 class LockInputs:
     """Everything the resolution depends on; its digest goes into the lock's header."""
@@ -126,24 +122,30 @@ def pinned(lock_text: str) -> dict[str, str]:
 
 def compile_lock(cell: Cell, inputs: LockInputs, base_python: str, work: Path, env: dict[str, str],
                  timeout: float) -> str | proc.Completed:
-    """Resolve the cell with uv (the edge): the lock's text, or the uv run that failed."""
+    """Resolve the cell with uv (the edge): the lock's text, or the uv run that failed.
+
+    uv runs inside `work` on relative file names: its `# via -r lock-requirements.in` annotations
+    then name no temporary folder, so refreshing a lock changes only what the resolution changed.
+    """
     work.mkdir(parents=True, exist_ok=True)
     uv = proc.uv_command()
-    (work / "lock-requirements.in").write_text("\n".join(inputs.requirements) + "\n")
+    requirements, resolved = Path("lock-requirements.in"), Path("lock-resolved.txt")
+    (work / requirements).write_text("\n".join(inputs.requirements) + "\n")
     constraints = None
     if inputs.constraints:
-        constraints = work / "lock-constraints.txt"
-        constraints.write_text("\n".join(inputs.constraints) + "\n")
-    done = proc.run(compile_argv(uv, base_python, inputs, work / "lock-requirements.in", work / "lock-resolved.txt", constraints),
-                    env=env, timeout=timeout, log_path=work / "lock-compile.log")
+        constraints = Path("lock-constraints.txt")
+        (work / constraints).write_text("\n".join(inputs.constraints) + "\n")
+    done = proc.run(compile_argv(uv, base_python, inputs, requirements, resolved, constraints),
+                    cwd=work, env=env, timeout=timeout, log_path=work / "lock-compile.log")
     if not done.ok:
         return done
     no_deps_text = ""
     if inputs.no_deps:
-        (work / "lock-no-deps.in").write_text("\n".join(inputs.no_deps) + "\n")
-        done = proc.run(compile_argv(uv, base_python, inputs, work / "lock-no-deps.in", work / "lock-no-deps.txt", no_deps=True),
-                        env=env, timeout=timeout, log_path=work / "lock-compile-no-deps.log")
+        no_deps_in, no_deps_out = Path("lock-no-deps.in"), Path("lock-no-deps.txt")
+        (work / no_deps_in).write_text("\n".join(inputs.no_deps) + "\n")
+        done = proc.run(compile_argv(uv, base_python, inputs, no_deps_in, no_deps_out, no_deps=True),
+                        cwd=work, env=env, timeout=timeout, log_path=work / "lock-compile-no-deps.log")
         if not done.ok:
             return done
-        no_deps_text = (work / "lock-no-deps.txt").read_text()
-    return render_lock(cell.id, inputs, (work / "lock-resolved.txt").read_text(), no_deps_text)
+        no_deps_text = (work / no_deps_out).read_text()
+    return render_lock(cell.id, inputs, (work / resolved).read_text(), no_deps_text)

@@ -250,3 +250,8 @@ def last_exception_line(log_text: str) -> str:
     """The last 'SomeError: message' line of a traceback, for a reason that says what broke. Pure."""
     lines = _EXCEPTION_LINE.findall(log_text)
     return lines[-1].strip()[:300] if lines else ""
+
+
+def cells_root(reports: Path) -> Path:
+    """Where the matrix keeps one folder per cell under a reports folder (reports/matrix/cells)."""
+    return reports / "matrix" / "cells"

@@ -24,13 +24,12 @@ from packaging.version import InvalidVersion, Version
 
 from pcgkit import resources
 from pcgkit.util import atomic, proc
+from pcgkit.values.axes import PINNED_BY_SGLANG
 
 PINS_SCHEMA = "pcgkit.sglang-requires/1"
 DEFAULT_PINS_FILE = resources.fixture("sglang_requires.toml")
 # The distributions the cases are about; other requirements of sglang are not cached.
 SUBJECT_PREFIXES: tuple[str, ...] = ("torch", "flashinfer", "sgl-kernel", "sglang-kernel")
-# The matrix's axes among them, in the order tables show them.
-AXES: tuple[str, ...] = ("flashinfer-python", "torch")
 # A release "has piecewise CUDA graphs" when its wheel ships a module named for them
 # (0.5.4: sglang/srt/model_executor/piecewise_cuda_graph_runner.py; later ones moved and multiplied).
 PIECEWISE_MARKER = "piecewise"
@@ -193,7 +192,7 @@ def download_release(version: str, into: Path, python_version: str = "3.12") -> 
     return wheels[0]
 
 
-def refresh(path: Path, since: str = "0.5.0", extra_axes: Sequence[str] = AXES) -> PinsIndex:
+def refresh(path: Path, since: str = "0.5.0", extra_axes: Sequence[str] = PINNED_BY_SGLANG) -> PinsIndex:
     """Download each sglang release >= since (no deps), cache its subject pins, and the axes' release lists."""
     floor = Version(since)
     versions = [v for v in available_versions("sglang") if version_key(v) >= floor and not version_key(v).is_prerelease]

@@ -22,6 +22,7 @@ from pcgkit.matrix.cells import EXISTING, KINDS, OFF_PIN, ON_PIN, UNPINNED, VENV
 from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR, with_lock_digests
 from pcgkit.matrix.pins import PinsIndex, SglangRelease, load_pins, version_key
 from pcgkit.matrix.rules import InstallRule, apply_rules, load_rules
+from pcgkit.values.axes import PINNED_BY_SGLANG
 
 MATRIX_SCHEMA = "pcgkit.matrix/1"
 DEFAULT_MATRIX_FILE = resources.fixture("matrix.toml")
@@ -103,7 +104,7 @@ def _with_declared_pins(cell: Cell, release: SglangRelease | None) -> Cell:
     for name in COMPANION_DISTRIBUTIONS:
         if name in pins and not any(c.startswith(name) for c in companions) and cell.kind == VENV:
             companions.append(pins[name].requirement())
-    declared = {name: pins[name].version for name in ("flashinfer-python", "torch") if name in pins}
+    declared = {name: pins[name].version for name in PINNED_BY_SGLANG if name in pins}
     actual = {"flashinfer-python": cell.flashinfer, "torch": cell.torch}
     differs = [f"{n} {actual[n]} (declares {v})" for n, v in declared.items() if actual[n] != v]
     declared_text = ", ".join(f"{n}=={v}" for n, v in declared.items()) or "no exact pins"

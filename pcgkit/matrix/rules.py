@@ -14,10 +14,10 @@ from packaging.version import InvalidVersion, Version
 
 from pcgkit import resources
 from pcgkit.matrix.cells import Cell
+from pcgkit.values.axes import AXIS_IDS
 
 RULES_SCHEMA = "pcgkit.install-rules/1"
 DEFAULT_RULES_FILE = resources.fixture("install_rules.toml")
-AXES = ("flashinfer-python", "torch", "sglang", "python")
 
 
 class RulesError(ValueError):
@@ -52,9 +52,9 @@ def parse_rules(text: str, source: str = "install_rules.toml") -> tuple[InstallR
     rules = []
     for i, table in enumerate(data.get("rule", ())):
         when = table.get("when", {})
-        unknown = sorted(set(when) - set(AXES))
+        unknown = sorted(set(when) - set(AXIS_IDS))
         if unknown or not when:
-            raise RulesError(f"{source}: rule {i + 1}: `when` needs some of {AXES}, got {sorted(when)}")
+            raise RulesError(f"{source}: rule {i + 1}: `when` needs some of {AXIS_IDS}, got {sorted(when)}")
         for axis, spec in when.items():
             try:
                 SpecifierSet(spec)

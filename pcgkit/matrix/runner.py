@@ -18,15 +18,15 @@ import os
 import signal
 import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from pcgkit.errors import Interrupted
-from pcgkit.matrix.backends.base import BackendConfig
-from pcgkit.matrix.backends.venv import run_cell
+from pcgkit.matrix import backends
+from pcgkit.matrix.backends.base import BackendConfig, RunCell
 from pcgkit.matrix.cells import EXISTING, Cell
 from pcgkit.matrix.outcome import (
     ERROR,
@@ -46,8 +46,6 @@ from pcgkit.util.progress import activity
 CELL_FILE = "cell.json"
 # After a stop signal: how long finished-but-unreported workers get to hand in their outcome.
 STOP_GRACE_S = 10.0
-
-RunCell = Callable[[Cell, BackendConfig, Callable[[Cell, str], None]], CellOutcome]
 
 
 def _stored_definition_hash(path) -> str | None:
@@ -97,7 +95,7 @@ def run_matrix(
     config: BackendConfig,
     jobs: int | None = None,
     force: bool = False,
-    run: RunCell = run_cell,
+    run: RunCell | None = None,
     show_progress: bool = True,
     expected: tuple[Uninstallable, ...] | None = None,
 ) -> list[CellOutcome]:
@@ -106,6 +104,7 @@ def run_matrix(
     expected: the baseline's expected-uninstallable rules, for the progress rows only (None: the
     default expectations file); matrix_status judges them for the exit status."""
     rules = load_uninstallable() if expected is None else expected
+    run = run if run is not None else backends.runner(backends.DEFAULT, None)  # the registry's default backend
     with signals.stop_policy():  # already installed by cli.main; here for direct callers (tests, bisect)
         return _run_matrix(cells, config, jobs, force, run, show_progress, rules)
 

@@ -12,23 +12,16 @@ import datetime as _dt
 import platform
 from collections.abc import Sequence
 
-from pcgkit import __version__
+from pcgkit import __version__, catalog
 from pcgkit.matrix.outcome import CellOutcome
 from pcgkit.report.markdown import render_markdown
 from pcgkit.report.model import BUG_VERDICTS, FIX, CaseColumn, CellReport, CompatReport, Entry, assemble
 from pcgkit.report.sglang_section import sglang_facts
-from pcgkit.verdicts import catalog
+from pcgkit.values.verdict import LEGEND
 
 __all__ = ["BUG_VERDICTS", "VERDICT_LEGEND", "build_compat", "case_columns", "case_family", "fix_works", "mode_entry", "render_markdown"]
 
-VERDICT_LEGEND: dict[str, str] = {
-    "reproduced": "fails under fullgraph=True with the mode's known signature",
-    "fixed": "traced cleanly under fullgraph=True",
-    "drifted": "fails, but not with the mode's known signature (the bug changed shape)",
-    "not-applicable": "this version lacks the code path the mode exercises",
-    "skipped": "hardware or an optional dependency is missing",
-    "error": "the install, the import or the kit broke: no statement about the bug",
-}
+VERDICT_LEGEND: dict[str, str] = {v.value: legend.meaning for v, legend in LEGEND.items()}
 OTHER = "other"
 FAMILY_ORDER: tuple[str, ...] = tuple(f.value for f in catalog.FAMILY_ORDER)
 

@@ -38,15 +38,13 @@ from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.report.upstream import EMPTY, Upstream
 from pcgkit.report.wording import axis_name, describe
 from pcgkit.util import atomic
+from pcgkit.values.axes import AXIS_IDS, OPTIONAL_AXES
+from pcgkit.values.verdict import LEGEND
 
 TEMPLATE = "dashboard.html.j2"
 SIDECAR_DIR = f"{SIDECAR_FOLDER}/cells"
-AXES = ("sglang", "flashinfer-python", "torch", "python")
-# Okabe-Ito: distinguishable with every common colour-vision deficiency; the symbol carries it too.
-COLOURS = {
-    "reproduced": "#D55E00", "fixed": "#009E73", "drifted": "#E69F00",
-    "not-applicable": "#CCCCCC", "skipped": "#56B4E9", "error": "#333333", EXPECTED_LABEL: "#E8E8E8",
-}
+# The verdicts' colours (pcgkit.values.verdict.LEGEND), and the expected-uninstallable cells' grey.
+COLOURS = {**{v.value: legend.colour for v, legend in LEGEND.items()}, EXPECTED_LABEL: "#E8E8E8"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,7 +86,7 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
     lines = timelines(runs) if runs else {}
     run_dates = sorted(r.created for r in runs)
     run_index = {d: i for i, d in enumerate(run_dates)}
-    ranks = {a: _rank([c.axis_value(a) for c in report.cells]) for a in AXES}
+    ranks = {a: _rank([c.axis_value(a) for c in report.cells]) for a in AXIS_IDS}
     marks = disagreement_marks(report)
     first_answers = answers_for(report, upstream)
     first_fixed = {(a.axis, a.first_fixed_measured) for a in first_answers if a.first_fixed_measured}
@@ -101,23 +99,24 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
         flips = [lines[(cell.id, case)] for case in cell.entries if (cell.id, case) in lines]
         rows.append({
             "i": i, "cell": cell,
-            "values": {a: cell.axis_value(a) for a in AXES},
-            "ranks": {a: ranks[a][cell.axis_value(a)] for a in AXES},
+            "values": {a: cell.axis_value(a) for a in AXIS_IDS},
+            "ranks": {a: ranks[a][cell.axis_value(a)] for a in AXIS_IDS},
             "evidence": evidence_kind(cell),
             "machine": (cell.where or {}).get("key") or "-",
             "disagrees": {case: "; ".join(marks[(cell.id, case)]) for case in cell.entries if (cell.id, case) in marks},
             "flips": sum(t.flips for t in flips),
             "flipped": {case for case in cell.entries if (t := lines.get((cell.id, case))) and t.flipped_last},
             "since": {case: t.since for case in cell.entries if (t := lines.get((cell.id, case))) and t.flips},
-            "first_fixed": {a for a in AXES if (a, cell.axis_value(a)) in first_fixed},
+            "first_fixed": {a for a in AXIS_IDS if (a, cell.axis_value(a)) in first_fixed},
         })
         sidecars[f"{SIDECAR_DIR}/{i}.js"] = sidecar_script(i, _evidence(cell, lines, run_index, marks))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resources.templates_dir())), autoescape=True)
     html = env.get_template(TEMPLATE).render(
-        report=report, rows=rows, axes=AXES, first_answers=first_answers, unjudged=unjudged,
-        grid_cases=[c for c in report.cases if c.id not in unjudged], run_flips=flips_across_runs(runs), axis_name=axis_name, symbols=SYMBOLS, colours=COLOURS,
+        report=report, rows=rows, axes=AXIS_IDS, optional_axes=OPTIONAL_AXES, first_answers=first_answers, unjudged=unjudged,
+        grid_cases=[c for c in report.cases if c.id not in unjudged], run_flips=flips_across_runs(runs),
+        axis_name=axis_name, symbols=SYMBOLS, colours=COLOURS,
         axis_values={a: sorted({v for v in (c.axis_value(a) for c in report.cells) if v},
-                               key=version_key) for a in AXES},
+                               key=version_key) for a in AXIS_IDS},
         answers=[(c, describe(report.attribution[c.id])) for c in report.cases if c.id in report.attribution],
         runs=len(runs), first_run=runs[0].created if runs else report.created, sidecar_dir=SIDECAR_DIR,
         simulation_note=SIMULATION_NOTE, links=upstream.links,

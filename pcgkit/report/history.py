@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pcgkit.report.model import READABLE_SCHEMAS, Change, CompatReport, from_json
 from pcgkit.util import atomic
+from pcgkit.values.verdict import LEGEND
 
 HISTORY_SCHEMA = "pcgkit.compat-history/1"
 HISTORY_FILE = "history.jsonl"
@@ -39,9 +40,7 @@ class RunSummary:
 
 # One character per verdict in a timeline (the dashboard's sidecars carry these strings, not 100 dated
 # points per case); a verdict outside this table gets the next free letter of EXTRA_CODES.
-VERDICT_CODES: dict[str, str] = {
-    "reproduced": "R", "fixed": "F", "drifted": "D", "not-applicable": "N", "skipped": "S", "error": "E",
-}
+VERDICT_CODES: dict[str, str] = {v.value: legend.letter for v, legend in LEGEND.items()}
 EXTRA_CODES = "abcdefghijklmnopqrstuvwxyz"
 ABSENT = "."  # the cell was not in that run
 

@@ -23,8 +23,7 @@ from pcgkit.report.sweep_section import is_sweep_case, render_sweep_section
 from pcgkit.report.upstream import Upstream
 from pcgkit.report.wording import axis_name, describe, evidence_label, fixed_from, not_judged
 from pcgkit.util.sanitize import md_cell, md_code
-
-GRID_AXES = ("sglang", "flashinfer-python", "torch")
+from pcgkit.values.axes import GRID_AXES
 
 
 def md(text: object) -> str:
@@ -250,8 +249,10 @@ def render_markdown(report: CompatReport, upstream: Upstream | None = None, deta
 
 
 def render_images(cells: Sequence[CellReport]) -> list[str]:
-    """'## Images': where each container cell ran (image id, digest, base, CUDA, host driver). Pure."""
-    rows = [c for c in cells if (c.provenance or {}).get("backend") == "docker"]
+    """'## Images': where each cell that ran in an image ran (image id, digest, base, CUDA, host driver). Pure.
+
+    A cell's provenance says whether it ran in an image; the report never asks which backend that was."""
+    rows = [c for c in cells if (c.provenance or {}).get("image_id")]
     if not rows:
         return []
     lines = ["", "## Images (docker backend)", "",

@@ -11,20 +11,19 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from pcgkit import catalog
 from pcgkit.report import attribution as attr
 from pcgkit.report.scrub import relative_paths
-from pcgkit.verdicts import catalog
+from pcgkit.values.axes import AXIS_IDS
+from pcgkit.values.verdict import LEGEND
 
 COMPAT_SCHEMA = "pcgkit.compat/2"
 READABLE_SCHEMAS = ("pcgkit.compat/1", COMPAT_SCHEMA)
-ATTRIBUTION_AXES: tuple[str, ...] = ("sglang", "flashinfer-python", "torch", "python")
 BUG_VERDICTS = ("reproduced", "fixed", "drifted", "not-applicable")
 FAILURE = catalog.Family.FAILURE.value
 FIX = catalog.Family.FIX.value
-# One symbol per verdict, for grids (the colour-blind-safe colours ride along in the dashboard).
-SYMBOLS: dict[str, str] = {
-    "reproduced": "✗", "fixed": "✓", "drifted": "≈", "not-applicable": "–", "skipped": "○", "error": "!",
-}
+# One symbol per verdict, for grids (pcgkit.values.verdict.LEGEND; the colours ride along in the dashboard).
+SYMBOLS: dict[str, str] = {v.value: legend.symbol for v, legend in LEGEND.items()}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,12 +192,12 @@ def _verdict_key(entry: object) -> str | None:
 def attribute_cases(cases, cells) -> tuple[dict[str, attr.Attribution], dict[str, attr.Attribution]]:
     """Per case, which axis explains its verdicts; per failure case, also its failure point. Pure."""
     verdicts = {
-        c.id: attr.attribute(c.id, attr.observations_for(cells, c.id, ATTRIBUTION_AXES, _verdict_key), ATTRIBUTION_AXES)
+        c.id: attr.attribute(c.id, attr.observations_for(cells, c.id, AXIS_IDS, _verdict_key), AXIS_IDS)
         for c in cases
     }
     points = {
-        c.id: attr.attribute(c.id, attr.observations_for(cells, c.id, ATTRIBUTION_AXES, lambda e: getattr(e, "failure_point", None)),
-                             ATTRIBUTION_AXES)
+        c.id: attr.attribute(c.id, attr.observations_for(cells, c.id, AXIS_IDS, lambda e: getattr(e, "failure_point", None)),
+                             AXIS_IDS)
         for c in cases if c.family == FAILURE
     }
     return verdicts, points

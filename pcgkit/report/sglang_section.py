@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pcgkit.catalog import Family, modes_of
 from pcgkit.matrix.outcome import CellOutcome
 from pcgkit.values import targets
-from pcgkit.verdicts.catalog import Family, modes_of
 
 
 def sglang_facts(outcomes: Sequence[CellOutcome]) -> list[dict]:

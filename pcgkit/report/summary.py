@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from pcgkit.verdicts.catalog import all_modes
+from pcgkit.catalog import all_modes
 from pcgkit.verdicts.result import CaseResult
 
 SIMULATION_NOTE = (

@@ -65,7 +65,7 @@ def sweep_rows(outcomes: Iterable) -> list[SweepRow]:
 
 
 def rows_from_sweep_json(documents: Iterable[Mapping]) -> list[SweepRow]:
-    """Rows from `pcgkit sweep` output files (schema pcgkit.sweep/1), e.g. fixtures/sweep_samples/."""
+    """Rows from `pcgkit sweep` output files (schema pcgkit.sweep/1), e.g. tests/data/sweep_samples/."""
     rows = []
     for doc in documents:
         simulated = not str(doc.get("header", {}).get("device", "")).startswith("real")

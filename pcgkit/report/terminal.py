@@ -12,14 +12,14 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table
 
+from pcgkit.catalog import BY_ID
 from pcgkit.report.model import SYMBOLS, CompatReport
 from pcgkit.report.wording import short
 from pcgkit.values import targets
-from pcgkit.verdicts.catalog import BY_ID
+from pcgkit.values.verdict import LEGEND
 from pcgkit.verdicts.result import CaseResult
 
-STYLE = {"reproduced": "bold red", "fixed": "bold green", "drifted": "bold yellow", "not-applicable": "dim",
-         "skipped": "cyan", "error": "bold white on red"}
+STYLE = {v.value: legend.style for v, legend in LEGEND.items()}
 
 
 def _frame(result: CaseResult) -> str:

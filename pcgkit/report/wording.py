@@ -6,8 +6,7 @@ from collections.abc import Sequence
 
 from pcgkit.report import attribution as attr
 from pcgkit.report.model import CompatReport
-
-AXIS_NAMES = {"sglang": "SGLang", "flashinfer-python": "FlashInfer", "torch": "torch", "python": "Python"}
+from pcgkit.values.axes import AXIS_NAMES
 
 
 def axis_name(axis: str) -> str:

@@ -13,7 +13,6 @@ from pcgkit.matrix.outcome import CellOutcome
 from pcgkit.matrix.uninstallable import Uninstallable, load_uninstallable
 from pcgkit.report import history as hist
 from pcgkit.report.annotations import mark_expected
-from pcgkit.report.compat import build_compat
 from pcgkit.report.dashboard import build_page, write_page
 from pcgkit.report.markdown import CELL_DETAILS_FILE, GITHUB_BODY_LIMIT, render_cell_details, render_markdown
 from pcgkit.report.model import CompatReport, to_json
@@ -115,7 +114,3 @@ def publish(report: CompatReport, reports_dir: Path, outcomes: Sequence[CellOutc
     written = {name: WRITERS[name](report, ctx) for name in names}
     written["history"] = [hist.append_history(reports_dir, report)]
     return report, written
-
-
-def report_from_outcomes(outcomes: Sequence[CellOutcome], created: str | None = None) -> CompatReport:
-    return build_compat(outcomes, created)

@@ -1,6 +1,6 @@
 """The sweep's entry points as cases of the kit's catalog: one Mode per (arch, entry point). Pure.
 
-Generated from the spec table (entry_points.toml) when pcgkit.verdicts.catalog is imported, so an
+Generated from the spec table (entry_points.toml) when pcgkit.catalog is imported, so an
 entry added to the table is a case everywhere (report columns, flips, expectations) with no code.
 Case id: `sweep.<arch>.<entry id>` ("sweep.sm120.rmsnorm"); the arch is part of the id because the
 simulated target answers one family per trace, like the SGLang case's SM90 mode. How a sweep class

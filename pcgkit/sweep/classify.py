@@ -117,10 +117,6 @@ def jit_loader_of(signature: Signature) -> str:
     return ""
 
 
-def in_jit_loader(signature: Signature) -> bool:
-    return bool(jit_loader_of(signature))
-
-
 def _where(signature: Signature) -> str:
     frame = signature.innermost_library_frame
     parts = [signature.graph_break_id or "", frame.short if frame else "", signature.skipped_callable or ""]

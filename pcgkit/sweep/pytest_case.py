@@ -4,7 +4,7 @@ The sweep engine already does what the plugin's CaseRunner does for a trace-leve
 simulation, deadline); what this adds is the kit's recording: a CaseResult whose verdict comes from
 the sweep class (pcgkit.sweep.classify.VERDICT_OF_CLASS), the class and its `where` as evidence,
 the baseline from fixtures/expectations.toml (expected_for, like any case), JUnit properties, and
-the pytest outcome from plugin.judge_against_baseline. Imports torch/flashinfer only when run.
+the pytest outcome from pcgkit.harness.judging.record. Imports torch/flashinfer only when run.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 from pcgkit.harness import hardware
 from pcgkit.harness.casekit import cuda_toolkit_root
-from pcgkit.harness.plugin import judge_against_baseline
+from pcgkit.harness.judging import record
 from pcgkit.harness.versions import collect_versions
 from pcgkit.sweep.cases import case_id
 from pcgkit.sweep.classify import SweepClass
@@ -78,6 +78,5 @@ def run_case(request: pytest.FixtureRequest, target: Target, arch: str, spec: En
     expectation = expected_for(result.mode, result.versions, load_expectations(), target.id)
     if expectation is not None:
         result = CaseResult(**{**result.__dict__, "expected": expectation.expect.value})
-    request.node.user_properties.extend(result.junit_properties())
-    judge_against_baseline(result, expectation.why if expectation else "")
+    record(request.node, result, expectation)
     return result

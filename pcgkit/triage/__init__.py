@@ -1,1 +1,1 @@
-"""The `triage` subcommand: a crash log as people paste it -> which known failure, on which versions, what to do."""
+"""Triage (`bin/pcgkit triage`): a crash log as people paste it -> which known failure, on which versions, what to do."""

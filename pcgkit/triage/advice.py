@@ -4,7 +4,7 @@
 - fixtures/sglang_launch_validation.json: each validated SGLang release's own piecewise flags
   (pcgkit.sglang.facts.PiecewiseFlags), so the switch that turns piecewise off is per release;
 - fixtures/matrix_snapshot.json: the kit's newest matrix, verdicts per version (simulated: said);
-- pcgkit.verdicts.catalog: each dead end's workaround wording.
+- pcgkit.catalog: each dead end's workaround wording.
 `load_data()` reads the files; `advise()` is pure.
 """
 
@@ -17,12 +17,10 @@ import tomllib
 from packaging.version import InvalidVersion, Version
 
 from pcgkit import resources
+from pcgkit.catalog import entry
 from pcgkit.sglang.facts import PiecewiseFlags, flags_from_validation
 from pcgkit.triage.diagnose import Diagnosis, Kind
 from pcgkit.triage.facts import Fact, fact
-from pcgkit.verdicts.catalog import entry
-
-KNOWN_MODES = ("mode1", "mode2", "mode3", "mode4", "fix-allow-in-graph")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,7 +1,8 @@
-"""The one verdict vocabulary used in the terminal, JUnit, JSON and every report."""
+"""The one verdict vocabulary used in the terminal, JUnit, JSON and every report, and its legend."""
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 
 
@@ -25,3 +26,28 @@ class Verdict(str, enum.Enum):
     def is_bug_verdict(self) -> bool:
         """True when the verdict says something about the bug itself."""
         return self in (Verdict.REPRODUCED, Verdict.FIXED, Verdict.DRIFTED, Verdict.NOT_APPLICABLE)
+
+
+@dataclasses.dataclass(frozen=True)
+class Legend:
+    """How every report shows one verdict: declared once here, read by the grid, the terminal, the
+    dashboard, the history timelines and compat.md/json."""
+
+    symbol: str  # one character in grids (the colour rides along where there is colour)
+    letter: str  # history.jsonl / the dashboard's timelines: one letter per run (an on-disk format)
+    colour: str  # the dashboard; Okabe-Ito, distinguishable with every common colour-vision deficiency
+    style: str  # the terminal (rich markup)
+    meaning: str  # what it says, in the reports' legend
+
+
+LEGEND: dict[Verdict, Legend] = {
+    Verdict.REPRODUCED: Legend("✗", "R", "#D55E00", "bold red",
+                               "fails under fullgraph=True with the mode's known signature"),
+    Verdict.FIXED: Legend("✓", "F", "#009E73", "bold green", "traced cleanly under fullgraph=True"),
+    Verdict.DRIFTED: Legend("≈", "D", "#E69F00", "bold yellow",
+                            "fails, but not with the mode's known signature (the bug changed shape)"),
+    Verdict.NOT_APPLICABLE: Legend("–", "N", "#CCCCCC", "dim", "this version lacks the code path the mode exercises"),
+    Verdict.SKIPPED: Legend("○", "S", "#56B4E9", "cyan", "hardware or an optional dependency is missing"),
+    Verdict.ERROR: Legend("!", "E", "#333333", "bold white on red",
+                          "the install, the import or the kit broke: no statement about the bug"),
+}

@@ -1,1 +1,1 @@
-"""What a result means: the case catalog, judging rules (modes, fixmodes), expectations, results."""
+"""What a result means: judging rules (modes, fixmodes), expectations, results."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 from pcgkit import cli
-from pcgkit.matrix import cli as matrix_cli
+from pcgkit.commands import matrix as matrix_cli
 from pcgkit.matrix.outcome import RAN, CellOutcome
 from pcgkit.util import proc
 from tests.faults.helpers import VERSIONS, result

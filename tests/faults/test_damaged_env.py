@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from pcgkit.cli import build_parser
+from pcgkit.commands.matrix import backend_config
 from pcgkit.matrix.backends.venv import _Deadline, env_dir_for, prepare_env
 from pcgkit.matrix.cells import Cell
-from pcgkit.matrix.cli import backend_config
 
 from .helpers import stand_in_backend
 

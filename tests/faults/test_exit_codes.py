@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 
+from pcgkit.commands.report import matrix_status
 from pcgkit.errors import (
     EXIT_CODES,
     EnvironmentSetupError,
@@ -16,7 +17,6 @@ from pcgkit.errors import (
     status_for_results,
     worst,
 )
-from pcgkit.matrix.cli import matrix_status
 from pcgkit.values.verdict import Verdict
 
 from .helpers import ran_cell, result

@@ -50,7 +50,7 @@ def test_every_secret_shape_is_redacted_and_the_rest_kept(text, kept):
 
 def test_evidence_that_only_looks_secret_is_kept():
     """Token counts, tokenizer paths, pytest's -p plugin and traceback source lines are not secrets."""
-    text = "--max-new-tokens 16 --tokenizer-path /ckpt -p pcgkit.harness.plugin sorted(x, key=len) KeyError: 'k'"
+    text = "--max-new-tokens 16 --tokenizer-path /ckpt -p pcgkit.plugin sorted(x, key=len) KeyError: 'k'"
     assert redact_text(text) == text
 
 

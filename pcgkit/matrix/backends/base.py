@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
 from pcgkit import resources
 from pcgkit.matrix.cells import Cell
@@ -22,9 +22,19 @@ class BackendConfig:
     require_hardware: tuple[str, ...] = ()  # --require-hardware, passed into every cell
     locks_dir: Path = dataclasses.field(default_factory=lambda: resources.fixture("locks"))  # committed cell locks
     force: bool = False  # --force: rebuild each cell's environment too, not only rerun its cases
+    # The case ids each cell must account for (the catalog's default cases, handed down by the
+    # command): a mode a cell's pytest never reported becomes an `error` row.
+    expected_modes: tuple[str, ...] = ()
+
+
+# Told each stage a cell enters ("install", "image", "run"), for the progress rows and for naming
+# where an interrupted cell stopped.
+OnStage = Callable[[Cell, str], None]
 
 
 class RunCell(Protocol):
-    """Run one cell to an outcome: verdicts, or an error cell with the reason. Never raises for a bad cell."""
+    """Run one cell to an outcome: verdicts, or an error cell with the reason. Never raises for a bad cell.
 
-    def __call__(self, cell: Cell, config: BackendConfig) -> CellOutcome: ...
+    The runner (pcgkit.matrix.runner) always passes on_stage; a backend reports each stage it enters."""
+
+    def __call__(self, cell: Cell, config: BackendConfig, on_stage: OnStage) -> CellOutcome: ...

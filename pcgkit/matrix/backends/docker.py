@@ -30,6 +30,21 @@ from pcgkit.verdicts.result import read_results
 STAGE_IMAGE = STAGE_INSTALL  # the image build is this backend's install stage
 GPU_AUTO, GPU_ALL, GPU_NONE = "auto", "all", "none"
 EXTRA_RUN_S = 120.0  # the hard kill comes this long after `pcgkit run`'s own deadline
+SUMMARY = "a pinned image each (docker/)"  # how `--backend`'s help describes it
+CI_ARGUMENTS = ("--gpus", GPU_ALL)  # a GPU runner's job passes every GPU into the case container
+
+
+def add_options(parser) -> None:
+    """This backend's own options on `pcgkit matrix` / `bisect` (the registry adds them; config_from_args reads them)."""
+    group = parser.add_argument_group("docker backend (--backend docker)")
+    group.add_argument("--docker-pins", default=str(plan.DEFAULT_IMAGE_PINS), help="image pins (docker/pins.toml)")
+    group.add_argument("--gpus", choices=(GPU_AUTO, GPU_ALL, GPU_NONE), default=GPU_AUTO,
+                       help="request the host's GPUs: auto = when nvidia-smi finds a driver (default)")
+    group.add_argument("--wheelhouse", help="folder of wheels the image build may use (find-links), e.g. a CPU torch")
+    group.add_argument("--docker-ca-bundle", help="CA bundle for the build stage (default: the host's)")
+    group.add_argument("--docker-memory", help="memory limit per case container, e.g. 16g")
+    group.add_argument("--docker-env", action="append", metavar="KEY=VALUE",
+                       help="environment variable for the case container (repeatable)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,7 +59,7 @@ class DockerConfig:
 
 
 def config_from_args(args) -> DockerConfig:
-    """The docker options of `pcgkit matrix` / `pcgkit bisect` (pcgkit/matrix/backends/docker_cli.py adds them)."""
+    """The docker options of `pcgkit matrix` / `pcgkit bisect` (add_options declares them)."""
     ca = Path(args.docker_ca_bundle) if args.docker_ca_bundle else default_ca_bundle()
     return DockerConfig(
         image_pins=Path(args.docker_pins), gpus=args.gpus, ca_bundle=ca,

@@ -56,6 +56,8 @@ KIT_PTH = "_pcgkit_kit.pth"
 JIT_CACHE_DIR = "flashinfer-jit"  # beside the environments folder
 
 
+SUMMARY = "a uv venv each"  # how `--backend`'s help describes it
+
 def install_commands(env_dir: Path, base_python: str, lock_file: Path) -> list[list[str]]:
     """The uv commands that build a cell's environment from its lock: one venv, one sync. Pure."""
     uv = proc.uv_command()
@@ -332,6 +334,7 @@ def run_cell(cell: Cell, config: BackendConfig, on_stage=lambda cell, stage: Non
         python=prepared.python, reports_dir=cell_dir, timeout_s=deadline.left(),
         case_timeout_s=min(config.case_timeout_s, deadline.left()),
         select=config.select, require_hardware=config.require_hardware, env=tuple(extra_env.items()),
+        expected_modes=config.expected_modes,
     )
     run_start = time.monotonic()
     environment, results, completed = runjob.execute(plan)
@@ -349,13 +352,6 @@ def run_cell(cell: Cell, config: BackendConfig, on_stage=lambda cell, stage: Non
     if not yielded_verdicts(results, completed.ok):
         return outcome(ERROR, STAGE_RUN, f"pytest {completed.describe_failure()}", _tail(completed.output_tail), versions)
     return outcome(RAN, versions=versions, results=results)
-
-
-def remove_env(cell: Cell, config: BackendConfig) -> None:
-    """Delete a cell's environment (several GB for a torch stack)."""
-    env_dir = env_dir_for(cell, config)
-    if env_dir.is_dir():
-        shutil.rmtree(env_dir)
 
 
 def make_runner(args) -> RunCell:

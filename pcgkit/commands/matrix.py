@@ -3,34 +3,28 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from pathlib import Path
 
 from pcgkit import resources
-from pcgkit.errors import ExitCode, Interrupted, UsageError, status_for_results, worst
+from pcgkit.catalog import all_modes
+from pcgkit.commands.report import BISECT_ID_MARK, matrix_status, report
+from pcgkit.errors import Interrupted, UsageError
 from pcgkit.matrix import backends
 from pcgkit.matrix import pins as pins_mod
 from pcgkit.matrix.backends.base import BackendConfig
-from pcgkit.matrix.backends.docker_cli import add_backend_options
 from pcgkit.matrix.bisect import bisect, versions_between
 from pcgkit.matrix.cells import VENV, Cell
 from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR
-from pcgkit.matrix.outcome import STAGE_NOT_RUN, not_run_outcome, read_outcome_row
+from pcgkit.matrix.outcome import cells_root
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
-from pcgkit.matrix.runner import CELL_FILE, default_jobs, run_matrix
+from pcgkit.matrix.runner import default_jobs, run_matrix
 from pcgkit.matrix.tox_export import render_tox
 from pcgkit.matrix.uninstallable import expected_failure, load_uninstallable, unexpectedly_installed
-from pcgkit.report.compat import BUG_VERDICTS, build_compat, mode_entry
-from pcgkit.report.sources import annotate, find_disagreements, load_sources, local_rows, stage_cells
-from pcgkit.report.writers import publish
-from pcgkit.util import atomic, signals
+from pcgkit.report.compat import BUG_VERDICTS, mode_entry
+from pcgkit.util import atomic
 from pcgkit.util.argtypes import positive_int, positive_seconds
 from pcgkit.values import targets
-from pcgkit.verdicts.catalog import all_modes
-
-
-def cells_root(reports: Path) -> Path:
-    return reports / "matrix" / "cells"
+from pcgkit.values.axes import BISECTABLE_AXES
 
 
 def backend_config(args) -> BackendConfig:
@@ -38,132 +32,13 @@ def backend_config(args) -> BackendConfig:
         cells_root=cells_root(Path(args.reports)), envs_root=Path(args.envs), timeout_s=args.timeout,
         case_timeout_s=min(args.timeout, 600.0), backend=getattr(args, "backend", backends.DEFAULT),
         select=getattr(args, "select", None), require_hardware=tuple(getattr(args, "require_hardware", None) or ()),
-        force=bool(getattr(args, "force", False)),
+        force=bool(getattr(args, "force", False)), expected_modes=tuple(all_modes()),
     )
 
 
 def cell_runner(args):
     """The chosen backend's RunCell, from the registry (a backend's module is imported only when chosen)."""
     return backends.runner(getattr(args, "backend", backends.DEFAULT), args)
-
-
-BISECT_ID_MARK = "~"  # bisect's probe cells are named "<base>~<axis>-<version>"
-
-
-def cell_outcomes(reports: Path, with_bisect: bool = False) -> list:
-    """Every cell.json under the reports folder; an unreadable one is an error row, never dropped."""
-    root = cells_root(reports)
-    outcomes = [read_outcome_row(p) for p in sorted(root.glob(f"*/{CELL_FILE}"))]
-    if not with_bisect:
-        outcomes = [o for o in outcomes if BISECT_ID_MARK not in o.cell.id]
-    return outcomes
-
-
-def matrix_status(outcomes) -> ExitCode:
-    """Error cells (or error rows), else a change against a baseline, else success.
-
-    A cell the baseline records as expected-uninstallable ([[uninstallable]] in
-    fixtures/expectations.toml) is not an error; one that installed although so recorded is a change."""
-    rules = load_uninstallable()
-    # a cell whose job never delivered (not run, with its reason) says nothing about the bug or the kit
-    judged = [o for o in outcomes if expected_failure(o, rules) is None and o.stage != STAGE_NOT_RUN]
-    if any(o.is_error for o in judged):
-        return ExitCode.ERROR_CELLS
-    status = status_for_results(r for o in judged for r in o.results)
-    if any(unexpectedly_installed(o, rules) is not None for o in outcomes):
-        status = worst(status, ExitCode.CHANGED)
-    return status
-
-
-def parse_not_run(items: Sequence[str]) -> list[tuple[str, str]]:
-    """'ID=REASON' -> (id, reason); a clear usage error otherwise. Pure."""
-    out = []
-    for item in items:
-        cell_id, sep, reason = item.partition("=")
-        if not sep or not cell_id.strip() or not reason.strip():
-            raise UsageError(f"--not-run {item!r}: expected CELL_ID=REASON")
-        out.append((cell_id.strip(), reason.strip()))
-    return out
-
-
-def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = (), compat: Path | None = None,
-           not_run: Sequence[tuple[str, str]] = ()) -> int:
-    """Merge cells into the writers' outputs (compat.md/json, the dashboard, the merged JUnit), keep the history.
-
-    Without sources: every cell on disk under reports/matrix/cells. With sources (`--from`): the
-    cell folders and archives named, from any number of hosts (pcgkit/report/sources.py), staged
-    under reports/matrix/merged; unreadable or foreign inputs become error rows with the reason.
-    With compat: render that compat.json (schema /1 or /2) instead of cells.
-    Bisection's probe cells live beside the matrix cells (so each reuses the other's results) but
-    stay out of the report unless asked: the report is the matrix's table, `pcgkit bisect` prints its own.
-    Written under signals.deferred(): a stop signal arriving now takes effect once the files are done.
-    Returns the matrix status (pcgkit.errors.EXIT_CODES).
-    """
-    atomic.check_writable_dir(reports)
-    outcomes: list = []
-    bad_inputs: list[str] = []
-    notes: list[str] = []
-    disagreements: list = []
-    root = cells_root(reports)
-    if compat is not None:
-        typed = _read_compat(compat)
-    else:
-        if sources:
-            loaded = load_sources(sources, reports / "matrix" / "merged")
-            root = reports / "matrix" / "merged" / "cells"
-        else:
-            if not root.is_dir():
-                raise UsageError(f"no cells under {root}: run `pcgkit matrix` first (or pass --compat compat.json)")
-            loaded = local_rows(cell_outcomes(reports, with_bisect=True), root)
-        if not with_bisect:
-            loaded = dataclasses.replace(loaded, rows=tuple(r for r in loaded.rows if BISECT_ID_MARK not in r.cell_id))
-        if sources:
-            stage_cells(loaded.rows, root)
-        present = {r.outcome.cell.id for r in loaded.rows}
-        outcomes = [r.outcome for r in loaded.rows] + [not_run_outcome(i, why) for i, why in not_run if i not in present]
-        if not outcomes:
-            raise UsageError(f"no cells under {root}: run `pcgkit matrix` first (or pass --compat compat.json)")
-        disagreements = find_disagreements(loaded.rows)
-        typed = annotate(build_compat(outcomes), loaded, disagreements)
-        bad_inputs = [f"{s.source}: {p}" for s in loaded.sources for p in s.problems]
-        notes = list(loaded.notes)
-    with signals.deferred():
-        try:
-            typed, written = publish(typed, reports, outcomes, root)
-        except RuntimeError as exc:  # the merged JUnit failed validation: a kit bug, said loudly
-            print(f"pcgkit report: {exc}")
-            return int(ExitCode.ERROR_CELLS)
-    paths = [str(p) for name in ("markdown", "json", "dashboard", "junit", "history") for p in written.get(name, ())]
-    print(f"pcgkit report: {len(typed.cells)} cells -> " + ", ".join(paths))
-    for o in outcomes:
-        if o.stage == "read":
-            print(f"  error row {o.cell.id}: {o.reason}")
-    for ch in typed.changes:
-        print(f"  changed: {ch.cell} {ch.case}: {ch.previous} -> {ch.current}")
-    for d in disagreements:
-        print(f"  disagree: {d.describe()}")
-    for line in bad_inputs + notes:
-        print(f"  input: {line}")
-    # the same cells give the same status whatever the entry point: a compat.json's expected-uninstallable
-    # cells are not errors, exactly as matrix_status judges the cells themselves
-    status = matrix_status(outcomes) if outcomes else (
-        ExitCode.ERROR_CELLS if any(c.is_error and not c.expected for c in typed.cells)
-        or any(e.verdict == "error" for c in typed.cells if not c.expected for e in c.entries.values())
-        else ExitCode.SUCCESS)
-    return int(worst(status, ExitCode.ERROR_CELLS if bad_inputs else ExitCode.SUCCESS))
-
-
-def _read_compat(path: Path):
-    import json
-
-    from pcgkit.report.model import CompatSchemaError, from_json
-
-    try:
-        return from_json(json.loads(path.read_text()))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{path}: not a readable compat.json: {exc}") from exc
-    except CompatSchemaError as exc:
-        raise UsageError(f"{path}: {exc}") from exc
 
 
 def _cmd_matrix(args) -> int:
@@ -252,11 +127,6 @@ def lock_cells(cells: list[Cell], locks_dir: Path, jobs: int = 1) -> int:
         print(f"  lock failed: {failure}")
     print(f"pcgkit matrix --lock: {len(locked)} of {len(venv_cells)} cells locked in {locks_dir}")
     return 1 if failures else 0
-
-
-def _cmd_report(args) -> int:
-    return report(Path(args.reports), with_bisect=args.with_bisect, sources=args.sources or (),
-                  compat=Path(args.compat) if args.compat else None, not_run=parse_not_run(args.not_run or ()))
 
 
 def _axis_cell(base: Cell, axis: str, version: str, planned: list[Cell]) -> Cell:
@@ -367,12 +237,10 @@ def _common(parser) -> None:
     parser.add_argument("--envs", default=str(resources.default_envs_root()), help="where cell environments live")
     parser.add_argument("--timeout", type=positive_seconds, default=1800, help="seconds per cell, install included")
     parser.add_argument("--force", action="store_true", help="rerun cells even when a result for them exists, and rebuild their environments")
-    parser.add_argument("--backend", choices=tuple(backends.BACKENDS), default=backends.DEFAULT,
-                        help="where cells run: a uv venv each (default) or a pinned image each (docker/)")
     parser.add_argument("-m", dest="select", help="pytest marker expression passed into every cell, e.g. 'cpu_sim'")
     parser.add_argument("--require-hardware", action="append", choices=targets.HARDWARE_MARKERS,
                         help="in every cell: fail instead of skip when this hardware is missing (GPU runners)")
-    add_backend_options(parser)
+    backends.add_options(parser)
 
 
 def register(subparsers) -> None:
@@ -391,26 +259,12 @@ def register(subparsers) -> None:
     matrix.add_argument("--locks", default=str(DEFAULT_LOCKS_DIR), help="where cell locks live (default fixtures/locks/)")
     matrix.set_defaults(func=_cmd_matrix)
 
-    rep = subparsers.add_parser("report", help="merge the matrix cells into compat.md/json, index.html, JUnit",
-                             description="Merge the matrix cells under REPORTS/matrix/ into compat.md, compat.json, index.html and one JUnit file.",
-                             epilog="example:\n  %(prog)s --reports reports")
-    rep.add_argument("--reports", default="reports", help="reports folder (default: reports/)")
-    rep.add_argument("--with-bisect", action="store_true", help="include bisection's probe cells (id base~axis-version)")
-    rep.add_argument("--from", dest="sources", action="append", metavar="DIR|ARCHIVE",
-                     help="merge cell results from this folder or .tar[.gz]/.zip archive instead of reports/matrix/cells "
-                          "(repeatable; e.g. one CI artifact per cell, from many hosts)")
-    rep.add_argument("--not-run", action="append", metavar="CELL_ID=REASON",
-                     help="a planned cell whose job delivered nothing (e.g. its GPU runner was offline): shown as "
-                          "'not run' with the reason, not an error (repeatable; CI's report job passes these)")
-    rep.add_argument("--compat", help="render this compat.json (schema pcgkit.compat/1 or /2) instead of the cells on disk")
-    rep.set_defaults(func=_cmd_report)
-
     bis = subparsers.add_parser("bisect", help="find where a mode's verdict changes along one axis",
                              description="Find the release where a case's verdict (or innermost FlashInfer frame) changes along one version axis.",
                              epilog="example:\n  %(prog)s --mode mode2 --on frame --from 0.6.16 --to 0.7.0 --base fi-0.7.0")
     _common(bis)
     bis.add_argument("--mode", required=True, choices=sorted(all_modes()), help="case id (failure or fix mode)")
-    bis.add_argument("--axis", default="flashinfer-python", choices=("flashinfer-python", "torch", "sglang"))
+    bis.add_argument("--axis", default="flashinfer-python", choices=BISECTABLE_AXES)
     bis.add_argument("--from", dest="first", required=True, help="first version (oldest)")
     bis.add_argument("--to", dest="last", required=True, help="last version (newest)")
     bis.add_argument("--base", default="seed", help="cell whose other pins stay fixed (default: seed)")

@@ -18,18 +18,6 @@ from pcgkit.matrix.backends import docker_plan as plan
 from pcgkit.util import atomic
 
 
-def add_backend_options(parser) -> None:
-    group = parser.add_argument_group("docker backend (--backend docker)")
-    group.add_argument("--docker-pins", default=str(plan.DEFAULT_IMAGE_PINS), help="image pins (docker/pins.toml)")
-    group.add_argument("--gpus", choices=("auto", "all", "none"), default="auto",
-                       help="request the host's GPUs: auto = when nvidia-smi finds a driver (default)")
-    group.add_argument("--wheelhouse", help="folder of wheels the image build may use (find-links), e.g. a CPU torch")
-    group.add_argument("--docker-ca-bundle", help="CA bundle for the build stage (default: the host's)")
-    group.add_argument("--docker-memory", help="memory limit per case container, e.g. 16g")
-    group.add_argument("--docker-env", action="append", metavar="KEY=VALUE",
-                       help="environment variable for the case container (repeatable)")
-
-
 def set_digest(text: str, base: str, digest: str) -> str:
     """pins.toml with [bases.<base>]'s digest line replaced; every other line kept. Pure."""
     header = re.compile(r'^\[bases\.(?:"(?P<quoted>[^"]+)"|(?P<bare>[^\]"]+))\]\s*$')

@@ -1,12 +1,7 @@
 """The pytest plugin: markers, hardware gating, the case runner, and result recording.
 
-Outcome policy (so a CI dashboard turns red exactly when behaviour changes):
-  verdict == baseline "reproduced"  -> XFAIL  (the known bug, still there, as documented)
-  verdict == baseline "fixed"       -> PASS
-  verdict != baseline               -> FAIL   ("behaviour changed against baseline: ...")
-  error                             -> FAIL   ("pcgkit error: ...": the kit or the install broke)
-  skipped / not-applicable (as expected) -> SKIP with the reason
-The baseline is fixtures/expectations.toml.
+It assembles (top floor): a case's verdict against its baseline becomes the pytest outcome by the
+one policy in pcgkit.harness.judging; the run's summary comes from pcgkit.report.summary.
 """
 
 from __future__ import annotations
@@ -33,6 +28,7 @@ from pcgkit.harness.casekit import (
     cuda_toolkit_root,
     deadline,
 )
+from pcgkit.harness.judging import record
 from pcgkit.harness.pathevidence import PathEvidence
 from pcgkit.harness.pathrecord import TraceRecording, record_inlined_calls
 from pcgkit.harness.versions import collect_versions
@@ -236,8 +232,7 @@ class CaseRunner:
             evidence=evidence,
             nodeid=self.request.node.nodeid,
         )
-        self.request.node.user_properties.extend(result.junit_properties())
-        judge_against_baseline(result, expectation.why if expectation else "")
+        record(self.request.node, result, expectation)
         return result
 
 
@@ -271,32 +266,6 @@ def _path_evidence(device: hardware.Device, path: _RecordedPath, signature, vers
     )
 
 
-def judge_against_baseline(result: CaseResult, why: str) -> None:
-    """Map verdict vs baseline onto the pytest outcome (see the module docstring).
-
-    `why` is the baseline's own reason (fixtures/expectations.toml): a changed behaviour names it,
-    so the red cell says what the expectation was based on."""
-    verdict, expected = result.verdict, result.expected
-    where = f" [{result.device['label']}]"
-    if verdict is Verdict.ERROR:
-        pytest.fail(f"pcgkit error: {result.reason}{where}", pytrace=False)
-    if verdict is Verdict.SKIPPED:
-        pytest.skip(result.reason)
-    if expected is not None and verdict.value != expected:
-        pytest.fail(
-            f"behaviour changed against baseline: expected {expected}, got {verdict}: {result.reason}{where}"
-            + (f" (baseline: {why})" if why else ""),
-            pytrace=False,
-        )
-    if verdict is Verdict.REPRODUCED:
-        pytest.xfail(f"known bug reproduced: {result.reason}{where}")
-    if verdict is Verdict.DRIFTED and expected == verdict.value:
-        # a drift recorded in the baseline with its reason: known behaviour, not news
-        pytest.xfail(f"known drift (baseline: {why or 'recorded'}): {result.reason}{where}")
-    if verdict is Verdict.NOT_APPLICABLE:
-        pytest.skip(f"not-applicable: {result.reason}")
-    if verdict is Verdict.DRIFTED:  # no baseline covers these versions: a drift is still news
-        pytest.fail(f"drifted: {result.reason}{where}", pytrace=False)
     # FIXED: pass
 
 

@@ -1,0 +1,155 @@
+"""`pcgkit report`: merge the matrix cells (or other hosts' results, or a compat.json) into compat.md/json, index.html and one JUnit file; the matrix and bisect commands end with it."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+from pcgkit.errors import ExitCode, UsageError, status_for_results, worst
+from pcgkit.matrix.outcome import STAGE_NOT_RUN, cells_root, not_run_outcome, read_outcome_row
+from pcgkit.matrix.runner import CELL_FILE
+from pcgkit.matrix.uninstallable import expected_failure, load_uninstallable, unexpectedly_installed
+from pcgkit.report.compat import build_compat
+from pcgkit.report.sources import annotate, find_disagreements, load_sources, local_rows, stage_cells
+from pcgkit.report.writers import publish
+from pcgkit.util import atomic, signals
+
+BISECT_ID_MARK = "~"  # bisect's probe cells are named "<base>~<axis>-<version>"
+
+
+def cell_outcomes(reports: Path, with_bisect: bool = False) -> list:
+    """Every cell.json under the reports folder; an unreadable one is an error row, never dropped."""
+    root = cells_root(reports)
+    outcomes = [read_outcome_row(p) for p in sorted(root.glob(f"*/{CELL_FILE}"))]
+    if not with_bisect:
+        outcomes = [o for o in outcomes if BISECT_ID_MARK not in o.cell.id]
+    return outcomes
+
+
+def matrix_status(outcomes) -> ExitCode:
+    """Error cells (or error rows), else a change against a baseline, else success.
+
+    A cell the baseline records as expected-uninstallable ([[uninstallable]] in
+    fixtures/expectations.toml) is not an error; one that installed although so recorded is a change."""
+    rules = load_uninstallable()
+    # a cell whose job never delivered (not run, with its reason) says nothing about the bug or the kit
+    judged = [o for o in outcomes if expected_failure(o, rules) is None and o.stage != STAGE_NOT_RUN]
+    if any(o.is_error for o in judged):
+        return ExitCode.ERROR_CELLS
+    status = status_for_results(r for o in judged for r in o.results)
+    if any(unexpectedly_installed(o, rules) is not None for o in outcomes):
+        status = worst(status, ExitCode.CHANGED)
+    return status
+
+
+def parse_not_run(items: Sequence[str]) -> list[tuple[str, str]]:
+    """'ID=REASON' -> (id, reason); a clear usage error otherwise. Pure."""
+    out = []
+    for item in items:
+        cell_id, sep, reason = item.partition("=")
+        if not sep or not cell_id.strip() or not reason.strip():
+            raise UsageError(f"--not-run {item!r}: expected CELL_ID=REASON")
+        out.append((cell_id.strip(), reason.strip()))
+    return out
+
+
+def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = (), compat: Path | None = None,
+           not_run: Sequence[tuple[str, str]] = ()) -> int:
+    """Merge cells into the writers' outputs (compat.md/json, the dashboard, the merged JUnit), keep the history.
+
+    Without sources: every cell on disk under reports/matrix/cells. With sources (`--from`): the
+    cell folders and archives named, from any number of hosts (pcgkit/report/sources.py), staged
+    under reports/matrix/merged; unreadable or foreign inputs become error rows with the reason.
+    With compat: render that compat.json (schema /1 or /2) instead of cells.
+    Bisection's probe cells live beside the matrix cells (so each reuses the other's results) but
+    stay out of the report unless asked: the report is the matrix's table, `pcgkit bisect` prints its own.
+    Written under signals.deferred(): a stop signal arriving now takes effect once the files are done.
+    Returns the matrix status (pcgkit.errors.EXIT_CODES).
+    """
+    atomic.check_writable_dir(reports)
+    outcomes: list = []
+    bad_inputs: list[str] = []
+    notes: list[str] = []
+    disagreements: list = []
+    root = cells_root(reports)
+    if compat is not None:
+        typed = _read_compat(compat)
+    else:
+        if sources:
+            loaded = load_sources(sources, reports / "matrix" / "merged")
+            root = reports / "matrix" / "merged" / "cells"
+        else:
+            if not root.is_dir():
+                raise UsageError(f"no cells under {root}: run `pcgkit matrix` first (or pass --compat compat.json)")
+            loaded = local_rows(cell_outcomes(reports, with_bisect=True), root)
+        if not with_bisect:
+            loaded = dataclasses.replace(loaded, rows=tuple(r for r in loaded.rows if BISECT_ID_MARK not in r.cell_id))
+        if sources:
+            stage_cells(loaded.rows, root)
+        present = {r.outcome.cell.id for r in loaded.rows}
+        outcomes = [r.outcome for r in loaded.rows] + [not_run_outcome(i, why) for i, why in not_run if i not in present]
+        if not outcomes:
+            raise UsageError(f"no cells under {root}: run `pcgkit matrix` first (or pass --compat compat.json)")
+        disagreements = find_disagreements(loaded.rows)
+        typed = annotate(build_compat(outcomes), loaded, disagreements)
+        bad_inputs = [f"{s.source}: {p}" for s in loaded.sources for p in s.problems]
+        notes = list(loaded.notes)
+    with signals.deferred():
+        try:
+            typed, written = publish(typed, reports, outcomes, root)
+        except RuntimeError as exc:  # the merged JUnit failed validation: a kit bug, said loudly
+            print(f"pcgkit report: {exc}")
+            return int(ExitCode.ERROR_CELLS)
+    paths = [str(p) for name in ("markdown", "json", "dashboard", "junit", "history") for p in written.get(name, ())]
+    print(f"pcgkit report: {len(typed.cells)} cells -> " + ", ".join(paths))
+    for o in outcomes:
+        if o.stage == "read":
+            print(f"  error row {o.cell.id}: {o.reason}")
+    for ch in typed.changes:
+        print(f"  changed: {ch.cell} {ch.case}: {ch.previous} -> {ch.current}")
+    for d in disagreements:
+        print(f"  disagree: {d.describe()}")
+    for line in bad_inputs + notes:
+        print(f"  input: {line}")
+    # the same cells give the same status whatever the entry point: a compat.json's expected-uninstallable
+    # cells are not errors, exactly as matrix_status judges the cells themselves
+    status = matrix_status(outcomes) if outcomes else (
+        ExitCode.ERROR_CELLS if any(c.is_error and not c.expected for c in typed.cells)
+        or any(e.verdict == "error" for c in typed.cells if not c.expected for e in c.entries.values())
+        else ExitCode.SUCCESS)
+    return int(worst(status, ExitCode.ERROR_CELLS if bad_inputs else ExitCode.SUCCESS))
+
+
+def _read_compat(path: Path):
+    import json
+
+    from pcgkit.report.model import CompatSchemaError, from_json
+
+    try:
+        return from_json(json.loads(path.read_text()))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: not a readable compat.json: {exc}") from exc
+    except CompatSchemaError as exc:
+        raise UsageError(f"{path}: {exc}") from exc
+
+
+def _cmd_report(args) -> int:
+    return report(Path(args.reports), with_bisect=args.with_bisect, sources=args.sources or (),
+                  compat=Path(args.compat) if args.compat else None, not_run=parse_not_run(args.not_run or ()))
+
+
+def register(subparsers) -> None:
+    rep = subparsers.add_parser("report", help="merge the matrix cells into compat.md/json, index.html, JUnit",
+                             description="Merge the matrix cells under REPORTS/matrix/ into compat.md, compat.json, index.html and one JUnit file.",
+                             epilog="example:\n  %(prog)s --reports reports")
+    rep.add_argument("--reports", default="reports", help="reports folder (default: reports/)")
+    rep.add_argument("--with-bisect", action="store_true", help="include bisection's probe cells (id base~axis-version)")
+    rep.add_argument("--from", dest="sources", action="append", metavar="DIR|ARCHIVE",
+                     help="merge cell results from this folder or .tar[.gz]/.zip archive instead of reports/matrix/cells "
+                          "(repeatable; e.g. one CI artifact per cell, from many hosts)")
+    rep.add_argument("--not-run", action="append", metavar="CELL_ID=REASON",
+                     help="a planned cell whose job delivered nothing (e.g. its GPU runner was offline): shown as "
+                          "'not run' with the reason, not an error (repeatable; CI's report job passes these)")
+    rep.add_argument("--compat", help="render this compat.json (schema pcgkit.compat/1 or /2) instead of the cells on disk")
+    rep.set_defaults(func=_cmd_report)

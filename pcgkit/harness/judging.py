@@ -1,0 +1,53 @@
+"""Recording a case result, written once: every case (catalog case, sweep, e2e) is recorded and judged here.
+
+Outcome policy (so a CI dashboard turns red exactly when behaviour changes):
+  verdict == baseline "reproduced"  -> XFAIL  (the known bug, still there, as documented)
+  verdict == baseline "fixed"       -> PASS
+  verdict != baseline               -> FAIL   ("behaviour changed against baseline: ...")
+  error                             -> FAIL   ("pcgkit error: ...": the kit or the install broke)
+  skipped / not-applicable (as expected) -> SKIP with the reason
+The baseline is fixtures/expectations.toml.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pcgkit.values.verdict import Verdict
+from pcgkit.verdicts.expectations import Expectation
+from pcgkit.verdicts.result import CaseResult
+
+
+def judge_against_baseline(result: CaseResult, why: str) -> None:
+    """Map verdict vs baseline onto the pytest outcome (see the module docstring).
+
+    `why` is the baseline's own reason (fixtures/expectations.toml): a changed behaviour names it,
+    so the red cell says what the expectation was based on."""
+    verdict, expected = result.verdict, result.expected
+    where = f" [{result.device['label']}]"
+    if verdict is Verdict.ERROR:
+        pytest.fail(f"pcgkit error: {result.reason}{where}", pytrace=False)
+    if verdict is Verdict.SKIPPED:
+        pytest.skip(result.reason)
+    if expected is not None and verdict.value != expected:
+        pytest.fail(
+            f"behaviour changed against baseline: expected {expected}, got {verdict}: {result.reason}{where}"
+            + (f" (baseline: {why})" if why else ""),
+            pytrace=False,
+        )
+    if verdict is Verdict.REPRODUCED:
+        pytest.xfail(f"known bug reproduced: {result.reason}{where}")
+    if verdict is Verdict.DRIFTED and expected == verdict.value:
+        # a drift recorded in the baseline with its reason: known behaviour, not news
+        pytest.xfail(f"known drift (baseline: {why or 'recorded'}): {result.reason}{where}")
+    if verdict is Verdict.NOT_APPLICABLE:
+        pytest.skip(f"not-applicable: {result.reason}")
+    if verdict is Verdict.DRIFTED:  # no baseline covers these versions: a drift is still news
+        pytest.fail(f"drifted: {result.reason}{where}", pytrace=False)
+
+
+def record(node: pytest.Item, result: CaseResult, expectation: Expectation | None) -> None:
+    """Record a case's result on its test: the JUnit properties the reports read, then the pytest
+    outcome judged against the baseline it was compared with (`result.expected`, `expectation.why`)."""
+    node.user_properties.extend(result.junit_properties())
+    judge_against_baseline(result, expectation.why if expectation else "")
