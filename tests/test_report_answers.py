@@ -10,9 +10,9 @@ from pcgkit.report.compat import build_compat
 from pcgkit.report.history import RunSummary
 from pcgkit.report.markdown import CELL_DETAILS_FILE, GITHUB_BODY_LIMIT
 from pcgkit.report.writers import publish
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.modes import MODES
 from pcgkit.verdicts.result import CaseResult
-from pcgkit.values.verdict import Verdict
 
 
 def outcome(cell: Cell, mode1: Verdict, log: str = "") -> CellOutcome:
@@ -68,3 +68,19 @@ def test_step_summary_has_the_grid_and_the_flips_and_flips_md_only_when_somethin
             assert "## Verdict grid" in summary and "`seed` mode1: reproduced → fixed" in summary
             assert "`seed` mode1: reproduced → fixed" in (tmp_path / "flips.md").read_text()
     assert (tmp_path / "flips.md").read_text() == "" and "No verdict changed." in (tmp_path / "step-summary.md").read_text()
+
+
+def test_run_summary_folds_skipped_rows_into_one_line_per_target():
+    """summary.md: verdict rows only; the skipped cases of a target are one line with the reason, not a row each."""
+    from pcgkit.report.summary import markdown_summary
+
+    def result(mode: str, variant: str, verdict: Verdict) -> CaseResult:
+        return CaseResult(mode, variant, verdict, "requires SM120; found no CUDA device" if verdict is Verdict.SKIPPED else "r",
+                          {"label": "sim", "simulated": variant == "sim-sm120"}, {}, 1.0)
+
+    results = [result(m, v, Verdict.SKIPPED if v != "sim-sm120" else Verdict.REPRODUCED)
+               for m in ("mode1", "mode2", "mode3") for v in ("sim-sm120", "sm120", "gpu")]
+    text = markdown_summary(results, {"versions": {}})
+    rows = [ln for ln in text.splitlines() if ln.startswith("| mode") and "| target |" not in ln]
+    assert len(rows) == 3 and all("sim-sm120" in r for r in rows)
+    assert "- sm120: 3 cases (mode1, mode2, mode3): requires SM120; found no CUDA device" in text

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pcgkit.matrix.cells import Cell
 from pcgkit.commands.report import report
+from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, RAN, CellOutcome, write_outcome
 from pcgkit.matrix.runner import CELL_FILE
 from pcgkit.values.verdict import Verdict

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import argparse
-
 import datetime as _dt
 import json
 import shutil
 from pathlib import Path
 
-from pcgkit.util.argtypes import deprecated_alias
 from pcgkit.e2e.checkpoint import FORMATS, NVFP4, TinyLlamaShape, write_checkpoint
 from pcgkit.e2e.payload import SPEC_PATH, build, load_spec
 from pcgkit.e2e.validate import DEFAULT_OUT, _version_key, default_matrix_versions, run_validation, summarize
 from pcgkit.errors import EnvironmentSetupError, UsageError
 from pcgkit.util import atomic, proc
+from pcgkit.util.argtypes import deprecated_alias
 from pcgkit.util.interpreters import find_python
 
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-
 import sys
 from pathlib import Path
 
-from pcgkit.util.argtypes import deprecated_alias
 from pcgkit import catalog
 from pcgkit.bugreport.repro import pins_for_cell, pins_from_file, plan_export, write_export
 from pcgkit.errors import UsageError
+from pcgkit.util.argtypes import deprecated_alias
 
 
 def _cmd_repro(args) -> int:
