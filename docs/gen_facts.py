@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
-import json
 import re
 import sys
 from collections.abc import Callable
@@ -31,17 +30,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere: the checkout's pcgkit, not an installed one
     sys.path.insert(0, str(ROOT))
 
-from pcgkit import (  # noqa: E402
-    catalog,  # noqa: E402
-    errors,
-    resources,
-)
+from pcgkit import advice, catalog, errors  # noqa: E402
+from pcgkit.advice import summary  # noqa: E402
 from pcgkit.sglang import facts as sglang_facts  # noqa: E402
 from pcgkit.values import targets  # noqa: E402
 
 E2E_LOGS = ROOT / "tests" / "data" / "e2e_logs"
-VALIDATION = "sglang_launch_validation.json"
-UPSTREAM = "upstream.toml"
 CLI = "bin/pcgkit"  # the one spelling of the command in the docs (see README "Conventions")
 
 _BLOCK = re.compile(r"(<!-- generated:(?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- /generated:(?P=name) -->)", re.S)
@@ -94,66 +88,40 @@ def _code(text: str) -> str:
     return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
-# --- the switch per release ---------------------------------------------------------------------
+# --- the switch per release, where it is fixed, the cost, upstream states (all from pcgkit.advice) ------
 
 # The wording and the merge live in pcgkit.sglang.facts (compat.md's SGLang section uses them too).
 SwitchRow = sglang_facts.SwitchRow
 
 
-def switch_rows(validation: dict) -> list[SwitchRow]:
-    """Consecutive releases with the same switch, merged into one row (releases in file order). Pure."""
-    return sglang_facts.switch_rows(sglang_facts.flags_from_validation(validation))
+def switch_rows(evidence: advice.Evidence) -> list[SwitchRow]:
+    """Consecutive releases with the same switch, merged into one row; every release in range was read. Pure."""
+    return sglang_facts.switch_rows(r.flags for r in evidence.releases)
 
 
 def _span(releases: tuple[str, ...]) -> str:
     return releases[0] if len(releases) == 1 else f"{releases[0]} – {releases[-1]}"
 
 
-# --- fixed-in releases and the cost of the workaround (fixtures/upstream.toml, pcgkit.upstream/1) ----
-
-_SCOPE = {
-    "sglang-path": "SGLang's own call is traceable",
-    "op-only": "only the new op is traceable; the public `flashinfer.fp4_quantize` still is not",
-}
+def statement_lines(statements) -> list[str]:
+    """One line per statement, its sources and dates in brackets. Pure."""
+    return [f"{s.text} [{summary.cite_short(s)}]" for s in statements]
 
 
-def _link_text(link: dict) -> str:
-    """`flashinfer#2999` for an id like flashinfer-2999; the title otherwise. Pure."""
-    match = re.fullmatch(r"(.+)-(\d+)", link.get("id", ""))
-    return f"{match.group(1)}#{match.group(2)}" if match else link.get("title") or link.get("id", "link")
+def fixed_in_lines(evidence: advice.Evidence) -> list[str]:
+    """Where the case that matters to each project's users is measured fixed (pcgkit.advice.summary). Pure."""
+    return statement_lines(summary.where_fixed(evidence)) or ["No measured cell in the kit's matrix snapshot yet."]
 
 
-def _links(upstream: dict, ids: list[str]) -> str:
-    by_id = {link["id"]: link for link in upstream.get("link", [])}
-    found = [by_id[i] for i in ids if i in by_id]
-    return "".join(f" ([{_link_text(link)}]({link['url']}))" for link in found)
+def cost_line(evidence: advice.Evidence) -> str:
+    """What turning piecewise off costs: the kit's measurement, or 'not measured' with upstream quotes. Pure."""
+    cost = advice.cost_statement(evidence)
+    return statement_lines([cost])[0] if cost else ""
 
 
-def fixed_in_lines(upstream: dict | None) -> list[str]:
-    """One line per `[[fixed_in]]` of fixtures/upstream.toml: package, release, what, links. Pure."""
-    if not upstream or not upstream.get("fixed_in"):
-        return ["No fixed release is recorded in the kit's data yet (`fixtures/upstream.toml`)."]
-    return [f"{fix['package']} **{fix['version']}**: {fix['what']}{_links(upstream, fix.get('links', []))}"
-            for fix in upstream["fixed_in"]]
-
-
-def cost_line(upstream: dict | None) -> str:
-    """What turning piecewise off costs, as upstream states it (`[piecewise_off]`), or "". Pure."""
-    off = (upstream or {}).get("piecewise_off") or {}
-    if not off.get("cost"):
-        return ""
-    note = f"; {off['note']}" if off.get("note") else ""
-    return f"Cost of running without them: {off['cost']}{_links(upstream or {}, off.get('links', []))}{note}."
-
-
-def known_threads(upstream: dict | None) -> list[str]:
-    """The upstream issues, PRs and write-ups the data file cites, one line each. Pure."""
-    return [f"[{_link_text(link)}]({link['url']}): {link.get('title', '')}" for link in (upstream or {}).get("link", [])]
-
-
-def upstream_data() -> dict | None:
-    path = resources.fixture(UPSTREAM)
-    return tomllib.loads(path.read_text()) if path.is_file() else None
+def known_threads(evidence: advice.Evidence) -> list[str]:
+    """The upstream issues and PRs the kit cites, each with its state as read and the date. Pure."""
+    return [s.text for s in summary.upstream_states(evidence)]
 
 
 # --- renderers ----------------------------------------------------------------------------------
@@ -177,22 +145,23 @@ def render_bug_box(found: list[ErrorString], warnings: list[str], rows: list[Swi
     out += [">", f"> First command: `{CLI} triage server.log` (which failure, your versions, what to do).", ">",
             "> | SGLang | piecewise CUDA graphs | to run without them |", "> |---|---|---|"]
     out += [f"> | {_span(r.releases)} | {r.default} | {r.turn_off} |" for r in rows]
-    out += [">", f"> Read from each release's own argument parser ({generated}).{' ' + cost if cost else ''}",
-            ">", "> Fixed in:"]
+    out += [">", f"> Every release in range read from its own wheel ({generated}).", ">",
+            "> Where it is fixed, measured (a range covers only the releases run as themselves):"]
     out += [f"> - {line}" for line in fixed]
+    out += [">", f"> {cost}"] if cost else []
     return "\n".join(out) + "\n"
 
 
 def render_bug_facts(rows: list[SwitchRow], fixed: list[str], generated: str, cost: str = "",
                      threads: tuple[str, ...] = ()) -> str:
     """The per-release table in full (every release the kit read), fixes and threads, for the user's page. Pure."""
-    out = [f"Read by `{CLI} e2e validate-launch` from each release's own parser ({generated}):", "",
+    out = [f"Read by `{CLI} advice read-releases` from each release's own wheel ({generated}):", "",
            "| SGLang releases read | piecewise CUDA graphs | to run without them |", "|---|---|---|"]
     out += [f"| {', '.join(r.releases)} | {r.default} | {r.turn_off} |" for r in rows]
     out += ["", cost] if cost else []
-    out += ["", "Fixed in:", ""] + [f"- {line}" for line in fixed]
+    out += ["", "Where it is fixed, measured:", ""] + [f"- {line}" for line in fixed]
     if threads:
-        out += ["", "Upstream threads about this bug:", ""] + [f"- {line}" for line in threads]
+        out += ["", "Upstream threads about this bug (state as read, with the date):", ""] + [f"- {line}" for line in threads]
     return "\n".join(out) + "\n"
 
 
@@ -282,11 +251,10 @@ def render_catalog(entries) -> str:
 
 def blocks() -> dict[str, dict[str, Callable[[], str]]]:
     """File (relative to the checkout) -> block name -> renderer."""
-    validation = json.loads(resources.fixture(VALIDATION).read_text())
-    generated = f"`fixtures/{VALIDATION}`, {validation.get('generated', 'undated')}"
-    rows = switch_rows(validation)
-    upstream = upstream_data()
-    fixed, cost, threads = fixed_in_lines(upstream), cost_line(upstream), tuple(known_threads(upstream))
+    evidence = advice.load_evidence()
+    generated = f"`{evidence.releases_source}`, read {max((r.read_on for r in evidence.releases), default='never')}"
+    rows = switch_rows(evidence)
+    fixed, cost, threads = fixed_in_lines(evidence), cost_line(evidence), tuple(known_threads(evidence))
     found, warnings = error_strings(seed_logs())
     bug_facts = {"error-strings": lambda: "\n".join(render_error_list(found, warnings)) + "\n",
                  "bug-facts": lambda: render_bug_facts(rows, fixed, generated, cost, threads)}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import json
 import re
 import shutil
 import subprocess
@@ -13,12 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit import resources
 from pcgkit.cli import build_parser
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import RAN, CellOutcome
 from pcgkit.report.compat import mode_entry
-from pcgkit.sglang.facts import ON_BY_DEFAULT, PiecewiseFlags
+from pcgkit.sglang.facts import ON_BY_DEFAULT
 from pcgkit.values import targets
 from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult
@@ -56,47 +54,52 @@ def test_generated_blocks_match_the_data():
     assert _gen_facts().stale() == []
 
 
-def test_readme_box_gives_each_releases_switch_from_the_validation_data():
-    """For every release the kit read, the README box names the switch its own parser has."""
+def test_readme_box_gives_each_releases_switch_from_its_wheel():
+    """For every SGLang release in range, the README box names the switch its own wheel's parser has."""
+    from pcgkit.advice import load_evidence
+
     box = README.read_text().split("<!-- generated:have-this-bug -->")[1].split("<!-- /generated:have-this-bug -->")[0]
-    validation = json.loads(resources.fixture("sglang_launch_validation.json").read_text())
-    for result in validation["results"]:
-        flags = PiecewiseFlags.from_dict(result["probe"]["flags"])
+    for release in load_evidence().releases:
+        flags = release.flags
         expected = flags.disable if flags.default_state == ON_BY_DEFAULT else flags.enable
         if expected:
-            assert f"`{expected}`" in box, (result["sglang"], expected)
+            assert f"`{expected}`" in box, (release.sglang, expected)
     assert "bin/pcgkit triage" in box
     assert "_thread.allocate_lock" in box and "torch.compiler.disable()" in box
 
 
-def test_box_lists_every_fixed_release_in_the_upstream_data():
-    """Each [[fixed_in]] of fixtures/upstream.toml (package, version, link) is in the README box; none: it says so."""
-    gen = _gen_facts()
-    upstream = gen.upstream_data()
-    box = README.read_text().split("<!-- generated:have-this-bug -->")[1]
-    fixes = (upstream or {}).get("fixed_in", [])
-    for fix in fixes:
-        assert f"{fix['package']} **{fix['version']}**" in box
-    if not fixes:
-        assert "No fixed release is recorded" in box
+def test_box_states_where_it_is_fixed_from_the_advice_model():
+    """The README box carries the advice model's where-fixed statements, each with its dated sources; no folklore."""
+    from pcgkit.advice import load_evidence
+    from pcgkit.advice.summary import where_fixed
+
+    box = README.read_text().split("<!-- generated:have-this-bug -->")[1].split("<!-- /generated:have-this-bug -->")[0]
+    statements = where_fixed(load_evidence())
+    assert statements
+    for statement in statements:
+        assert statement.text in box
+    assert "2-3x" not in box and "not measured by the kit" in box
 
 
-def test_upstream_renderer_reads_the_triage_schema():
-    """fixed-in lines, the cost line and threads follow pcgkit.upstream/1 (links resolved by id)."""
+def test_upstream_renderers_follow_the_evidence():
+    """fixed-in lines, the cost line and the threads are the advice model's statements over the evidence given."""
+    from pcgkit.advice.values import Evidence, Measurement, UpstreamRead, Versions
+
     gen = _gen_facts()
-    upstream = {
-        "schema": "pcgkit.upstream/1",
-        "link": [{"id": "flashinfer-3081", "url": "https://github.com/flashinfer-ai/flashinfer/pull/3081",
-                  "kind": "pull", "title": "custom op"}],
-        "fixed_in": [{"package": "flashinfer-python", "version": "0.6.12", "what": "a torch op", "scope": "op-only",
-                      "links": ["flashinfer-3081", "unknown-id"]}],
-        "piecewise_off": {"cost": "slower decode", "links": ["flashinfer-3081"]},
-    }
-    assert gen.fixed_in_lines(upstream) == [
-        "flashinfer-python **0.6.12**: a torch op ([flashinfer#3081](https://github.com/flashinfer-ai/flashinfer/pull/3081))"]
-    assert gen.cost_line(upstream).startswith("Cost of running without them: slower decode ([flashinfer#3081](")
-    assert gen.known_threads(upstream) == ["[flashinfer#3081](https://github.com/flashinfer-ai/flashinfer/pull/3081): custom op"]
-    assert gen.fixed_in_lines(None) == ["No fixed release is recorded in the kit's data yet (`fixtures/upstream.toml`)."]
+    read = UpstreamRead("flashinfer-3081", "flashinfer", "pr", 3081, "https://github.com/flashinfer-ai/flashinfer/pull/3081",
+                        "custom op", "merged", "2026-12-01", "api", closed_at="2026-05-22", first_release="0.6.12")
+    cells = tuple(Measurement(f"fi-{v}", case, verdict, "sm120", True, Versions(None, v, "2.11.0"), "2026-11-29", "snap")
+                  for v, case, verdict in (("0.6.3", "mode1", "reproduced"), ("0.6.12", "mode1", "reproduced"),
+                                           ("0.6.12", "fix-upstream-op", "fixed")))
+    evidence = Evidence(cells, (read,))
+    [line] = gen.fixed_in_lines(evidence)
+    assert "untraceable on every measured release (0.6.3 through 0.6.12)" in line and "traces from 0.6.12" in line
+    assert "flashinfer#3081 as of 2026-12-01" in line and line.endswith("simulated]")
+    assert gen.cost_line(evidence) == ""
+    assert gen.known_threads(evidence) == [
+        "[flashinfer#3081](https://github.com/flashinfer-ai/flashinfer/pull/3081) custom op: merged 2026-05-22, "
+        "first released in 0.6.12 (as of 2026-12-01)"]
+    assert gen.fixed_in_lines(Evidence()) == ["No measured cell in the kit's matrix snapshot yet."]
 
 
 def test_stale_block_is_reported(tmp_path, monkeypatch):

@@ -10,6 +10,7 @@ import pytest
 import tomllib
 
 from pcgkit import resources
+from pcgkit.advice import load_evidence
 from pcgkit.errors import UsageError
 from pcgkit.report import attribution as attr
 from pcgkit.report.history import HISTORY_FILE, RunSummary, load_history, timelines
@@ -113,35 +114,36 @@ def shipped() -> dict:
 
 
 def test_shipped_upstream_file_parses_with_every_project_and_https_links():
-    """fixtures/upstream.toml loads: the three projects, links all https with a known state."""
+    """fixtures/upstream.toml loads: the three projects, links all https, each state read on a date."""
     facts = load_upstream()
     assert {p.id for p in facts.projects} == {"sglang", "flashinfer", "pytorch"}
-    assert facts.links and all(link.url.startswith("https://") for link in facts.links)
-    assert facts.switches  # derived from the validated releases' parsers, not from the TOML
+    assert facts.links and all(link.url.startswith("https://") and link.as_of for link in facts.links)
+    assert facts.switches  # derived from every release's wheel, not from the TOML
     on = next(s for s in facts.switches if s.default == "on by default")
     assert "0.5.12" in on.releases and on.turn_off == "pass `--disable-piecewise-cuda-graph`"
 
 
-def test_a_hand_typed_switch_table_is_refused():
-    """[[switch]] in upstream.toml is an error naming the validation file the switches come from."""
-    data = {**shipped(), "switch": [{"sglang": ">=0.5.8", "state": "on", "launch": "x"}]}
-    with pytest.raises(ValueError, match="sglang_launch_validation.json"):
-        parse_upstream(data, "upstream.toml")
+@pytest.mark.parametrize("section", ["switch", "fixed_in", "piecewise_off"])
+def test_hand_typed_sections_are_refused(section: str):
+    """[[switch]], [[fixed_in]] and [piecewise_off] (hand-typed prose of schema 1) are errors naming where the fact lives now."""
+    data = {**shipped(), section: [{"x": 1}]}
+    with pytest.raises(ValueError, match="is not part of pcgkit.upstream/2: it comes from"):
+        parse_upstream(data, load_evidence(), "upstream.toml")
 
 
 @pytest.mark.parametrize(("table", "change", "named"), [
-    ("link", {"colour": "red"}, "[[link]] 0: missing [], unknown ['colour']"),
-    ("link", {"kind": "tweet"}, "kind 'tweet'"),
-    ("link", {"state": "wontfix"}, "state 'wontfix'"),
-    ("link", {"url": "http://example.com/x"}, "'http://example.com/x'"),
-    ("link", {"project": "vllm"}, "project 'vllm'"),
-], ids=["unknown-key", "bad-kind", "bad-state", "bad-url", "bad-project"])
+    ("link", {"colour": "red"}, "[[link]] 0: keys id, cases, relation only"),
+    ("link", {"state": "closed"}, "[[link]] 0: keys id, cases, relation only"),
+    ("link", {"id": "flashinfer-1"}, "'flashinfer-1': no dated read"),
+    ("workaround", {"project": "vllm"}, "project 'vllm'"),
+    ("workaround", {"cases": []}, "names no case that measures it"),
+], ids=["unknown-key", "hand-typed-state", "no-read", "bad-project", "unmeasured-workaround"])
 def test_a_bad_upstream_entry_is_one_value_error_naming_it(table: str, change: dict, named: str):
     """Each kind of bad entry raises one ValueError whose message names the entry and the bad value."""
     data = shipped()
     data[table][0] = {**data[table][0], **change}
     with pytest.raises(ValueError) as caught:
-        parse_upstream(data, "upstream.toml")
+        parse_upstream(data, load_evidence(), "upstream.toml")
     assert named in str(caught.value) and str(caught.value).startswith("upstream.toml")
     assert "\n" not in str(caught.value)
 

@@ -10,14 +10,15 @@ import pytest
 import tomllib
 
 from pcgkit.cli import main
-from pcgkit.commands.triage import triage_text
+from pcgkit.commands.triage import catalog_view, triage_text
 from pcgkit.triage.advice import load_data
 from pcgkit.triage.corpus import false_known_bug, load_corpus
 from pcgkit.triage.diagnose import Kind, diagnose
 from pcgkit.values.signature import read_log
 
 CORPUS = Path(__file__).resolve().parent / "data" / "triage_logs"
-SCORED = load_corpus(CORPUS)
+VIEW = catalog_view()
+SCORED = load_corpus(CORPUS, VIEW.modes)
 
 
 @pytest.mark.parametrize("scored", SCORED, ids=[s.file for s in SCORED])
@@ -59,28 +60,30 @@ def test_earliest_failure_wins_over_later_noise():
            "torch._dynamo.exc.Unsupported: Attempted to call function marked as skipped\n"
            "from user code:\n"
            '  File "/x/site-packages/flashinfer/quantization/fp4_quantization.py", line 700, in fp4_quantize\n')
-    diagnosis = diagnose(read_log(log))
+    diagnosis = diagnose(read_log(log), VIEW.modes)
     assert diagnosis.kind is Kind.OTHER_FAILURE and "out of memory" in diagnosis.summary
 
 
 def test_frames_only_paste_says_what_is_missing():
     """A known-bug call made on frames alone says so in `missing` and is not high confidence."""
     text = (CORPUS / "03_dgxarley_glm47_spark_sigquit_nvcc.log").read_text()
-    diagnosis = diagnose(read_log(text))
+    diagnosis = diagnose(read_log(text), VIEW.modes)
     assert diagnosis.kind is Kind.KNOWN_BUG and diagnosis.mode == "mode1"
     assert "matched on frames; no exception line" in diagnosis.missing and diagnosis.confidence != "high"
     assert any(e.why == "innermost FlashInfer frame" and e.line == 19 for e in diagnosis.evidence)
 
 
 def test_advice_comes_from_the_kit_data():
-    """Advice names the release's own switch, the fixed-in releases with links and the matrix snapshot's date."""
-    text = "sglang==0.5.10.post1 flashinfer_python==0.6.7.post3\n" + (CORPUS / "04_dgxarley_glm47_spark_posix_stat.log").read_text()
-    result = triage_text(text, "x", load_data())
+    """Advice names the release's own switch, the advice model's upgrade for the log's SGLang (not FlashInfer) and the matrix snapshot."""
+    text = ("sglang==0.5.10.post1 flashinfer_python==0.6.7.post3\nCurrent capability: 121\n"
+            + (CORPUS / "04_dgxarley_glm47_spark_posix_stat.log").read_text())
+    result = triage_text(text, "x", load_data(), VIEW)
     assert result.advice is not None
     assert "--disable-piecewise-cuda-graph" in result.advice.workaround[0]
-    assert any("0.6.12" in f and "pull/3081" in f for f in result.advice.fixed_in)
+    assert any(f.startswith("Upgrade SGLang to 0.5.12") and "sglang#23745" in f for f in result.advice.fixed_in)
+    assert any("Upgrading FlashInfer alone does not reach it" in f for f in result.advice.fixed_in)
     assert any("sglang-0.5.10.post1" in m and "simulated" in m for m in result.advice.matrix)
-    assert not triage_text("all good\n", "y", load_data()).advice
+    assert not triage_text("all good\n", "y", load_data(), VIEW).advice
 
 
 def test_cli_json_schema_and_exit_codes(tmp_path, capsys):
@@ -102,6 +105,6 @@ def test_a_large_log_triages_fast():
     filler = (CORPUS / "30_h200_sglang0512_control_bf16_healthy.log").read_text()
     text = filler * (2 * 1024 * 1024 // len(filler)) + (CORPUS / "04_dgxarley_glm47_spark_posix_stat.log").read_text()
     start = time.perf_counter()
-    result = triage_text(text, "big", load_data())
+    result = triage_text(text, "big", load_data(), VIEW)
     assert result.diagnosis.kind is Kind.KNOWN_BUG and result.diagnosis.mode == "mode2"
     assert time.perf_counter() - start < 10

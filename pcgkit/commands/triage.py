@@ -1,7 +1,10 @@
-"""`pcgkit triage [LOG ...|-] [--json]`: read logs as pasted, print the diagnosis and what to do.
+"""`pcgkit triage [LOG ...|-] [--json] [--env ENV.json | --python ENV]`: read logs as pasted, print the
+diagnosis and what to do, personal to the user's environment when one is given.
 
-Input is read here (files, or stdin for `-` / no argument); everything after is pure
-(pcgkit.values.signature.read_log -> diagnose -> read_facts -> advise) and rendered at the end.
+The command handler: input is read here (files, stdin for `-` / no argument, the env capture); the
+case catalog is read here and handed down as values (CatalogView: the stage never imports it);
+everything after is pure (pcgkit.values.signature.read_log -> diagnose -> read_facts -> advise ->
+personal_answer) and rendered at the end, the personal answer first so 80x24 shows it.
 Exit 0 when every log got a diagnosis; 2, with one line, for input that cannot be read.
 """
 
@@ -13,10 +16,13 @@ import json
 import sys
 from pathlib import Path
 
+from pcgkit import catalog
 from pcgkit.errors import UsageError
-from pcgkit.triage.advice import Advice, KitData, advise, load_data, next_steps
+from pcgkit.triage.advice import Advice, CatalogView, KitData, advise, load_data, next_steps
 from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose
 from pcgkit.triage.facts import Fact, read_facts
+from pcgkit.triage.personal import Personal, personal_answer
+from pcgkit.triage.userenv import UserEnv, from_capture, from_facts, merged
 from pcgkit.values.signature import read_log
 
 SCHEMA = "pcgkit.triage/1"
@@ -33,11 +39,26 @@ class Triage:
     diagnosis: Diagnosis
     facts: tuple[Fact, ...]
     advice: Advice | None
+    next_steps: tuple[str, ...]
+    personal: Personal | None = None  # the answer for the user's own versions (--env / --python), first on screen
+    user: UserEnv | None = None
 
     def to_dict(self) -> dict:
         return {"source": self.source, "lines": self.lines, **self.diagnosis.to_dict(),
                 "facts": [f.to_dict() for f in self.facts], "advice": self.advice.to_dict() if self.advice else None,
-                "next_steps": list(self.advice.next_steps if self.advice else next_steps(self.diagnosis))}
+                "next_steps": list(self.next_steps),
+                "personal": {"environment": dataclasses.asdict(self.user), "lines": list(self.personal.lines),
+                             "sources": list(self.personal.sources), "advice": self.personal.answer}
+                if self.user and self.personal else None}
+
+
+def catalog_view() -> CatalogView:
+    """The catalog's failure modes and attempted fixes, as values for triage: the handler assembles, the stage
+    judges with whatever modes it is given (a mode added to the catalog is recognised with no triage change)."""
+    entries = catalog.CATALOG  # read at call time: the catalog as it stands (a test may extend it)
+    judged = [e for e in entries if e.family in (catalog.Family.FAILURE, catalog.Family.FIX)]
+    return CatalogView(modes=tuple(e.mode for e in judged), exportable=frozenset(e.id for e in entries if e.exportable),
+                       workarounds=tuple((e.id, e.workaround) for e in entries if e.workaround))
 
 
 def decode_log(data: bytes, source: str) -> str:
@@ -52,18 +73,31 @@ def decode_log(data: bytes, source: str) -> str:
     return text
 
 
-def triage_text(text: str, source: str, data: KitData) -> Triage:
+def triage_text(text: str, source: str, data: KitData, view: CatalogView, user: UserEnv | None = None) -> Triage:
+    """One log's triage. Pure (the catalog view, the kit's data and the user's capture come in as values)."""
     reading = read_log(text)
-    diagnosis = diagnose(reading)
+    diagnosis = diagnose(reading, view.modes)
     facts = read_facts(text)
-    return Triage(source, reading.lines, diagnosis, facts, advise(diagnosis, facts, data))
+    who = merged(user, from_facts(facts)) if user is not None else None
+    sglang = who.sglang if who is not None else None
+    advice = advise(diagnosis, facts, data, view, sglang)
+    steps = advice.next_steps if advice else next_steps(diagnosis, facts, data, view, sglang)
+    personal = personal_answer(diagnosis, who, data.evidence) if who is not None else None
+    return Triage(source, reading.lines, diagnosis, facts, advice, steps, personal, who)
 
 
 def render(t: Triage) -> str:
     d = t.diagnosis
     mode = f" ({d.mode or 'mode undetermined'})" if d.kind is Kind.KNOWN_BUG else ""
     out = [f"== {t.source} ({t.lines} lines)", f"diagnosis: {d.kind}{mode}   confidence: {d.confidence}",
-           f"  {d.summary}", f"piecewise: {d.piecewise} ({d.piecewise_reason})", "evidence:"]
+           f"  {d.summary}"]
+    out += [f"  {line}" for line in (t.personal.lines if t.personal else ())]
+    if d.kind is not Kind.NO_FAILURE and t.next_steps:
+        out += ["next steps:"] + [f"  {s}" for s in t.next_steps]
+    out += [f"piecewise: {d.piecewise} ({d.piecewise_reason})"]
+    if d.survived:
+        out.append("survived in the paste: " + ", ".join(d.survived))
+    out.append("evidence:")
     out += [f"  line {e.line}: {e.text[:160]}  [{e.why}]" for e in d.evidence] or ["  (none)"]
     if d.missing:
         out += ["missing:"] + [f"  {m}" for m in d.missing]
@@ -73,9 +107,9 @@ def render(t: Triage) -> str:
         out += ["what to do:", "  turn piecewise off:"] + [f"    {w}" for w in a.workaround]
         out += [f"    cost: {a.cost}", "  fixed in:"] + [f"    {f}" for f in a.fixed_in]
         out += ["  dead ends (measured by the kit):"] + [f"    {x}" for x in a.dead_ends]
-        out += ["  " + m for m in a.matrix] + ["  upstream: " + ", ".join(a.links)]
-    if d.kind in (Kind.KNOWN_BUG, Kind.RELATED):
-        out += ["next steps:"] + [f"  {s}" for s in (t.advice.next_steps if t.advice else next_steps(d))]
+        out += ["  " + m for m in a.matrix] + ["  upstream:"] + [f"    {link}" for link in a.links]
+    if t.personal and t.personal.sources:
+        out += ["sources of the answer above:"] + [f"  {s}" for s in t.personal.sources]
     return "\n".join(out)
 
 
@@ -94,10 +128,31 @@ def _inputs(paths: list[str]) -> list[tuple[str, bytes]]:
     return out
 
 
+def _user_env(args: argparse.Namespace) -> UserEnv | None:
+    """The user's environment: a capture file (--env) or a capture taken now in that interpreter (--python)."""
+    if args.env:
+        path = Path(args.env)
+        if not path.is_file():
+            raise UsageError(f"--env {args.env}: no such file (write one with `pcgkit env --json --out env.json`)")
+        try:
+            capture = json.loads(path.read_text())
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise UsageError(f"--env {args.env}: not a pcgkit env capture (JSON: {exc})") from exc
+        if not isinstance(capture, dict) or not str(capture.get("schema", "")).startswith("pcgkit.env/"):
+            raise UsageError(f"--env {args.env}: not a pcgkit env capture (no pcgkit.env schema)")
+        return from_capture(capture, args.env)
+    if args.python:
+        from pcgkit.util.foreign_env import capture_in
+
+        return from_capture(capture_in(args.python), f"--python {args.python}")
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     texts = [(source, decode_log(data, source)) for source, data in _inputs(args.logs)]
-    data = load_data()
-    results = [triage_text(text, source, data) for source, text in texts]
+    user = _user_env(args)
+    data, view = load_data(), catalog_view()
+    results = [triage_text(text, source, data, view, user) for source, text in texts]
     if args.json:
         print(json.dumps({"schema": SCHEMA, "logs": [r.to_dict() for r in results]}, indent=1))
     else:
@@ -110,8 +165,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "triage", help="diagnose a pasted crash log: this bug (which mode), related, another failure, or none",
         description="Diagnose a crash log as pasted: this bug (which mode), a related one, another failure, or none; "
                     "with the evidence lines and what to do.",
-        epilog="examples:\n  %(prog)s server.log\n  docker logs sglang 2>&1 | %(prog)s -\n  %(prog)s --json server.log",
+        epilog="examples:\n  %(prog)s server.log\n  %(prog)s server.log --python /path/to/venv/bin/python\n"
+               "  docker logs sglang 2>&1 | %(prog)s -\n  %(prog)s --json server.log --env env.json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("logs", nargs="*", metavar="LOG", help="log files; '-' or none reads stdin")
     parser.add_argument("--json", action="store_true", help=f"machine-readable output ({SCHEMA})")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--env", metavar="ENV.json", help="your environment (`pcgkit env --json --out env.json`): "
+                       "answers for your versions first")
+    where.add_argument("--python", metavar="ENV", help="the interpreter that crashed: capture its environment now and "
+                       "answer for its versions")
     parser.set_defaults(func=run)

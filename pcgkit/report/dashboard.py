@@ -81,6 +81,17 @@ def sidecar_script(cell_index: int, evidence: dict) -> str:
     return f"window.pcgkitEvidence({cell_index}, {json.dumps(evidence, sort_keys=True, separators=(',', ':'))});\n"
 
 
+def _advice_statements(upstream: Upstream) -> tuple:
+    """Where it is fixed, mode 2's condition and the workaround's cost, from the advice model (each sourced)."""
+    from pcgkit.advice.model import cost_statement
+    from pcgkit.advice.summary import mode2_condition, where_fixed
+
+    evidence = upstream.evidence
+    if not evidence.measurements:
+        return ()
+    return tuple(s for s in (*where_fixed(evidence), mode2_condition(evidence), cost_statement(evidence)) if s)
+
+
 def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: Upstream = EMPTY) -> Page:
     """The page and its sidecars. Pure. Every string from a run is escaped (autoescape) or set as text."""
     lines = timelines(runs) if runs else {}
@@ -119,7 +130,7 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
                                key=version_key) for a in AXIS_IDS},
         answers=[(c, describe(report.attribution[c.id])) for c in report.cases if c.id in report.attribution],
         runs=len(runs), first_run=runs[0].created if runs else report.created, sidecar_dir=SIDECAR_DIR,
-        simulation_note=SIMULATION_NOTE, links=upstream.links,
+        simulation_note=SIMULATION_NOTE, links=upstream.links, statements=_advice_statements(upstream),
         machines=sorted({r["machine"] for r in rows if r["machine"] != "-"}), expected_label=EXPECTED_LABEL,
         expected_symbol=EXPECTED_SYMBOL, disagree_symbol=DISAGREE_SYMBOL, run_dates=run_dates, verdict_of_code=next(iter(lines.values())).verdicts if lines else {},
     )

@@ -66,47 +66,73 @@ def _fix_summary(report: CompatReport, case_id: str) -> str:
     return f"works in {works} of {len(ran)} cells that judged it"
 
 
-def _cross_check(report: CompatReport, link, axis: str) -> str:
-    """Does the matrix agree with the release the data file names? Said either way."""
+def _measured_here(report: CompatReport, link, axis: str) -> str:
+    """What these cells measure for the cases a thread bears on, said either way, beside its read state."""
     seen = [(case, fixed_from(report.attribution.get(case), axis)) for case in link.cases if report.case(case)]
     if not seen:
-        return "Not measured by these cells."
-    return " ".join(
-        (f"Measured ({case}): fixed from {axis_name(axis)} {first}"
-         + (", agrees." if first == link.fixed_in else f", DISAGREES with {link.fixed_in}.")) if first else
-        f"Measured ({case}): no change to fixed along {axis_name(axis)} in these cells."
-        for case, first in seen)
+        return ""
+    parts = []
+    for case, first in seen:
+        if first is None:
+            parts.append(f"measured here ({case}): no change to fixed along {axis_name(axis)}")
+            continue
+        note = ""
+        if link.fixed_in and first != link.fixed_in:
+            note = f", DISAGREES with the read first release {link.fixed_in}"
+        elif link.kind == "issue" and link.state == "open":
+            note = ": the thread is open although the case it matches is measured fixed; ask upstream to confirm and close"
+        parts.append(f"measured here ({case}): fixed from {axis_name(axis)} {first}{note}")
+    return " " + "; ".join(parts) + "."
+
+
+def _switch_table(upstream: Upstream) -> list[str]:
+    """Every SGLang release in range, one row per run of identical switches, every release named."""
+    if not upstream.switches:
+        return []
+    lines = ["", f"**Piecewise CUDA graph switch per release** (read from each release's own wheel, "
+             f"{md_code(upstream.evidence.releases_source or 'fixtures/sglang_releases.json')}):", "",
+             "| SGLang releases | piecewise CUDA graphs | to run without them |", "|---|---|---|"]
+    return lines + [f"| {md(', '.join(s.releases))} | {md(s.default)} | {s.turn_off.replace('|', chr(92) + '|')} |"
+                    for s in upstream.switches]
+
+
+def _statement_line(statement) -> str:
+    """A statement as a bullet, its sources cited with their dates."""
+    sim = " (simulated)" if statement.simulated else ""
+    return f"- {statement.text}{sim} Sources: {'; '.join(md(s.cite()) for s in statement.sources)}."
 
 
 def render_upstream(report: CompatReport, upstream: Upstream) -> list[str]:
+    from pcgkit.advice.model import cost_statement
+    from pcgkit.advice.summary import mode2_condition, where_fixed
+
     lines: list[str] = []
     present = {c.id for c in report.cases}
+    evidence = upstream.evidence
+    fixed = where_fixed(evidence) if evidence.measurements else ()
+    if fixed:
+        lines += ["", "## Where it is fixed (the kit's matrix snapshot)", ""] + [_statement_line(s) for s in fixed]
     for project in upstream.projects:
         lines += ["", f"## {project.name}", "", f"**Where it breaks:** {md(project.breaks)}.", ""]
         lines += [ln for case in project.cases if case in present and (ln := _case_line(report, case))]
-        fixed = [link for link in upstream.links_for(project.id) if link.fixed_in]
-        still = [link for link in upstream.links_for(project.id) if not link.fixed_in]
-        if fixed:
-            lines += ["", "**Fixed by:**"]
-            for link in fixed:
-                lines.append(f"- [{link.ref}]({link.url}) ({link.state}), first in {project.name} {link.fixed_in}: "
-                             f"{md(link.title)}. {md(link.note)}. {_cross_check(report, link, project.axis)}")
-        if still:
-            lines += ["", "**Known, not fixed in any release:**"]
-            lines += [f"- [{link.ref}]({link.url}) ({link.state}): {md(link.title)}. {md(link.note)}" for link in still]
+        links = upstream.links_for(project.id)
+        if links:
+            lines += ["", "**Upstream threads** (state as read on the date shown):"]
+            lines += [f"- [{link.ref}]({link.url}) {md(link.title)}: **{md(link.state_text)}**. {md(link.relation)}."
+                      + _measured_here(report, link, project.axis) for link in links]
         workarounds = upstream.workarounds_for(project.id)
         if workarounds:
-            lines += ["", "**Workaround cost:**"]
+            lines += ["", "**Workarounds and what they cost (measured by the kit's cases):**"]
             for w in workarounds:
                 measured = "; ".join(f"{c}: {_fix_summary(report, c)}" for c in w.cases if c in present)
-                source = f" ([source]({w.url}))" if w.url else " (measured by the kit)" if measured else ""
-                lines.append(f"- {md(w.what)}: {md(w.cost)}{source}" + (f". Measured: {measured}" if measured else ""))
-        if project.id == "sglang" and upstream.switches:
-            lines += ["", "**Piecewise CUDA graph switch per release** (read from each release's own parser, "
-                      "fixtures/sglang_launch_validation.json):", "",
-                      "| SGLang | piecewise CUDA graphs | to run without them |", "|---|---|---|"]
-            lines += [f"| {md(s.releases[0] if len(s.releases) == 1 else s.releases[0] + ' – ' + s.releases[-1])} "
-                      f"| {md(s.default)} | {s.turn_off.replace('|', chr(92) + '|')} |" for s in upstream.switches]
+                lines.append(f"- {md(w.what)}: {md(w.cost)}" + (f". Measured: {measured}" if measured else ""))
+        if project.id == "flashinfer" and (mode2 := mode2_condition(evidence, report)) is not None:
+            lines += ["", "**Mode 2 (where the trace stops once get_cuda_version is patched):**", _statement_line(mode2)]
+        if project.id == "sglang":
+            lines += _switch_table(upstream)
+            cost = cost_statement(evidence)
+            if cost is not None:
+                lines += ["", "**Cost of running without piecewise CUDA graphs:**", _statement_line(cost)]
     return lines
 
 

@@ -1,5 +1,7 @@
-"""fixtures/upstream.toml as typed values: the projects, known issues/PRs, piecewise switches and
-workaround costs the report and the issue drafts quote. `load_upstream` reads; everything else is pure.
+"""fixtures/upstream.toml as typed values, joined with the advice model's evidence: the projects, the upstream
+threads (state, title and first release from their dated reads), the per-release switches (from each
+release's wheel) and the measured workarounds the report and the issue drafts quote.
+`load_upstream` reads; everything else is pure.
 """
 
 from __future__ import annotations
@@ -10,15 +12,18 @@ from pathlib import Path
 import tomllib
 
 from pcgkit import resources
+from pcgkit.advice.values import Evidence, UpstreamRead
 from pcgkit.errors import UsageError
 from pcgkit.sglang import facts as sglang_facts
 from pcgkit.sglang.facts import SwitchRow
 
-UPSTREAM_SCHEMA = "pcgkit.upstream/1"
+UPSTREAM_SCHEMA = "pcgkit.upstream/2"
 UPSTREAM_FILE = "upstream.toml"
 PROJECT_IDS = ("sglang", "flashinfer", "pytorch")
-LINK_KINDS = ("issue", "pr", "doc")
-LINK_STATES = ("open", "closed", "merged", "unknown")
+# Keys of pcgkit.upstream/1 whose content was typed by hand; refused with a pointer to where it lives now.
+_RETIRED = {"fixed_in": "measured cells (pcgkit.advice.summary.where_fixed)",
+            "piecewise_off": "fixtures/sglang_releases.json and fixtures/measurements/piecewise-cost.json",
+            "switch": "fixtures/sglang_releases.json (each release's own parser)"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,22 +38,55 @@ class Project:
 
 @dataclasses.dataclass(frozen=True)
 class Link:
-    project: str
-    kind: str
-    number: int
-    url: str
-    title: str
-    state: str
-    fixed_in: str  # first release containing the change; "" when no release has it
+    """An upstream thread the kit cites: its dated read, and how the kit relates it to its own cases."""
+
+    id: str
     cases: tuple[str, ...]
-    note: str = ""
-    id: str = ""  # what [[fixed_in]] / [[dead_end]] / [piecewise_off] refer to (triage reads those)
-    says: str = ""  # one line, as the thread states it
+    relation: str
+    read: UpstreamRead
+
+    @property
+    def project(self) -> str:
+        return self.read.project
+
+    @property
+    def kind(self) -> str:
+        return self.read.kind
+
+    @property
+    def number(self) -> int:
+        return self.read.number
+
+    @property
+    def url(self) -> str:
+        return self.read.url
+
+    @property
+    def title(self) -> str:
+        return self.read.title
+
+    @property
+    def state(self) -> str:
+        return self.read.state
+
+    @property
+    def as_of(self) -> str:
+        return self.read.as_of
+
+    @property
+    def fixed_in(self) -> str:
+        """The first release containing the change, as read ("" none or unknown)."""
+        return self.read.first_release
 
     @property
     def ref(self) -> str:
         """'flashinfer#3081', the way maintainers cite each other."""
-        return f"{self.project}#{self.number}" if self.number else (self.id or self.title)
+        return self.read.ref
+
+    @property
+    def state_text(self) -> str:
+        """'closed 2026-05-22 by flashinfer#3081 (as of 2026-12-01)'."""
+        return self.read.state_text()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +94,6 @@ class Workaround:
     project: str
     what: str
     cost: str
-    url: str
     cases: tuple[str, ...]
 
 
@@ -64,9 +101,10 @@ class Workaround:
 class Upstream:
     projects: tuple[Project, ...]
     links: tuple[Link, ...]
-    # Not from upstream.toml: derived from each release's own parser (pcgkit.sglang.facts.switch_rows)
+    # Not from upstream.toml: every release's switch, read from its own wheel (pcgkit.sglang.releases)
     switches: tuple[SwitchRow, ...]
     workarounds: tuple[Workaround, ...]
+    evidence: Evidence = Evidence()
 
     def project(self, project_id: str) -> Project | None:
         return next((p for p in self.projects if p.id == project_id), None)
@@ -79,7 +117,6 @@ class Upstream:
 
     def workarounds_for(self, project_id: str) -> tuple[Workaround, ...]:
         return tuple(w for w in self.workarounds if w.project == project_id)
-
 
 
 EMPTY = Upstream((), (), (), ())
@@ -95,33 +132,46 @@ def _typed(cls, row: dict, where: str):
     return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in row.items()})
 
 
-def parse_upstream(data: dict, source: str = UPSTREAM_FILE, switch_flags: tuple = ()) -> Upstream:
-    """Typed upstream facts from the TOML's dict (plus the validated releases' piecewise flags);
-    ValueError names the bad entry. Pure."""
+def parse_upstream(data: dict, evidence: Evidence, source: str = UPSTREAM_FILE) -> Upstream:
+    """Typed upstream facts from the TOML's dict, each link joined with its dated read; ValueError names the
+    bad entry. Pure."""
     if data.get("schema") != UPSTREAM_SCHEMA:
         raise ValueError(f"{source}: schema {data.get('schema')!r}, expected {UPSTREAM_SCHEMA!r}")
+    for key, where in _RETIRED.items():
+        if key in data:
+            raise ValueError(f"{source}: [{key}] is not part of {UPSTREAM_SCHEMA}: it comes from {where}")
     projects = tuple(_typed(Project, r, f"{source} [[project]] {i}") for i, r in enumerate(data.get("project", ())))
-    links = tuple(_typed(Link, r, f"{source} [[link]] {i}") for i, r in enumerate(data.get("link", ())))
+    reads = {read.id: read for read in evidence.reads}
+    links = []
+    for i, row in enumerate(data.get("link", ())):
+        unknown = set(row) - {"id", "cases", "relation"}
+        if unknown or "id" not in row:
+            raise ValueError(f"{source} [[link]] {i}: keys id, cases, relation only (got {sorted(row)}); the state, "
+                             f"title and url come from its read in fixtures/upstream_reads.json")
+        if row["id"] not in reads:
+            raise ValueError(f"{source} [[link]] {row['id']!r}: no dated read of it in fixtures/upstream_reads.json")
+        links.append(Link(row["id"], tuple(row.get("cases", ())), str(row.get("relation", "")), reads[row["id"]]))
     workarounds = tuple(_typed(Workaround, r, f"{source} [[workaround]] {i}")
                         for i, r in enumerate(data.get("workaround", ())))
-    for item in (*links, *workarounds):
-        if item.project not in PROJECT_IDS:
-            raise ValueError(f"{source}: project {item.project!r} is not one of {PROJECT_IDS}")
-    for link in links:
-        if link.kind not in LINK_KINDS or link.state not in LINK_STATES or not link.url.startswith("https://"):
-            raise ValueError(f"{source}: link {link.url!r}: kind {link.kind!r} / state {link.state!r} / url invalid")
-    if "switch" in data:  # the per-release switch is read from each release's parser, never typed here
-        raise ValueError(f"{source}: [[switch]] is not part of {UPSTREAM_SCHEMA}: the switches come from "
-                         f"fixtures/{sglang_facts.VALIDATION_FILE} (pcgkit.sglang.facts.switch_rows)")
-    return Upstream(projects, links, tuple(sglang_facts.switch_rows(switch_flags)), workarounds)
+    for name in [p.id for p in projects] + [w.project for w in workarounds]:
+        if name not in PROJECT_IDS:
+            raise ValueError(f"{source}: project {name!r} is not one of {PROJECT_IDS}")
+    for w in workarounds:
+        if not w.cases:
+            raise ValueError(f"{source}: workaround {w.what!r} names no case that measures it")
+    switches = tuple(sglang_facts.switch_rows(r.flags for r in evidence.releases))
+    return Upstream(projects, tuple(links), switches, workarounds, evidence)
 
 
-def load_upstream(path: Path | None = None) -> Upstream:
-    """fixtures/upstream.toml (or `path`); a missing default file gives no facts, a broken one a clear error."""
+def load_upstream(path: Path | None = None, evidence: Evidence | None = None) -> Upstream:
+    """fixtures/upstream.toml (or `path`) joined with the evidence; a missing default file gives no facts,
+    a broken one a clear error."""
+    from pcgkit.advice import load_evidence
+
     target = path or resources.fixture(UPSTREAM_FILE)
     if path is None and not target.is_file():
         return EMPTY
     try:
-        return parse_upstream(tomllib.loads(target.read_text()), str(target), sglang_facts.validated_flags())
+        return parse_upstream(tomllib.loads(target.read_text()), evidence or load_evidence(), str(target))
     except (OSError, tomllib.TOMLDecodeError, ValueError, TypeError) as exc:
         raise UsageError(f"{target}: not a valid upstream facts file: {exc}") from exc

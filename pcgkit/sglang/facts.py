@@ -264,18 +264,27 @@ def _prefill_default_from_source(root: Path) -> str | None:
 
 
 def prefill_default_from_source(text: str) -> str | None:
-    """The CUDA branch of `default_prefill_backend()` (`return Backend.X if is_cuda() else ...`). Pure."""
+    """The default prefill CUDA-graph backend on a CUDA machine, from cuda_graph_config.py. Pure.
+
+    0.5.15+: the CUDA branch of `default_prefill_backend()` (`return Backend.X if is_cuda() else ...`);
+    0.5.14: a constant default, `prefill: PhaseConfig = field(default_factory=lambda: PhaseConfig(backend=Backend.X))`.
+    """
     match = re.search(r"def default_prefill_backend\(.*?return\s+Backend\.([A-Z_]+)\s+if\s+is_cuda\(\)", text, re.S)
+    match = match or re.search(
+        r"prefill\s*:\s*PhaseConfig\s*=\s*field\(\s*default_factory\s*=\s*lambda\s*:\s*PhaseConfig\(\s*backend\s*=\s*Backend\.([A-Z_]+)\s*\)",
+        text)
     return match.group(1).lower() if match else None
 
 
 def flags_from_source(
-    sources: dict[str, str], sglang: str | None, prefill_default: str | None, import_error: str
+    sources: dict[str, str], sglang: str | None, prefill_default: str | None, import_error: str = "",
+    origin: str = "",
 ) -> PiecewiseFlags:
     """The same facts read from the source text of the parser's modules. Pure.
 
-    Used only when `sglang.srt.server_args` cannot be imported here; `source` names the files and
-    the import error so the fact says it was not read from the parser.
+    Used when `sglang.srt.server_args` cannot be imported here (`import_error` says why) or when
+    a release is read from its wheel without installing it (`origin` names the wheel); `source`
+    names the files and one of those, so the fact says it was not read from the parser object.
     """
     text = "\n".join(sources.values())
     flags = sorted(set(_PIECEWISE_FLAG.findall(text)))
@@ -297,8 +306,8 @@ def flags_from_source(
         actions.append(ActionInfo((_PREFILL_BACKEND_FLAG,), "cuda_graph_backend_prefill", choices=choices))
     relevant = [name for name, body in sources.items() if "piecewise" in body or "cuda_graph_backend_prefill" in body]
     files = ", ".join(relevant) or f"{len(sources)} parser files (no piecewise flag in them)"
-    return flags_from_actions(actions, sglang, prefill_default,
-                              source=f"source text of {files} (import of sglang.srt.server_args failed: {import_error})")
+    why = f"in {origin}" if origin else f"(import of sglang.srt.server_args failed: {import_error})"
+    return flags_from_actions(actions, sglang, prefill_default, source=f"source text of {files} {why}")
 
 
 # --- the per-release switch, as people read it ------------------------------------------------

@@ -1,11 +1,12 @@
-"""What to do about a diagnosis, from the kit's data files only (no advice typed in code).
+"""What to do about a diagnosis, from the kit's data only (no advice typed in code).
 
-- fixtures/upstream.toml: links, fixed-in releases, the workaround's cost, the dead ends;
-- fixtures/sglang_launch_validation.json: each validated SGLang release's own piecewise flags
-  (pcgkit.sglang.facts.PiecewiseFlags), so the switch that turns piecewise off is per release;
+- the advice model (pcgkit.advice: measured cells, dated upstream reads, every SGLang release's own
+  piecewise switch read from its wheel, the measured cost): every sentence about upstream, with its source;
+- fixtures/upstream.toml: the projects (which cases each one's code breaks) and the measured dead ends;
 - fixtures/matrix_snapshot.json: the kit's newest matrix, verdicts per version (simulated: said);
-- pcgkit.catalog: each dead end's workaround wording.
-`load_data()` reads the files; `advise()` is pure.
+- the case catalog's view (CatalogView: its modes, which export, each dead end's workaround wording),
+  handed down by the command handler: this stage never imports the catalog.
+`load_data()` reads the files; `advise()` and `next_steps()` are pure.
 """
 
 from __future__ import annotations
@@ -14,71 +15,69 @@ import dataclasses
 import json
 
 import tomllib
-from packaging.version import InvalidVersion, Version
 
 from pcgkit import resources
-from pcgkit.catalog import entry
-from pcgkit.sglang.facts import PiecewiseFlags, flags_from_validation
-from pcgkit.triage.diagnose import Diagnosis, Kind
+from pcgkit.advice import Evidence, Statement, Versions, cost_statement, load_evidence
+from pcgkit.advice import advise as advise_versions
+from pcgkit.advice.summary import cite_short, upstream_states, where_fixed
+from pcgkit.sglang import facts as sglang_facts
+from pcgkit.triage.diagnose import Diagnosis, Kind, MatchableMode
 from pcgkit.triage.facts import Fact, fact
+
+
+@dataclasses.dataclass(frozen=True)
+class CatalogView:
+    """What triage needs of the case catalog, as values (the handler builds it from the catalog)."""
+
+    modes: tuple[MatchableMode, ...]  # the modes whose rules judge a failure, in catalog order
+    exportable: frozenset[str] = frozenset()  # ids `pcgkit repro` can export
+    workarounds: tuple[tuple[str, str], ...] = ()  # (case id, the workaround it measures, in the user's words)
+
+    def workaround(self, case_id: str) -> str | None:
+        return dict(self.workarounds).get(case_id)
 
 
 @dataclasses.dataclass(frozen=True)
 class KitData:
     upstream: dict
     snapshot: dict
-    flags: tuple[PiecewiseFlags, ...]  # one per validated SGLang release, oldest first
+    evidence: Evidence  # the advice model's inputs (pcgkit.advice.load_evidence)
 
 
 def load_data() -> KitData:
     upstream = tomllib.loads(resources.fixture("upstream.toml").read_text())
     snapshot = json.loads(resources.fixture("matrix_snapshot.json").read_text())
-    validation = json.loads(resources.fixture(upstream["piecewise_off"]["source_file"]).read_text())
-    flags = sorted(flags_from_validation(validation), key=lambda f: _version(f.sglang) or Version("0"))
-    return KitData(upstream, snapshot, tuple(flags))
+    return KitData(upstream, snapshot, load_evidence())
 
 
-def _version(text: str | None) -> Version | None:
-    try:
-        return Version(text) if text else None
-    except InvalidVersion:
-        return None
+def cite(statement: Statement) -> str:
+    """A statement with its sources in a few words and their dates (pcgkit.advice.summary.cite_short), one line."""
+    return f"{statement.text} [{cite_short(statement)}]"
 
 
-def _link_urls(upstream: dict, ids: list[str]) -> list[str]:
-    by_id = {link["id"]: link["url"] for link in upstream.get("link", ())}
-    return [by_id[i] for i in ids if i in by_id]
+def _fixed_in(evidence: Evidence, facts: tuple[Fact, ...], sglang: str | None) -> list[str]:
+    """The advice model's answer for the log's (or the user's) versions and arch: affected, why not FlashInfer
+    alone, the upgrade; where-fixed per project when no version is known."""
+    versions = Versions(sglang or fact(facts, "sglang"), fact(facts, "flashinfer"), fact(facts, "torch"))
+    if not versions.known():
+        return [cite(s) for s in where_fixed(evidence)]
+    answer = advise_versions(versions, fact(facts, "compute_capability"), evidence)
+    return [cite(s) for s in (answer.affected, answer.flashinfer_alone, answer.upgrade) if s]
 
 
-def switch_for(flags: tuple[PiecewiseFlags, ...], sglang: Version | None) -> list[str]:
-    """The switch that turns piecewise off: for the release found, else per range of validated releases."""
-    if sglang is not None and flags:
-        older = [f for f in flags if (_version(f.sglang) or Version("0")) <= sglang] or [flags[0]]
-        chosen = older[-1]
-        return [f"SGLang {sglang} (flags as validated on {chosen.sglang}): " + _switch_text(chosen)]
-    lines, start, previous = [], None, None
-    for f in flags:
-        text = _switch_text(f)
-        if text != (previous and _switch_text(previous)):
-            if previous is not None:
-                lines.append(f"SGLang {start}-{previous.sglang}: {_switch_text(previous)}")
-            start = f.sglang
-        previous = f
-    if previous is not None:
-        lines.append(f"SGLang {start}-{previous.sglang}: {_switch_text(previous)}")
-    return lines
+def switch_for(evidence: Evidence, sglang: str | None) -> list[str]:
+    """The switch that turns piecewise off: the user's release's own (the advice model), else one row per range of
+    releases read from their wheels."""
+    if sglang:
+        answer = advise_versions(Versions(sglang=sglang), "sm120", evidence)
+        if answer.switch is not None:
+            return [cite(answer.switch)]
+    rows = sglang_facts.switch_rows(r.flags for r in evidence.releases)
+    where = f" [{evidence.releases_source}]" if evidence.releases_source else ""
+    return [f"SGLang {row.releases[0]}-{row.releases[-1]}: piecewise {row.default}; {row.turn_off}{where}" for row in rows]
 
 
-def _switch_text(flags: PiecewiseFlags) -> str:
-    if flags.default_state == "opt-in" and flags.enable and not flags.disable:
-        return f"piecewise is opt-in: drop {flags.enable} from the launch"
-    if flags.default_state == "not-shipped":
-        return "no torch.compile piecewise backend in this release: nothing to turn off"
-    state = "on by default" if flags.default_state == "on-by-default" else flags.default_state
-    return f"add {flags.disable} ({state})"
-
-
-def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None) -> list[str]:
+def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None, view: CatalogView) -> list[str]:
     """What the newest matrix says for the versions in the log (the nearest SGLang cell when only it is known)."""
     wanted = {"sglang": fact(facts, "sglang"), "flashinfer-python": fact(facts, "flashinfer"), "torch": fact(facts, "torch")}
     cells = snapshot.get("cells", [])
@@ -90,30 +89,17 @@ def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None) -> list[s
         return [f"{head}: no cell for {found}; see the full matrix with `pcgkit matrix`"]
     out = []
     for cell in matching[:3]:
-        modes = [mode] if mode in cell["verdicts"] else ["mode1", "sglang-compile-sm120", "fix-upstream-op"]
+        modes = [mode] if mode in cell["verdicts"] else [m.id for m in view.modes[:3]]
         verdicts = ", ".join(f"{m} {cell['verdicts'][m]}" for m in modes if m in cell["verdicts"])
         versions = f"sglang {cell['sglang'] or '-'} / flashinfer {cell['flashinfer-python']} / torch {cell['torch']}"
         out.append(f"{head}: cell {cell['id']} ({versions}): {verdicts}")
     return out
 
 
-def _fixed_in(upstream: dict, facts: tuple[Fact, ...]) -> list[str]:
-    out = []
-    found = {"sglang": _version(fact(facts, "sglang")), "flashinfer-python": _version(fact(facts, "flashinfer"))}
-    for fix in upstream.get("fixed_in", ()):
-        have = found.get(fix["package"])
-        where = "" if have is None else (" (the log's version has it)" if have >= Version(fix["version"])
-                                         else f" (the log shows {have}: older)")
-        urls = _link_urls(upstream, fix.get("links", []))
-        out.append(f"{fix['package']} >= {fix['version']}: {fix['what']}{where}" + (f" [{', '.join(urls)}]" if urls else ""))
-    return out
-
-
-def _dead_ends(upstream: dict, snapshot: dict) -> list[str]:
+def _dead_ends(upstream: dict, snapshot: dict, view: CatalogView) -> list[str]:
     out = []
     for dead in upstream.get("dead_end", ()):
-        case = entry(dead["case"])
-        tried = case.workaround if case is not None else dead["case"]
+        tried = view.workaround(dead["case"]) or dead["case"]
         verdicts = sorted({c["verdicts"].get(dead["case"]) for c in snapshot.get("cells", [])} - {None, "error", "skipped"})
         measured = f"; matrix: {'/'.join(verdicts)}" if verdicts else ""
         out.append(f"{tried}: {dead['outcome']} ({dead['case']}{measured})")
@@ -134,27 +120,54 @@ class Advice:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
 
 
-def next_steps(diagnosis: Diagnosis) -> tuple[str, ...]:
-    """The kit's commands that turn this triage into a report (the case to export follows the mode)."""
-    mode = diagnosis.mode if diagnosis.mode in ("mode1", "mode2", "mode3", "mode4") else "mode1"
-    return (
-        "pcgkit env --json --out env.json            # the environment, for the report",
-        f"pcgkit repro {mode} --real --out repro-{mode}    # a standalone script of this failure (--simulate without SM120)",
-        f"pcgkit issue --target flashinfer --env env.json --repro repro-{mode}  # the issue draft",
-    )
+def issue_project(upstream: dict, mode: str | None) -> str:
+    """The project whose code a known-bug mode breaks (fixtures/upstream.toml's [[project]] cases), the first listed
+    when the mode is undetermined (FlashInfer: the lazy JIT loader is where the family dies)."""
+    projects = upstream.get("project", ())
+    owner = next((p["id"] for p in projects if mode and mode in p.get("cases", ())), None)
+    return owner or next((p["id"] for p in projects if p["id"] == "flashinfer"), "flashinfer")
 
 
-def advise(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData) -> Advice | None:
+def next_steps(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: CatalogView,
+               sglang: str | None = None) -> tuple[str, ...]:
+    """What to run or do next, fitted to the diagnosis: the kit's report commands only for this bug (the repro only
+    for a mode the catalog can export, the issue for the project that mode breaks); for anything else, what the
+    log itself advises, in the flag spelling of the user's SGLang release when it is known. Pure."""
+    if diagnosis.kind is Kind.KNOWN_BUG:
+        mode = diagnosis.mode
+        steps = ["pcgkit env --json --out env.json            # the environment, for the report"]
+        repro = ""
+        if mode and mode in view.exportable:
+            steps.append(f"pcgkit repro {mode} --real --out repro-{mode}    # a standalone script of this failure "
+                         "(--simulate without SM120)")
+            repro = f" --repro repro-{mode}"
+        project = issue_project(data.upstream, mode)
+        steps.append(f"pcgkit issue --target {project} --env env.json{repro}  # the issue draft (read the upstream "
+                     "links first: this bug is already reported)")
+        return tuple(steps)
+    if diagnosis.kind is Kind.NO_FAILURE:
+        return ()
+    steps = [f"the log advises: {hint}" for hint in diagnosis.log_advice]
+    version = sglang or fact(facts, "sglang")
+    if diagnosis.log_advice and version:
+        steps.append("for your release: " + switch_for(data.evidence, version)[0])
+    if diagnosis.kind is Kind.RELATED:
+        steps.append("not this bug: the same mechanism in another op; report it to the project that owns that op")
+    return tuple(steps)
+
+
+def advise(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: CatalogView,
+           sglang: str | None = None) -> Advice | None:
     """What to do; None when the log does not show this bug or a related one. Pure."""
     if diagnosis.kind not in (Kind.KNOWN_BUG, Kind.RELATED):
         return None
-    off = data.upstream["piecewise_off"]
+    cost = cost_statement(data.evidence)
     return Advice(
-        workaround=tuple(switch_for(data.flags, _version(fact(facts, "sglang")))),
-        cost=off.get("cost", "unknown"),
-        fixed_in=tuple(_fixed_in(data.upstream, facts)),
-        dead_ends=tuple(_dead_ends(data.upstream, data.snapshot)),
-        matrix=tuple(_matrix(data.snapshot, facts, diagnosis.mode)),
-        links=tuple(_link_urls(data.upstream, [link["id"] for link in data.upstream.get("link", ())])),
-        next_steps=next_steps(diagnosis),
+        workaround=tuple(switch_for(data.evidence, sglang or fact(facts, "sglang"))),
+        cost=cite(cost) if cost is not None else "not measured and not stated upstream",
+        fixed_in=tuple(_fixed_in(data.evidence, facts, sglang)),
+        dead_ends=tuple(_dead_ends(data.upstream, data.snapshot, view)),
+        matrix=tuple(_matrix(data.snapshot, facts, diagnosis.mode, view)),
+        links=tuple(cite(s) for s in upstream_states(data.evidence, tuple(link["id"] for link in data.upstream.get("link", ())))),
+        next_steps=next_steps(diagnosis, facts, data, view, sglang),
     )

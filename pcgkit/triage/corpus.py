@@ -1,5 +1,7 @@
-"""The labelled triage corpus (tests/data/triage_logs/INDEX.toml) scored against `pcgkit triage`. Pure
-except `load_corpus`, which reads the files; shared by the benchmark and the tests.
+"""The labelled triage corpora scored against `pcgkit triage`: the tuning corpus (tests/data/triage_logs/),
+the held-out set (tests/data/triage_heldout/) and the metamorphic set degraded from their real logs
+(pcgkit.triage.degrade). Pure except `load_corpus`/`load_texts`, which read the files; shared by the
+benchmark and the tests.
 """
 
 from __future__ import annotations
@@ -7,10 +9,12 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from pathlib import Path
+from typing import Sequence
 
 import tomllib
 
-from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose
+from pcgkit.triage.degrade import DEGRADATIONS, still_shows_family
+from pcgkit.triage.diagnose import Diagnosis, Kind, MatchableMode, diagnose
 from pcgkit.values.signature import read_log
 
 KINDS = tuple(str(k) for k in Kind)
@@ -26,15 +30,72 @@ class Scored:
     got: Diagnosis
 
 
-def load_corpus(folder: Path) -> list[Scored]:
-    """Triage every indexed log of `folder` (its INDEX.toml) and keep the label beside the answer."""
+def load_texts(folder: Path) -> list[tuple[dict, str]]:
+    """(index entry, text) for every log indexed in `folder`'s INDEX.toml."""
     index = tomllib.loads((folder / "INDEX.toml").read_text())["log"]
+    return [(entry, (folder / entry["file"]).read_bytes().decode("utf-8", errors="replace")) for entry in index]
+
+
+def score(texts: list[tuple[dict, str]], modes: Sequence[MatchableMode]) -> list[Scored]:
+    """Triage each text with the catalog's `modes`; keep the label beside the answer. Pure."""
+    return [Scored(entry["file"], entry["origin"], entry["label"], entry.get("mode", ""),
+                   entry.get("piecewise", "unknown"), diagnose(read_log(text), modes)) for entry, text in texts]
+
+
+def load_corpus(folder: Path, modes: Sequence[MatchableMode]) -> list[Scored]:
+    """Triage every indexed log of `folder` (its INDEX.toml) with the catalog's `modes`."""
+    return score(load_texts(folder), modes)
+
+
+@dataclasses.dataclass(frozen=True)
+class Degraded:
+    file: str
+    degradation: str
+    label: str  # the original's label
+    required: bool  # a positive whose degraded text still shows the family: known-bug must stay
+    got: Diagnosis
+
+
+def degraded_set(texts: list[tuple[dict, str]], modes: Sequence[MatchableMode]) -> list[Degraded]:
+    """Every real log (public or device, not the kit's own) under every degradation, triaged. Pure."""
     out = []
-    for entry in index:
-        text = (folder / entry["file"]).read_bytes().decode("utf-8", errors="replace")
-        out.append(Scored(entry["file"], entry["origin"], entry["label"], entry.get("mode", ""),
-                          entry.get("piecewise", "unknown"), diagnose(read_log(text))))
+    for entry, text in texts:
+        if entry["origin"] == "kit":
+            continue
+        for name, degrade in DEGRADATIONS.items():
+            damaged = degrade(text)
+            required = entry["label"] == "known-bug" and still_shows_family(damaged)
+            out.append(Degraded(entry["file"], name, entry["label"], required, diagnose(read_log(damaged), modes)))
     return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Rates:
+    positives: int  # logs (or degraded texts) that must be called known-bug
+    recalled: int
+    negatives: int  # logs that do not show this bug
+    false_known_bug: int
+
+    def line(self) -> str:
+        recall = f"{self.recalled}/{self.positives} = {self.recalled / self.positives:.0%}" if self.positives else "n/a"
+        false = (f"{self.false_known_bug}/{self.negatives} = {self.false_known_bug / self.negatives:.0%}"
+                 if self.negatives else "n/a")
+        return f"known-bug recall {recall}; false known-bug {false}"
+
+
+def rates_of_scored(scored: list[Scored]) -> Rates:
+    pos = [s for s in scored if s.label == "known-bug"]
+    neg = [s for s in scored if s.label != "known-bug"]
+    return Rates(len(pos), sum(s.got.kind is Kind.KNOWN_BUG for s in pos),
+                 len(neg), sum(s.got.kind is Kind.KNOWN_BUG for s in neg))
+
+
+def rates_of_degraded(degraded: list[Degraded]) -> Rates:
+    """Recall over the degraded positives that still show the family; false calls over degraded negatives."""
+    pos = [d for d in degraded if d.required]
+    neg = [d for d in degraded if d.label != "known-bug"]
+    return Rates(len(pos), sum(d.got.kind is Kind.KNOWN_BUG for d in pos),
+                 len(neg), sum(d.got.kind is Kind.KNOWN_BUG for d in neg))
 
 
 def confusion(scored: list[Scored]) -> dict[tuple[str, str], int]:

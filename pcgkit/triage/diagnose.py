@@ -4,8 +4,10 @@ The rule that matters most: `known-bug` only when the log itself shows this bug:
 Unsupported, its frames or its wording) AND FlashInfer's FP4 quantize path (an fp4 frame, FP4 in
 the failing source lines, or `fp4_quantize` named in dynamo's message) AND the failure sitting in
 the lazy JIT loader, in `torch.compiler.disable`'s rejection, or in allow_in_graph's fake-tensor
-run. The same mechanism in another op or library is `related`; anything else is `other-failure`
-with its own type and head. The earliest failure in the log is the one judged.
+run (pcgkit.triage.family reads each from whatever the paste kept). The same mechanism in another op
+or library is `related`; anything else is `other-failure` with its own type and head. The earliest
+failure in the log is the one judged. WHICH mode is not decided here: the catalog's own rules
+(each Mode's `matches`) judge the failure, handed down by the command as values.
 """
 
 from __future__ import annotations
@@ -13,8 +15,18 @@ from __future__ import annotations
 import dataclasses
 import enum
 import re
+from typing import Protocol, Sequence
 
-from pcgkit.values.signature import CaptureEvent, Frame, LogFailure, LogLine, LogReading, Signature
+from pcgkit.triage.family import FamilyEvidence, family_evidence
+from pcgkit.values.signature import (
+    CaptureEvent,
+    Frame,
+    LogFailure,
+    LogLine,
+    LogReading,
+    Signature,
+    innermost_library_frame,
+)
 
 
 class Kind(str, enum.Enum):
@@ -50,7 +62,7 @@ class Evidence:
 @dataclasses.dataclass(frozen=True)
 class Diagnosis:
     kind: Kind
-    mode: str | None  # a catalog case id (mode1..mode4, fix-allow-in-graph) for known-bug
+    mode: str | None  # the id of the catalog mode whose rule accepts the failure (known-bug only)
     piecewise: Piecewise
     confidence: str  # high | medium | low
     summary: str
@@ -58,6 +70,8 @@ class Diagnosis:
     evidence: tuple[Evidence, ...]
     missing: tuple[str, ...]
     signature: Signature | None = None
+    survived: tuple[str, ...] = ()  # the signs of the family that the paste kept (they set the confidence)
+    log_advice: tuple[str, ...] = ()  # what the log's own message advises (SGLang's hint, in its release's spelling)
 
     def to_dict(self) -> dict:
         return {
@@ -69,8 +83,20 @@ class Diagnosis:
             "summary": self.summary,
             "evidence": [e.to_dict() for e in self.evidence],
             "missing": list(self.missing),
+            "survived": list(self.survived),
+            "log_advice": list(self.log_advice),
             "signature": self.signature.to_dict() if self.signature else None,
         }
+
+
+class MatchableMode(Protocol):
+    """A catalog mode as triage sees it: its id and the rule that judges a signature (None: it matches).
+    The command handler passes the catalog's modes down as values (pcgkit.verdicts.modes.Mode is one)."""
+
+    @property
+    def id(self) -> str: ...
+
+    def matches(self, signature: Signature) -> str | None: ...
 
 
 _DYNAMO_WORDS = re.compile(r"Attempted to call function marked as skipped|Skip calling `torch\.compiler\.disable|"
@@ -79,20 +105,14 @@ _DISABLE = "Skip calling `torch.compiler.disable()`d function"
 # What dynamo cannot trace inside a lazy JIT loader: process spawning, locks, file system, clocks.
 _MECHANISM = re.compile(r"_thread\.allocate_lock|threading\.Lock|subprocess|Popen|posix\.stat|os\.stat|pathlib|"
                         r"datetime\.now|posix\.getcwd|SimpleNamespace|FakeTensor")
-_LOADER_FUNCTIONS = ("get_fp4_quantization_module", "build_and_load", "gen_fp4_quantization", "is_cuda_version_at_least",
-                     "get_cuda_version", "get_cuda_path", "is_aot", "register", "gen_jit_spec", "get_aot_artifacts")
-_ALLOW_IN_GRAPH = re.compile(r"lru_cache_wrapper|get_fp4_quantization_module|allow_in_graph|"
-                             r"data pointer of Tensor|data_ptr", re.I)
-_WARM_CACHE = re.compile(r"cache_info\(\)|currsize=[1-9]")
 _OOM = re.compile(r"out of memory|OutOfMemoryError", re.I)
 _NO_KERNEL = re.compile(r"no kernel image|ptxas fatal|not defined for option 'gpu-name'", re.I)
 _HARDWARE = re.compile(r"not supported for the current GPU|Minimum capability", re.I)
 _FAKE = re.compile(r"fake (?:impl|kernel|tensor)|register_fake|Meta tensors?|FakeTensor", re.I)
+_NO_NVCC = re.compile(r"No such file or directory: '[^']*nvcc'|nvcc: (?:command )?not found|which nvcc")
 _DECODE_CAPTURE_OR_LOAD = re.compile(r"CudaGraphRunner|Capture cuda graph failed|load_model|_get_quantization_config")
-
-
-def _fp4_frames(frames: tuple[Frame, ...]) -> list[Frame]:
-    return [f for f in frames if f.file.startswith("flashinfer/") and ("fp4" in f.file or "fp4" in f.function)]
+# SGLang's piecewise runner and its compile wrapper: a failure inside them is a failed piecewise capture.
+_PIECEWISE_RUNNER = re.compile(r"piecewise_cuda_graph_runner|PiecewiseCudaGraphRunner|warmup_compile|piecewise_context_manager")
 
 
 def _message_text(failure: LogFailure) -> str:
@@ -103,29 +123,38 @@ def _message_text(failure: LogFailure) -> str:
 def _frame_line(reading: LogReading, frame: Frame | None) -> int | None:
     if frame is None:
         return None
-    return next((n for n, f in reading.frames if f == frame), None)
+    return next((n for n, f in (*reading.frames, *reading.frame_refs) if f == frame), None)
 
 
-def _mode(failure: LogFailure, reading: LogReading) -> tuple[str | None, str]:
-    """The catalog case this failure is, and why; (None, why) when the paste cannot tell."""
-    sig, text, context = failure.signature, _message_text(failure), failure.context
-    inner = sig.innermost_library_frame
-    if _DISABLE in text or _DISABLE in context:
-        return "mode4", "torch.compiler.disable around fp4_quantize, rejected under fullgraph=True"
-    if "FakeTensor" in context and _ALLOW_IN_GRAPH.search(text + context) and "fake tensor" in (text + context).lower():
-        return "fix-allow-in-graph", "the loader ran during fake-tensor propagation: allow_in_graph's known failure"
-    in_nvcc = inner is not None and inner.file.endswith("jit/cpp_ext.py") and inner.function in ("get_cuda_version",
-                                                                                                 "get_cuda_path")
-    spawns = bool(sig.frames_in("subprocess.py")) or "allocate_lock" in text or "threading.Lock" in context
-    if in_nvcc and spawns:
-        if _WARM_CACHE.search(context):
-            return "mode3", "the cache was warm (cache_info shown) and dynamo still traced get_cuda_version's nvcc call"
-        return "mode1", "dynamo traced get_cuda_version's `nvcc --version` subprocess"
-    if inner is not None and inner.file.startswith("flashinfer/jit/") and inner.function != "get_cuda_version":
-        return "mode2", f"failure inside the JIT loader at {inner} (where a get_cuda_version patch leads)"
-    if "returned non-Tensor" in text and _fp4_frames(sig.frame_chain):
-        return "fix-allow-in-graph", "the allowed loader call returned a module namespace (torch 2.11's wording)"
-    return None, "the paste ends before the innermost FlashInfer frame"
+def _frames(failure: LogFailure, reading: LogReading) -> tuple[Frame, ...]:
+    """The failure's frames; where the paste kept none in traceback form, the frames it names ("path.py:NN fn")."""
+    return failure.signature.frame_chain or tuple(f for _, f in reading.frame_refs)
+
+
+def _window(failure: LogFailure) -> str:
+    """The failure's own text with the lines just before it: where a cut paste keeps its evidence."""
+    return "\n".join((failure.preamble, failure.head, failure.context))
+
+
+def matchable_signature(failure: LogFailure, reading: LogReading, dynamo: bool) -> Signature:
+    """The failure as a Signature the catalog's rules can judge. A paste that lost dynamo's exception line
+    but shows dynamo's message is judged as dynamo's Unsupported (said in `missing`). Pure."""
+    sig = failure.signature
+    exc = failure.exception_type or ""
+    if exc.endswith("Unsupported") and "." not in exc:
+        exc = "torch._dynamo.exc.Unsupported"
+    if not exc and dynamo:
+        exc = "torch._dynamo.exc.Unsupported"
+    frames = _frames(failure, reading)
+    return dataclasses.replace(
+        sig, exception_type=exc, message_head=sig.message_head or failure.head,
+        innermost_library_frame=innermost_library_frame(frames), frame_chain=frames,
+        lru_cache_warnings=tuple(w.text for w in reading.lru_cache_warnings))
+
+
+def match_modes(signature: Signature, modes: Sequence[MatchableMode]) -> list[str]:
+    """The ids of every mode whose rule accepts the signature, in the order given (the catalog's). Pure."""
+    return [m.id for m in modes if m.matches(signature) is None]
 
 
 def _is_dynamo(failure: LogFailure) -> bool:
@@ -140,33 +169,44 @@ def _is_dynamo(failure: LogFailure) -> bool:
     )
 
 
-def _shows_fp4(failure: LogFailure) -> bool:
-    chain = failure.signature.frame_chain
-    return bool(_fp4_frames(chain)) or "fp4_quantize" in _message_text(failure) or (
-        # frames cut before the fp4 frame, but the failing source line is FP4's ("-DENABLE_FP4" if ...)
-        any(f.file.startswith("flashinfer/jit/") for f in chain) and "FP4" in failure.context.upper()
-    )
+@dataclasses.dataclass(frozen=True)
+class _Judgement:
+    kind: Kind
+    mode: str | None
+    why: str
+    family: FamilyEvidence
+    also: tuple[str, ...] = ()  # other modes whose rule accepts the same text
+    inferred_type: bool = False
 
 
-def _failure_kind(failure: LogFailure, reading: LogReading) -> tuple[Kind, str | None, str]:
-    sig = failure.signature
-    dynamo = _is_dynamo(failure)
-    flashinfer = any(f.file.startswith("flashinfer/") for f in sig.frame_chain) or "flashinfer" in reading.packages_named
-    if dynamo and _shows_fp4(failure):
-        mode, why = _mode(failure, reading)
-        in_loader = any(f.function.startswith(_LOADER_FUNCTIONS) for f in sig.frame_chain if f.file.startswith("flashinfer/"))
-        if mode is not None or in_loader:
-            return Kind.KNOWN_BUG, mode, why
-        return Kind.RELATED, None, "dynamo failed inside FlashInfer's fp4 path, but not in its JIT loader"
+def _failure_kind(failure: LogFailure, reading: LogReading, modes: Sequence[MatchableMode]) -> _Judgement:
+    frames = _frames(failure, reading)
+    family = family_evidence(_window(failure), frames, failure.exception_type)
+    dynamo = _is_dynamo(failure) or bool(family.dynamo)
+    matched: list[str] = []
+    if dynamo and family.fp4:
+        matched = match_modes(matchable_signature(failure, reading, dynamo), modes)
+    inferred = dynamo and not failure.exception_type
+    if dynamo and family.fp4 and (family.loader or matched):
+        mode = matched[0] if matched else None
+        where = "its JIT loader" if family.loader else "a failure the catalog knows"
+        why = (f"dynamo traced FlashInfer's FP4 path into {where}"
+               + (f"; the catalog's rule for {mode} accepts it" if mode else "; no single mode's rule accepts the text"))
+        return _Judgement(Kind.KNOWN_BUG, mode, why, family, tuple(matched[1:]), inferred)
+    if dynamo and family.fp4:
+        return _Judgement(Kind.RELATED, None, "dynamo failed inside FlashInfer's fp4 path, but not in its JIT loader", family)
+    flashinfer = any(f.file.startswith("flashinfer/") for f in frames) or "flashinfer" in reading.packages_named
     if dynamo and flashinfer:
-        inner = sig.innermost_library_frame
+        inner = innermost_library_frame(frames)
         where = f" at {inner}" if inner else ""
-        return Kind.RELATED, None, f"dynamo traced into FlashInfer{where}: same mechanism, another op"
-    jit_frames = [f for f in sig.frame_chain if "/jit_kernel/" in f"/{f.file}" or "/jit/" in f"/{f.file}"]
-    if dynamo and (jit_frames or _MECHANISM.search(_message_text(failure))):
-        what = str(jit_frames[-1]) if jit_frames else _MECHANISM.search(_message_text(failure)).group(0)  # type: ignore[union-attr]
-        return Kind.RELATED, None, f"dynamo traced into a lazy JIT / system call ({what}), no FlashInfer FP4 involved"
-    return Kind.OTHER_FAILURE, None, _other_reason(failure, dynamo, reading)
+        return _Judgement(Kind.RELATED, None, f"dynamo traced into FlashInfer{where}: same mechanism, another op", family)
+    jit_frames = [f for f in frames if "/jit_kernel/" in f"/{f.file}" or "/jit/" in f"/{f.file}"]
+    mechanism = _MECHANISM.search(_message_text(failure))
+    if dynamo and (jit_frames or mechanism):
+        what = str(jit_frames[-1]) if jit_frames else mechanism.group(0)  # type: ignore[union-attr]
+        return _Judgement(Kind.RELATED, None,
+                          f"dynamo traced into a lazy JIT / system call ({what}), no FlashInfer FP4 involved", family)
+    return _Judgement(Kind.OTHER_FAILURE, None, _other_reason(failure, dynamo, reading), family)
 
 
 def _other_reason(failure: LogFailure, dynamo: bool, reading: LogReading) -> str:
@@ -175,7 +215,8 @@ def _other_reason(failure: LogFailure, dynamo: bool, reading: LogReading) -> str
     name = failure.exception_type or ("a dynamo failure" if dynamo else (
         "SGLang's piecewise CUDA graph failure" if failure.kind == "piecewise-error" else "a crash"))
     for pattern, what in ((_OOM, "out of memory"), (_NO_KERNEL, "no kernel built for this GPU's architecture"),
-                          (_HARDWARE, "the GPU is refused by the quantization method"), (_FAKE, "a fake-tensor problem")):
+                          (_HARDWARE, "the GPU is refused by the quantization method"), (_FAKE, "a fake-tensor problem"),
+                          (_NO_NVCC, "no nvcc found (the CUDA toolkit is missing or not on PATH / CUDA_HOME)")):
         if pattern.search(text):
             return f"{name}: {what}, not this bug"
     if dynamo:
@@ -186,21 +227,27 @@ def _other_reason(failure: LogFailure, dynamo: bool, reading: LogReading) -> str
 def _piecewise(reading: LogReading, failure: LogFailure | None) -> tuple[Piecewise, str, list[LogLine]]:
     begins, ends = reading.events(CaptureEvent.BEGIN), reading.events(CaptureEvent.END)
     failed, disabled = reading.events(CaptureEvent.FAILED), reading.events(CaptureEvent.DISABLED)
-    ready = reading.events(CaptureEvent.READY)
+    ready, off = reading.events(CaptureEvent.READY), list(reading.piecewise_off)
     if failure is not None:
         if failed:
             return Piecewise.FAILED, "SGLang reports the piecewise CUDA graph failure", failed[:1]
+        runner = _PIECEWISE_RUNNER.search(failure.context) or any(
+            _PIECEWISE_RUNNER.search(f.file) for f in failure.signature.frame_chain)
+        if runner:
+            return Piecewise.FAILED, "the failure is inside SGLang's piecewise runner (its frames)", []
         if begins and not ends and failure.line.number >= begins[0].number:
             return Piecewise.FAILED, "the failure came after capture began and before it ended", [begins[0]]
         if ends:
             return Piecewise.CAPTURED, "capture ended before the failure", ends[:1]
+        if off:
+            return Piecewise.NOT_EXERCISED, "the launch turned piecewise CUDA graphs off", off[:1]
         if _DECODE_CAPTURE_OR_LOAD.search(failure.context) or _DECODE_CAPTURE_OR_LOAD.search(failure.head):
             return Piecewise.NOT_EXERCISED, "the crash came in model loading or decode graph capture, before piecewise", []
         return Piecewise.UNKNOWN, "no piecewise capture line in the log", []
     if ends:
         return Piecewise.CAPTURED, "capture began and ended", [*begins[:1], ends[0]]
-    if disabled:
-        return Piecewise.NOT_EXERCISED, "SGLang turned piecewise CUDA graphs off", disabled[:1]
+    if disabled or off:
+        return Piecewise.NOT_EXERCISED, "piecewise CUDA graphs were turned off", (disabled or off)[:1]
     if begins:
         return Piecewise.UNKNOWN, "capture began; the log ends before it ended (cut, or still running)", begins[:1]
     if ready:
@@ -208,14 +255,18 @@ def _piecewise(reading: LogReading, failure: LogFailure | None) -> tuple[Piecewi
     return Piecewise.UNKNOWN, "no piecewise capture line and no server start in the log", []
 
 
-def _confidence(kind: Kind, failure: LogFailure | None, mode: str | None, reading: LogReading) -> str:
-    if failure is None:
+def _confidence(judged: _Judgement | None, failure: LogFailure | None, reading: LogReading) -> str:
+    if failure is None or judged is None:
+        if judged is not None and judged.kind is Kind.KNOWN_BUG:
+            return "low"  # the family's names with no failure printed
         return "high" if reading.events(CaptureEvent.READY) or reading.capture_ended else "medium"
     typed = failure.exception_type is not None and failure.kind != "frames-only"
-    if kind is Kind.OTHER_FAILURE and _too_little_to_rule_out(failure):
+    if judged.kind is Kind.OTHER_FAILURE and _too_little_to_rule_out(failure):
         return "low"
-    if kind is Kind.KNOWN_BUG:
-        return "high" if typed and mode else ("low" if mode is None else "medium")
+    if judged.kind is Kind.KNOWN_BUG:
+        # how much survived: the exception line, a mode's rule, and the signs of the three facts
+        score = judged.family.strength() + (2 if typed else 0) + (2 if judged.mode else 0)
+        return "high" if score >= 8 and typed else ("medium" if score >= 5 else "low")
     return "high" if typed else ("medium" if failure.kind in ("native-error", "piecewise-error") else "low")
 
 
@@ -225,41 +276,54 @@ def _too_little_to_rule_out(failure: LogFailure) -> bool:
     return _is_dynamo(failure) and generic and not failure.signature.frame_chain and not failure.signature.skipped_callable
 
 
-def _missing(kind: Kind, failure: LogFailure | None, mode: str | None, reading: LogReading) -> list[str]:
+def _missing(judged: _Judgement | None, failure: LogFailure | None, reading: LogReading) -> list[str]:
     out: list[str] = []
     if failure is None:
-        if reading.announced:
+        if judged is not None and judged.kind is Kind.KNOWN_BUG:
+            out.append("no exception or traceback in the paste: recognised from the names it keeps")
+        elif reading.announced:
             out.append(f"a traceback starts at line {reading.announced[0].number} but neither frames nor an exception follow")
         return out
+    assert judged is not None
+    kind, mode = judged.kind, judged.mode
     if failure.kind == "frames-only":
         out.append("matched on frames; no exception line")
     elif failure.exception_type is None:
-        out.append("the exception type is not printed (SGLang's message only)")
+        out.append("the exception type is not printed (a message body only)"
+                   + ("; judged as dynamo's Unsupported from its wording" if judged.inferred_type and kind is Kind.KNOWN_BUG else ""))
     if kind is Kind.KNOWN_BUG and mode is None:
-        out.append("mode undetermined: the paste ends before the innermost FlashInfer frame")
-    if mode == "mode1":
-        out.append("mode 3 (a pre-warmed get_cuda_version cache) fails identically; this log shows no cache_info")
-    if kind is not Kind.KNOWN_BUG and _is_dynamo(failure) and not _shows_fp4(failure):
+        out.append("mode undetermined: no catalog mode's rule accepts what the paste kept (cut before the innermost "
+                   "FlashInfer frame, or several failures in one paste)")
+    out.extend(f"also consistent with {other} (its rule accepts the same text)" for other in judged.also)
+    if kind is not Kind.KNOWN_BUG and _is_dynamo(failure) and not judged.family.fp4:
         out.append("no FlashInfer FP4 frame or name in the failure")
     if kind is Kind.OTHER_FAILURE and _too_little_to_rule_out(failure):
         out.append("no frames and no skipped callable: paste dynamo's whole 'from user code:' section to rule this bug in or out")
     return out
 
 
-def diagnose(reading: LogReading) -> Diagnosis:
-    """The diagnosis of one log. Pure."""
+def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = ()) -> Diagnosis:
+    """The diagnosis of one log; `modes`: the catalog's failure modes, in catalog order, as values. Pure."""
     failure = reading.failure
-    if failure is None and reading.announced:
-        kind, mode, why = Kind.OTHER_FAILURE, None, "a traceback with no frames or exception in the log (cut)"
-    elif failure is None:
-        kind, mode, why = Kind.NO_FAILURE, None, "no exception, traceback or failure message in the log"
+    judged: _Judgement | None = None
+    if failure is None:
+        family = family_evidence(reading.excerpt, (f for _, f in reading.frame_refs), None)
+        if family.complete:
+            judged = _Judgement(Kind.KNOWN_BUG, None, "no failure line survived, but the paste names dynamo, FlashInfer's "
+                                "FP4 path and its JIT loader together", family)
+            kind, mode, why = judged.kind, None, judged.why
+        elif reading.announced:
+            kind, mode, why = Kind.OTHER_FAILURE, None, "a traceback with no frames or exception in the log (cut)"
+        else:
+            kind, mode, why = Kind.NO_FAILURE, None, "no exception, traceback or failure message in the log"
     else:
-        kind, mode, why = _failure_kind(failure, reading)
+        judged = _failure_kind(failure, reading, modes)
+        kind, mode, why = judged.kind, judged.mode, judged.why
     piecewise, piece_why, piece_lines = _piecewise(reading, failure)
     evidence: list[Evidence] = []
     if failure is not None:
         evidence.append(Evidence(failure.line.number, failure.line.text[:300], f"{failure.kind}: {why}"))
-        inner = failure.signature.innermost_library_frame
+        inner = innermost_library_frame(_frames(failure, reading))
         line = _frame_line(reading, inner)
         if inner is not None and line is not None:
             evidence.append(Evidence(line, str(inner), "innermost FlashInfer frame"))
@@ -281,11 +345,12 @@ def diagnose(reading: LogReading) -> Diagnosis:
         kind=kind,
         mode=mode if kind is Kind.KNOWN_BUG else None,
         piecewise=piecewise,
-        confidence=_confidence(kind, failure, mode, reading),
+        confidence=_confidence(judged, failure, reading),
         summary=summary,
         piecewise_reason=piece_why,
         evidence=tuple(sorted(dict.fromkeys(evidence), key=lambda e: e.line)),
-        missing=tuple(_missing(kind, failure, mode, reading)),
-        signature=failure.signature if failure is not None and failure.kind != "frames-only" else (
-            failure.signature if failure is not None else None),
+        missing=tuple(_missing(judged, failure, reading)),
+        signature=failure.signature if failure is not None else None,
+        survived=judged.family.survived if judged is not None else (),
+        log_advice=tuple(dict.fromkeys(ln.text.strip() for ln in reading.hints))[:3],
     )

@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from pcgkit.values.paste import interesting_lines
+
 _FACT_RES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("gpu", re.compile(r"(NVIDIA (?:GeForce |RTX )?[A-Z][\w-]*(?: [A-Z0-9][\w-]*){0,3}|DGX Spark|GB10)\b"), "named"),
     ("compute_capability", re.compile(r"Current capability: (\d+)"), "SGLang's quantization check"),
@@ -67,18 +69,23 @@ def _start(text: str, pattern: re.Pattern[str]) -> int:
     return min(positions) if positions else -1
 
 
-_WINDOW = 2 * 1024 * 1024  # facts sit in a log's head (server_args, versions) and near its end (the crash)
+# Every fact pattern above needs one of these words on its line: a large log is cut down to those lines
+# (found with bytes.find, the first and last 64 of each) before any pattern runs.
+_FACT_WORDS = ("NVIDIA", "DGX", "GB10", "apability", "gen_fp4_quantization", "sm_1", "sglang", "SGLang", "flashinfer",
+               "FlashInfer", "torch", "python3", "model", "For", "quantization", "nvfp4", "CUDA graph begin",
+               "cuda_graph_backend", "iecewise")
+_SELECT_ABOVE = 256 * 1024
 
 
 def read_facts(text: str) -> tuple[Fact, ...]:
-    """The first fact of each kind in the log's first and last 2 MB (the first pattern that finds one wins). Pure."""
-    if len(text) <= 2 * _WINDOW:
+    """The first fact of each kind in the log (the first pattern that finds one wins). Pure."""
+    if len(text) <= _SELECT_ABOVE:
         return _read_facts(text, 0)
-    head = _read_facts(text[:_WINDOW], 0)
-    tail_start = len(text) - _WINDOW
-    tail = _read_facts(text[tail_start:], text.count("\n", 0, tail_start))
-    names = {f.name for f in head}
-    return head + tuple(f for f in tail if f.name not in names)
+    keep = interesting_lines(text, tuple((word, 0, 64) for word in _FACT_WORDS))
+    lines = text.split("\n")
+    found = _read_facts("\n".join(lines[i] for i in keep), 0)
+    # line numbers of the cut-down text -> the log's own
+    return tuple(dataclasses.replace(f, line=keep[f.line - 1] + 1) for f in found)
 
 
 def _read_facts(text: str, line_offset: int) -> tuple[Fact, ...]:

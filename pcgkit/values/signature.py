@@ -12,6 +12,8 @@ import enum
 import re
 from typing import Iterable, Sequence
 
+from pcgkit.values.paste import FRAME_REF_RE, interesting_lines, paste_segments, unwrap
+
 # "File "/x/site-packages/flashinfer/jit/cpp_ext.py", line 69, in get_cuda_version"
 _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>[^\s]+)')
 # Graph-break registry ids appear from torch 2.9 on as ".../gb/gb0007.html"; 2.8 and older print none.
@@ -197,10 +199,13 @@ _RECORD_PREFIX_RES = (
     re.compile(r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[^\]]+\] ?"),  # vLLM
     re.compile(r"^[IWEFV]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\s]+\] ?"),  # torch's glog-style TORCH_LOGS lines
     re.compile(r"^\d\d:\d\d:\d\d-\d+ [A-Z]+ +"),  # rich console (sdnext)
+    re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ - [\w.]+ - [A-Z]+ - "),  # Python logging's default format
 )
 _SOURCE_PREFIX_RES = (
     re.compile(r"^\([\w.-]+ pid=\d+\) ?"),  # vLLM / Ray worker: (Worker_TP2 pid=99), (SGLangWorker pid=3)
-    re.compile(r"^\[rank\d+\]:"),  # torchrun
+    re.compile(r"^\[rank\d+\]: ?"),  # torchrun
+    re.compile(r"^\[(?:TP|DP|EP|PP|PP\d+_TP|rank)\d+(?: (?:TP|DP|EP|PP)\d+)*\] ?"),  # SGLang rank tag alone: [TP0]
+    re.compile(r"^(?:TP|rank)\d+ ?[:|] "),  # "TP3: ", "rank1 | " (collected multi-rank output)
     re.compile(r"^[\w.-]+(?:-\d+)? +\| "),  # docker compose: "sglang-1  | "
 )
 # A flattened paste keeps every worker line on one physical line; progress bars redraw with \r.
@@ -217,7 +222,13 @@ _TRACEBACK_RE = re.compile(r"Traceback \(most recent call last\)")
 _CHAIN_RE = re.compile(r"direct cause of the following exception|During handling of the above exception")
 _HIT_EXCEPTION_RE = re.compile(r"\b\w+ hit an exception\b")
 # SGLang's piecewise runner prints the message first, then its hint block, then the traceback.
-_PCG_FAILED_RE = re.compile(r"Piecewise CUDA Graph failed with error: ?(?P<head>.*)")
+# Each release's own wording, read from its wheel: 0.5.8-0.5.12 "Piecewise CUDA Graph failed with error: <e>";
+# 0.5.14 "Piecewise CUDA graph failed."; later "Piecewise CUDA Graph capture failed." (sglang#28291, 2026-06);
+# 0.5.16 "Fail when using backend: tc_piecewise for prefill runner." (the message follows on later lines).
+_PCG_FAILED_RE = re.compile(
+    r"Piecewise CUDA Graph failed with error: ?(?P<head>.*)|Piecewise CUDA [Gg]raph (?:capture )?failed\.|"
+    r"Fail when using backend: tc_piecewise for prefill runner"
+)
 # Failures printed by C++/CUDA code, not Python: no exception line at all.
 _NATIVE_ERROR_RE = re.compile(
     r"^(?P<type>CUDA Error|ptxas fatal)\s*:\s*(?P<head>.*)|^Search for `(?P<code>cuda\w+)'"  # PyTorch's CUDA error tail
@@ -227,8 +238,41 @@ _NATIVE_ERROR_RE = re.compile(
 _FLASHINFER_JIT_URI_RE = re.compile(r"\b[a-z_]+_dtype_q_[a-z0-9]+_dtype_kv_\w+")
 _PACKAGE_PATH_RE = re.compile(r"(?:site|dist)-packages/([A-Za-z_]\w*)/")
 # Dynamo's own wording when the exception line is missing or buried mid-line (rich consoles).
-_DYNAMO_PHRASE_RE = re.compile(r"Skip calling `torch\.compiler\.disable\(\)`d function|Attempted to call function marked as skipped")
+# Also what SGLang's "Piecewise CUDA Graph failed with error:" prints without dynamo's exception line:
+# the heads of dynamo's graph-break messages (torch 2.7-2.14 wordings).
+_DYNAMO_PHRASE_RE = re.compile(
+    r"Skip calling `torch\.compiler\.disable\(\)`d function|Attempted to call function marked as skipped|"
+    r"Attempted to graph break in an active context manager|Attempted to inline function marked as skipped|"
+    r"Unsupported (?:method|function) call|Unsupported context manager|Failed to trace builtin operator|"
+    r"Dynamo failed to run FX node with fake tensors|torch\.\* op returned non-Tensor|"
+    r"Data-dependent branching|Call to `torch\._dynamo\.graph_break\(\)`|Graph break under GenericContextWrappingVariable|"
+    r"Dynamo does not know how to trace"
+)
+# A paste that starts inside dynamo's message: its explanation, hints or user-code section, no head at all.
+_HEADLESS_DYNAMO_RE = re.compile(r"^\s*(?:Explanation: |Hint: |Developer debug context: |from user code:)")
+# A launch that turns piecewise CUDA graphs off (command line or server_args dump), not SGLang's hint to do so.
+_PIECEWISE_OFF_RE = re.compile(
+    r"--disable-piecewise-cuda-graph\b|disable_piecewise_cuda_graph=True|--cuda-graph-backend-prefill[= ]disabled\b|"
+    r"cuda_graph_backend_prefill='disabled'|enable_piecewise_cuda_graph=False"
+)
+# A line that launches (a command line) or dumps the launch arguments: where a flag is a fact, not advice.
+_LAUNCH_RE = re.compile(r"launch_server|sglang serve|-m sglang|--model(?:-path)?[ =]|server_args|ServerArgs\(|^\s*--[\w-]+")
+_HINT_RE = re.compile(r"[Tt]o work around|disable (?:the )?prefill CUDA graph by|change to breakable by|add .{0,80} to your launch command|[Tt]ry (?:adding|passing|running)")
+# Lines that can matter, found with str.find over a large log: (needle, lines kept after it, hits kept
+# from each end or None for all). A failure's start brings its block; progress and capture lines repeat by
+# the thousand and matter only where they start and end.
+_EVENT_NEEDLES = ("raph", "RAPH", "num tokens", "ready to roll", "Uvicorn", "startup complete", "capturing finished",
+                  "iecewise", "prefill", "pid=", "lru_cache")
+_FAILURE_NEEDLES = ('File "', "Hint:", "CUDA Error", "Search for `cuda", "Dynamo", "op returned", "Data-dependent",
+                    "graph_break", "Graph break", "Failed to trace")
+_BLOCK_NEEDLES = ("Traceback", "rror:", "xception:", "Unsupported", "failed with error", "hit an exception", "Attempted to",
+                  "Skip calling", "from user code", "Explanation:", "ptxas fatal")
+_NEEDLES: tuple[tuple[str, int, int | None], ...] = (
+    *((n, 2, 64) for n in _EVENT_NEEDLES), *((n, 2, None) for n in _FAILURE_NEEDLES),
+    *((n, 60, None) for n in _BLOCK_NEEDLES))
+_SELECT_ABOVE = 256 * 1024  # below this a log is read line by line in full
 _FAILURE_BLOCK_LINES = 400  # a dynamo message with its user-code frames fits easily
+_PREAMBLE_LINES = 40
 
 
 class CaptureEvent(str, enum.Enum):
@@ -242,14 +286,16 @@ class CaptureEvent(str, enum.Enum):
 
 
 # Every capture-event wording contains one of these (checked with `in` before any regex runs).
-_CAPTURE_NEEDLES = ("raph", "RAPH", "num tokens", "ready to roll", "Uvicorn", "startup complete", "capturing finished")
+_CAPTURE_NEEDLES = ("raph", "RAPH", "num tokens", "ready to roll", "Uvicorn", "startup complete", "capturing finished",
+                    "prefill runner")
 _CAPTURE_EVENT_RES: tuple[tuple[CaptureEvent, re.Pattern[str]], ...] = (
     (CaptureEvent.END, re.compile(r"Capture (?:piecewise|target prefill) CUDA graph end")),
     (CaptureEvent.BEGIN, re.compile(
         r"Capture (?:piecewise|target prefill) CUDA graph begin|Capture cuda graph num tokens \[|"
         r"C(?:ompil|aptur)ing num tokens \(num_tokens=|Capturing CUDA graphs \([^)]*PIECEWISE")),
     (CaptureEvent.FAILED, re.compile(
-        r"Piecewise CUDA Graph failed with error|Piecewise CUDA Graph is enabled by default as an experimental")),
+        r"Piecewise CUDA Graph failed with error|Piecewise CUDA Graph is enabled by default as an experimental|"
+        r"Piecewise CUDA [Gg]raph (?:capture )?failed\.|Fail when using backend: tc_piecewise for prefill runner")),
     (CaptureEvent.DISABLED, re.compile(r"[Dd]isabl\w* [Pp]iecewise (?:CUDA|cuda) [Gg]raph")),
     (CaptureEvent.READY, re.compile(
         r"The server is fired up and ready to roll|Uvicorn running on|Application startup complete|"
@@ -279,6 +325,7 @@ class LogFailure:
     signature: Signature
     evidence: tuple[LogLine, ...] = ()  # the lines this failure was read from (head, frames, hints)
     context: str = ""  # its traceback and message text (source lines included), for the diagnosis
+    preamble: str = ""  # the lines just before it (since the previous failure): a paste's prose, a hint, a chain
 
 
 @dataclasses.dataclass(frozen=True)
@@ -291,6 +338,10 @@ class LogReading:
     capture_seconds: float | None = None  # "Capture piecewise CUDA graph end. Time elapsed: 3.45 s"
     packages_named: frozenset[str] = frozenset()  # top-level packages of every site-packages path in the log
     announced: tuple[LogLine, ...] = ()  # "Traceback (most recent call last)", "... hit an exception"
+    piecewise_off: tuple[LogLine, ...] = ()  # launch flags / server_args that turn piecewise CUDA graphs off
+    frame_refs: tuple[tuple[int, Frame], ...] = ()  # "path.py:NN function" outside tracebacks (notes, arrow chains)
+    hints: tuple[LogLine, ...] = ()  # what the log itself advises ("To work around this error, add ... to your launch command")
+    excerpt: str = ""  # the cleaned text of a short log (a paste), for evidence outside any failure block
 
     @property
     def failure(self) -> LogFailure | None:
@@ -308,15 +359,29 @@ class LogReading:
         return bool(self.events(CaptureEvent.END))
 
 
-def clean_lines(text: str) -> list[LogLine]:
-    """The log as segments: CRLF and \\r redraws split, ANSI colour and logger prefixes removed. Pure."""
+def clean_lines(text: str, keep: list[int] | None = None) -> list[LogLine]:
+    """The log as segments: CRLF and \\r redraws split, ANSI colour and logger prefixes removed, what a paste
+    did undone (pcgkit.values.paste). `keep`: only these 0-based physical lines (a large log). Pure."""
+    raw_lines = text.replace("\r\n", "\n").split("\n")
+    if keep is None:
+        numbered = unwrap(raw_lines) if len(text) < _UNWRAP_LIMIT else list(enumerate(raw_lines, start=1))
+    else:
+        numbered = [(i + 1, raw_lines[i]) for i in keep if i < len(raw_lines)]
     out: list[LogLine] = []
-    for number, raw in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
+    for number, raw in numbered:
         if "\x1b" in raw:
             raw = _ANSI_RE.sub("", raw)
         for segment in _SEGMENT_SPLIT_RE.split(raw) if ("\r" in raw or "pid=" in raw) else (raw,):
-            out.append(LogLine(number, _strip_prefixes(segment.rstrip())))
+            for piece in paste_segments(_strip_prefixes(segment.rstrip())):
+                text = _strip_prefixes(piece.rstrip())
+                # TP ranks printing the same line at once: read it once (ranks interleave line by line)
+                if text and out and out[-1].text == text and out[-1].number != number:
+                    continue
+                out.append(LogLine(number, text))
     return out
+
+
+_UNWRAP_LIMIT = 1024 * 1024  # hard-wrapped pastes are short; a server log is never re-joined
 
 
 # One alternation, applied until nothing more comes off: one regex call per prefix, not one per pattern.
@@ -333,8 +398,13 @@ def _strip_prefixes(segment: str) -> str:
 
 
 def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
-    """Scan a whole log once. Pure; linear in the log's size."""
-    lines = clean_lines(text)
+    """Scan a whole log once. Pure; linear in the log's size (a large one: only the lines that can matter)."""
+    keep = None
+    if len(text) > _SELECT_ABOVE:
+        keep = interesting_lines(text, _NEEDLES)
+    lines = clean_lines(text, keep)
+    off: list[LogLine] = []
+    hints: list[LogLine] = []
     frames: list[tuple[int, Frame]] = []
     frame_index: list[int] = []  # positions in `lines` of frame segments
     events: list[tuple[CaptureEvent, LogLine]] = []
@@ -345,6 +415,8 @@ def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
         t = line.text
         if 'File "' in t:
             match = _FRAME_RE.search(t)
+            if match is None and pos + 1 < len(lines):  # a frame line wrapped by the paste
+                match = _FRAME_RE.search(t + lines[pos + 1].text.lstrip()) or _FRAME_RE.search(t + " " + lines[pos + 1].text.lstrip())
             if match:
                 frames.append((line.number, Frame(package_relative(match["file"]), int(match["line"]), match["function"])))
                 frame_index.append(pos)
@@ -360,22 +432,31 @@ def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
                 if pattern.search(t):
                     events.append((event, line))
                     break
-        if ":" not in t and "skipped" not in t and "Skip calling" not in t:
-            continue  # every failure announcement below has a colon or dynamo's own words
+        if ("iecewise" in t or "prefill" in t) and _PIECEWISE_OFF_RE.search(t):
+            if _HINT_RE.search(t):
+                hints.append(line)
+            elif _LAUNCH_RE.search(t):
+                off.append(line)
+        if ":" not in t and "skipped" not in t and "Skip calling" not in t and "raph" not in t:
+            continue  # every failure announcement below has a colon, dynamo's own words or SGLang's graph wording
         if _PCG_FAILED_RE.search(t):
             starts.append((pos, "piecewise-error"))
         elif _EXCEPTION_LINE_RE.match(t.lstrip()) and not t.startswith((" ", "\t")):
             starts.append((pos, "exception"))
         elif _NATIVE_ERROR_RE.match(t.strip()):
             starts.append((pos, "native-error"))
-        elif _DYNAMO_PHRASE_RE.search(t):
+        elif _DYNAMO_PHRASE_RE.search(t) and "Warning" not in t and not (starts and _inside_message(t)):
+            starts.append((pos, "dynamo-message"))
+        elif not starts and _HEADLESS_DYNAMO_RE.match(t):
             starts.append((pos, "dynamo-message"))
     if "PIECEWISE): 100%" in text:
-        done = next(line for line in lines if _VLLM_PIECEWISE_DONE_RE.search(line.text))
-        events.append((CaptureEvent.END, done))
+        done = next((line for line in lines if _VLLM_PIECEWISE_DONE_RE.search(line.text)), None)
+        if done is not None:
+            events.append((CaptureEvent.END, done))
     seconds = next((m for e, ln in events if e is CaptureEvent.END and (m := _CAPTURE_SECONDS_RE.search(ln.text))), None)
-    packages = {m.group(1) for m in _PACKAGE_PATH_RE.finditer(text)}
-    if "_dtype_q_" in text and _FLASHINFER_JIT_URI_RE.search(text):
+    read = text if keep is None else "\n".join(line.text for line in lines)
+    packages = {m.group(1) for m in _PACKAGE_PATH_RE.finditer(read)}
+    if "_dtype_q_" in read and _FLASHINFER_JIT_URI_RE.search(read):
         packages.add("flashinfer")
     failures = _failures(lines, starts, frame_index, tuple(ln.text.strip() for ln in warnings))
     return LogReading(
@@ -387,7 +468,26 @@ def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
         capture_seconds=float(seconds.group(1).rstrip(".")) if seconds else None,
         packages_named=frozenset(packages),
         announced=tuple(announced),
+        piecewise_off=tuple(off),
+        hints=tuple(hints),
+        excerpt="\n".join(line.text for line in lines) if keep is None else "",
+        frame_refs=_frame_refs(lines) if not frames else (),
     )
+
+
+def _inside_message(text: str) -> bool:
+    """An indented or labelled line of a dynamo message already announced (its explanation, its hints)."""
+    return text.startswith((" ", "\t")) or text.startswith(("Explanation:", "Hint:", "Developer debug context:"))
+
+
+def _frame_refs(lines: list[LogLine]) -> tuple[tuple[int, Frame], ...]:
+    """Frames named outside a traceback ("flashinfer/jit/cpp_ext.py:91 is_cuda_version_at_least"), in log order."""
+    out = []
+    for line in lines:
+        if ".py:" in line.text or "/" in line.text:
+            for m in FRAME_REF_RE.finditer(line.text):
+                out.append((line.number, Frame(package_relative(m["file"]), int(m["line"]), m["function"])))
+    return tuple(out)
 
 
 def _block_end(lines: list[LogLine], start: int, stops: set[int]) -> int:
@@ -418,8 +518,10 @@ def _failures(
         signature = parse_message(exc_type or "", message, warnings, extra_frames_text=outer)
         evidence = (line,) + tuple(lines[p] for p in frame_index if pos < p < end)[-2:]
         first = next((p for p in frame_index if previous < p < pos), pos)
-        context = "\n".join(ln.text for ln in lines[max(first - 1, previous + 1, 0) : end][:_FAILURE_BLOCK_LINES * 2])
-        out.append(LogFailure(kind, line, exc_type, head, signature, evidence, context))
+        begin = max(first - 1, previous + 1, 0)
+        context = "\n".join(ln.text for ln in lines[begin:end][:_FAILURE_BLOCK_LINES * 2])
+        preamble = "\n".join(ln.text for ln in lines[max(begin - _PREAMBLE_LINES, previous + 1, 0) : begin])
+        out.append(LogFailure(kind, line, exc_type, head, signature, evidence, context, preamble))
         previous = pos
     if not out and frame_index:
         # Frames with no exception line at all (the paste was cut, or the logger dropped it).
@@ -427,7 +529,8 @@ def _failures(
         signature = Signature("", "", innermost_library_frame=innermost_library_frame(frames), frame_chain=frames,
                               lru_cache_warnings=warnings)
         evidence = (lines[frame_index[0]],) + tuple(lines[p] for p in frame_index[-2:])
-        context = "\n".join(ln.text for ln in lines[max(frame_index[0] - 1, 0) : frame_index[-1] + 2])
+        # the lines after the last frame: its source line and dynamo's footer ("Set TORCHDYNAMO_VERBOSE=1 ...")
+        context = "\n".join(ln.text for ln in lines[max(frame_index[0] - 1, 0) : frame_index[-1] + 6])
         out.append(LogFailure("frames-only", lines[frame_index[0]], None, "", signature, evidence, context))
     return tuple(out)
 
@@ -439,8 +542,9 @@ def _announcement(
     pos, kind = starts[i]
     text = lines[pos].text.strip()
     if kind == "piecewise-error":
-        head = _PCG_FAILED_RE.search(text)["head"].strip()  # type: ignore[index]
-        message = body[body.find("failed with error:") + len("failed with error:") :].lstrip()
+        head = (_PCG_FAILED_RE.search(text)["head"] or "").strip()  # type: ignore[index]
+        marker = "failed with error:"
+        message = (body[body.find(marker) + len(marker) :] if marker in body else body.partition("\n")[2]).lstrip()
         # SGLang ends the same failure's traceback with a bare "<type>: <head>": that is its type.
         for later_pos, later_kind in starts[i + 1 :]:
             later = _EXCEPTION_LINE_RE.match(lines[later_pos].text.strip())
@@ -455,7 +559,9 @@ def _announcement(
         return match["type"], match["head"].strip(), body  # type: ignore[index]
     if kind == "dynamo-message":
         match = _DYNAMO_PHRASE_RE.search(text)
-        return None, text[match.start() :].strip(), body[body.find(match.group(0)) :]  # type: ignore[union-attr]
+        if match is None:  # the paste starts inside the message (explanation, hints or user code)
+            return None, "", body
+        return None, text[match.start() :].strip(), body[body.find(match.group(0)) :]
     match = _EXCEPTION_LINE_RE.match(text)
     exc_type = match["type"]  # type: ignore[index]
     head = (match["head"] or "").strip()  # type: ignore[index]

@@ -1,0 +1,168 @@
+"""load_evidence(): the advice model's inputs, read from the kit's data files (the only I/O of pcgkit.advice).
+
+- fixtures/matrix_snapshot.json: the newest matrix's verdicts per cell and case (what was measured,
+  on which simulated or real device);
+- fixtures/upstream_reads.json: upstream issue/PR states with the date they were read
+  (`pcgkit advice refresh-upstream`), and upstream figures kept as quotes;
+- fixtures/sglang_releases.json: every SGLang release in range, read from its own wheel
+  (`pcgkit advice read-releases`);
+- fixtures/measurements/piecewise-cost.json: the workaround's measured cost, once it exists.
+`parse_*` functions are pure over the decoded data; ValueError names what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from pcgkit import resources
+from pcgkit.advice.model import COST_FILE, SGLANG_CASE_BY_ARCH, arch_family
+from pcgkit.advice.values import CostMeasurement, Evidence, Measurement, Mode2Run, Quote, UpstreamRead, Versions
+from pcgkit.errors import UsageError
+from pcgkit.sglang.releases import TABLE_FILE, parse_table
+
+SNAPSHOT_FILE = "matrix_snapshot.json"
+READS_FILE = "upstream_reads.json"
+READS_SCHEMA = "pcgkit.upstream-reads/1"
+COST_SCHEMA = "pcgkit.piecewise-cost/1"
+MODE2_FILE = "fixtures/measurements/mode2-condition.json"
+MODE2_SCHEMA = "pcgkit.mode2-condition/1"
+READ_KINDS = ("issue", "pr", "doc", "code")
+READ_STATES = ("open", "closed", "merged", "pinned", "read")
+# A case that simulates its own architecture whatever the cell's target (the non-SM120 SGLang case).
+_CASE_ARCH = {case: arch for arch, case in SGLANG_CASE_BY_ARCH.items() if arch != "sm120"}
+_DEVICE_ARCH = re.compile(r"\bSM ?(\d{2,3})\b", re.I)
+_REAL_SM90 = re.compile(r"\b(H100|H200|H800|GH200)\b")
+
+
+def device_arch(label: str) -> str | None:
+    """The arch family a device label speaks for ('simulated SM120 (...)' -> sm120, 'NVIDIA H200' -> sm90). Pure."""
+    match = _DEVICE_ARCH.search(label or "")
+    if match:
+        return arch_family(match.group(1))
+    return "sm90" if _REAL_SM90.search(label or "") else None
+
+
+def parse_snapshot(data: dict, source: str = SNAPSHOT_FILE) -> tuple[Measurement, ...]:
+    """One Measurement per (cell, case) with a verdict; cases whose arch cannot be told are left out. Pure."""
+    if not str(data.get("schema", "")).startswith("pcgkit.matrix-snapshot/"):
+        raise ValueError(f"{source}: not a matrix snapshot (schema {data.get('schema')!r})")
+    as_of = str(data.get("matrix_created", ""))[:10] or "undated"
+    origin = str(data.get("source") or source)
+    out = []
+    for cell in data.get("cells", ()):
+        versions = Versions(cell.get("sglang"), cell.get("flashinfer-python"), cell.get("torch"))
+        cell_arch = device_arch(str(cell.get("device", "")))
+        for case, verdict in sorted((cell.get("verdicts") or {}).items()):
+            arch = _CASE_ARCH.get(case, cell_arch)
+            if arch is None:
+                continue
+            out.append(Measurement(str(cell["id"]), case, str(verdict), arch, bool(cell.get("simulated", True)),
+                                   versions, as_of, origin))
+    return tuple(out)
+
+
+def parse_reads(data: dict, source: str = READS_FILE) -> tuple[tuple[UpstreamRead, ...], tuple[Quote, ...]]:
+    """The dated upstream reads and quotes; every read needs a state, an ISO date and how it was read. Pure."""
+    if data.get("schema") != READS_SCHEMA:
+        raise ValueError(f"{source}: schema {data.get('schema')!r}, expected {READS_SCHEMA!r}")
+    reads = []
+    for i, row in enumerate(data.get("reads", ())):
+        try:
+            read = UpstreamRead(**row)
+        except TypeError as exc:
+            raise ValueError(f"{source}: read {i}: {exc}") from exc
+        if read.kind not in READ_KINDS or read.state not in READ_STATES or not read.url.startswith("https://"):
+            raise ValueError(f"{source}: read {read.id!r}: kind {read.kind!r} / state {read.state!r} / url invalid")
+        if not _iso_date(read.as_of) or not read.how.strip():
+            raise ValueError(f"{source}: read {read.id!r} has no ISO 'as_of' date or no 'how'")
+        reads.append(read)
+    quotes = []
+    for i, row in enumerate(data.get("quotes", ())):
+        if not (_iso_date(str(row.get("as_of", ""))) and str(row.get("url", "")).startswith("https://") and row.get("phase")):
+            raise ValueError(f"{source}: quote {i} needs an https url, a phase and an ISO as_of date")
+        quotes.append(Quote(str(row["text"]), str(row["url"]), str(row["phase"]), str(row["as_of"])))
+    return tuple(reads), tuple(quotes)
+
+
+def _iso_date(text: str) -> bool:
+    return bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}", text or ""))
+
+
+def parse_cost(data: dict, source: str = COST_FILE) -> CostMeasurement:
+    """The measured cost file (issue 26 writes it from the H200): device, model, date, figures per phase. Pure.
+
+    `phases` maps a phase (prefill/extend, decode) to either a one-line `summary` or its figures.
+    """
+    if data.get("schema") != COST_SCHEMA:
+        raise ValueError(f"{source}: schema {data.get('schema')!r}, expected {COST_SCHEMA!r}")
+    missing = [k for k in ("device", "model", "date", "phases") if not data.get(k)]
+    if missing:
+        raise ValueError(f"{source}: missing {missing}")
+    phases = data["phases"]
+    items = phases.items() if isinstance(phases, dict) else ((p.get("phase", "?"), p) for p in phases)
+    figures = tuple((str(phase), str(body.get("summary")) if isinstance(body, dict) and body.get("summary") else
+                     ", ".join(f"{k} {v}" for k, v in body.items()) if isinstance(body, dict) else str(body))
+                    for phase, body in items)
+    return CostMeasurement(str(data["device"]), str(data["model"]), str(data["date"])[:10], figures,
+                           bool(data.get("simulated", False)), source)
+
+
+def mode2_record(results: dict, source: str) -> dict:
+    """The mode-2 condition file's content from a pcgkit results file (`pcgkit advice record-mode2`). Pure.
+
+    Keeps, per mode2 result that measured both process states (evidence `jit_spec_condition`), its
+    versions, device and the two stop locations; ValueError when the results hold none.
+    """
+    kept = [{"versions": {k: v for k, v in r.get("versions", {}).items() if v}, "device": r["device"].get("label", ""),
+             "simulated": bool(r.get("simulated")), "verdict": r.get("verdict"),
+             "jit_spec_condition": r["evidence"]["jit_spec_condition"]}
+            for r in results.get("results", ())
+            if r.get("mode") == "mode2" and "registered" in (r.get("evidence") or {}).get("jit_spec_condition", {})]
+    if not kept:
+        raise ValueError(f"{source}: no mode2 result measured both ways (evidence jit_spec_condition); run the mode2 case")
+    return {"schema": MODE2_SCHEMA, "date": str(results.get("created", ""))[:10], "source": source, "results": kept}
+
+
+def parse_mode2(data: dict, source: str = MODE2_FILE) -> tuple[Mode2Run, ...]:
+    """The mode-2 runs, both process states per measured environment. Pure."""
+    if data.get("schema") != MODE2_SCHEMA or not _iso_date(str(data.get("date", ""))):
+        raise ValueError(f"{source}: schema {data.get('schema')!r} (expected {MODE2_SCHEMA!r}) or no ISO date")
+    runs = []
+    for row in data.get("results", ()):
+        v = row.get("versions", {})
+        versions = Versions(v.get("sglang"), v.get("flashinfer-python"), v.get("torch"))
+        for key, registered in (("not_registered", False), ("registered", True)):
+            where = row["jit_spec_condition"].get(key)
+            if where and not where.get("traced"):
+                runs.append(Mode2Run(registered, str(where.get("innermost_frame")), str(where.get("skipped_callable")),
+                                     versions, str(row.get("device", "")), bool(row.get("simulated")),
+                                     str(data["date"]), f"{source} (from {data.get('source', '?')})"))
+    return tuple(runs)
+
+
+def _json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{path}: not readable as JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: not a JSON object")
+    return data
+
+
+def load_evidence(fixtures: Path | None = None) -> Evidence:
+    """Read the evidence files (the checkout's or the wheel's fixtures, or another folder for tests)."""
+    folder = fixtures or resources.fixtures_dir()
+    try:
+        measurements = parse_snapshot(_json(folder / SNAPSHOT_FILE), f"fixtures/{SNAPSHOT_FILE}")
+        reads, quotes = parse_reads(_json(folder / READS_FILE), f"fixtures/{READS_FILE}")
+        releases = parse_table(_json(folder / TABLE_FILE), f"fixtures/{TABLE_FILE}")
+        cost_path = folder / Path(COST_FILE).relative_to("fixtures")
+        cost = parse_cost(_json(cost_path), COST_FILE) if cost_path.is_file() else None
+        mode2_path = folder / Path(MODE2_FILE).relative_to("fixtures")
+        mode2 = parse_mode2(_json(mode2_path)) if mode2_path.is_file() else ()
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"{exc}" if isinstance(exc, ValueError) else f"an evidence file is malformed: {exc!r}") from exc
+    return Evidence(measurements, reads, releases, f"fixtures/{TABLE_FILE}", cost, quotes, mode2)

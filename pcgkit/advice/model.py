@@ -1,0 +1,353 @@
+"""advise(): given a user's versions and arch, the answers from measured cells and dated reads. Pure.
+
+The case that matters depends on who the user is. An SGLang user runs SGLang's own FP4 call
+under SGLang's compile wrapper (the SGLang-level case); upgrading FlashInfer does nothing for them
+unless their SGLang calls FlashInfer's traceable op, which no release does (read from every wheel).
+A user who calls FlashInfer directly runs the public `flashinfer.fp4_quantize` (mode 1).
+Only releases that were run as themselves count as measured; a release between two measured ones
+is "unknown", with its measured neighbours named.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+from pcgkit.advice.values import (
+    AFFECTED,
+    CELLS,
+    MEASUREMENT,
+    NOT_AFFECTED,
+    PARSER,
+    SCHEMA,
+    UNKNOWN,
+    UPSTREAM,
+    Evidence,
+    Measurement,
+    Source,
+    Statement,
+    Versions,
+)
+from pcgkit.sglang import facts as sglang_facts
+from pcgkit.sglang.case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120
+from pcgkit.sglang.releases import ReleaseFacts, version_key
+from pcgkit.verdicts.fixmodes import FIX_UPSTREAM_OP
+from pcgkit.verdicts.modes import MODE1
+
+# The SGLang-level case per architecture family (the non-SM120 case simulates SM90).
+SGLANG_CASE_BY_ARCH: dict[str, str] = {"sm120": SGLANG_COMPILE_SM120.id, "sm90": SGLANG_COMPILE_OTHER.id}
+FLASHINFER_CASE = MODE1.id  # the public flashinfer.fp4_quantize under fullgraph=True
+FLASHINFER_OP_CASE = FIX_UPSTREAM_OP.id  # torch.ops.flashinfer.fp4_quantize under fullgraph=True
+# The one read that says which phase piecewise graphs serve (upstream code, dated).
+PIECEWISE_SCOPE_READ = "sglang-piecewise-scope"
+COST_FILE = "fixtures/measurements/piecewise-cost.json"
+
+_BROKEN = ("reproduced", "drifted")
+_CLEAN = ("fixed", "not-applicable")
+
+
+def arch_family(arch: str | None) -> str | None:
+    """'sm120' for sm_121 / SM120 / 12.1 / 121; 'sm90' for 9.0 / sm90a; None when unreadable. Pure."""
+    if not arch:
+        return None
+    text = arch.strip().lower().removeprefix("sm").removeprefix("_").rstrip("afx")
+    if "." in text:
+        major_text, _, minor_text = text.partition(".")
+    else:
+        major_text, minor_text = text[:-1], text[-1:]
+    if not (major_text.isdigit() and minor_text.isdigit()):
+        return None
+    major = int(major_text)
+    return f"sm{major}0" if major >= 9 else f"sm{major}{minor_text}"
+
+
+def _label(arch: str) -> str:
+    return arch.upper()
+
+
+def _sim(measurements: Iterable[Measurement]) -> str:
+    flags = {m.simulated for m in measurements}
+    return "simulated" if flags == {True} else "real" if flags == {False} else "simulated and real"
+
+
+def _cell_source(measurements: Iterable[Measurement]) -> Source:
+    ms = list(measurements)
+    cases = sorted({m.case for m in ms})
+    refs = ", ".join(sorted({m.cell for m in ms}))
+    return Source(CELLS, f"{'/'.join(cases)} in cells {refs} of {ms[0].source}", max(m.as_of for m in ms))
+
+
+def _state(verdicts: Iterable[str]) -> str:
+    found = set(verdicts)
+    if found & set(_BROKEN):
+        return AFFECTED
+    if found & set(_CLEAN):
+        return NOT_AFFECTED
+    return UNKNOWN
+
+
+def _by_release(measurements: Iterable[Measurement], axis: str) -> dict[str, list[Measurement]]:
+    """Measurements grouped by the release of `axis` the cell ran as itself, oldest first. Pure."""
+    grouped: dict[str, list[Measurement]] = {}
+    for m in measurements:
+        release = getattr(m.versions, axis)
+        if release:
+            grouped.setdefault(release, []).append(m)
+    return dict(sorted(grouped.items(), key=lambda kv: version_key(kv[0])))
+
+
+def _pins(m: Measurement) -> str:
+    return ", ".join(f"{k} {v}" for k, v in m.versions.known().items())
+
+
+def _span(releases: list[str]) -> str:
+    return releases[0] if len(releases) == 1 else f"{releases[0]} through {releases[-1]}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    versions: Versions
+    arch: str | None
+    case: str | None  # the case that matters to this user
+    state: str  # AFFECTED | NOT_AFFECTED | UNKNOWN
+    affected: Statement
+    flashinfer_alone: Statement | None = None  # SGLang users: why a FlashInfer upgrade does not reach it
+    upgrade: Statement | None = None
+    switch: Statement | None = None
+    cost: Statement | None = None
+
+    def statements(self) -> tuple[Statement, ...]:
+        """All statements, in reading order."""
+        return tuple(s for s in (self.affected, self.flashinfer_alone, self.upgrade, self.switch, self.cost) if s)
+
+    @property
+    def simulated(self) -> bool:
+        return any(s.simulated for s in self.statements())
+
+    def to_dict(self) -> dict:
+        return {"schema": SCHEMA, "versions": self.versions.known(), "arch": self.arch, "case": self.case,
+                "state": self.state, "simulated": self.simulated,
+                "statements": [s.to_dict() for s in self.statements()]}
+
+
+# --- the pieces ---------------------------------------------------------------------------------
+
+def _user(versions: Versions, arch: str | None) -> tuple[str, str | None, str | None]:
+    """(who, axis, the case that matters) for this user on this arch family. Pure."""
+    if versions.sglang:
+        return "SGLang", "sglang", SGLANG_CASE_BY_ARCH.get(arch or "")
+    if versions.flashinfer:
+        return "FlashInfer", "flashinfer", FLASHINFER_CASE
+    return "", None, None
+
+
+def _measured(evidence: Evidence, case: str, arch: str, axis: str) -> dict[str, list[Measurement]]:
+    return _by_release((m for m in evidence.measurements if m.case == case and m.arch == arch), axis)
+
+
+def _affected(who: str, axis: str | None, case: str | None, release: str | None, arch: str | None,
+              measured: dict[str, list[Measurement]], versions: Versions,
+              evidence: Evidence) -> tuple[str, Statement]:
+    if axis is None or release is None:
+        text = "No SGLang or FlashInfer version is known, so nothing measured applies; run `pcgkit env` or triage a log."
+        return UNKNOWN, Statement(text, (_table_source(evidence),), False, "affected")
+    where = _label(arch) if arch else "an unknown architecture"
+    if arch is None:
+        return UNKNOWN, _per_arch(who, axis, release, evidence)
+    if case is None:
+        measured_arches = sorted({m.arch for m in evidence.measurements if m.case in SGLANG_CASE_BY_ARCH.values()})
+        text = (f"{who} {release} on {where}: unknown. The kit measures the SGLang-level case on "
+                f"{', '.join(_label(a) for a in measured_arches) or 'no architecture'} only.")
+        return UNKNOWN, Statement(text, (_table_source(evidence),), False, "affected")
+    own = measured.get(release)
+    if own:
+        state = _state(m.verdict for m in own)
+        verdicts = "; ".join(f"{m.case} {m.verdict} in cell {m.cell} ({_pins(m)})" for m in own)
+        differs = _pin_difference(own[0], versions, axis)
+        text = f"{who} {release} on {where}: {state} ({verdicts}; {_sim(own)} {_label(arch)}){differs}."
+        return state, Statement(text, (_cell_source(own),), any(m.simulated for m in own), "affected")
+    below = [r for r in measured if version_key(r) < version_key(release)]
+    above = [r for r in measured if version_key(r) > version_key(release)]
+    near = [r for r in (below[-1:] + above[:1])]
+    named = "; ".join(f"{r} {measured[r][0].verdict} (cell {measured[r][0].cell})" for r in near)
+    text = (f"{who} {release} on {where}: unknown: it has not been run as itself ({case}). "
+            + (f"Nearest measured releases: {named}." if near else "No release of it was measured."))
+    sources = (_cell_source(m for r in near for m in measured[r]),) if near else (_table_source(evidence),)
+    return UNKNOWN, Statement(text, sources, any(m.simulated for r in near for m in measured[r]), "affected")
+
+
+def _per_arch(who: str, axis: str, release: str, evidence: Evidence) -> Statement:
+    """The architecture is not known: what each measured architecture says for this release. Pure."""
+    cases = SGLANG_CASE_BY_ARCH if axis == "sglang" else {"sm120": FLASHINFER_CASE}
+    found = [(arch, [m for m in evidence.measurements if m.case == case and m.arch == arch
+                     and getattr(m.versions, axis) == release]) for arch, case in cases.items()]
+    found = [(arch, ms) for arch, ms in found if ms]
+    if not found:
+        text = (f"{who} {release}: unknown: the architecture is not known and {release} has not been run as itself; "
+                f"give the GPU's architecture for an answer.")
+        return Statement(text, (_table_source(evidence),), False, "affected")
+    parts = "; ".join(f"on {_label(arch)}: {_state(m.verdict for m in ms)} ({ms[0].case} {ms[0].verdict}, cell "
+                      f"{ms[0].cell}, {_sim(ms)})" for arch, ms in found)
+    text = f"{who} {release}, architecture not known: {parts}. Give the GPU's architecture for the upgrade that fits."
+    used = [m for _, ms in found for m in ms]
+    return Statement(text, (_cell_source(used),), any(m.simulated for m in used), "affected")
+
+
+def _pin_difference(m: Measurement, versions: Versions, axis: str) -> str:
+    """' (yours: flashinfer 0.6.12)' when the user's other pins differ from the cell's. Pure."""
+    other = {k: v for k, v in versions.known().items() if k != axis and getattr(m.versions, k) not in (None, v)}
+    return f"; measured with the release's own pins, yours differ: {', '.join(f'{k} {v}' for k, v in other.items())}" if other else ""
+
+
+def _table_source(evidence: Evidence) -> Source:
+    newest = max((r.read_on for r in evidence.releases), default="undated")
+    return Source(PARSER, evidence.releases_source or "no release table loaded", newest)
+
+
+def _release(evidence: Evidence, release: str | None) -> ReleaseFacts | None:
+    return next((r for r in evidence.releases if r.sglang == release), None)
+
+
+def _release_source(facts: ReleaseFacts) -> Source:
+    return Source(PARSER, f"sglang {facts.sglang}: {facts.flags.source}", facts.read_on)
+
+
+def _range(evidence: Evidence) -> str:
+    releases = [r.sglang for r in evidence.releases]
+    return _span([releases[0], releases[-1]]) if releases else "none"
+
+
+def _flashinfer_alone(release: str, evidence: Evidence) -> Statement | None:
+    """Why upgrading FlashInfer does not reach an SGLang user (from every release's wheel). Pure."""
+    facts = _release(evidence, release)
+    if facts is None or facts.registers_own_fp4_op:
+        return None
+    callers = [r.sglang for r in evidence.releases if r.calls_flashinfer_fp4_op]
+    if callers:
+        text = (f"SGLang {release} quantizes through `flashinfer.fp4_quantize`; the SGLang releases that call "
+                f"FlashInfer's traceable op `torch.ops.flashinfer.fp4_quantize` are {', '.join(callers)}.")
+    else:
+        text = (f"Upgrading FlashInfer alone does not reach it: SGLang {release} quantizes through the public "
+                f"`flashinfer.fp4_quantize`, and no SGLang release read ({_range(evidence)}, every release in range) "
+                f"calls FlashInfer's traceable op `torch.ops.flashinfer.fp4_quantize`.")
+    return Statement(text, (_table_source(evidence),), False, "flashinfer-alone")
+
+
+def _upgrade_sglang(release: str, case: str, arch: str, measured: dict[str, list[Measurement]],
+                    evidence: Evidence) -> Statement:
+    later_fixed = [r for r in measured if version_key(r) > version_key(release) and _state(
+        m.verdict for m in measured[r]) == NOT_AFFECTED and any(m.verdict == "fixed" for m in measured[r])]
+    if not later_fixed:
+        newest = list(measured)[-1] if measured else "none"
+        text = (f"No measured SGLang release after {release} traces {case} on {_label(arch)} "
+                f"(measured through {newest}).")
+        sources = (_cell_source(m for ms in measured.values() for m in ms),) if measured else (_table_source(evidence),)
+        return Statement(text, sources, any(m.simulated for ms in measured.values() for m in ms), "upgrade")
+    target = later_fixed[0]
+    proof = measured[target][0]
+    from_target = [r for r in measured if version_key(r) >= version_key(target)]
+    broken = [r for r in from_target if _state(m.verdict for m in measured[r]) != NOT_AFFECTED]
+    in_range = [r.sglang for r in evidence.releases
+                if version_key(target) <= version_key(r.sglang) <= version_key(from_target[-1])]
+    gaps = [r for r in in_range if r not in measured]
+    text = (f"Upgrade SGLang to {target}: the smallest measured release where {case} traces on {_label(arch)} "
+            f"(cell {proof.cell}: {proof.verdict}, {_sim(measured[target])}, with its own pins {_pins(proof)}). "
+            f"Measured releases from it: {', '.join(from_target)}"
+            + (f"; not fixed among them: {', '.join(broken)}" if broken else ", all fixed")
+            + (f"; not run as themselves in that range: {', '.join(gaps)}." if gaps else "."))
+    proof_ms = [m for r in from_target for m in measured[r]]
+    cited = [_cell_source(proof_ms)]
+    cited += [Source(UPSTREAM, f"{read.ref} ({read.url}): {read.state_text(dated=False)}", read.as_of)
+              for read in evidence.reads if read.project == "sglang" and read.first_release == target]
+    return Statement(text, tuple(cited), any(m.simulated for m in proof_ms), "upgrade")
+
+
+def _upgrade_flashinfer(release: str, arch: str, evidence: Evidence) -> Statement:
+    public = _measured(evidence, FLASHINFER_CASE, arch, "flashinfer")
+    op = _measured(evidence, FLASHINFER_OP_CASE, arch, "flashinfer")
+    public_fixed = [r for r, ms in public.items() if any(m.verdict == "fixed" for m in ms)]
+    op_fixed = [r for r, ms in op.items() if any(m.verdict == "fixed" for m in ms)]
+    parts, used = [], []
+    if public_fixed:
+        parts.append(f"The public `flashinfer.fp4_quantize` traces from FlashInfer {public_fixed[0]} "
+                     f"(measured: {', '.join(public_fixed)}).")
+        used += [m for r in public_fixed for m in public[r]]
+    elif public:
+        releases = list(public)
+        parts.append(f"No measured FlashInfer release makes the public `flashinfer.fp4_quantize` traceable "
+                     f"({FLASHINFER_CASE} on {_label(arch)}, measured {', '.join(releases)}).")
+        used += [m for ms in public.values() for m in ms]
+    if op_fixed:
+        first = op_fixed[0]
+        have = version_key(release) >= version_key(first)
+        parts.append(("Your release has `torch.ops.flashinfer.fp4_quantize`, which traces" if have else
+                      f"From FlashInfer {first}, `torch.ops.flashinfer.fp4_quantize` traces")
+                     + f" ({FLASHINFER_OP_CASE} fixed in {', '.join(op_fixed)}): callers must switch to it"
+                     + ("." if have else f", so upgrade to {first} or later and call the op."))
+        used += [m for r in op_fixed for m in op[r]]
+    if not parts:
+        return Statement(f"No FlashInfer-level cell was measured on {_label(arch)}.", (_table_source(evidence),),
+                         False, "upgrade")
+    sources = [_cell_source(used)]
+    sources += [Source(UPSTREAM, f"{read.ref} ({read.url}): {read.state_text(dated=False)}", read.as_of)
+                for read in evidence.reads if read.project == "flashinfer" and read.kind == "pr" and read.first_release]
+    return Statement(" ".join(parts), tuple(sources), any(m.simulated for m in used), "upgrade")
+
+
+def _switch(release: str, evidence: Evidence) -> Statement:
+    facts = _release(evidence, release)
+    if facts is None:
+        text = (f"The piecewise switch of SGLang {release} was not read: the release table covers "
+                f"{_range(evidence)}.")
+        return Statement(text, (_table_source(evidence),), False, "switch")
+    default, turn_off = sglang_facts.switch_wording(facts.flags)
+    sources = [_release_source(facts)]
+    if facts.flags.default_state == sglang_facts.NOT_SHIPPED:
+        text = f"SGLang {release} has no torch.compile piecewise backend (read from its parser): nothing to turn off."
+        return Statement(text, tuple(sources), False, "switch")
+    scope = evidence.read(PIECEWISE_SCOPE_READ)
+    what = ""
+    if scope is not None:
+        what = (" That turns off the torch.compile'd piecewise CUDA graphs, which SGLang replays for prefill/extend "
+                "batches only; decode CUDA graphs stay on.")
+        sources.append(Source(UPSTREAM, f"{scope.url}: {scope.title}", scope.as_of))
+    text = f"On SGLang {release} piecewise CUDA graphs are {default}; to run without them, {turn_off}.{what}"
+    return Statement(text, tuple(sources), False, "switch")
+
+
+def cost_statement(evidence: Evidence) -> Statement | None:
+    """What running without piecewise graphs costs: the kit's measurement, else 'not measured' and quotes. Pure."""
+    if evidence.cost is not None:
+        cost = evidence.cost
+        figures = "; ".join(f"{phase}: {figure}" for phase, figure in cost.figures)
+        text = (f"Measured cost of running without piecewise CUDA graphs ({cost.device}"
+                f"{', simulated' if cost.simulated else ''}, {cost.model}, {cost.date}): {figures}.")
+        return Statement(text, (Source(MEASUREMENT, cost.source, cost.date),), cost.simulated, "cost")
+    if not evidence.cost_quotes:
+        return None
+    quotes = "; ".join(f"\u201c{q.text}\u201d ({q.phase}, {q.url})" for q in evidence.cost_quotes)
+    text = (f"Cost of running without piecewise CUDA graphs: not measured by the kit ({COST_FILE} does not exist yet). "
+            f"Upstream figures, quoted, not the kit's: {quotes}.")
+    return Statement(text, tuple(Source(UPSTREAM, q.url, q.as_of) for q in evidence.cost_quotes), False, "cost")
+
+
+def advise(versions: Versions, arch: str | None, evidence: Evidence) -> Answer:
+    """The answers for this user's versions on this arch, each with its sources. Pure."""
+    family = arch_family(arch)
+    who, axis, case = _user(versions, family)
+    release = getattr(versions, axis) if axis else None
+    measured = _measured(evidence, case, family, axis) if (case and family and axis) else {}
+    state, affected = _affected(who, axis, case, release, family, measured, versions, evidence)
+    answer = Answer(versions, family, case, state, affected)
+    if axis == "sglang" and release:
+        alone = _flashinfer_alone(release, evidence) if state != NOT_AFFECTED else None
+        upgrade = (_upgrade_sglang(release, case, family, measured, evidence)
+                   if case and family and state != NOT_AFFECTED else None)
+        switch = _switch(release, evidence)
+        facts = _release(evidence, release)
+        has_piecewise = facts is not None and facts.flags.default_state != sglang_facts.NOT_SHIPPED
+        cost = cost_statement(evidence) if has_piecewise and state != NOT_AFFECTED else None
+        return dataclasses.replace(answer, flashinfer_alone=alone, upgrade=upgrade, switch=switch, cost=cost)
+    if axis == "flashinfer" and release and family:
+        return dataclasses.replace(answer, upgrade=_upgrade_flashinfer(release, family, evidence))
+    return answer

@@ -1,0 +1,171 @@
+"""The advice model's values: what goes in (evidence) and what comes out (statements). Pure.
+
+Every statement the kit prints to people carries its sources: measured cells (which cell, which
+case, simulated or real), a dated upstream read (an issue/PR state, a release's wheel), or a
+measurement file. Nothing here reads a file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pcgkit.sglang.releases import ReleaseFacts
+
+SCHEMA = "pcgkit.advice/1"
+
+# Source kinds (Statement.sources): where a sentence comes from.
+CELLS = "cells"  # verdicts of the kit's matrix cells
+UPSTREAM = "upstream"  # an upstream issue/PR/tag as read on a date
+MEASUREMENT = "measurement"  # a measurement file of the kit (e.g. the workaround's cost on the H200)
+PARSER = "parser"  # a release's own code, read from its wheel
+SOURCE_KINDS = (CELLS, UPSTREAM, MEASUREMENT, PARSER)
+
+# What a user's stack is, for the case that matters to them.
+AFFECTED = "affected"
+NOT_AFFECTED = "not affected"
+UNKNOWN = "unknown"
+
+
+@dataclasses.dataclass(frozen=True)
+class Versions:
+    """What is known of the user's stack; None = unknown."""
+
+    sglang: str | None = None
+    flashinfer: str | None = None
+    torch: str | None = None
+
+    def known(self) -> dict[str, str]:
+        return {k: v for k, v in dataclasses.asdict(self).items() if v}
+
+    def describe(self) -> str:
+        names = {"sglang": "SGLang", "flashinfer": "FlashInfer", "torch": "torch"}
+        return ", ".join(f"{names[k]} {v}" for k, v in self.known().items()) or "no versions known"
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    kind: str  # one of SOURCE_KINDS
+    ref: str  # cell ids, URL, measurement file, release + parser
+    as_of: str  # ISO date of the read or measurement
+
+    def __post_init__(self) -> None:
+        if self.kind not in SOURCE_KINDS:
+            raise ValueError(f"source kind {self.kind!r} is not one of {SOURCE_KINDS}")
+
+    def cite(self) -> str:
+        """'ref, as of DATE' as printed beside a statement."""
+        return f"{self.ref} (as of {self.as_of})"
+
+
+@dataclasses.dataclass(frozen=True)
+class Statement:
+    text: str  # one sentence (or two) a user reads
+    sources: tuple[Source, ...]  # never empty
+    simulated: bool  # True when any measured cell behind it was simulated
+    topic: str = ""  # affected | flashinfer-alone | upgrade | switch | cost | mode2 | upstream
+
+    def __post_init__(self) -> None:
+        if not self.sources:
+            raise ValueError(f"a statement without a source: {self.text!r}")
+
+    def to_dict(self) -> dict:
+        return {"topic": self.topic, "text": self.text, "simulated": self.simulated,
+                "sources": [dataclasses.asdict(s) for s in self.sources]}
+
+
+@dataclasses.dataclass(frozen=True)
+class Measurement:
+    """One cell x case verdict of the kit's matrix."""
+
+    cell: str
+    case: str
+    verdict: str  # the verdict vocabulary (reproduced, fixed, drifted, not-applicable, skipped, error)
+    arch: str  # the architecture family the verdict speaks for: sm120, sm100, sm90
+    simulated: bool
+    versions: Versions  # as installed in the cell
+    as_of: str  # ISO date of the matrix run
+    source: str  # the file the verdict was read from
+
+
+@dataclasses.dataclass(frozen=True)
+class UpstreamRead:
+    """An upstream issue, PR or tag as read on a date (by the GitHub API, or recorded by hand with the tool named)."""
+
+    id: str  # e.g. flashinfer-2999
+    project: str  # sglang | flashinfer | pytorch
+    kind: str  # issue | pr | doc
+    number: int
+    url: str
+    title: str
+    state: str  # open | closed | merged | unknown
+    as_of: str  # ISO date of the read
+    how: str  # "GitHub REST API", or the recorded read's tool and what it showed
+    closed_at: str = ""  # ISO date, when closed or merged
+    closed_by: str = ""  # the PR that closed an issue (e.g. flashinfer#3081)
+    first_release: str = ""  # the first release tag containing a merged PR ("" unknown / none)
+    first_release_how: str = ""  # how first_release was established (git tag --contains ..., a wheel read)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.project}#{self.number}" if self.number else self.id
+
+    def state_text(self, dated: bool = True) -> str:
+        """'merged 2026-05-22, first released in 0.6.12 (as of 2026-12-01)', the state as printed everywhere."""
+        state = self.state + (f" {self.closed_at}" if self.closed_at else "")
+        if self.closed_by:
+            state += f" by {self.closed_by}"
+        if self.first_release:
+            state += f", first released in {self.first_release}"
+        return f"{state} (as of {self.as_of})" if dated else state
+
+
+@dataclasses.dataclass(frozen=True)
+class Quote:
+    """An upstream figure shown as a quote with its link, never as the kit's number."""
+
+    text: str
+    url: str
+    phase: str  # the phase the figure is about: prefill/extend, decode, end-to-end
+    as_of: str
+
+
+@dataclasses.dataclass(frozen=True)
+class CostMeasurement:
+    """The workaround's cost as the kit measured it (fixtures/measurements/piecewise-cost.json)."""
+
+    device: str
+    model: str
+    date: str
+    figures: tuple[tuple[str, str], ...]  # (phase, one-line figure), e.g. ("prefill/extend", "TTFT +18% ...")
+    simulated: bool
+    source: str  # the file
+
+
+@dataclasses.dataclass(frozen=True)
+class Mode2Run:
+    """One measurement of where mode 2 stops, in one process state (the fp4 JIT spec registered or not)."""
+
+    spec_registered: bool
+    stops_at: str  # the innermost FlashInfer frame, e.g. flashinfer/jit/core.py:169:register
+    refused: str  # what dynamo would not trace, e.g. datetime.now / posix.stat
+    versions: Versions
+    device: str
+    simulated: bool
+    as_of: str
+    source: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Evidence:
+    """Everything the advice is derived from; the loader fills it, advise() only reads it."""
+
+    measurements: tuple[Measurement, ...] = ()
+    reads: tuple[UpstreamRead, ...] = ()
+    releases: tuple[ReleaseFacts, ...] = ()  # every SGLang release in range, read from its wheel
+    releases_source: str = ""  # the table file
+    cost: CostMeasurement | None = None
+    cost_quotes: tuple[Quote, ...] = ()
+    mode2: tuple[Mode2Run, ...] = ()  # fixtures/measurements/mode2-condition.json
+
+    def read(self, read_id: str) -> UpstreamRead | None:
+        return next((r for r in self.reads if r.id == read_id), None)

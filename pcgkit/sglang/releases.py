@@ -1,0 +1,108 @@
+"""Every SGLang release in the matrix range, read from its own wheel (no install, no import).
+
+For each release the kit records what its own code says, so that no per-release statement is
+typed by hand:
+- its piecewise CUDA graph switch (pcgkit.sglang.facts.flags_from_source over the wheel's
+  server_args.py, arg_groups/ and cuda_graph_config.py): on by default, opt-in, or not shipped,
+  and the flag that turns it off;
+- whether it registers its own FP4 quantize op (`op_name="flashinfer_fp4_quantize"`, the change
+  that makes SGLang's dense NVFP4 call traceable) and whether anything in it calls FlashInfer's
+  `torch.ops.flashinfer.fp4_quantize` (it matters for "does upgrading FlashInfer alone help?").
+
+The table lives in fixtures/sglang_releases.json, written by `pcgkit advice read-releases`, which
+downloads each wheel with `pip download --no-deps` into a cache folder outside the checkout.
+`release_facts_from_texts` and `parse_table` are pure; `read_wheel` opens one zip file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import zipfile
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from pcgkit.sglang.facts import PiecewiseFlags, flags_from_source, prefill_default_from_source
+
+TABLE_FILE = "sglang_releases.json"
+TABLE_SCHEMA = "pcgkit.sglang-releases/1"
+OWN_OP = re.compile(r"""op_name\s*=\s*["']flashinfer_fp4_quantize["']""")
+FLASHINFER_OP_CALL = "torch.ops.flashinfer.fp4_quantize"
+_PARSER_FILES = re.compile(r"^sglang/srt/(server_args\.py|arg_groups/.*\.py)$")
+_GRAPH_CONFIG = "sglang/srt/model_executor/cuda_graph_config.py"
+# `pip download` for the wheels SGLang publishes from 0.5.11 on needs the newer manylinux tag.
+WHEEL_PLATFORM = "manylinux_2_34_x86_64"
+WHEEL_PYTHON = "3.12"
+
+
+@dataclasses.dataclass(frozen=True)
+class ReleaseFacts:
+    """One SGLang release as its wheel states it."""
+
+    sglang: str
+    flags: PiecewiseFlags
+    registers_own_fp4_op: bool  # op_name="flashinfer_fp4_quantize" somewhere in the wheel
+    calls_flashinfer_fp4_op: tuple[str, ...]  # files that call torch.ops.flashinfer.fp4_quantize
+    wheel: str  # the wheel's file name: what was read
+    read_on: str  # ISO date of the read
+
+    def to_dict(self) -> dict:
+        return {"sglang": self.sglang, "flags": self.flags.to_dict(), "registers_own_fp4_op": self.registers_own_fp4_op,
+                "calls_flashinfer_fp4_op": list(self.calls_flashinfer_fp4_op), "wheel": self.wheel,
+                "read_on": self.read_on}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ReleaseFacts:
+        return cls(str(data["sglang"]), PiecewiseFlags.from_dict(data["flags"]), bool(data["registers_own_fp4_op"]),
+                   tuple(data.get("calls_flashinfer_fp4_op", ())), str(data["wheel"]), str(data["read_on"]))
+
+
+def release_facts_from_texts(sglang: str, texts: dict[str, str], wheel: str, read_on: str) -> ReleaseFacts:
+    """The facts from a wheel's Python files (path inside the wheel -> text). Pure."""
+    parser = {name: text for name, text in texts.items() if _PARSER_FILES.match(name)}
+    graph_config = texts.get(_GRAPH_CONFIG)
+    prefill_default = prefill_default_from_source(graph_config) if graph_config else None
+    flags = flags_from_source(parser, sglang, prefill_default, origin=f"the release wheel {wheel}")
+    own = any(OWN_OP.search(text) for text in texts.values())
+    calls = tuple(sorted(name for name, text in texts.items() if FLASHINFER_OP_CALL in text))
+    return ReleaseFacts(sglang, flags, own, calls, wheel, read_on)
+
+
+def read_wheel(path: Path, sglang: str, read_on: str) -> ReleaseFacts:
+    """Open one sglang wheel and read its facts (only its .py files under sglang/ are read)."""
+    with zipfile.ZipFile(path) as wheel:
+        texts = {name: wheel.read(name).decode("utf-8", "replace")
+                 for name in wheel.namelist() if name.startswith("sglang/") and name.endswith(".py")}
+    return release_facts_from_texts(sglang, texts, path.name, read_on)
+
+
+def version_key(text: str) -> Version:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return Version("0")
+
+
+def table_dict(facts: list[ReleaseFacts], generated: str, how: str) -> dict:
+    """The JSON the table file holds, oldest release first. Pure."""
+    ordered = sorted(facts, key=lambda f: version_key(f.sglang))
+    return {"schema": TABLE_SCHEMA, "generated": generated, "generated_by": how,
+            "releases": [f.to_dict() for f in ordered]}
+
+
+def parse_table(data: dict, source: str = TABLE_FILE) -> tuple[ReleaseFacts, ...]:
+    """The table file's releases, oldest first; ValueError names what is wrong. Pure."""
+    if data.get("schema") != TABLE_SCHEMA:
+        raise ValueError(f"{source}: schema {data.get('schema')!r}, expected {TABLE_SCHEMA!r}")
+    try:
+        facts = tuple(ReleaseFacts.from_dict(row) for row in data.get("releases", ()))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{source}: a release row is malformed: {exc}") from exc
+    return tuple(sorted(facts, key=lambda f: version_key(f.sglang)))
+
+
+def download_argv(python: str, release: str, dest: Path) -> list[str]:
+    """The one `pip download` of a release wheel (no dependencies, binary only). Pure."""
+    return [python, "-m", "pip", "download", "--no-deps", f"sglang=={release}", "--platform", WHEEL_PLATFORM,
+            "--only-binary=:all:", "--python-version", WHEEL_PYTHON, "--dest", str(dest), "--quiet"]

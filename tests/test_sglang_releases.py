@@ -1,0 +1,89 @@
+"""The per-release switch table (fixtures/sglang_releases.json): a row for every SGLang release in the matrix
+range, read from each release's own wheel, and in agreement with the releases whose parser the kit ran."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import tomllib
+
+from pcgkit import resources
+from pcgkit.advice import load_evidence
+from pcgkit.sglang import facts
+from pcgkit.sglang.releases import parse_table, release_facts_from_texts
+
+SOURCES = Path(__file__).resolve().parent / "data" / "sglang_source"  # excerpts of the release wheels
+
+
+def _table():
+    return {r.sglang: r for r in parse_table(json.loads(resources.fixture("sglang_releases.json").read_text()))}
+
+
+def test_a_row_for_every_release_in_range():
+    """Every release the matrix range holds (its wheel ships piecewise graphs) has a row; no row is outside it."""
+    requires = tomllib.loads(resources.fixture("sglang_requires.toml").read_text())
+    in_range = [r["version"] for r in requires["release"] if r.get("piecewise_cuda_graph")]
+    assert list(_table()) == in_range and len(in_range) > 30
+
+
+def test_table_agrees_with_each_releases_own_parser():
+    """For every release whose parser the kit ran (e2e validate-launch, argparse), the wheel read gives the same switch."""
+    validated = facts.flags_from_validation(json.loads(resources.fixture("sglang_launch_validation.json").read_text()))
+    table = _table()
+    assert len(validated) >= 10
+    for parsed in validated:
+        read = table[parsed.sglang].flags
+        assert (read.default_state, read.enable, read.disable) == (parsed.default_state, parsed.enable, parsed.disable), parsed.sglang
+        assert facts.switch_wording(read) == facts.switch_wording(parsed), parsed.sglang
+
+
+@pytest.mark.parametrize("release, state, turn_off", [
+    ("0.5.9", facts.OPT_IN, "do not pass `--enable-piecewise-cuda-graph`"),
+    ("0.5.10", facts.ON_BY_DEFAULT, "pass `--disable-piecewise-cuda-graph`"),  # the first release with it on by default
+    ("0.5.14", facts.ON_BY_DEFAULT, "pass `--cuda-graph-backend-prefill=disabled`"),  # tc_piecewise default
+    ("0.5.15", facts.OPT_IN, "do not pass `--cuda-graph-backend-prefill=tc_piecewise`"),  # breakable default
+    ("0.5.22", facts.NOT_SHIPPED, "nothing to turn off"),  # tc_piecewise removed
+])
+def test_the_releases_where_the_switch_changes(release, state, turn_off):
+    """The releases where the default or the flag changed read as upstream shipped them."""
+    flags = _table()[release].flags
+    assert flags.default_state == state and turn_off in facts.switch_wording(flags)[1]
+
+
+def test_0_5_14_default_is_read_from_its_config_dataclass():
+    """0.5.14 declares the prefill backend default in CudaGraphConfig (not default_prefill_backend): tc_piecewise."""
+    text = (SOURCES / "0.5.14" / "cuda_graph_config.py.txt").read_text()
+    assert facts.prefill_default_from_source(text) == "tc_piecewise"
+    assert facts.prefill_default_from_source((SOURCES / "0.5.16" / "cuda_graph_config.py.txt").read_text()) == "breakable"
+
+
+def test_own_fp4_op_is_found_in_0_5_12_and_not_in_0_5_10():
+    """SGLang's own registered fp4 op is detected in 0.5.12's fp4_utils.py and absent from 0.5.10.post1's files."""
+    new = {"sglang/srt/layers/quantization/fp4_utils.py": (SOURCES / "0.5.12" / "fp4_utils.py.txt").read_text()}
+    old = {"sglang/srt/layers/quantization/fp4_utils.py": (SOURCES / "0.5.10.post1" / "fp4_utils.py.txt").read_text()}
+    assert release_facts_from_texts("0.5.12", new, "w", "2026-12-01").registers_own_fp4_op
+    assert not release_facts_from_texts("0.5.10.post1", old, "w", "2026-12-01").registers_own_fp4_op
+
+
+def test_no_release_calls_flashinfers_op_and_own_op_starts_at_0_5_12():
+    """Read from every wheel: no SGLang release calls torch.ops.flashinfer.fp4_quantize; its own op appears in 0.5.12."""
+    table = _table()
+    assert all(not r.calls_flashinfer_fp4_op for r in table.values())
+    first_own = next(v for v, r in table.items() if r.registers_own_fp4_op)
+    assert first_own == "0.5.12"
+
+
+def test_table_rows_are_dated_and_name_their_wheel():
+    """Each row names the wheel it was read from and the date of the read."""
+    for release in load_evidence().releases:
+        assert release.wheel.startswith(f"sglang-{release.sglang}-") and len(release.read_on) == 10
+
+
+def test_broken_table_is_a_value_error():
+    """A table with the wrong schema or a malformed row is refused with the file named."""
+    with pytest.raises(ValueError, match="t.json"):
+        parse_table({"schema": "x"}, "t.json")
+    with pytest.raises(ValueError, match="malformed"):
+        parse_table({"schema": "pcgkit.sglang-releases/1", "releases": [{"sglang": "1"}]}, "t.json")

@@ -1,0 +1,81 @@
+"""Every statement the kit prints is measured or dated-sourced, and none is older than its threshold
+(pcgkit.advice.staleness documents the thresholds). When this fails on fresh data, refresh the data
+(`bin/pcgkit advice refresh-upstream`, `read-releases`, the matrix) rather than raising a threshold."""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+import pytest
+import tomllib
+
+from pcgkit import resources
+from pcgkit.advice import Versions, advise, cost_statement, load_evidence
+from pcgkit.advice.staleness import STALE_AFTER_DAYS, statement_problems, upstream_file_problems
+from pcgkit.advice.summary import mode2_condition, upstream_states, where_fixed
+from pcgkit.advice.values import SOURCE_KINDS, Source, Statement
+from pcgkit.report.upstream import load_upstream
+
+
+def _every_statement(evidence) -> list[Statement]:
+    statements = [*where_fixed(evidence), *upstream_states(evidence), mode2_condition(evidence), cost_statement(evidence)]
+    for release in evidence.releases:
+        for arch in ("sm120", "sm90", None):
+            statements += advise(Versions(sglang=release.sglang), arch, evidence).statements()
+    flashinfers = sorted({m.versions.flashinfer for m in evidence.measurements if m.versions.flashinfer})
+    for flashinfer in flashinfers:
+        statements += advise(Versions(flashinfer=flashinfer), "sm120", evidence).statements()
+    return [s for s in statements if s is not None]
+
+
+def test_every_statement_is_sourced_dated_and_fresh():
+    """Every statement the advice model makes from the committed evidence has sources, each dated within its threshold."""
+    evidence = load_evidence()
+    statements = _every_statement(evidence)
+    assert len(statements) > 100
+    assert statement_problems(statements, _dt.date.today()) == []
+
+
+def test_every_upstream_entry_has_a_read_or_a_measurement():
+    """Each link of upstream.toml has a dated read; each workaround and dead end is measured by a snapshot case."""
+    evidence = load_evidence()
+    upstream = tomllib.loads(resources.fixture("upstream.toml").read_text())
+    measured = {m.case for m in evidence.measurements if m.verdict not in ("error", "skipped")}
+    assert upstream_file_problems(upstream, {r.id for r in evidence.reads}, measured) == []
+    load_upstream()  # and the report's loader accepts it
+
+
+def test_every_read_is_dated_and_says_how():
+    """Every upstream read and quote carries an ISO date and how it was read; no state is 'unknown'."""
+    evidence = load_evidence()
+    for read in evidence.reads:
+        assert read.as_of and read.how.strip() and read.state != "unknown", read.id
+    for quote in evidence.cost_quotes:
+        assert quote.as_of and quote.url.startswith("https://") and quote.phase
+
+
+def test_no_folklore_in_the_printed_sources():
+    """The quoted '2-3x decode throughput' is gone from every data file the statements come from."""
+    for name in ("upstream.toml", "upstream_reads.json"):
+        assert "2-3x" not in resources.fixture(name).read_text()
+
+
+@pytest.mark.parametrize("as_of, problem", [
+    ("2026-12-01", None), ("", "undated"), ("last week", "undated"), ("2027-01-01", "future"), ("2026-01-01", "stale"),
+])
+def test_staleness_check_fails_when_it_should(as_of, problem):
+    """The walker flags undated, future and too-old sources, and passes a fresh one (so the tests above can fail)."""
+    found = statement_problems([Statement("x", (Source("upstream", "r", as_of),), False)], _dt.date(2026, 12, 1))
+    assert (found == []) if problem is None else (len(found) == 1 and problem in found[0])
+
+
+def test_each_source_kind_has_a_threshold():
+    """A threshold is defined for every source kind a statement can cite."""
+    assert set(STALE_AFTER_DAYS) == set(SOURCE_KINDS)
+
+
+def test_upstream_walker_flags_unsourced_entries():
+    """A link without a read, an unmeasured workaround and retired hand-typed sections are each reported."""
+    problems = upstream_file_problems({"link": [{"id": "nope"}], "workaround": [{"what": "w", "cases": ["x"]}],
+                                       "dead_end": [{"case": "y", "links": ["nope"]}], "fixed_in": []}, set(), set())
+    assert len(problems) == 5
