@@ -32,6 +32,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: the checkout's p
 
 from pcgkit import advice, catalog, errors  # noqa: E402
 from pcgkit.advice import summary  # noqa: E402
+from pcgkit.matrix.pins import version_key  # noqa: E402
 from pcgkit.sglang import facts as sglang_facts  # noqa: E402
 from pcgkit.values import targets  # noqa: E402
 
@@ -266,7 +267,25 @@ def blocks() -> dict[str, dict[str, Callable[[], str]]]:
                                          "precedence": lambda: render_precedence(targets.PRECEDENCE)},
         "docs/reference/layout.md": {"packages": lambda: render_packages(package_rows())},
         "docs/reference/cases.md": {"catalog": lambda: render_catalog(catalog.CATALOG)},
+        "docs/reference/certificate.md": {"certificate-counts": render_certificate_counts},
     }
+
+
+def render_certificate_counts() -> str:
+    """The discovery counts and the status table of the committed certificates (fixtures/certificates/)."""
+    from pcgkit.report.certificate_page import load_certificates
+    from pcgkit.sweep.certificate import render_section
+
+    certificates = load_certificates()
+    out = ["| flashinfer | torch | arch | public callables | judged | not judged (no inputs) | registered ops | ops with a fake |",
+           "|---|---|---|---|---|---|---|---|"]
+    for cert in sorted(certificates, key=lambda c: version_key(c["flashinfer"])):
+        n = cert["counts"]
+        whole = cert.get("scope", "all") == "all"  # an ops-only run (the GPU) judged no callable
+        judged = (n["callables judged"], n["callables not judged (no inputs)"]) if whole else ("- (ops only)", "-")
+        out.append(f"| {cert['flashinfer']} | {cert['torch']} | {cert['arch']} | {n['public callables']} | "
+                   f"{judged[0]} | {judged[1]} | {n['registered ops']} | {n['ops with a fake']} |")
+    return "\n".join(out + render_section(certificates, heading="###")) + "\n"
 
 
 def fill(text: str, renderers: dict[str, Callable[[], str]]) -> tuple[str, list[str]]:

@@ -16,6 +16,7 @@ import enum
 
 from pcgkit.e2e.control import CONTROL_MODE
 from pcgkit.e2e.logclass import E2E_MODE
+from pcgkit.preflight.case import PREFLIGHT_LAUNCH
 from pcgkit.sglang.case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120
 from pcgkit.sweep.cases import sweep_modes
 from pcgkit.verdicts.fixmodes import FIX_ALLOW_IN_GRAPH, FIX_CUSTOM_OP, FIX_NO_FULLGRAPH, FIX_UPSTREAM_OP
@@ -69,6 +70,8 @@ CATALOG: tuple[CaseEntry, ...] = (
     CaseEntry(E2E_MODE, Family.E2E, "test_e2e_piecewise_launch.py", exportable=False),
     # The same launch path with a bf16 checkpoint: whether piecewise capture works here at all.
     CaseEntry(CONTROL_MODE, Family.E2E, "test_e2e_piecewise_control.py", exportable=False),
+    # A team's launch file (`pcgkit matrix --preflight FILE`): opt-in, reported only when a launch is given.
+    CaseEntry(PREFLIGHT_LAUNCH, Family.SGLANG, "test_preflight_launch.py", exportable=False, opt_in=True),
     # One case per (arch, entry point) of pcgkit/sweep/entry_points.toml, generated from that table.
     *(CaseEntry(mode, Family.SWEEP, "test_sweep.py", exportable=False, opt_in=True) for mode in sweep_modes()),
 )

@@ -38,7 +38,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.commands.e2e",
     "pcgkit.commands.sweep",
     "pcgkit.commands.triage",
-    "pcgkit.advice.cli",  # issue 25's command, until it moves to commands/
+    "pcgkit.commands.preflight",
+    "pcgkit.commands.advice",
     "pcgkit.commands.ci",
     "pcgkit.commands.refresh",
 )

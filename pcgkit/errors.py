@@ -24,6 +24,8 @@ class ExitCode(enum.IntEnum):
     USAGE = 2
     ERROR_CELLS = 3
     ENVIRONMENT = 4
+    PREFLIGHT_WILL_CRASH = 10
+    PREFLIGHT_UNKNOWN = 11
     INTERRUPTED = 130  # 128 + SIGINT
     TERMINATED = 143  # 128 + SIGTERM
 
@@ -51,6 +53,12 @@ EXIT_CODES: tuple[ExitCodeDoc, ...] = (
     ExitCodeDoc(ExitCode.ENVIRONMENT, "environment error",
                 "this machine cannot do the job: an interpreter or uv is missing, an environment cannot be built, "
                 "the reports folder is read-only or the disk is full"),
+    ExitCodeDoc(ExitCode.PREFLIGHT_WILL_CRASH, "preflight: will crash",
+                "the preflight command traced what the launch would compile and it raises dynamo's Unsupported under "
+                "fullgraph: the server would die in piecewise capture"),
+    ExitCodeDoc(ExitCode.PREFLIGHT_UNKNOWN, "preflight: unknown",
+                "the preflight command could not resolve or judge the launch (the answer names what: a checkpoint "
+                "that is not a local folder, an unknown architecture, a method that needs a GPU-only op)"),
     ExitCodeDoc(ExitCode.INTERRUPTED, "interrupted (SIGINT)",
                 "Ctrl-C: every child process group was stopped, finished cells were kept, the report was written "
                 "for them with the unfinished cells as `error` rows \"interrupted\""),
@@ -59,7 +67,8 @@ EXIT_CODES: tuple[ExitCodeDoc, ...] = (
 )
 
 SEVERITY: tuple[ExitCode, ...] = (
-    ExitCode.SUCCESS, ExitCode.CHANGED, ExitCode.ERROR_CELLS, ExitCode.ENVIRONMENT, ExitCode.USAGE,
+    ExitCode.SUCCESS, ExitCode.PREFLIGHT_WILL_CRASH, ExitCode.PREFLIGHT_UNKNOWN,
+    ExitCode.CHANGED, ExitCode.ERROR_CELLS, ExitCode.ENVIRONMENT, ExitCode.USAGE,
     ExitCode.INTERRUPTED, ExitCode.TERMINATED,
 )
 

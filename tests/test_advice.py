@@ -259,3 +259,12 @@ def test_committed_mode2_condition_names_both_stops():
     statement = mode2_condition(load_evidence())
     assert "JitSpecRegistry.register" in statement.text and "datetime.now" in statement.text
     assert "is_aot" in statement.text and statement.simulated and statement.sources[0].kind == "measurement"
+
+
+def test_where_fixed_ranges_cover_only_measured_releases():
+    """The project-level statement lists the measured releases on each side and names the releases never run as themselves."""
+    from pcgkit.advice.summary import sglang_fixed
+
+    text = sglang_fixed(EVIDENCE).text
+    assert "through 0.5.11 (0.5.10, 0.5.11)" in text and "traces from 0.5.12 (0.5.12, 0.5.16)" in text
+    assert text.endswith("not run as themselves: 0.5.13.")

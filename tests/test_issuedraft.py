@@ -142,23 +142,72 @@ def test_cli_reads_matrix_folders_and_redacts_secrets(tmp_path, monkeypatch, cap
         assert secret not in text + capsys.readouterr().err
 
 
-def test_embedded_env_capture_fills_the_environment_section(tmp_path):
-    """A results file carrying environment.env puts that capture into the draft."""
+def test_embedded_env_capture_is_summarised_and_attached(tmp_path):
+    """A results file carrying environment.env gives a one-line summary; the full capture is attached, not inlined."""
     payload = json.loads(SAMPLE_RESULTS.read_text())
     payload["environment"]["env"] = json.loads((REPO_ROOT / "reports" / "samples" / "env.json").read_text())
     (tmp_path / "results.json").write_text(json.dumps(payload))
     results, env = load_results([tmp_path / "results.json"])
-    text = render_draft(build_draft("pytorch", results, env=env))
-    assert "PyTorch version: 2.9.1" in text.split("### Versions")[1]
+    versions = render_draft(build_draft("pytorch", results, env=env)).split("### Versions")[1]
+    assert "torch 2.9.1" in versions and "attached as `env.json`" in versions
+    assert "PyTorch version: 2.9.1" not in versions
+
+
+def _drafts():
+    """Each target's draft as the documented command renders it (compat path relative to the checkout, as committed)."""
+    import contextlib
+
+    env = json.loads((REPO_ROOT / "reports" / "samples" / "env.json").read_text())
+    for project in TARGETS:
+        with contextlib.chdir(REPO_ROOT):
+            matrix, links, ask = upstream_inputs(project, "reports/samples/matrix-2026-11-29-final/compat.json")
+        yield project, build_draft(project, _sample(), ["reports/samples/results.json"], env, "reports/samples/repro-mode1/",
+                                   matrix, links, ask)
 
 
 @pytest.mark.parametrize("project", TARGETS)
 def test_committed_sample_matches_what_the_command_renders(project, monkeypatch):
     """reports/samples/issue-<target>.md is exactly what the documented command (with --compat) renders today."""
     monkeypatch.chdir(REPO_ROOT)
-    env = json.loads((REPO_ROOT / "reports" / "samples" / "env.json").read_text())
-    matrix, links = upstream_inputs(project, "reports/samples/matrix-2026-11-29-final/compat.json")
-    draft = build_draft(project, _sample(), ["reports/samples/results.json"], env, "reports/samples/repro-mode1/",
-                        matrix, links)
-    assert "no measured cell" not in render_draft(draft) and matrix is not None and links
+    draft = dict(_drafts())[project]
+    assert "no measured cell" not in render_draft(draft) and draft.matrix is not None and draft.known_links
     assert (REPO_ROOT / "reports" / "samples" / f"issue-{project}.md").read_text() == render_draft(draft)
+
+
+def test_the_ask_and_the_measured_range_come_first():
+    """Each draft opens with what it asks and the measured range, before the repro, the frames and the workarounds."""
+    for project, draft in _drafts():
+        text = render_draft(draft)
+        ask, ranges = text.index("**In short:**"), text.index("<!-- measured-ranges:start -->")
+        assert ask < ranges < text.index("```python") and ranges < text.index("Workarounds tried"), project
+
+
+def test_inline_repro_is_ten_to_twenty_lines():
+    """The repro in the body is a 10-20 line script; the full standalone one is attached."""
+    for project, draft in _drafts():
+        script = render_draft(draft).split("```python\n", 1)[1].split("```", 1)[0]
+        assert 10 <= len(script.splitlines()) <= 20, (project, len(script.splitlines()))
+        assert "fullgraph=True" in script and "flashinfer.fp4_quantize" in script
+
+
+def test_drafts_against_shipped_fixes_say_so():
+    """FlashInfer's draft says #2999 was closed by the op and asks for the public API; SGLang's says it is fixed from
+    the first measured-fixed release; PyTorch's acknowledges the documented behaviour."""
+    drafts = {project: render_draft(draft) for project, draft in _drafts()}
+    assert "was closed by [flashinfer#3081]" in drafts["flashinfer"] and "public `fp4_quantize`" in drafts["flashinfer"]
+    assert "This is not a new bug: SGLang 0.5.12 and later" in drafts["sglang"]
+    assert "This is documented behaviour, not a bug report" in drafts["pytorch"]
+    assert all("2-3x" not in text for text in drafts.values())
+    for text in drafts.values():  # mode 2 stated with the condition that decides where it stops
+        assert "JitSpecRegistry.register" in text and "is_aot" in text
+
+
+def test_a_huge_matrix_still_fits_githubs_limit():
+    """With thousands of measured cells the body stays under 65,536 characters (tables capped, the rest counted)."""
+    from pcgkit.bugreport.issuedraft import GITHUB_BODY_LIMIT
+
+    sample = _sample()
+    failing = next(r for r in sample if r.mode == "mode1" and r.verdict is Verdict.REPRODUCED)
+    many = [dataclasses.replace(failing, versions={**failing.versions, "torch": f"2.{i}.0"}) for i in range(3000)]
+    text = render_draft(build_draft("flashinfer", sample + many))
+    assert len(text) < GITHUB_BODY_LIMIT and "more measured cells" in text

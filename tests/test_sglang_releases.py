@@ -87,3 +87,14 @@ def test_broken_table_is_a_value_error():
         parse_table({"schema": "x"}, "t.json")
     with pytest.raises(ValueError, match="malformed"):
         parse_table({"schema": "pcgkit.sglang-releases/1", "releases": [{"sglang": "1"}]}, "t.json")
+
+
+def test_pip_is_this_interpreters_or_the_one_on_path():
+    """Wheels are downloaded with this interpreter's pip, else the pip on PATH (uv venvs have none), else not at all."""
+    from pcgkit.sglang.releases import download_argv, pip_command
+
+    assert pip_command("/v/python", True, "/usr/bin/pip3") == ["/v/python", "-m", "pip"]
+    assert pip_command("/v/python", False, "/usr/bin/pip3") == ["/usr/bin/pip3"]
+    assert pip_command("/v/python", False, None) is None
+    argv = download_argv(["pip"], "0.5.14", Path("/c"))
+    assert argv[:4] == ["pip", "download", "--no-deps", "sglang==0.5.14"] and "manylinux_2_34_x86_64" in argv

@@ -65,12 +65,12 @@ def _label(arch: str) -> str:
     return arch.upper()
 
 
-def _sim(measurements: Iterable[Measurement]) -> str:
+def sim_label(measurements: Iterable[Measurement]) -> str:
     flags = {m.simulated for m in measurements}
     return "simulated" if flags == {True} else "real" if flags == {False} else "simulated and real"
 
 
-def _cell_source(measurements: Iterable[Measurement]) -> Source:
+def cell_source(measurements: Iterable[Measurement]) -> Source:
     ms = list(measurements)
     cases = sorted({m.case for m in ms})
     refs = ", ".join(sorted({m.cell for m in ms}))
@@ -86,7 +86,7 @@ def _state(verdicts: Iterable[str]) -> str:
     return UNKNOWN
 
 
-def _by_release(measurements: Iterable[Measurement], axis: str) -> dict[str, list[Measurement]]:
+def by_release(measurements: Iterable[Measurement], axis: str) -> dict[str, list[Measurement]]:
     """Measurements grouped by the release of `axis` the cell ran as itself, oldest first. Pure."""
     grouped: dict[str, list[Measurement]] = {}
     for m in measurements:
@@ -142,7 +142,7 @@ def _user(versions: Versions, arch: str | None) -> tuple[str, str | None, str | 
 
 
 def _measured(evidence: Evidence, case: str, arch: str, axis: str) -> dict[str, list[Measurement]]:
-    return _by_release((m for m in evidence.measurements if m.case == case and m.arch == arch), axis)
+    return by_release((m for m in evidence.measurements if m.case == case and m.arch == arch), axis)
 
 
 def _affected(who: str, axis: str | None, case: str | None, release: str | None, arch: str | None,
@@ -150,7 +150,7 @@ def _affected(who: str, axis: str | None, case: str | None, release: str | None,
               evidence: Evidence) -> tuple[str, Statement]:
     if axis is None or release is None:
         text = "No SGLang or FlashInfer version is known, so nothing measured applies; run `pcgkit env` or triage a log."
-        return UNKNOWN, Statement(text, (_table_source(evidence),), False, "affected")
+        return UNKNOWN, Statement(text, (table_source(evidence),), False, "affected")
     where = _label(arch) if arch else "an unknown architecture"
     if arch is None:
         return UNKNOWN, _per_arch(who, axis, release, evidence)
@@ -158,21 +158,21 @@ def _affected(who: str, axis: str | None, case: str | None, release: str | None,
         measured_arches = sorted({m.arch for m in evidence.measurements if m.case in SGLANG_CASE_BY_ARCH.values()})
         text = (f"{who} {release} on {where}: unknown. The kit measures the SGLang-level case on "
                 f"{', '.join(_label(a) for a in measured_arches) or 'no architecture'} only.")
-        return UNKNOWN, Statement(text, (_table_source(evidence),), False, "affected")
+        return UNKNOWN, Statement(text, (table_source(evidence),), False, "affected")
     own = measured.get(release)
     if own:
         state = _state(m.verdict for m in own)
         verdicts = "; ".join(f"{m.case} {m.verdict} in cell {m.cell} ({_pins(m)})" for m in own)
         differs = _pin_difference(own[0], versions, axis)
-        text = f"{who} {release} on {where}: {state} ({verdicts}; {_sim(own)} {_label(arch)}){differs}."
-        return state, Statement(text, (_cell_source(own),), any(m.simulated for m in own), "affected")
+        text = f"{who} {release} on {where}: {state} ({verdicts}; {sim_label(own)} {_label(arch)}){differs}."
+        return state, Statement(text, (cell_source(own),), any(m.simulated for m in own), "affected")
     below = [r for r in measured if version_key(r) < version_key(release)]
     above = [r for r in measured if version_key(r) > version_key(release)]
     near = [r for r in (below[-1:] + above[:1])]
     named = "; ".join(f"{r} {measured[r][0].verdict} (cell {measured[r][0].cell})" for r in near)
     text = (f"{who} {release} on {where}: unknown: it has not been run as itself ({case}). "
             + (f"Nearest measured releases: {named}." if near else "No release of it was measured."))
-    sources = (_cell_source(m for r in near for m in measured[r]),) if near else (_table_source(evidence),)
+    sources = (cell_source(m for r in near for m in measured[r]),) if near else (table_source(evidence),)
     return UNKNOWN, Statement(text, sources, any(m.simulated for r in near for m in measured[r]), "affected")
 
 
@@ -185,12 +185,12 @@ def _per_arch(who: str, axis: str, release: str, evidence: Evidence) -> Statemen
     if not found:
         text = (f"{who} {release}: unknown: the architecture is not known and {release} has not been run as itself; "
                 f"give the GPU's architecture for an answer.")
-        return Statement(text, (_table_source(evidence),), False, "affected")
+        return Statement(text, (table_source(evidence),), False, "affected")
     parts = "; ".join(f"on {_label(arch)}: {_state(m.verdict for m in ms)} ({ms[0].case} {ms[0].verdict}, cell "
-                      f"{ms[0].cell}, {_sim(ms)})" for arch, ms in found)
+                      f"{ms[0].cell}, {sim_label(ms)})" for arch, ms in found)
     text = f"{who} {release}, architecture not known: {parts}. Give the GPU's architecture for the upgrade that fits."
     used = [m for _, ms in found for m in ms]
-    return Statement(text, (_cell_source(used),), any(m.simulated for m in used), "affected")
+    return Statement(text, (cell_source(used),), any(m.simulated for m in used), "affected")
 
 
 def _pin_difference(m: Measurement, versions: Versions, axis: str) -> str:
@@ -199,7 +199,7 @@ def _pin_difference(m: Measurement, versions: Versions, axis: str) -> str:
     return f"; measured with the release's own pins, yours differ: {', '.join(f'{k} {v}' for k, v in other.items())}" if other else ""
 
 
-def _table_source(evidence: Evidence) -> Source:
+def table_source(evidence: Evidence) -> Source:
     newest = max((r.read_on for r in evidence.releases), default="undated")
     return Source(PARSER, evidence.releases_source or "no release table loaded", newest)
 
@@ -212,7 +212,7 @@ def _release_source(facts: ReleaseFacts) -> Source:
     return Source(PARSER, f"sglang {facts.sglang}: {facts.flags.source}", facts.read_on)
 
 
-def _range(evidence: Evidence) -> str:
+def release_range(evidence: Evidence) -> str:
     releases = [r.sglang for r in evidence.releases]
     return _span([releases[0], releases[-1]]) if releases else "none"
 
@@ -228,9 +228,9 @@ def _flashinfer_alone(release: str, evidence: Evidence) -> Statement | None:
                 f"FlashInfer's traceable op `torch.ops.flashinfer.fp4_quantize` are {', '.join(callers)}.")
     else:
         text = (f"Upgrading FlashInfer alone does not reach it: SGLang {release} quantizes through the public "
-                f"`flashinfer.fp4_quantize`, and no SGLang release read ({_range(evidence)}, every release in range) "
+                f"`flashinfer.fp4_quantize`, and no SGLang release read ({release_range(evidence)}, every release in range) "
                 f"calls FlashInfer's traceable op `torch.ops.flashinfer.fp4_quantize`.")
-    return Statement(text, (_table_source(evidence),), False, "flashinfer-alone")
+    return Statement(text, (table_source(evidence),), False, "flashinfer-alone")
 
 
 def _upgrade_sglang(release: str, case: str, arch: str, measured: dict[str, list[Measurement]],
@@ -241,7 +241,7 @@ def _upgrade_sglang(release: str, case: str, arch: str, measured: dict[str, list
         newest = list(measured)[-1] if measured else "none"
         text = (f"No measured SGLang release after {release} traces {case} on {_label(arch)} "
                 f"(measured through {newest}).")
-        sources = (_cell_source(m for ms in measured.values() for m in ms),) if measured else (_table_source(evidence),)
+        sources = (cell_source(m for ms in measured.values() for m in ms),) if measured else (table_source(evidence),)
         return Statement(text, sources, any(m.simulated for ms in measured.values() for m in ms), "upgrade")
     target = later_fixed[0]
     proof = measured[target][0]
@@ -251,12 +251,12 @@ def _upgrade_sglang(release: str, case: str, arch: str, measured: dict[str, list
                 if version_key(target) <= version_key(r.sglang) <= version_key(from_target[-1])]
     gaps = [r for r in in_range if r not in measured]
     text = (f"Upgrade SGLang to {target}: the smallest measured release where {case} traces on {_label(arch)} "
-            f"(cell {proof.cell}: {proof.verdict}, {_sim(measured[target])}, with its own pins {_pins(proof)}). "
+            f"(cell {proof.cell}: {proof.verdict}, {sim_label(measured[target])}, with its own pins {_pins(proof)}). "
             f"Measured releases from it: {', '.join(from_target)}"
             + (f"; not fixed among them: {', '.join(broken)}" if broken else ", all fixed")
             + (f"; not run as themselves in that range: {', '.join(gaps)}." if gaps else "."))
     proof_ms = [m for r in from_target for m in measured[r]]
-    cited = [_cell_source(proof_ms)]
+    cited = [cell_source(proof_ms)]
     cited += [Source(UPSTREAM, f"{read.ref} ({read.url}): {read.state_text(dated=False)}", read.as_of)
               for read in evidence.reads if read.project == "sglang" and read.first_release == target]
     return Statement(text, tuple(cited), any(m.simulated for m in proof_ms), "upgrade")
@@ -286,9 +286,9 @@ def _upgrade_flashinfer(release: str, arch: str, evidence: Evidence) -> Statemen
                      + ("." if have else f", so upgrade to {first} or later and call the op."))
         used += [m for r in op_fixed for m in op[r]]
     if not parts:
-        return Statement(f"No FlashInfer-level cell was measured on {_label(arch)}.", (_table_source(evidence),),
+        return Statement(f"No FlashInfer-level cell was measured on {_label(arch)}.", (table_source(evidence),),
                          False, "upgrade")
-    sources = [_cell_source(used)]
+    sources = [cell_source(used)]
     sources += [Source(UPSTREAM, f"{read.ref} ({read.url}): {read.state_text(dated=False)}", read.as_of)
                 for read in evidence.reads if read.project == "flashinfer" and read.kind == "pr" and read.first_release]
     return Statement(" ".join(parts), tuple(sources), any(m.simulated for m in used), "upgrade")
@@ -298,8 +298,8 @@ def _switch(release: str, evidence: Evidence) -> Statement:
     facts = _release(evidence, release)
     if facts is None:
         text = (f"The piecewise switch of SGLang {release} was not read: the release table covers "
-                f"{_range(evidence)}.")
-        return Statement(text, (_table_source(evidence),), False, "switch")
+                f"{release_range(evidence)}.")
+        return Statement(text, (table_source(evidence),), False, "switch")
     default, turn_off = sglang_facts.switch_wording(facts.flags)
     sources = [_release_source(facts)]
     if facts.flags.default_state == sglang_facts.NOT_SHIPPED:

@@ -12,11 +12,11 @@ from pcgkit.advice.model import (
     FLASHINFER_CASE,
     FLASHINFER_OP_CASE,
     SGLANG_CASE_BY_ARCH,
-    _by_release,
-    _cell_source,
-    _range,
-    _sim,
-    _table_source,
+    by_release,
+    cell_source,
+    release_range,
+    sim_label,
+    table_source,
 )
 from pcgkit.advice.values import MEASUREMENT, UPSTREAM, Evidence, Measurement, Source, Statement, UpstreamRead
 from pcgkit.sglang.releases import version_key
@@ -28,44 +28,44 @@ def _read_source(read: UpstreamRead) -> Source:
     return Source(UPSTREAM, f"{read.ref} ({read.url}): {read.how}", read.as_of)
 
 
-def _first_fixed_after_last_broken(by_release: dict[str, list[Measurement]]) -> tuple[list[str], list[str]]:
+def _first_fixed_after_last_broken(grouped: dict[str, list[Measurement]]) -> tuple[list[str], list[str]]:
     """(measured releases that reproduce, measured releases from the first fixed one on). Pure."""
-    broken = [r for r, ms in by_release.items() if any(m.verdict in _BROKEN for m in ms)]
-    after = [r for r in by_release if not broken or version_key(r) > version_key(broken[-1])]
-    fixed = [r for r in after if any(m.verdict == "fixed" for m in by_release[r])]
+    broken = [r for r, ms in grouped.items() if any(m.verdict in _BROKEN for m in ms)]
+    after = [r for r in grouped if not broken or version_key(r) > version_key(broken[-1])]
+    fixed = [r for r in after if any(m.verdict == "fixed" for m in grouped[r])]
     return broken, [r for r in after if fixed and version_key(r) >= version_key(fixed[0])]
 
 
 def sglang_fixed(evidence: Evidence, arch: str = "sm120") -> Statement | None:
     """Where SGLang's own NVFP4 call stops failing under piecewise compile, over releases run as themselves. Pure."""
     case = SGLANG_CASE_BY_ARCH[arch]
-    by_release = _by_release((m for m in evidence.measurements if m.case == case and m.arch == arch), "sglang")
-    if not by_release:
+    grouped = by_release((m for m in evidence.measurements if m.case == case and m.arch == arch), "sglang")
+    if not grouped:
         return None
-    broken, fixed = _first_fixed_after_last_broken(by_release)
+    broken, fixed = _first_fixed_after_last_broken(grouped)
     in_range = [r.sglang for r in evidence.releases]
-    gaps = [r for r in in_range if r not in by_release]
-    used = [m for ms in by_release.values() for m in ms]
-    text = f"SGLang ({case}, {_sim(used)} {arch.upper()}): "
+    gaps = [r for r in in_range if r not in grouped]
+    used = [m for ms in grouped.values() for m in ms]
+    text = f"SGLang ({case}, {sim_label(used)} {arch.upper()}): "
     text += f"reproduces on every measured release through {broken[-1]} ({', '.join(broken)})" if broken else "never reproduced"
     text += f"; traces from {fixed[0]} ({', '.join(fixed)})" if fixed else "; no measured release traces it"
     text += (f". Releases in range not run as themselves: {', '.join(gaps)}." if gaps
-             else f". Every release in range ({_range(evidence)}) was run as itself.")
-    sources = [_cell_source(used)] + [_read_source(read) for read in evidence.reads
+             else f". Every release in range ({release_range(evidence)}) was run as itself.")
+    sources = [cell_source(used)] + [_read_source(read) for read in evidence.reads
                                       if read.project == "sglang" and fixed and read.first_release == fixed[0]]
     return Statement(text, tuple(sources), any(m.simulated for m in used), "upstream")
 
 
 def flashinfer_fixed(evidence: Evidence, arch: str = "sm120") -> Statement | None:
     """The public fp4_quantize and the traceable op, over measured FlashInfer releases; and who calls the op. Pure."""
-    public = _by_release((m for m in evidence.measurements if m.case == FLASHINFER_CASE and m.arch == arch), "flashinfer")
-    op = _by_release((m for m in evidence.measurements if m.case == FLASHINFER_OP_CASE and m.arch == arch), "flashinfer")
+    public = by_release((m for m in evidence.measurements if m.case == FLASHINFER_CASE and m.arch == arch), "flashinfer")
+    op = by_release((m for m in evidence.measurements if m.case == FLASHINFER_OP_CASE and m.arch == arch), "flashinfer")
     if not public:
         return None
     public_fixed = [r for r, ms in public.items() if any(m.verdict == "fixed" for m in ms)]
     op_fixed = [r for r, ms in op.items() if any(m.verdict == "fixed" for m in ms)]
     releases = list(public)
-    text = (f"FlashInfer ({FLASHINFER_CASE}, {_sim(m for ms in public.values() for m in ms)} {arch.upper()}): the public "
+    text = (f"FlashInfer ({FLASHINFER_CASE}, {sim_label(m for ms in public.values() for m in ms)} {arch.upper()}): the public "
             f"`flashinfer.fp4_quantize` " + (f"traces from {public_fixed[0]}" if public_fixed else
                                              f"is untraceable on every measured release ({releases[0]} through {releases[-1]})"))
     if op_fixed:
@@ -74,9 +74,9 @@ def flashinfer_fixed(evidence: Evidence, arch: str = "sm120") -> Statement | Non
     callers = [r.sglang for r in evidence.releases if r.calls_flashinfer_fp4_op]
     if evidence.releases:
         text += (f"; SGLang releases that call it: {', '.join(callers)}" if callers else
-                 f"; no SGLang release calls it ({_range(evidence)}, read from every wheel)")
+                 f"; no SGLang release calls it ({release_range(evidence)}, read from every wheel)")
     used = [m for ms in (*public.values(), *op.values()) for m in ms]
-    sources = [_cell_source(used)] + ([_table_source(evidence)] if evidence.releases else [])
+    sources = [cell_source(used)] + ([table_source(evidence)] if evidence.releases else [])
     sources += [_read_source(read) for read in evidence.reads
                 if read.project == "flashinfer" and read.kind == "pr" and op_fixed and read.first_release == op_fixed[0]]
     return Statement(text + ".", tuple(sources), any(m.simulated for m in used), "upstream")
@@ -115,15 +115,5 @@ def mode2_condition(evidence: Evidence, report: object = None) -> Statement | No
 
 
 def cite_short(statement: Statement) -> str:
-    """The sources in a few words for tight places (the README box): kind, what, and the date. Pure."""
-    parts = []
-    for source in statement.sources:
-        if source.kind == "cells":
-            parts.append(f"matrix cells of {source.as_of}")
-        elif source.kind == "parser":
-            parts.append(f"release wheels read {source.as_of}")
-        elif source.kind == "upstream":
-            parts.append(f"{source.ref.split(' (')[0]} as of {source.as_of}")
-        else:
-            parts.append(f"{source.ref.split(' (')[0]}, {source.as_of}")
-    return "; ".join(dict.fromkeys(parts)) + ("; simulated" if statement.simulated else "")
+    """The sources in a few words (Statement.cite_short). Pure."""
+    return statement.cite_short()

@@ -68,6 +68,20 @@ class Statement:
         if not self.sources:
             raise ValueError(f"a statement without a source: {self.text!r}")
 
+    def cite_short(self) -> str:
+        """The sources in a few words for tight places (README box, drafts): kind, what, the date."""
+        parts = []
+        for source in self.sources:
+            if source.kind == CELLS:
+                parts.append(f"matrix cells of {source.as_of}")
+            elif source.kind == PARSER:
+                parts.append(f"release wheels read {source.as_of}")
+            elif source.kind == UPSTREAM:
+                parts.append(f"{source.ref.split(' (')[0]} as of {source.as_of}")
+            else:
+                parts.append(f"{source.ref.split(' (')[0]}, {source.as_of}")
+        return "; ".join(dict.fromkeys(parts)) + ("; simulated" if self.simulated else "")
+
     def to_dict(self) -> dict:
         return {"topic": self.topic, "text": self.text, "simulated": self.simulated,
                 "sources": [dataclasses.asdict(s) for s in self.sources]}

@@ -17,6 +17,7 @@ from typing import Iterable, Sequence
 from packaging.version import InvalidVersion, Version
 
 from pcgkit import catalog
+from pcgkit.bugreport.asks import Ask, ask_for
 from pcgkit.errors import UsageError
 from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.util.templating import render
@@ -25,6 +26,8 @@ from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult, ResultsFileError, read_results
 
 TARGETS = ("sglang", "flashinfer", "pytorch")
+GITHUB_BODY_LIMIT = 65536  # characters GitHub accepts in an issue body
+MAX_TABLE_ROWS = 24  # measured cells listed per verdict table; the rest are counted and left to compat.json
 BASE_MODE = "mode1"  # the bug itself; the other modes are the workarounds tried against it
 # Version axes shown in the affected/unaffected ranges, in the order a maintainer reads them.
 FAILING = (Verdict.REPRODUCED, Verdict.DRIFTED)
@@ -141,6 +144,35 @@ class Draft:
     sources: tuple[str, ...]
     matrix: MatrixRanges | None = None
     known_links: tuple = ()  # pcgkit.report.upstream.Link: already filed upstream, cite rather than re-file
+    ask: Ask | None = None  # what is asked, first, with the measured range behind it (pcgkit.bugreport.asks)
+    compact: bool = False  # set when the full body would pass GitHub's limit: per-cell tables and extras dropped
+
+    @property
+    def shown_cells(self) -> tuple[tuple[MeasuredCell, ...], int]:
+        """The cells the verdict table lists (capped) and how many more were measured."""
+        cells = self.affected + self.unaffected
+        limit = 4 if self.compact else MAX_TABLE_ROWS
+        return cells[:limit], max(0, len(cells) - limit)
+
+    def capped(self, versions: list[str], limit: int = 40) -> str:
+        """A version list for the body: all of it up to `limit`, else its ends and how many are left out."""
+        if len(versions) <= limit:
+            return ", ".join(versions)
+        half = limit // 2
+        return f"{', '.join(versions[:half])}, ... ({len(versions) - limit} more), {', '.join(versions[-half:])}"
+
+    @property
+    def env_summary(self) -> str:
+        """One line of the versions that matter and the device; the full capture travels as an attachment."""
+        v = self.primary.versions
+        parts = [f"{k} {v[k]}" for k in ("torch", "torch_cuda", "flashinfer-python", "sglang", "python") if v.get(k)]
+        return f"{', '.join(parts)}; device: {self.primary.device.get('label', '?')}"
+
+    @property
+    def repro_shape(self) -> tuple[int, int]:
+        from pcgkit.fp4.layer import HIDDEN, TOKENS
+
+        return TOKENS, HIDDEN
 
     @property
     def primary_cell(self) -> MeasuredCell:
@@ -161,6 +193,7 @@ def build_draft(
     repro: str | None = None,
     matrix: MatrixRanges | None = None,
     known_links: Sequence = (),
+    ask: Ask | None = None,
 ) -> Draft:
     """The draft's content from measured results only. Pure."""
     if target not in TARGETS:
@@ -204,18 +237,23 @@ def build_draft(
         sources=tuple(sources),
         matrix=matrix,
         known_links=tuple(known_links),
+        ask=ask,
     )
 
 
 def render_draft(draft: Draft) -> str:
-    """Markdown: a 'Title:' line, then the body in the target project's template shape. Pure."""
-    return render(
-        f"issue/{draft.target}.md.j2",
-        d=draft,
-        sig=draft.primary.signature,
-        mode=catalog.BY_ID[BASE_MODE].mode,
-        simulation_note=SIMULATION_NOTE,
-    )
+    """Markdown: a 'Title:' line, then the body in the target project's template shape, under GitHub's
+    65,536-character body limit (a compact body when the full one would pass it). Pure."""
+    def body(d: Draft) -> str:
+        return render(f"issue/{d.target}.md.j2", d=d, sig=d.primary.signature, mode=catalog.BY_ID[BASE_MODE].mode,
+                      simulation_note=SIMULATION_NOTE)
+
+    text = body(draft)
+    if len(text) > GITHUB_BODY_LIMIT:
+        text = body(dataclasses.replace(draft, compact=True))
+    if len(text) > GITHUB_BODY_LIMIT:
+        raise UsageError(f"the {draft.target} draft is {len(text)} characters, over GitHub's {GITHUB_BODY_LIMIT}")
+    return text
 
 
 def find_results_files(paths: Sequence[Path]) -> list[Path]:
@@ -248,8 +286,9 @@ def load_results(paths: Sequence[Path]) -> tuple[list[CaseResult], dict | None]:
     return results, env
 
 
-def upstream_inputs(target: str, compat: str | None) -> tuple[MatrixRanges | None, tuple]:
-    """The matrix's measured ranges (from --compat) and the known upstream links (fixtures/upstream.toml)."""
+def upstream_inputs(target: str, compat: str | None) -> tuple[MatrixRanges | None, tuple, Ask | None]:
+    """The matrix's measured ranges (from --compat), the known upstream links (fixtures/upstream.toml, with their
+    dated reads) and what the draft asks (from the advice model's evidence)."""
     from pcgkit.report.upstream import load_upstream
 
     upstream = load_upstream()
@@ -263,4 +302,4 @@ def upstream_inputs(target: str, compat: str | None) -> tuple[MatrixRanges | Non
             raise UsageError(f"--compat {compat}: not a readable compat.json: {exc}") from exc
         matrix = matrix_ranges(report, target, upstream, compat)
     links = tuple(dict.fromkeys((*upstream.links_for(target), *upstream.links_for_case(BASE_MODE))))
-    return matrix, links
+    return matrix, links, ask_for(target, upstream.evidence)

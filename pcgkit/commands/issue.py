@@ -25,8 +25,8 @@ def _cmd_issue(args) -> int:
     if args.env:
         env = read_json_object(Path(args.env), "--env")  # missing / not JSON / not an object: one line
     sources = [str(p) for p in args.results or ["reports/results.json"]]
-    matrix, links = upstream_inputs(args.target, args.compat)
-    draft = build_draft(args.target, results, sources, env, args.repro, matrix, links)
+    matrix, links, ask = upstream_inputs(args.target, args.compat)
+    draft = build_draft(args.target, results, sources, env, args.repro, matrix, links, ask)
     text = redact_text(render_draft(draft), secret_values(dict(os.environ)))
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)

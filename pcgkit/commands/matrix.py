@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from pathlib import Path
 
 from pcgkit import resources
@@ -20,6 +21,9 @@ from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
 from pcgkit.matrix.runner import default_jobs, run_matrix
 from pcgkit.matrix.tox_export import render_tox
 from pcgkit.matrix.uninstallable import expected_failure, load_uninstallable, unexpectedly_installed
+from pcgkit.preflight.case import PREFLIGHT_LAUNCH
+from pcgkit.preflight.launchfile import ENV_VAR as PREFLIGHT_ENV_VAR
+from pcgkit.preflight.launchfile import load as load_launch_file
 from pcgkit.report.compat import BUG_VERDICTS, mode_entry
 from pcgkit.util import atomic
 from pcgkit.util.argtypes import positive_int, positive_seconds
@@ -27,12 +31,25 @@ from pcgkit.values import targets
 from pcgkit.values.axes import BISECTABLE_AXES
 
 
+def preflight_launch(args) -> tuple[str, str] | None:
+    """`--preflight FILE`: (its absolute path, a digest of its content), validated here (a bad file is one line)."""
+    path = getattr(args, "preflight", None)
+    if not path:
+        return None
+    launch = load_launch_file(path)
+    return str(Path(path).resolve()), hashlib.sha256(repr(launch.to_dict()).encode()).hexdigest()[:16]
+
+
 def backend_config(args) -> BackendConfig:
+    preflight = preflight_launch(args)
+    expected = (*all_modes(), *((PREFLIGHT_LAUNCH.id,) if preflight else ()))
     return BackendConfig(
         cells_root=cells_root(Path(args.reports)), envs_root=Path(args.envs), timeout_s=args.timeout,
         case_timeout_s=min(args.timeout, 600.0), backend=getattr(args, "backend", backends.DEFAULT),
         select=getattr(args, "select", None), require_hardware=tuple(getattr(args, "require_hardware", None) or ()),
-        force=bool(getattr(args, "force", False)), expected_modes=tuple(all_modes()),
+        force=bool(getattr(args, "force", False)), expected_modes=expected,
+        case_env=((PREFLIGHT_ENV_VAR, preflight[0]),) if preflight else (),
+        answers_for=(("preflight", preflight[1]),) if preflight else (),
     )
 
 
@@ -240,6 +257,9 @@ def _common(parser) -> None:
     parser.add_argument("-m", dest="select", help="pytest marker expression passed into every cell, e.g. 'cpu_sim'")
     parser.add_argument("--require-hardware", action="append", choices=targets.HARDWARE_MARKERS,
                         help="in every cell: fail instead of skip when this hardware is missing (GPU runners)")
+    parser.add_argument("--preflight", metavar="FILE",
+                        help="a team's SGLang launch (pcgkit.preflight-launch/1 TOML): every cell also answers "
+                             "`pcgkit preflight` for it (case preflight-launch), e.g. before an upgrade")
     backends.add_options(parser)
 
 

@@ -51,7 +51,7 @@ def _cmd_refresh(args) -> int:
 def register(subparsers) -> None:
     cmd = subparsers.add_parser(
         "refresh", help="after a new SGLang release: pins, locks, launch validation, docs (needs PyPI)",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        description="After a new SGLang release, run the four generators of the data that follows it: pins, locks, launch validation, docs.",
         epilog="examples:\n  %(prog)s --dry-run          # the four commands, run nothing\n"
                "  %(prog)s --sglang 0.5.24   # a new release: its cell's lock and launch validation only",
     )

@@ -37,6 +37,15 @@ def register(subparsers) -> None:
     parser.add_argument("-k", dest="only", action="append", help="entry id to run (repeatable); default: all")
     parser.add_argument("--real", action="store_true",
                         help="trace on the real GPU (its own arch), nothing simulated; plan() runs for real")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--discover", action="store_true",
+                      help="print the discovery counts (public callables, registered ops, judged, not judged); write discovery.json")
+    mode.add_argument("--certificate", action="store_true",
+                      help="the trace-safety certificate: every discovered callable and op judged, stacks unrolled (slow: an explicit run)")
+    parser.add_argument("--ops-only", action="store_true",
+                        help="with --certificate: judge the registered ops alone (the GPU run; no callable's module is built)")
+    parser.add_argument("--op-inputs", type=Path,
+                        help="with --certificate: a certificate JSON whose recorded op inputs are reused (the CPU one, for the GPU run)")
     parser.set_defaults(func=main)
 
 
@@ -53,7 +62,58 @@ def real_device():
     return devices[0]
 
 
+def _toolkit_env() -> dict[str, str]:
+    from pcgkit.harness.casekit import cuda_toolkit_root
+
+    toolkit = cuda_toolkit_root()
+    # Like the plugin: FlashInfer finds nvcc through CUDA_HOME, as on a CUDA machine (recorded below).
+    return {"CUDA_HOME": toolkit} if toolkit and not os.environ.get("CUDA_HOME") else {}
+
+
+def discover_main(args: argparse.Namespace) -> int:
+    from pcgkit.sweep.discover import discover
+    from pcgkit.sweep.discovery import plan_judgement, render_counts, spec_targets_for
+    from pcgkit.sweep.specs import load_specs
+
+    found = discover()
+    plan = plan_judgement(found, spec_targets_for(load_specs(), found.flashinfer))
+    args.out.mkdir(parents=True, exist_ok=True)
+    atomic.write_text(args.out / f"discovery-{found.flashinfer}.json", json.dumps(found.to_dict(), indent=1))
+    print(render_counts(found, plan))
+    return 0
+
+
+def certificate_main(args: argparse.Namespace) -> int:
+    from pcgkit.harness.hardware import SIMULATED_ARCHES
+    from pcgkit.sweep.certificate import render_certificate
+    from pcgkit.sweep.certify import certify
+    from pcgkit.sweep.engine import arch_of
+
+    device = real_device() if args.real else None
+    arches = [arch_of(device)] if device else (args.arch or ["sm120"])
+    args.out.mkdir(parents=True, exist_ok=True)
+    from pcgkit.sweep.certify import op_inputs_from
+
+    try:
+        op_inputs = op_inputs_from(json.loads(args.op_inputs.read_text())) if args.op_inputs else {}
+    except (OSError, ValueError) as exc:
+        raise PcgkitError(f"--op-inputs {args.op_inputs}: {exc}") from exc
+    with mock.patch.dict(os.environ, _toolkit_env()):
+        for arch in arches:
+            cert = certify(arch, device or SIMULATED_ARCHES[arch], real=device is not None, only=args.only or (),
+                           ops_only=args.ops_only, op_inputs=op_inputs)
+            stem = f"certificate-{cert['flashinfer']}-{arch}{'' if device is None else '-real'}{'-ops' if args.ops_only else ''}"
+            atomic.write_text(args.out / f"{stem}.json", json.dumps(cert, indent=1))
+            atomic.write_text(args.out / f"{stem}.md", render_certificate(cert))
+            print(f"{stem}: " + ", ".join(f"{k} {v}" for k, v in cert["counts"].items()))
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
+    if args.discover:
+        return discover_main(args)
+    if args.certificate:
+        return certificate_main(args)
     from pcgkit.harness.casekit import cuda_toolkit_root
     from pcgkit.sweep import report
     from pcgkit.sweep.engine import arch_of, installed_versions, run_sweep, run_sweep_real

@@ -38,6 +38,9 @@ class InlinedCall:
     line: int
     completed: bool  # dynamo finished inlining it (False: the trace failed inside it)
     answer: object = None  # the Python constant it returned to its caller, when it returned one
+    # (parameter, value) as dynamo bound them on entry; a value dynamo holds symbolically (a tensor,
+    # an object) is "(no constant answer)". The unroller calls a site again with these, for real.
+    arguments: tuple[tuple[str, object], ...] = ()
 
     @property
     def short_file(self) -> str:
@@ -77,6 +80,13 @@ def _constant(variable: object) -> object:
     return _NO_ANSWER
 
 
+def _arguments(translator: object, code) -> tuple[tuple[str, object], ...]:
+    """The inlined function's parameters as dynamo bound them (constants where dynamo knows them)."""
+    count = code.co_argcount + code.co_kwonlyargcount
+    local_values = getattr(translator, "symbolic_locals", None) or {}
+    return tuple((name, _constant(local_values[name])) for name in code.co_varnames[:count] if name in local_values)
+
+
 @contextlib.contextmanager
 def record_inlined_calls() -> Iterator[TraceRecording]:
     """Inside the block, every function dynamo inlines is appended to the recording."""
@@ -95,13 +105,15 @@ def record_inlined_calls() -> Iterator[TraceRecording]:
 
     def observed_inline_call_(self):
         code = self.f_code
+        arguments = _arguments(self, code)
         try:
             result = original(self)
         except BaseException:
-            recording.calls.append(InlinedCall(code.co_name, code.co_filename, code.co_firstlineno, False))
+            recording.calls.append(InlinedCall(code.co_name, code.co_filename, code.co_firstlineno, False,
+                                               arguments=arguments))
             raise
         recording.calls.append(
-            InlinedCall(code.co_name, code.co_filename, code.co_firstlineno, True, _constant(result))
+            InlinedCall(code.co_name, code.co_filename, code.co_firstlineno, True, _constant(result), arguments)
         )
         return result
 

@@ -1,7 +1,7 @@
 """Simulated SM120: answer the *hardware queries* on the traced path as an SM120 GPU would.
 
 Only queries are replaced (FlashInfer's compute-capability and PDL queries and its JIT arch
-check, and torch's device *properties* under the real torch.cuda.get_device_capability); every line of FlashInfer and SGLang code under test is the real one.
+check, and torch's device *properties* under the real torch.cuda.get_device_capability, and which device is current); every line of FlashInfer and SGLang code under test is the real one.
 Patches live exactly as long as the `with` block, so cases and xdist workers never leak into
 each other. On a real GPU nothing here is used.
 """
@@ -63,6 +63,13 @@ class SimulatedDeviceProperties:
     minor: int
     multi_processor_count: int = 188  # RTX PRO 6000 Blackwell
     total_memory: int = 96 * 1024**3
+    # FlashInfer's CuTe-DSL norms (0.6.12+) size their tiles by it in the kernel's constructor.
+    shared_memory_per_block_optin: int = 99 * 1024
+
+
+# Maximum shared memory per block (opt-in), per compute-capability major: 99 KB on 12.x, 227 KB on
+# 9.0 and 10.0 (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability").
+SHARED_MEMORY_PER_BLOCK_OPTIN: dict[int, int] = {12: 99 * 1024, 10: 227 * 1024, 9: 227 * 1024}
 
 
 def _answers(capability: tuple[int, int], told: list[tuple[str, object]]) -> dict[str, object]:
@@ -86,11 +93,17 @@ def _answers(capability: tuple[int, int], told: list[tuple[str, object]]) -> dic
     def get_device_properties(device=None):
         # Named and sized after the family actually answered (simulated_sm120 is also used for SM90/SM100).
         sms, memory = SIMULATED_PART_SHAPE.get(capability[0], (188, 96 * 1024**3))
-        properties = SimulatedDeviceProperties(f"simulated SM{capability[0]}{capability[1]}", *capability, sms, memory)
+        properties = SimulatedDeviceProperties(f"simulated SM{capability[0]}{capability[1]}", *capability, sms, memory,
+                                               SHARED_MEMORY_PER_BLOCK_OPTIN.get(capability[0], 99 * 1024))
         told.append(("torch.cuda.get_device_properties", (properties.major, properties.minor)))
         return properties
 
+    def current_device():
+        told.append(("torch.cuda.current_device", 0))
+        return 0  # the simulated part is the process's one device
+
     return {
+        "current_device": current_device,
         "get_compute_capability": get_compute_capability,
         "device_support_pdl": device_support_pdl,
         "check_cuda_arch": check_cuda_arch,
@@ -144,4 +157,7 @@ def simulated_sm120(capability: tuple[int, int] | None = None) -> Iterator[Simul
         # Below torch.cuda.get_device_capability, which stays the real function object.
         stack.enter_context(mock.patch.object(torch.cuda, "get_device_properties", answers["get_device_properties"]))
         replaced.append("torch.cuda.get_device_properties")
+        # Which device is current is a driver query too (CuTe-DSL constructors ask it, 0.6.12's norms).
+        stack.enter_context(mock.patch.object(torch.cuda, "current_device", answers["current_device"]))
+        replaced.append("torch.cuda.current_device")
         yield Simulation(capability, tuple(sorted(replaced)), told)

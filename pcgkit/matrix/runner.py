@@ -13,6 +13,7 @@ writes the report and exits 130/143. A KeyboardInterrupt (no policy installed) i
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import json
 import os
 import signal
@@ -64,6 +65,8 @@ def cached_outcome(cell: Cell, config: BackendConfig) -> CellOutcome | None:
         return None
     if outcome.provenance.get("backend", "venv") != config.backend:
         return None
+    if any(outcome.provenance.get(key) != value for key, value in config.answers_for):
+        return None  # e.g. cached without this --preflight launch: it would show yesterday's table
     # Keep this plan's labels (they may change with the pins cache) on the cached result.
     return CellOutcome(**{**outcome.__dict__, "cell": cell})
 
@@ -147,6 +150,8 @@ def _run_matrix(cells, config, jobs, force, run, show_progress, rules) -> list[C
         def finish(outcome: CellOutcome) -> None:
             # every fresh cell.json says which machine made it (pcgkit report --from merges many)
             outcome = with_where(outcome, capture_where(config.backend, outcome.provenance))
+            if config.answers_for:
+                outcome = dataclasses.replace(outcome, provenance={**outcome.provenance, **dict(config.answers_for)})
             write_outcome(config.cells_root / outcome.cell.id / CELL_FILE, outcome)
             outcomes[outcome.cell.id] = outcome
             progress.update(tasks[outcome.cell.id], description=_summary(outcome, rules), total=1, completed=1)

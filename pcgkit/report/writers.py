@@ -31,6 +31,7 @@ class WriteContext:
     outcomes: tuple[CellOutcome, ...] = ()  # the cells on disk (none when rendered from compat.json)
     cells_root: Path | None = None
     echo: Callable[[str], None] = print
+    certificates: tuple[dict, ...] = ()  # the committed trace-safety certificates (pcgkit.report.certificate_page)
 
 
 Writer = Callable[[CompatReport, WriteContext], list[Path]]
@@ -46,18 +47,28 @@ def write_json(report: CompatReport, ctx: WriteContext) -> list[Path]:
 
 
 def write_markdown(report: CompatReport, ctx: WriteContext) -> list[Path]:
-    """compat.md whole when it fits GitHub's body limit; else without the cell details, which go to a sidecar."""
-    text = render_markdown(report, ctx.upstream)
+    """compat.md whole (with the trace-safety certificates' section) when it fits GitHub's body limit; else
+    without the cell details, which go to a sidecar."""
+    from pcgkit.sweep.certificate import render_section
+
+    section = "\n".join(render_section(ctx.certificates))
+    tail = section + "\n" if section else ""
+    text = render_markdown(report, ctx.upstream) + tail
     sidecar = ctx.reports_dir / CELL_DETAILS_FILE
     if len(text) <= GITHUB_BODY_LIMIT:
         sidecar.unlink(missing_ok=True)  # a smaller run after a larger one: no stale details
         return [_atomic(ctx.reports_dir / "compat.md", text)]
-    return [_atomic(ctx.reports_dir / "compat.md", render_markdown(report, ctx.upstream, details=False)),
+    return [_atomic(ctx.reports_dir / "compat.md", render_markdown(report, ctx.upstream, details=False) + tail),
             _atomic(sidecar, render_cell_details(report))]
 
 
 def write_dashboard(report: CompatReport, ctx: WriteContext) -> list[Path]:
-    return [write_page(build_page(report, ctx.runs, ctx.upstream), ctx.reports_dir)]
+    from pcgkit.report.certificate_page import PAGE, build_certificate_page
+
+    written = [write_page(build_page(report, ctx.runs, ctx.upstream), ctx.reports_dir)]
+    if ctx.certificates:
+        written.append(_atomic(ctx.reports_dir / PAGE, build_certificate_page(ctx.certificates)))
+    return written
 
 
 def write_junit(report: CompatReport, ctx: WriteContext) -> list[Path]:
@@ -100,7 +111,8 @@ WRITERS: dict[str, Writer] = {
 def publish(report: CompatReport, reports_dir: Path, outcomes: Sequence[CellOutcome] = (),
             cells_root: Path | None = None, names: Sequence[str] = tuple(WRITERS),
             upstream: Upstream | None = None,
-            uninstallable: Sequence[Uninstallable] | None = None) -> tuple[CompatReport, dict[str, list[Path]]]:
+            uninstallable: Sequence[Uninstallable] | None = None,
+            certificates: tuple[dict, ...] | None = None) -> tuple[CompatReport, dict[str, list[Path]]]:
     """Label expected-uninstallable cells (fixtures/expectations.toml unless `uninstallable` is given),
     compare with the previous run, run the writers, append this run to history.jsonl."""
     reports_dir.mkdir(parents=True, exist_ok=True)
@@ -109,8 +121,11 @@ def publish(report: CompatReport, reports_dir: Path, outcomes: Sequence[CellOutc
     previous = next((r for r in reversed(runs) if r.created != report.created), None)
     report = dataclasses.replace(report, changes=hist.changes_since(previous, report),
                                  previous_run=previous.created if previous else None)
+    from pcgkit.report.certificate_page import load_certificates
+
     ctx = WriteContext(reports_dir, tuple(hist.with_current(runs, report)),
-                       upstream if upstream is not None else load_upstream(), tuple(outcomes), cells_root)
+                       upstream if upstream is not None else load_upstream(), tuple(outcomes), cells_root,
+                       certificates=certificates if certificates is not None else load_certificates())
     written = {name: WRITERS[name](report, ctx) for name in names}
     written["history"] = [hist.append_history(reports_dir, report)]
     return report, written

@@ -102,7 +102,14 @@ def parse_table(data: dict, source: str = TABLE_FILE) -> tuple[ReleaseFacts, ...
     return tuple(sorted(facts, key=lambda f: version_key(f.sglang)))
 
 
-def download_argv(python: str, release: str, dest: Path) -> list[str]:
+def download_argv(pip: list[str], release: str, dest: Path) -> list[str]:
     """The one `pip download` of a release wheel (no dependencies, binary only). Pure."""
-    return [python, "-m", "pip", "download", "--no-deps", f"sglang=={release}", "--platform", WHEEL_PLATFORM,
+    return [*pip, "download", "--no-deps", f"sglang=={release}", "--platform", WHEEL_PLATFORM,
             "--only-binary=:all:", "--python-version", WHEEL_PYTHON, "--dest", str(dest), "--quiet"]
+
+
+def pip_command(python: str, has_pip: bool, pip_on_path: str | None) -> list[str] | None:
+    """How to call pip: this interpreter's when it has one (uv-made venvs do not), else the pip on PATH. Pure."""
+    if has_pip:
+        return [python, "-m", "pip"]
+    return [pip_on_path] if pip_on_path else None

@@ -60,6 +60,7 @@ class Refusal:
 @dataclasses.dataclass
 class _GuardState:
     armed: int = 0
+    answering_query: int = 0  # inside `answering_a_query()`: a toolchain's `--version` may run
     refusals: list[Refusal] = dataclasses.field(default_factory=list)
     installed: bool = False
 
@@ -81,6 +82,8 @@ def _audit(event: str, args: tuple) -> None:
     if not _STATE.armed:
         return
     if event in REFUSED_EVENTS:
+        if _STATE.answering_query and event == "subprocess.Popen" and _is_version_query(args):
+            return
         _refuse(event, " ".join(str(a) for a in args[:2]))
     elif event == "ctypes.dlopen":
         name = str(args[0]) if args else ""
@@ -90,6 +93,22 @@ def _audit(event: str, args: tuple) -> None:
         path = args[0].decode() if isinstance(args[0], bytes) else args[0]
         if path.endswith(KERNEL_FILE_SUFFIXES):
             _refuse("open", path)
+
+
+def _is_version_query(args: tuple) -> bool:
+    argv = args[1] if len(args) > 1 else None
+    return isinstance(argv, (list, tuple)) and len(argv) == 2 and str(argv[1]) == "--version"
+
+
+@contextlib.contextmanager
+def answering_a_query() -> Iterator[None]:
+    """The unroller answers a query for real (outside the trace): `nvcc --version` is a question to the
+    toolchain, not a kernel build, so exactly `<tool> --version` may run inside this block."""
+    _STATE.answering_query += 1
+    try:
+        yield
+    finally:
+        _STATE.answering_query -= 1
 
 
 def _refusing_loader(name: str):

@@ -27,7 +27,8 @@ def test_the_table_documents_every_code_once_with_the_documented_numbers():
     assert [doc.code for doc in EXIT_CODES] == list(ExitCode)
     assert all(doc.meaning and doc.name for doc in EXIT_CODES)
     assert {c.name: int(c) for c in ExitCode} == {
-        "SUCCESS": 0, "CHANGED": 1, "USAGE": 2, "ERROR_CELLS": 3, "ENVIRONMENT": 4, "INTERRUPTED": 130, "TERMINATED": 143,
+        "SUCCESS": 0, "CHANGED": 1, "USAGE": 2, "ERROR_CELLS": 3, "ENVIRONMENT": 4,
+        "PREFLIGHT_WILL_CRASH": 10, "PREFLIGHT_UNKNOWN": 11, "INTERRUPTED": 130, "TERMINATED": 143,
     }
 
 

@@ -25,6 +25,12 @@ class BackendConfig:
     # The case ids each cell must account for (the catalog's default cases, handed down by the
     # command): a mode a cell's pytest never reported becomes an `error` row.
     expected_modes: tuple[str, ...] = ()
+    # Variables every cell's case run gets, whatever the backend (the command decides: `matrix --preflight FILE`
+    # hands the launch file to the preflight-launch case this way).
+    case_env: tuple[tuple[str, str], ...] = ()
+    # What a cell's result answers for beyond its definition (e.g. which launch file it preflighted): stamped in
+    # its provenance, and a cached cell is reused only when these are equal.
+    answers_for: tuple[tuple[str, str], ...] = ()
 
 
 # Told each stage a cell enters ("install", "image", "run"), for the progress rows and for naming

@@ -180,7 +180,7 @@ def run_cases(client, image, cell: Cell, config: BackendConfig, docker: DockerCo
     with engine.output_volume(client) as volume:
         settings = plan.RunSettings(
             image=image.id, command=command, volume=volume, gpus=gpus,
-            environment={**plan.RUN_ENVIRONMENT, **dict(docker.environment)},
+            environment={**plan.RUN_ENVIRONMENT, **dict(docker.environment), **dict(config.case_env)},
             labels={"pcgkit.cell": cell.id}, mem_limit=docker.mem_limit,
         )
         with engine.running(client, settings.create_kwargs()) as container:

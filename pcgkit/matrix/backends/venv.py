@@ -325,7 +325,7 @@ def run_cell(cell: Cell, config: BackendConfig, on_stage=lambda cell, stage: Non
     prepared = prepare_env(cell, cell_dir, config, deadline, stages)
     if prepared.python is None:
         return outcome(ERROR, STAGE_INSTALL, prepared.cause, prepared.tail)
-    extra_env: dict[str, str] = {}
+    extra_env: dict[str, str] = dict(config.case_env)
     key = jitcache.cache_key(installed_mod.freeze(prepared.installed), cell.python, jitcache.machine_arch_facts())
     if key is not None:
         extra_env[jitcache.ENV_VAR] = str(jitcache.workspace_base(config.envs_root.parent / JIT_CACHE_DIR, key))

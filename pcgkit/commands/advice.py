@@ -84,10 +84,15 @@ def _releases_in_range() -> list[str]:
 
 
 def _read_releases(args: argparse.Namespace) -> int:
+    import importlib.util
+    import shutil
+
     from pcgkit.sglang import releases as rel
     from pcgkit.util import proc
 
     wanted = args.release or _releases_in_range()
+    pip = rel.pip_command(sys.executable, importlib.util.find_spec("pip") is not None,
+                          shutil.which("pip3") or shutil.which("pip"))
     cache = Path(args.cache or Path(tempfile.gettempdir()) / "pcgkit-sglang-wheels")
     today = args.today or TODAY().isoformat()
     facts = []
@@ -95,7 +100,9 @@ def _read_releases(args: argparse.Namespace) -> int:
         folder = atomic.ensure_dir(cache / version, "wheel cache folder")
         wheels = sorted(folder.glob("sglang-*.whl"))
         if not wheels:
-            done = proc.run(rel.download_argv(sys.executable, version, folder), timeout=600)
+            if pip is None:
+                raise UsageError("read-releases: no pip to download wheels with (none in this venv, none on PATH)")
+            done = proc.run(rel.download_argv(pip, version, folder), timeout=600)
             wheels = sorted(folder.glob("sglang-*.whl"))
             if not done.ok or not wheels:
                 raise UsageError(f"sglang=={version}: no wheel downloaded ({done.describe_failure()})")
@@ -121,31 +128,41 @@ def _record_mode2(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    advice = subparsers.add_parser("advice", help="what to tell a user for their versions; refresh its sources",
-                                   description=__doc__.splitlines()[0],
-                                   epilog="examples:\n  %(prog)s show --sglang 0.5.10 --arch sm120\n"
-                                          "  %(prog)s refresh-upstream\n  %(prog)s read-releases --cache ~/.cache/sglang-wheels")
+    advice = subparsers.add_parser(
+        "advice", help="what to tell a user for their versions; refresh its sources",
+        description="What the kit tells a user for their versions, and the commands that refresh its sources.",
+        epilog="examples:\n  %(prog)s show --sglang 0.5.10 --arch sm120\n  %(prog)s refresh-upstream\n"
+               "  %(prog)s read-releases --cache /tmp/sglang-wheels")
     sub = advice.add_subparsers(dest="advice_command", required=True)
-    show = sub.add_parser("show", help="the statements for these versions, each with its sources")
+    show = sub.add_parser("show", help="the statements for these versions, each with its sources",
+                          description="The advice model's statements for these versions, each with its sources and dates.",
+                          epilog="examples:\n  %(prog)s --sglang 0.5.10 --arch sm120\n"
+                                 "  %(prog)s --flashinfer 0.6.12 --arch sm_121 --json")
     show.add_argument("--sglang")
     show.add_argument("--flashinfer")
     show.add_argument("--torch")
     show.add_argument("--arch", help="GPU architecture, e.g. sm120, sm_121, 12.0, sm90 (default: answer per measured arch)")
     show.add_argument("--json", action="store_true", help="the answer as JSON (schema pcgkit.advice/1)")
     show.set_defaults(func=_show)
-    up = sub.add_parser("refresh-upstream", help="re-read issue/PR states from GitHub's API into the dated reads file")
+    up = sub.add_parser("refresh-upstream", help="re-read issue/PR states from GitHub's API into the dated reads file",
+                        description="Re-read every issue and PR state from GitHub's REST API into fixtures/upstream_reads.json, dated today.",
+                        epilog="examples:\n  %(prog)s\n  %(prog)s --replay tests/data/github --out /tmp/reads.json")
     up.add_argument("--replay", help="a folder of recorded API responses instead of the network (tests)")
     up.add_argument("--reads", help="the reads file to refresh (default fixtures/upstream_reads.json)")
     up.add_argument("--out", help="write here instead of over the reads file")
     up.add_argument("--today", help=argparse.SUPPRESS)
     up.set_defaults(func=_refresh_upstream)
-    releases = sub.add_parser("read-releases", help="read every SGLang release in range from its own wheel")
+    releases = sub.add_parser("read-releases", help="read every SGLang release in range from its own wheel",
+                              description="Read every SGLang release in the matrix range from its own wheel into fixtures/sglang_releases.json.",
+                              epilog="examples:\n  %(prog)s --cache /tmp/sglang-wheels\n  %(prog)s --release 0.5.14 --out /tmp/t.json")
     releases.add_argument("--cache", help="where wheels are downloaded and kept (default: the temp folder)")
     releases.add_argument("--release", action="append", help="only this release (repeatable)")
     releases.add_argument("--out", help="write here instead of fixtures/sglang_releases.json")
     releases.add_argument("--today", help=argparse.SUPPRESS)
     releases.set_defaults(func=_read_releases)
-    mode2 = sub.add_parser("record-mode2", help="record the mode-2 case's two process states from a results file")
+    mode2 = sub.add_parser("record-mode2", help="record the mode-2 case's two process states from a results file",
+                           description="Record the mode-2 case's two measured process states (JIT spec registered or not) from a results file.",
+                           epilog="example:\n  %(prog)s reports/results.json")
     mode2.add_argument("results", help="a results.json holding the mode2 case's result")
     mode2.add_argument("--how", help="the command that produced the results (recorded beside them)")
     mode2.add_argument("--out", help="write here instead of fixtures/measurements/mode2-condition.json")

@@ -1,0 +1,128 @@
+"""The docs table of `pcgkit preflight` over the matrix's SGLang releases (issue 30's evidence).
+
+For each release (default: every release in fixtures/sglang_launch_validation.json, the matrix range's parser
+reads; or the ones named), in that release's own environment (`pcgkit preflight --sglang X`, built with uv on
+first use), simulated SM120, three launches of the kit's config-only checkpoint (no weights):
+  nvfp4-on   ModelOpt NVFP4 + `--quantization modelopt_fp4` + the release's own switch that turns piecewise on
+             (read from its parser: nothing where it is on by default)
+  nvfp4-off  the same with piecewise off as the release spells it
+  bf16-on    a bf16 checkpoint with piecewise on
+Writes each answer's JSON to OUT/ and rewrites the table between the `generated:preflight-table` markers of
+docs/preflight.md. A release that cannot be built or answered is a row that says so, never left out.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/preflight_releases.py --out reports/samples/preflight-2026-12-01 [0.5.8 ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from pcgkit.e2e import checkpoint as ck
+from pcgkit.sglang.facts import validated_flags
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "preflight.md"
+MARK = "generated:preflight-table"
+
+
+def write_checkpoints(folder: Path) -> dict[str, Path]:
+    out = {}
+    for name, quantized in (("nvfp4", True), ("bf16", False)):
+        path = folder / name
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "config.json").write_text(json.dumps(ck.model_config(ck.TinyLlamaShape(), 1, 2, quantized=quantized)))
+        if quantized:
+            (path / "hf_quant_config.json").write_text(json.dumps(ck.hf_quant_config()))
+        out[name] = path
+    return out
+
+
+def launches(flags, ckpts: dict[str, Path]) -> dict[str, list[str]]:
+    on = list(flags.enable_argv)
+    off = flags.disable.split("=") if flags.disable and "=" in flags.disable else ([flags.disable] if flags.disable else [])
+    nvfp4 = ["--model-path", str(ckpts["nvfp4"]), "--quantization", "modelopt_fp4"]
+    return {"nvfp4-on": nvfp4 + on, "nvfp4-off": nvfp4 + off, "bf16-on": ["--model-path", str(ckpts["bf16"])] + on}
+
+
+def preflight(release: str, launch: list[str]) -> tuple[int, dict | str, float]:
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "pcgkit.cli", "preflight", "--json", "--arch", "sm120",
+                           "--sglang", release, "--", *launch], capture_output=True, text=True, timeout=3600)
+    took = time.monotonic() - start
+    try:
+        return done.returncode, json.loads(done.stdout), took
+    except ValueError:
+        return done.returncode, (done.stderr.strip().splitlines() or ["no output"])[-1], took
+
+
+def cell(answer: dict | str | None) -> str:
+    if answer is None:
+        return "not run"
+    if isinstance(answer, str):
+        return f"error: {answer[:80]}"
+    text = answer["answer"] + (f" ({answer['mode']})" if answer.get("mode") else "")
+    return text.replace("|", "\\|")
+
+
+def recorded_rows(out: Path) -> list[tuple[str, dict]]:
+    """Every answer recorded in OUT (this run's and earlier runs'), by release in version order."""
+    from packaging.version import Version
+
+    by_release: dict[str, dict] = {}
+    for path in out.glob("sglang-*.json"):
+        record = json.loads(path.read_text())
+        by_release.setdefault(record["release"], {})[record["launch_name"]] = record["answer"]
+    return sorted(by_release.items(), key=lambda item: Version(item[0]))
+
+
+def write_table(out: Path) -> None:
+    rows = recorded_rows(out)
+    today = dt.date.today().isoformat()
+    where = out.relative_to(ROOT) if out.is_absolute() and out.is_relative_to(ROOT) else out
+    table = ["| SGLang | NVFP4, piecewise on | NVFP4, piecewise off | bf16, piecewise on |", "|---|---|---|---|"]
+    table += [f"| {r} | {cell(a.get('nvfp4-on'))} | {cell(a.get('nvfp4-off'))} | {cell(a.get('bf16-on'))} |"
+              for r, a in rows]
+    table.append(f"\nMeasured {today} on a CPU machine, SM120 simulated (labelled in every answer), by "
+                 f"`benchmarks/preflight_releases.py`; each answer's JSON is in `{where}/`. Releases of the range "
+                 "not listed were not run.")
+    text = DOC.read_text()
+    block = f"<!-- {MARK} -->\n" + "\n".join(table) + f"\n<!-- /{MARK} -->"
+    DOC.write_text(re.sub(rf"<!-- {MARK} -->.*?<!-- /{MARK} -->", lambda m: block, text, flags=re.S))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--only", action="append", choices=("nvfp4-on", "nvfp4-off", "bf16-on"),
+                        help="run only these launches (repeatable); the others' cells say `not run`")
+    parser.add_argument("releases", nargs="*")
+    args = parser.parse_args(argv)
+    flags_by_release = {f.sglang: f for f in validated_flags()}
+    releases = args.releases or list(flags_by_release)
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        ckpts = write_checkpoints(Path(tmp))
+        for release in releases:
+            for name, launch in launches(flags_by_release[release], ckpts).items():
+                if args.only and name not in args.only:
+                    continue
+                status, answer, took = preflight(release, launch)
+                record = {"release": release, "launch_name": name, "launch": launch, "exit": status,
+                          "seconds": round(took, 1), "answer": answer}
+                (args.out / f"sglang-{release}-{name}.json").write_text(
+                    json.dumps(record, indent=1).replace(tmp, "CHECKPOINTS") + "\n")
+                print(f"{release:12} {name:10} exit {status:3} {cell(answer)} ({took:.0f} s)", flush=True)
+            write_table(args.out)  # after each release: a stopped run keeps what it measured
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

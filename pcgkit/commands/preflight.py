@@ -1,0 +1,169 @@
+"""`pcgkit preflight [--python ENV] [--arch ...] [--json] -- <sglang launch arguments>`.
+
+The probe runs inside ENV (where the server would run: its SGLang, FlashInfer and torch) as
+`python -m pcgkit.preflight.probe`, through the one subprocess chokepoint; this side only reads its JSON
+document and decides (pcgkit.preflight.answer, pure), with the failure modes handed down from the catalog.
+Exit status: 0 ok, 10 will crash, 11 unknown (pcgkit.errors.EXIT_CODES); 2 for a usage error, 4 when ENV
+cannot run the probe at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from pcgkit.catalog import Family, modes_of
+from pcgkit.errors import EnvironmentSetupError, ExitCode, UsageError
+from pcgkit.preflight.answer import Answer, Preflight, decide
+
+ARCHES = ("sm120", "sm100", "sm90", "auto")
+PROBE_TIMEOUT_S = 900.0
+ANSWER_EXIT = {Answer.OK: ExitCode.SUCCESS, Answer.WILL_CRASH: ExitCode.PREFLIGHT_WILL_CRASH,
+               Answer.UNKNOWN: ExitCode.PREFLIGHT_UNKNOWN}
+
+
+@contextlib.contextmanager
+def kit_on_path() -> Iterator[str]:
+    """A folder holding only a link to this kit's package, for ENV's PYTHONPATH (nothing else of ours leaks in)."""
+    from pcgkit import resources
+
+    with tempfile.TemporaryDirectory(prefix="pcgkit-preflight-") as tmp:
+        os.symlink(resources.package_dir(), Path(tmp) / "pcgkit")
+        yield tmp
+
+
+def run_probe(python: str, arch: str, launch: list[str], timeout_s: float = PROBE_TIMEOUT_S) -> dict[str, Any]:
+    """The probe's document from ENV (EnvironmentSetupError when ENV cannot run it)."""
+    from pcgkit.util import proc
+
+    with kit_on_path() as path, tempfile.TemporaryDirectory(prefix="pcgkit-preflight-out-") as out:
+        doc_path = Path(out) / "probe.json"
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (path, os.environ.get("PYTHONPATH"))))}
+        try:
+            done = proc.run([python, "-m", "pcgkit.preflight.probe", "--arch", arch, "--json", str(doc_path), "--",
+                             *launch], env=env, timeout=timeout_s, echo=False)
+        except OSError as exc:
+            raise EnvironmentSetupError(f"--python {python}: cannot run it ({exc.strerror or exc})") from exc
+        if not doc_path.is_file():
+            why = "timed out" if done.returncode is None else f"exit {done.returncode}"
+            tail = done.output_tail.strip().splitlines()[-1:] or ["no output"]
+            raise EnvironmentSetupError(f"--python {python}: the preflight probe wrote no answer ({why}): {tail[0][:300]}")
+        return json.loads(doc_path.read_text())
+
+
+def failure_modes() -> Mapping[str, Any]:
+    """The failure modes as the catalog declares them, in its order (the same rules triage applies)."""
+    return modes_of(Family.FAILURE)
+
+
+def switch_line(probe: Mapping[str, Any]) -> str | None:
+    """How to run this release without piecewise graphs, read from its own parser during this preflight."""
+    from pcgkit.sglang.facts import PiecewiseFlags, switch_wording
+
+    flags = probe.get("piecewise_flags")
+    if not flags:
+        return None
+    _default, off = switch_wording(PiecewiseFlags.from_dict(flags))
+    return f"{off} (sglang {flags.get('sglang')}'s own parser, read by this preflight)"
+
+
+def render(p: Preflight) -> str:
+    probe = p.probe
+    versions = probe.get("versions") or {}
+    device = (probe.get("device") or {}).get("label", "?")
+    lines = [f"preflight: {p.answer.value.upper()}" + (f" ({p.mode})" if p.mode else ""), f"  {p.reason}",
+             "  on: sglang {sglang}, flashinfer-python {flashinfer}, torch {torch}".format(
+                 sglang=versions.get("sglang"), flashinfer=versions.get("flashinfer-python"), torch=versions.get("torch")),
+             f"  device: {device}"]
+    piecewise = probe.get("piecewise") or {}
+    if piecewise:
+        lines.append(f"  piecewise capture: {'on' if piecewise.get('on') else 'off' if piecewise.get('on') is False else '?'}"
+                     f" ({piecewise.get('why')})")
+    if probe.get("quantization") is not None or probe.get("model"):
+        dense = probe.get("dense") or {}
+        lines.append(f"  quantization: {probe.get('quantization') or 'none'}; linear method: "
+                     f"{dense.get('linear_method', 'not resolved')}")
+    if p.signature is not None:
+        lines.append(f"  signature: {p.signature.short()}")
+        lines += [f"    {frame}" for frame in p.signature.frame_chain[-6:]]
+    if p.answer is Answer.WILL_CRASH and (switch := switch_line(probe)):
+        lines.append(f"  to launch without piecewise capture: {switch}")
+    if p.advice:
+        lines.append("  what the kit's measurements say for these versions:")
+        lines += [f"    {line}" for line in p.advice.get("lines", ())]
+    return "\n".join(lines)
+
+
+def _launch_arguments(args: argparse.Namespace) -> list[str]:
+    launch = list(args.launch)
+    if launch and launch[0] == "--":
+        launch = launch[1:]
+    if not launch:
+        raise UsageError("no launch arguments: pass them after `--`, e.g. `pcgkit preflight -- --model-path DIR`")
+    return launch
+
+
+def interpreter(args: argparse.Namespace) -> str:
+    """The python that would serve: --python, or the environment built for --sglang VERSION, or this one."""
+    if args.python and args.sglang:
+        raise UsageError("--python and --sglang name two environments: pass one")
+    if args.sglang:
+        from pcgkit.preflight.envs import release_env
+
+        return str(release_env(args.sglang).python)
+    return args.python or sys.executable
+
+
+def advice_for(result: Preflight) -> dict[str, Any] | None:
+    """What the advice model says for the probed versions (the switch for this release, the release measured fixed,
+    the measured cost), each statement with its dated source; only where the launch will crash or is unknown."""
+    if result.answer is Answer.OK:
+        return None
+    from pcgkit.advice import Versions, advise, load_evidence
+    from pcgkit.advice.summary import cite_short
+
+    versions = result.probe.get("versions") or {}
+    device = result.probe.get("device") or {}
+    arch = f"sm{str(device.get('compute_capability', '')).replace('.', '')}" if device else result.probe.get("arch")
+    answer = advise(Versions(sglang=versions.get("sglang"), flashinfer=versions.get("flashinfer-python"),
+                             torch=versions.get("torch")), arch, load_evidence())
+    return {**answer.to_dict(), "lines": [f"{s.text} [{cite_short(s)}]" for s in answer.statements()]}
+
+
+def run(args: argparse.Namespace) -> int:
+    launch = _launch_arguments(args)
+    probe = run_probe(interpreter(args), args.arch, launch)
+    result = decide(probe, failure_modes())
+    result = dataclasses.replace(result, advice=advice_for(result))
+    print(json.dumps(result.to_dict(), indent=1, default=str) if args.json else render(result))
+    return int(ANSWER_EXIT[result.answer])
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "preflight", help="will this SGLang launch crash in piecewise capture? answered before any weight loads",
+        description="Resolve an SGLang launch with the installed release's own parser and quantization code (the "
+                    "checkpoint's config files only, never its weights) and trace what piecewise capture would "
+                    "compile, on a real or simulated architecture. Answers ok / will crash / unknown.",
+        epilog="examples:\n  %(prog)s --python ~/sglang-env/bin/python --arch sm120 -- --model-path ./Llama-NVFP4 "
+               "--quantization modelopt_fp4\n  %(prog)s --sglang 0.5.12 -- --model-path ./Llama-NVFP4\n"
+               "  %(prog)s --json -- --model-path ./ckpt\n"
+               "exit status: 0 ok, 10 will crash, 11 unknown, 2 usage, 4 environment",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--python", metavar="ENV", help="the interpreter that would serve (default: this one)")
+    parser.add_argument("--sglang", metavar="VERSION",
+                        help="instead of --python: a cached environment with this SGLang release and the pins it "
+                             "declares (built with uv on first use), to ask before upgrading")
+    parser.add_argument("--arch", choices=ARCHES, default="sm120",
+                        help="the GPU family to answer for; sm120/sm100/sm90 are simulated (labelled), auto = this "
+                             "machine's real GPU (default: sm120)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output (pcgkit.preflight/1)")
+    parser.add_argument("launch", nargs=argparse.REMAINDER, help="the sglang launch arguments, after --")
+    parser.set_defaults(func=run)

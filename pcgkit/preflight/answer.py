@@ -1,0 +1,88 @@
+"""The preflight's answer, from the probe's document and the kit's failure modes. Pure.
+
+`will crash`: the traced region raised dynamo's Unsupported under fullgraph (what kills piecewise capture),
+named by the first failure mode (catalog order, the same rules triage applies to a crash log) that matches;
+`ok`: piecewise capture is off for this launch, or the compiled region traced; `unknown`: something could not
+be resolved or judged, and the answer says what. The modes arrive as values (the command's handler takes them
+from the catalog), so a new failure mode is named here with no change to this module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any, Mapping
+
+from pcgkit.sweep.classify import SweepClass
+from pcgkit.values.signature import Signature
+
+SCHEMA = "pcgkit.preflight/1"
+TRACED_CLASSES = tuple(c.value for c in SweepClass if c.traced)
+
+
+class Answer(str, enum.Enum):
+    OK = "ok"
+    WILL_CRASH = "will crash"
+    UNKNOWN = "unknown"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclasses.dataclass(frozen=True)
+class Preflight:
+    answer: Answer
+    reason: str  # one sentence: why this answer
+    mode: str | None  # the failure mode id when it will crash with a known signature
+    signature: Signature | None
+    probe: Mapping[str, Any]  # the probe's whole document: versions, device, parsed flags, evidence
+    advice: Mapping[str, Any] | None = None  # the advice model's answer for these versions (when available)
+
+    def to_dict(self) -> dict:
+        return {"schema": SCHEMA, "answer": self.answer.value, "reason": self.reason, "mode": self.mode,
+                "signature": self.signature.to_dict() if self.signature else None,
+                "device": self.probe.get("device"), "simulated": self.probe.get("simulated", True),
+                "versions": self.probe.get("versions"), "advice": self.advice, "probe": dict(self.probe)}
+
+
+def matching_mode(signature: Signature, modes: Mapping[str, Any]) -> str | None:
+    """The first mode (in the order given) whose rule accepts the signature. Pure."""
+    return next((mode_id for mode_id, mode in modes.items() if mode.matches(signature) is None), None)
+
+
+def _is_dynamo_refusal(signature: Signature) -> bool:
+    return signature.exception_type.startswith("torch._dynamo.exc.") and "Unsupported" in signature.exception_type
+
+
+def decide(probe: Mapping[str, Any], modes: Mapping[str, Any]) -> Preflight:
+    """The answer for one probe document (see the module docstring). Pure."""
+    if probe.get("unresolved"):
+        return Preflight(Answer.UNKNOWN, str(probe["unresolved"]), None, None, probe)
+    piecewise = probe.get("piecewise") or {}
+    if piecewise.get("on") is False:
+        return Preflight(Answer.OK, f"piecewise CUDA graph capture is off for this launch ({piecewise.get('why')}): "
+                         "nothing is compiled under torch.compile(fullgraph=True) at start-up", None, None, probe)
+    if piecewise.get("on") is None:
+        return Preflight(Answer.UNKNOWN, f"whether piecewise capture is on could not be read: {piecewise.get('why')}",
+                         None, None, probe)
+    dense = probe.get("dense") or {}
+    observation = dense.get("observation") or {}
+    cls, where = observation.get("class"), observation.get("where", "")
+    moe = (probe.get("model") or {}).get("moe") or []
+    sig_data = dense.get("signature")
+    signature = Signature.from_dict(sig_data) if sig_data else None
+    if signature is not None and _is_dynamo_refusal(signature):
+        mode = matching_mode(signature, modes)
+        known = f"the kit's {mode} signature" if mode else "a signature none of the kit's modes names (new shape)"
+        return Preflight(Answer.WILL_CRASH, f"{dense.get('linear_method', 'the linear method')}.apply under "
+                         f"install_torch_compiled(fullgraph={(probe.get('compile') or {}).get('fullgraph')}) "
+                         f"raises {signature.short()}: {known}", mode, signature, probe)
+    if cls in TRACED_CLASSES:
+        if moe:
+            return Preflight(Answer.UNKNOWN, f"the dense layers trace ({dense.get('linear_method')}), but the model "
+                             f"routes to experts ({', '.join(moe)}) and the kit does not trace MoE methods yet",
+                             None, None, probe)
+        return Preflight(Answer.OK, f"{dense.get('linear_method')}.apply traces under install_torch_compiled"
+                         f"(fullgraph={(probe.get('compile') or {}).get('fullgraph')})", None, None, probe)
+    return Preflight(Answer.UNKNOWN, f"the compiled region could not be judged here ({cls}): {where}",
+                     None, signature, probe)

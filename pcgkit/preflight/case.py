@@ -1,0 +1,82 @@
+"""The team's launch as a case of the catalog (`preflight-launch`), run in every matrix cell by
+`pcgkit matrix --preflight FILE`: the same probe and answer as `pcgkit preflight`, in the cell's environment.
+
+Verdicts: `reproduced` (the launch would die in piecewise capture: dynamo's Unsupported under fullgraph; the
+evidence names the failure mode), `fixed` (piecewise on and what it compiles traces), `not-applicable` (this
+release does not capture piecewise graphs for that launch), `skipped` (preflight could not judge it here, with
+the reason). Opt-in: without a launch file (PCGKIT_PREFLIGHT) the case is not reported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+from pcgkit.harness.casekit import CaseContext, MissingDependency, NotApplicable
+from pcgkit.preflight.answer import Answer, decide
+from pcgkit.preflight.launchfile import ENV_VAR, load
+from pcgkit.values.signature import Signature
+from pcgkit.values.trace import TraceOutcome
+from pcgkit.verdicts.modes import Mode, _is_dynamo_exception
+
+
+def _crashes_under_fullgraph(sig: Signature) -> str | None:
+    # Any dynamo refusal under fullgraph kills piecewise capture; which failure mode it is goes in the evidence.
+    return _is_dynamo_exception(sig)
+
+
+PREFLIGHT_LAUNCH = Mode(
+    id="preflight-launch",
+    slug="preflight-launch",
+    title="the team's SGLang launch (pcgkit matrix --preflight): would piecewise capture crash?",
+    known_signature="dynamo Unsupported in what the launch compiles under fullgraph (the failure mode in the evidence)",
+    seed="issue 30: preflight a launch against every SGLang release before upgrading",
+    matches=_crashes_under_fullgraph,
+)
+
+
+def launch_file() -> str:
+    path = os.environ.get(ENV_VAR)
+    if not path:
+        raise NotApplicable(f"no launch to preflight: `pcgkit matrix --preflight FILE` sets {ENV_VAR}")
+    if not Path(path).is_file():  # e.g. a container backend that does not mount it
+        raise MissingDependency(f"the launch file {path} is not visible in this environment")
+    return path
+
+
+def run_probe_here(arch: str, launch: tuple[str, ...]) -> dict[str, Any]:
+    """The probe in a fresh process of this environment's interpreter (sglang binds kernels at import time)."""
+    from pcgkit.util import proc
+
+    with tempfile.TemporaryDirectory(prefix="pcgkit-preflight-") as out:
+        doc = Path(out) / "probe.json"
+        done = proc.run([sys.executable, "-m", "pcgkit.preflight.probe", "--arch", arch, "--json", str(doc), "--",
+                         *launch], echo=False)
+        if not doc.is_file():
+            raise MissingDependency(f"the preflight probe wrote no answer (exit {done.returncode}): "
+                                    f"{(done.output_tail.strip().splitlines() or ['no output'])[-1][:300]}")
+        return json.loads(doc.read_text())
+
+
+def reproduce(ctx: CaseContext, modes: Mapping[str, Any]) -> TraceOutcome:
+    """One launch file's answer in this environment, as a trace outcome (see the module docstring)."""
+    launch = load(launch_file())
+    ctx.evidence["preflight_launch"] = launch.to_dict()
+    probe = run_probe_here(launch.arch if ctx.simulated else "auto", launch.launch)
+    result = decide(probe, modes)
+    ctx.evidence["preflight"] = {k: v for k, v in result.to_dict().items() if k != "probe"}
+    ctx.evidence["preflight_piecewise"] = probe.get("piecewise")
+    if result.answer is Answer.UNKNOWN:
+        raise MissingDependency(f"preflight unknown: {result.reason}")
+    if result.answer is Answer.OK and (probe.get("piecewise") or {}).get("on") is False:
+        raise NotApplicable(result.reason)
+    if result.answer is Answer.WILL_CRASH:
+        return TraceOutcome(traced=False, executed=False, signature=result.signature,
+                            lru_cache_warnings=tuple((probe.get("dense") or {}).get("lru_cache_warnings", ())),
+                            graph_breaks=None, graph_break_reasons=(), duration_s=float(probe.get("duration_s", 0.0)))
+    return TraceOutcome(traced=True, executed=False, signature=None, lru_cache_warnings=(), graph_breaks=None,
+                        graph_break_reasons=(), duration_s=float(probe.get("duration_s", 0.0)))

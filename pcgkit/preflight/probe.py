@@ -1,0 +1,358 @@
+"""The preflight probe: runs INSIDE the environment that would serve (`python -m pcgkit.preflight.probe`), where
+the SGLang release, its FlashInfer and torch are installed, and prints what it found as one JSON document.
+
+Everything it decides is decided by that release's own code: its argument parser (`ServerArgs.add_cli_args`),
+its start-up auto-disable checks for piecewise graphs (`ServerArgs._handle_piecewise_cuda_graph`, where the
+release has one), its quantization resolution (`ModelConfig._verify_quantization`, `get_quant_config`), the
+linear method its config picks for a layer (`QuantizationConfig.get_quant_method` on a real `ReplicatedLinear`),
+and the compile wrapper the piecewise runner uses (`install_torch_compiled` with the runner's `fullgraph`).
+Only the checkpoint's JSON files are read (config.json, hf_quant_config.json): never a weight, never the hub
+(HF_HUB_OFFLINE=1). The trace runs under the simulation of the chosen architecture and the no-kernel guard,
+exactly as the SGLang-level case does, and never runs the graph; shapes are tiny (pcgkit.preflight.resolve).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import json
+import os
+import sys
+import time
+import traceback
+import types
+from pathlib import Path
+from typing import Any, Sequence
+
+SCHEMA = "pcgkit.preflight-probe/1"
+PREFIX = "model.layers.0.mlp.down_proj"  # a dense projection every decoder layer has (exclusion lists name these)
+
+
+class Unresolved(Exception):
+    """The launch cannot be resolved far enough to trace: the answer is `unknown` with this reason."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse would print usage and exit: the kit reports it instead
+        raise Unresolved(f"the release's own parser refuses the launch arguments: {message}")
+
+
+def parse_launch(argv: Sequence[str]) -> argparse.Namespace:
+    from sglang.srt.server_args import ServerArgs
+
+    parser = _Parser(prog="python -m sglang.launch_server", add_help=False)
+    ServerArgs.add_cli_args(parser)
+    return parser.parse_args(list(argv))
+
+
+def known_architectures(sglang_root: Path) -> set[str]:
+    """Every class named by an `EntryClass = ...` in the release's sglang/srt/models/ (read with ast, not imported)."""
+    names: set[str] = set()
+    for path in (sglang_root / "srt" / "models").rglob("*.py"):
+        try:
+            tree = ast.parse(path.read_text(errors="replace"))
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "EntryClass" for t in node.targets):
+                values = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
+                names |= {v.id for v in values if isinstance(v, ast.Name)}
+    return names
+
+
+def read_checkpoint_config(model_path: str) -> dict:
+    folder = Path(model_path)
+    if not folder.is_dir():
+        raise Unresolved(f"--model-path {model_path!r} is not a local folder here: preflight reads a checkpoint's "
+                         "config.json (and hf_quant_config.json) from a folder and never downloads")
+    config_file = folder / "config.json"
+    try:
+        config = json.loads(config_file.read_text())
+    except (OSError, ValueError) as exc:
+        raise Unresolved(f"{config_file}: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(config, dict):
+        raise Unresolved(f"{config_file}: not a JSON object")
+    return config
+
+
+def _hf_config(config: dict) -> types.SimpleNamespace:
+    """config.json as the attribute object SGLang's quantization code reads (getattr(hf_config, ...))."""
+    return types.SimpleNamespace(**config)
+
+
+def bare_model_config(config: dict, args: argparse.Namespace):
+    """SGLang's ModelConfig without its constructor (which loads transformers' AutoConfig): only the fields its
+    quantization resolution reads. The resolution itself is SGLang's method."""
+    from sglang.srt.configs.model_config import ModelConfig
+
+    model_config = ModelConfig.__new__(ModelConfig)
+    model_config.model_path = args.model_path
+    model_config.revision = getattr(args, "revision", None)
+    model_config.quantization = getattr(args, "quantization", None)
+    model_config.hf_config = _hf_config(config)
+    model_config.hf_text_config = _hf_config(config.get("text_config") or config)
+    model_config.is_draft_model = False
+    # What the auto-disable check reads (ServerArgs._handle_piecewise_cuda_graph), computed by the same
+    # module-level functions ModelConfig.__init__ calls, where this release has them.
+    from sglang.srt.configs import model_config as model_config_module
+
+    architectures = list(config.get("architectures") or [])
+    disabled = getattr(model_config_module, "is_piecewise_cuda_graph_disabled_model", None)
+    nsa = getattr(model_config_module, "is_deepseek_nsa", None)
+    if disabled is not None:
+        model_config.is_piecewise_cuda_graph_disabled_model = bool(
+            disabled(architectures) or (nsa(model_config.hf_text_config) if nsa else False))
+    multimodal = getattr(model_config_module, "is_multimodal_model", None)
+    if multimodal is not None:
+        model_config.is_multimodal = bool(multimodal(architectures))
+    model_config._verify_quantization()
+    return model_config
+
+
+def auto_disable(args: argparse.Namespace, model_config) -> tuple[str | None, str]:
+    """(why SGLang turns piecewise off at start-up or None, how that was found): SGLang's own check, run on the
+    parsed arguments with its hardware questions answered as a CUDA machine."""
+    from sglang.srt.server_args import ServerArgs
+
+    check = getattr(ServerArgs, "_handle_piecewise_cuda_graph", None)
+    if check is None:
+        return None, "this release has no start-up auto-disable check for piecewise graphs"
+    # Every ServerArgs field at its dataclass default, then what the parser produced (the parser does not carry
+    # every field the check reads, e.g. pp_size): what ServerArgs(**parsed) holds before __post_init__.
+    import dataclasses
+
+    defaults = {f.name: f.default for f in dataclasses.fields(ServerArgs) if f.default is not dataclasses.MISSING}
+    defaults.update({f.name: f.default_factory() for f in dataclasses.fields(ServerArgs)
+                     if f.default_factory is not dataclasses.MISSING})
+    holder = types.SimpleNamespace(**{**defaults, **vars(args)})
+    holder.get_model_config = lambda: model_config
+    field = "disable_piecewise_cuda_graph"
+    before = getattr(holder, field, None)
+    try:
+        check(holder)
+    except Exception as exc:  # noqa: BLE001 - recorded: the answer says the check could not run
+        return None, f"ServerArgs._handle_piecewise_cuda_graph could not run here: {type(exc).__name__}: {str(exc)[:200]}"
+    if before is not True and getattr(holder, field, None) is True:
+        return "ServerArgs._handle_piecewise_cuda_graph sets disable_piecewise_cuda_graph for this launch", "ran SGLang's check"
+    return None, "ran ServerArgs._handle_piecewise_cuda_graph: it keeps piecewise graphs as the flags say"
+
+
+def _dtype(args: argparse.Namespace, config: dict):
+    import torch
+
+    chosen = getattr(args, "dtype", "auto")
+    if chosen in ("float16", "half"):
+        return torch.float16
+    if chosen == "auto" and config.get("torch_dtype") == "float16":
+        return torch.float16
+    return torch.bfloat16
+
+
+# Weight post-processing moves tensors with `.cuda()` (e.g. 0.5.8's NVFP4 scale interleave); with no GPU here
+# the move is answered as "stays where it is": shapes and dtypes are unchanged, values never matter (the graph
+# never runs). Recorded in the probe's `simulation_replaced`, like every other answered query.
+WEIGHT_MOVE_STAND_IN = "torch.Tensor.cuda (identity, weight post-processing only)"
+
+
+@contextlib.contextmanager
+def weights_stay_on_cpu():
+    from unittest import mock
+
+    import torch
+
+    with mock.patch.object(torch.Tensor, "cuda", lambda self, *args, **kwargs: self):
+        yield
+
+
+def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, int], fullgraph: bool,
+                      simulated: bool = True) -> dict:
+    """A real ReplicatedLinear with the checkpoint's quantization config, its apply compiled by install_torch_compiled.
+    Simulated: on the CPU, hardware queries answered as `capability`; real: on the GPU, nothing answered."""
+    import torch
+    from sglang.srt.compilation.compile import install_torch_compiled
+    from sglang.srt.layers.linear import ReplicatedLinear
+
+    from pcgkit.harness.tracing import observe
+    from pcgkit.preflight.resolve import model_shape, tiny_features
+    from pcgkit.sglang.case import _ensure_compiled_of
+    from pcgkit.sglang.cudastub import sglang_sees_cuda, stub_reached
+    from pcgkit.sglang.quant_sweep import _fill, _stage, _StageFailed
+    from pcgkit.sweep.classify import Observation, classify
+    from pcgkit.sweep.engine import graph_op_names
+    from pcgkit.sweep.guard import no_kernels
+    from pcgkit.values.signature import package_relative
+
+    features = tiny_features(model_shape(config).hidden_size)
+    dtype = _dtype(args, config)
+    found: dict[str, Any] = {"in_features": features, "out_features": features, "dtype": str(dtype).removeprefix("torch."),
+                             "prefix": PREFIX}
+    where: contextlib.AbstractContextManager = contextlib.nullcontext() if simulated else torch.device("cuda")
+    sees_cuda = (lambda: sglang_sees_cuda(capability)) if simulated else contextlib.nullcontext
+
+    def failed(exc: _StageFailed) -> dict:
+        cause = exc.__cause__ or exc
+        found["stage_frames"] = [f"{package_relative(f.filename)}:{f.lineno}:{f.name}"
+                                 for f in traceback.extract_tb(cause.__traceback__)][-8:]
+        found["observation"] = classify(Observation("needs-gpu" if exc.needs_gpu else "build-error", str(exc))).to_dict()
+        return found
+
+    # Building the layer is set-up a model load does at import/constructor time (SGLang imports its MoE and
+    # communication modules lazily here; FlashInfer's comm module opens libcudart at import): outside the
+    # no-kernel guard. Weight post-processing and the trace run inside it.
+    with where:
+        try:
+            with sees_cuda():
+                quant_config = None
+                if model_config.quantization:
+                    from sglang.srt.configs.load_config import LoadConfig
+                    from sglang.srt.model_loader.weight_utils import get_quant_config
+
+                    quant_config = _stage("get_quant_config", lambda: get_quant_config(model_config, LoadConfig(), {}))
+                found["quant_config"] = type(quant_config).__name__ if quant_config is not None else None
+                layer = _stage("ReplicatedLinear", lambda: ReplicatedLinear(
+                    features, features, bias=False, params_dtype=dtype, quant_config=quant_config, prefix=PREFIX))
+                found["linear_method"] = f"{type(layer.quant_method).__module__}.{type(layer.quant_method).__qualname__}"
+        except _StageFailed as exc:
+            return failed(exc)
+    guard: contextlib.AbstractContextManager = no_kernels() if simulated else contextlib.nullcontext([])
+    with guard as refusals, where:
+        try:
+            with sees_cuda():
+                _stage("fill weights", lambda: _fill(layer))
+                with (weights_stay_on_cpu() if simulated else contextlib.nullcontext()):
+                    _stage("process_weights_after_loading", lambda: layer.quant_method.process_weights_after_loading(layer))
+        except _StageFailed as exc:
+            return failed(exc)
+
+        class DenseLayer(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = layer
+
+            def forward(self, x: torch.Tensor):  # annotation: SGLang infers the dynamic dim from it
+                return self.layer(x)[0]
+
+        module = DenseLayer()
+        x = torch.zeros(4, features, dtype=dtype)
+        graphs: list = []
+
+        def invoke(backend):
+            install_torch_compiled(module, backend_factory=backend, fullgraph=fullgraph)
+            return _ensure_compiled_of(module)(module, x)
+
+        outcome = observe(invoke, execute=False, graphs=graphs)
+    found["refused_kernel_loads"] = [[r.event, r.detail] for r in refusals]
+    if outcome.traced:
+        obs = Observation("traced", graph_ops=graph_op_names(graphs))
+    else:
+        sig = outcome.signature
+        text = " ".join(filter(None, (sig.message_head, sig.explanation))) if sig else ""
+        called = stub_reached(text)
+        obs = (Observation("needs-gpu", f"apply calls {called} (CUDA-only; stubbed for import here)", signature=sig)
+               if called else Observation("raised", signature=sig))
+        found["signature"] = sig.to_dict() if sig else None
+    found["observation"] = classify(obs).to_dict()
+    found["lru_cache_warnings"] = list(outcome.lru_cache_warnings)
+    return found
+
+
+def probe(arch: str, launch_argv: Sequence[str]) -> dict:
+    """Resolve and trace one launch (see the module docstring); every step's finding in the returned document."""
+    os.environ["HF_HUB_OFFLINE"] = "1"  # never the hub: a path that is not a local folder is `unknown`
+    from pcgkit.harness.simulate import simulated_sm120
+    from pcgkit.harness.versions import installed_version
+    from pcgkit.preflight.resolve import model_shape, piecewise_state
+    from pcgkit.sglang import facts as sglang_facts
+    from pcgkit.sglang.case import runner_fullgraph
+    from pcgkit.sglang.cudastub import sgl_kernel_stubbed, sglang_sees_cuda
+    from pcgkit.sglang.dispatch import installed_dispatch
+
+    device, simulated = target_device(arch)
+    doc: dict[str, Any] = {
+        "schema": SCHEMA, "arch": arch, "device": device.to_dict() if device else None, "simulated": simulated,
+        "launch": list(launch_argv),
+        "versions": {name: installed_version(name) for name in ("sglang", "flashinfer-python", "torch")},
+    }
+    start = time.perf_counter()
+    try:
+        root = sglang_facts.sglang_root()
+        if doc["versions"]["sglang"] is None or root is None:
+            raise Unresolved("sglang is not installed in this environment")
+        if device is None:
+            raise Unresolved("--arch auto: no CUDA GPU is visible here; name sm120, sm100 or sm90 to answer for a "
+                             "simulated one")
+        sees_cuda = (lambda: sglang_sees_cuda(device.capability)) if simulated else (lambda: contextlib.nullcontext(()))
+        simulation_context = simulated_sm120(capability=device.capability) if simulated else contextlib.nullcontext(None)
+        with simulation_context as simulation, sgl_kernel_stubbed() as stubbed:
+            doc["sgl_kernel"] = "stubbed (import only)" if stubbed else "installed"
+            with sees_cuda() as sglang_queries:
+                args = parse_launch(launch_argv)
+                flags = sglang_facts.piecewise_flags().to_dict()
+            doc["piecewise_flags"] = flags
+            doc["parsed"] = {k: v for k, v in sorted(vars(args).items())
+                             if k in ("model_path", "quantization", "dtype", "disable_cuda_graph", "enable_torch_compile")
+                             or "piecewise" in k or k == "cuda_graph_backend_prefill"}
+            config = read_checkpoint_config(args.model_path)
+            shape = model_shape(config)
+            doc["model"] = {"architectures": list(shape.architectures), "hidden_size": shape.hidden_size,
+                            "moe": list(shape.moe_keys)}
+            known = known_architectures(root)
+            if not shape.architectures or not set(shape.architectures) & known:
+                raise Unresolved(f"config.json's architectures {list(shape.architectures)} are not among the "
+                                 f"{len(known)} model classes sglang {doc['versions']['sglang']} registers")
+            with sees_cuda():
+                try:
+                    model_config = bare_model_config(config, args)
+                except ValueError as exc:  # SGLang's own refusal of the checkpoint/quantization pair
+                    raise Unresolved(f"SGLang's quantization check refuses this checkpoint: {exc}") from exc
+                auto, how = auto_disable(args, model_config)
+            doc["quantization"] = model_config.quantization
+            state = piecewise_state(flags, vars(args), auto)
+            doc["piecewise"] = {**state.to_dict(), "auto_disable_check": how}
+            fullgraph, read_from = runner_fullgraph(root)
+            doc["compile"] = {"wrapper": "sglang.srt.compilation.compile.install_torch_compiled",
+                              "fullgraph": fullgraph, "fullgraph_read_from": read_from,
+                              "compiler": getattr(args, "piecewise_cuda_graph_compiler", None)}
+            try:
+                doc["fp4_dispatch"] = {fam: b.to_dict() for fam, b in installed_dispatch().items()}
+            except Exception as exc:  # noqa: BLE001 - evidence only
+                doc["fp4_dispatch"] = {"error": f"{type(exc).__name__}: {exc}"}
+            if state.on:
+                doc["dense"] = trace_dense_layer(args, config, model_config, device.capability, fullgraph, simulated)
+            if simulation is not None:
+                replaced = set(simulation.replaced) | set(sglang_queries)
+                if "dense" in doc:
+                    replaced.add(WEIGHT_MOVE_STAND_IN)
+                doc["simulation_replaced"] = sorted(replaced)
+    except Unresolved as exc:
+        doc["unresolved"] = str(exc)
+    doc["duration_s"] = round(time.perf_counter() - start, 3)
+    return doc
+
+
+def target_device(arch: str):
+    """(Device, simulated): a simulated family, or with `auto` this machine's first real GPU (None when there is none)."""
+    from pcgkit.harness.hardware import SIMULATED_ARCHES, detect_cuda_devices
+
+    if arch != "auto":
+        return SIMULATED_ARCHES[arch], True
+    devices = detect_cuda_devices()
+    return (devices[0] if devices else None), False
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    launch = argv[argv.index("--") + 1:] if "--" in argv else []
+    own = argv[:argv.index("--")] if "--" in argv else argv
+    parser = argparse.ArgumentParser(prog="python -m pcgkit.preflight.probe")
+    parser.add_argument("--arch", default="sm120")
+    parser.add_argument("--json", type=Path, required=True)
+    args = parser.parse_args(own)
+    doc = probe(args.arch, launch)
+    args.json.write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+"""The trace-safety certificate of a FlashInfer release, as data and as Markdown. Pure.
+
+One certificate per (release, arch): every discovered public callable and registered op with a
+status, written by `bin/pcgkit sweep --certificate` (pcgkit.sweep.certify) as JSON (schema
+pcgkit.certificate/1). Statuses (STATUSES), one per row:
+
+  traces        traced under fullgraph=True through torch ops only
+  opaque-op     traced; the graph calls a registered op (one opaque node) -- for an op row: it traces
+                as one node and its fake agrees with the real op where that could run
+  breaks        does not trace; `sites` lists every untraceable site met, in order (pcgkit.sweep.unroll)
+  fake-missing  a registered op without a fake (register_fake / abstract impl / Meta kernel)
+  fake-drift    a registered op whose fake disagrees with the real op (or opcheck fails)
+  not-judged    no inputs (the signature does not say enough and no spec gives them), set-up
+                that needs a GPU, or the kit could not build the call: the reason is on the row
+
+`table(certificates)` is the per release x arch count table, `diff(older, newer)` what became
+traceable, what broke, what appeared and disappeared between two releases of the same arch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+SCHEMA = "pcgkit.certificate/1"
+STATUSES = ("traces", "opaque-op", "breaks", "fake-missing", "fake-drift", "not-judged")
+TRACED = ("traces", "opaque-op")
+_SWEEP_CLASS_STATUS = {"traces-through": "traces", "opaque-op": "opaque-op", "breaks-in-jit-loader": "breaks",
+                       "breaks-elsewhere": "breaks", "fake-reaches-kernel": "breaks"}
+_OP_CLASS_STATUS = {"opaque-op": "opaque-op", "fake-missing": "fake-missing", "fake-drift": "fake-drift",
+                    "opcheck-fails": "fake-drift", "breaks": "breaks", "not-judged": "not-judged"}
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+")  # object reprs: differ on every run
+# An install root: a venv's site-packages, or the GPU run's `pip install --target /tmp/site`.
+_INSTALL_PREFIX = re.compile(r"(?:/[^\s'\"(),\[\]]+)?/(?:site|dist)-packages/|/tmp/site/")
+
+
+def scrub(value):
+    """The certificate without this host's install paths and object addresses ('/x/.venv/lib/python3.12/site-packages/flashinfer/..'
+    -> 'flashinfer/..'): committed data must read the same from any machine. Pure."""
+    if isinstance(value, str):
+        return _ADDRESS.sub("", _INSTALL_PREFIX.sub("", value))
+    if isinstance(value, list):
+        return [scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {k: scrub(v) for k, v in value.items()}
+    return value
+
+
+def callable_status(first_class: str) -> str:
+    """A callable's status from the sweep class of its first (unpatched) trace. Pure."""
+    return _SWEEP_CLASS_STATUS.get(first_class, "not-judged")
+
+
+def op_status(op_class: str) -> str:
+    return _OP_CLASS_STATUS[op_class]
+
+
+def _key(cert: Mapping) -> tuple:
+    from packaging.version import Version
+
+    return (Version(cert["flashinfer"]), cert["arch"])
+
+
+def table(certificates: Iterable[Mapping]) -> list[dict]:
+    """Per (release, arch): counts per status for callables and ops, and the breaks by site count."""
+    rows = []
+    for cert in sorted(certificates, key=_key):
+        callables = Counter(r["status"] for r in cert["callables"])
+        ops = Counter(r["status"] for r in cert["ops"])
+        sites = Counter(len(r.get("sites", ())) for r in cert["callables"] if r["status"] == "breaks")
+        rows.append({"flashinfer": cert["flashinfer"], "torch": cert["torch"], "arch": cert["arch"],
+                     "device": cert["device"], "simulated": cert["simulated"], "scope": cert.get("scope", "all"),
+                     "callables": dict(callables), "ops": dict(ops), "breaks_by_sites": dict(sorted(sites.items())),
+                     "discovered": cert["counts"]})
+    return rows
+
+
+def _rows(cert: Mapping) -> dict[str, Mapping]:
+    return {r["target"]: r for r in (*cert["callables"], *cert["ops"])}
+
+
+def diff(older: Mapping, newer: Mapping) -> dict:
+    """What changed from one release to the next (same arch). Pure."""
+    before, after = _rows(older), _rows(newer)
+    became, broke, changed = [], [], []
+    for target in sorted(set(before) & set(after)):
+        was, now = before[target]["status"], after[target]["status"]
+        if was == now:
+            if now == "breaks" and len(before[target].get("sites", ())) != len(after[target].get("sites", ())):
+                changed.append({"target": target, "from": f"breaks at {len(before[target]['sites'])}",
+                                "to": f"breaks at {len(after[target]['sites'])}"})
+            continue
+        if now in TRACED and was not in TRACED and was != "not-judged":
+            became.append({"target": target, "from": was, "to": now})
+        elif was in TRACED and now not in TRACED and now != "not-judged":
+            broke.append({"target": target, "from": was, "to": now})
+        else:
+            changed.append({"target": target, "from": was, "to": now})
+    return {"from": older["flashinfer"], "to": newer["flashinfer"], "arch": newer["arch"],
+            "became_traceable": became, "broke": broke, "changed": changed,
+            "appeared": [{"target": t, "status": after[t]["status"]} for t in sorted(set(after) - set(before))],
+            "disappeared": sorted(set(before) - set(after))}
+
+
+def diffs(certificates: Sequence[Mapping]) -> list[dict]:
+    """Consecutive releases, per arch (whole certificates only; an ops-only GPU run is no release step)."""
+    by_arch: dict[str, list[Mapping]] = {}
+    for cert in sorted((c for c in certificates if c.get("scope", "all") == "all"), key=_key):
+        by_arch.setdefault(cert["arch"], []).append(cert)
+    return [diff(a, b) for certs in by_arch.values() for a, b in zip(certs, certs[1:])]
+
+
+def _plain(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _status_cells(counts: Mapping[str, int]) -> str:
+    return " | ".join(str(counts.get(s, 0)) for s in STATUSES)
+
+
+def render_section(certificates: Sequence[Mapping], md=_plain, heading: str = "##") -> list[str]:
+    """Markdown lines: the table, then each release-to-release diff with counts."""
+    if not certificates:
+        return []
+    lines = ["", f"{heading} Trace-safety certificate: every public FlashInfer callable and registered op", "",
+             "Discovered from each installed release (pcgkit.sweep.discover); judged under torch.compile(fullgraph=True)"
+             " by `bin/pcgkit sweep --certificate`. Callables and ops are counted apart.", "",
+             "| flashinfer | torch | arch | device | kind | discovered | " + " | ".join(STATUSES) + " | breaks by sites |",
+             "|---" * (7 + len(STATUSES)) + "|"]
+    for row in table(certificates):
+        device = md(row["device"])  # "simulated sm120 on CPU" / "real: NVIDIA H200 (compute capability 9.0)"
+        sites = ", ".join(f"{n} site{'s' if n != 1 else ''}: {c}" for n, c in row["breaks_by_sites"].items()) or "-"
+        discovered = row["discovered"]
+        if row["scope"] == "all":
+            lines.append(f"| {row['flashinfer']} | {row['torch']} | {row['arch']} | {device} | callables | "
+                         f"{discovered['public callables']} | {_status_cells(row['callables'])} | {sites} |")
+        lines.append(f"| {row['flashinfer']} | {row['torch']} | {row['arch']} | {device} | ops | "
+                     f"{discovered['registered ops']} | {_status_cells(row['ops'])} | - |")
+    for d in diffs(certificates):
+        lines += ["", f"{heading}# {d['from']} → {d['to']} ({d['arch']}): {len(d['became_traceable'])} became traceable,"
+                  f" {len(d['broke'])} broke, {len(d['appeared'])} appeared, {len(d['disappeared'])} disappeared,"
+                  f" {len(d['changed'])} changed otherwise", ""]
+        for label, key in (("became traceable", "became_traceable"), ("broke", "broke"), ("changed", "changed")):
+            for item in d[key][:40]:
+                lines.append(f"- {label}: `{md(item['target'])}` ({md(item['from'])} → {md(item['to'])})")
+        appeared = Counter(item["status"] for item in d["appeared"])
+        if appeared:
+            lines.append("- appeared: " + ", ".join(f"{n} {s}" for s, n in sorted(appeared.items())))
+    if any(c["simulated"] for c in certificates):
+        lines += ["", "> Rows marked simulated traced on a CPU with the arch's hardware queries answered; no kernel was"
+                  " built, loaded or run, and a pre-built loader's JIT build was simulated (pcgkit/sweep/unroll.py)."]
+    return lines
+
+
+def render_certificate(cert: Mapping, md=_plain) -> str:
+    """One certificate as a page: the counts, then every row (breaking ones with their sites)."""
+    lines = [f"# Trace-safety certificate: flashinfer {cert['flashinfer']} ({cert['arch']}, "
+             f"{'simulated' if cert['simulated'] else 'real'}: {md(cert['device'])})", "",
+             f"- torch {cert['torch']}; created {cert.get('created', '?')}; wall {cert.get('wall_s', '?')} s"]
+    lines += [f"- {name}: {n}" for name, n in cert["counts"].items()]
+    lines += [f"- note: {md(cert['note'])}"] if cert.get("note") else []
+    lines += ["", "## Callables", "", "| target | status | sites | final / where |", "|---|---|---|---|"]
+    for r in cert["callables"]:
+        lines.append(f"| `{md(r['target'])}` | {r['status']} | {len(r.get('sites', ()))} | {md(r.get('where', ''))[:120]} |")
+    lines += ["", "## Registered ops", "", "| op | status | fake | inputs from | fake vs real | note |", "|---|---|---|---|---|---|"]
+    for r in cert["ops"]:
+        lines.append(f"| `{md(r['target'])}` | {r['status']} | {'yes' if r['has_fake'] else 'no'} | {md(r.get('inputs_from', ''))} |"
+                     f" {md(r.get('fake_vs_real', ''))[:100]} | {md(r.get('note', ''))[:100]} |")
+    unrolled = [r for r in cert["callables"] if r.get("sites")]
+    if unrolled:
+        lines += ["", "## Unrolled stacks (every site, in order)", ""]
+        for r in unrolled:
+            lines.append(f"### `{md(r['target'])}`")
+            lines += [f"{s['index']}. `{md(s['frame'])}` [{s['graph_break_id'] or '-'}] {md(s['what'])[:120]} → "
+                      + (f"stop: {md(s['note'])[:200]}" if s["action"] == "stop" else
+                         f"{s['action']}{' (simulated)' if s['simulated'] else ''} `{md(s['patched'])}`")
+                      for s in r["sites"]]
+            lines.append("")
+    return "\n".join(lines) + "\n"

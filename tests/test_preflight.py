@@ -1,0 +1,272 @@
+"""`pcgkit preflight`: the pure parts (piecewise state from each release's recorded flags, model shape, the answer)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pcgkit.commands.preflight import ANSWER_EXIT, _launch_arguments, failure_modes
+from pcgkit.errors import ExitCode
+from pcgkit.preflight.answer import Answer, decide, matching_mode
+from pcgkit.preflight.resolve import model_shape, piecewise_state, tiny_features
+from pcgkit.sglang.facts import validated_flags
+
+DATA = Path(__file__).parent / "data" / "preflight"
+FLAGS = {f.sglang: f.to_dict() for f in validated_flags()}
+
+
+def _probe(name: str) -> dict:
+    return json.loads((DATA / name).read_text())
+
+
+def test_opt_in_releases_are_off_unless_the_enable_switch_is_given():
+    """0.5.8 (opt-in, read from its parser): off by default, on with --enable-piecewise-cuda-graph."""
+    flags = FLAGS["0.5.8"]
+    assert piecewise_state(flags, {"enable_piecewise_cuda_graph": False}).on is False
+    on = piecewise_state(flags, {"enable_piecewise_cuda_graph": True})
+    assert on.on is True and "--enable-piecewise-cuda-graph" in on.why
+
+
+def test_default_on_releases_are_on_unless_disabled_and_enforce_wins():
+    """0.5.12 (on by default): on; off with --disable-...; --enforce-... keeps it on past the auto-disable."""
+    flags = FLAGS["0.5.12"]
+    assert piecewise_state(flags, {}).on is True
+    assert piecewise_state(flags, {"disable_piecewise_cuda_graph": True}).on is False
+    auto = "ServerArgs._handle_piecewise_cuda_graph sets disable_piecewise_cuda_graph for this launch"
+    assert piecewise_state(flags, {}, auto_disabled=auto).on is False
+    assert piecewise_state(flags, {"enforce_piecewise_cuda_graph": True}, auto_disabled=None).on is True
+
+
+def test_prefill_backend_releases_follow_the_backend_choice():
+    """0.5.16-0.5.19: on only with --cuda-graph-backend-prefill=tc_piecewise (their CUDA default is another backend)."""
+    flags = FLAGS["0.5.16"]
+    assert piecewise_state(flags, {"cuda_graph_backend_prefill": "tc_piecewise"}).on is True
+    assert piecewise_state(flags, {"cuda_graph_backend_prefill": "disabled"}).on is False
+    assert piecewise_state(flags, {"cuda_graph_backend_prefill": None}).on is False
+
+
+def test_releases_without_the_backend_are_off_whatever_is_passed():
+    """0.5.22+ ship no torch.compile piecewise backend: off, and the reason says so."""
+    state = piecewise_state(FLAGS["0.5.23"], {"cuda_graph_backend_prefill": "tc_piecewise"})
+    assert state.on is False and "no torch.compile piecewise" in state.why
+
+
+def test_an_unread_default_is_unknown_not_a_guess():
+    """A release whose default state was not read answers None (-> `unknown`), never on or off."""
+    flags = {**FLAGS["0.5.12"], "default_state": "unknown"}
+    assert piecewise_state(flags, {}).on is None
+
+
+def test_every_recorded_release_gets_an_answer_for_its_default_command_line():
+    """Each release in the validation file resolves its plain launch to on/off (none left unknown)."""
+    for release, flags in FLAGS.items():
+        assert piecewise_state(flags, {}).on in (True, False), release
+
+
+@pytest.mark.parametrize("config, moe, hidden", [
+    ({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096}, (), 4096),
+    ({"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 2048, "num_experts": 128}, ("num_experts",), 2048),
+    ({"architectures": ["X"], "text_config": {"hidden_size": 5120, "num_local_experts": 16}}, ("num_local_experts",), 5120),
+    ({"architectures": ["X"], "hidden_size": 7168, "n_routed_experts": 1}, (), 7168),
+])
+def test_model_shape_reads_hidden_size_and_experts_from_config(config, moe, hidden):
+    """Experts (any MoE key > 1, text_config included) and the hidden size come from config.json alone."""
+    shape = model_shape(config)
+    assert shape.moe_keys == moe and shape.is_moe == bool(moe) and shape.hidden_size == hidden
+
+
+@pytest.mark.parametrize("hidden, width", [(4096, 128), (2880, 64), (256, 128), (48, 16), (None, 128), (40, 40)])
+def test_tiny_features_keep_the_group_multiple(hidden, width):
+    """The traced width divides the model's hidden size and is a multiple of the NVFP4 group (16) where possible."""
+    assert tiny_features(hidden) == width
+
+
+def test_the_recorded_058_probe_is_a_crash_with_mode_1():
+    """The real 0.5.8 NVFP4 probe document: will crash, named mode1 by the catalog's rules, exit 10."""
+    result = decide(_probe("probe-sglang-0.5.8-nvfp4-piecewise-sm120.json"), failure_modes())
+    assert result.answer is Answer.WILL_CRASH and result.mode == "mode1"
+    assert result.signature is not None and result.signature.innermost_library_frame.function == "get_cuda_version"
+    assert ANSWER_EXIT[result.answer] == ExitCode.PREFLIGHT_WILL_CRASH == 10
+    data = result.to_dict()
+    assert data["device"]["simulated"] and data["versions"]["sglang"] == "0.5.8"
+
+
+def test_the_same_probe_with_piecewise_off_is_ok():
+    """Piecewise off for the launch: ok, whatever the dense trace would do (nothing compiles under fullgraph)."""
+    probe = _probe("probe-sglang-0.5.8-nvfp4-piecewise-sm120.json")
+    probe["piecewise"] = {"on": False, "why": "opt-in and not given"}
+    assert decide(probe, failure_modes()).answer is Answer.OK
+
+
+def test_a_new_mode_is_named_with_no_preflight_change():
+    """The modes are values handed in: a mode placed first that accepts the signature names the crash."""
+    probe = _probe("probe-sglang-0.5.8-nvfp4-piecewise-sm120.json")
+
+    class AcceptsAll:
+        matches = staticmethod(lambda sig: None)
+
+    assert decide(probe, {"mode-new": AcceptsAll(), **failure_modes()}).mode == "mode-new"
+
+
+def test_an_unmatched_dynamo_refusal_still_crashes_but_names_no_mode():
+    """Unsupported that no mode accepts: still `will crash` (fullgraph fails), mode None, said so."""
+    result = decide(_probe("probe-sglang-0.5.8-nvfp4-piecewise-sm120.json"), {})
+    assert result.answer is Answer.WILL_CRASH and result.mode is None and "new shape" in result.reason
+
+
+@pytest.mark.parametrize("change, needle", [
+    ({"unresolved": "--model-path 'x' is not a local folder here"}, "not a local folder"),
+    ({"piecewise": {"on": None, "why": "not read"}}, "could not be read"),
+    ({"dense": {"observation": {"class": "needs-gpu", "where": "apply calls sgl_kernel.x"}}}, "needs-gpu"),
+    ({"dense": {"linear_method": "M", "observation": {"class": "traces-through"}}, "model": {"moe": ["num_experts"]}},
+     "experts"),
+])
+def test_what_cannot_be_judged_is_unknown_with_the_reason(change, needle):
+    """Unresolved launches, unread states, GPU-only methods and untraced MoE are `unknown`, each saying why."""
+    result = decide({**_probe("probe-sglang-0.5.8-nvfp4-piecewise-sm120.json"), **change}, failure_modes())
+    assert result.answer is Answer.UNKNOWN and needle in result.reason
+    assert ANSWER_EXIT[result.answer] == 11
+
+
+def test_a_traced_dense_layer_is_ok():
+    """A dense apply that traces (no experts) is `ok`."""
+    probe = {**_probe("probe-sglang-0.5.8-nvfp4-piecewise-sm120.json"),
+             "dense": {"linear_method": "UnquantizedLinearMethod", "observation": {"class": "traces-through"}}}
+    assert decide(probe, failure_modes()).answer is Answer.OK
+
+
+def test_matching_mode_follows_catalog_order():
+    """mode1 and mode3 rules both accept an lru-cache-warned nvcc failure: the first in catalog order wins."""
+    sig = decide(_probe("probe-sglang-0.5.8-nvfp4-piecewise-sm120.json"), failure_modes()).signature
+    modes = failure_modes()
+    assert matching_mode(sig, modes) == "mode1"
+    assert matching_mode(sig, dict(reversed(list(modes.items())))) == "mode3"
+
+
+def test_launch_arguments_are_required_after_the_separator():
+    """No launch arguments is a one-line usage error; a leading `--` is dropped."""
+    import argparse
+
+    from pcgkit.errors import UsageError
+
+    with pytest.raises(UsageError, match="no launch arguments"):
+        _launch_arguments(argparse.Namespace(launch=[]))
+    assert _launch_arguments(argparse.Namespace(launch=["--", "--model-path", "x"])) == ["--model-path", "x"]
+
+
+def test_a_release_env_takes_the_pins_that_release_declares():
+    """--sglang 0.5.8: torch 2.9.1 and flashinfer 0.6.1 as 0.5.8 declares them, then the import deps; hashed folder."""
+    import tomllib
+
+    from pcgkit import resources
+    from pcgkit.preflight.envs import plan_env
+
+    requires = tomllib.loads(resources.fixture("sglang_requires.toml").read_text())
+    env = plan_env("0.5.8", requires, ["msgspec", "torch==2.9.1"], Path("/cache"))
+    assert env.requirements[:3] == ("flashinfer_python==0.6.1", "flashinfer_cubin==0.6.1", "torch==2.9.1")
+    assert env.requirements.count("torch==2.9.1") == 1 and env.requirements[-1] == "msgspec"
+    assert env.folder.name.startswith("sglang-0.5.8-") and env.python == env.folder / "bin" / "python"
+    assert plan_env("0.5.8", requires, ["msgspec", "gguf"], Path("/cache")).folder != env.folder
+
+
+def test_an_unknown_release_is_a_usage_error_naming_the_refresh():
+    """A release the pins file does not know: one line naming `matrix --refresh-pins`, nothing built."""
+    from pcgkit.errors import UsageError
+    from pcgkit.preflight.envs import plan_env
+
+    with pytest.raises(UsageError, match="refresh-pins"):
+        plan_env("9.9.9", {"release": [{"version": "0.5.8", "requires": []}]}, [], Path("/cache"))
+
+
+def _ctx():
+    from pcgkit.harness.casekit import CaseContext
+    from pcgkit.harness.hardware import SIMULATED_SM120
+    from pcgkit.values.targets import SIM_SM120
+
+    target = SIM_SM120
+    return CaseContext(target=target, device=SIMULATED_SM120, torch_device="cpu")
+
+
+@pytest.fixture
+def launch_file(tmp_path, monkeypatch):
+    from pcgkit.preflight.launchfile import ENV_VAR
+
+    path = tmp_path / "launch.toml"
+    path.write_text('schema = "pcgkit.preflight-launch/1"\nname = "team"\n'
+                    'launch = ["--model-path", "ckpt", "--quantization", "modelopt_fp4"]\n')
+    monkeypatch.setenv(ENV_VAR, str(path))
+    return path
+
+
+def _case_with(monkeypatch, probe: dict):
+    from pcgkit.preflight import case
+
+    monkeypatch.setattr(case, "run_probe_here", lambda arch, launch: {**probe, "asked": [arch, list(launch)]})
+    return case
+
+
+def test_the_case_is_not_applicable_without_a_launch_file(monkeypatch):
+    """No PCGKIT_PREFLIGHT: the case says how to ask for it, never a verdict."""
+    from pcgkit.harness.casekit import NotApplicable
+    from pcgkit.preflight import case
+    from pcgkit.preflight.launchfile import ENV_VAR
+
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    with pytest.raises(NotApplicable, match="--preflight"):
+        case.reproduce(_ctx(), failure_modes())
+
+
+def test_a_crashing_launch_is_reproduced_with_the_failure_mode_in_evidence(monkeypatch, launch_file):
+    """The recorded 0.5.8 crash document through the case: reproduced; mode1 and the launch in the evidence."""
+    from pcgkit.verdicts.modes import classify
+
+    case = _case_with(monkeypatch, _probe("probe-sglang-0.5.8-nvfp4-piecewise-sm120.json"))
+    ctx = _ctx()
+    outcome = case.reproduce(ctx, failure_modes())
+    verdict, _why = classify(case.PREFLIGHT_LAUNCH, outcome)
+    assert verdict.value == "reproduced" and ctx.evidence["preflight"]["mode"] == "mode1"
+    launch = ctx.evidence["preflight_launch"]["launch"]
+    assert launch[1] == str(launch_file.parent / "ckpt") and ctx.evidence["preflight_launch"]["arch"] == "sm120"
+
+
+@pytest.mark.parametrize("change, error", [
+    ({"piecewise": {"on": False, "why": "off"}}, "NotApplicable"),
+    ({"unresolved": "not a local folder"}, "MissingDependency"),
+])
+def test_off_is_not_applicable_and_unknown_is_a_skip_with_the_reason(monkeypatch, launch_file, change, error):
+    """Piecewise off for the launch: not-applicable; preflight unknown: skipped with its reason."""
+    from pcgkit.harness import casekit
+
+    case = _case_with(monkeypatch, {**_probe("probe-sglang-0.5.8-nvfp4-piecewise-sm120.json"), **change})
+    with pytest.raises(getattr(casekit, error)):
+        case.reproduce(_ctx(), failure_modes())
+
+
+def test_a_traced_launch_is_fixed(monkeypatch, launch_file):
+    """Piecewise on and the dense apply traces: a traced outcome (fixed)."""
+    from pcgkit.verdicts.modes import classify
+
+    traced = {**_probe("probe-sglang-0.5.8-nvfp4-piecewise-sm120.json"),
+              "dense": {"linear_method": "M", "observation": {"class": "opaque-op"}}}
+    case = _case_with(monkeypatch, traced)
+    assert classify(case.PREFLIGHT_LAUNCH, case.reproduce(_ctx(), failure_modes()))[0].value == "fixed"
+
+
+@pytest.mark.parametrize("text, message", [
+    ('schema = "x"\nlaunch = ["--model-path", "a"]', "schema"),
+    ('schema = "pcgkit.preflight-launch/1"\nlaunch = []', "non-empty list"),
+    ('schema = "pcgkit.preflight-launch/1"\nlaunch = ["a"]\narch = "sm75"', "arch"),
+    ('schema = "pcgkit.preflight-launch/1"\nlaunch = ["a"]\nextra = 1', "unknown keys"),
+    ("not toml [", "not TOML"),
+])
+def test_a_bad_launch_file_is_one_line_naming_the_field(tmp_path, text, message):
+    """Malformed launch files are UsageErrors naming the file and what is wrong."""
+    from pcgkit.errors import UsageError
+    from pcgkit.preflight.launchfile import load
+
+    path = tmp_path / "l.toml"
+    path.write_text(text)
+    with pytest.raises(UsageError, match=message):
+        load(path)
