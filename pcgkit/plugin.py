@@ -45,6 +45,7 @@ MARKERS: dict[str, str] = {
     "cpu_sim": "runs anywhere: FlashInfer's and torch's hardware queries answered as SM120 would (simulated)",
     "e2e": "end-to-end: launches an SGLang server",
     "docker": "needs a Docker engine",
+    "act": "runs the generated CI workflow under act, twice (a few minutes; CI runs it)",
 }
 
 _collector_key = pytest.StashKey["ResultCollector"]()

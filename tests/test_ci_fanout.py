@@ -85,7 +85,7 @@ def comparable(compat: dict) -> dict:
 def test_fanned_out_jobs_merge_to_the_single_host_report(matrix):
     """Two cells as two jobs and two .tar.gz artifacts, merged: the same compat model as one run of both."""
     tmp, matrix_file = matrix
-    fan = pcgkit("ci", "local", "--matrix", str(matrix_file), "--out", str(tmp / "fan"), "--archive")
+    fan = pcgkit("ci", "local", "--matrix", str(matrix_file), "--reports", str(tmp / "fan"), "--archive")
     assert fan.returncode == 0, fan.stdout + fan.stderr
     artifacts = sorted(p.name for p in (tmp / "fan" / "artifacts").iterdir())
     assert artifacts == ["cell-alpha-sim-sm120.tar.gz", "cell-beta-sim-sm120.tar.gz"]
@@ -103,7 +103,7 @@ def test_fanned_out_jobs_merge_to_the_single_host_report(matrix):
 def test_gpu_job_result_sits_beside_the_simulated_one_and_disagreement_is_flagged(matrix):
     """A gpu runner job for beta adds a second beta row; fix-upstream-op (fixed vs drifted) is listed."""
     tmp, matrix_file = matrix
-    fan = pcgkit("ci", "local", "--matrix", str(matrix_file), "--out", str(tmp / "fan-gpu"), "--cell", "beta",
+    fan = pcgkit("ci", "local", "--matrix", str(matrix_file), "--reports", str(tmp / "fan-gpu"), "--cell", "beta",
                  "--runner-labels", "gpu=self-hosted,gpu", "--job-args", "cell-beta-gpu=--backend venv")
     # exit 1 (pcgkit.errors: behaviour changed against baseline): the real run's fix-upstream-op drifted
     assert fan.returncode == 1, fan.stdout + fan.stderr

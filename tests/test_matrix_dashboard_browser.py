@@ -37,6 +37,7 @@ PROBE = """
   seen.rows = visibleRows();
   seen.scrollX = document.documentElement.scrollWidth > window.innerWidth;
   seen.stickyHeader = getComputedStyle(document.querySelector("#grid thead th")).position;
+  seen.flipsTimeline = document.getElementById("flips-timeline").nextElementSibling.textContent;
   seen.flipped = Array.from(document.querySelectorAll("td.flip")).map(td => td.closest("tr").dataset.cell + ":" + td.dataset.case);
   const verdict = document.getElementById("verdict-filter");
   verdict.value = "fixed"; verdict.dispatchEvent(new Event("change"));
@@ -97,7 +98,7 @@ def chromium(args: list[str], timeout: int = 120) -> subprocess.CompletedProcess
     reason="headless Chromium not installed (apt-get install -y chromium)",
 )
 def test_dashboard_grid_filters_drilldown_history_and_escaping(tmp_path: Path):
-    """At 1366 px: no h-scroll, sticky header; filters incl. expected/disagreeing; sidecar on click; flip and ≠ flagged; <script> inert."""
+    """At 1366 px: version order, no h-scroll, sticky header; filters; sidecar on click; flips flagged and listed per run; <script> inert."""
     assert CHROMIUM, "CI=true but Chromium is not installed (.ci/run installs it with apt-get)"
     bad = CellOutcome(Cell("bad", flashinfer="0.0.0", torch="2.9.1"), ERROR, 1.0, "install", HOSTILE, "tail " + HOSTILE)
     # fixtures/expectations.toml records flashinfer 0.4.1's apache-tvm-ffi pin as uninstallable
@@ -117,10 +118,12 @@ def test_dashboard_grid_filters_drilldown_history_and_escaping(tmp_path: Path):
     match = re.search(r'<pre id="probe-results">(.*?)</pre>', done.stdout, re.DOTALL)
     assert match, f"probe did not run; chromium said: {done.stderr[-1500:]}"
     seen = json.loads(html.unescape(match.group(1)))
-    assert seen["rows"] == ["old", "new", "bad", "tvm"] and seen["scrollX"] is False and seen["stickyHeader"] == "sticky"
+    # version order (flashinfer 0.0.0 < 0.4.1 < 0.6.1; equal versions by id), not the report's order
+    assert seen["rows"] == ["bad", "tvm", "new", "old"] and seen["scrollX"] is False and seen["stickyHeader"] == "sticky"
     assert seen["flipped"] == ["new:mode1"]
     assert seen["rowsFixed"] == ["new"] and seen["rowsError"] == ["bad"] and seen["rowsExpected"] == ["tvm"]
-    assert seen["rowsDisagree"] == ["old", "new"] and seen["disagreeCells"] == ["old:mode2", "new:mode2"]
+    assert seen["rowsDisagree"] == ["new", "old"] and seen["disagreeCells"] == ["new:mode2", "old:mode2"]
+    assert "new mode1 reproduced → fixed" in seen["flipsTimeline"]
     assert seen["sortedByFlips"][0] == "new"
     assert seen["drillTitle"].startswith("bad: ") and "<script>window.__pwned" in seen["logTail"]  # text, verbatim
     assert "1 flip; fixed since 2026-01-02T00:00:00+00:00" in seen["mode1History"]

@@ -2,41 +2,60 @@
 
 Choices a reviewer should know (each also said in a comment of the generated file):
 - one matrix job per runner class, `fail-fast: false`, `timeout-minutes` per cell from the plan;
-- least privilege: `contents: read` at the top; `actions: read` only for the report job (it reads
-  the previous run's history artifact); `pages: write` + `id-token: write` only for the deploy job;
-- the previous run's history comes through the `gh` CLI (preinstalled on GitHub's runners,
-  first-party, `GH_TOKEN` from the job's own token) rather than a third-party download action:
-  nothing outside GitHub gets a token, and a missing artifact (first run, expired) is one message;
-- matrix values reach shell steps through `env:`, never spliced into the script (no injection);
-- uv's cache (astral-sh/setup-uv) keyed per torch version and not pruned, so the torch wheels
-  (the expensive download) survive between runs on hosted runners; on a self-hosted GPU runner the
-  torch layer is the docker engine's own cache of the cell image's torch-only layer.
+- least privilege: `contents: read` at the top; `pages: write` + `id-token: write` only for the
+  deploy job; the report job reads nothing but the artifacts of its own run;
+- actions pinned by commit SHA with the release tag beside it (fixtures/ci_actions.toml);
+- the history lives on the published site itself (history.jsonl beside index.html): the report job
+  reads it back over HTTP before merging, so it lasts as long as the site, not 90 days of artifacts.
+  A failed read other than 404 (first run) stops the publish, so a network blip never replaces a
+  long history with a one-run one;
+- uv and Pythons come from PyPI / uv itself (no setup action downloads from GitHub), matrix values
+  reach shell steps through `env:`, never spliced into the script (no injection);
+- uv's cache restored per torch version on every run, saved only by the scheduled run (PRs and
+  manual runs never thrash the repository's 10 GB cache).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import tomllib
 import yaml
 
-from pcgkit.ci.plan import ARTIFACTS_DIR, CELLS_DIR, CellJob, CiPlan, JobGroup
+from pcgkit import resources
+from pcgkit.ci.plan import ARTIFACTS_DIR, CellJob, CiPlan, JobGroup, RunnerClass
+from pcgkit.report.site import FLIPS_FILE, HISTORY_FILE, OPTIONAL_SITE_FILES, SITE_FILES, STEP_SUMMARY_FILE
 
-ACTIONS = {  # major tags; pin to commit SHAs in your fork if your policy asks for it
-    "checkout": "actions/checkout@v4",
-    "setup-python": "actions/setup-python@v5",
-    "setup-uv": "astral-sh/setup-uv@v6",
-    "upload-artifact": "actions/upload-artifact@v4",
-    "download-artifact": "actions/download-artifact@v4",
-    "upload-pages": "actions/upload-pages-artifact@v3",
-    "deploy-pages": "actions/deploy-pages@v4",
-}
+ACTIONS_FILE = "ci_actions.toml"
 KIT_VENV = ".pcgkit-ci"
 KIT_PYTHON = "3.12"
+UV_REQUIREMENT = "uv>=0.8"
 REPORT_TIMEOUT_MINUTES = 30
 ARTIFACT_RETENTION_DAYS = 14
-HISTORY_RETENTION_DAYS = 90
-CELL_VAR, TIMEOUT_VAR = "PCGKIT_CELL", "PCGKIT_CELL_TIMEOUT_S"
+DEFAULT_CRON = "17 3 * * *"  # nightly, 03:17 UTC (off the top of the hour, when GitHub's queue is long)
+SITE_DIR = "site"
+SITE_URL_VAR, FLIP_ISSUE_VAR, FLIP_TOKEN_SECRET = "PCGKIT_SITE_URL", "PCGKIT_FLIP_ISSUE", "PCGKIT_FLIP_TOKEN"
+CELL_VAR, TIMEOUT_VAR, PYTHON_VAR = "PCGKIT_CELL", "PCGKIT_CELL_TIMEOUT_S", "PCGKIT_CELL_PYTHON"
+UV_CACHE = "~/.cache/uv"
+# GitHub's own runner labels: actionlint knows them; any other label must be declared to it.
+GITHUB_LABELS = frozenset({"self-hosted", "linux", "x64", "arm64", "ubuntu-latest", "ubuntu-24.04", "ubuntu-22.04"})
+
+
+def load_actions(text: str | None = None) -> dict[str, dict[str, str]]:
+    """fixtures/ci_actions.toml: key -> {repo, tag, sha[, path]}. Pure given the text."""
+    data = tomllib.loads(text if text is not None else resources.fixture(ACTIONS_FILE).read_text())
+    for key, pin in data.items():
+        if len(pin.get("sha", "")) != 40:
+            raise ValueError(f"{ACTIONS_FILE} [{key}]: sha must be a 40-hex commit, got {pin.get('sha')!r}")
+    return data
+
+
+def uses(actions: Mapping[str, Mapping[str, str]], key: str) -> str:
+    pin = actions[key]
+    return f"{pin['repo']}{'/' + pin['path'] if pin.get('path') else ''}@{pin['sha']}"
 
 
 def _shell_command(job: CellJob) -> str:
@@ -54,35 +73,51 @@ def _shell_command(job: CellJob) -> str:
     return " ".join(words)
 
 
-def _cell_job(group: JobGroup) -> dict[str, Any]:
+def _install_kit(extra: str = "", cell_python: bool = False) -> str:
+    """uv from PyPI; each Python found on the machine by the kit's own finder (pyenv, /usr, PATH) or else
+    installed by uv; the cell's handed to `pcgkit matrix` through PCGKIT_PYTHON; then the kit in its venv."""
+    lines = [f'python3 -m pip install --quiet --user "{UV_REQUIREMENT}"',
+             'python_for() { python3 pcgkit/util/interpreters.py "$1" 2>/dev/null || '
+             '{ python3 -m uv python install "$1" >&2 && python3 -m uv python find "$1"; }; }']
+    if cell_python:
+        lines.append(f'echo "PCGKIT_PYTHON=$(python_for "${PYTHON_VAR}")" >> "$GITHUB_ENV"')
+    lines += [f'python3 -m uv venv --python "$(python_for {KIT_PYTHON})" {KIT_VENV}',
+              f"python3 -m uv pip install --python {KIT_VENV}/bin/python -e '.{extra}'"]
+    return "\n".join(lines) + "\n"
+
+
+def _cell_job(group: JobGroup, actions: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
     runner = group.runner
     include = [
         {"cell": j.cell_id, "python": j.python, "torch": j.torch or "none", "timeout-minutes": j.timeout_minutes,
          "timeout-s": f"{j.timeout_s:g}", "artifact": j.artifact}
         for j in group.jobs
     ]
-    steps: list[dict[str, Any]] = [{"uses": ACTIONS["checkout"], "with": {"persist-credentials": False}}]
+    install_env = {"PIP_BREAK_SYSTEM_PACKAGES": "1", PYTHON_VAR: "${{ matrix.python }}"}
+    steps: list[dict[str, Any]] = [{"uses": uses(actions, "checkout"), "with": {"persist-credentials": False}}]
     if runner.hosted:
-        steps.append({"uses": ACTIONS["setup-python"], "with": {"python-version": "${{ matrix.python }}"}})
-        steps.append({"uses": ACTIONS["setup-uv"], "with": {
-            "enable-cache": True, "cache-suffix": "torch-${{ matrix.torch }}", "prune-cache": False,
-            "cache-dependency-glob": "pyproject.toml\nfixtures/matrix.toml\nfixtures/sglang_requires.toml\n"}})
-        install = f"uv venv --python {KIT_PYTHON} {KIT_VENV}\nuv pip install --python {KIT_VENV}/bin/python -e .\n"
+        # Restored on every run, saved by the nightly only: one entry per torch version (the wheels).
+        steps.append({"name": "Restore uv's cache (this torch)", "id": "uv-cache", "uses": uses(actions, "cache-restore"),
+                      "with": {"path": UV_CACHE, "key": "uv-torch-${{ matrix.torch }}-${{ hashFiles('fixtures/locks/*.txt') }}",
+                               "restore-keys": "uv-torch-${{ matrix.torch }}-"}})
+        steps.append({"name": "Install uv, Python and pcgkit", "env": install_env, "run": _install_kit(cell_python=True)})
     else:
         # A self-hosted runner keeps uv's cache and the docker engine's layers on its own disk.
-        steps.append({"uses": ACTIONS["setup-uv"], "with": {"enable-cache": False}})
-        install = (f"uv venv --python {KIT_PYTHON} {KIT_VENV}\nuv pip install --python {KIT_VENV}/bin/python -e '.[docker]'\n"
-                   "nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv\n"
-                   "docker info --format 'docker {{.ServerVersion}}, runtimes: {{json .Runtimes}}'\n")
-    steps.append({"name": "Install pcgkit", "run": install})
+        steps.append({"name": "Install uv, Python and pcgkit", "env": install_env,
+                      "run": _install_kit("[docker]", cell_python=True) +
+                      "nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv\n"
+                      "docker info --format 'docker {{.ServerVersion}}, runtimes: {{json .Runtimes}}'\n"})
     steps.append({"name": "Run the cell", "env": {CELL_VAR: "${{ matrix.cell }}", TIMEOUT_VAR: "${{ matrix.timeout-s }}"},
                   "run": _shell_command(group.jobs[0]) + "\n"})
-    steps.append({"name": "Upload the cell folder", "if": "always()", "uses": ACTIONS["upload-artifact"], "with": {
-        "name": "${{ matrix.artifact }}", "path": f"{CELLS_DIR}/matrix/cells/${{{{ matrix.cell }}}}/",
+    steps.append({"name": "Upload the cell folder", "if": "always()", "uses": uses(actions, "upload-artifact"), "with": {
+        "name": "${{ matrix.artifact }}", "path": f"{group.jobs[0].cell_folder.rsplit('/', 1)[0]}/${{{{ matrix.cell }}}}/",
         "if-no-files-found": "error", "retention-days": ARTIFACT_RETENTION_DAYS}})
-    what = "simulated SM120" if runner.target.simulated else f"real {runner.target.id}"
+    if runner.hosted:
+        steps.append({"name": "Save uv's cache (nightly only)", "uses": uses(actions, "cache-save"),
+                      "if": "github.event_name == 'schedule' && steps.uv-cache.outputs.cache-hit != 'true'",
+                      "with": {"path": UV_CACHE, "key": "${{ steps.uv-cache.outputs.cache-primary-key }}"}})
     return {
-        "name": f"${{{{ matrix.cell }}}} ({what}, {runner.backend})",
+        "name": _job_title(dataclasses.replace(group.jobs[0], cell_id="${{ matrix.cell }}")),
         "runs-on": list(runner.labels),
         "timeout-minutes": "${{ matrix.timeout-minutes }}",
         "strategy": {"fail-fast": False, "matrix": {"include": include}},
@@ -93,18 +128,64 @@ def _cell_job(group: JobGroup) -> dict[str, Any]:
 
 
 def _history_script(plan: CiPlan) -> str:
+    keep = plan.history_runs_kept - 1  # this run's line is appended by the report
     return (
-        "mkdir -p reports/history\n"
-        "# The newest earlier run of this workflow on this branch that left a history artifact.\n"
-        'for id in $(gh run list --repo "$GITHUB_REPOSITORY" --workflow "$GITHUB_WORKFLOW" --branch "$GITHUB_REF_NAME" \\\n'
-        "    --status completed --limit 20 --json databaseId --jq '.[].databaseId'); do\n"
-        '  [ "$id" = "$GITHUB_RUN_ID" ] && continue\n'
-        f'  if gh run download "$id" --repo "$GITHUB_REPOSITORY" --name {plan.history_artifact} --dir reports/history; then\n'
-        '    echo "history carried from run $id"; break\n'
-        "  fi\n"
-        "done\n"
-        'echo "history: $(find reports/history -name \'*.json\' | wc -l) earlier runs"\n'
+        "mkdir -p reports\n"
+        f'url="${{{SITE_URL_VAR}%/}}/{HISTORY_FILE}"\n'
+        f'code=$(curl -sS -L --retry 3 -o reports/{HISTORY_FILE}.prev -w "%{{http_code}}" "$url") || code="000 ($?)"\n'
+        'case "$code" in\n'
+        f"  200) tail -n {keep} reports/{HISTORY_FILE}.prev > reports/{HISTORY_FILE}\n"
+        f'       echo "history: $(wc -l < reports/{HISTORY_FILE}) earlier runs from $url" ;;\n'
+        f'  404) echo "history: none at $url yet (first published run): starting it" ;;\n'
+        '  *) echo "::error::history: reading $url gave $code; not publishing, so the site keeps its history"; exit 1 ;;\n'
+        "esac\n"
+        f"rm -f reports/{HISTORY_FILE}.prev\n"
     )
+
+
+def gpu_jobs(plan: CiPlan) -> list[CellJob]:
+    """The jobs on self-hosted (GPU) runners: the report waits for them only so long. Pure."""
+    return [j for g in plan.groups if not g.runner.hosted for j in g.jobs]
+
+
+def gpu_wait_minutes(plan: CiPlan) -> int:
+    """Long enough for the slowest GPU job that starts at once; a runner that is offline never starts it."""
+    return max((j.timeout_minutes for j in gpu_jobs(plan)), default=0)
+
+
+def _gpu_script(plan: CiPlan) -> str:
+    """Wait (bounded) for this run's GPU jobs, take the artifacts that arrived, and name the rest `not run`
+    with the job's state as the reason (reports/not-run.args, read by the report step)."""
+    planned = "".join(f"{j.artifact}|{j.cell_id}@{j.runner.target.id}|{_job_title(j)}|{','.join(j.runner.labels)}\n"
+                      for j in gpu_jobs(plan))
+    return (
+        "mkdir -p reports\n"
+        'deadline=$(( $(date +%s) + 60 * PCGKIT_GPU_WAIT_MINUTES ))\n'
+        'jobs() { gh api "repos/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID/jobs" --paginate '
+        "--jq '.jobs[] | [.name, .status, (.conclusion // \"\")] | @tsv'; }\n"
+        f"planned={shlex.quote(planned)}\n"
+        "while :; do\n"
+        "  states=$(jobs)\n"
+        '  pending=$(printf "%s" "$planned" | while IFS="|" read -r _ _ name _; do\n'
+        '    printf "%s\\n" "$states" | awk -F"\\t" -v n="$name" \'$1 == n && $2 != "completed"\'; done | wc -l)\n'
+        '  [ "$pending" -eq 0 ] && break\n'
+        '  [ "$(date +%s)" -ge "$deadline" ] && { echo "::warning::$pending GPU job(s) unfinished after $PCGKIT_GPU_WAIT_MINUTES min: reported as not run"; break; }\n'
+        '  echo "GPU jobs: $pending not finished; waiting (until $(date -u -d @$deadline +%H:%M) UTC)"; sleep 60\n'
+        "done\n"
+        ": > reports/not-run.args\n"
+        'printf "%s" "$planned" | while IFS="|" read -r artifact row name labels; do\n'
+        '  gh run download "$GITHUB_RUN_ID" --repo "$GITHUB_REPOSITORY" -n "$artifact" -D "' + ARTIFACTS_DIR + '/$artifact" </dev/null 2>/dev/null && continue\n'
+        '  state=$(printf "%s\\n" "$(jobs)" | awk -F"\\t" -v n="$name" \'$1 == n {print $2 ($3 ? ", " $3 : ""); exit}\')\n'
+        '  printf "%s\\n" --not-run "$row=job on runner [$labels] delivered no result within $PCGKIT_GPU_WAIT_MINUTES min '
+        '(job ${state:-not found})" >> reports/not-run.args\n'
+        "done\n"
+    )
+
+
+def _job_title(job: CellJob) -> str:
+    """The job's name as GitHub shows it (the matrix job's `name:` with the cell filled in). Pure."""
+    what = "simulated SM120" if job.runner.target.simulated else f"real {job.runner.target.id}"
+    return f"{job.cell_id} ({what}, {job.runner.backend})"
 
 
 def _report_script(plan: CiPlan) -> str:
@@ -112,70 +193,106 @@ def _report_script(plan: CiPlan) -> str:
     return (
         "args=()\n"
         f'for dir in {ARTIFACTS_DIR}/*/; do args+=(--from "$dir"); done\n'
+        "[ -f reports/not-run.args ] && mapfile -t -O ${#args[@]} args < reports/not-run.args\n"
         f'status=0\n{command} "${{args[@]}}" || status=$?\n'
-        f"# keep the newest {plan.history_runs_kept} runs: the dashboard's timeline reads them\n"
-        f"find reports/history -name '*.json' | sort | head -n -{plan.history_runs_kept} | xargs -r rm --\n"
-        "mkdir -p site && cp reports/index.html reports/compat.md reports/compat.json site/\n"
+        f'[ -f reports/{STEP_SUMMARY_FILE} ] && cat reports/{STEP_SUMMARY_FILE} >> "$GITHUB_STEP_SUMMARY"\n'
+        "# one self-contained site: the page, its evidence sidecars, the readable report and the history\n"
+        f"mkdir -p {SITE_DIR} && cp -r {' '.join('reports/' + f for f in SITE_FILES)} {SITE_DIR}/\n"
+        + "".join(f"[ -e reports/{f} ] && cp reports/{f} {SITE_DIR}/\n" for f in OPTIONAL_SITE_FILES) +
         'exit "$status"\n'
     )
 
 
-def _report_job(plan: CiPlan) -> dict[str, Any]:
+def _flip_script() -> str:
+    return (
+        f'if [ -z "$GH_TOKEN" ]; then echo "{FLIP_ISSUE_VAR} is set but the secret {FLIP_TOKEN_SECRET} is not: no comment"; exit 0; fi\n'
+        f'if [ -s reports/{FLIPS_FILE} ]; then gh issue comment "${FLIP_ISSUE_VAR}" --body-file reports/{FLIPS_FILE}; '
+        'else echo "no verdict flipped: no comment"; fi\n'
+    )
+
+
+def _report_job(plan: CiPlan, actions: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+    wait = gpu_wait_minutes(plan)
+    gpu_steps = [{"name": "Wait for the GPU jobs (bounded), take what arrived", "env": {
+        "GH_TOKEN": "${{ github.token }}",
+        "PCGKIT_GPU_WAIT_MINUTES": f"${{{{ vars.PCGKIT_GPU_WAIT_MINUTES || '{wait}' }}}}"}, "run": _gpu_script(plan)}] if wait else []
     return {
         "name": "Merge the cells into one report",
-        "needs": [g.id for g in plan.groups],
+        # Only the hosted jobs: a self-hosted GPU runner that is offline would hold a `needs` for GitHub's
+        # 24 h queue limit. The GPU jobs are waited for below, at most as long as the slowest may take.
+        "needs": [g.id for g in plan.groups if g.runner.hosted],
         "if": "${{ !cancelled() }}",  # a red cell job still has a cell folder worth reporting
         "runs-on": "ubuntu-latest",
-        "timeout-minutes": REPORT_TIMEOUT_MINUTES,
-        "permissions": {"contents": "read", "actions": "read"},
+        "timeout-minutes": REPORT_TIMEOUT_MINUTES + wait,
+        "permissions": {"contents": "read", **({"actions": "read"} if wait else {})},
+        "outputs": {"site": "${{ steps.site.outcome }}"},  # the deploy job publishes only an uploaded site
         "steps": [
-            {"uses": ACTIONS["checkout"], "with": {"persist-credentials": False}},
-            {"uses": ACTIONS["setup-python"], "with": {"python-version": KIT_PYTHON}},
-            {"uses": ACTIONS["setup-uv"], "with": {"enable-cache": True}},
-            {"name": "Install pcgkit", "run": f"uv venv --python {KIT_PYTHON} {KIT_VENV}\nuv pip install --python {KIT_VENV}/bin/python -e .\n"},
-            {"name": "Download every cell folder", "uses": ACTIONS["download-artifact"],
+            {"uses": uses(actions, "checkout"), "with": {"persist-credentials": False}},
+            {"name": "Install uv, Python and pcgkit", "env": {"PIP_BREAK_SYSTEM_PACKAGES": "1"}, "run": _install_kit()},
+            {"name": "Download every cell folder", "uses": uses(actions, "download-artifact"),
              "with": {"pattern": "cell-*", "path": ARTIFACTS_DIR}},
-            {"name": "Carry the previous run's history", "env": {"GH_TOKEN": "${{ github.token }}"},
-             "run": _history_script(plan)},
-            {"name": "pcgkit report --from every cell", "run": _report_script(plan)},
-            {"name": "Upload the history for the next run", "if": "always()", "uses": ACTIONS["upload-artifact"],
-             "with": {"name": plan.history_artifact, "path": "reports/history/", "retention-days": HISTORY_RETENTION_DAYS}},
-            {"name": "Upload the report", "if": "always()", "uses": ACTIONS["upload-artifact"],
+            *gpu_steps,
+            {"name": "Read the history back from the published site", "id": "history", "run": _history_script(plan)},
+            {"name": "pcgkit report --from every cell", "id": "report", "run": _report_script(plan)},
+            {"name": "Comment upstream on a flip (opt-in)", "if": f"vars.{FLIP_ISSUE_VAR} != ''",
+             "env": {"GH_TOKEN": f"${{{{ secrets.{FLIP_TOKEN_SECRET} }}}}", FLIP_ISSUE_VAR: f"${{{{ vars.{FLIP_ISSUE_VAR} }}}}"},
+             "run": _flip_script()},
+            {"name": "Upload the report", "if": "always()", "uses": uses(actions, "upload-artifact"),
              "with": {"name": plan.report_artifact, "path": "reports/", "retention-days": ARTIFACT_RETENTION_DAYS}},
-            {"name": "Upload the dashboard for Pages", "if": "always()", "uses": ACTIONS["upload-pages"],
-             "with": {"path": "site/"}},
+            # a red report (an error cell) still publishes; a failed history read never does
+            {"name": "Upload the site for Pages", "uses": uses(actions, "upload-pages"), "with": {"path": f"{SITE_DIR}/"},
+             "id": "site", "if": "${{ !cancelled() && steps.history.outcome == 'success' && steps.report.outcome != 'skipped' }}"},
         ],
     }
 
 
-def _deploy_job() -> dict[str, Any]:
+def _deploy_job(actions: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
     return {
         "name": "Publish the dashboard",
         "needs": ["report"],
-        "if": "${{ !cancelled() && needs.report.result != 'skipped' "
+        "if": "${{ !cancelled() && needs.report.outputs.site == 'success' "
               "&& github.ref == format('refs/heads/{0}', github.event.repository.default_branch) }}",
         "runs-on": "ubuntu-latest",
         "timeout-minutes": 10,
         "permissions": {"pages": "write", "id-token": "write"},
         "environment": {"name": "github-pages", "url": "${{ steps.deployment.outputs.page_url }}"},
-        "steps": [{"id": "deployment", "uses": ACTIONS["deploy-pages"]}],
+        "steps": [{"id": "deployment", "uses": uses(actions, "deploy-pages")}],
     }
 
 
-def render_workflow(plan: CiPlan, name: str = "pcgkit matrix", cron: str = "17 3 * * 1") -> dict[str, Any]:
-    """The workflow document (a dict, ready for YAML). Pure."""
-    jobs: dict[str, Any] = {group.id: _cell_job(group) for group in plan.groups}
-    jobs["report"] = _report_job(plan)
-    jobs["deploy"] = _deploy_job()
+def render_workflow(plan: CiPlan, name: str = "pcgkit matrix", cron: str = DEFAULT_CRON,
+                    actions: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, Any]:
+    """The workflow document (a dict, ready for YAML). Pure given `actions`."""
+    actions = actions if actions is not None else load_actions()
+    jobs: dict[str, Any] = {group.id: _cell_job(group, actions) for group in plan.groups}
+    jobs["report"] = _report_job(plan, actions)
+    jobs["deploy"] = _deploy_job(actions)
     return {
         "name": name,
         "on": {"workflow_dispatch": {}, "schedule": [{"cron": cron}]},
         "permissions": {"contents": "read"},
         # one sweep at a time per branch; a running sweep finishes (its history is the next one's base)
         "concurrency": {"group": "pcgkit-matrix-${{ github.ref }}", "cancel-in-progress": False},
+        "env": {SITE_URL_VAR: f"${{{{ vars.{SITE_URL_VAR} || format('https://{{0}}.github.io/{{1}}', "
+                              "github.repository_owner, github.event.repository.name) }}"},
         "defaults": {"run": {"shell": "bash"}},
         "jobs": jobs,
     }
+
+
+def custom_labels(runners: Sequence[RunnerClass]) -> list[str]:
+    """The runner labels actionlint does not know (yours), sorted. Pure."""
+    return sorted({label for r in runners for label in r.labels if label not in GITHUB_LABELS})
+
+
+def actionlint_config(plan: CiPlan) -> str | None:
+    """.github/actionlint.yaml declaring the custom runner labels; None when there are none. Pure."""
+    labels = custom_labels([g.runner for g in plan.groups])
+    if not labels:
+        return None
+    return ("# Written by `pcgkit ci github`: the self-hosted runner labels of the generated workflow,\n"
+            "# declared so that actionlint accepts them.\n"
+            f"self-hosted-runner:\n  labels: [{', '.join(labels)}]\n")
 
 
 class _Dumper(yaml.SafeDumper):
@@ -190,11 +307,19 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 _Dumper.add_representer(str, _str)
 
 
-def to_yaml(document: dict[str, Any], plan: CiPlan, command: str) -> str:
-    """The workflow file's text: a header saying how it was made and what it leaves out. Pure."""
+def to_yaml(document: dict[str, Any], plan: CiPlan, command: str,
+            actions: Mapping[str, Mapping[str, str]] | None = None) -> str:
+    """The workflow file's text: a header saying how it was made and what it leaves out, and each pinned
+    action's release tag as a comment beside its SHA. Pure given `actions`."""
+    actions = actions if actions is not None else load_actions()
     header = [f"# Generated by `{command}` from the kit's own matrix plan: regenerate, do not edit by hand.",
               f"# {len(plan.jobs)} cell jobs in {len(plan.groups)} group(s): " +
-              ", ".join(f"{g.id} on [{', '.join(g.runner.labels)}] ({len(g.jobs)})" for g in plan.groups)]
+              ", ".join(f"{g.id} on [{', '.join(g.runner.labels)}] ({len(g.jobs)})" for g in plan.groups),
+              f"# Repository variables: {SITE_URL_VAR} (the Pages URL, if not <owner>.github.io/<repo>); "
+              f"{FLIP_ISSUE_VAR} + secret {FLIP_TOKEN_SECRET} to comment on an issue when a verdict flips (off by default)."]
     header += [f"# not on CI: {cell_id}: {why}" for cell_id, why in plan.excluded]
     body = yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=200, allow_unicode=True)
-    return "\n".join(header) + "\n" + body
+    tags = {uses(actions, key): pin["tag"] for key, pin in actions.items()}
+    lines = [line + f" # {tags[line.split('uses: ', 1)[1]]}" if "uses: " in line and line.split("uses: ", 1)[1] in tags
+             else line for line in body.splitlines()]
+    return "\n".join(header) + "\n" + "\n".join(lines) + "\n"

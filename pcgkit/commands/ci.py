@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from pcgkit.errors import UsageError
 from pcgkit.matrix import pins as pins_mod
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
 from pcgkit.util import atomic
-from pcgkit.util.argtypes import cron_schedule, positive_seconds
+from pcgkit.util.argtypes import cron_schedule, deprecated_alias, positive_seconds
 
 
 def _plan(args, matrix_args: list[str], local: bool = False) -> CiPlan:
@@ -32,16 +33,21 @@ def _matrix_args(args, absolute: bool) -> list[str]:
 
 
 def _cmd_github(args) -> int:
-    from pcgkit.ci.github import render_workflow, to_yaml  # PyYAML: only this command needs it
+    from pcgkit.ci.github import DEFAULT_CRON, actionlint_config, render_workflow, to_yaml  # PyYAML: only here
 
     plan = _plan(args, _matrix_args(args, absolute=False))
     command = "pcgkit ci github" + "".join(f" --runner-labels {x}" for x in args.runner_labels or ())
-    text = to_yaml(render_workflow(plan, name=args.name, cron=args.cron), plan, command)
+    text = to_yaml(render_workflow(plan, name=args.name, cron=args.cron or DEFAULT_CRON), plan, command)
     if args.out == "-":
         sys.stdout.write(text)
     else:
         out = atomic.write_text(Path(args.out), text)  # whole or old: a full disk keeps the previous workflow
         print(f"pcgkit ci: {len(plan.jobs)} cell jobs in {len(plan.groups)} group(s) -> {out}")
+        lint = actionlint_config(plan)
+        if lint is not None:  # beside the workflows folder, where actionlint looks for it
+            lint_path = out.parent.parent / "actionlint.yaml"
+            atomic.write_text(lint_path, lint)
+            print(f"  custom runner labels declared for actionlint -> {lint_path}")
         for cell_id, why in plan.excluded:
             print(f"  not on CI: {cell_id}: {why}")
         if not args.runner_labels:
@@ -57,7 +63,9 @@ def _cmd_local(args) -> int:
         job_args = parse_job_args(args.job_args or ())
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
-    out = Path(args.out)
+    if not args.reports:
+        raise UsageError("pcgkit ci local: --reports DIR is required (the folder for jobs/, artifacts/, logs/, reports/)")
+    out = Path(args.reports)
     jobs = plan_local(plan, out, job_args, archive=args.archive)
     done, report = run_local(jobs, out, timeout_s=args.timeout)
     for local, completed in done:
@@ -84,7 +92,7 @@ def register(subparsers) -> None:
         "ci", help="the matrix fanned out on CI runners: generate the workflow, or run it here",
         description="Fan the version matrix out on CI runners: write a GitHub Actions workflow, or run its jobs here.",
         epilog="examples:\n  %(prog)s github --out .github/workflows/pcgkit-matrix.yml\n"
-               "  %(prog)s local --out /tmp/fanout --cell seed")
+               "  %(prog)s local --reports /tmp/fanout --cell seed")
     sub = ci.add_subparsers(dest="ci_command", required=True)
     gh = sub.add_parser(
         "github", help="write a GitHub Actions workflow: one job per cell x target, then one report",
@@ -94,14 +102,16 @@ def register(subparsers) -> None:
     _common(gh)
     gh.add_argument("--out", default=".github/workflows/pcgkit-matrix.yml", help="workflow file ('-' for stdout)")
     gh.add_argument("--name", default="pcgkit matrix", help="the workflow's name")
-    gh.add_argument("--cron", type=cron_schedule, default="17 3 * * 1", help="schedule (UTC cron; default: Mondays 03:17)")
+    gh.add_argument("--cron", type=cron_schedule, help="schedule (UTC cron; default: nightly at 03:17)")
     gh.set_defaults(func=_cmd_github)
     local = sub.add_parser(
         "local", help="run the workflow's jobs here, each into its own artifact, then merge them",
         description="Run the workflow's jobs on this machine, each into its own artifact folder, then merge them with report --from.",
-        epilog="examples:\n  %(prog)s --out /tmp/fanout --cell seed\n  %(prog)s --out /tmp/fanout --archive")
+        epilog="examples:\n  %(prog)s --reports /tmp/fanout --cell seed\n  %(prog)s --reports /tmp/fanout --archive")
     _common(local)
-    local.add_argument("--out", required=True, help="folder for jobs/, artifacts/, logs/ and the merged reports/")
+    # required, but checked in _cmd_local: argparse's own check would not count the deprecated --out
+    local.add_argument("--reports", help="folder for jobs/, artifacts/, logs/ and the merged reports/ (required)")
+    local.add_argument("--out", dest="reports", action=deprecated_alias("--reports"), help=argparse.SUPPRESS)
     local.add_argument("--job-args", action="append", metavar="CELL=ARGS",
                        help="extra `pcgkit matrix` arguments for one cell's (or one artifact's) jobs, e.g. "
                             "'seed=--backend docker --gpus none'")

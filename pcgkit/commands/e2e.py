@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import datetime as _dt
 import json
 import shutil
@@ -12,6 +13,7 @@ from pcgkit.e2e.payload import SPEC_PATH, build, load_spec
 from pcgkit.e2e.validate import DEFAULT_OUT, _version_key, default_matrix_versions, run_validation, summarize
 from pcgkit.errors import EnvironmentSetupError, UsageError
 from pcgkit.util import atomic, proc
+from pcgkit.util.argtypes import deprecated_alias
 from pcgkit.util.interpreters import find_python
 
 
@@ -47,9 +49,9 @@ def _cmd_validate(args) -> int:
     if not versions:
         raise UsageError("no SGLang versions to validate (the matrix has none and none were given)")
     workdir = Path(args.workdir)
-    python = find_python(args.python)
+    python = find_python(args.python_version)
     if python is None:
-        raise EnvironmentSetupError(f"no Python {args.python} interpreter found for the probe environment")
+        raise EnvironmentSetupError(f"no Python {args.python_version} interpreter found for the probe environment")
     try:
         reports = run_validation(versions, workdir, python)
         venv_python = workdir / "probe-venv" / "bin" / "python"
@@ -59,7 +61,7 @@ def _cmd_validate(args) -> int:
             shutil.rmtree(workdir, ignore_errors=True)
     environment = {
         "generated": _dt.date.today().isoformat(),
-        "python": args.python,
+        "python": args.python_version,
         "probe_environment": sorted(
             line for line in frozen.output_tail.splitlines() if "==" in line and not line.startswith("nvidia")
         ),
@@ -86,7 +88,9 @@ def _add_validate(e2e_subparsers) -> None:
     cmd.add_argument("--sglang", action="append", help="only this SGLang version (repeatable; default: the matrix's)")
     cmd.add_argument("--out", default=str(DEFAULT_OUT), help=f"data file to write (default {DEFAULT_OUT.name})")
     cmd.add_argument("--workdir", default="/tmp/pcgkit-launch-validation", help="where the environments go")
-    cmd.add_argument("--python", default="3.12", help="interpreter for the probe environment")
+    cmd.add_argument("--python-version", default="3.12", help="Python version of the probe environment (default 3.12)")
+    # --python names an interpreter (a path) in every other command; here it was the version
+    cmd.add_argument("--python", dest="python_version", action=deprecated_alias("--python-version"), help=argparse.SUPPRESS)
     cmd.add_argument("--keep", action="store_true", help="keep the environments afterwards")
     cmd.set_defaults(func=_cmd_validate)
 

@@ -10,6 +10,7 @@ from pcgkit.bugreport.envcapture import ENV_SCHEMA, capture, render_text
 from pcgkit.bugreport.envdiff import diff_lines, load_capture, resolve_side
 from pcgkit.util import atomic
 from pcgkit.util.foreign_env import capture_in
+from pcgkit.util.progress import activity
 
 
 def _cmd_env(args) -> int:
@@ -18,7 +19,11 @@ def _cmd_env(args) -> int:
         lines = diff_lines(a, b)
         output = "\n".join(lines) + "\n" if lines else "no differences\n"
     else:
-        data = capture_in(args.python) if args.python else capture()
+        if args.python:
+            data = capture_in(args.python)
+        else:
+            with activity("capturing this environment (imports torch and FlashInfer)"):
+                data = capture()
         output = json.dumps(data, indent=2, sort_keys=True) + "\n" if args.json else render_text(data)
     if args.out:
         atomic.write_text(Path(args.out), output)  # whole or old, the path named on a full disk

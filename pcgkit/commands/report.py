@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pcgkit.errors import ExitCode, UsageError, status_for_results, worst
-from pcgkit.matrix.outcome import cells_root, read_outcome_row
+from pcgkit.matrix.outcome import STAGE_NOT_RUN, cells_root, not_run_outcome, read_outcome_row
 from pcgkit.matrix.plan import default_axis_releases
 from pcgkit.matrix.runner import CELL_FILE
 from pcgkit.matrix.uninstallable import expected_failure, load_uninstallable, unexpectedly_installed
@@ -34,7 +34,8 @@ def matrix_status(outcomes) -> ExitCode:
     A cell the baseline records as expected-uninstallable ([[uninstallable]] in
     fixtures/expectations.toml) is not an error; one that installed although so recorded is a change."""
     rules = load_uninstallable()
-    judged = [o for o in outcomes if expected_failure(o, rules) is None]
+    # a cell whose job never delivered (not run, with its reason) says nothing about the bug or the kit
+    judged = [o for o in outcomes if expected_failure(o, rules) is None and o.stage != STAGE_NOT_RUN]
     if any(o.is_error for o in judged):
         return ExitCode.ERROR_CELLS
     status = status_for_results(r for o in judged for r in o.results)
@@ -43,7 +44,19 @@ def matrix_status(outcomes) -> ExitCode:
     return status
 
 
-def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = (), compat: Path | None = None) -> int:
+def parse_not_run(items: Sequence[str]) -> list[tuple[str, str]]:
+    """'ID=REASON' -> (id, reason); a clear usage error otherwise. Pure."""
+    out = []
+    for item in items:
+        cell_id, sep, reason = item.partition("=")
+        if not sep or not cell_id.strip() or not reason.strip():
+            raise UsageError(f"--not-run {item!r}: expected CELL_ID=REASON")
+        out.append((cell_id.strip(), reason.strip()))
+    return out
+
+
+def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = (), compat: Path | None = None,
+           not_run: Sequence[tuple[str, str]] = ()) -> int:
     """Merge cells into the writers' outputs (compat.md/json, the dashboard, the merged JUnit), keep the history.
 
     Without sources: every cell on disk under reports/matrix/cells. With sources (`--from`): the
@@ -78,7 +91,8 @@ def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = ()
                 stage_cells(loaded.rows, root)
             finally:
                 remove_unpacked(reports / "matrix" / "merged")
-        outcomes = [r.outcome for r in loaded.rows]
+        present = {r.outcome.cell.id for r in loaded.rows}
+        outcomes = [r.outcome for r in loaded.rows] + [not_run_outcome(i, why) for i, why in not_run if i not in present]
         if not outcomes:
             raise UsageError(f"no cells under {root}: run `pcgkit matrix` first (or pass --compat compat.json)")
         disagreements = find_disagreements(loaded.rows)
@@ -102,8 +116,12 @@ def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = ()
         print(f"  disagree: {d.describe()}")
     for line in bad_inputs + notes:
         print(f"  input: {line}")
+    # the same cells give the same status whatever the entry point: a compat.json's expected-uninstallable
+    # cells are not errors, exactly as matrix_status judges the cells themselves
     status = matrix_status(outcomes) if outcomes else (
-        ExitCode.ERROR_CELLS if any(c.is_error for c in typed.cells) else ExitCode.SUCCESS)
+        ExitCode.ERROR_CELLS if any(c.is_error and not c.expected for c in typed.cells)
+        or any(e.verdict == "error" for c in typed.cells if not c.expected for e in c.entries.values())
+        else ExitCode.SUCCESS)
     return int(worst(status, ExitCode.ERROR_CELLS if bad_inputs else ExitCode.SUCCESS))
 
 
@@ -122,7 +140,7 @@ def _read_compat(path: Path):
 
 def _cmd_report(args) -> int:
     return report(Path(args.reports), with_bisect=args.with_bisect, sources=args.sources or (),
-                  compat=Path(args.compat) if args.compat else None)
+                  compat=Path(args.compat) if args.compat else None, not_run=parse_not_run(args.not_run or ()))
 
 
 def register(subparsers) -> None:
@@ -134,5 +152,8 @@ def register(subparsers) -> None:
     rep.add_argument("--from", dest="sources", action="append", metavar="DIR|ARCHIVE",
                      help="merge cell results from this folder or .tar[.gz]/.zip archive instead of reports/matrix/cells "
                           "(repeatable; e.g. one CI artifact per cell, from many hosts)")
+    rep.add_argument("--not-run", action="append", metavar="CELL_ID=REASON",
+                     help="a planned cell whose job delivered nothing (e.g. its GPU runner was offline): shown as "
+                          "'not run' with the reason, not an error (repeatable; CI's report job passes these)")
     rep.add_argument("--compat", help="render this compat.json (schema pcgkit.compat/1 or /2) instead of the cells on disk")
     rep.set_defaults(func=_cmd_report)

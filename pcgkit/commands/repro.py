@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 from pcgkit import catalog
 from pcgkit.bugreport.repro import pins_for_cell, pins_from_file, plan_export, write_export
 from pcgkit.errors import UsageError
+from pcgkit.util.argtypes import deprecated_alias
 
 
 def _cmd_repro(args) -> int:
-    pins = pins_from_file(Path(args.pins), args.python) if args.pins else None
+    pins = pins_from_file(Path(args.pins), args.python_version) if args.pins else None
     results = Path(args.results) if args.results else None
     if args.cell:
         if pins is not None:
@@ -40,7 +42,9 @@ def register(subparsers) -> None:
     )
     target.add_argument("--real", dest="simulate", action="store_false", help="for a real CUDA GPU: no simulation")
     repro.add_argument("--pins", help="requirements file to pin instead of the reference cell's")
-    repro.add_argument("--python", default="3.12", help="Python version that goes with --pins (default 3.12)")
+    repro.add_argument("--python-version", default="3.12", help="Python version that goes with --pins (default 3.12)")
+    # --python names an interpreter (a path) in every other command; here it was the version
+    repro.add_argument("--python", dest="python_version", action=deprecated_alias("--python-version"), help=argparse.SUPPRESS)
     repro.add_argument("--results", help="results.json: pins from its versions, expected output from its verdict")
     repro.add_argument("--cell", help="a matrix cell id (`pcgkit matrix --list`): its exact pins, and its measured "
                                       "results when `pcgkit matrix` has run it")

@@ -1,5 +1,5 @@
 """`pcgkit sweep`: run the sweep in this interpreter (its installed flashinfer and torch), write
-sweep.json (schema pcgkit.sweep/1) and sweep.md (readiness table) into --out, print the table.
+sweep.json (schema pcgkit.sweep/1) and sweep.md (readiness table) into --reports, print the table.
 
 `--real`: on a CUDA host, trace on the real device (its own arch) with nothing simulated and no
 guard, so wrappers' constructors and plan() run for real; without a GPU it refuses (exit 3)."""
@@ -17,6 +17,7 @@ from unittest import mock
 from pcgkit.errors import PcgkitError
 from pcgkit.harness.hardware import SIMULATED_ARCHES
 from pcgkit.util import atomic
+from pcgkit.util.argtypes import deprecated_alias
 
 
 class NoGpuError(PcgkitError):
@@ -29,8 +30,9 @@ class NoGpuError(PcgkitError):
 def register(subparsers) -> None:
     parser = subparsers.add_parser("sweep", help="trace every FlashInfer entry point under fullgraph, per simulated arch",
                                 description="Trace every public FlashInfer entry point under torch.compile(fullgraph=True), per simulated arch, and write a readiness report.",
-                                epilog="example:\n  %(prog)s --arch sm120 --out reports/sweep")
-    parser.add_argument("--out", type=Path, default=Path("reports/sweep"), help="where sweep.json / sweep.md go")
+                                epilog="example:\n  %(prog)s --arch sm120 --reports reports/sweep")
+    parser.add_argument("--reports", type=Path, default=Path("reports/sweep"), help="where sweep.json / sweep.md go (default reports/sweep)")
+    parser.add_argument("--out", type=Path, dest="reports", action=deprecated_alias("--reports"), help=argparse.SUPPRESS)
     parser.add_argument("--arch", action="append", choices=sorted(SIMULATED_ARCHES), help="repeatable; default: all")
     parser.add_argument("-k", dest="only", action="append", help="entry id to run (repeatable); default: all")
     parser.add_argument("--real", action="store_true",
@@ -136,10 +138,10 @@ def main(args: argparse.Namespace) -> int:
         else "simulated (CPU; hardware queries answered per arch)",
         "CUDA_HOME": toolkit or "unset", "entry points": str(len(specs)), "wall_s": f"{time.perf_counter() - start:.1f}",
     }
-    args.out.mkdir(parents=True, exist_ok=True)
+    args.reports.mkdir(parents=True, exist_ok=True)
     # not write_json: it sorts keys, and the results keep the sweep's order
-    atomic.write_text(args.out / "sweep.json", json.dumps({"schema": report.SCHEMA, "header": header, "results": results}, indent=1))
+    atomic.write_text(args.reports / "sweep.json", json.dumps({"schema": report.SCHEMA, "header": header, "results": results}, indent=1))
     text = report.render(results, header)
-    atomic.write_text(args.out / "sweep.md", text)
+    atomic.write_text(args.reports / "sweep.md", text)
     print(text)
     return 0

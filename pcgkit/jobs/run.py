@@ -139,6 +139,7 @@ def execute(plan: RunPlan) -> tuple[dict, list[CaseResult], proc.Completed]:
             timeout=plan.timeout_s,
             log_path=plan.log_path,
             env={**os.environ, "PYTHONUNBUFFERED": "1", **dict(plan.env)},
+            progress=f"the cases ({plan.log_path})",
         )
     except Interrupted as exc:
         interrupted_results(plan, exc)

@@ -37,6 +37,7 @@ STAGE_IMPORT = "import"
 STAGE_RUN = "run"
 STAGE_READ = "read"  # the cell.json on disk could not be read back
 STAGE_INTERRUPTED = "interrupted"  # a stop signal arrived before the cell finished
+STAGE_NOT_RUN = "not run"  # planned, but its job never delivered (e.g. an offline GPU runner): the reason says why
 
 LOG_TAIL_CHARS = 2000
 
@@ -173,6 +174,11 @@ def read_outcome(path: Path, from_cache: bool = False) -> CellOutcome | None:
         return load_outcome(path, from_cache)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def not_run_outcome(cell_id: str, reason: str) -> CellOutcome:
+    """A planned cell whose job did not deliver a result: a row saying so, no verdict, not an error of the kit."""
+    return CellOutcome(Cell(id=cell_id), ERROR, 0.0, STAGE_NOT_RUN, reason)
 
 
 def unreadable_outcome(path: Path, why: str) -> CellOutcome:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from pcgkit.errors import Interrupted
 from pcgkit.matrix import backends
@@ -41,6 +42,7 @@ from pcgkit.matrix.outcome import (
 from pcgkit.matrix.uninstallable import Uninstallable, expected_failure, load_uninstallable
 from pcgkit.matrix.where import capture as capture_where
 from pcgkit.util import proc, signals
+from pcgkit.util.progress import activity
 
 CELL_FILE = "cell.json"
 # After a stop signal: how long finished-but-unreported workers get to hand in their outcome.
@@ -172,9 +174,17 @@ def _run_matrix(cells, config, jobs, force, run, show_progress, rules) -> list[C
         # Not a `with` block: its exit waits for every worker, which a stop must not do blindly.
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs or default_jobs())
         futures = {pool.submit(_guarded, run, cell, config, on_stage): cell for cell in todo}
+
+        def heartbeat() -> str:  # CI logs get no live display: one line per period instead
+            with stages_lock:
+                running = ", ".join(f"{c} ({s})" for c, s in stages.items() if c not in outcomes)
+            return f"matrix: {Text.from_markup(tally.describe()).plain}" + (f"; running {running}" if running else "")
+
         try:
-            for future in concurrent.futures.as_completed(futures):
-                finish(future.result())
+            with activity(heartbeat, stream=progress.console.file,
+                          interval_s=None if show_progress and not progress.console.is_terminal else 0, live=False):
+                for future in concurrent.futures.as_completed(futures):
+                    finish(future.result())
         except (Interrupted, KeyboardInterrupt) as exc:
             signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
             _stop(pool, futures, outcomes, stages, signum, finish)

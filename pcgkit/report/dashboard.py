@@ -29,8 +29,11 @@ from pcgkit.report.annotations import (
     source_line,
     where_line,
 )
+from pcgkit.report.answers import answers as answers_for
+from pcgkit.report.answers import flips_across_runs, unjudged_cases, version_order
 from pcgkit.report.history import RunSummary, Timeline, timelines
 from pcgkit.report.model import SYMBOLS, CellReport, CompatReport
+from pcgkit.report.site import SIDECAR_FOLDER
 from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.report.upstream import EMPTY, Upstream
 from pcgkit.report.wording import axis_name, describe
@@ -39,7 +42,7 @@ from pcgkit.values.axes import AXIS_IDS, OPTIONAL_AXES
 from pcgkit.values.verdict import LEGEND
 
 TEMPLATE = "dashboard.html.j2"
-SIDECAR_DIR = "index.files/cells"
+SIDECAR_DIR = f"{SIDECAR_FOLDER}/cells"
 # The verdicts' colours (pcgkit.values.verdict.LEGEND), and the expected-uninstallable cells' grey.
 COLOURS = {**{v.value: legend.colour for v, legend in LEGEND.items()}, EXPECTED_LABEL: "#E8E8E8"}
 
@@ -96,9 +99,14 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
     run_index = {d: i for i, d in enumerate(run_dates)}
     ranks = {a: _rank([c.axis_value(a) for c in report.cells]) for a in AXIS_IDS}
     marks = disagreement_marks(report)
+    first_answers = answers_for(report, upstream)
+    first_fixed = {(a.axis, a.first_fixed_measured) for a in first_answers if a.first_fixed_measured}
+    unjudged = unjudged_cases(report)
+    index = {cell.id: i for i, cell in enumerate(report.cells)}  # sidecar numbers follow the report's order
     rows = []
     sidecars = {}
-    for i, cell in enumerate(report.cells):
+    for cell in version_order(report.cells):
+        i = index[cell.id]
         flips = [lines[(cell.id, case)] for case in cell.entries if (cell.id, case) in lines]
         rows.append({
             "i": i, "cell": cell,
@@ -110,11 +118,14 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
             "flips": sum(t.flips for t in flips),
             "flipped": {case for case in cell.entries if (t := lines.get((cell.id, case))) and t.flipped_last},
             "since": {case: t.since for case in cell.entries if (t := lines.get((cell.id, case))) and t.flips},
+            "first_fixed": {a for a in AXIS_IDS if (a, cell.axis_value(a)) in first_fixed},
         })
         sidecars[f"{SIDECAR_DIR}/{i}.js"] = sidecar_script(i, _evidence(cell, lines, run_index, marks))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resources.templates_dir())), autoescape=True)
     html = env.get_template(TEMPLATE).render(
-        report=report, rows=rows, axes=AXIS_IDS, optional_axes=OPTIONAL_AXES, axis_name=axis_name, symbols=SYMBOLS, colours=COLOURS,
+        report=report, rows=rows, axes=AXIS_IDS, optional_axes=OPTIONAL_AXES, first_answers=first_answers, unjudged=unjudged,
+        grid_cases=[c for c in report.cases if c.id not in unjudged], run_flips=flips_across_runs(runs),
+        axis_name=axis_name, symbols=SYMBOLS, colours=COLOURS,
         axis_values={a: sorted({v for v in (c.axis_value(a) for c in report.cells) if v},
                                key=version_key) for a in AXIS_IDS},
         answers=[(c, describe(report.attribution[c.id])) for c in report.cases if c.id in report.attribution],

@@ -137,7 +137,11 @@ def render_upstream(report: CompatReport, upstream: Upstream) -> list[str]:
 
 
 def render_grid(report: CompatReport) -> list[str]:
-    cases = [c for c in report.cases if not is_sweep_case(c.id)]  # the sweep has its own section
+    """The verdict grid: rows in version order; cases with no verdict in any cell named once, not drawn. Pure."""
+    from pcgkit.report.answers import unjudged_cases, version_order
+
+    unjudged = unjudged_cases(report)
+    cases = [c for c in report.cases if not is_sweep_case(c.id) and c.id not in unjudged]  # the sweep has its own section
     machines = any(c.where for c in report.cells)  # a column only when some cell says where it ran
     head = ["cell", *(axis_name(a) for a in GRID_AXES), "evidence", *(["ran on"] if machines else []), *(c.id for c in cases)]
     legend = ", ".join(f"{s} {v}" for v, s in SYMBOLS.items())
@@ -148,7 +152,7 @@ def render_grid(report: CompatReport) -> list[str]:
              "| " + " | ".join(md(h) for h in head) + " |", "|---" * len(head) + "|"]
     changed = {(ch.cell, ch.case) for ch in report.changes}
     marks = disagreement_marks(report)
-    for cell in report.cells:
+    for cell in version_order(report.cells):
         kind = evidence_kind(cell)
         row = [*(cell.axis_value(a) or "-" for a in GRID_AXES), {"none": "-"}.get(kind, kind)]
         if machines:
@@ -161,6 +165,9 @@ def render_grid(report: CompatReport) -> list[str]:
             mark = EXPECTED_SYMBOL if cell.expected else symbol(e.verdict)
             row.append(mark + ("⚑" if (cell.id, case) in changed else "") + (DISAGREE_SYMBOL if (cell.id, case) in marks else ""))
         lines.append("| " + " | ".join([md_code(cell.id), *(md(x) for x in row)]) + " |")
+    if unjudged:
+        lines += ["", f"Not drawn: {len(unjudged)} case(s) with no verdict in any cell ({', '.join(unjudged)}); "
+                  "the cell details give each reason."]
     return lines
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from pcgkit.catalog import all_modes
+from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult
 
 SIMULATION_NOTE = (
@@ -49,7 +50,12 @@ def markdown_summary(results: Sequence[CaseResult], environment: dict) -> str:
         "| mode | target | verdict | graph-break id | innermost FlashInfer frame | message head | time |",
         "|---|---|---|---|---|---|---|",
     ]
+    # Skipped rows (a target this machine lacks) would be most of the table: one line per target and reason.
+    skipped: dict[tuple[str, str], list[str]] = {}
     for r in _order(results):
+        if r.verdict is Verdict.SKIPPED:
+            skipped.setdefault((r.variant, r.reason), []).append(r.mode)
+            continue
         sig = r.signature
         title = modes[r.mode].title if r.mode in modes else r.mode
         head = sig.message_head if sig else r.reason
@@ -58,6 +64,10 @@ def markdown_summary(results: Sequence[CaseResult], environment: dict) -> str:
             f"| **{r.verdict.value}** | {(sig.graph_break_id if sig else None) or '-'} | `{_frame(r)}` "
             f"| {_md_escape(head[:100])} | {r.duration_s:.2f} s |"
         )
+    if skipped:
+        lines += ["", "Skipped (no verdict):"]
+        lines += [f"- {variant}: {len(modes_)} case{'s' if len(modes_) > 1 else ''} ({', '.join(modes_)}): {_md_escape(reason[:200])}"
+                  for (variant, reason), modes_ in skipped.items()]
     lines += ["", "Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items() if v), ""]
     devices = environment.get("devices") or []
     lines.append("Devices: " + (", ".join(d["label"] for d in devices) if devices else "no CUDA device"))

@@ -16,6 +16,7 @@ from pcgkit.report.annotations import mark_expected
 from pcgkit.report.dashboard import build_page, write_page
 from pcgkit.report.markdown import CELL_DETAILS_FILE, GITHUB_BODY_LIMIT, render_cell_details, render_markdown
 from pcgkit.report.model import CompatReport, to_json
+from pcgkit.report.site import FLIPS_FILE, STEP_SUMMARY_FILE, render_flips, render_step_summary
 from pcgkit.report.upstream import EMPTY, Upstream, load_upstream
 from pcgkit.util import atomic
 
@@ -91,12 +92,19 @@ def write_summary(report: CompatReport, ctx: WriteContext) -> list[Path]:
     return []
 
 
+def write_step_summary(report: CompatReport, ctx: WriteContext) -> list[Path]:
+    """step-summary.md (CI's job summary: headline, grid, flips) and flips.md (empty when nothing flipped)."""
+    return [_atomic(ctx.reports_dir / STEP_SUMMARY_FILE, render_step_summary(report)),
+            _atomic(ctx.reports_dir / FLIPS_FILE, render_flips(report))]
+
+
 WRITERS: dict[str, Writer] = {
     "json": write_json,
     "markdown": write_markdown,
     "dashboard": write_dashboard,
     "junit": write_junit,
     "summary": write_summary,
+    "step-summary": write_step_summary,
 }
 
 

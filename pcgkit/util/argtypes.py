@@ -48,3 +48,17 @@ def cron_schedule(text: str) -> str:
                 raise argparse.ArgumentTypeError(f"{text!r}: the {name} field {value!r} is not valid cron "
                                                  f"(numbers {low}-{high}, '*', ranges a-b, lists, steps /n)")
     return " ".join(fields)
+
+
+def deprecated_alias(new_flag: str) -> type[argparse.Action]:
+    """An argparse action for an old spelling kept working: stores into the new option's dest and says
+    once, on stderr, which spelling to use (one vocabulary across subcommands; old scripts keep running)."""
+
+    class DeprecatedAlias(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            import sys
+
+            print(f"{parser.prog}: {option_string} is deprecated: use {new_flag} (same meaning)", file=sys.stderr)
+            setattr(namespace, self.dest, values)
+
+    return DeprecatedAlias

@@ -27,7 +27,8 @@ def capture_in(python: str, timeout: float = 300.0) -> dict:
         out = Path(tmp) / "capture.json"
         env = {**os.environ, "PYTHONPATH": tmp, "PYTHONNOUSERSITE": "1"}
         try:
-            done = proc.run([python, "-m", "pcgkit.bugreport.envcapture", str(out)], env=env, timeout=timeout, echo=False)
+            done = proc.run([python, "-m", "pcgkit.bugreport.envcapture", str(out)], env=env, timeout=timeout, echo=False,
+                            progress=f"capturing {python}'s environment")
         except OSError as exc:
             raise UsageError(f"--python {python}: cannot run it ({exc.strerror or exc})") from exc
         if not done.ok or not out.exists():

@@ -13,6 +13,7 @@ Ctrl-C or SIGTERM kills them all, and no new child starts after it (`run` raises
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from pcgkit.util import signals
+from pcgkit.util.progress import activity
 from pcgkit.util.redact import redact_argv, redact_text, secret_values
 from pcgkit.util.sanitize import strip_ansi
 
@@ -72,8 +74,10 @@ def run(
     timeout: float | None = None,
     log_path: Path | None = None,
     echo: bool = True,
+    progress: str | None = None,
 ) -> Completed:
-    """Run argv to completion (or timeout), output merged and kept; never raises on failure."""
+    """Run argv to completion (or timeout), output merged and kept; never raises on failure. With
+    `progress`, a live line (terminal) or heartbeats (CI logs) say it is still running (pcgkit.util.progress)."""
     argv = tuple(str(a) for a in argv)
     signals.raise_if_stopping()
     secrets = secret_values(dict(env) if env is not None else dict(os.environ))
@@ -100,7 +104,8 @@ def run(
         )
         signals.register_group(proc.pid)
         try:
-            returncode = proc.wait(timeout=timeout)
+            with activity(progress) if progress else contextlib.nullcontext():
+                returncode = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
             _kill_group(proc)

@@ -1,0 +1,108 @@
+"""What a reader asks first, computed once for the dashboard and compat.md. Pure.
+
+- rows in version order on every axis (packaging.Version: 0.6.3 before 0.6.12), FlashInfer-only cells
+  first, then SGLang releases;
+- per upstream project and case, the user's question (does <project> <version> crash on SM120?) answered
+  from the measured cells: where it reproduces, and the first release measured fixed beside the release
+  the upstream record names;
+- the cases with no verdict in any cell, set apart instead of drawn as a column of `skipped`;
+- the flips across runs, newest first (the page-level timeline).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from pcgkit.matrix.pins import version_key
+from pcgkit.report import attribution as attr
+from pcgkit.report.history import RunSummary
+from pcgkit.report.model import FIX, CellReport, CompatReport
+from pcgkit.report.upstream import Upstream
+from pcgkit.report.wording import fixed_from
+from pcgkit.values.axes import AXIS_IDS
+
+ORDER_AXES = AXIS_IDS  # sglang first, then flashinfer-python, torch, python (pcgkit.values.axes)
+JUDGED = ("reproduced", "fixed", "drifted")  # a verdict about the bug; skipped / not-applicable / error are not
+
+
+def version_order(cells: Sequence[CellReport]) -> list[CellReport]:
+    """Cells by (has SGLang, each axis as a Version, id): a clean fix boundary reads as one. Pure."""
+    def key(cell: CellReport) -> tuple:
+        values = [cell.axis_value(a) for a in ORDER_AXES]
+        return (values[0] is not None, *((v is not None, version_key(v or "0")) for v in values), cell.id)
+    return sorted(cells, key=key)
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    project: str  # "SGLang"
+    axis: str
+    case: str
+    title: str
+    reproduced_in: tuple[str, ...]  # versions on the axis where some cell reproduced it, in version order
+    first_fixed_measured: str | None
+    first_fixed_upstream: str | None  # the upstream record's release ("" / None: none names one)
+    simulated: bool  # every cell behind it simulated
+
+    @property
+    def question(self) -> str:
+        return f"Does {self.project} crash on SM120 ({self.case})?"
+
+    @property
+    def reproduced_range(self) -> str:
+        """'0.5.0 – 0.7.4 (21 releases)': the measured releases that reproduced it, as a range."""
+        found = self.reproduced_in
+        if not found:
+            return "in no measured release"
+        span = found[0] if len(found) == 1 else f"{found[0]} – {found[-1]}"
+        return f"{self.project} {span}" + (f" ({len(found)} releases measured)" if len(found) > 2 else "")
+
+
+def answers(report: CompatReport, upstream: Upstream) -> list[Answer]:
+    """One answer per upstream project x bug case with a verdict in these cells (fix attempts answer another
+    question: whether a workaround works; they stay in the grid). Pure."""
+    out = []
+    unjudged = set(unjudged_cases(report))
+    present = {c.id: c for c in report.cases if c.family != FIX and c.id not in unjudged}
+    for project in upstream.projects:
+        for case in project.cases:
+            if case not in present:
+                continue
+            repro = sorted({v for c in report.cells if (e := c.entries.get(case)) and e.verdict == "reproduced"
+                            and (v := c.axis_value(project.axis))}, key=version_key)
+            links = [link.fixed_in for link in upstream.links_for(project.id) if link.fixed_in and case in link.cases]
+            judged = [c for c in report.cells if (e := c.entries.get(case)) and e.verdict in JUDGED]
+            out.append(Answer(project.name, project.axis, case, present[case].title, tuple(repro),
+                              fixed_from(report.attribution.get(case), project.axis),
+                              min(links, key=version_key) if links else None,
+                              bool(judged) and all(c.simulated for c in judged)))
+    return out
+
+
+def unjudged_cases(report: CompatReport) -> list[str]:
+    """Cases with no verdict about the bug in any cell (all skipped, not applicable or error). Pure."""
+    return [c.id for c in report.cases
+            if (a := report.attribution.get(c.id)) is not None and a.basis == attr.NONE
+            or not any((e := cell.entries.get(c.id)) and e.verdict in JUDGED for cell in report.cells)]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunFlips:
+    created: str
+    previous: str
+    changes: tuple[tuple[str, str, str, str], ...]  # (cell, case, was, now)
+
+
+def flips_across_runs(runs: Sequence[RunSummary]) -> list[RunFlips]:
+    """For each run, the cell x case verdicts that differ from the run before it; newest first, runs
+    without a flip left out. Pure."""
+    ordered = sorted(runs, key=lambda r: r.created)
+    out = []
+    for before, after in zip(ordered, ordered[1:]):
+        changes = tuple((cell, case, was, now) for cell, cases in sorted(after.verdicts.items())
+                        for case, now in sorted(cases.items())
+                        if (was := before.verdicts.get(cell, {}).get(case)) is not None and was != now)
+        if changes:
+            out.append(RunFlips(after.created, before.created, changes))
+    return out[::-1]

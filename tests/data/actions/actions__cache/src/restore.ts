@@ -1,0 +1,3 @@
+import { restoreRun } from "./restoreImpl";
+
+restoreRun(true);

@@ -1,0 +1,3 @@
+import { restoreOnlyRun } from "./restoreImpl";
+
+restoreOnlyRun(true);

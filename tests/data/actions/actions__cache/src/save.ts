@@ -1,0 +1,3 @@
+import { saveRun } from "./saveImpl";
+
+saveRun(true);

@@ -1,0 +1,3 @@
+import { saveOnlyRun } from "./saveImpl";
+
+saveOnlyRun(true);
