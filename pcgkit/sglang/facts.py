@@ -196,7 +196,7 @@ def sglang_root() -> Path | None:
 
 
 def _prefill_default_on_cuda() -> str | None:
-    """sglang's own default prefill backend *on a CUDA machine* (0.5.16+), or None where absent.
+    """sglang's own default prefill backend *on a CUDA machine* (0.5.14+), or None where absent.
 
     `default_prefill_backend()` asks `sglang.srt.utils.is_cuda()`; on this CPU machine it would
     answer for a CPU, so that one hardware query is answered as a CUDA machine would (simulated).
@@ -208,10 +208,17 @@ def _prefill_default_on_cuda() -> str | None:
         from sglang.srt.model_executor import cuda_graph_config
     except Exception:  # ImportError, or a CUDA-only module failing at import: the default stays unread
         return None
-    if not hasattr(cuda_graph_config, "default_prefill_backend"):
+    if hasattr(cuda_graph_config, "default_prefill_backend"):  # 0.5.15+: decided by the hardware
+        with mock.patch.object(sglang_utils, "is_cuda", lambda: True):
+            chosen = cuda_graph_config.default_prefill_backend()
+    elif hasattr(cuda_graph_config, "CudaGraphConfig"):  # 0.5.14: a constant in the config dataclass
+        try:
+            chosen = cuda_graph_config.CudaGraphConfig().prefill.backend
+        except Exception:  # a constructor that needs more than its defaults: the default stays unread
+            return None
+    else:
         return None
-    with mock.patch.object(sglang_utils, "is_cuda", lambda: True):
-        return str(cuda_graph_config.default_prefill_backend())
+    return str(getattr(chosen, "value", chosen))
 
 
 def piecewise_flags() -> PiecewiseFlags:
