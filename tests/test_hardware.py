@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from pcgkit.harness.hardware import SIMULATED_SM120, Device, first_device, missing_hardware_reason
+from pcgkit.harness.hardware import SIMULATED_SM120, Device, first_device, missing_hardware_reason, simulated_beside
 
 H200 = Device("NVIDIA H200", (9, 0))
 B200 = Device("NVIDIA B200", (10, 0))
@@ -128,3 +128,13 @@ def test_a_real_device_label_ignores_a_note():
     """A real device's label always states its compute capability; a note only speaks for simulated ones."""
     noted = dataclasses.replace(RTX_PRO_6000, note="should not show")
     assert noted.label == "NVIDIA RTX PRO 6000 Blackwell (compute capability 12.0)"
+
+
+def test_a_simulation_beside_a_real_gpu_names_it_and_stays_simulated():
+    """Simulated SM120 on the H200: the label names the real GPU instead of "no GPU"; capability and flag unchanged."""
+    beside = simulated_beside(SIMULATED_SM120, (H200,))
+    assert beside.simulated and beside.capability == (12, 0) and beside.family == 12
+    assert beside.label == ("simulated SM120 (hardware queries answered as 12.0; this machine's real NVIDIA H200 "
+                            "(CC 9.0) is not the GPU answered for)")
+    assert simulated_beside(SIMULATED_SM120, ()) == SIMULATED_SM120  # a CPU machine: "no GPU" is the truth
+    assert simulated_beside(H200, (H200,)) == H200  # a real device is never relabelled

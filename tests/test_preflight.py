@@ -10,7 +10,7 @@ import pytest
 from pcgkit.commands.preflight import ANSWER_EXIT, _launch_arguments, failure_modes
 from pcgkit.errors import ExitCode
 from pcgkit.preflight.answer import Answer, decide, matching_mode
-from pcgkit.preflight.resolve import model_shape, piecewise_state, tiny_features
+from pcgkit.preflight.resolve import capability_refusal, model_shape, piecewise_state, tiny_features
 from pcgkit.sglang.facts import validated_flags
 
 DATA = Path(__file__).parent / "data" / "preflight"
@@ -81,6 +81,36 @@ def test_model_shape_reads_hidden_size_and_experts_from_config(config, moe, hidd
 def test_tiny_features_keep_the_group_multiple(hidden, width):
     """The traced width divides the model's hidden size and is a multiple of the NVFP4 group (16) where possible."""
     assert tiny_features(hidden) == width
+
+
+@pytest.mark.parametrize("quantization, minimum, current, refused", [
+    ("modelopt_fp4", 100, (9, 0), "Minimum capability: 100. Current capability: 90."),  # SGLang's words on the H200
+    ("modelopt_fp4", 100, (12, 0), None),
+    ("modelopt_fp4", 100, (10, 3), None),
+    ("modelopt_fp4", 80, (9, 0), None),  # 0.5.22 lowered NVFP4's minimum to 80 (its own get_min_capability)
+    ("modelopt_fp4", 100, (None, None), None),  # the loader checks nothing when it reads no capability
+    (None, 100, (9, 0), None),
+])
+def test_capability_refusal_is_the_loaders_comparison(quantization, minimum, current, refused):
+    """A GPU older than the method's own minimum is refused at model load with the loader's message; otherwise none."""
+    message = capability_refusal(quantization, minimum, current)
+    assert (message is None) is (refused is None)
+    if refused:
+        assert message.endswith(refused) and quantization in message
+
+
+def test_a_probe_that_never_reached_the_trace_still_labels_a_simulation_beside_a_real_gpu(monkeypatch):
+    """The probe's simulated device on a machine with a GPU names that GPU and never says "no GPU" (the H200 run)."""
+    from pcgkit.harness import hardware
+    from pcgkit.preflight import probe
+
+    monkeypatch.setattr(hardware, "detect_cuda_devices", lambda: (hardware.Device("NVIDIA H200", (9, 0)),))
+    monkeypatch.setattr("pcgkit.harness.versions.installed_version", lambda name: None)  # stops before any import
+    doc = probe.probe("sm120", ["--model-path", "x"])
+    assert "not installed" in doc["unresolved"]
+    assert doc["simulated"] and doc["device"]["simulated"] and doc["device"]["compute_capability"] == "12.0"
+    assert "no GPU" not in doc["device"]["label"]
+    assert "NVIDIA H200 (CC 9.0)" in doc["device"]["label"] and "answered as 12.0" in doc["device"]["label"]
 
 
 def test_the_recorded_058_probe_is_a_crash_with_mode_1():

@@ -35,9 +35,9 @@ def checkpoint(folder: Path, quantized: bool) -> Path:
     return folder
 
 
-def preflight(python: str, *launch: str) -> tuple[int, dict]:
+def preflight(python: str, *launch: str, arch: str = "sm120") -> tuple[int, dict]:
     """`pcgkit preflight --json --python ENV -- LAUNCH` as a user runs it: (exit status, its JSON)."""
-    done = subprocess.run([sys.executable, "-m", "pcgkit.cli", "preflight", "--json", "--arch", "sm120",
+    done = subprocess.run([sys.executable, "-m", "pcgkit.cli", "preflight", "--json", "--arch", arch,
                            "--python", python, "--", *launch], capture_output=True, text=True, timeout=1800)
     assert done.stdout.strip(), done.stderr[-2000:]
     return done.returncode, json.loads(done.stdout)
@@ -61,6 +61,19 @@ def test_seed_stack_nvfp4_with_piecewise_on_will_crash_with_mode_1(sglang_058, t
     assert answer["signature"]["innermost_library_frame"].startswith("flashinfer/jit/cpp_ext.py")
     assert answer["probe"]["dense"]["linear_method"].endswith("ModelOptFp4LinearMethod")
     assert answer["simulated"] and answer["device"]["compute_capability"] == "12.0"
+    load_check = answer["probe"]["load_check"]  # the loader's own minimum, read from the release: SM120 passes it
+    assert (load_check["min_capability"], load_check["device_capability"], load_check["refusal"]) == (100, [12, 0], None)
+
+
+def test_nvfp4_on_sm90_is_refused_at_model_load_as_the_server_refuses_it(sglang_058, tmp_path):
+    """Simulated SM90: the release's loader refuses NVFP4 before any capture ("Minimum capability: 100. Current
+    capability: 90.", the words the real server said on the H200): unknown, exit 11, never `ok`."""
+    status, answer = preflight(sglang_058, "--model-path", str(checkpoint(tmp_path / "ckpt", True)),
+                               "--quantization", "modelopt_fp4", "--enable-piecewise-cuda-graph", arch="sm90")
+    assert (status, answer["answer"]) == (11, "unknown"), answer["reason"]
+    assert "refuses this launch at model load" in answer["reason"]
+    assert answer["reason"].count("Minimum capability: 100. Current capability: 90.") == 1
+    assert "dense" not in answer["probe"]  # nothing traced: the server would never reach piecewise capture
 
 
 def test_seed_stack_with_the_release_switch_off_is_ok(sglang_058, tmp_path):

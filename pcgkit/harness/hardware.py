@@ -52,6 +52,17 @@ class Device:
         return data
 
 
+def simulated_beside(device: Device, real: tuple[Device, ...]) -> Device:
+    """A simulated device's account of itself on a machine that has real GPUs: it must name them, not say
+    "no GPU" (a simulated answer on the lent H200 is still simulated, and labelled so). Pure."""
+    if not device.simulated or device.note or not real:
+        return device
+    major, minor = device.capability
+    present = ", ".join(f"{d.name} (CC {d.capability[0]}.{d.capability[1]})" for d in real)
+    return dataclasses.replace(device, note=f"hardware queries answered as {major}.{minor}; this machine's real "
+                               f"{present} is not the GPU answered for")
+
+
 SIMULATED_SM120 = Device("simulated SM120", SIMULATED_SM120_CAPABILITY, simulated=True)
 # The non-SM120 family the SGLang-level case also runs for (Hopper, like the lent H200).
 SIMULATED_SM90 = Device("simulated SM90", (9, 0), simulated=True)

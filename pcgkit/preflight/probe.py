@@ -138,6 +138,38 @@ def auto_disable(args: argparse.Namespace, model_config) -> tuple[str | None, st
     return None, "ran ServerArgs._handle_piecewise_cuda_graph: it keeps piecewise graphs as the flags say"
 
 
+LOADER = "srt/model_loader/loader.py"  # under the sglang package: where the model-load capability check lives
+
+
+def load_capability_check(model_config, sglang_root: Path) -> dict:
+    """The release's model-load check that the GPU is new enough for the quantization, with the release's own
+    operands: its `get_device_capability` (answered by the caller's simulation, or the real GPU's) and the
+    quantization config's own `get_min_capability()`. The comparison is the loader's (`capability_refusal`),
+    run only where this release's loader has it."""
+    from pcgkit.preflight.resolve import capability_refusal
+
+    if not model_config.quantization:
+        return {"ran": False, "why": "no quantization: the loader checks nothing"}
+    loader = sglang_root / LOADER
+    if "get_min_capability()" not in (loader.read_text(errors="replace") if loader.is_file() else ""):
+        return {"ran": False, "why": f"sglang/{LOADER} has no minimum-capability check in this release"}
+    try:
+        from sglang.srt.configs.load_config import LoadConfig
+        from sglang.srt.model_loader.weight_utils import get_quant_config
+        from sglang.srt.utils import get_device_capability
+
+        quant_config = get_quant_config(model_config, LoadConfig(), {})
+        current = tuple(get_device_capability())
+    except Exception as exc:  # noqa: BLE001 - recorded; the trace's own get_quant_config stage reports it again
+        return {"ran": False, "why": f"could not run here: {type(exc).__name__}: {str(exc)[:200]}"}
+    if quant_config is None:
+        return {"ran": False, "why": "get_quant_config returned no config: the loader checks nothing"}
+    minimum = quant_config.get_min_capability()
+    return {"ran": True, "read_from": f"sglang/{LOADER} (_get_quantization_config)", "min_capability": minimum,
+            "device_capability": list(current),
+            "refusal": capability_refusal(model_config.quantization, minimum, current)}
+
+
 def _dtype(args: argparse.Namespace, config: dict):
     import torch
 
@@ -306,8 +338,14 @@ def probe(arch: str, launch_argv: Sequence[str]) -> dict:
                     model_config = bare_model_config(config, args)
                 except ValueError as exc:  # SGLang's own refusal of the checkpoint/quantization pair
                     raise Unresolved(f"SGLang's quantization check refuses this checkpoint: {exc}") from exc
+                doc["load_check"] = load_capability_check(model_config, root)
                 auto, how = auto_disable(args, model_config)
             doc["quantization"] = model_config.quantization
+            if refusal := doc["load_check"].get("refusal"):
+                raise Unresolved(f"sglang {doc['versions']['sglang']} refuses this launch at model load, before any "
+                                 f"piecewise capture, on a GPU of compute capability "
+                                 f"{'.'.join(map(str, doc['load_check']['device_capability']))}: {refusal} "
+                                 f"(its own check, {doc['load_check']['read_from']})")
             state = piecewise_state(flags, vars(args), auto)
             doc["piecewise"] = {**state.to_dict(), "auto_disable_check": how}
             fullgraph, read_from = runner_fullgraph(root)
@@ -327,6 +365,10 @@ def probe(arch: str, launch_argv: Sequence[str]) -> dict:
                 doc["simulation_replaced"] = sorted(replaced)
     except Unresolved as exc:
         doc["unresolved"] = str(exc)
+    if simulated:  # asked after the simulation, so the real GPU is never initialised under it
+        from pcgkit.harness.hardware import detect_cuda_devices, simulated_beside
+
+        doc["device"] = simulated_beside(device, detect_cuda_devices()).to_dict()
     doc["duration_s"] = round(time.perf_counter() - start, 3)
     return doc
 

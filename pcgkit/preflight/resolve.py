@@ -104,3 +104,20 @@ def tiny_features(hidden_size: int | None, group: int = 16, cap: int = 128) -> i
         if hidden_size % width == 0 and width % group == 0:
             return min(width, hidden_size)
     return hidden_size
+
+
+def capability_refusal(quantization: str | None, minimum: int | None,
+                       current: tuple[int | None, int | None] | None) -> str | None:
+    """The refusal SGLang's model loader raises before any weight or graph when the GPU is older than the
+    quantization method needs (`_get_quantization_config`: capability < `get_min_capability()`), in the
+    release's own words; None when it would load. Like the loader, no capability read means no check. Pure."""
+    if not quantization or minimum is None or current is None:
+        return None
+    major, minor = current
+    if major is None or minor is None:
+        return None
+    capability = major * 10 + minor
+    if capability >= minimum:
+        return None
+    return (f"The quantization method {quantization} is not supported for the current GPU. "
+            f"Minimum capability: {minimum}. Current capability: {capability}.")
