@@ -10,6 +10,7 @@ A build failure fails the test (PyPI is reachable on CI): it never skips.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -35,10 +36,10 @@ def checkpoint(folder: Path, quantized: bool) -> Path:
     return folder
 
 
-def preflight(python: str, *launch: str, arch: str = "sm120") -> tuple[int, dict]:
+def preflight(python: str, *launch: str, arch: str = "sm120", env: dict | None = None) -> tuple[int, dict]:
     """`pcgkit preflight --json --python ENV -- LAUNCH` as a user runs it: (exit status, its JSON)."""
     done = subprocess.run([sys.executable, "-m", "pcgkit.cli", "preflight", "--json", "--arch", arch,
-                           "--python", python, "--", *launch], capture_output=True, text=True, timeout=1800)
+                           "--python", python, "--", *launch], capture_output=True, text=True, timeout=1800, env=env)
     assert done.stdout.strip(), done.stderr[-2000:]
     return done.returncode, json.loads(done.stdout)
 
@@ -63,6 +64,19 @@ def test_seed_stack_nvfp4_with_piecewise_on_will_crash_with_mode_1(sglang_058, t
     assert answer["simulated"] and answer["device"]["compute_capability"] == "12.0"
     load_check = answer["probe"]["load_check"]  # the loader's own minimum, read from the release: SM120 passes it
     assert (load_check["min_capability"], load_check["device_capability"], load_check["refusal"]) == (100, [12, 0], None)
+
+
+def test_a_simulation_on_a_host_with_a_real_sgl_kernel_is_the_same_simulation(sglang_058, tmp_path):
+    """A real sgl_kernel that cannot load for the answered architecture (the H200 run: "No module named
+    'common_ops'", exit 4) is not used under a simulation: the stand-in is, and the answer is mode 1 as on CPU."""
+    package = tmp_path / "site" / "sgl_kernel"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'common_ops'\")\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(package.parent), os.environ.get("PYTHONPATH"))))}
+    status, answer = preflight(sglang_058, "--model-path", str(checkpoint(tmp_path / "ckpt", True)),
+                               "--quantization", "modelopt_fp4", "--enable-piecewise-cuda-graph", env=env)
+    assert (status, answer["answer"], answer["mode"]) == (10, "will crash", "mode1"), answer["reason"]
+    assert answer["probe"]["sgl_kernel"] == "stubbed (import only)"
 
 
 def test_nvfp4_on_sm90_is_refused_at_model_load_as_the_server_refuses_it(sglang_058, tmp_path):

@@ -67,6 +67,31 @@ def test_stub_answers_imports_and_raises_when_called():
         importlib.import_module("sgl_kernel")
 
 
+def _planted_sgl_kernel(folder, monkeypatch) -> None:
+    """An importable `sgl_kernel` whose import fails as the trimmed real one did under a simulated SM120 on the H200."""
+    package = folder / "sgl_kernel"
+    package.mkdir()
+    (package / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'common_ops'\")\n")
+    monkeypatch.syspath_prepend(str(folder))
+    importlib.invalidate_caches()
+
+
+def test_always_stubs_even_over_a_real_install_and_the_default_never_does(tmp_path, monkeypatch):
+    """always=True (a simulation on a GPU host) answers `import sgl_kernel` with the stand-in over a real install
+    whose import fails for the answered architecture; without it the real package is used (and fails)."""
+    _planted_sgl_kernel(tmp_path, monkeypatch)
+    with cudastub.sgl_kernel_stubbed(always=True) as stubbed:
+        import sgl_kernel  # type: ignore[import-not-found]
+
+        assert stubbed and isinstance(sgl_kernel.gemm, cudastub.CudaOnlyPlaceholder)
+    for name in [m for m in sys.modules if m.split(".")[0] == "sgl_kernel"]:
+        del sys.modules[name]
+    with cudastub.sgl_kernel_stubbed() as stubbed:
+        assert not stubbed
+        with pytest.raises(ModuleNotFoundError, match="common_ops"):
+            importlib.import_module("sgl_kernel")
+
+
 def test_stub_skips_fake_registrations_of_its_ops_only():
     """register_fake("sgl_kernel::...") is a no-op under the stub (no C++ schema); other names go through."""
     import torch

@@ -316,7 +316,9 @@ def probe(arch: str, launch_argv: Sequence[str]) -> dict:
                              "simulated one")
         sees_cuda = (lambda: sglang_sees_cuda(device.capability)) if simulated else (lambda: contextlib.nullcontext(()))
         simulation_context = simulated_sm120(capability=device.capability) if simulated else contextlib.nullcontext(None)
-        with simulation_context as simulation, sgl_kernel_stubbed() as stubbed:
+        # Under a simulation the stand-in, even on a GPU host (where the real package would load the build for
+        # the answered architecture, not this GPU's): the same simulation as on a CPU machine.
+        with simulation_context as simulation, sgl_kernel_stubbed(always=simulated) as stubbed:
             doc["sgl_kernel"] = "stubbed (import only)" if stubbed else "installed"
             with sees_cuda() as sglang_queries:
                 args = parse_launch(launch_argv)
@@ -341,13 +343,13 @@ def probe(arch: str, launch_argv: Sequence[str]) -> dict:
                 doc["load_check"] = load_capability_check(model_config, root)
                 auto, how = auto_disable(args, model_config)
             doc["quantization"] = model_config.quantization
+            state = piecewise_state(flags, vars(args), auto)
+            doc["piecewise"] = {**state.to_dict(), "auto_disable_check": how}
             if refusal := doc["load_check"].get("refusal"):
                 raise Unresolved(f"sglang {doc['versions']['sglang']} refuses this launch at model load, before any "
                                  f"piecewise capture, on a GPU of compute capability "
                                  f"{'.'.join(map(str, doc['load_check']['device_capability']))}: {refusal} "
                                  f"(its own check, {doc['load_check']['read_from']})")
-            state = piecewise_state(flags, vars(args), auto)
-            doc["piecewise"] = {**state.to_dict(), "auto_disable_check": how}
             fullgraph, read_from = runner_fullgraph(root)
             doc["compile"] = {"wrapper": "sglang.srt.compilation.compile.install_torch_compiled",
                               "fullgraph": fullgraph, "fullgraph_read_from": read_from,

@@ -104,11 +104,17 @@ def _skipping_stubbed_fakes(original):
 
 
 @contextlib.contextmanager
-def sgl_kernel_stubbed() -> Iterator[bool]:
-    """Answer `import sgl_kernel` with the stand-in, unless the real package is importable (yields which)."""
+def sgl_kernel_stubbed(always: bool = False) -> Iterator[bool]:
+    """Answer `import sgl_kernel` with the stand-in, unless the real package is importable (yields which).
+
+    `always`: the stand-in even where a real install exists, for a simulated architecture on a GPU host: the
+    real package picks its kernel build from the architecture it is told (sgl_kernel/load_utils.py: sm90/ for
+    9.0, sm100/ for anything else), so under a simulated SM120 on the H200 it loads a build for neither the
+    simulation nor the GPU (or, trimmed, none: "No module named 'common_ops'", measured 2026-12-02)."""
     import importlib.util
 
-    if importlib.util.find_spec(STUBBED_PACKAGES[0]) is not None and STUBBED_PACKAGES[0] not in sys.modules:
+    real = importlib.util.find_spec(STUBBED_PACKAGES[0]) is not None and STUBBED_PACKAGES[0] not in sys.modules
+    if real and not always:
         yield False  # a real install (a GPU host): never shadow it
         return
     from unittest import mock
