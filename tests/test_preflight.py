@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit.commands.preflight import ANSWER_EXIT, _launch_arguments, failure_modes
+from pcgkit.commands.preflight import ANSWER_EXIT, _launch_arguments, advice_for, failure_modes
 from pcgkit.errors import ExitCode
 from pcgkit.preflight.answer import Answer, decide, matching_mode
 from pcgkit.preflight.resolve import capability_refusal, model_shape, piecewise_state, tiny_features
@@ -97,6 +97,16 @@ def test_capability_refusal_is_the_loaders_comparison(quantization, minimum, cur
     assert (message is None) is (refused is None)
     if refused:
         assert message.endswith(refused) and quantization in message
+
+
+def test_a_launch_refused_at_model_load_gets_no_piecewise_advice():
+    """The H200's NVFP4 answer (refused: Minimum capability 100) carries no switch/upgrade advice; another unknown does."""
+    probe = {**_probe("probe-sglang-0.5.8-nvfp4-piecewise-sm120.json"), "unresolved": "sglang 0.5.8 refuses this launch"}
+    refused = {**probe, "load_check": {"ran": True, "min_capability": 100, "device_capability": [9, 0],
+                                       "refusal": "Minimum capability: 100. Current capability: 90."}}
+    assert decide(refused, failure_modes()).answer is Answer.UNKNOWN
+    assert advice_for(decide(refused, failure_modes())) is None
+    assert advice_for(decide(probe, failure_modes())) is not None
 
 
 def test_a_probe_that_never_reached_the_trace_still_labels_a_simulation_beside_a_real_gpu(monkeypatch):

@@ -123,8 +123,9 @@ def interpreter(args: argparse.Namespace) -> str:
 
 def advice_for(result: Preflight) -> dict[str, Any] | None:
     """What the advice model says for the probed versions (the switch for this release, the release measured fixed,
-    the measured cost), each statement with its dated source; only where the launch will crash or is unknown."""
-    if result.answer is Answer.OK:
+    the measured cost), each statement with its dated source; only where the launch will crash or is unknown, and
+    not where the release refuses it at model load (no piecewise switch or upgrade changes that GPU's answer)."""
+    if result.answer is Answer.OK or (result.probe.get("load_check") or {}).get("refusal"):
         return None
     from pcgkit.advice import Versions, advise, load_evidence
     from pcgkit.advice.summary import cite_short
