@@ -26,11 +26,11 @@ from pcgkit.matrix import locks, torchbuild
 from pcgkit.matrix.backends import venv as backend_venv
 from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.matrix.cells import TORCH_BUILD_CPU, TORCH_BUILD_CUDA, Cell
-from pcgkit.util.untrusted import UntrustedValueError
 from pcgkit.matrix.outcome import RAN, CellOutcome
 from pcgkit.matrix.plan import with_torch_build
 from pcgkit.matrix.runner import run_matrix
 from pcgkit.util.interpreters import find_python
+from pcgkit.util.untrusted import UntrustedValueError
 
 CPU_WHEEL = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
 COMMITTED = locks.DEFAULT_LOCKS_DIR

@@ -49,11 +49,11 @@ class CacheBudget:
     def describe(self) -> str:
         sizes = ", ".join(f"{build} {_mb(n)}" for build, n in sorted(self.bytes_per_key.items()))
         return (f"uv cache: {len(self.keys)} key(s) x {self.generations} generations x measured size per key "
-                f"({sizes}; {MEASUREMENTS}) = {_mb(self.planned_bytes)} of GitHub's {_mb(self.limit_bytes)} per repository")
+                f"({sizes}; fixtures/{MEASUREMENTS}) = {_mb(self.planned_bytes)} of GitHub's {_mb(self.limit_bytes)} per repository")
 
 
 def _mb(n: int) -> str:
-    return f"{n / 10**6:,.0f} MB" if n < 10**9 else f"{n / 10**9:.1f} GB"
+    return f"{n / 10**6:,.1f} MB" if n < 10**9 else f"{n / 10**9:.1f} GB"
 
 
 def measured_bytes_per_build(measurements: Mapping, saved: str = SAVED) -> dict[str, int]:

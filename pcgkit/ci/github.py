@@ -320,7 +320,7 @@ _Dumper.add_representer(str, _str)
 
 
 def to_yaml(document: dict[str, Any], plan: CiPlan, command: str,
-            actions: Mapping[str, Mapping[str, str]] | None = None) -> str:
+            actions: Mapping[str, Mapping[str, str]] | None = None, notes: Sequence[str] = ()) -> str:
     """The workflow file's text: a header saying how it was made and what it leaves out, and each pinned
     action's release tag as a comment beside its SHA. Pure given `actions`."""
     actions = actions if actions is not None else load_actions()
@@ -329,6 +329,10 @@ def to_yaml(document: dict[str, Any], plan: CiPlan, command: str,
               ", ".join(f"{g.id} on [{', '.join(g.runner.labels)}] ({len(g.jobs)})" for g in plan.groups),
               f"# Repository variables: {SITE_URL_VAR} (the Pages URL, if not <owner>.github.io/<repo>); "
               f"{FLIP_ISSUE_VAR} + secret {FLIP_TOKEN_SECRET} to comment on an issue when a verdict flips (off by default)."]
+    builds = sorted({j.torch_build for g in plan.groups if g.runner.hosted for j in g.jobs})
+    header.append(f"# Simulated jobs install torch's {' and '.join(builds)} build (`pcgkit matrix --torch-build`; "
+                  "the cpu build saves the CUDA wheels but FlashInfer answers differently under it: docs/ci.md).")
+    header += [f"# {note}" for note in notes]
     header += [f"# not on CI: {cell_id}: {why}" for cell_id, why in plan.excluded]
     body = yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=200, allow_unicode=True)
     tags = {uses(actions, key): pin["tag"] for key, pin in actions.items()}

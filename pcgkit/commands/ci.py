@@ -58,7 +58,7 @@ def _cmd_github(args) -> int:
     command = "pcgkit ci github" + "".join(f" --runner-labels {x}" for x in args.runner_labels or ())
     if args.hosted_torch_build != TORCH_BUILD_CUDA:
         command += f" --hosted-torch-build {args.hosted_torch_build}"
-    text = to_yaml(render_workflow(plan, name=args.name, cron=args.cron or DEFAULT_CRON), plan, command)
+    text = to_yaml(render_workflow(plan, name=args.name, cron=args.cron or DEFAULT_CRON), plan, command, notes=(budget,))
     if args.out == "-":
         sys.stdout.write(text)
     else:
