@@ -19,8 +19,9 @@ import pytest
 from pcgkit.matrix.backends import docker as backend_docker
 from pcgkit.matrix.backends import docker_engine as engine
 from pcgkit.matrix.backends import docker_plan as plan
+from pcgkit.matrix.backends import loop
 from pcgkit.matrix.backends.base import BackendConfig
-from pcgkit.matrix.backends.venv import run_cell as run_venv_cell
+from pcgkit.matrix.backends.venv import BACKEND as VENV_BACKEND
 from pcgkit.matrix.cells import Cell
 from pcgkit.util import proc
 
@@ -96,7 +97,7 @@ NO_TOOLKIT = (("CUDA_HOME", "/nonexistent/cuda"),)
 @pytest.fixture(scope="session")
 def docker_outcome(cell_image, tmp_path_factory):
     root = tmp_path_factory.mktemp("docker-cells")
-    run = backend_docker.make_run_cell(docker_config(environment=NO_TOOLKIT))
+    run = loop.runner_for(backend_docker.DockerBackend(docker_config(environment=NO_TOOLKIT)))
     return run(CELL, BackendConfig(cells_root=root, backend="docker", timeout_s=1500, case_timeout_s=300))
 
 
@@ -111,7 +112,7 @@ def venv_outcome(tmp_path_factory):
     os.environ.update(overrides)
     try:
         config = BackendConfig(cells_root=tmp / "cells", envs_root=tmp / "envs", timeout_s=1500, case_timeout_s=300)
-        return run_venv_cell(CELL, config)
+        return loop.run_cell(VENV_BACKEND, CELL, config)
     finally:
         for key, value in saved.items():
             if value is None:
@@ -212,7 +213,7 @@ def test_bad_build_is_an_error_cell(local_base, tmp_path):
     """A pin that does not exist fails the image build: an error cell naming the build and the pin."""
     bad = Cell(id="docker-bad-pin", python="3.11", flashinfer="0.0.0", torch="2.13.0", base_image=LOCAL_BASE)
     with exclusive():
-        outcome = backend_docker.make_run_cell(docker_config())(
+        outcome = loop.runner_for(backend_docker.DockerBackend(docker_config()))(
             bad, BackendConfig(cells_root=tmp_path, backend="docker", timeout_s=900))
     assert outcome.is_error and outcome.stage == "install"
     assert engine.BUILD_FAILED in outcome.reason
@@ -223,7 +224,7 @@ def test_bad_build_is_an_error_cell(local_base, tmp_path):
 def test_python_mismatch_fails_the_build_with_both_versions(local_base, tmp_path):
     """A cell asking for another Python than the base has: the build says which two."""
     wrong = Cell(id="docker-py312-on-bookworm", python="3.12", torch="2.13.0", base_image=LOCAL_BASE)
-    outcome = backend_docker.make_run_cell(docker_config())(
+    outcome = loop.runner_for(backend_docker.DockerBackend(docker_config()))(
         wrong, BackendConfig(cells_root=tmp_path, backend="docker", timeout_s=600))
     assert outcome.is_error and engine.BUILD_FAILED in outcome.reason
     assert "python3 is 3.11; this cell wants Python 3.12" in outcome.log_tail
@@ -232,7 +233,7 @@ def test_python_mismatch_fails_the_build_with_both_versions(local_base, tmp_path
 def test_unreachable_registry_on_pull_is_an_error_cell(client, tmp_path):
     """A base that must be pulled from a registry nobody can reach: an error cell saying so."""
     cell = Cell(id="docker-no-registry", python="3.11", torch="2.13.0", base_image="registry.invalid/pcgkit/none:1")
-    outcome = backend_docker.make_run_cell(docker_config())(
+    outcome = loop.runner_for(backend_docker.DockerBackend(docker_config()))(
         cell, BackendConfig(cells_root=tmp_path, backend="docker", timeout_s=300))
     assert outcome.is_error and outcome.stage == "install"
     assert outcome.reason.startswith(engine.PULL_UNREACHABLE), outcome.reason
@@ -241,7 +242,7 @@ def test_unreachable_registry_on_pull_is_an_error_cell(client, tmp_path):
 def test_dead_daemon_is_an_error_cell(tmp_path, monkeypatch):
     """DOCKER_HOST at a socket nobody listens on: an error cell 'no Docker daemon', no crash."""
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/dead.sock")
-    outcome = backend_docker.make_run_cell(docker_config())(
+    outcome = loop.runner_for(backend_docker.DockerBackend(docker_config()))(
         CELL, BackendConfig(cells_root=tmp_path, backend="docker", timeout_s=60))
     assert outcome.is_error and outcome.reason.startswith(engine.NO_DAEMON), outcome.reason
     assert "start dockerd" in outcome.reason
@@ -252,7 +253,7 @@ def test_gpus_without_nvidia_runtime_is_a_clear_error_cell(cell_image, tmp_path)
     info = engine.connect().info()
     if "nvidia" in (info.get("Runtimes") or {}):
         pytest.skip("this engine has the NVIDIA runtime: the missing-runtime path cannot happen here")
-    outcome = backend_docker.make_run_cell(docker_config(gpus="all"))(
+    outcome = loop.runner_for(backend_docker.DockerBackend(docker_config(gpus="all")))(
         CELL, BackendConfig(cells_root=tmp_path, backend="docker", timeout_s=300))
     assert outcome.is_error and outcome.stage == "run"
     assert outcome.reason.startswith(engine.NO_GPU_RUNTIME), outcome.reason

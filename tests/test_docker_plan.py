@@ -12,6 +12,7 @@ from pcgkit.commands import docker as docker_cli
 from pcgkit.matrix.backends import docker as backend_docker
 from pcgkit.matrix.backends import docker_engine as engine
 from pcgkit.matrix.backends import docker_plan as plan
+from pcgkit.matrix.backends import loop
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import RAN, CellOutcome
 from pcgkit.report.compat import build_compat, render_markdown
@@ -255,7 +256,7 @@ def test_existing_cells_are_an_error_for_the_docker_backend(tmp_path):
     """A host interpreter cannot run in an image: the cell is an error with that reason, not a crash."""
     from pcgkit.matrix.backends.base import BackendConfig
 
-    run = backend_docker.make_run_cell(backend_docker.DockerConfig())
+    run = loop.runner_for(backend_docker.DockerBackend(backend_docker.DockerConfig()))
     outcome = run(Cell(id="here", kind="existing", interpreter="/usr/bin/python3"),
                   BackendConfig(cells_root=tmp_path, backend="docker"))
     assert outcome.is_error and "existing" in outcome.reason
@@ -292,7 +293,7 @@ def _run_with_exit(monkeypatch, tmp_path, exited, write_results=False):
     monkeypatch.setattr(backend_docker, "run_cases", fake_run_cases)
     from pcgkit.matrix.backends.base import BackendConfig
 
-    return backend_docker.make_run_cell(backend_docker.DockerConfig(gpus="none"))(
+    return loop.runner_for(backend_docker.DockerBackend(backend_docker.DockerConfig(gpus="none")))(
         SEED, BackendConfig(cells_root=tmp_path, backend="docker"))
 
 
@@ -325,7 +326,7 @@ def test_engine_failure_before_the_image_is_an_install_stage_error(monkeypatch, 
     monkeypatch.setattr(backend_docker, "prepare_image", failing)
     from pcgkit.matrix.backends.base import BackendConfig
 
-    outcome = backend_docker.make_run_cell(backend_docker.DockerConfig(gpus="none"))(
+    outcome = loop.runner_for(backend_docker.DockerBackend(backend_docker.DockerConfig(gpus="none")))(
         SEED, BackendConfig(cells_root=tmp_path, backend="docker"))
     assert outcome.is_error and outcome.stage == "install" and outcome.reason.startswith(engine.BUILD_FAILED)
     assert "next:" in outcome.reason and outcome.log_tail == "tail"

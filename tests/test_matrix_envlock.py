@@ -8,8 +8,8 @@ import threading
 from pathlib import Path
 
 from pcgkit.matrix.backends import venv as backend_venv
-from pcgkit.matrix.backends.base import BackendConfig
-from pcgkit.matrix.backends.venv import _Deadline, prepare_env
+from pcgkit.matrix.backends.base import BackendConfig, Deadline
+from pcgkit.matrix.backends.venv import prepare_env
 from pcgkit.matrix.cells import Cell
 
 
@@ -36,7 +36,7 @@ def test_concurrent_prepares_install_once_and_share_the_environment(monkeypatch,
     def prepare(n: int) -> None:
         cell_dir = tmp_path / "cells" / f"run{n}"
         cell_dir.mkdir(parents=True)
-        got.append(prepare_env(cell, cell_dir, config, _Deadline(60)))
+        got.append(prepare_env(cell, cell_dir, config, Deadline(60)))
 
     threads = [threading.Thread(target=prepare, args=(n,)) for n in range(2)]
     for t in threads:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pcgkit.matrix import installed, jitcache, locks
+from pcgkit.matrix.backends import loop
 from pcgkit.matrix.backends import venv as backend_venv
 from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.matrix.cells import Cell
@@ -72,7 +73,7 @@ def test_stale_lock_is_an_install_error_that_says_how_to_refresh(monkeypatch, tm
     (tmp_path / "locks").mkdir()
     (tmp_path / "locks" / "c.txt").write_text("# inputs: 0123456789abcdef\ntorch==2.9.1\n")
     config = BackendConfig(cells_root=tmp_path / "cells", envs_root=tmp_path / "envs", locks_dir=tmp_path / "locks")
-    outcome = backend_venv.run_cell(Cell("c", python=HERE, flashinfer="0.6.1", torch="2.9.1"), config)
+    outcome = loop.run_cell(backend_venv.BACKEND, Cell("c", python=HERE, flashinfer="0.6.1", torch="2.9.1"), config)
     assert (outcome.status, outcome.stage) == ("error", "install")
     assert "lock out of date" in outcome.reason and "pcgkit matrix --lock --cell c" in outcome.reason
     assert outcome.lock["source"] == "committed"
@@ -132,7 +133,7 @@ def test_overlapping_environment_is_an_error_cell_never_a_run(monkeypatch, tmp_p
     ran = []
     monkeypatch.setattr(backend_venv.runjob, "execute", lambda plan: ran.append(plan))
     config = BackendConfig(cells_root=tmp_path / "cells", envs_root=tmp_path / "envs", locks_dir=locks_dir)
-    outcome = backend_venv.run_cell(cell, config)
+    outcome = loop.run_cell(backend_venv.BACKEND, cell, config)
     assert (outcome.status, outcome.stage) == ("error", "install") and ran == []
     assert "cuda-bindings==13.5.0 and cuda-python==12.6.2.post1" in outcome.reason
     assert outcome.installed == {"cuda-bindings": "13.5.0", "cuda-python": "12.6.2.post1"}

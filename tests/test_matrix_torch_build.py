@@ -24,7 +24,7 @@ import pytest
 from pcgkit.cli import main
 from pcgkit.matrix import locks, torchbuild
 from pcgkit.matrix.backends import venv as backend_venv
-from pcgkit.matrix.backends.base import BackendConfig
+from pcgkit.matrix.backends.base import BackendConfig, Deadline
 from pcgkit.matrix.cells import TORCH_BUILD_CPU, TORCH_BUILD_CUDA, Cell
 from pcgkit.matrix.outcome import RAN, CellOutcome
 from pcgkit.matrix.plan import with_torch_build
@@ -158,7 +158,7 @@ def test_cpu_build_installs_the_real_cpu_wheel_with_every_other_pin_as_locked(tm
     with pytorch_shaped_page(CPU_WHEEL, tmp_path / "site") as url:
         config = BackendConfig(cells_root=tmp_path / "cells", envs_root=tmp_path / "envs", locks_dir=locks_dir,
                                torch_cpu_index=url)
-        prepared = backend_venv.prepare_env(cpu_cell, tmp_path / "cells" / cell.id, config, backend_venv._Deadline(900))
+        prepared = backend_venv.prepare_env(cpu_cell, tmp_path / "cells" / cell.id, config, Deadline(900))
     assert prepared.python is not None, f"{prepared.cause}\n{prepared.tail}"
     installed = {d.name.lower().replace("_", "-"): d.version for d in prepared.installed}
     assert installed["torch"] == "2.13.0+cpu"

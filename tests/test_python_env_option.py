@@ -15,8 +15,9 @@ from pcgkit.commands.env import capture_in
 from pcgkit.commands.run import preflight, preflight_problem
 from pcgkit.errors import UsageError
 from pcgkit.jobs import cellmain
+from pcgkit.matrix.backends import loop
 from pcgkit.matrix.backends.base import BackendConfig
-from pcgkit.matrix.backends.venv import run_cell
+from pcgkit.matrix.backends.venv import BACKEND as VENV_BACKEND
 from pcgkit.matrix.cells import EXISTING, Cell
 
 
@@ -69,7 +70,7 @@ def test_cell_whose_stack_fails_to_import_is_an_import_error_cell(tmp_path: Path
         """))
     fake.chmod(0o755)
     cell = Cell("broken", kind=EXISTING, interpreter=str(fake))
-    outcome = run_cell(cell, BackendConfig(cells_root=tmp_path / "cells", envs_root=tmp_path / "envs"))
+    outcome = loop.run_cell(VENV_BACKEND, cell, BackendConfig(cells_root=tmp_path / "cells", envs_root=tmp_path / "envs"))
     assert (outcome.status, outcome.stage) == ("error", "import")
     assert "cudaLibrary_t" in outcome.reason and outcome.reason.startswith("import failed (exit status 3)")
     assert {"import", "pytest", "total"} <= set(outcome.costs)

@@ -28,7 +28,7 @@ from rich.text import Text
 from pcgkit.errors import Interrupted
 from pcgkit.matrix import backends
 from pcgkit.matrix.backends.base import BackendConfig, RunCell
-from pcgkit.matrix.cells import EXISTING, VENV, Cell
+from pcgkit.matrix.cells import EXISTING, Cell
 from pcgkit.matrix.outcome import (
     ERROR,
     RAN,
@@ -41,7 +41,7 @@ from pcgkit.matrix.outcome import (
 )
 from pcgkit.matrix.uninstallable import Uninstallable, expected_failure, load_uninstallable
 from pcgkit.matrix.where import capture as capture_where
-from pcgkit.util import proc, signals
+from pcgkit.util import signals
 from pcgkit.util.progress import activity
 
 CELL_FILE = "cell.json"
@@ -132,8 +132,9 @@ def _run_matrix(cells, config, jobs, force, run, show_progress, rules) -> list[C
             outcomes[cell.id] = cached
         else:
             todo.append(cell)
-    if getattr(run, "__module__", "") == "pcgkit.matrix.backends.venv" and any(c.kind == VENV for c in todo):
-        proc.uv_command()  # no uv: one environment error (exit 4) now, not an error per cell blamed on its pins
+    check_machine = getattr(run, "check_machine", None)  # a backend's RunCell (loop.CellLoop) has it
+    if check_machine is not None and todo:
+        check_machine(todo)  # e.g. no uv: one environment error (exit 4) now, not an error per cell
 
     with Progress(
         SpinnerColumn(), TextColumn("{task.fields[cell]:<22}"), TextColumn("{task.description}"),

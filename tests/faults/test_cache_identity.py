@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from pcgkit.matrix.backends import venv
+from pcgkit.matrix.backends import loop, venv
 from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import RAN, CellOutcome
@@ -52,16 +52,16 @@ def test_force_does_not_delete_an_environment_another_run_is_using(monkeypatch, 
     config, installs = stand_in_backend(monkeypatch, tmp_path, cell)
     cell_dir = tmp_path / "cells" / "inuse"
     cell_dir.mkdir(parents=True)
-    assert venv.prepare_env(cell, cell_dir, config, venv._Deadline(60)).python is not None
+    assert venv.prepare_env(cell, cell_dir, config, venv.Deadline(60)).python is not None
     env_dir = venv.env_dir_for(cell, config)
     monkeypatch.setattr(venv, "IN_USE_POLL_S", 0.05)
     with venv.env_in_use(env_dir):  # the other run, mid-way through its cases
         venv._IN_USE.pop(env_dir)  # ...in another process: this process holds nothing of its own
-        forced = venv.prepare_env(cell, cell_dir, dataclasses.replace(config, force=True), venv._Deadline(0.5))
+        forced = venv.prepare_env(cell, cell_dir, dataclasses.replace(config, force=True), venv.Deadline(0.5))
         assert forced.python is None and "environment in use" in forced.cause and str(env_dir) in forced.cause
         assert (env_dir / "bin" / "python").exists()
     # once the other run is over, --force rebuilds
-    assert venv.prepare_env(cell, cell_dir, dataclasses.replace(config, force=True), venv._Deadline(60)).python
+    assert venv.prepare_env(cell, cell_dir, dataclasses.replace(config, force=True), venv.Deadline(60)).python
     assert installs.read_text().count("install") == 2
 
 
@@ -85,7 +85,7 @@ def test_a_run_holds_its_environment_for_its_whole_cell(monkeypatch, tmp_path):
 
     monkeypatch.setattr(venv.runjob, "execute", execute)
     try:
-        venv.run_cell(cell, config)
+        loop.run_cell(venv.BACKEND, cell, config)
     except RuntimeError:
         pass
     assert seen == {"exclusive": False}

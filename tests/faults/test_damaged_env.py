@@ -12,7 +12,8 @@ import pytest
 
 from pcgkit.cli import build_parser
 from pcgkit.commands.matrix import backend_config
-from pcgkit.matrix.backends.venv import _Deadline, env_dir_for, prepare_env
+from pcgkit.matrix.backends.base import Deadline
+from pcgkit.matrix.backends.venv import env_dir_for, prepare_env
 from pcgkit.matrix.cells import Cell
 
 from .helpers import stand_in_backend
@@ -23,7 +24,7 @@ CELL = Cell("dmg", python=f"{sys.version_info[0]}.{sys.version_info[1]}", flashi
 def _prepare(config, tmp_path: Path, n: int):
     cell_dir = tmp_path / "cells" / f"run{n}"
     cell_dir.mkdir(parents=True, exist_ok=True)
-    return prepare_env(CELL, cell_dir, config, _Deadline(60)), cell_dir
+    return prepare_env(CELL, cell_dir, config, Deadline(60)), cell_dir
 
 
 def _break_python(env: Path) -> None:

@@ -108,7 +108,7 @@ def test_lock_files_carry_no_credentials(tmp_path, monkeypatch):
     cell_dir = tmp_path / "cells" / "cred"
     cell_dir.mkdir(parents=True)
     lock_file, facts, cause, tail = venv._lock_for(cell, cell_dir, tmp_path / "no-locks", sys.executable,
-                                                  venv._Deadline(60), venv._Stages())
+                                                  venv.Deadline(60), venv.Stages())
     assert cause == "", cause
     assert "Hunter2-secret" in seen.read_text()  # uv got the credentials
     assert "Hunter2-secret" in lock_file.read_text()  # and so does the install

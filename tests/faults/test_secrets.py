@@ -98,7 +98,8 @@ def test_redacted_cell_json_still_resumes(tmp_path):
 
 def test_install_log_echo_and_output_drop_companion_credentials(monkeypatch, tmp_path, capsys):
     """A credentialed companion URL in the install commands' argv and output never reaches install.log."""
-    from pcgkit.matrix.backends.venv import _Deadline, prepare_env
+    from pcgkit.matrix.backends.base import Deadline
+    from pcgkit.matrix.backends.venv import prepare_env
 
     from .helpers import stand_in_backend
 
@@ -110,7 +111,7 @@ def test_install_log_echo_and_output_drop_companion_credentials(monkeypatch, tmp
                                  extra_argv=(wheel, f"--index-url=https://tok:{PASSWORD}@idx.invalid/simple"))
     cell_dir = tmp_path / "cells" / "credlog"
     cell_dir.mkdir(parents=True)
-    assert prepare_env(cell, cell_dir, config, _Deadline(60)).python is not None
+    assert prepare_env(cell, cell_dir, config, Deadline(60)).python is not None
     log = (cell_dir / "install.log").read_text()
     err = capsys.readouterr().err
     assert log.count("+ ") >= 2 and "wheels.example.invalid/x.whl" in log and "idx.invalid" in log

@@ -10,22 +10,23 @@ removed in every case. Same outcome type and same `pcgkit run` inside as the ven
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Iterator
 
 from pcgkit.errors import UsageError
 from pcgkit.matrix.backends import docker_engine as engine
 from pcgkit.matrix.backends import docker_plan as plan
-from pcgkit.matrix.backends.base import BackendConfig, RunCell
+from pcgkit.matrix.backends.base import CaseRequest, CasesRan, CellContext, StageFailed
 from pcgkit.matrix.cells import EXISTING, Cell
 from pcgkit.matrix.deps import kit_light_dependencies
-from pcgkit.matrix.outcome import ERROR, LOG_TAIL_CHARS, RAN, STAGE_INSTALL, STAGE_RUN, CellOutcome, yielded_verdicts
+from pcgkit.matrix.outcome import STAGE_INSTALL, STAGE_RUN
 from pcgkit.util import proc
-from pcgkit.verdicts.result import read_results
 
 STAGE_IMAGE = STAGE_INSTALL  # the image build is this backend's install stage
 GPU_AUTO, GPU_ALL, GPU_NONE = "auto", "all", "none"
@@ -131,10 +132,6 @@ def provenance(image, base: plan.BaseImage, base_image, driver: str | None, gpus
     }
 
 
-def _stamp(results, prov: dict):
-    return tuple(dataclasses.replace(r, evidence={**r.evidence, "image": prov}) for r in results)
-
-
 def build_aids_label(ca_bundle: Path | None, wheels: tuple[Path, ...]) -> str:
     """What the build stage was given besides PyPI (it stays in one lower layer): said on the image. Pure."""
     parts = [f"ca bundle {ca_bundle}"] if ca_bundle else []
@@ -169,18 +166,18 @@ def prepare_image(client, cell: Cell, docker: DockerConfig, cell_dir: Path, time
     return image, base, base_image
 
 
-def run_cases(client, image, cell: Cell, config: BackendConfig, docker: DockerConfig, cell_dir: Path,
+def run_cases(client, image, cell: Cell, request: CaseRequest, docker: DockerConfig, cell_dir: Path,
               gpus: bool, timeout_s: float) -> engine.Exited:
     """Run `pcgkit run` in a fresh container; its /out copied into cell_dir. Always cleaned up."""
     run_timeout = max(1.0, timeout_s - EXTRA_RUN_S / 2)
-    command = plan.run_command(run_timeout, min(config.case_timeout_s, run_timeout),
-                               config.require_hardware or docker.require_hardware, config.select, cell.scope)
+    command = plan.run_command(run_timeout, min(request.case_timeout_s, run_timeout),
+                               request.require_hardware or docker.require_hardware, request.select, request.scope)
     for name in ("junit.xml", "results.json", "pytest.log", "summary.md"):
         (cell_dir / name).unlink(missing_ok=True)  # never report a previous run's files as this run's
     with engine.output_volume(client) as volume:
         settings = plan.RunSettings(
             image=image.id, command=command, volume=volume, gpus=gpus,
-            environment={**plan.RUN_ENVIRONMENT, **dict(docker.environment), **dict(config.case_env)},
+            environment={**plan.RUN_ENVIRONMENT, **dict(docker.environment), **dict(request.env)},
             labels={"pcgkit.cell": cell.id}, mem_limit=docker.mem_limit,
         )
         with engine.running(client, settings.create_kwargs()) as container:
@@ -189,54 +186,66 @@ def run_cases(client, image, cell: Cell, config: BackendConfig, docker: DockerCo
     return exited
 
 
-def make_run_cell(docker: DockerConfig):
-    """A RunCell for pcgkit.matrix.runner.run_matrix that runs cells in containers."""
+@dataclasses.dataclass(frozen=True)
+class DockerEnvironment:
+    """A cell's image, ready; each case run gets a fresh container of it."""
 
-    def run_cell(cell: Cell, config: BackendConfig, on_stage=lambda cell, stage: None) -> CellOutcome:
-        cell_dir = config.cells_root / cell.id
-        cell_dir.mkdir(parents=True, exist_ok=True)
-        start = time.monotonic()
-        deadline = start + (cell.timeout_s or config.timeout_s)
-        prov: dict = {"backend": "docker"}
+    client: Any
+    image: Any
+    docker: DockerConfig
+    ctx: CellContext
+    gpus: bool
+    provenance: dict
+    installed: tuple = ()  # not read from the image (its build log lists the install)
+    lock: dict = dataclasses.field(default_factory=dict)
 
-        def error(stage: str, reason: str, tail: str = "") -> CellOutcome:
-            return CellOutcome(cell, ERROR, time.monotonic() - start, stage, reason, tail[-LOG_TAIL_CHARS:],
-                               provenance=prov)
+    @property
+    def result_evidence(self) -> dict:
+        return {"image": self.provenance}
 
-        if cell.kind == EXISTING:
-            return error(STAGE_IMAGE, "kind 'existing' names a host interpreter: the docker backend cannot run it")
+    def run_cases(self, request: CaseRequest) -> CasesRan:
+        try:
+            exited = run_cases(self.client, self.image, self.ctx.cell, request, self.docker, self.ctx.cell_dir,
+                               self.gpus, max(1.0, self.ctx.deadline.end - time.monotonic()))
+        except engine.DockerFailure as exc:
+            raise StageFailed(STAGE_RUN, exc.reason, exc.log_tail) from None
+        if exited.oom_killed:
+            raise StageFailed(STAGE_RUN, f"{engine.OOM_KILLED}: the kernel killed the container (State.OOMKilled)",
+                              exited.log_tail)
+        if exited.timed_out:
+            raise StageFailed(STAGE_RUN, f"{engine.TIMEOUT}: container killed after {exited.duration_s:.0f} s "
+                              f"(hard limit)", exited.log_tail)
+        return CasesRan(exited.status_code == 0, f"container exit status {exited.status_code}", exited.log_tail,
+                        exited.duration_s)
+
+
+@dataclasses.dataclass(frozen=True)
+class DockerBackend:
+    """One pinned image per cell (this module's docstring)."""
+
+    docker: DockerConfig = DockerConfig()
+    prepare_stage: str = "image"
+
+    def check_machine(self, cells) -> None:
+        return None  # the engine is reached per cell: an unreachable one is each cell's image-stage error
+
+    @contextlib.contextmanager
+    def prepared(self, ctx: CellContext) -> Iterator[DockerEnvironment]:
+        known = {"backend": "docker"}
+        if ctx.cell.kind == EXISTING:
+            raise StageFailed(STAGE_IMAGE, "kind 'existing' names a host interpreter: the docker backend cannot run it",
+                              provenance=known)
         driver = host_gpu_driver()
-        gpus = wants_gpus(docker.gpus, driver)
+        gpus = wants_gpus(self.docker.gpus, driver)
         try:
             client = engine.connect()
-            on_stage(cell, "image")
-            image, base, base_image = prepare_image(client, cell, docker, cell_dir, deadline - time.monotonic())
-            prov = provenance(image, base, base_image, driver, gpus)
-            on_stage(cell, STAGE_RUN)
-            exited = run_cases(client, image, cell, config, docker, cell_dir, gpus,
-                               max(1.0, deadline - time.monotonic()))
+            image, base, base_image = prepare_image(client, ctx.cell, self.docker, ctx.cell_dir,
+                                                    ctx.deadline.end - time.monotonic())
         except engine.DockerFailure as exc:
-            stage = STAGE_RUN if prov.get("image_id") else STAGE_IMAGE
-            return error(stage, exc.reason, exc.log_tail)
-        if exited.oom_killed:
-            return error(STAGE_RUN, f"{engine.OOM_KILLED}: the kernel killed the container (State.OOMKilled)",
-                         exited.log_tail)
-        if exited.timed_out:
-            return error(STAGE_RUN, f"{engine.TIMEOUT}: container killed after {exited.duration_s:.0f} s "
-                         f"(hard limit)", exited.log_tail)
-        results_path = cell_dir / "results.json"
-        if not results_path.exists():
-            return error(STAGE_RUN, f"no results.json: container exit status {exited.status_code}", exited.log_tail)
-        environment, results = read_results(results_path)
-        if not yielded_verdicts(results, exited.status_code == 0):
-            return error(STAGE_RUN, f"pcgkit run in the container: exit status {exited.status_code}", exited.log_tail)
-        versions = environment.get("versions", {})
-        return CellOutcome(cell, RAN, time.monotonic() - start, versions=versions, results=_stamp(results, prov),
-                           provenance=prov)
-
-    return run_cell
+            raise StageFailed(STAGE_IMAGE, exc.reason, exc.log_tail, provenance=known) from None
+        yield DockerEnvironment(client, image, self.docker, ctx, gpus, provenance(image, base, base_image, driver, gpus))
 
 
-def make_runner(args) -> RunCell:
-    """This backend's RunCell from the docker options of `pcgkit matrix` (the registry calls it)."""
-    return make_run_cell(config_from_args(args))
+def make_backend(args) -> DockerBackend:
+    """This backend from the docker options of `pcgkit matrix` (the registry calls it)."""
+    return DockerBackend(config_from_args(args))

@@ -24,30 +24,29 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Iterator
 
 from pcgkit import resources
-from pcgkit.jobs import cellmain
 from pcgkit.jobs import run as runjob
 from pcgkit.matrix import installed as installed_mod
 from pcgkit.matrix import jitcache, locks, torchbuild
-from pcgkit.matrix.backends.base import BackendConfig, RunCell
-from pcgkit.matrix.cells import EXISTING, TORCH_BUILD_CPU, Cell
-from pcgkit.matrix.costs import breakdown
+from pcgkit.matrix.backends.base import (
+    BackendConfig,
+    CaseRequest,
+    CasesRan,
+    CellContext,
+    Deadline,
+    StageFailed,
+    Stages,
+)
+from pcgkit.matrix.cells import EXISTING, TORCH_BUILD_CPU, VENV, Cell
 from pcgkit.matrix.deps import kit_light_dependencies, sglang_import_dependencies
 from pcgkit.matrix.outcome import (
-    ERROR,
     LOG_TAIL_CHARS,
-    RAN,
-    STAGE_IMPORT,
     STAGE_INSTALL,
-    STAGE_RUN,
-    CellOutcome,
     classify_install_failure,
     install_failure_detail,
-    last_exception_line,
     uv_culprit,
-    yielded_verdicts,
 )
 from pcgkit.util import atomic, proc, signals
 from pcgkit.util.interpreters import find_python
@@ -79,29 +78,6 @@ def _uv_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     env["UV_PYTHON_DOWNLOADS"] = "never"  # no managed-Python downloads: machines here cannot reach them
     return env
-
-
-class _Deadline:
-    def __init__(self, seconds: float):
-        self.end = time.monotonic() + seconds
-
-    def left(self) -> float:
-        return max(1.0, self.end - time.monotonic())
-
-
-class _Stages:
-    """Seconds per stage, for the cell's cost breakdown."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-
-    @contextlib.contextmanager
-    def timing(self, stage: str):
-        start = time.monotonic()
-        try:
-            yield
-        finally:
-            self.seconds[stage] = self.seconds.get(stage, 0.0) + time.monotonic() - start
 
 
 def _tail(text: str) -> str:
@@ -141,7 +117,7 @@ def env_in_use(env_dir: Path):
             _IN_USE.pop(env_dir, None)
 
 
-def _take_for_rebuild(env_dir: Path, deadline: _Deadline) -> bool:
+def _take_for_rebuild(env_dir: Path, deadline: Deadline) -> bool:
     """The use lock exclusively (this cell's own shared hold converted), waiting while another run
     uses the environment; False when it is still in use at the cell's deadline."""
     own = _IN_USE.get(env_dir)
@@ -182,12 +158,12 @@ def env_dir_for(cell: Cell, config: BackendConfig) -> Path:
     return config.envs_root / f"{cell.id}-{cell.definition_hash}"
 
 
-def prepare_env(cell: Cell, cell_dir: Path, config: BackendConfig, deadline: _Deadline,
-                stages: _Stages | None = None) -> PreparedEnv:
+def prepare_env(cell: Cell, cell_dir: Path, config: BackendConfig, deadline: Deadline,
+                stages: Stages | None = None) -> PreparedEnv:
     """The cell's interpreter and what it holds, or why it could not be built."""
     if cell.kind == EXISTING:
         return PreparedEnv(cell.interpreter)
-    stages = stages or _Stages()
+    stages = stages or Stages()
     env_dir = env_dir_for(cell, config)
     with _env_lock(env_dir):
         prepared = _prepare_locked(cell, cell_dir, env_dir, config, deadline, stages)
@@ -204,8 +180,8 @@ def prepare_env(cell: Cell, cell_dir: Path, config: BackendConfig, deadline: _De
     return dataclasses.replace(prepared, installed=dists)
 
 
-def _lock_for(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, deadline: _Deadline,
-              stages: _Stages, torch_cpu_index: str = torchbuild.DEFAULT_CPU_INDEX) -> tuple[Path | None, dict, str, str]:
+def _lock_for(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, deadline: Deadline,
+              stages: Stages, torch_cpu_index: str = torchbuild.DEFAULT_CPU_INDEX) -> tuple[Path | None, dict, str, str]:
     """(lock file, lock facts, cause, tail): the cell's lock (_locked_build), or for torch build cpu its CPU build."""
     lock_file, facts, cause, tail = _locked_build(cell, cell_dir, locks_dir, base_python, deadline, stages)
     if lock_file is None or cell.torch_build != TORCH_BUILD_CPU:
@@ -225,8 +201,8 @@ def _lock_for(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, dea
         "changed": {name: list(versions) for name, versions in changed.items()}}}, "", ""
 
 
-def _locked_build(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, deadline: _Deadline,
-                  stages: _Stages) -> tuple[Path | None, dict, str, str]:
+def _locked_build(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, deadline: Deadline,
+                  stages: Stages) -> tuple[Path | None, dict, str, str]:
     """(lock file, lock facts, cause, tail): the committed lock when current, else one resolved now."""
     inputs = cell_lock_inputs(cell)
     committed = locks.lock_path(locks_dir, cell.id)
@@ -325,8 +301,8 @@ def rebuild_reason(cell: Cell, env_dir: Path, force: bool) -> tuple[str | None, 
     return env_damage(env_dir, recorded), recorded
 
 
-def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendConfig, deadline: _Deadline,
-                    stages: _Stages) -> PreparedEnv:
+def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendConfig, deadline: Deadline,
+                    stages: Stages) -> PreparedEnv:
     env_python = env_dir / "bin" / "python"
     stamp = env_dir / STAMP
     why, recorded = rebuild_reason(cell, env_dir, config.force)
@@ -384,81 +360,60 @@ def _link_kit(env_dir: Path) -> None:
         (site / KIT_PTH).write_text(f"{root}\n")
 
 
-def _marker(log_path: Path, prefix: str) -> str | None:
-    """The first line of the run's log that starts with prefix (the rest of it), None if absent."""
-    try:
-        with open(log_path, errors="replace") as log:
-            for line in log:
-                if line.startswith(prefix):
-                    return line[len(prefix):].strip()
-    except OSError:
-        pass
-    return None
+@dataclasses.dataclass(frozen=True)
+class VenvEnvironment:
+    """A cell's venv, ready: its interpreter, what it holds, and the lock it came from."""
 
+    python: str
+    installed: tuple[installed_mod.InstalledDistribution, ...]
+    lock: dict
+    envs_root: Path
+    cell_python: str
+    provenance: dict = dataclasses.field(default_factory=dict)  # nothing beyond the machine (where.py says that)
+    result_evidence: dict = dataclasses.field(default_factory=dict)
 
-def _read_costs(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def run_cell(cell: Cell, config: BackendConfig, on_stage=lambda cell, stage: None) -> CellOutcome:
-    """Install, check, run one cell; never raises for a broken cell (it becomes an error cell)."""
-    cell_dir = config.cells_root / cell.id
-    cell_dir.mkdir(parents=True, exist_ok=True)
-    start = time.monotonic()
-    deadline = _Deadline(cell.timeout_s or config.timeout_s)
-    stages = _Stages()
-    prepared = PreparedEnv(None)
-    run_wall: float | None = None
-    run_costs: dict = {}
-
-    def outcome(status: str, stage: str | None = None, reason: str = "", tail: str = "", versions: dict | None = None,
-                results=()) -> CellOutcome:
-        total = time.monotonic() - start
-        return CellOutcome(
-            cell, status, total, stage, reason, tail, versions or {}, tuple(results),
-            costs=breakdown(stages.seconds, run_costs, run_wall, results, total),
-            installed=installed_mod.freeze(prepared.installed), lock=prepared.lock,
-        )
-
-    on_stage(cell, STAGE_INSTALL)
-    with contextlib.ExitStack() as holds:
-        if cell.kind != EXISTING:  # held until the cases are done: no other run may delete the env under them
-            holds.enter_context(env_in_use(env_dir_for(cell, config)))
-        prepared = prepare_env(cell, cell_dir, config, deadline, stages)
-        if prepared.python is None:
-            return outcome(ERROR, STAGE_INSTALL, prepared.cause, prepared.tail)
-        extra_env: dict[str, str] = dict(config.case_env)
-        key = jitcache.cache_key(installed_mod.freeze(prepared.installed), cell.python, jitcache.machine_arch_facts())
+    def run_cases(self, request: CaseRequest) -> CasesRan:
+        """`pcgkit run`'s plan/execute in the cell's interpreter; FlashInfer's JIT cache shared by key."""
+        env = dict(request.env)
+        key = jitcache.cache_key(installed_mod.freeze(self.installed), self.cell_python, jitcache.machine_arch_facts())
         if key is not None:
-            extra_env[jitcache.ENV_VAR] = str(jitcache.workspace_base(config.envs_root.parent / JIT_CACHE_DIR, key))
-        on_stage(cell, STAGE_RUN)
+            env[jitcache.ENV_VAR] = str(jitcache.workspace_base(self.envs_root.parent / JIT_CACHE_DIR, key))
         plan = runjob.RunPlan(
-            python=prepared.python, reports_dir=cell_dir, timeout_s=deadline.left(),
-            case_timeout_s=min(config.case_timeout_s, deadline.left()),
-            select=config.select, require_hardware=config.require_hardware, env=tuple(extra_env.items()),
-            expected_modes=config.modes_for(cell.scope), scope=cell.scope,
+            python=self.python, reports_dir=request.reports_dir, timeout_s=request.timeout_s,
+            case_timeout_s=request.case_timeout_s, select=request.select, require_hardware=request.require_hardware,
+            env=tuple(env.items()), expected_modes=request.expected_modes, scope=request.scope,
         )
-        run_start = time.monotonic()
-        environment, results, completed = runjob.execute(plan)
-        run_wall = time.monotonic() - run_start
-        with stages.timing("report"):
-            run_costs = _read_costs(plan.costs_path)
-            imported = _marker(plan.log_path, cellmain.IMPORTED)
-            versions = environment.get("versions") or (json.loads(imported) if imported else {})
-            failed_import = _marker(plan.log_path, cellmain.IMPORT_FAILED) is not None or (imported is None and not completed.ok)
-        if failed_import:
-            log_text = plan.log_path.read_text(errors="replace") if plan.log_path.exists() else completed.output_tail
-            culprit = run_costs.get("import_error") or last_exception_line(log_text)
-            return outcome(ERROR, STAGE_IMPORT, f"import failed ({completed.describe_failure()})" + (f": {culprit}" if culprit else ""),
-                           _tail(completed.output_tail), versions)
-        if not yielded_verdicts(results, completed.ok):
-            return outcome(ERROR, STAGE_RUN, f"pytest {completed.describe_failure()}", _tail(completed.output_tail), versions)
-        return outcome(RAN, versions=versions, results=results)
+        start = time.monotonic()
+        _, _, completed = runjob.execute(plan)
+        return CasesRan(completed.ok, completed.describe_failure(), _tail(completed.output_tail), time.monotonic() - start)
 
 
-def make_runner(args) -> RunCell:
-    """This backend's RunCell (the registry in pcgkit.matrix.backends calls it); no options of its own."""
-    return run_cell
+@dataclasses.dataclass(frozen=True)
+class VenvBackend:
+    """One uv virtual environment per cell (this module's docstring)."""
+
+    prepare_stage: str = STAGE_INSTALL
+
+    def check_machine(self, cells) -> None:
+        if any(c.kind == VENV for c in cells):
+            proc.uv_command()  # no uv: one environment error (exit 4) now, not an error per cell blamed on its pins
+
+    @contextlib.contextmanager
+    def prepared(self, ctx: CellContext) -> Iterator[VenvEnvironment]:
+        cell, config = ctx.cell, ctx.config
+        with contextlib.ExitStack() as holds:
+            if cell.kind != EXISTING:  # held until the cases are done: no other run may delete the env under them
+                holds.enter_context(env_in_use(env_dir_for(cell, config)))
+            prepared = prepare_env(cell, ctx.cell_dir, config, ctx.deadline, ctx.stages)
+            if prepared.python is None:
+                raise StageFailed(STAGE_INSTALL, prepared.cause, prepared.tail,
+                                  lock=prepared.lock, installed=prepared.installed)
+            yield VenvEnvironment(prepared.python, prepared.installed, prepared.lock, config.envs_root, cell.python)
+
+
+BACKEND = VenvBackend()
+
+
+def make_backend(args) -> VenvBackend:
+    """This backend (the registry in pcgkit.matrix.backends calls it); no options of its own."""
+    return BACKEND
