@@ -105,10 +105,12 @@ def test_a_cpu_result_is_never_reused_for_a_cuda_run_nor_the_reverse(tmp_path: P
     assert ran == ["cuda", "cpu", "cuda", "cpu"]
 
 
-def test_torch_build_cpu_is_refused_for_the_docker_backend(capsys):
-    """The docker backend's torch comes from its image: `--torch-build cpu` there is a one-line usage error."""
+def test_torch_build_cpu_is_refused_where_it_cannot_apply(capsys):
+    """The docker backend's torch comes from its image, and --lock writes the locked build: one-line usage errors."""
     assert main(["matrix", "--backend", "docker", "--torch-build", "cpu", "--cell", "seed"]) == 2
     assert "--torch-build cpu: the venv backend's option" in capsys.readouterr().err
+    assert main(["matrix", "--lock", "--torch-build", "cpu", "--cell", "seed"]) == 2  # locks are the locked build
+    assert "--lock and --tox write the locked build" in capsys.readouterr().err
 
 
 @contextlib.contextmanager

@@ -84,6 +84,9 @@ def _cmd_matrix(args) -> int:
             scope = "" if cell.scope == SCOPE_ALL else f" [{cell.scope} cases only]"
             print(f"{cell.id:<24} {cell.pin_status:<8} {cell.label():<52} {cell.pin_note}{scope}")
         return 0
+    if (args.tox or getattr(args, "lock", False)) and args.torch_build != TORCH_BUILD_CUDA:
+        raise UsageError(f"--torch-build {args.torch_build} applies when cells run: --lock and --tox write the "
+                         "locked build (a cpu cell's lock is derived from it at run time)")
     if getattr(args, "lock", False):
         return lock_cells(cells, Path(getattr(args, "locks", DEFAULT_LOCKS_DIR)), jobs=args.jobs)
     reports = Path(args.reports)
