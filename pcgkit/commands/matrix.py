@@ -302,7 +302,8 @@ def _common(parser) -> None:
     build.add_argument("--torch-build", choices=TORCH_BUILDS, default=TORCH_BUILD_CUDA,
                        help="which build of each cell's locked torch to install: cuda (default) = the committed lock as "
                             "it is (PyPI's Linux wheel, nvidia-* and triton with it); cpu = PyTorch's CPU-only build of "
-                            "the same version, every other pin as locked (simulated cells need no CUDA: CI's hosted jobs)")
+                            "the same version, every other pin as locked: no CUDA wheels, but FlashInfer answers differently "
+                            "under it (docs/ci.md), and its results are kept apart from the cuda build's")
     build.add_argument("--torch-cpu-index", default=os.environ.get(torchbuild.INDEX_VAR) or torchbuild.DEFAULT_CPU_INDEX,
                        metavar="URL|DIR",
                        help=f"with --torch-build cpu: where the CPU wheels are, read as uv's --find-links (a page of "
