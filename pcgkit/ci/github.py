@@ -331,7 +331,9 @@ def to_yaml(document: dict[str, Any], plan: CiPlan, command: str,
               f"{FLIP_ISSUE_VAR} + secret {FLIP_TOKEN_SECRET} to comment on an issue when a verdict flips (off by default)."]
     builds = sorted({j.torch_build for g in plan.groups if g.runner.hosted for j in g.jobs})
     header.append(f"# Simulated jobs install torch's {' and '.join(builds)} build (`pcgkit matrix --torch-build`; "
-                  "the cpu build saves the CUDA wheels but FlashInfer answers differently under it: docs/ci.md).")
+                  "the cpu build saves the CUDA wheels but FlashInfer answers differently under it: docs/ci.md)." +
+                  (f" Variable {TORCH_CPU_INDEX_VAR}: a mirror of PyTorch's CPU wheels (default: PyTorch's own)."
+                   if any(b != TORCH_BUILD_CUDA for b in builds) else ""))
     header += [f"# {note}" for note in notes]
     header += [f"# not on CI: {cell_id}: {why}" for cell_id, why in plan.excluded]
     body = yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=200, allow_unicode=True)
