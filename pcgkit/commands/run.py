@@ -28,7 +28,7 @@ def write_summary(plan: RunPlan, environment: dict, results: list[CaseResult]) -
     text = markdown_summary(results, environment)
     if environment.get("interrupted"):
         text = f"> **Interrupted ({environment['interrupted']})**: this run did not finish; no verdict below is a measurement.\n\n" + text
-    return atomic.write_text(plan.reports_dir / "summary.md", text)
+    return atomic.write_text(plan.files.summary_path, text)
 
 
 def check_interpreter(python: str) -> None:

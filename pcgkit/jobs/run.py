@@ -24,18 +24,11 @@ from pcgkit.verdicts.result import CaseResult, read_results, write_results
 
 
 @dataclasses.dataclass(frozen=True)
-class RunPlan:
-    python: str
+class RunFiles:
+    """The files a case run leaves in its reports folder, wherever it ran (`pcgkit run`, a venv cell, a
+    container's /out copied out): the one place their names are declared."""
+
     reports_dir: Path
-    timeout_s: float
-    case_timeout_s: float
-    select: str | None = None  # pytest -m expression
-    require_hardware: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()  # added to the run's environment (a cell's FlashInfer JIT cache)
-    # The case ids the run must account for (the catalog's default cases, handed down by the
-    # command): one pytest never reported becomes an `error` row.
-    expected_modes: tuple[str, ...] = ()
-    scope: str = SCOPE_ALL  # pcgkit.values.scopes: which families of cases run (expected_modes are that scope's)
 
     @property
     def junit_path(self) -> Path:
@@ -53,6 +46,48 @@ class RunPlan:
     def costs_path(self) -> Path:
         """Import and pytest seconds, written by pcgkit.jobs.cellmain inside the environment."""
         return self.reports_dir / "run-costs.json"
+
+    @property
+    def summary_path(self) -> Path:
+        return self.reports_dir / "summary.md"
+
+    def every_path(self) -> tuple[Path, ...]:
+        return (self.results_path, self.junit_path, self.log_path, self.costs_path, self.summary_path)
+
+
+@dataclasses.dataclass(frozen=True)
+class RunPlan:
+    python: str
+    reports_dir: Path
+    timeout_s: float
+    case_timeout_s: float
+    select: str | None = None  # pytest -m expression
+    require_hardware: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()  # added to the run's environment (a cell's FlashInfer JIT cache)
+    # The case ids the run must account for (the catalog's default cases, handed down by the
+    # command): one pytest never reported becomes an `error` row.
+    expected_modes: tuple[str, ...] = ()
+    scope: str = SCOPE_ALL  # pcgkit.values.scopes: which families of cases run (expected_modes are that scope's)
+
+    @property
+    def files(self) -> RunFiles:
+        return RunFiles(self.reports_dir)
+
+    @property
+    def junit_path(self) -> Path:
+        return self.files.junit_path
+
+    @property
+    def results_path(self) -> Path:
+        return self.files.results_path
+
+    @property
+    def log_path(self) -> Path:
+        return self.files.log_path
+
+    @property
+    def costs_path(self) -> Path:
+        return self.files.costs_path
 
 
 def plan_pytest_argv(plan: RunPlan) -> list[str]:
@@ -115,7 +150,8 @@ def _import_error(costs_path: Path) -> str | None:
 
 def clear_previous_outputs(plan: RunPlan) -> None:
     """Never let a previous run's files look current beside this one's (an interrupted run included)."""
-    for path in (plan.results_path, plan.junit_path, plan.reports_dir / "summary.md", plan.costs_path):
+    files = plan.files
+    for path in (files.results_path, files.junit_path, files.summary_path, files.costs_path):
         if path.is_file() or path.is_symlink():
             path.unlink()
 

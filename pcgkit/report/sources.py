@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pcgkit.jobs.parity import NOT_COMPARABLE, Observation
+from pcgkit.jobs.run import RunFiles
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, CellOutcome, write_outcome
 from pcgkit.matrix.where import Where
@@ -372,7 +373,7 @@ def stage_cells(rows: Sequence[Row], cells_root: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         write_outcome(folder / CELL_FILE, row.outcome)
         if row.cell_dir is not None:
-            for name in ("junit.xml", "results.json", "summary.md"):
-                member = row.cell_dir / name
+            files = RunFiles(row.cell_dir)
+            for member in (files.junit_path, files.results_path, files.summary_path):
                 if member.is_file() and not member.is_symlink():  # a planted link must not copy a local file in
-                    shutil.copyfile(member, folder / name)
+                    shutil.copyfile(member, folder / member.name)

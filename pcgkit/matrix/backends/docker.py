@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from pcgkit.errors import UsageError
+from pcgkit.jobs.run import RunFiles
 from pcgkit.matrix.backends import docker_engine as engine
 from pcgkit.matrix.backends import docker_plan as plan
 from pcgkit.matrix.backends.base import CaseRequest, CasesRan, CellContext, StageFailed
@@ -172,8 +173,8 @@ def run_cases(client, image, cell: Cell, request: CaseRequest, docker: DockerCon
     run_timeout = max(1.0, timeout_s - EXTRA_RUN_S / 2)
     command = plan.run_command(run_timeout, min(request.case_timeout_s, run_timeout),
                                request.require_hardware or docker.require_hardware, request.select, request.scope)
-    for name in ("junit.xml", "results.json", "pytest.log", "summary.md"):
-        (cell_dir / name).unlink(missing_ok=True)  # never report a previous run's files as this run's
+    for path in RunFiles(cell_dir).every_path():
+        path.unlink(missing_ok=True)  # never report a previous run's files as this run's
     with engine.output_volume(client) as volume:
         settings = plan.RunSettings(
             image=image.id, command=command, volume=volume, gpus=gpus,

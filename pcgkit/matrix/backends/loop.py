@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from pcgkit.jobs import cellmain
-from pcgkit.jobs.run import RunPlan
+from pcgkit.jobs.run import RunFiles
 from pcgkit.matrix import installed as installed_mod
 from pcgkit.matrix.backends.base import (
     Backend,
@@ -121,7 +121,7 @@ class _RunFiles:
 
 def read_run_files(reports_dir: Path, evidence: dict) -> _RunFiles:
     """results.json, pytest.log's import markers and run-costs.json of one run; `evidence` merged into each result."""
-    names = RunPlan(python="", reports_dir=reports_dir, timeout_s=0, case_timeout_s=0)  # the run's file names
+    names = RunFiles(reports_dir)
     environment: dict = {}
     results: list[CaseResult] = []
     found = names.results_path.is_file()
