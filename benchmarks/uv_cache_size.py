@@ -9,7 +9,7 @@ practice, `uv cache prune --ci` (it keeps only wheels built from source). The re
 fixtures/measurements/uv-cache-size.json, which `pcgkit ci github` reads for its 10 GB budget check.
 
     .venv/bin/python benchmarks/uv_cache_size.py --matrix M.toml --cell ID [--torch-build cpu]
-        [--torch-cpu-index DIR] [--label NAME] [--out fixtures/measurements/uv-cache-size.json]
+        [--torch-cpu-index DIR] [--label NAME] [--machine TEXT] [--out fixtures/measurements/uv-cache-size.json]
 
 Heavy: the CUDA build downloads several GB from PyPI. The folder is removed afterwards.
 """
@@ -69,6 +69,7 @@ def main() -> int:
     parser.add_argument("--torch-cpu-index", help="passed to pcgkit matrix (a folder holding the CPU wheel offline)")
     parser.add_argument("--label", help="what this measurement stands for (default: cell/build)")
     parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--machine", default="this machine", help="how the record names the machine, e.g. 'the shared dev machine'")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="pcgkit-uv-cache-"))
     cache = work / "uv-cache"
@@ -85,11 +86,11 @@ def main() -> int:
         if cell.get("status") != "ran" and cell.get("stage") == "install":
             raise SystemExit(f"the cell did not install ({cell.get('reason')}); nothing recorded")
         before = sizes(cache)
-        pruned = proc.run(["uv", "cache", "prune", "--ci"], env=env, timeout=600)
+        pruned = proc.run([*proc.uv_command(), "cache", "prune", "--ci"], env=env, timeout=600)
         if not pruned.ok:
             raise SystemExit(f"uv cache prune --ci failed: {pruned.describe_failure()}")
         after = sizes(cache)
-        uv_version = proc.run(["uv", "--version"], env=env, timeout=60, echo=False).output_tail.strip()
+        uv_version = proc.run([*proc.uv_command(), "--version"], env=env, timeout=60, echo=False).output_tail.strip()
         record: dict = {
             "label": args.label or f"{args.cell} ({args.torch_build} torch)",
             "cell": args.cell, "torch_build": args.torch_build,
@@ -103,7 +104,7 @@ def main() -> int:
             "command": "UV_CACHE_DIR=<fresh folder> python " + " ".join(
                 shlex.quote(a.replace(str(work), "<work>")) for a in matrix[1:]) + " && uv cache prune --ci",
             "date": datetime.date.today().isoformat(),
-            "machine": f"{platform.node() and 'the shared dev machine'} ({platform.platform()}, {os.cpu_count()} cores), {uv_version}",
+            "machine": f"{args.machine} ({platform.platform()}, {os.cpu_count()} cores), {uv_version}",
         }
     finally:
         shutil.rmtree(work, ignore_errors=True)
