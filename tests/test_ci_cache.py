@@ -90,3 +90,12 @@ def test_ci_github_refuses_a_plan_over_the_budget_and_writes_nothing(monkeypatch
 def _write(path: Path, data: dict) -> Path:
     path.write_text(json.dumps(data))
     return path
+
+
+def test_simulated_jobs_keep_the_cuda_build_while_the_cpu_build_is_measured_to_answer_differently():
+    """The hosted default stays cuda as long as a recorded CPU-vs-CUDA pair disagrees (re-measure before flipping it)."""
+    verdicts = json.loads(resources.fixture("measurements/torch-build-verdicts.json").read_text())
+    pairs = verdicts["pairs"]
+    assert pairs and all(p["cuda"]["status"] == "ran" and p["date"] and p["command"] for p in pairs)
+    assert any(not p["same"] for p in pairs) and any(p["same"] for p in pairs)  # the data shows both outcomes
+    assert {j.torch_build for j in plan_ci(CELLS).jobs} == {TORCH_BUILD_CUDA}
