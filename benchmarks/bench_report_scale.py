@@ -5,7 +5,7 @@ sidecars), the page weight, and, with Chromium on PATH, how long the page takes 
 interactive from file:// and to open one cell's evidence. Targets: build < 5 s, interactive < 2 s.
 
     python benchmarks/bench_report_scale.py [--cells 500 --cases 15 --runs 100] [--json out.json]
-        [--previous reports/samples/matrix-2026-11-29-final/bench-report-scale.json]
+        [--previous reports/samples/bench-report-scale-2026-12-01/bench-report-scale.json]
 
 With --previous (an earlier run's --json file), each figure is printed beside the earlier one with the
 ratio now/before, so a change to the report layer states what it bought.

@@ -9,8 +9,11 @@ and is rewritten from data, never by hand:
 - `exit-codes` (docs/reference/exit-codes.md): the PcgkitError classes of pcgkit.errors;
 - `precedence` (same page): pcgkit.values.targets.PRECEDENCE;
 - `packages` (docs/reference/layout.md): each package's __init__ docstring;
-- `catalog` (docs/reference/cases.md): pcgkit.catalog.CATALOG.
-`--check` rewrites nothing and exits 1 naming the stale blocks (tests/test_docs.py runs it).
+- `catalog` (docs/reference/cases.md): pcgkit.catalog.CATALOG;
+- `samples` (reports/samples/README.md): reports/samples/INDEX.toml, every committed sample with what reads it
+  and its one regeneration command.
+`--check` rewrites nothing and exits 1 naming the stale blocks, and every committed sample that is not indexed,
+is read by no page or bar, or names a script that does not exist (tests/test_docs.py runs it).
 Everything but `main` is pure over the data it is handed, or reads only the kit's data files.
 """
 
@@ -19,6 +22,8 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import fnmatch
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -38,6 +43,7 @@ from pcgkit.util.ranges import measured_ranges  # noqa: E402
 from pcgkit.values import targets  # noqa: E402
 
 E2E_LOGS = ROOT / "tests" / "data" / "e2e_logs"
+SAMPLES = ROOT / "reports" / "samples"
 CLI = "bin/pcgkit"  # the one spelling of the command in the docs (see README "Conventions")
 
 _BLOCK = re.compile(r"(<!-- generated:(?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- /generated:(?P=name) -->)", re.S)
@@ -260,6 +266,123 @@ def render_catalog(entries) -> str:
     return "\n".join(out) + "\n"
 
 
+# --- committed samples (reports/samples/INDEX.toml) ---------------------------------------------
+
+SAMPLES_INDEX = "INDEX.toml"
+SAMPLES_OWN_FILES = frozenset({SAMPLES_INDEX, "README.md"})  # the index and its rendering, not samples
+MADE_ON = ("cpu", "device")
+
+
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    path: str  # under reports/samples/; a glob names a family of files
+    what: str
+    made_on: str  # "cpu": any checkout regenerates it; "device": only the lent GPU can
+    readers: tuple[str, ...]  # files, from the checkout's root, that read or cite it
+    recipe: str  # the file documenting how it was made (for "cpu" it holds `regenerate` verbatim)
+    regenerate: str  # cpu: the one command; device: the device recipe in words, naming its scripts
+    cost: str
+
+    @property
+    def stem(self) -> str:
+        """What a reader must name: the path up to its first wildcard ("issue-" for "issue-*.md")."""
+        return self.path.split("*", 1)[0]
+
+
+def load_samples(index: Path = SAMPLES / SAMPLES_INDEX) -> tuple[Sample, ...]:
+    """The index's entries; a missing or unknown field is a ValueError naming the entry."""
+    fields = {f.name for f in dataclasses.fields(Sample)}
+    samples = []
+    for number, table in enumerate(tomllib.loads(index.read_text()).get("sample", []), 1):
+        if set(table) != fields:
+            raise ValueError(f"{index}: sample {number} ({table.get('path', '?')}): fields must be exactly "
+                             f"{sorted(fields)}, differs in {sorted(set(table) ^ fields)}")
+        samples.append(Sample(**{**table, "readers": tuple(table["readers"])}))
+    return tuple(samples)
+
+
+def _is_page_or_bar(reader: str) -> bool:
+    return reader == "README.md" or reader.startswith(("docs/", "benchmarks/"))
+
+
+_SCRIPT = re.compile(r"(?<![\w./$-])((?:[\w.-]+/)+[\w.-]+\.(?:sh|py))\b")  # a checkout path, not /tmp/...
+_MODULE = re.compile(r"-m (pcgkit(?:\.\w+)*)")
+_SUBCOMMAND = re.compile(r"(?<![\w/.-])bin/pcgkit ([a-z][a-z0-9-]*)")
+
+
+def command_problems(command: str, root: Path, subcommands: frozenset[str]) -> list[str]:
+    """Each script, `-m pcgkit...` module or `bin/pcgkit` subcommand the command names that does not exist."""
+    problems = [f"its command names {script}, which does not exist"
+                for script in _SCRIPT.findall(command) if not (root / script).is_file()]
+    for module in _MODULE.findall(command):
+        base = root.joinpath(*module.split("."))
+        if not (base.with_suffix(".py").is_file() or (base / "__main__.py").is_file()):
+            problems.append(f"its command runs `-m {module}`, which does not exist")
+    problems += [f"its command runs `bin/pcgkit {name}`, which is no subcommand"
+                 for name in _SUBCOMMAND.findall(command) if name not in subcommands]
+    return problems
+
+
+def _entry_problems(sample: Sample, present: list[str], root: Path, subcommands: frozenset[str]) -> list[str]:
+    problems = []
+    if not any(fnmatch.fnmatchcase(name, sample.path) for name in present):
+        problems.append("no such sample (remove the entry, or restore the sample)")
+    if sample.made_on not in MADE_ON:
+        problems.append(f"made_on is {sample.made_on!r}, not one of {MADE_ON}")
+    if not any(_is_page_or_bar(reader) for reader in sample.readers):
+        problems.append("no page (README.md, docs/) or bar (benchmarks/) reads it: cite it from one, or remove it")
+    for reader in sample.readers:
+        needle = f"reports/samples/{sample.stem}" if _is_page_or_bar(reader) else sample.stem
+        if not (root / reader).is_file():
+            problems.append(f"reader {reader} does not exist")
+        elif needle not in (root / reader).read_text(errors="replace"):
+            problems.append(f"reader {reader} no longer names {needle}")
+    recipe = root / sample.recipe
+    if not recipe.is_file():
+        problems.append(f"recipe {sample.recipe} does not exist")
+    elif sample.made_on == "cpu" and sample.regenerate not in recipe.read_text(errors="replace"):
+        problems.append(f"{sample.recipe} does not document its command verbatim: {sample.regenerate}")
+    return problems + command_problems(sample.regenerate, root, subcommands)
+
+
+def sample_problems(samples: tuple[Sample, ...], samples_dir: Path, root: Path, subcommands: frozenset[str]) -> list[str]:
+    """'WHERE: what is wrong' for every sample not indexed (or indexed twice) and every entry that fails its rules.
+    Reads the files it checks; writes nothing."""
+    present = sorted(p.name for p in samples_dir.iterdir() if p.name not in SAMPLES_OWN_FILES)
+    rel = samples_dir.relative_to(root) if samples_dir.is_relative_to(root) else samples_dir
+    problems = []
+    for name in present:
+        owners = [s.path for s in samples if fnmatch.fnmatchcase(name, s.path)]
+        if len(owners) != 1:
+            problems.append(f"{rel}/{name}: " + (f"listed {len(owners)} times ({', '.join(owners)})" if owners else
+                            f"not in {SAMPLES_INDEX}: list what reads it and its one command, or remove it"))
+    for sample in samples:
+        problems += [f"{rel}/{SAMPLES_INDEX}: {sample.path}: {p}"
+                     for p in _entry_problems(sample, present, root, subcommands)]
+    return problems
+
+
+def subcommands() -> frozenset[str]:
+    """bin/pcgkit's subcommands, from the CLI's own parser, plus `test` (bin/pcgkit runs pytest for it)."""
+    from pcgkit.cli import build_parser
+
+    return frozenset({name for action in build_parser()._actions if isinstance(action, argparse._SubParsersAction)
+                      for name in action.choices} | {"test"})
+
+
+def render_samples(samples: tuple[Sample, ...]) -> str:
+    out = ["| sample | what it is | read by | regenerate (from the checkout's root) | made on | cost |",
+           "|---|---|---|---|---|---|"]
+    for s in sorted(samples, key=lambda s: s.path):
+        recipe = Path(os.path.relpath(ROOT / s.recipe, SAMPLES)).as_posix()
+        command = s.regenerate.replace("|", "\\|")
+        how = (f"`{command}`" if s.made_on == "cpu" else f"on the lent GPU only: {command}") + f" ([how]({recipe}))"
+        name = s.path if "*" in s.path else f"[{s.path}]({s.path})"
+        readers = ", ".join(f"`{r}`" for r in s.readers)
+        out.append(f"| {name} | {s.what} | {readers} | {how} | {s.made_on} | {s.cost} |")
+    return "\n".join(out) + "\n"
+
+
 # --- blocks and files ---------------------------------------------------------------------------
 
 def blocks() -> dict[str, dict[str, Callable[[], str]]]:
@@ -280,6 +403,7 @@ def blocks() -> dict[str, dict[str, Callable[[], str]]]:
         "docs/reference/layout.md": {"packages": lambda: render_packages(package_rows())},
         "docs/reference/cases.md": {"catalog": lambda: render_catalog(catalog.CATALOG)},
         "docs/reference/certificate.md": {"certificate-counts": render_certificate_counts},
+        "reports/samples/README.md": {"samples": lambda: render_samples(load_samples())},
     }
 
 
@@ -312,7 +436,8 @@ def fill(text: str, renderers: dict[str, Callable[[], str]]) -> tuple[str, list[
 
 
 def stale() -> list[str]:
-    """'FILE: block NAME ...' for every block that differs from what the data says (or is missing)."""
+    """'FILE: block NAME ...' for every block that differs from what the data says (or is missing), then every
+    problem of the committed samples (sample_problems)."""
     problems = []
     for rel, renderers in blocks().items():
         text = (ROOT / rel).read_text()
@@ -320,16 +445,16 @@ def stale() -> list[str]:
         problems += [f"{rel}: no block {name!r}" for name in missing]
         if new != text:
             problems.append(f"{rel}: generated blocks are stale (run: python docs/gen_facts.py)")
-    return problems
+    return problems + sample_problems(load_samples(), SAMPLES, ROOT, subcommands())
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Render the docs' generated blocks from the kit's data.")
-    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a block is stale")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a block is stale or a sample breaks its rules")
     args = parser.parse_args(argv)
     if args.check:
         problems = stale()
-        print("\n".join(problems) or "docs: generated blocks match the data")
+        print("\n".join(problems) or "docs: generated blocks match the data; every sample is indexed and read")
         return 1 if problems else 0
     for rel, renderers in blocks().items():
         path = ROOT / rel

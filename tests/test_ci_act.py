@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import sysconfig
@@ -151,6 +152,14 @@ def serve(folder: Path) -> Iterator[str]:
         server.server_close()
 
 
+def free_port() -> int:
+    """A port nothing listens on now: act's artifact server defaults to a fixed one (34567), which a second
+    act on the machine (another test worker, another checkout's suite) already holds."""
+    with socket.socket() as probe:
+        probe.bind(("", 0))
+        return probe.getsockname()[1]
+
+
 def run_act(act: str, repo: Path, work: Path, run: int, site_url: str, site_dir: Path, actions_dir: Path) -> tuple[int, str]:
     event = work / "event.json"
     event.write_text(json.dumps({"ref": "refs/heads/main", "repository": {
@@ -159,7 +168,8 @@ def run_act(act: str, repo: Path, work: Path, run: int, site_url: str, site_dir:
     # the machine's environment (its CA bundle and index settings reach uv and pip), without this pytest's own
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHON", "VIRTUAL_ENV", "COV_"))}
     argv = [act, "workflow_dispatch", "-e", str(event), "-P", "ubuntu-latest=-self-hosted",
-            "--artifact-server-path", str(work / f"artifacts-{run}"), "--cache-server-path", str(work / "cache-server"),
+            "--artifact-server-path", str(work / f"artifacts-{run}"), "--artifact-server-port", str(free_port()),
+            "--cache-server-path", str(work / "cache-server"),
             "--action-cache-path", str(work / "act-cache"), "--var", f"PCGKIT_SITE_URL={site_url}",
             "--env", f"PCGKIT_ACT_SITE_DIR={site_dir}", "--env", f"GITHUB_RUN_ID={run}", "--env", f"GITHUB_RUN_NUMBER={run}",
             *local_repositories(actions_dir)]

@@ -50,7 +50,8 @@ def _code_lines(text: str) -> list[str]:
 
 
 def test_generated_blocks_match_the_data():
-    """Every generated block (README box, switch table, exit codes, catalog, packages) equals a fresh render."""
+    """Every generated block (README box, switch table, exit codes, catalog, packages, samples) equals a fresh
+    render, and every committed sample follows reports/samples/INDEX.toml (tests/test_samples.py: the rules)."""
     assert _gen_facts().stale() == []
 
 

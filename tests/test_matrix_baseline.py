@@ -1,4 +1,4 @@
-"""The default matrix at its baseline: the committed 21-cell sample's 2 failures and 2 errors are each
+"""The default matrix at its baseline: the 21-cell run of 2026-11-29's 2 failures and 2 errors are each
 recorded (a drift with its reason, two expected-uninstallable cells with the upstream link), so the
 same results make no red cell; a cell that contradicts an expectation still does."""
 
@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from junitparser import Error, JUnitXml, Skipped
 
-from pcgkit import resources
 from pcgkit.commands import matrix as cli
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, RAN, STAGE_INSTALL, CellOutcome, write_outcome
@@ -19,7 +18,8 @@ from pcgkit.matrix.uninstallable import expected_failure, load_uninstallable, un
 from pcgkit.report.junit_merge import merge
 from pcgkit.verdicts.expectations import expected_for, load_expectations
 
-SAMPLE = resources.workspace_root() / "reports" / "samples" / "matrix-2026-11-29-final" / "matrix-junit.xml.gz"
+# The last run before the baseline recorded its failures (tests/data/matrix_baseline/PROVENANCE.md).
+SAMPLE = Path(__file__).parent / "data" / "matrix_baseline" / "matrix-2026-11-29-final-junit.xml.gz"
 
 
 def _sample_problems() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:

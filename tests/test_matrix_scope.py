@@ -69,7 +69,7 @@ def test_compat_md_over_githubs_limit_moves_cell_details_to_a_sidecar(tmp_path: 
     from pcgkit.report.model import from_json
     from pcgkit.report.writers import WriteContext, write_markdown
 
-    sample = Path(__file__).parents[1] / "reports" / "samples" / "matrix-2026-11-29-final" / "compat.json"
+    sample = Path(__file__).parents[1] / "reports" / "samples" / "matrix-2026-12-01" / "compat.json"
     big = from_json(json.loads(sample.read_text()))
     ctx = WriteContext(tmp_path)
     write_markdown(big, ctx)
