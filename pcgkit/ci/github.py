@@ -11,8 +11,10 @@ Choices a reviewer should know (each also said in a comment of the generated fil
   long history with a one-run one;
 - uv and Pythons come from PyPI / uv itself (no setup action downloads from GitHub), matrix values
   reach shell steps through `env:`, never spliced into the script (no injection);
-- uv's cache restored per torch version on every run, saved only by the scheduled run (PRs and
-  manual runs never thrash the repository's 10 GB cache).
+- uv's cache restored per torch version and build on every run, saved only by the scheduled run (PRs and
+  manual runs never thrash the repository's 10 GB cache), after `uv cache prune --ci`: the entries stay
+  a few MB each (measured: fixtures/measurements/uv-cache-size.json; `pcgkit ci github` checks the sum
+  against the 10 GB, pcgkit.ci.cache). Without the prune one CUDA-torch entry is ~2.6 GB archived.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import yaml
 
 from pcgkit import resources
 from pcgkit.ci.plan import ARTIFACTS_DIR, CellJob, CiPlan, JobGroup, RunnerClass
+from pcgkit.matrix.cells import TORCH_BUILD_CUDA
+from pcgkit.matrix.torchbuild import INDEX_VAR as TORCH_CPU_INDEX_VAR
 from pcgkit.report.site import FLIPS_FILE, HISTORY_FILE, OPTIONAL_SITE_FILES, SITE_FILES, STEP_SUMMARY_FILE
 
 ACTIONS_FILE = "ci_actions.toml"
@@ -89,17 +93,19 @@ def _install_kit(extra: str = "", cell_python: bool = False) -> str:
 def _cell_job(group: JobGroup, actions: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
     runner = group.runner
     include = [
-        {"cell": j.cell_id, "python": j.python, "torch": j.torch or "none", "timeout-minutes": j.timeout_minutes,
+        {"cell": j.cell_id, "python": j.python, "torch": j.torch or "none", "torch-build": j.torch_build,
+         "timeout-minutes": j.timeout_minutes,
          "timeout-s": f"{j.timeout_s:g}", "artifact": j.artifact}
         for j in group.jobs
     ]
     install_env = {"PIP_BREAK_SYSTEM_PACKAGES": "1", PYTHON_VAR: "${{ matrix.python }}"}
     steps: list[dict[str, Any]] = [{"uses": uses(actions, "checkout"), "with": {"persist-credentials": False}}]
     if runner.hosted:
-        # Restored on every run, saved by the nightly only: one entry per torch version (the wheels).
+        # Restored on every run, saved by the nightly only, pruned first: one entry per torch version and build.
+        prefix = "uv-torch-${{ matrix.torch }}-${{ matrix.torch-build }}-"
         steps.append({"name": "Restore uv's cache (this torch)", "id": "uv-cache", "uses": uses(actions, "cache-restore"),
-                      "with": {"path": UV_CACHE, "key": "uv-torch-${{ matrix.torch }}-${{ hashFiles('fixtures/locks/*.txt') }}",
-                               "restore-keys": "uv-torch-${{ matrix.torch }}-"}})
+                      "with": {"path": UV_CACHE, "key": prefix + "${{ hashFiles('fixtures/locks/*.txt') }}",
+                               "restore-keys": prefix}})
         steps.append({"name": "Install uv, Python and pcgkit", "env": install_env, "run": _install_kit(cell_python=True)})
     else:
         # A self-hosted runner keeps uv's cache and the docker engine's layers on its own disk.
@@ -107,14 +113,20 @@ def _cell_job(group: JobGroup, actions: Mapping[str, Mapping[str, str]]) -> dict
                       "run": _install_kit("[docker]", cell_python=True) +
                       "nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv\n"
                       "docker info --format 'docker {{.ServerVersion}}, runtimes: {{json .Runtimes}}'\n"})
-    steps.append({"name": "Run the cell", "env": {CELL_VAR: "${{ matrix.cell }}", TIMEOUT_VAR: "${{ matrix.timeout-s }}"},
-                  "run": _shell_command(group.jobs[0]) + "\n"})
+    run_env = {CELL_VAR: "${{ matrix.cell }}", TIMEOUT_VAR: "${{ matrix.timeout-s }}"}
+    if any(j.torch_build != TORCH_BUILD_CUDA for j in group.jobs):  # a mirror of PyTorch's CPU wheels, if set
+        run_env[TORCH_CPU_INDEX_VAR] = f"${{{{ vars.{TORCH_CPU_INDEX_VAR} }}}}"
+    steps.append({"name": "Run the cell", "env": run_env, "run": _shell_command(group.jobs[0]) + "\n"})
     steps.append({"name": "Upload the cell folder", "if": "always()", "uses": uses(actions, "upload-artifact"), "with": {
         "name": "${{ matrix.artifact }}", "path": f"{group.jobs[0].cell_folder.rsplit('/', 1)[0]}/${{{{ matrix.cell }}}}/",
         "if-no-files-found": "error", "retention-days": ARTIFACT_RETENTION_DAYS}})
     if runner.hosted:
-        steps.append({"name": "Save uv's cache (nightly only)", "uses": uses(actions, "cache-save"),
-                      "if": "github.event_name == 'schedule' && steps.uv-cache.outputs.cache-hit != 'true'",
+        save_if = "github.event_name == 'schedule' && steps.uv-cache.outputs.cache-hit != 'true'"
+        # uv's documented CI practice: keep only wheels built from source (pre-built ones download again
+        # as fast as a restore), so each entry stays a few MB and the sum fits the repository's 10 GB.
+        steps.append({"name": "Prune uv's cache for saving (uv cache prune --ci)", "if": save_if,
+                      "run": "python3 -m uv cache prune --ci\n"})
+        steps.append({"name": "Save uv's cache (nightly only)", "uses": uses(actions, "cache-save"), "if": save_if,
                       "with": {"path": UV_CACHE, "key": "${{ steps.uv-cache.outputs.cache-primary-key }}"}})
     return {
         "name": _job_title(dataclasses.replace(group.jobs[0], cell_id="${{ matrix.cell }}")),
@@ -308,7 +320,7 @@ _Dumper.add_representer(str, _str)
 
 
 def to_yaml(document: dict[str, Any], plan: CiPlan, command: str,
-            actions: Mapping[str, Mapping[str, str]] | None = None) -> str:
+            actions: Mapping[str, Mapping[str, str]] | None = None, notes: Sequence[str] = ()) -> str:
     """The workflow file's text: a header saying how it was made and what it leaves out, and each pinned
     action's release tag as a comment beside its SHA. Pure given `actions`."""
     actions = actions if actions is not None else load_actions()
@@ -317,6 +329,12 @@ def to_yaml(document: dict[str, Any], plan: CiPlan, command: str,
               ", ".join(f"{g.id} on [{', '.join(g.runner.labels)}] ({len(g.jobs)})" for g in plan.groups),
               f"# Repository variables: {SITE_URL_VAR} (the Pages URL, if not <owner>.github.io/<repo>); "
               f"{FLIP_ISSUE_VAR} + secret {FLIP_TOKEN_SECRET} to comment on an issue when a verdict flips (off by default)."]
+    builds = sorted({j.torch_build for g in plan.groups if g.runner.hosted for j in g.jobs})
+    header.append(f"# Simulated jobs install torch's {' and '.join(builds)} build (`pcgkit matrix --torch-build`; "
+                  "the cpu build saves the CUDA wheels but FlashInfer answers differently under it: docs/ci.md)." +
+                  (f" Variable {TORCH_CPU_INDEX_VAR}: a mirror of PyTorch's CPU wheels (default: PyTorch's own)."
+                   if any(b != TORCH_BUILD_CUDA for b in builds) else ""))
+    header += [f"# {note}" for note in notes]
     header += [f"# not on CI: {cell_id}: {why}" for cell_id, why in plan.excluded]
     body = yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=200, allow_unicode=True)
     tags = {uses(actions, key): pin["tag"] for key, pin in actions.items()}

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from pcgkit.matrix import backends
-from pcgkit.matrix.cells import EXISTING, Cell
+from pcgkit.matrix.cells import EXISTING, TORCH_BUILD_CUDA, TORCH_BUILDS, Cell
 from pcgkit.values import targets
 
 HOSTED_LABELS: tuple[str, ...] = ("ubuntu-latest",)
@@ -59,6 +59,7 @@ class CellJob:
     timeout_minutes: int  # the CI job's: the cell's limit plus setup (and an image build on GPU runners)
     artifact: str  # unique per run: cell-<id>-<target>
     command: tuple[str, ...]  # the pcgkit argv (without the leading interpreter)
+    torch_build: str = TORCH_BUILD_CUDA  # which build of the locked torch it installs: keys the uv cache too
 
     @property
     def cell_folder(self) -> str:
@@ -119,10 +120,13 @@ def runner_classes(hardware_labels: Mapping[str, tuple[str, ...]]) -> tuple[Runn
     return tuple(classes)
 
 
-def job_command(cell: Cell, runner: RunnerClass, timeout_s: float, matrix_args: Sequence[str] = ()) -> tuple[str, ...]:
+def job_command(cell: Cell, runner: RunnerClass, timeout_s: float, matrix_args: Sequence[str] = (),
+                torch_build: str = TORCH_BUILD_CUDA) -> tuple[str, ...]:
     """`pcgkit matrix` for one cell on one runner class, reports into CELLS_DIR. Pure."""
     argv = ["pcgkit", "matrix", *matrix_args, "--cell", cell.id, "--reports", CELLS_DIR, "--jobs", "1",
             "--timeout", f"{timeout_s:g}", "-m", runner.target.marker, "--backend", runner.backend]
+    if torch_build != TORCH_BUILD_CUDA:
+        argv += ["--torch-build", torch_build]
     argv += backends.ci_arguments(runner.backend)
     for marker in runner.require_hardware:
         argv += ["--require-hardware", marker]
@@ -145,6 +149,7 @@ def plan_ci(
     default_timeout_s: float = DEFAULT_CELL_TIMEOUT_S,
     matrix_args: Sequence[str] = (),
     local: bool = False,
+    hosted_torch_build: str = TORCH_BUILD_CUDA,
 ) -> CiPlan:
     """The jobs for these cells. Pure.
 
@@ -152,8 +157,11 @@ def plan_ci(
     is cheap and runs every cell). matrix_args (e.g. --matrix FILE --pins FILE) go into every job
     so the jobs plan exactly the cells planned here. Cells of kind 'existing' name an interpreter on the machine that
     planned them: no CI runner has it, so they are excluded with that reason (unless `local`: the
-    fan-out run on the planning machine itself, `pcgkit ci local`).
+    fan-out run on the planning machine itself, `pcgkit ci local`). hosted_torch_build is the torch build
+    the hosted (simulated) jobs install (`pcgkit matrix --torch-build`); GPU jobs keep the locked CUDA build.
     """
+    if hosted_torch_build not in TORCH_BUILDS:
+        raise CiPlanError(f"torch build {hosted_torch_build!r}: expected one of {', '.join(TORCH_BUILDS)}")
     runners = runner_classes(hardware_labels or {})
     known = {c.id for c in cells}
     unknown = [c for c in hardware_cells if c not in known]
@@ -169,11 +177,12 @@ def plan_ci(
         for runner in runners:
             if not runner.hosted and hardware_cells and cell.id not in hardware_cells:
                 continue
+            build = hosted_torch_build if runner.hosted else TORCH_BUILD_CUDA
             by_runner[runner.id].append(CellJob(
                 cell_id=cell.id, python=cell.python, torch=cell.torch or "", runner=runner,
                 timeout_s=timeout_s, timeout_minutes=_timeout_minutes(timeout_s, runner),
                 artifact=artifact_name(cell.id, runner.target.id),
-                command=job_command(cell, runner, timeout_s, matrix_args),
+                command=job_command(cell, runner, timeout_s, matrix_args, build), torch_build=build,
             ))
     groups = []
     for runner in runners:

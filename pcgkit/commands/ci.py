@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
+from pcgkit import resources
 from pcgkit.ci.plan import CiPlan, CiPlanError, parse_runner_labels, plan_ci
 from pcgkit.errors import UsageError
 from pcgkit.matrix import pins as pins_mod
+from pcgkit.matrix.cells import TORCH_BUILD_CUDA, TORCH_BUILDS
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
 from pcgkit.util import atomic
 from pcgkit.util.argtypes import cron_schedule, deprecated_alias, positive_seconds
@@ -17,9 +20,24 @@ from pcgkit.util.argtypes import cron_schedule, deprecated_alias, positive_secon
 def _plan(args, matrix_args: list[str], local: bool = False) -> CiPlan:
     try:
         return plan_ci(planned_cells(args), parse_runner_labels(args.runner_labels or ()),
-                       hardware_cells=args.hardware_cell or (), matrix_args=matrix_args, local=local)
+                       hardware_cells=args.hardware_cell or (), matrix_args=matrix_args, local=local,
+                       hosted_torch_build=args.hosted_torch_build)
     except CiPlanError as exc:
         raise UsageError(str(exc)) from exc
+
+
+def _cache_budget(plan: CiPlan) -> str:
+    """The uv cache entries the workflow saves, against GitHub's 10 GB: a line to print, or a refusal."""
+    from pcgkit.ci.cache import MEASUREMENTS, CacheBudgetError, cache_budget, measured_bytes_per_build
+
+    try:
+        budget = cache_budget(plan, measured_bytes_per_build(json.loads(resources.fixture(MEASUREMENTS).read_text())))
+    except CacheBudgetError as exc:
+        raise UsageError(str(exc)) from exc
+    if budget.over:
+        raise UsageError(f"{budget.describe()}: over the limit, GitHub would evict entries every night; plan fewer "
+                         "torch versions on hosted runners, or measure again if the workflow's cache changed")
+    return budget.describe()
 
 
 def _matrix_args(args, absolute: bool) -> list[str]:
@@ -36,13 +54,17 @@ def _cmd_github(args) -> int:
     from pcgkit.ci.github import DEFAULT_CRON, actionlint_config, render_workflow, to_yaml  # PyYAML: only here
 
     plan = _plan(args, _matrix_args(args, absolute=False))
+    budget = _cache_budget(plan)  # before writing anything: a plan over GitHub's cache limit is refused
     command = "pcgkit ci github" + "".join(f" --runner-labels {x}" for x in args.runner_labels or ())
-    text = to_yaml(render_workflow(plan, name=args.name, cron=args.cron or DEFAULT_CRON), plan, command)
+    if args.hosted_torch_build != TORCH_BUILD_CUDA:
+        command += f" --hosted-torch-build {args.hosted_torch_build}"
+    text = to_yaml(render_workflow(plan, name=args.name, cron=args.cron or DEFAULT_CRON), plan, command, notes=(budget,))
     if args.out == "-":
         sys.stdout.write(text)
     else:
         out = atomic.write_text(Path(args.out), text)  # whole or old: a full disk keeps the previous workflow
         print(f"pcgkit ci: {len(plan.jobs)} cell jobs in {len(plan.groups)} group(s) -> {out}")
+        print(f"  {budget}")
         lint = actionlint_config(plan)
         if lint is not None:  # beside the workflows folder, where actionlint looks for it
             lint_path = out.parent.parent / "actionlint.yaml"
@@ -85,6 +107,10 @@ def _common(parser) -> None:
                              "e.g. sm120=self-hosted,linux,sm120 (repeatable; none: simulated jobs only)")
     parser.add_argument("--hardware-cell", action="append", metavar="ID",
                         help="limit the real-hardware jobs to these cells (repeatable; default: every cell)")
+    parser.add_argument("--hosted-torch-build", choices=TORCH_BUILDS, default=TORCH_BUILD_CUDA,
+                        help="the torch build the simulated jobs install (`pcgkit matrix --torch-build`): cuda "
+                             "(default) = the committed locks; cpu = PyTorch's CPU-only build, no CUDA wheels, but "
+                             "NOT the same answers (docs/ci.md: FlashInfer's traced path differs under a CPU torch)")
 
 
 def register(subparsers) -> None:

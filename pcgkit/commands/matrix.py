@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 from pathlib import Path
 
 from pcgkit import resources
 from pcgkit.catalog import all_modes, modes_in_scope
 from pcgkit.commands.report import BISECT_ID_MARK, matrix_status, report
 from pcgkit.errors import Interrupted, UsageError
-from pcgkit.matrix import backends
+from pcgkit.matrix import backends, torchbuild
 from pcgkit.matrix import pins as pins_mod
 from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.matrix.bisect import bisect, versions_between
-from pcgkit.matrix.cells import SCOPE_ALL, SCOPES, VENV, Cell
+from pcgkit.matrix.cells import SCOPE_ALL, SCOPES, TORCH_BUILD_CUDA, TORCH_BUILDS, VENV, Cell
 from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR
 from pcgkit.matrix.outcome import cells_root
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
@@ -41,15 +42,20 @@ def preflight_launch(args) -> tuple[str, str] | None:
 
 
 def backend_config(args) -> BackendConfig:
+    backend = getattr(args, "backend", backends.DEFAULT)
+    if getattr(args, "torch_build", TORCH_BUILD_CUDA) != TORCH_BUILD_CUDA and backend != backends.DEFAULT:
+        raise UsageError(f"--torch-build {args.torch_build}: the venv backend's option; the {backend} backend's torch "
+                         "comes from its image (give its build a wheelhouse of CPU wheels with --wheelhouse)")
     # checked once here, not discovered by every cell: a file or a read-only folder at --envs is one line
     envs = atomic.check_writable_dir(Path(args.envs), "--envs (where cell environments go)")
     preflight = preflight_launch(args)
     expected = (*all_modes(), *((PREFLIGHT_LAUNCH.id,) if preflight else ()))
     return BackendConfig(
         cells_root=cells_root(Path(args.reports)), envs_root=envs, timeout_s=args.timeout,
-        case_timeout_s=min(args.timeout, 600.0), backend=getattr(args, "backend", backends.DEFAULT),
+        case_timeout_s=min(args.timeout, 600.0), backend=backend,
         select=getattr(args, "select", None), require_hardware=tuple(getattr(args, "require_hardware", None) or ()),
         force=bool(getattr(args, "force", False)), expected_modes=expected,
+        torch_cpu_index=getattr(args, "torch_cpu_index", None) or torchbuild.DEFAULT_CPU_INDEX,
         scope_modes={scope: tuple(modes_in_scope(scope)) for scope in SCOPES if scope != SCOPE_ALL},
         case_env=((PREFLIGHT_ENV_VAR, preflight[0]),) if preflight else (),
         answers_for=(("preflight", preflight[1]),) if preflight else (),
@@ -78,6 +84,9 @@ def _cmd_matrix(args) -> int:
             scope = "" if cell.scope == SCOPE_ALL else f" [{cell.scope} cases only]"
             print(f"{cell.id:<24} {cell.pin_status:<8} {cell.label():<52} {cell.pin_note}{scope}")
         return 0
+    if (args.tox or getattr(args, "lock", False)) and args.torch_build != TORCH_BUILD_CUDA:
+        raise UsageError(f"--torch-build {args.torch_build} applies when cells run: --lock and --tox write the "
+                         "locked build (a cpu cell's lock is derived from it at run time)")
     if getattr(args, "lock", False):
         return lock_cells(cells, Path(getattr(args, "locks", DEFAULT_LOCKS_DIR)), jobs=args.jobs)
     reports = Path(args.reports)
@@ -289,6 +298,16 @@ def _common(parser) -> None:
     parser.add_argument("--preflight", metavar="FILE",
                         help="a team's SGLang launch (pcgkit.preflight-launch/1 TOML): every cell also answers "
                              "`pcgkit preflight` for it (case preflight-launch), e.g. before an upgrade")
+    build = parser.add_argument_group("torch build (venv backend)")
+    build.add_argument("--torch-build", choices=TORCH_BUILDS, default=TORCH_BUILD_CUDA,
+                       help="which build of each cell's locked torch to install: cuda (default) = the committed lock as "
+                            "it is (PyPI's Linux wheel, nvidia-* and triton with it); cpu = PyTorch's CPU-only build of "
+                            "the same version, every other pin as locked: no CUDA wheels, but FlashInfer answers differently "
+                            "under it (docs/ci.md), and its results are kept apart from the cuda build's")
+    build.add_argument("--torch-cpu-index", default=os.environ.get(torchbuild.INDEX_VAR) or torchbuild.DEFAULT_CPU_INDEX,
+                       metavar="URL|DIR",
+                       help=f"with --torch-build cpu: where the CPU wheels are, read as uv's --find-links (a page of "
+                            f"links or a folder of wheels); default ${torchbuild.INDEX_VAR}, else {torchbuild.DEFAULT_CPU_INDEX}")
     backends.add_options(parser)
 
 

@@ -21,6 +21,13 @@ ON_PIN = "on-pin"  # exactly the flashinfer-python and torch that the cell's SGL
 OFF_PIN = "off-pin"
 UNPINNED = "unpinned"  # an existing interpreter: the matrix declares no pins for it
 
+# Which build of the locked torch version a venv cell installs (`pcgkit matrix --torch-build`).
+# cuda: the committed lock as it is, PyPI's Linux wheel with its nvidia-* and triton dependencies;
+# cpu: PyTorch's CPU-only build of the same version, every other pin as locked (pcgkit.matrix.torchbuild).
+TORCH_BUILD_CUDA = "cuda"
+TORCH_BUILD_CPU = "cpu"
+TORCH_BUILDS = (TORCH_BUILD_CUDA, TORCH_BUILD_CPU)
+
 
 
 def _sglang_import_deps(sglang: str) -> list[str]:
@@ -50,6 +57,7 @@ class Cell:
     # sha256 of the committed lock (fixtures/locks/<id>.txt; pcgkit.matrix.locks), "" when none:
     # refreshing a lock reruns the cell.
     lock_digest: str = ""
+    torch_build: str = TORCH_BUILD_CUDA  # TORCH_BUILDS: a cpu cell is another environment and another result
     # Labels the planner derives; not part of the definition.
     pin_status: str = OFF_PIN
     pin_note: str = ""
@@ -74,6 +82,8 @@ class Cell:
             definition["lock"] = self.lock_digest
         if self.scope != SCOPE_ALL:  # only when narrowed, so every other cell keeps its hash
             definition["scope"] = self.scope
+        if self.torch_build != TORCH_BUILD_CUDA:  # only for the CPU build, so every locked cell keeps its hash
+            definition["torch_build"] = self.torch_build
         return definition
 
     @property
@@ -102,7 +112,7 @@ class Cell:
         if self.sglang:
             parts.append(f"sglang {self.sglang}")
         parts.append(f"flashinfer {self.flashinfer or '?'}")
-        parts.append(f"torch {self.torch or '?'}")
+        parts.append(f"torch {self.torch or '?'}" + ("" if self.torch_build == TORCH_BUILD_CUDA else f"+{self.torch_build}"))
         parts.append(f"py{self.python}")
         return " / ".join(parts)
 
@@ -124,9 +134,11 @@ class Cell:
             kwargs[name] = untrusted.str_list(data, name, "cell")
         for name in ("sglang", "flashinfer", "torch", "interpreter", "base_image"):
             kwargs[name] = untrusted.optional_text(data, name, "cell")
-        for name in ("python", "kind", "origin", "lock_digest", "pin_status", "pin_note"):
+        for name in ("python", "kind", "origin", "lock_digest", "pin_status", "pin_note", "torch_build"):
             if name in data:
                 kwargs[name] = untrusted.text(data, name, "cell")
+        if kwargs.get("torch_build", TORCH_BUILD_CUDA) not in TORCH_BUILDS:
+            raise UntrustedValueError(f"cell: torch_build must be one of {', '.join(TORCH_BUILDS)}")
         if data.get("timeout_s") is not None:
             kwargs["timeout_s"] = untrusted.finite_number(data, "timeout_s", "cell")
         return cls(**kwargs)

@@ -20,7 +20,17 @@ import tomllib
 from pcgkit import resources
 from pcgkit.errors import UsageError
 from pcgkit.matrix import schema
-from pcgkit.matrix.cells import EXISTING, KINDS, OFF_PIN, ON_PIN, SCOPE_SGLANG_LEVEL, UNPINNED, VENV, Cell
+from pcgkit.matrix.cells import (
+    EXISTING,
+    KINDS,
+    OFF_PIN,
+    ON_PIN,
+    SCOPE_SGLANG_LEVEL,
+    TORCH_BUILD_CUDA,
+    UNPINNED,
+    VENV,
+    Cell,
+)
 from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR, with_lock_digests
 from pcgkit.matrix.pins import PinsIndex, SglangRelease, load_pins, version_key
 from pcgkit.matrix.rules import InstallRule, apply_rules, load_rules
@@ -234,10 +244,17 @@ def plan(
     return cells
 
 
+def with_torch_build(cells: Iterable[Cell], build: str) -> list[Cell]:
+    """Every venv cell installing this build of its locked torch (an existing interpreter keeps its own). Pure."""
+    return [dataclasses.replace(c, torch_build=build) if c.kind == VENV else c for c in cells]
+
+
 def planned_cells(args) -> list[Cell]:
+    """The cells a command's --matrix, --pins, --cell (and, where it has it, --torch-build) select."""
     matrix_path = Path(args.matrix)
     try:
         spec = load_matrix(matrix_path)
-        return plan(spec, load_pins(Path(args.pins)), base_dir=matrix_path.parent, only=args.cell or ())
+        cells = plan(spec, load_pins(Path(args.pins)), base_dir=matrix_path.parent, only=args.cell or ())
+        return with_torch_build(cells, getattr(args, "torch_build", TORCH_BUILD_CUDA))
     except (MatrixError, ValueError, OSError) as exc:
         raise UsageError(str(exc)) from exc

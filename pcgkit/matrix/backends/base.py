@@ -20,6 +20,7 @@ from pcgkit import resources
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.installed import InstalledDistribution
 from pcgkit.matrix.outcome import CellOutcome
+from pcgkit.matrix.torchbuild import DEFAULT_CPU_INDEX
 from pcgkit.values.scopes import SCOPE_ALL
 
 
@@ -34,6 +35,9 @@ class BackendConfig:
     require_hardware: tuple[str, ...] = ()  # --require-hardware, passed into every cell
     locks_dir: Path = dataclasses.field(default_factory=lambda: resources.fixture("locks"))  # committed cell locks
     force: bool = False  # --force: rebuild each cell's environment too, not only rerun its cases
+    # --torch-cpu-index: where a cell of torch build "cpu" gets its torch (uv --find-links); an install
+    # source, not part of what the result answers for (the cell's definition carries the build itself).
+    torch_cpu_index: str = DEFAULT_CPU_INDEX
     # The case ids each cell must account for (the catalog's default cases, handed down by the
     # command): a mode a cell's pytest never reported becomes an `error` row.
     expected_modes: tuple[str, ...] = ()

@@ -29,7 +29,7 @@ from typing import IO, Iterator
 from pcgkit import resources
 from pcgkit.jobs import run as runjob
 from pcgkit.matrix import installed as installed_mod
-from pcgkit.matrix import jitcache, locks
+from pcgkit.matrix import jitcache, locks, torchbuild
 from pcgkit.matrix.backends.base import (
     BackendConfig,
     CaseRequest,
@@ -39,7 +39,7 @@ from pcgkit.matrix.backends.base import (
     StageFailed,
     Stages,
 )
-from pcgkit.matrix.cells import EXISTING, VENV, Cell
+from pcgkit.matrix.cells import EXISTING, TORCH_BUILD_CPU, VENV, Cell
 from pcgkit.matrix.deps import kit_light_dependencies, sglang_import_dependencies
 from pcgkit.matrix.outcome import (
     LOG_TAIL_CHARS,
@@ -181,7 +181,28 @@ def prepare_env(cell: Cell, cell_dir: Path, config: BackendConfig, deadline: Dea
 
 
 def _lock_for(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, deadline: Deadline,
-              stages: Stages) -> tuple[Path | None, dict, str, str]:
+              stages: Stages, torch_cpu_index: str = torchbuild.DEFAULT_CPU_INDEX) -> tuple[Path | None, dict, str, str]:
+    """(lock file, lock facts, cause, tail): the cell's lock (_locked_build), or for torch build cpu its CPU build."""
+    lock_file, facts, cause, tail = _locked_build(cell, cell_dir, locks_dir, base_python, deadline, stages)
+    if lock_file is None or cell.torch_build != TORCH_BUILD_CPU:
+        return lock_file, facts, cause, tail
+    lock_text = lock_file.read_text()
+    discard_install_copy(lock_file)  # a lock resolved now: its CPU build replaces it
+    with stages.timing("resolve"):
+        result = torchbuild.compile_cpu_lock(cell.id, cell_lock_inputs(cell), lock_text, torch_cpu_index, base_python,
+                                             cell_dir / "lock", _uv_env(), deadline.left())
+    facts = {**facts, "torch_build": TORCH_BUILD_CPU, "torch_from": torch_cpu_index}
+    if not isinstance(result, str):
+        return None, facts, _install_cause(cell, result), _tail(result.output_tail)
+    atomic.write_text(cell_dir / torchbuild.LOCK_FILE, result)  # the record, redacted
+    changed = torchbuild.changed_pins(lock_text, result)
+    return install_copy(result), {**facts, "cpu_lock": {
+        "path": str(cell_dir / torchbuild.LOCK_FILE), "digest": locks.file_digest(result),
+        "changed": {name: list(versions) for name, versions in changed.items()}}}, "", ""
+
+
+def _locked_build(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, deadline: Deadline,
+                  stages: Stages) -> tuple[Path | None, dict, str, str]:
     """(lock file, lock facts, cause, tail): the committed lock when current, else one resolved now."""
     inputs = cell_lock_inputs(cell)
     committed = locks.lock_path(locks_dir, cell.id)
@@ -290,7 +311,8 @@ def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendCo
     base_python = find_python(cell.python)
     if base_python is None:
         return PreparedEnv(None, f"interpreter missing: no Python {cell.python} on this machine (see pcgkit/util/interpreters.py)")
-    lock_file, lock_facts, cause, tail = _lock_for(cell, cell_dir, config.locks_dir, base_python, deadline, stages)
+    lock_file, lock_facts, cause, tail = _lock_for(cell, cell_dir, config.locks_dir, base_python, deadline, stages,
+                                                   config.torch_cpu_index)
     if lock_file is None:
         return PreparedEnv(None, cause, tail, lock=lock_facts)
     logs = [f"# building {env_dir}: {why}"]
