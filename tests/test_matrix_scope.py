@@ -43,7 +43,7 @@ def test_a_narrowed_cell_owes_only_its_scope(tmp_path: Path):
     assert config.modes_for("all") == tuple(all_modes())
     plan = RunPlan("python", tmp_path, 60, 30, scope=SCOPE_SGLANG_LEVEL, expected_modes=config.modes_for(SCOPE_SGLANG_LEVEL))
     interrupted_results(plan, Interrupted(signal.SIGTERM))
-    rows = json.loads(plan.results_path.read_text())["results"]
+    rows = json.loads(plan.files.results_path.read_text())["results"]
     assert {r["mode"] for r in rows} == set(modes_in_scope(SCOPE_SGLANG_LEVEL))
 
 

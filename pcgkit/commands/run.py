@@ -126,7 +126,7 @@ def _cmd_run(args) -> int:
         raise RunAbortedError(f"no results: pytest {completed.describe_failure()}: {last[0][:300]}")
     summary = write_summary(plan, environment, results)
     print_console_summary(results, environment)
-    print(f"  reports: {plan.junit_path}, {plan.results_path}, {summary}, {plan.log_path}")
+    print(f"  reports: {plan.files.junit_path}, {plan.files.results_path}, {summary}, {plan.files.log_path}")
     status = status_for_results(results)
     if status is ExitCode.SUCCESS and completed.returncode not in (0, 5):
         # pytest's own status also says whether every verdict matched its baseline (5: nothing selected)

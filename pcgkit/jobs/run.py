@@ -71,33 +71,18 @@ class RunPlan:
 
     @property
     def files(self) -> RunFiles:
+        """The files this run leaves in reports_dir."""
         return RunFiles(self.reports_dir)
-
-    @property
-    def junit_path(self) -> Path:
-        return self.files.junit_path
-
-    @property
-    def results_path(self) -> Path:
-        return self.files.results_path
-
-    @property
-    def log_path(self) -> Path:
-        return self.files.log_path
-
-    @property
-    def costs_path(self) -> Path:
-        return self.files.costs_path
 
 
 def plan_pytest_argv(plan: RunPlan) -> list[str]:
     """The command line for a run: pytest inside pcgkit.jobs.cellmain, which imports the stack first. Pure."""
     argv = [
-        plan.python, "-m", "pcgkit.jobs.cellmain", str(plan.costs_path), "--", str(resources.cases_dir()),
+        plan.python, "-m", "pcgkit.jobs.cellmain", str(plan.files.costs_path), "--", str(resources.cases_dir()),
         "--rootdir", str(resources.cases_dir()), "-c", str(resources.cases_pytest_ini()),
         "-p", "pcgkit.plugin", "-p", "no:cacheprovider", "-q",
-        f"--junitxml={plan.junit_path}",
-        f"--pcgkit-json={plan.results_path}",
+        f"--junitxml={plan.files.junit_path}",
+        f"--pcgkit-json={plan.files.results_path}",
         f"--pcgkit-case-timeout={plan.case_timeout_s:g}",
     ]
     if plan.select:
@@ -162,7 +147,7 @@ def interrupted_results(plan: RunPlan, exc: Interrupted) -> tuple[dict, list[Cas
     reason = f"interrupted ({exc}) before pytest reported: no verdict"
     results = synthesize_errors(list(plan.expected_modes), reason, versions)
     environment = {"versions": versions, "interrupted": str(exc)}
-    write_results(plan.results_path, results, environment)
+    write_results(plan.files.results_path, results, environment)
     return environment, results
 
 
@@ -173,24 +158,24 @@ def execute(plan: RunPlan) -> tuple[dict, list[CaseResult], proc.Completed]:
             plan_pytest_argv(plan),
             cwd=resources.workspace_root(),
             timeout=plan.timeout_s,
-            log_path=plan.log_path,
+            log_path=plan.files.log_path,
             env={**os.environ, "PYTHONUNBUFFERED": "1", **dict(plan.env)},
-            progress=f"the cases ({plan.log_path})",
+            progress=f"the cases ({plan.files.log_path})",
         )
     except Interrupted as exc:
         interrupted_results(plan, exc)
         raise
     environment: dict = {}
     results: list[CaseResult] = []
-    if plan.results_path.exists():
-        environment, results = read_results(plan.results_path)
+    if plan.files.results_path.exists():
+        environment, results = read_results(plan.files.results_path)
     reported = {r.mode for r in results}
     # The plugin records the modes it collected before running any: with a selection (-m) those are
     # the ones owed a row; without that record (pytest died before collecting) every expected mode is.
     selected = environment.get("selected_modes")
     expected = list(selected) if isinstance(selected, list) else list(plan.expected_modes)
     missing = [m for m in expected if m not in reported]
-    import_error = _import_error(plan.costs_path)
+    import_error = _import_error(plan.files.costs_path)
     # A selection may leave modes out on purpose; an import failure stops every case it would have run.
     if missing and (not plan.select or import_error or isinstance(selected, list)):
         reason = f"pytest {completed.describe_failure()} before reporting; log tail: {completed.output_tail[-600:]}"
@@ -199,9 +184,9 @@ def execute(plan: RunPlan) -> tuple[dict, list[CaseResult], proc.Completed]:
         versions = environment.get("versions") or probe_versions(plan.python)
         results += synthesize_errors(missing, reason, versions)
         environment.setdefault("versions", versions)
-        write_results(plan.results_path, results, environment)
-    elif not plan.results_path.exists():  # never silently no file: what ran (nothing) and why
+        write_results(plan.files.results_path, results, environment)
+    elif not plan.files.results_path.exists():  # never silently no file: what ran (nothing) and why
         environment = {"versions": probe_versions(plan.python), "complete": False,
                        "note": f"pytest {completed.describe_failure()} before collecting any case"}
-        write_results(plan.results_path, results, environment)
+        write_results(plan.files.results_path, results, environment)
     return environment, results, completed

@@ -14,6 +14,7 @@ from pathlib import Path
 from junitparser import Error, JUnitXml, Skipped, TestCase, TestSuite
 
 from pcgkit import resources
+from pcgkit.jobs.run import RunFiles
 from pcgkit.matrix.outcome import CellOutcome
 from pcgkit.matrix.uninstallable import expected_failure, load_uninstallable
 from pcgkit.util import atomic
@@ -62,7 +63,7 @@ def merge(outcomes: Sequence[CellOutcome], cells_root: Path) -> JUnitXml:
     uninstallable = load_uninstallable()
     for outcome in outcomes:
         suite = _cell_suite(outcome)
-        junit_path = cells_root / outcome.cell.id / "junit.xml"
+        junit_path = RunFiles(cells_root / outcome.cell.id).junit_path
         if outcome.is_error or not junit_path.exists():
             # No verdicts: one testcase that errors, with the reason and the log tail.
             case = TestCase(f"cell-setup[cell={outcome.cell.id}]", f"{outcome.cell.id}.pcgkit", _time(outcome.duration_s))

@@ -104,11 +104,11 @@ def test_with_a_marker_selection_a_killed_run_still_writes_results(tmp_path, mon
     reports = tmp_path / "reports"
     reports.mkdir()
     plan = runjob.RunPlan(python=sys.executable, reports_dir=reports, timeout_s=40, case_timeout_s=30, select="cpu_sim")
-    monkeypatch.setattr(runjob, "plan_pytest_argv", lambda p: _hang_argv(tmp_path, p.results_path, p.select))
+    monkeypatch.setattr(runjob, "plan_pytest_argv", lambda p: _hang_argv(tmp_path, p.files.results_path, p.select))
     monkeypatch.setattr(runjob, "probe_versions", lambda python: {"torch": None})
     environment, results, completed = runjob.execute(plan)
     assert completed.timed_out
-    data = json.loads(plan.results_path.read_text())
+    data = json.loads(plan.files.results_path.read_text())
     by_mode = {r["mode"]: r for r in data["results"]}
     assert by_mode["mode1"]["verdict"] == "reproduced"
     errors = [r for r in data["results"] if r["verdict"] == "error"]
