@@ -408,19 +408,24 @@ def blocks() -> dict[str, dict[str, Callable[[], str]]]:
 
 
 def render_certificate_counts() -> str:
-    """The discovery counts and the status table of the committed certificates (fixtures/certificates/)."""
+    """Coverage and input sources of the committed certificates (fixtures/certificates/), then their
+    status table and diffs (pcgkit.sweep.certificate.render_section)."""
     from pcgkit.report.certificate_page import load_certificates
-    from pcgkit.sweep.certificate import render_section
+    from pcgkit.sweep.certificate import render_section, table
+    from pcgkit.sweep.derive import SOURCES
 
     certificates = load_certificates()
-    out = ["| flashinfer | torch | arch | public callables | judged | not judged (no inputs) | registered ops | ops with a fake |",
-           "|---|---|---|---|---|---|---|---|"]
-    for cert in sorted(certificates, key=lambda c: version_key(c["flashinfer"])):
-        n = cert["counts"]
-        whole = cert.get("scope", "all") == "all"  # an ops-only run (the GPU) judged no callable
-        judged = (n["callables judged"], n["callables not judged (no inputs)"]) if whole else ("- (ops only)", "-")
-        out.append(f"| {cert['flashinfer']} | {cert['torch']} | {cert['arch']} | {n['public callables']} | "
-                   f"{judged[0]} | {judged[1]} | {n['registered ops']} | {n['ops with a fake']} |")
+    out = ["| flashinfer | arch | callables judged / listed | " + " | ".join(SOURCES) + " | ops judged with inputs / listed"
+           " | fake run returned | JIT-loader breaks |", "|---" * (6 + len(SOURCES)) + "|"]
+    for row, cert in zip(table(certificates), sorted(certificates, key=lambda c: (version_key(c["flashinfer"]), c["arch"]))):
+        cov = row["coverage"]
+        whole = row["scope"] == "all"  # an ops-only run (the GPU) judged no callable
+        by_source = cov["callables judged by input source"]
+        sources = " | ".join(str(by_source.get(s, 0)) if whole else "-" for s in SOURCES)
+        judged = f"{cov['callables judged']} / {cov['callables listed']}" if whole else "- (ops only)"
+        out.append(f"| {row['flashinfer']} | {row['arch']} | {judged} | {sources} | {cov['ops judged with inputs']} / "
+                   f"{cov['ops listed']} | {cov.get('callables whose fake run returned', '-') if whole else '-'} | "
+                   f"{len(cert.get('jit_loader_breaks', ())) if whole else '-'} |")
     return "\n".join(out + render_section(certificates, heading="###")) + "\n"
 
 

@@ -85,24 +85,24 @@ def _row(target: str, status: str, sites: int = 0) -> dict:
 
 def test_diff_names_what_became_traceable_broke_appeared_and_disappeared():
     """Release to release: traced<->breaks flips, a changed site count, new and gone targets; unjudged is neither."""
-    old = _cert("0.6.1", [_row("a", "breaks", 3), _row("b", "traces"), _row("c", "breaks", 2), _row("gone", "breaks", 1),
+    old = _cert("0.6.1", [_row("a", "breaks", 3), _row("b", "traces-and-runs"), _row("c", "breaks", 2), _row("gone", "breaks", 1),
                           _row("u", "not-judged")])
-    new = _cert("0.6.12", [_row("a", "opaque-op"), _row("b", "breaks", 1), _row("c", "breaks", 1), _row("new", "traces"),
-                           _row("u", "traces")])
+    new = _cert("0.6.12", [_row("a", "opaque-op"), _row("b", "breaks", 1), _row("c", "breaks", 1), _row("new", "traces-and-runs"),
+                           _row("u", "traces-and-runs")])
     d = diff(old, new)
     assert [i["target"] for i in d["became_traceable"]] == ["a"]
     assert [i["target"] for i in d["broke"]] == ["b"]
     assert {i["target"] for i in d["changed"]} == {"c", "u"}
-    assert d["appeared"] == [{"target": "new", "status": "traces"}] and d["disappeared"] == ["gone"]
+    assert d["appeared"] == [{"target": "new", "status": "traces-and-runs"}] and d["disappeared"] == ["gone"]
     assert [(x["from"], x["to"]) for x in diffs([new, old])] == [("0.6.1", "0.6.12")]  # sorted by version
 
 
 def test_table_counts_statuses_and_breaks_by_site_count_and_the_section_says_simulated():
     """The per release x arch row counts callables and ops apart; breaks are grouped by their site count."""
-    cert = _cert("0.6.1", [_row("a", "breaks", 3), _row("b", "breaks", 3), _row("c", "traces")],
+    cert = _cert("0.6.1", [_row("a", "breaks", 3), _row("b", "breaks", 3), _row("c", "traces-and-runs")],
                  [{"target": "torch.ops.x.y", "status": "fake-missing", "has_fake": False}])
     row = table([cert])[0]
-    assert row["callables"] == {"breaks": 2, "traces": 1} and row["ops"] == {"fake-missing": 1}
+    assert row["callables"] == {"breaks": 2, "traces-and-runs": 1} and row["ops"] == {"fake-missing": 1}
     assert row["breaks_by_sites"] == {3: 2}
     text = "\n".join(render_section([cert]))
     assert "3 sites: 2" in text and "simulated" in text
@@ -203,3 +203,16 @@ def test_committed_certificates_carry_no_host_paths_or_object_addresses():
     assert any(not c["simulated"] for c in certificates)  # the H200's run of the newest release's ops
     for cert in certificates:
         assert scrub(cert) == cert, cert["flashinfer"]
+
+
+def test_the_section_and_the_page_show_coverage_before_statuses_and_diff():
+    """Coverage (judged / listed, per input source) comes first, then the status table, then the diff."""
+    from pcgkit.report.certificate_page import build_certificate_page
+
+    old = _cert("0.7.0", [_row("a", "breaks", 2), _row("b", "not-judged")])
+    new = _cert("0.7.4", [{**_row("a", "traces-and-runs"), "inputs_from": "docstring"}, _row("b", "not-judged")])
+    text = "\n".join(render_section([old, new]))
+    assert "| 0.7.4 | sm120 | simulated sm120 on CPU | 1 / 2 | 0 / 0 | docstring 1 | 0 |" in text
+    assert text.index("callables judged / listed") < text.index("| kind |") < text.index("0.7.0 → 0.7.4")
+    page = build_certificate_page([old, new])
+    assert page.index("Coverage: judged out of listed") < page.index("<h2>Statuses</h2>") < page.index("Release to release")

@@ -42,6 +42,16 @@ def register(subparsers) -> None:
                       help="print the discovery counts (public callables, registered ops, judged, not judged); write discovery.json")
     mode.add_argument("--certificate", action="store_true",
                       help="the trace-safety certificate: every discovered callable and op judged, stacks unrolled (slow: an explicit run)")
+    mode.add_argument("--derive-inputs", action="store_true",
+                      help="derive every public callable's inputs from the installed release (signature, docstring,"
+                           " FlashInfer's tests at --upstream-ref) into fixtures/certificates/inputs/ (workshop)")
+    parser.add_argument("--upstream-git", type=Path,
+                        help="with --derive-inputs: a git mirror of github:flashinfer-ai/flashinfer (the fetch tool's copy)")
+    parser.add_argument("--upstream-ref", help="with --derive-inputs: the tag (or commit) whose tests/ to read, e.g. v0.6.12")
+    parser.add_argument("--inputs", type=Path,
+                        help="with --certificate: the derived inputs JSON (default fixtures/certificates/inputs/flashinfer-<installed>.json)")
+    parser.add_argument("--unroll-budget", type=float, default=None,
+                        help="with --certificate: seconds of full unrolling; later callables are traced once (default 240)")
     parser.add_argument("--ops-only", action="store_true",
                         help="with --certificate: judge the registered ops alone (the GPU run; no callable's module is built)")
     parser.add_argument("--op-inputs", type=Path,
@@ -83,6 +93,51 @@ def discover_main(args: argparse.Namespace) -> int:
     return 0
 
 
+INPUTS_DIR = ("certificates", "inputs")
+
+
+def derive_inputs_main(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from pcgkit import resources
+    from pcgkit.sweep.inputs_build import UpstreamReadError, build_inputs, read_tests_at
+
+    if bool(args.upstream_git) != bool(args.upstream_ref):
+        raise PcgkitError("--upstream-git and --upstream-ref go together (or neither: no upstream tests)")
+    folder = resources.fixture(*INPUTS_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    upstream = None
+    if args.upstream_git:
+        try:
+            upstream = read_tests_at(args.upstream_git, args.upstream_ref)
+        except UpstreamReadError as exc:
+            raise PcgkitError(str(exc)) from exc
+        atomic.write_text(folder / f"upstream-tests-{args.upstream_ref}.json", json.dumps(upstream, indent=1))
+    data = build_inputs(upstream)
+    path = folder / f"flashinfer-{data['flashinfer']}.json"
+    atomic.write_text(path, json.dumps(data, indent=1))
+    sources = Counter(e.get("source", "not derived") for e in data["callables"].values())
+    print(f"{path}: {len(data['callables'])} callables; " + ", ".join(f"{k} {v}" for k, v in sorted(sources.items())))
+    return 0
+
+
+def _inputs_for(path: Path | None) -> dict | None:
+    from importlib import metadata
+
+    from pcgkit import resources
+
+    # The distribution's version, not flashinfer.__version__: importing flashinfer before discovery
+    # would hide which dispatcher namespaces it adds (pcgkit.sweep.discover).
+    path = path or resources.fixture(*INPUTS_DIR, f"flashinfer-{metadata.version('flashinfer-python')}.json")
+    if not path.is_file():
+        print(f"pcgkit: no derived inputs at {path} (run `sweep --derive-inputs`); hand specs only")
+        return None
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise PcgkitError(f"--inputs {path}: {exc}") from exc
+
+
 def certificate_main(args: argparse.Namespace) -> int:
     from pcgkit.harness.hardware import SIMULATED_ARCHES
     from pcgkit.sweep.certificate import render_certificate
@@ -98,14 +153,16 @@ def certificate_main(args: argparse.Namespace) -> int:
         op_inputs = op_inputs_from(json.loads(args.op_inputs.read_text())) if args.op_inputs else {}
     except (OSError, ValueError) as exc:
         raise PcgkitError(f"--op-inputs {args.op_inputs}: {exc}") from exc
+    inputs = _inputs_for(args.inputs)
+    budget = {} if args.unroll_budget is None else {"unroll_budget_s": args.unroll_budget}
     with mock.patch.dict(os.environ, _toolkit_env()):
         for arch in arches:
             cert = certify(arch, device or SIMULATED_ARCHES[arch], real=device is not None, only=args.only or (),
-                           ops_only=args.ops_only, op_inputs=op_inputs)
+                           ops_only=args.ops_only, op_inputs=op_inputs, inputs=inputs, **budget)
             stem = f"certificate-{cert['flashinfer']}-{arch}{'' if device is None else '-real'}{'-ops' if args.ops_only else ''}"
             atomic.write_text(args.reports / f"{stem}.json", json.dumps(cert, indent=1))
             atomic.write_text(args.reports / f"{stem}.md", render_certificate(cert))
-            print(f"{stem}: " + ", ".join(f"{k} {v}" for k, v in cert["counts"].items()))
+            print(f"{stem}: " + ", ".join(f"{k} {v}" for k, v in cert["coverage"].items()))
     return 0
 
 
@@ -114,6 +171,8 @@ def main(args: argparse.Namespace) -> int:
         return discover_main(args)
     if args.certificate:
         return certificate_main(args)
+    if args.derive_inputs:
+        return derive_inputs_main(args)
     from pcgkit.harness.casekit import cuda_toolkit_root
     from pcgkit.sweep import report
     from pcgkit.sweep.engine import arch_of, installed_versions, run_sweep, run_sweep_real

@@ -24,12 +24,63 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 SCHEMA = "pcgkit.certificate/1"
-STATUSES = ("traces", "opaque-op", "breaks", "fake-missing", "fake-drift", "not-judged")
-TRACED = ("traces", "opaque-op")
-_SWEEP_CLASS_STATUS = {"traces-through": "traces", "opaque-op": "opaque-op", "breaks-in-jit-loader": "breaks",
-                       "breaks-elsewhere": "breaks", "fake-reaches-kernel": "breaks"}
+STATUSES = ("traces-and-runs", "traces-but-fails", "opaque-op", "breaks", "fake-missing", "fake-drift", "not-judged")
+TRACED = ("traces-and-runs", "opaque-op")
+BREAKS = ("breaks-in-jit-loader", "breaks-elsewhere", "fake-reaches-kernel")
 _OP_CLASS_STATUS = {"opaque-op": "opaque-op", "fake-missing": "fake-missing", "fake-drift": "fake-drift",
                     "opcheck-fails": "fake-drift", "breaks": "breaks", "not-judged": "not-judged"}
+# What a failed fake run says when FlashInfer's own argument checks refused the inputs: the inputs
+# were wrong for this callable, which says nothing about compile safety (pcgkit.sweep.fakerun).
+INPUT_REJECTIONS = ("ValueError", "AssertionError", "IndexError", "KeyError", "NotImplementedError", "TypeError")
+
+
+def judged_status(first_class: str, where: str, runs: bool, run_error_type: str, run_error: str) -> tuple[str, str]:
+    """(status, where) of a judged callable from its first trace's sweep class and its fake run. Pure.
+
+    traced (through / an opaque op) and the fake run returned -> traces-and-runs / opaque-op;
+    traced but the run raised -> traces-but-fails, unless the release's argument checks rejected
+    the inputs (INPUT_REJECTIONS) -> not-judged; a first trace that broke -> breaks (the sites are
+    on the row); a simulation gap or set-up the kit could not do -> not-judged with the reason."""
+    if first_class in ("traces-through", "opaque-op"):
+        if runs:
+            return ("opaque-op" if first_class == "opaque-op" else "traces-and-runs"), where
+        if run_error_type in INPUT_REJECTIONS:
+            return "not-judged", f"traced, but the release rejected the derived inputs when run: {run_error[:160]}"
+        return "traces-but-fails", f"traced; the fake run raised {run_error[:160]}"
+    if first_class in BREAKS:
+        return "breaks", where
+    if first_class == "error" and not runs and run_error_type in INPUT_REJECTIONS:
+        return "not-judged", f"the release rejected the inputs: {run_error[:160]}"
+    return "not-judged", where
+
+
+def op_status(op_class: str) -> str:
+    return _OP_CLASS_STATUS[op_class]
+
+
+def coverage(callables: Sequence[Mapping], ops: Sequence[Mapping]) -> dict:
+    """What the certificate judged out of what it lists, and where the inputs came from. Pure."""
+    judged = [r for r in callables if r["status"] != "not-judged"]
+    ops_judged = [r for r in ops if r.get("call") and r["status"] != "not-judged"]
+    return {
+        "callables listed": len(callables), "callables judged": len(judged),
+        "ops listed": len(ops), "ops judged with inputs": len(ops_judged),
+        "callables judged by input source": dict(sorted(Counter(r.get("inputs_from", "hand spec") for r in judged).items())),
+        "ops judged by input source": dict(sorted(Counter(
+            (r["call"].get("caller", "") if r["call"].get("caller", "").startswith("op schema") else
+             "hand spec" if r["call"].get("caller", "").startswith("spec ") else "a traced callable's graph")
+            for r in ops_judged).items())),
+        "callables whose fake run returned": sum(1 for r in judged if (r.get("run") or {}).get("runs")),
+        "unroll capped (time budget)": sum(1 for r in judged if r.get("unroll_capped")),
+    }
+
+
+def jit_loader_breaks(callables: Sequence[Mapping]) -> list[dict]:
+    """The callables whose first trace under fullgraph broke inside a lazy JIT loader: what triage's
+    `related` diagnosis and the advice read ("this FlashInfer call is not compile-safe"). Pure."""
+    return [{"target": r["target"], "loader": r.get("loader", ""),
+             "where": (r.get("sites") or [{}])[0].get("frame") or r.get("where", ""), "sites": len(r.get("sites", ()))}
+            for r in callables if r["status"] == "breaks" and r.get("first_class") == "breaks-in-jit-loader"]
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")  # object reprs: differ on every run
@@ -49,15 +100,6 @@ def scrub(value):
     return value
 
 
-def callable_status(first_class: str) -> str:
-    """A callable's status from the sweep class of its first (unpatched) trace. Pure."""
-    return _SWEEP_CLASS_STATUS.get(first_class, "not-judged")
-
-
-def op_status(op_class: str) -> str:
-    return _OP_CLASS_STATUS[op_class]
-
-
 def _key(cert: Mapping) -> tuple:
     from packaging.version import Version
 
@@ -74,7 +116,8 @@ def table(certificates: Iterable[Mapping]) -> list[dict]:
         rows.append({"flashinfer": cert["flashinfer"], "torch": cert["torch"], "arch": cert["arch"],
                      "device": cert["device"], "simulated": cert["simulated"], "scope": cert.get("scope", "all"),
                      "callables": dict(callables), "ops": dict(ops), "breaks_by_sites": dict(sorted(sites.items())),
-                     "discovered": cert["counts"]})
+                     "discovered": cert["counts"], "coverage": cert.get("coverage") or coverage(cert["callables"], cert["ops"]),
+                     "not_imported": len({e[0] for e in cert.get("import_errors", ()) if not e[0].startswith("op ")})})
     return rows
 
 
@@ -127,8 +170,17 @@ def render_section(certificates: Sequence[Mapping], md=_plain, heading: str = "#
         return []
     lines = ["", f"{heading} Trace-safety certificate: every public FlashInfer callable and registered op", "",
              "Discovered from each installed release (pcgkit.sweep.discover); judged under torch.compile(fullgraph=True)"
-             " by `bin/pcgkit sweep --certificate`. Callables and ops are counted apart.", "",
-             "| flashinfer | torch | arch | device | kind | discovered | " + " | ".join(STATUSES) + " | breaks by sites |",
+             " by `bin/pcgkit sweep --certificate`. Coverage first: what each certificate judged out of what it"
+             " lists, and where the inputs came from.", "",
+             "| flashinfer | arch | device | callables judged / listed | ops judged with inputs / listed |"
+             " callables' inputs from | submodules not imported |", "|---|---|---|---|---|---|---|"]
+    for row in table(certificates):
+        cov = row["coverage"]
+        sources = ", ".join(f"{k} {v}" for k, v in cov["callables judged by input source"].items()) or "-"
+        lines.append(f"| {row['flashinfer']} | {row['arch']} | {md(row['device'])} | "
+                     + (f"{cov['callables judged']} / {cov['callables listed']}" if row["scope"] == "all" else "- (ops only)")
+                     + f" | {cov['ops judged with inputs']} / {cov['ops listed']} | {md(sources)} | {row['not_imported']} |")
+    lines += ["", "| flashinfer | torch | arch | device | kind | discovered | " + " | ".join(STATUSES) + " | breaks by sites |",
              "|---" * (7 + len(STATUSES)) + "|"]
     for row in table(certificates):
         device = md(row["device"])  # "simulated sm120 on CPU" / "real: NVIDIA H200 (compute capability 9.0)"

@@ -13,41 +13,53 @@ import time
 from collections.abc import Sequence
 
 from pcgkit.harness.casekit import CaseTimeout, deadline
-from pcgkit.sweep.certificate import SCHEMA, callable_status, op_status, scrub
+from pcgkit.sweep.certificate import SCHEMA, coverage, jit_loader_breaks, judged_status, op_status, scrub
 from pcgkit.sweep.discovery import NOT_JUDGED_NO_INPUTS, counts, judgeable, plan_judgement, spec_targets_for
+from pcgkit.sweep.imports import import_reasons
+from pcgkit.sweep.unroll_rules import MAX_ROUNDS
 
 CALLABLE_DEADLINE_S = 600.0
 OP_DEADLINE_S = 300.0  # the real op's first call may JIT-build its module  # every round of one callable's unroll together (a GPU pre-build JIT-builds)
 COMPOSITE_KEYS = ("CompositeExplicitAutograd", "CompositeImplicitAutograd")
+UNROLL_BUDGET_S = 120.0  # the full certificate must stay under 10 minutes on 2 cores (issue 39)
 
 
 def _not_judged(target: str, kind: str, reason: str) -> dict:
     return {"target": target, "kind": kind, "status": "not-judged", "spec": None, "where": reason, "sites": []}
 
 
-def judge_callable(spec, kind: str, arch: str, device, versions, real: bool, op_calls: dict) -> dict:
+def judge_callable(spec, kind: str, arch: str, device, versions, real: bool, op_calls: dict,
+                   max_rounds: int = MAX_ROUNDS, inputs_from: str = "hand spec") -> dict:
+    """Unroll the callable's stack, then run it on fake tensors (pcgkit.sweep.fakerun): one row."""
     from pcgkit.sweep.engine import _StageFailed
+    from pcgkit.sweep.fakerun import run_fake
     from pcgkit.sweep.inputs import InputBuildError
     from pcgkit.sweep.opjudge import op_calls_in
     from pcgkit.sweep.unroll import unroll_spec
 
     graphs: list = []
+    start = time.perf_counter()
     try:
         with deadline(CALLABLE_DEADLINE_S):
-            unrolled = unroll_spec(spec, arch, device, versions, real=real, graphs=graphs)
+            unrolled = unroll_spec(spec, arch, device, versions, real=real, graphs=graphs, max_rounds=max_rounds)
     except _StageFailed as exc:
-        return _not_judged(spec.target, kind, f"set-up: {exc}")
+        return {**_not_judged(spec.target, kind, f"set-up: {exc}"), "spec": spec.id, "inputs_from": inputs_from}
     except (InputBuildError, TypeError, ValueError, AttributeError, RuntimeError, CaseTimeout) as exc:
-        return _not_judged(spec.target, kind, f"kit could not build the call: {type(exc).__name__}: {str(exc)[:160]}")
+        return {**_not_judged(spec.target, kind, f"kit could not build the call: {type(exc).__name__}: {str(exc)[:160]}"),
+                "spec": spec.id, "inputs_from": inputs_from}
+    run = run_fake(spec, device, real=real)
     sites = [s.__dict__ for s in unrolled.sites]
-    if unrolled.final_class == "error":  # a simulation gap (no CUDA driver here): not a statement about tracing
-        return {**_not_judged(spec.target, kind, unrolled.final_where), "spec": spec.id, "sites": sites}
-    first = unrolled.final_class if not sites else "breaks-elsewhere"
+    base = {"target": spec.target, "kind": kind, "spec": spec.id, "inputs_from": inputs_from, "sites": sites,
+            "run": run.to_dict(), "first_class": unrolled.first_class, "loader": unrolled.first_loader,
+            "unroll_capped": unrolled.rounds_capped, "seconds": round(time.perf_counter() - start, 1)}
+    status, where = judged_status(unrolled.first_class, unrolled.final_where if sites else unrolled.final_class,
+                                  run.runs, run.error_type, run.error)
+    if status == "not-judged":
+        return {**base, "status": status, "where": where, "sites": sites}
     if unrolled.traces_after:
         for qualname, call in op_calls_in(graphs, spec.target).items():
             op_calls.setdefault(qualname, call)
-    return {"target": spec.target, "kind": kind, "status": callable_status(first), "spec": spec.id,
-            "where": unrolled.final_where if sites else unrolled.final_class, "sites": sites,
+    return {**base, "status": status, "where": where,
             "after_patches": "traces" if unrolled.traces_after else unrolled.final_class}
 
 
@@ -65,13 +77,59 @@ def op_inputs_from(certificate: dict) -> dict[str, dict]:
     return {row["qualname"]: row["call"] for row in certificate.get("ops", ()) if row.get("call")}
 
 
+def _requires() -> list[str]:
+    from importlib import metadata
+
+    try:
+        return list(metadata.requires("flashinfer-python") or ())
+    except metadata.PackageNotFoundError:
+        return []
+
+
+def derived_specs(inputs: dict | None, flashinfer_version: str) -> tuple[dict, dict[str, str]]:
+    """(target -> EntrySpec built from the derived inputs file, target -> why none was derived)."""
+    from packaging.specifiers import SpecifierSet
+
+    from pcgkit.sweep.specs import EntrySpec, parse_call
+
+    specs, reasons = {}, {}
+    for target, entry in ((inputs or {}).get("callables") or {}).items():
+        if "reason" in entry:
+            reasons[target] = f"not judged: no inputs ({entry['reason']})"
+            continue
+        call = parse_call({"args": entry["args"], "kwargs": entry["kwargs"]}, where=f"derived {target}")
+        specs[target] = EntrySpec(f"derived:{target.removeprefix('flashinfer.')}", target, "derived",
+                                  SpecifierSet(f"=={flashinfer_version}"), call)
+    return specs, reasons
+
+
+def op_call_from_schema(op, dims) -> tuple[dict | None, str]:
+    """An op's inputs derived from its schema (pcgkit.sweep.derive.derive_op_call), in op_calls' form."""
+    from pcgkit.sweep.derive import derive_op_call
+    from pcgkit.sweep.inputs import build_call
+    from pcgkit.sweep.opjudge import _describe
+    from pcgkit.sweep.specs import parse_call
+
+    derived = derive_op_call(op.schemas[0], dims) if op.schemas else None
+    if derived is None or not derived.ok:
+        return None, derived.reason if derived else "no schema"
+    args, kwargs = build_call(parse_call({"args": list(derived.args), "kwargs": dict(derived.kwargs)}, where=op.qualname))
+    return ({"caller": "op schema (types; tensor shapes: kit default)", "args": [_describe(a) for a in args],
+             "kwargs": {k: _describe(v) for k, v in kwargs.items()}, "sources": dict(derived.sources)}, "")
+
+
 def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops_only: bool = False,
-            op_inputs: dict[str, dict] | None = None) -> dict:
+            op_inputs: dict[str, dict] | None = None, inputs: dict | None = None,
+            unroll_budget_s: float = UNROLL_BUDGET_S) -> dict:
     """The certificate of the installed release on `arch` (simulated on CPU, or the real GPU).
     `ops_only`: judge the registered ops alone (the GPU run: no callable's JIT module is built);
     `op_inputs`: inputs for ops from an earlier certificate (op_inputs_from), used where this run
-    recorded none."""
+    recorded none; `inputs`: the release's derived inputs (pcgkit.sweep.inputs_build), used where
+    no hand spec applies; `unroll_budget_s`: once the callables took this long, each later one is
+    traced once (its first site) and its row says the unroll was capped."""
+    from pcgkit.sweep.derive import Dim
     from pcgkit.sweep.discover import discover
+    from pcgkit.sweep.inputs_build import dims_for
     from pcgkit.sweep.opjudge import OpJudgement, judge_op
     from pcgkit.sweep.specs import load_specs
 
@@ -80,6 +138,7 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops
     versions = (found.flashinfer, found.torch)
     specs = [s for s in load_specs() if s.applies_to(found.flashinfer)]
     by_target = {s.target: s for s in specs}
+    derived, underived = derived_specs(inputs, found.flashinfer)
     plan = plan_judgement(found, spec_targets_for(specs, found.flashinfer))
     op_targets = {op.target for op in found.ops}
     callable_targets = [c.target for c in found.callables if judgeable(c)]
@@ -87,17 +146,31 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops
     extra = [s.target for s in specs if s.target not in set(callable_targets) | op_targets]
     rows: list[dict] = []
     op_calls: dict[str, dict] = {}
+    callables_start = time.perf_counter()
     for target in () if ops_only else callable_targets + extra:
         kind = "callable" if target in callable_targets else "spec only (not exported)"
-        if only and target not in only and by_target.get(target) and by_target[target].id not in only:
-            continue
         spec = by_target.get(target)
-        rows.append(judge_callable(spec, kind, arch, device, versions, real, op_calls) if spec
-                    else _not_judged(target, kind, NOT_JUDGED_NO_INPUTS))
+        if only and target not in only and not (spec and spec.id in only):
+            continue
+        rounds = MAX_ROUNDS if time.perf_counter() - callables_start < unroll_budget_s else 1
+        if spec is not None:
+            rows.append(judge_callable(spec, kind, arch, device, versions, real, op_calls, rounds, "hand spec"))
+        elif target in derived:
+            entry = (inputs or {})["callables"][target]
+            row = judge_callable(derived[target], kind, arch, device, versions, real, op_calls, rounds, entry["source"])
+            row["inputs"] = {k: entry[k] for k in ("args", "kwargs", "sources", "sized_by", "upstream_call") if k in entry}
+            rows.append(row)
+        else:
+            rows.append(_not_judged(target, kind, underived.get(target, NOT_JUDGED_NO_INPUTS)))
     ops = []
+    dims = ({n: Dim(d["value"], d["source"], d["from"]) for n, d in inputs["dims"].items()} if inputs and inputs.get("dims")
+            else dims_for(None))
     for op in found.ops:
         spec = by_target.get(op.target)
         call = op_calls.get(op.qualname) or (_spec_call(spec) if spec else None) or (op_inputs or {}).get(op.qualname)
+        schema_reason = ""
+        if call is None and not (only and op.target not in only):
+            call, schema_reason = op_call_from_schema(op, dims)
         # A custom_op without device types has a composite kernel: it may run on either (or raise: said so).
         can_run = any(k in op.kernels for k in ("CUDA" if real else "CPU", *COMPOSITE_KEYS))
         try:
@@ -105,14 +178,25 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops
                 judged = judge_op(op, call, "cuda:0" if real else "cpu", can_run)
         except CaseTimeout as exc:
             judged = OpJudgement(op.qualname, "not-judged", op.has_fake, "", None, "", {}, f"kit: {exc}")
-        ops.append({"target": op.target, "kind": "op", "status": op_status(judged.cls), "schemas": list(op.schemas),
-                    "kernels": list(op.kernels), "call": call, **judged.to_dict()})
+        row = {"target": op.target, "kind": "op", "status": op_status(judged.cls), "schemas": list(op.schemas),
+               "kernels": list(op.kernels), "call": call, **judged.to_dict()}
+        if schema_reason and call is None:
+            row["note"] = f"no inputs: {schema_reason}"
+        ops.append(row)
+    callables_rows = rows
     return scrub({
         "schema": SCHEMA, "flashinfer": found.flashinfer, "torch": found.torch, "arch": arch,
         "scope": "ops" if ops_only else "all",
         "simulated": not real, "device": f"real: {device.label}" if real else f"simulated {arch} on CPU",
         "created": _dt.date.today().isoformat(), "wall_s": round(time.perf_counter() - start, 1),
-        "counts": counts(found, plan), "exported_by": found.exported_by,
+        # discovery's counts, less its hand-spec-only "judged" lines: coverage says what was judged
+        "counts": {k: v for k, v in counts(found, plan).items() if "judged" not in k},
+        "coverage": coverage(callables_rows, ops),
+        "inputs": {k: (inputs or {}).get(k) for k in ("upstream_tests", "created")} if inputs else None,
+        "unroll_budget_s": unroll_budget_s,
+        "jit_loader_breaks": jit_loader_breaks(callables_rows),
+        "exported_by": found.exported_by,
         "import_errors": [list(e) for e in found.import_errors],
-        "callables": rows, "ops": ops,
+        "import_reasons": import_reasons(found.import_errors, _requires()),
+        "callables": callables_rows, "ops": ops,
     })

@@ -7,7 +7,7 @@
    build), on `ctypes.dlopen` asked for by FlashInfer/tvm_ffi code or of a flashinfer library
    (torch.ops.load_library, cuda-python; torch's own NVML probe stays allowed) and on `open()` of a .so/.cubin/.fatbin/
    .ptx file; and the loaders that dlopen from C++ without an audit event (tvm_ffi.load_module,
-   torch.utils.cpp_extension.load) are replaced by a function that raises the same. Every refusal is
+   torch.utils.cpp_extension.load, and FlashInfer's cubin `download_file`) are replaced by a function that raises the same. Every refusal is
    recorded with the Python stack that attempted it: a refusal whose stack runs through FakeTensor
    dispatch is the evidence for "FakeTensor reaches a kernel".
 3. **Inputs live on the CPU** (pcgkit.sweep.inputs), and this machine has no CUDA driver: even an
@@ -38,6 +38,9 @@ UNAUDITED_LOADERS: tuple[tuple[str, str], ...] = (
     ("tvm_ffi", "load_module"),
     ("tvm_ffi.module", "load_module"),
     ("torch.utils.cpp_extension", "load"),
+    # A cubin download is a kernel load by network (0.6.x+ gemm/attention paths; it retries for ~40 s
+    # before failing on a host without the artifactory): refused at once.
+    ("flashinfer.jit.cubin_loader", "download_file"),
 )
 FAKE_DISPATCH_MARKERS = ("torch/_subclasses/fake_tensor.py", "torch/_subclasses/fake_impls.py", "torch/_library/")
 

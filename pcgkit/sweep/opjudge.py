@@ -94,6 +94,33 @@ def _metadata(outputs: Any) -> Any:
     return type(outputs).__name__
 
 
+def _fake_vs_meta(packet, args: tuple, kwargs: dict, op, device: str) -> tuple[str, dict]:
+    """Where no real kernel runs here: the op's fake (FakeTensorMode) against the op on meta tensors,
+    and torch.library.opcheck's schema and fake-tensor tests on meta inputs."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    to_meta = lambda v: v.to("meta") if isinstance(v, torch.Tensor) else v  # noqa: E731
+    try:
+        with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+            fake = _metadata(packet(*(mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args), **kwargs))
+    except Exception as exc:  # noqa: BLE001 - the fake is the op author's code
+        return f"fake raised {type(exc).__name__}: {str(exc)[:140]}", {}
+    meta_args, meta_kwargs = tuple(to_meta(a) for a in args), {k: to_meta(v) for k, v in kwargs.items()}
+    try:
+        meta = _metadata(packet(*meta_args, **meta_kwargs))
+    except Exception as exc:  # noqa: BLE001
+        return (f"not run here: no real kernel for {device} ({', '.join(op.kernels) or 'none'}); on meta tensors"
+                f" the op raised {type(exc).__name__}: {str(exc)[:100]}"), {}
+    verdict = "agrees with meta" if meta == fake else f"drift: meta {meta}, fake {fake}"
+    try:
+        opcheck = {f"{k} (meta)": str(v) for k, v in torch.library.opcheck(
+            packet.default, meta_args, meta_kwargs, test_utils=("test_schema", "test_faketensor")).items()}
+    except Exception as exc:  # noqa: BLE001
+        opcheck = {"opcheck (meta)": f"{type(exc).__name__}: {str(exc)[:160]}"}
+    return verdict, opcheck
+
+
 def judge_op(op, call: dict | None, device: str, can_run: bool) -> OpJudgement:
     """One op (a pcgkit.sweep.discovery.RegisteredOp). `call`: its recorded inputs ({"caller", "args", "kwargs"}) or None; `can_run`: a real
     kernel for `device` exists (CPU host: a CPU or composite kernel; GPU host: CUDA)."""
@@ -130,9 +157,12 @@ def judge_op(op, call: dict | None, device: str, can_run: bool) -> OpJudgement:
             except Exception as exc:  # noqa: BLE001
                 opcheck = {"opcheck": f"{type(exc).__name__}: {str(exc)[:160]}"}
     elif op.has_fake:
-        fake_vs_real = f"not run here: no real kernel for {device} ({', '.join(op.kernels) or 'none'})"
+        fake_vs_real, opcheck = _fake_vs_meta(packet, args, kwargs, op, device)
     if not op.has_fake:
         cls = "fake-missing"
+    elif not outcome.traced and call["caller"].startswith("op schema") and fake_vs_real.startswith("fake raised"):
+        # the kit's schema-derived inputs, refused by the op's own fake: nothing learnt about the op
+        cls, note = "not-judged", f"the op's fake rejected the schema-derived inputs ({fake_vs_real[:160]})"
     elif not outcome.traced:
         cls, note = "breaks", outcome.signature.short() if outcome.signature else ""
     elif fake_vs_real.startswith("drift"):

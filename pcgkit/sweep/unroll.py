@@ -33,6 +33,7 @@ from pcgkit.sweep.unroll_rules import (
 )
 
 PLAIN_TYPES = (bool, int, float, str, bytes, type(None), tuple)
+CAPPED = "unroll capped (the certificate's time budget; later sites not looked for) at"
 
 
 class _PatchFailed(Exception):
@@ -123,17 +124,20 @@ def _site(index: int, signature, action: str, **fields) -> Site:
     return Site(index, str(frame) if frame else "", signature.graph_break_id if signature else None, what, action, **fields)
 
 
-def unroll(trace_once: Callable[[], Any], real: bool = False) -> tuple[list[Site], Any]:
-    """Trace with `trace_once()` (-> (TraceOutcome, recording)), patch, repeat. Returns the sites
-    met, in order, and the last outcome."""
+def unroll(trace_once: Callable[[], Any], real: bool = False, max_rounds: int = MAX_ROUNDS) -> tuple[list[Site], Any]:
+    """Trace with `trace_once()` (-> (TraceOutcome, recording)), patch, repeat (at most `max_rounds`
+    traces). Returns the sites met, in order, and the last outcome."""
     from pcgkit.util.patching import patched_everywhere
 
     sites: list[Site] = []
     patched: set[str] = set()
     with contextlib.ExitStack() as patches:
-        for index in range(1, MAX_ROUNDS + 1):
+        for index in range(1, max_rounds + 1):
             outcome, recording = trace_once()
             if outcome.traced:
+                return sites, outcome
+            if index == max_rounds < MAX_ROUNDS:
+                sites.append(_site(index, outcome.signature, STOP, note=f"{CAPPED} {max_rounds} trace(s)"))
                 return sites, outcome
             notes = []
             for candidate in candidates(failing_stack(recording), frozenset(patched)):
@@ -151,13 +155,15 @@ def unroll(trace_once: Callable[[], Any], real: bool = False) -> tuple[list[Site
                 reason = "nothing on the failing stack the kit can answer or pre-build"
                 sites.append(_site(index, outcome.signature, STOP, note="; ".join([reason, *notes])[:400]))
                 return sites, outcome
-        sites.append(_site(MAX_ROUNDS + 1, None, STOP, note=f"gave up after {MAX_ROUNDS} patches"))
+        sites.append(_site(max_rounds + 1, None, STOP, note=f"gave up after {max_rounds} patches"))
         return sites, outcome
 
 
-def unroll_spec(spec, arch: str, device, versions: tuple[str, str], real: bool = False, graphs: list | None = None):
+def unroll_spec(spec, arch: str, device, versions: tuple[str, str], real: bool = False, graphs: list | None = None,
+                max_rounds: int = MAX_ROUNDS):
     """The whole stack of one spec's callable on one arch, as an Unrolled value (`graphs`: filled with
-    the FX graphs of the last trace, for the registered ops it reached)."""
+    the FX graphs of the last trace, for the registered ops it reached; `max_rounds` < MAX_ROUNDS:
+    stop after that many traces, the value says the unroll was capped)."""
     from pcgkit.harness.pathrecord import record_inlined_calls
     from pcgkit.harness.simulate import simulated_sm120
     from pcgkit.harness.tracing import trace
@@ -176,18 +182,23 @@ def unroll_spec(spec, arch: str, device, versions: tuple[str, str], real: bool =
         names, count = tuple(kwargs), len(args)
         traced_fn = lambda *a: fn(*a[:count], **dict(zip(names, a[count:])))  # noqa: E731
         graphs = [] if graphs is None else graphs
+        first: list = []
 
         def trace_once():
             graphs.clear()
             with record_inlined_calls() as recording:
                 outcome = trace(traced_fn, args + tuple(kwargs.values()), fullgraph=True, execute=False, graphs=graphs)
+            if not first:
+                first.append(classify(Observation("traced", graph_ops=graph_op_names(graphs))) if outcome.traced
+                             else classify(Observation("raised", signature=outcome.signature)))
             return outcome, recording
 
-        sites, outcome = unroll(trace_once, real=real)
+        sites, outcome = unroll(trace_once, real=real, max_rounds=max_rounds)
     if outcome.traced:
         final = classify(Observation("traced", graph_ops=graph_op_names(graphs)))
     else:
         final = classify(Observation("raised", signature=outcome.signature))
     label = f"real: {device.label}" if real else f"simulated {arch} (CPU; hardware queries answered)"
+    capped = bool(sites) and sites[-1].note.startswith(CAPPED)
     return Unrolled(spec.target, arch, versions[0], versions[1], label, tuple(sites), outcome.traced,
-                    final.cls.value, final.where)
+                    final.cls.value, final.where, first[0].cls.value, first[0].loader, capped)

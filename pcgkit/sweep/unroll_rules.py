@@ -99,6 +99,9 @@ class Unrolled:
     traces_after: bool  # traced once every site was patched
     final_class: str  # the sweep class of the last trace (pcgkit.sweep.classify)
     final_where: str
+    first_class: str = ""  # the sweep class of the first (unpatched) trace
+    first_loader: str = ""  # breaks-in-jit-loader: which loader (pcgkit.sweep.classify.LOADER_*)
+    rounds_capped: bool = False  # the unroll stopped at the caller's round limit, not at the stack's end
 
     @property
     def breaking_sites(self) -> int:

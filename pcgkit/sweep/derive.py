@@ -1,0 +1,331 @@
+"""Inputs for a FlashInfer callable, derived from what the release itself says. Pure.
+
+No hand-written spec is needed where the release documents its arguments: FlashInfer's numpydoc
+parameters say "shape (batch_size, hidden_size)" and name dtypes; the signature gives defaults,
+`Optional`, `Literal` choices and scalar types. `derive_call(params, dims)` turns those into a call
+in the spec table's own argument language (pcgkit.sweep.specs: "bf16[4,64]", "none", ...), with the
+source of every argument, or says which argument no source could give (then the callable stays
+`not judged`, with that reason).
+
+Sources (SOURCES), per argument:
+  signature      a default, `Optional` (None), a `Literal` choice, or the annotation's scalar type
+  docstring      the parameter's documented shape / dtype
+  upstream test  a shape symbol's value from FlashInfer's own tests at that release
+                 (pcgkit.sweep.upstream_tests: the smallest value a test parametrizes it with)
+  kit default    a shape symbol or dtype none of the above gives: the kit's table (dims.toml), said so
+A callable's source (`primary_source`) is the strongest that shaped a tensor: upstream test >
+docstring > signature; a hand spec (entry_points.toml) is counted apart by the caller.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+
+SOURCES = ("signature", "docstring", "upstream test", "kit default", "hand spec")
+SIGNATURE, DOCSTRING, UPSTREAM, KIT = SOURCES[:4]
+MAX_ELEMENTS = 1 << 20  # a CPU trace: no derived tensor above a million elements
+
+# "shape (a, b)", "shape: ``[a, b]``", "of shape ``(a,)``", "2D shape (a, b)": the first group after "shape".
+_SHAPE_RE = re.compile(r"shape\s*(?:is|should be|of|:)?\s*`{0,2}\s*([(\[](?:[^()\[\]]|\[[^()\[\]]*\]|\([^()\[\]]*\))*[)\]])")
+# First dtype a description names wins (docstrings list the preferred one first).
+_LITERAL_SHAPE_RE = re.compile(r"``\s*([(\[](?:[\w\s,*/+\-.]|\[[^()\[\]]*\]|\([^()\[\]]*\))*[)\]])\s*``")
+_SAME_SHAPE_RE = re.compile(r"same (?:shape|layout)(?: and dtype)?(?: as|\s*\(?)\s*(?:the )?`{0,2}(\w+)`{0,2}")
+# A description that opens with the shape itself: "[batch_size, next_n, num_heads, head_dim]  uint8".
+_LEADING_SHAPE_RE = re.compile(r"^\s*([(\[][\w\s,*/+\-.\[\]]*[)\]])(?:\s|$)")
+_SCALAR_TENSOR_RE = re.compile(r"single-element tensor|device scalar|scalar tensor|float scalar|\(1,\)|a scalar\b", re.IGNORECASE)
+_IMPLICIT_PRODUCT_RE = re.compile(r"\b(\d+)([A-Za-z_])")  # "4H" -> "4*H"
+_DTYPE_WORDS = (
+    (r"float8_e4m3fn|\bfp8\b|e4m3|\bfloat8\b", "fp8e4m3"), (r"float8_e5m2|e5m2", "fp8e5m2"),
+    (r"\buint8\b|e2m1|\bfp4\b|nvfp4", "u8"), (r"\bint8\b", "i8"), (r"\bint32\b", "i32"), (r"\bint64\b|\blong\b", "i64"),
+    (r"bfloat16|\bbf16\b", "bf16"), (r"float16|\bfp16\b|\bhalf\b", "f16"), (r"float32|\bfp32\b", "f32"),
+    (r"\bbool\b", "bool"),
+)
+_SCALAR_TYPES = {"int": int, "float": float, "bool": bool}
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """One parameter as the release states it: signature text plus its docstring entry (if any)."""
+
+    name: str
+    kind: str  # inspect.Parameter kind name: POSITIONAL_OR_KEYWORD, KEYWORD_ONLY, VAR_POSITIONAL, ...
+    annotation: str = ""  # the annotation as text ("torch.Tensor", "Optional[int]", ...)
+    default: str | None = None  # repr of the default; None when required
+    doc_type: str = ""
+    doc: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Dim:
+    value: int | float  # a float only for the kit's named scalars (top_p, eps)
+    source: str  # UPSTREAM or KIT
+    note: str = ""  # the test file, or why the kit picked it
+
+
+@dataclasses.dataclass(frozen=True)
+class Derived:
+    """A derived call (spec-language values), each argument with its source; or why there is none."""
+
+    args: tuple = ()
+    kwargs: tuple[tuple[str, object], ...] = ()
+    sources: tuple[tuple[str, str], ...] = ()  # (parameter, source)
+    dims: tuple[tuple[str, str], ...] = ()  # the shape symbols it used, each with its value's source
+    reason: str = ""  # non-empty: not derived
+
+    @property
+    def ok(self) -> bool:
+        return not self.reason
+
+    def to_dict(self) -> dict:
+        if not self.ok:
+            return {"reason": self.reason}
+        return {"args": list(self.args), "kwargs": dict(self.kwargs), "sources": dict(self.sources),
+                "source": primary_source(dict(self.sources).values()), "dims": dict(self.dims),
+                "sized_by": " + ".join(sorted(set(dict(self.dims).values()))) or "-"}
+
+
+class _NoValue(Exception):
+    """This parameter cannot be derived (the message says why)."""
+
+
+def primary_source(sources) -> str:
+    """The strongest source that shaped the call (upstream test > docstring > signature). Pure."""
+    found = set(sources)
+    for source in (UPSTREAM, DOCSTRING, SIGNATURE):
+        if source in found:
+            return source
+    return KIT if KIT in found else SIGNATURE
+
+
+def shape_text(doc: str) -> str | None:
+    """The first shape a parameter's description gives ("(batch_size, hidden_size)"), or None: after
+    the word "shape", else the first literal ``[S, C]`` / ``(S, C)`` of symbols and numbers. Pure."""
+    text = doc.replace("\n", " ")
+    match = _SHAPE_RE.search(text) or _LITERAL_SHAPE_RE.search(text) or _LEADING_SHAPE_RE.search(text)
+    return match.group(1) if match else None
+
+
+def same_shape_as(doc: str) -> str | None:
+    """"Must have the same shape and dtype as ``input``" -> "input". Pure."""
+    match = _SAME_SHAPE_RE.search(doc.replace("\n", " "))
+    return match.group(1) if match else None
+
+
+def dtype_in(text: str) -> str | None:
+    """The first dtype a description or type names, in the spec language ("bf16", "u8"), or None. Pure."""
+    best: tuple[int, str] | None = None
+    for pattern, dtype in _DTYPE_WORDS:
+        match = re.search(pattern, text, re.IGNORECASE)
+        if match and (best is None or match.start() < best[0]):
+            best = (match.start(), dtype)
+    return best[1] if best else None
+
+
+def _eval_dim(expr: str, dims: Mapping[str, Dim], used: dict[str, str]) -> int:
+    """One shape element: an int, a symbol, or + - * // / of them. Pure."""
+    try:
+        tree = ast.parse(_IMPLICIT_PRODUCT_RE.sub(r"\1*\2", expr.strip().strip("`")), mode="eval").body
+    except SyntaxError:
+        raise _NoValue(f"shape element {expr.strip()!r} is not an expression") from None
+
+    def value(node) -> int:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.Name):
+            dim = dims.get(node.id)
+            if dim is None:
+                raise _NoValue(f"shape symbol {node.id!r} has no value (no upstream test, not in the kit's dims)")
+            used[node.id] = dim.source
+            return int(dim.value)
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id.endswith("indptr"):
+            return value(ast.Name("nnz"))  # ``append_indptr[-1]``: the total length the indptr spans
+        if isinstance(node, ast.IfExp):
+            return value(node.orelse)  # ``hidden_size // (32 if mxfp4 else 16)``: the default (else) case
+        if isinstance(node, ast.BinOp):
+            left, right = value(node.left), value(node.right)
+            ops = {ast.Add: lambda: left + right, ast.Sub: lambda: left - right, ast.Mult: lambda: left * right,
+                   ast.FloorDiv: lambda: left // max(right, 1), ast.Div: lambda: left // max(right, 1)}
+            if type(node.op) in ops:
+                return ops[type(node.op)]()
+        raise _NoValue(f"shape element {expr.strip()!r} is not arithmetic on symbols")
+
+    result = value(tree)
+    if result <= 0:
+        raise _NoValue(f"shape element {expr.strip()!r} evaluates to {result}")
+    return result
+
+
+def parse_shape(text: str, dims: Mapping[str, Dim]) -> tuple[tuple[int, ...], dict[str, str]]:
+    """"(batch_size, 2 * hidden_size)" -> ((4, 128), {symbol: source}). `...` is one batch dim. Pure."""
+    used: dict[str, str] = {}
+    inner = text.strip()[1:-1]
+    shape: list[int] = []
+    for part in (p for p in inner.split(",") if p.strip()):
+        if part.strip() in ("...", "…"):
+            shape.append(_eval_dim("batch_size", dims, used))
+            continue
+        shape.append(_eval_dim(part, dims, used))
+    if not shape:
+        raise _NoValue(f"shape {text!r} has no dimensions")
+    count = 1
+    for d in shape:
+        count *= d
+    if count > MAX_ELEMENTS:
+        raise _NoValue(f"shape {text} -> {shape} is {count} elements, above the CPU trace's {MAX_ELEMENTS}")
+    return tuple(shape), used
+
+
+def _is_tensor(type_text: str) -> bool:
+    return "Tensor" in type_text
+
+
+def _literal_choice(annotation: str) -> str | None:
+    match = re.search(r"Literal\[\s*(['\"])(.*?)\1", annotation)
+    return match.group(2) if match else None
+
+
+def _scalar_type(type_text: str) -> type | None:
+    for name in re.findall(r"\b(bool|int|float)\b", type_text):
+        return _SCALAR_TYPES[name]
+    return None
+
+
+def _tensor(param: Param, dims: Mapping[str, Dim], used_dims: dict[str, str], earlier: Mapping[str, object]) -> tuple[str, str]:
+    twin = same_shape_as(param.doc)
+    if twin is not None and isinstance(earlier.get(twin), str):
+        return str(earlier[twin]), DOCSTRING
+    text = shape_text(param.doc)
+    if text is None and _SCALAR_TENSOR_RE.search(param.doc.replace("\n", " ")):
+        return "f32[1]=ones", DOCSTRING  # "a single-element tensor", "float32 device scalar"
+    if text is None:
+        raise _NoValue(f"the docstring gives no shape for tensor {param.name!r}")
+    shape, used = parse_shape(text, dims)
+    used_dims.update(used)
+    dtype = dtype_in(param.doc) or dtype_in(param.doc_type)
+    dtype = dtype or "bf16"
+    init = "=ones" if dtype in ("bf16", "f16", "f32") else ""  # scales and weights of zero divide by zero
+    return f"{dtype}[{','.join(map(str, shape))}]{init}", DOCSTRING
+
+
+def derive_param(param: Param, dims: Mapping[str, Dim], used_dims: dict[str, str],
+                 earlier: Mapping[str, object] | None = None) -> tuple[object, str] | None:
+    """(value in the spec language, source) for one parameter; None: leave it to its default.
+    `used_dims` collects the shape symbols it used. Pure."""
+    if param.default is not None:
+        return None
+    type_text = f"{param.annotation} {param.doc_type}"
+    if "Optional" in param.annotation or "None" in param.annotation.split("[", 1)[-1]:
+        return "none", SIGNATURE
+    if (choice := _literal_choice(param.annotation)) is not None:
+        return choice, SIGNATURE
+    scalar = _scalar_type(param.annotation)
+    if _is_tensor(param.annotation or param.doc_type) and not (scalar and "Union" in param.annotation):
+        return _tensor(param, dims, used_dims, earlier or {})
+    if "dtype" in type_text and "torch.dtype" in type_text:
+        return f"dtype:{dtype_in(param.doc) or 'bf16'}", DOCSTRING if dtype_in(param.doc) else KIT
+    if "torch.device" in type_text:
+        return "cpu", KIT  # the device the trace's inputs live on
+    if scalar is bool:
+        return False, KIT
+    if scalar in (int, float):
+        dim = dims.get(param.name)
+        if dim is None:
+            raise _NoValue(f"no value for {scalar.__name__} {param.name!r} (no default; no upstream test or kit value)")
+        used_dims[param.name] = dim.source
+        return (int(dim.value) if scalar is int else float(dim.value)), dim.source
+    raise _NoValue(f"parameter {param.name!r} ({param.annotation or 'unannotated'}) has no derivable value")
+
+
+def derive_call(params: Sequence[Param], dims: Mapping[str, Dim]) -> Derived:
+    """The call for a function with these parameters (self/cls already dropped). Pure."""
+    args: list = []
+    kwargs: list[tuple[str, object]] = []
+    sources: list[tuple[str, str]] = []
+    used: dict[str, str] = {}
+    values: dict[str, object] = {}  # earlier parameters' values ("same shape as ``input``")
+    try:
+        for param in params:
+            if param.kind in ("VAR_POSITIONAL", "VAR_KEYWORD"):
+                continue
+            derived = derive_param(param, dims, used, values)
+            if derived is None:
+                continue
+            value, source = derived
+            values[param.name] = value
+            sources.append((param.name, source))
+            # Required positional parameters precede defaulted ones, so skipping defaults keeps positions.
+            if param.kind == "KEYWORD_ONLY":
+                kwargs.append((param.name, value))
+            else:
+                args.append(value)
+    except _NoValue as exc:
+        return Derived(reason=str(exc))
+    return Derived(tuple(args), tuple(kwargs), tuple(sources), tuple(sorted(used.items())))
+
+
+_SCHEMA_ARG_RE = re.compile(r"^(?P<type>[\w\[\]?]+)(?:\([^)]*\))?\s+(?P<name>\w+)(?:=(?P<default>.+))?$")
+
+
+def schema_args(schema: str) -> list[tuple[str, str, str | None, bool]]:
+    """"ns::op(Tensor x, *, int k=1) -> Tensor" -> [(type, name, default, keyword_only)]. Pure."""
+    inner = schema[schema.index("(") + 1: schema.rindex(") ->")] if ") ->" in schema else schema[schema.index("(") + 1: -1]
+    out, keyword_only, depth, part = [], False, 0, ""
+    for char in inner + ",":
+        if char == "," and depth == 0:
+            token = part.strip()
+            part = ""
+            if token == "*":
+                keyword_only = True
+            elif token:
+                match = _SCHEMA_ARG_RE.match(token)
+                if match is None:
+                    raise ValueError(f"unparsed schema argument {token!r}")
+                out.append((match["type"], match["name"], match["default"], keyword_only))
+            continue
+        depth += char in "([" and 1 or (char in ")]" and -1 or 0)
+        part += char
+    return out
+
+
+def derive_op_call(schema: str, dims: Mapping[str, Dim]) -> Derived:
+    """An op's call from its schema alone: types from the schema, tensor shapes from the kit's
+    (batch_size, hidden_size) -- a schema never gives shapes, so every tensor is a kit default. Pure."""
+    generic = f"{dims['batch_size'].value},{dims['hidden_size'].value}" if "batch_size" in dims and "hidden_size" in dims else "4,128"
+    args: list = []
+    kwargs: list[tuple[str, object]] = []
+    sources: list[tuple[str, str]] = []
+    try:
+        parsed = schema_args(schema)
+    except ValueError as exc:
+        return Derived(reason=str(exc))
+    for type_, name, default, keyword_only in parsed:
+        if default is not None:
+            continue
+        base = type_.rstrip("?")
+        value: object
+        source = "op schema"
+        if type_.endswith("?"):
+            value = "none"
+        elif base == "Tensor":
+            value, source = f"bf16[{generic}]=ones", KIT
+        elif base == "Tensor[]":
+            value, source = [f"bf16[{generic}]=ones"], KIT
+        elif base in ("int", "SymInt"):
+            dim = dims.get(name)
+            value, source = (dim.value, dim.source) if dim else (1, KIT)
+        elif base in ("int[]", "SymInt[]"):
+            value, source = [1], KIT
+        elif base == "float":
+            value, source = 1.0, KIT
+        elif base == "bool":
+            value, source = False, KIT
+        elif base == "ScalarType":
+            value, source = "dtype:bf16", KIT
+        else:
+            return Derived(reason=f"schema argument {name!r} of type {type_} has no derivable value")
+        sources.append((name, source))
+        (kwargs.append((name, value)) if keyword_only else args.append(value))
+    return Derived(tuple(args), tuple(kwargs), tuple(sources))

@@ -1,0 +1,151 @@
+"""Build the certificate's derived inputs for the installed FlashInfer (workshop: it writes the kit's data).
+
+`read_tests_at(git_dir, ref)`: FlashInfer's tests/ at a tag of a git mirror (the `fetch` tool's
+copy of github:flashinfer-ai/flashinfer), read as syntax (pcgkit.sweep.upstream_tests), with the
+commit id and date -> fixtures/certificates/inputs/upstream-tests-<ref>.json.
+`build_inputs(upstream)`: every public function's parameters (inspect.signature + its numpydoc
+section, parsed by docstring_parser) -> pcgkit.sweep.derive -> fixtures/certificates/inputs/
+flashinfer-<version>.json (schema INPUTS_SCHEMA), one entry per callable: a call with the source
+of every argument, or the reason none could be derived. `bin/pcgkit sweep --derive-inputs` runs it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import inspect
+import io
+import tarfile
+import tempfile
+from pathlib import Path
+
+from pcgkit import resources
+from pcgkit.sweep.derive import KIT, UPSTREAM, Dim, Param, derive_call
+from pcgkit.sweep.upstream_tests import read_test_sources, smallest_dims
+
+INPUTS_SCHEMA = "pcgkit.certificate-inputs/1"
+UPSTREAM_SCHEMA = "pcgkit.upstream-tests/1"
+METHOD_REASON = "a method: its instance needs constructor (and plan()) arguments, which only a hand spec gives"
+
+
+class UpstreamReadError(RuntimeError):
+    """The git mirror could not give tests/ at that ref."""
+
+
+def read_tests_at(git_dir: Path, ref: str) -> dict:
+    """FlashInfer's tests/ at `ref` (a tag), as upstream_tests data with the commit and its date."""
+    from pcgkit.util import proc
+
+    def git(*args: str, log: Path | None = None):
+        return proc.run(["git", "--git-dir", str(git_dir), *args], timeout=120, echo=False, log_path=log)
+
+    commit = git("rev-parse", f"{ref}^{{commit}}")
+    if not commit.ok:
+        raise UpstreamReadError(f"{git_dir}: no commit for {ref!r}: {commit.output_tail.strip()[-200:]}")
+    date = git("log", "-1", "--format=%cI", ref)
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = Path(tmp) / "tests.tar"
+        done = git("archive", "--format=tar", "-o", str(archive), ref, "tests")
+        if not done.ok:
+            raise UpstreamReadError(f"git archive {ref} tests: {done.describe_failure()}")
+        files = {}
+        with tarfile.open(archive) as tar:
+            for member in tar.getmembers():
+                if member.isfile() and member.name.endswith(".py"):
+                    handle = tar.extractfile(member)
+                    if handle is not None:
+                        files[member.name] = io.TextIOWrapper(handle, encoding="utf-8", errors="replace").read()
+    return {"schema": UPSTREAM_SCHEMA, "repo": "github:flashinfer-ai/flashinfer", "ref": ref,
+            "commit": commit.output_tail.strip().splitlines()[-1], "commit_date": date.output_tail.strip(),
+            "read": _dt.date.today().isoformat(), "files": len(files), **read_test_sources(files)}
+
+
+def kit_dims() -> dict[str, int]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    data = tomllib.loads(resources.sweep_data("dims.toml").read_text())
+    return {**data["dims"], **data.get("scalars", {})}
+
+
+def dims_for(upstream: dict | None) -> dict[str, Dim]:
+    """Upstream tests' values first, the kit's table for the rest."""
+    dims = {name: Dim(value, KIT, "pcgkit/sweep/dims.toml") for name, value in kit_dims().items()}
+    for name, (value, path) in smallest_dims(upstream or {}).items():
+        dims[name] = Dim(value, UPSTREAM, path)
+    return dims
+
+
+def params_of(obj) -> list[Param] | None:
+    """The parameters as the release states them (signature + numpydoc), or None without a signature."""
+    import docstring_parser
+
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return None
+    try:
+        documented = {p.arg_name: p for p in docstring_parser.parse(inspect.getdoc(obj) or "").params}
+    except docstring_parser.ParseError:
+        documented = {}
+    params = []
+    for name, p in signature.parameters.items():
+        if name in ("self", "cls"):
+            continue
+        annotation = "" if p.annotation is inspect.Parameter.empty else inspect.formatannotation(p.annotation)
+        default = None if p.default is inspect.Parameter.empty else repr(p.default)
+        doc = documented.get(name)
+        params.append(Param(name, p.kind.name, annotation, default, (doc.type_name or "") if doc else "",
+                            (doc.description or "") if doc else ""))
+    return params
+
+
+def _from_upstream_call(obj, call: dict, docstring_reason: str) -> dict:
+    """A call FlashInfer's own test makes (pcgkit.sweep.upstream_tests.calls_in), if it binds to the
+    installed signature; else the docstring's reason with the binding's."""
+    from pcgkit.sweep.inputs import build_call
+    from pcgkit.sweep.specs import SpecError, parse_call
+
+    try:
+        args, kwargs = build_call(parse_call({"args": call["args"], "kwargs": call["kwargs"]}, where=call["test"]))
+        inspect.signature(obj).bind(*args, **kwargs)
+    except (TypeError, ValueError, SpecError) as exc:
+        return {"reason": f"{docstring_reason}; the upstream test's call does not bind here ({str(exc)[:80]})"}
+    names = [*inspect.signature(obj).parameters][: len(call["args"])]
+    return {"args": call["args"], "kwargs": call["kwargs"], "sources": dict.fromkeys([*names, *call["kwargs"]], UPSTREAM),
+            "source": UPSTREAM, "dims": [], "upstream_call": f"{call['file']}:{call['line']} ({call['test']})"}
+
+
+def build_inputs(upstream: dict | None) -> dict:
+    """The derived inputs of every public callable of the installed release."""
+    import flashinfer
+
+    from pcgkit.sweep.discover import public_callables
+    from pcgkit.sweep.discovery import judgeable
+    from pcgkit.sweep.engine import resolve
+
+    dims = dims_for(upstream)
+    callables, _ = public_callables(flashinfer)
+    entries: dict[str, dict] = {}
+    for found in callables:
+        if not judgeable(found):
+            continue
+        if found.kind == "method":
+            entries[found.target] = {"reason": METHOD_REASON}
+            continue
+        params = params_of(resolve(found.target))
+        if params is None:
+            entries[found.target] = {"reason": "no signature to read"}
+            continue
+        derived = derive_call(params, dims).to_dict()
+        call = (upstream or {}).get("evaluated_calls", {}).get(found.target.removeprefix("flashinfer."))
+        if "reason" in derived and call is not None:
+            derived = _from_upstream_call(resolve(found.target), call, derived["reason"])
+        entries[found.target] = derived
+    return {
+        "schema": INPUTS_SCHEMA, "flashinfer": flashinfer.__version__, "created": _dt.date.today().isoformat(),
+        "upstream_tests": {k: upstream[k] for k in ("repo", "ref", "commit", "commit_date")} if upstream else None,
+        "dims": {name: {"value": d.value, "source": d.source, "from": d.note} for name, d in sorted(dims.items())},
+        "callables": entries,
+    }
