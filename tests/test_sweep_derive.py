@@ -88,6 +88,8 @@ def test_op_inputs_from_its_schema_types_with_kit_shapes():
     assert derived.args == ("bf16[4,128]=ones", "bf16[4,128]=ones", 1)
     assert dict(derived.sources) == {"x": KIT, "weight": KIT, "plan_handle": KIT}
     assert "global_scale_kind" in derive_op_call("ns::op(Tensor x, str global_scale_kind) -> Tensor", DIMS).reason
+    typed = derive_op_call("ns::op(Tensor x, str activation) -> Tensor", DIMS, {"activation": "Literal['silu', 'gelu']"})
+    assert typed.args == ("bf16[4,128]=ones", "silu") and dict(typed.sources)["activation"] == SIGNATURE
 
 
 def test_upstream_test_parametrizations_give_the_smallest_aligned_dim_and_the_calls():
@@ -157,3 +159,80 @@ def test_each_submodule_that_did_not_import_gets_its_reason():
     assert reasons["flashinfer.x.sm100_matmul"][0] == "upstream defect"
     assert reasons["flashinfer.moe_ep.kernel_src.sm90.k"][0] == "kit: import-all"
     assert len(reasons) == 5
+
+
+def test_triage_reads_the_compile_unsafe_calls_of_the_users_release_only():
+    """compile_unsafe_calls: the JIT-loader set of that release's whole certificates, with their evidence; an
+    ops-only run or another release claims nothing."""
+    from pcgkit.sweep.certificate import compile_unsafe_calls
+
+    entry = {"target": "flashinfer.single_prefill_with_kv_cache", "loader": "flashinfer-jit", "where": "flashinfer/jit/core.py:1:f", "sites": 3}
+    whole = {"flashinfer": "0.7.4", "arch": "sm120", "simulated": True, "device": "simulated sm120 on CPU", "created": "2026-12-05",
+             "jit_loader_breaks": [entry]}
+    ops_only = {**whole, "scope": "ops", "jit_loader_breaks": [{**entry, "target": "x"}]}
+    found = compile_unsafe_calls([whole, ops_only, {**whole, "flashinfer": "0.7.0"}], "0.7.4")
+    assert found == [{**entry, "flashinfer": "0.7.4", "arch": "sm120", "simulated": True, "device": "simulated sm120 on CPU",
+                      "created": "2026-12-05"}]
+    assert compile_unsafe_calls([whole], "0.6.1") == []
+
+
+def _committed_whole():
+    from pcgkit.report.certificate_page import load_certificates
+
+    return [c for c in load_certificates() if c.get("scope", "all") == "all" and "coverage" in c]
+
+
+def test_committed_certificates_judge_what_they_list():
+    """Each committed certificate's coverage is what its rows say; every judged callable was also run, every
+    row not judged says why, every submodule that did not import has its reason; 0.7.4 judges >= 20 ops."""
+    from pcgkit.sweep.certificate import coverage
+
+    certificates = _committed_whole()
+    assert {c["flashinfer"] for c in certificates} >= {"0.6.1", "0.6.12", "0.7.0", "0.7.4"}
+    for cert in certificates:
+        assert cert["coverage"] == coverage(cert["callables"], cert["ops"]), cert["flashinfer"]
+        for row in cert["callables"]:
+            assert row["status"] == "not-judged" and row["where"] or "run" in row, (cert["flashinfer"], row["target"])
+        unique = {e[0] for e in cert["import_errors"] if not e[0].startswith("op ")}
+        assert {r["submodule"] for r in cert["import_reasons"]} == unique, cert["flashinfer"]
+    newest = next(c for c in certificates if c["flashinfer"] == "0.7.4")
+    assert newest["coverage"]["ops judged with inputs"] >= 20
+
+
+def test_committed_certificates_put_prefill_and_decode_in_the_jit_loader_set():
+    """vllm-omni #4988 / PR 4989: `open` in the cached single-prefill loader under fullgraph. Every committed
+    certificate lists single prefill and decode as JIT-loader breaks; on 0.7.4 the first site is that `open`."""
+    targets = {"flashinfer.single_prefill_with_kv_cache", "flashinfer.single_decode_with_kv_cache"}
+    for cert in _committed_whole():
+        loaders = {e["target"]: e for e in cert["jit_loader_breaks"]}
+        assert targets <= set(loaders), cert["flashinfer"]
+        assert {loaders[t]["loader"] for t in targets} == {"flashinfer-jit"}
+        if cert["flashinfer"] == "0.7.4":
+            prefill = next(r for r in cert["callables"] if r["target"] == "flashinfer.single_prefill_with_kv_cache")
+            assert "gen_customize_single_prefill_module" in prefill["sites"][0]["frame"]
+            assert "builtin operator `open`" in prefill["sites"][0]["what"]
+
+
+def test_ci_slice_a_docstring_derived_callable_is_judged_and_run_in_the_reference_env(monkeypatch):
+    """The certificate's slice CI runs: flashinfer 0.6.1's apply_llama31_rope, with the inputs committed for it
+    (derived from its docstring), traced (one round) and run on FakeTensors: breaks, first in the JIT loader,
+    and the fake run names why it could not run (the simulated host builds no kernel)."""
+    import json
+
+    from pcgkit import resources
+    from pcgkit.harness.casekit import cuda_toolkit_root
+    from pcgkit.harness.hardware import SIMULATED_ARCHES
+    from pcgkit.sweep.certify import derived_specs, judge_callable
+    from pcgkit.sweep.engine import installed_versions
+
+    if cuda_toolkit_root():
+        monkeypatch.setenv("CUDA_HOME", cuda_toolkit_root())
+    versions = installed_versions()
+    inputs = json.loads(resources.fixture("certificates", "inputs", f"flashinfer-{versions[0]}.json").read_text())
+    specs, _ = derived_specs(inputs, versions[0])
+    spec = specs["flashinfer.apply_llama31_rope"]
+    assert inputs["callables"][spec.target]["source"] == DOCSTRING
+    row = judge_callable(spec, "callable", "sm120", SIMULATED_ARCHES["sm120"], versions, False, {}, max_rounds=1,
+                         inputs_from=DOCSTRING)
+    assert row["status"] == "breaks" and row["first_class"] == "breaks-in-jit-loader", row
+    assert row["unroll_capped"] and row["run"]["runs"] is False and row["run"]["error"]

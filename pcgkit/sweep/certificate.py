@@ -196,8 +196,10 @@ def render_section(certificates: Sequence[Mapping], md=_plain, heading: str = "#
                   f" {len(d['broke'])} broke, {len(d['appeared'])} appeared, {len(d['disappeared'])} disappeared,"
                   f" {len(d['changed'])} changed otherwise", ""]
         for label, key in (("became traceable", "became_traceable"), ("broke", "broke"), ("changed", "changed")):
-            for item in d[key][:40]:
+            for item in d[key][:25]:
                 lines.append(f"- {label}: `{md(item['target'])}` ({md(item['from'])} → {md(item['to'])})")
+            if len(d[key]) > 25:
+                lines.append(f"- {label}: {len(d[key]) - 25} more (the certificates' JSON has every one)")
         appeared = Counter(item["status"] for item in d["appeared"])
         if appeared:
             lines.append("- appeared: " + ", ".join(f"{n} {s}" for s, n in sorted(appeared.items())))
@@ -212,11 +214,24 @@ def render_certificate(cert: Mapping, md=_plain) -> str:
     lines = [f"# Trace-safety certificate: flashinfer {cert['flashinfer']} ({cert['arch']}, "
              f"{'simulated' if cert['simulated'] else 'real'}: {md(cert['device'])})", "",
              f"- torch {cert['torch']}; created {cert.get('created', '?')}; wall {cert.get('wall_s', '?')} s"]
-    lines += [f"- {name}: {n}" for name, n in cert["counts"].items()]
+    cov = cert.get("coverage") or coverage(cert["callables"], cert["ops"])
+    lines += ["", "## Coverage", ""] + [f"- {name}: " + (", ".join(f"{k} {v}" for k, v in n.items()) or "-" if isinstance(n, dict) else str(n))
+                                        for name, n in cov.items()]
+    lines += ["", "## Discovered", ""] + [f"- {name}: {n}" for name, n in cert["counts"].items()]
     lines += [f"- note: {md(cert['note'])}"] if cert.get("note") else []
-    lines += ["", "## Callables", "", "| target | status | sites | final / where |", "|---|---|---|---|"]
+    if cert.get("jit_loader_breaks"):
+        lines += ["", "## Breaks in a JIT loader under fullgraph (first site)", ""]
+        lines += [f"- `{md(e['target'])}` ({e['loader']}): `{md(e['where'])}`" for e in cert["jit_loader_breaks"]]
+    if cert.get("import_reasons"):
+        lines += ["", "## Submodules that did not import", "", "| submodule | reason | detail | error |", "|---|---|---|---|"]
+        lines += [f"| `{md(r['submodule'])}` | {r['reason']} | {md(r['detail'])} | {md(r['error'])[:100]} |"
+                  for r in cert["import_reasons"]]
+    lines += ["", "## Callables", "", "| target | status | inputs from | sites | final / where | fake run |", "|---|---|---|---|---|---|"]
     for r in cert["callables"]:
-        lines.append(f"| `{md(r['target'])}` | {r['status']} | {len(r.get('sites', ()))} | {md(r.get('where', ''))[:120]} |")
+        run = r.get("run") or {}
+        ran = "" if not run else ("returned " + md(run.get("outputs", ""))[:40] if run.get("runs") else md(run.get("error", ""))[:60])
+        lines.append(f"| `{md(r['target'])}` | {r['status']} | {r.get('inputs_from', '')} | {len(r.get('sites', ()))} |"
+                     f" {md(r.get('where', ''))[:120]} | {ran} |")
     lines += ["", "## Registered ops", "", "| op | status | fake | inputs from | fake vs real | note |", "|---|---|---|---|---|---|"]
     for r in cert["ops"]:
         lines.append(f"| `{md(r['target'])}` | {r['status']} | {'yes' if r['has_fake'] else 'no'} | {md(r.get('inputs_from', ''))} |"
@@ -232,3 +247,18 @@ def render_certificate(cert: Mapping, md=_plain) -> str:
                       for s in r["sites"]]
             lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def compile_unsafe_calls(certificates: Iterable[Mapping], flashinfer_version: str) -> list[dict]:
+    """For triage's `related` diagnosis and the advice: the FlashInfer calls the certificate of this
+    release found breaking in a JIT loader under fullgraph ("not compile-safe on this release"), each
+    with its evidence (release, arch, simulated or real, the certificate's date). [] when no whole
+    certificate of that release exists (then nothing is claimed). Pure."""
+    out = []
+    for cert in certificates:
+        if cert.get("flashinfer") != flashinfer_version or cert.get("scope", "all") != "all":
+            continue
+        evidence = {"flashinfer": cert["flashinfer"], "arch": cert["arch"], "simulated": cert["simulated"],
+                    "device": cert["device"], "created": cert.get("created", "")}
+        out += [{**entry, **evidence} for entry in cert.get("jit_loader_breaks", ())]
+    return out

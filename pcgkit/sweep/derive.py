@@ -290,9 +290,11 @@ def schema_args(schema: str) -> list[tuple[str, str, str | None, bool]]:
     return out
 
 
-def derive_op_call(schema: str, dims: Mapping[str, Dim]) -> Derived:
-    """An op's call from its schema alone: types from the schema, tensor shapes from the kit's
-    (batch_size, hidden_size) -- a schema never gives shapes, so every tensor is a kit default. Pure."""
+def derive_op_call(schema: str, dims: Mapping[str, Dim], annotations: Mapping[str, str] | None = None) -> Derived:
+    """An op's call from its schema: types from the schema, tensor shapes from the kit's
+    (batch_size, hidden_size) -- a schema never gives shapes, so every tensor is a kit default; a
+    `str` argument takes the first `Literal` choice of the op's Python function (`annotations`:
+    parameter -> annotation text), the only place a release names its values. Pure."""
     generic = f"{dims['batch_size'].value},{dims['hidden_size'].value}" if "batch_size" in dims and "hidden_size" in dims else "4,128"
     args: list = []
     kwargs: list[tuple[str, object]] = []
@@ -324,6 +326,8 @@ def derive_op_call(schema: str, dims: Mapping[str, Dim]) -> Derived:
             value, source = False, KIT
         elif base == "ScalarType":
             value, source = "dtype:bf16", KIT
+        elif base == "str" and (choice := _literal_choice((annotations or {}).get(name, ""))) is not None:
+            value, source = choice, SIGNATURE
         else:
             return Derived(reason=f"schema argument {name!r} of type {type_} has no derivable value")
         sources.append((name, source))

@@ -121,7 +121,8 @@ def counts(discovery: Discovery, plan: Sequence[Judgement]) -> dict[str, int]:
         "callables not judged (no inputs)": callables - judged_callables,
         "ops judged with inputs": judged_ops,
         "ops not judged with inputs (no inputs)": len(discovery.ops) - judged_ops,
-        "submodules that did not import": len(discovery.import_errors),
+        # walk_packages may report a package twice (its own import, then ours): count submodules once
+        "submodules that did not import": len({name for name, _ in discovery.import_errors if not name.startswith("op ")}),
     }
 
 

@@ -110,7 +110,7 @@ def _fake_vs_meta(packet, args: tuple, kwargs: dict, op, device: str) -> tuple[s
     try:
         meta = _metadata(packet(*meta_args, **meta_kwargs))
     except Exception as exc:  # noqa: BLE001
-        return (f"not run here: no real kernel for {device} ({', '.join(op.kernels) or 'none'}); on meta tensors"
+        return (f"not run here: nothing ran on {device} (kernels: {', '.join(op.kernels) or 'none'}); on meta tensors"
                 f" the op raised {type(exc).__name__}: {str(exc)[:100]}"), {}
     verdict = "agrees with meta" if meta == fake else f"drift: meta {meta}, fake {fake}"
     try:
@@ -146,7 +146,10 @@ def judge_op(op, call: dict | None, device: str, can_run: bool) -> OpJudgement:
         try:
             real = _metadata(packet(*args, **kwargs))
         except Exception as exc:  # noqa: BLE001 - a composite kernel may still insist on a GPU
-            real, fake_vs_real = None, f"not run here: the real op raised on {device}: {type(exc).__name__}: {str(exc)[:100]}"
+            real = None
+            # the real op cannot run here: its fake is judged against the op on meta tensors instead
+            fake_vs_real, opcheck = _fake_vs_meta(packet, args, kwargs, op, device)
+            note = f"the real op raised on {device}: {type(exc).__name__}: {str(exc)[:100]}"
         if real is not None:
             with FakeTensorMode(allow_non_fake_inputs=True) as mode:
                 fake = _metadata(packet(*(mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args), **kwargs))
