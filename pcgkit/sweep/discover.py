@@ -14,6 +14,7 @@ import pkgutil
 import sys
 import warnings
 
+from pcgkit.errors import Interrupted
 from pcgkit.sweep.discovery import FORWARD_METHODS, TORCH_OP_NAMESPACES, Discovery, PublicCallable, RegisteredOp
 
 # Dispatch keys whose kernel runs the op for real (a fake/Meta kernel is not one).
@@ -69,6 +70,8 @@ def import_all_submodules(package) -> tuple[tuple[str, str], ...]:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 importlib.import_module(info.name)
+        except (KeyboardInterrupt, Interrupted):
+            raise  # the user's Ctrl-C or the kit's stop signal is no submodule's import error
         except BaseException as exc:  # noqa: BLE001 - a submodule may raise anything (SystemExit too) on a CPU host
             errors.append((info.name, f"{type(exc).__name__}: {str(exc)[:160]}"))
     return tuple(errors)
