@@ -146,7 +146,9 @@ def splice(measured: CompatReport, fresh: CompatReport, releases: Mapping[str, t
     cells = [by_id.get(c.id, c) for c in measured.cells] + [c for c in fresh.cells if c.id not in {m.id for m in measured.cells}]
     cases = list(measured.cases) + [c for c in fresh.cases if measured.case(c.id) is None]
     facts = [f for f in measured.sglang_facts if f.get("cell") not in fresh_ids] + list(fresh.sglang_facts)
-    report = assemble(fresh.created, fresh.kit_version, fresh.environment, cases, fresh.legend, cells, facts,
+    # the table stays dated by its measured run; the re-run cells are named with their own date
+    report = assemble(measured.created, fresh.kit_version, fresh.environment, cases, fresh.legend, cells, facts,
                       releases=releases if releases is not None else (fresh.releases or measured.releases))
-    return dataclasses.replace(report, sweep=measured.sweep, disagreements=fresh.disagreements,
-                               sources=fresh.sources, source_notes=fresh.source_notes)
+    note = f"re-run {fresh.created[:10]} into the run of {measured.created[:10]}: {', '.join(sorted(fresh_ids))}"
+    return dataclasses.replace(report, sweep=measured.sweep, disagreements=fresh.disagreements, sources=fresh.sources,
+                               source_notes=(*measured.source_notes, *fresh.source_notes, note))
