@@ -54,3 +54,18 @@ def test_repro_readme_size_is_the_measured_one_or_says_not_measured():
     assert install_size(Pins(("flashinfer-python==0.7.4", "torch==2.15.0"), "3.12", "x"), data) is record
     assert install_size(Pins(("torch==2.9.1", "flashinfer-python==0.6.1"), "3.12", "x"), data) is None
     assert install_size(Pins(("torch==2.15.0", "flashinfer-python==0.7.4"), "3.11", "x"), data) is None
+
+
+def test_repro_readme_states_the_nvcc_point_and_the_size_or_that_it_was_not_measured():
+    """The README says nvcc is not needed (get_cuda_path without CUDA_HOME) and gives the measured size of its pins."""
+    from pcgkit.bugreport.repro import plan_export, render_readme
+
+    pins = Pins(("torch==2.15.0", "flashinfer-python==0.7.4"), "3.12", "test")
+    measured = {"measurements": [{"requirements": list(pins.requirements), "python": "3.12", "download_bytes": 3.4e9,
+                                  "wheels": 56, "installed_bytes": 7.3e9, "date": "2026-12-05", "how": "pip download"}]}
+    readme = render_readme(plan_export("mode1", True, pins, None), measured)
+    assert "downloads 3.4 GB of wheels (56 files" in readme and "7.3 GB on disk" in readme
+    assert "No `nvcc` and no CUDA toolkit are needed" in readme and "`get_cuda_path` (`which nvcc`)" in readme
+    other = render_readme(plan_export("mode1", True, Pins(("torch==2.9.0", "flashinfer-python==0.6.0"), "3.12", "t"),
+                                      None), measured)
+    assert "not measured for these pins" in other

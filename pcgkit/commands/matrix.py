@@ -80,9 +80,17 @@ def _cmd_matrix(args) -> int:
         print(render_tox(cells), end="")
         return 0
     if args.list:
+        import datetime as dt
+
+        from pcgkit.matrix.uninstallable import planned_cannot_run
+
+        today = dt.datetime.now(dt.timezone.utc).date()
+        cannot = planned_cannot_run(cells, load_uninstallable(), today, getattr(args, "retry_cannot_run", False))
         for cell in cells:
             scope = "" if cell.scope == SCOPE_ALL else f" [{cell.scope} cases only]"
-            print(f"{cell.id:<24} {cell.pin_status:<8} {cell.label():<52} {cell.pin_note}{scope}")
+            rule = cannot.get(cell.id)
+            state = f" [cannot-run: last tried {rule.tried}, next retry {rule.next_retry(today)}]" if rule else ""
+            print(f"{cell.id:<24} {cell.pin_status:<8} {cell.label():<52} {cell.pin_note}{scope}{state}")
         return 0
     if (args.tox or getattr(args, "lock", False)) and args.torch_build != TORCH_BUILD_CUDA:
         raise UsageError(f"--torch-build {args.torch_build} applies when cells run: --lock and --tox write the "
