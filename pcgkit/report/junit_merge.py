@@ -69,7 +69,7 @@ def merge(outcomes: Sequence[CellOutcome], cells_root: Path) -> JUnitXml:
             case = TestCase(f"cell-setup[cell={outcome.cell.id}]", f"{outcome.cell.id}.pcgkit", _time(outcome.duration_s))
             expected = expected_failure(outcome, uninstallable)
             if expected is not None:  # recorded in the baseline: a skip with its reason, not a red cell
-                case.result = [Skipped(f"{expected.describe()}; install said: {outcome.reason}")]
+                case.result = [Skipped(f"{expected.describe()}; {outcome.stage}: {outcome.reason}")]
             elif outcome.is_error:
                 case.result = [Error(f"{outcome.stage}: {outcome.reason}", "pcgkit.CellError")]
                 case.result[0].text = outcome.log_tail
