@@ -7,6 +7,7 @@ older torch releases.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import enum
 import re
@@ -267,12 +268,19 @@ _FAILURE_NEEDLES = ('File "', "Hint:", "CUDA Error", "Search for `cuda", "Dynamo
                     "graph_break", "Graph break", "Failed to trace")
 _BLOCK_NEEDLES = ("Traceback", "rror:", "xception:", "Unsupported", "failed with error", "hit an exception", "Attempted to",
                   "Skip calling", "from user code", "Explanation:", "ptxas fatal")
+# Failure needles keep their first (and last) _FAILURE_HITS hits, not all: the earliest failure is the one judged,
+# so a log of tracebacks printed over and over (every rank, every retry) costs what its first ones cost.
+# (A block needle keeps 60 lines after each hit: 128 hits from each end are at most ~15,000 lines.)
+_FAILURE_HITS, _BLOCK_HITS = 512, 128
 _NEEDLES: tuple[tuple[str, int, int | None], ...] = (
-    *((n, 2, 64) for n in _EVENT_NEEDLES), *((n, 2, None) for n in _FAILURE_NEEDLES),
-    *((n, 60, None) for n in _BLOCK_NEEDLES))
+    *((n, 2, 64) for n in _EVENT_NEEDLES), *((n, 2, _FAILURE_HITS) for n in _FAILURE_NEEDLES),
+    *((n, 60, _BLOCK_HITS) for n in _BLOCK_NEEDLES))
 _SELECT_ABOVE = 256 * 1024  # below this a log is read line by line in full
 _FAILURE_BLOCK_LINES = 400  # a dynamo message with its user-code frames fits easily
 _PREAMBLE_LINES = 40
+# Failures read in full, the earliest first (the diagnosis judges the first and reads the next few for a cause):
+# bounded, so the work per failure never depends on how many more the log prints.
+MAX_FAILURES = 16
 
 
 class CaptureEvent(str, enum.Enum):
@@ -504,6 +512,11 @@ def _block_end(lines: list[LogLine], start: int, stops: set[int]) -> int:
     return end
 
 
+def _frames_between(frame_index: list[int], low: int, high: int) -> list[int]:
+    """Positions in frame_index strictly between low and high (frame_index is sorted): bisect, not a scan."""
+    return frame_index[bisect.bisect_right(frame_index, low) : bisect.bisect_left(frame_index, high)]
+
+
 def _failures(
     lines: list[LogLine], starts: list[tuple[int, str]], frame_index: list[int], warnings: tuple[str, ...]
 ) -> tuple[LogFailure, ...]:
@@ -512,17 +525,20 @@ def _failures(
     consumed: set[int] = set()  # bare exception lines that only repeat a piecewise-error's head
     previous = -1
     for i, (pos, kind) in enumerate(starts):
+        if len(out) >= MAX_FAILURES:
+            break
         if pos in consumed:
             continue
         line = lines[pos]
         end = _block_end(lines, pos, stops)
         body = "\n".join(ln.text for ln in lines[pos:end])
-        exc_type, head, message = _announcement(lines, starts, i, body, consumed)
+        exc_type, head, message = _announcement(lines, starts, i, body, consumed, end)
         # the traceback frames printed before the exception line (since the previous failure) are its outer stack
-        outer = "\n".join(lines[p].text for p in frame_index if previous < p < pos)
+        before = _frames_between(frame_index, previous, pos)
+        outer = "\n".join(lines[p].text for p in before)
         signature = parse_message(exc_type or "", message, warnings, extra_frames_text=outer)
-        evidence = (line,) + tuple(lines[p] for p in frame_index if pos < p < end)[-2:]
-        first = next((p for p in frame_index if previous < p < pos), pos)
+        evidence = (line,) + tuple(lines[p] for p in _frames_between(frame_index, pos, end)[-2:])
+        first = before[0] if before else pos
         begin = max(first - 1, previous + 1, 0)
         context = "\n".join(ln.text for ln in lines[begin:end][:_FAILURE_BLOCK_LINES * 2])
         preamble = "\n".join(ln.text for ln in lines[max(begin - _PREAMBLE_LINES, previous + 1, 0) : begin])
@@ -530,18 +546,19 @@ def _failures(
         previous = pos
     if not out and frame_index:
         # Frames with no exception line at all (the paste was cut, or the logger dropped it).
-        frames = parse_frames("\n".join(lines[p].text for p in frame_index))
+        frames = parse_frames("\n".join(lines[p].text for p in frame_index[:_FAILURE_BLOCK_LINES]))
         signature = Signature("", "", innermost_library_frame=innermost_library_frame(frames), frame_chain=frames,
                               lru_cache_warnings=warnings)
         evidence = (lines[frame_index[0]],) + tuple(lines[p] for p in frame_index[-2:])
         # the lines after the last frame: its source line and dynamo's footer ("Set TORCHDYNAMO_VERBOSE=1 ...")
-        context = "\n".join(ln.text for ln in lines[max(frame_index[0] - 1, 0) : frame_index[-1] + 6])
+        last = frame_index[min(len(frame_index), _FAILURE_BLOCK_LINES) - 1]
+        context = "\n".join(ln.text for ln in lines[max(frame_index[0] - 1, 0) : last + 6])
         out.append(LogFailure("frames-only", lines[frame_index[0]], None, "", signature, evidence, context))
     return tuple(out)
 
 
 def _announcement(
-    lines: list[LogLine], starts: list[tuple[int, str]], i: int, body: str, consumed: set[int]
+    lines: list[LogLine], starts: list[tuple[int, str]], i: int, body: str, consumed: set[int], end: int
 ) -> tuple[str | None, str, str]:
     """(exception type or None, head, message text) of the failure announced at starts[i]."""
     pos, kind = starts[i]
@@ -551,7 +568,10 @@ def _announcement(
         marker = "failed with error:"
         message = (body[body.find(marker) + len(marker) :] if marker in body else body.partition("\n")[2]).lstrip()
         # SGLang ends the same failure's traceback with a bare "<type>: <head>": that is its type.
-        for later_pos, later_kind in starts[i + 1 :]:
+        # within the message's reach only (its block and one more), so a log of many failures stays linear
+        for later_pos, later_kind in starts[i + 1 : i + 1 + _FAILURE_BLOCK_LINES]:
+            if later_pos > end + _FAILURE_BLOCK_LINES:
+                break
             later = _EXCEPTION_LINE_RE.match(lines[later_pos].text.strip())
             if later_kind == "exception" and later and head and (later["head"] or "").strip()[:60] == head[:60]:
                 consumed.add(later_pos)
