@@ -22,6 +22,7 @@ from pathlib import Path
 
 from pcgkit.commands.triage import catalog_view, triage_text
 from pcgkit.triage.advice import load_data
+from pcgkit.triage.steps import load_source
 from pcgkit.triage.corpus import (
     degraded_set,
     false_known_bug,
@@ -82,13 +83,14 @@ def main() -> int:
     args = parser.parse_args()
     view = catalog_view()
     corpus, heldout = load_texts(CORPUS), load_texts(HELDOUT)
-    scored = score(corpus, view.modes)
-    held = score(heldout, view.modes)
+    source = load_source()
+    scored = score(corpus, view.modes, source)
+    held = score(heldout, view.modes, source)
     _report("tuning corpus, real logs (public + device)", [s for s in scored if s.origin != "kit"])
     _report("tuning corpus, the kit's own logs", [s for s in scored if s.origin == "kit"])
     _report("HELD-OUT real logs (not tuned to)", held)
-    _report_degraded("tuning corpus real logs", degraded_set(corpus, view.modes))
-    _report_degraded("held-out logs", degraded_set(heldout, view.modes))
+    _report_degraded("tuning corpus real logs", degraded_set(corpus, view.modes, source))
+    _report_degraded("held-out logs", degraded_set(heldout, view.modes, source))
     data = load_data()
     text = big_log(args.mb)
     wall, cpu = time.perf_counter(), time.process_time()

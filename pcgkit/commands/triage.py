@@ -77,7 +77,7 @@ def decode_log(data: bytes, source: str) -> str:
 def triage_text(text: str, source: str, data: KitData, view: CatalogView, user: UserEnv | None = None) -> Triage:
     """One log's triage. Pure (the catalog view, the kit's data and the user's capture come in as values)."""
     reading = read_log(text)
-    diagnosis = diagnose(reading, view.modes)
+    diagnosis = diagnose(reading, view.modes, data.source)
     facts = read_facts(text)
     who = merged(user, from_facts(facts)) if user is not None else None
     sglang = who.sglang if who is not None else None

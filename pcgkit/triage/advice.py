@@ -23,6 +23,7 @@ from pcgkit.advice.summary import cite_short, upstream_states, where_fixed
 from pcgkit.sglang import facts as sglang_facts
 from pcgkit.triage.diagnose import Diagnosis, Kind, MatchableMode
 from pcgkit.triage.facts import Fact, fact
+from pcgkit.triage.steps import FlashInferSource, load_source
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,12 +43,13 @@ class KitData:
     upstream: dict
     snapshot: dict
     evidence: Evidence  # the advice model's inputs (pcgkit.advice.load_evidence)
+    source: FlashInferSource | None = None  # where FlashInfer defines its FP4 path's functions (pcgkit.triage.steps)
 
 
 def load_data() -> KitData:
     upstream = tomllib.loads(resources.fixture("upstream.toml").read_text())
     snapshot = json.loads(resources.fixture("matrix_snapshot.json").read_text())
-    return KitData(upstream, snapshot, load_evidence())
+    return KitData(upstream, snapshot, load_evidence(), load_source())
 
 
 def cite(statement: Statement) -> str:

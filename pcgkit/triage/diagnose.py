@@ -18,6 +18,7 @@ import re
 from typing import Protocol, Sequence
 
 from pcgkit.triage.family import FamilyEvidence, family_evidence
+from pcgkit.triage.steps import FlashInferSource, place
 from pcgkit.values.signature import (
     CaptureEvent,
     Frame,
@@ -72,6 +73,8 @@ class Diagnosis:
     signature: Signature | None = None
     survived: tuple[str, ...] = ()  # the signs of the family that the paste kept (they set the confidence)
     log_advice: tuple[str, ...] = ()  # what the log's own message advises (SGLang's hint, in its release's spelling)
+    inferred: tuple[str, ...] = ()  # what FlashInfer's own source supplied to a hand-written path (pcgkit.triage.steps)
+    also: tuple[str, ...] = ()  # other catalog modes whose rule accepts the same text
 
     def to_dict(self) -> dict:
         return {
@@ -85,6 +88,8 @@ class Diagnosis:
             "missing": list(self.missing),
             "survived": list(self.survived),
             "log_advice": list(self.log_advice),
+            "inferred": list(self.inferred),
+            "also_consistent_with": list(self.also),
             "signature": self.signature.to_dict() if self.signature else None,
         }
 
@@ -157,6 +162,14 @@ def match_modes(signature: Signature, modes: Sequence[MatchableMode]) -> list[st
     return [m.id for m in modes if m.matches(signature) is None]
 
 
+_REJECTIONS_SHOWN = 4  # the catalog lists the failure modes first: their rules say what a paste lacks
+
+
+def rejections(signature: Signature, modes: Sequence[MatchableMode]) -> tuple[str, ...]:
+    """'mode1: <what its rule did not find>' for the first failure modes, in catalog order. Pure."""
+    return tuple(f"{m.id}: {why}" for m in modes[:_REJECTIONS_SHOWN] if (why := m.matches(signature)) is not None)
+
+
 def _is_dynamo(failure: LogFailure) -> bool:
     sig = failure.signature
     return (
@@ -177,6 +190,7 @@ class _Judgement:
     family: FamilyEvidence
     also: tuple[str, ...] = ()  # other modes whose rule accepts the same text
     inferred_type: bool = False
+    rejections: tuple[str, ...] = ()  # mode undetermined: each failure mode's rule, saying what it did not find
 
 
 def _failure_kind(failure: LogFailure, reading: LogReading, modes: Sequence[MatchableMode]) -> _Judgement:
@@ -184,15 +198,18 @@ def _failure_kind(failure: LogFailure, reading: LogReading, modes: Sequence[Matc
     family = family_evidence(_window(failure), frames, failure.exception_type)
     dynamo = _is_dynamo(failure) or bool(family.dynamo)
     matched: list[str] = []
+    rejected: tuple[str, ...] = ()
     if dynamo and family.fp4:
-        matched = match_modes(matchable_signature(failure, reading, dynamo), modes)
+        signature = matchable_signature(failure, reading, dynamo)
+        matched = match_modes(signature, modes)
+        rejected = () if matched else rejections(signature, modes)
     inferred = dynamo and not failure.exception_type
     if dynamo and family.fp4 and (family.loader or matched):
         mode = matched[0] if matched else None
         where = "its JIT loader" if family.loader else "a failure the catalog knows"
         why = (f"dynamo traced FlashInfer's FP4 path into {where}"
                + (f"; the catalog's rule for {mode} accepts it" if mode else "; no single mode's rule accepts the text"))
-        return _Judgement(Kind.KNOWN_BUG, mode, why, family, tuple(matched[1:]), inferred)
+        return _Judgement(Kind.KNOWN_BUG, mode, why, family, tuple(matched[1:]), inferred, rejected)
     if dynamo and family.fp4:
         return _Judgement(Kind.RELATED, None, "dynamo failed inside FlashInfer's fp4 path, but not in its JIT loader", family)
     flashinfer = any(f.file.startswith("flashinfer/") for f in frames) or "flashinfer" in reading.packages_named
@@ -280,7 +297,11 @@ def _missing(judged: _Judgement | None, failure: LogFailure | None, reading: Log
     out: list[str] = []
     if failure is None:
         if judged is not None and judged.kind is Kind.KNOWN_BUG:
-            out.append("no exception or traceback in the paste: recognised from the names it keeps")
+            out.append("no exception or traceback in the paste: recognised from the names it keeps"
+                       + ("; judged as dynamo's Unsupported" if judged.mode else ""))
+            if judged.mode is None:
+                out.append("mode undetermined; what each rule did not find:")
+                out.extend(f"  {why}" for why in judged.rejections)
         elif reading.announced:
             out.append(f"a traceback starts at line {reading.announced[0].number} but neither frames nor an exception follow")
         return out
@@ -292,9 +313,8 @@ def _missing(judged: _Judgement | None, failure: LogFailure | None, reading: Log
         out.append("the exception type is not printed (a message body only)"
                    + ("; judged as dynamo's Unsupported from its wording" if judged.inferred_type and kind is Kind.KNOWN_BUG else ""))
     if kind is Kind.KNOWN_BUG and mode is None:
-        out.append("mode undetermined: no catalog mode's rule accepts what the paste kept (cut before the innermost "
-                   "FlashInfer frame, or several failures in one paste)")
-    out.extend(f"also consistent with {other} (its rule accepts the same text)" for other in judged.also)
+        out.append("mode undetermined: no catalog mode's rule accepts what the paste kept; what each rule did not find:")
+        out.extend(f"  {why}" for why in judged.rejections)
     if kind is not Kind.KNOWN_BUG and _is_dynamo(failure) and not judged.family.fp4:
         out.append("no FlashInfer FP4 frame or name in the failure")
     if kind is Kind.OTHER_FAILURE and _too_little_to_rule_out(failure):
@@ -302,16 +322,31 @@ def _missing(judged: _Judgement | None, failure: LogFailure | None, reading: Log
     return out
 
 
-def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = ()) -> Diagnosis:
-    """The diagnosis of one log; `modes`: the catalog's failure modes, in catalog order, as values. Pure."""
+def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = (), source: FlashInferSource | None = None) -> Diagnosis:
+    """The diagnosis of one log; `modes`: the catalog's failure modes, in catalog order, as values; `source`: where
+    FlashInfer defines the functions of its FP4 path (pcgkit.triage.steps), to place a hand-written path. Pure."""
+    inferred: tuple[str, ...] = ()
+    if source is not None and reading.steps and not reading.frames:
+        placed = place(reading.steps, source)
+        if placed.frames:  # the path as the paste wrote it replaces the loose "file.py:NN name" references
+            reading = dataclasses.replace(reading, frame_refs=placed.frames)
+            inferred = placed.inferred
     failure = reading.failure
     judged: _Judgement | None = None
     if failure is None:
         family = family_evidence(reading.excerpt, (f for _, f in reading.frame_refs), None)
         if family.complete:
-            judged = _Judgement(Kind.KNOWN_BUG, None, "no failure line survived, but the paste names dynamo, FlashInfer's "
-                                "FP4 path and its JIT loader together", family)
-            kind, mode, why = judged.kind, None, judged.why
+            # no failure line: judged as dynamo's Unsupported from the names, over the frames the paste keeps
+            frames = tuple(f for _, f in reading.frame_refs)
+            signature = Signature("torch._dynamo.exc.Unsupported", "", innermost_library_frame=innermost_library_frame(
+                frames), frame_chain=frames, lru_cache_warnings=tuple(w.text for w in reading.lru_cache_warnings))
+            matched = match_modes(signature, modes)
+            mode = matched[0] if matched else None
+            judged = _Judgement(Kind.KNOWN_BUG, mode, "no failure line survived, but the paste names dynamo, FlashInfer's "
+                                "FP4 path and its JIT loader together"
+                                + (f"; the catalog's rule for {mode} accepts its frames" if mode else ""),
+                                family, tuple(matched[1:]), True, () if matched else rejections(signature, modes))
+            kind, why = judged.kind, judged.why
         elif reading.announced:
             kind, mode, why = Kind.OTHER_FAILURE, None, "a traceback with no frames or exception in the log (cut)"
         else:
@@ -353,4 +388,6 @@ def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = ()) -> Diagno
         signature=failure.signature if failure is not None else None,
         survived=judged.family.survived if judged is not None else (),
         log_advice=tuple(dict.fromkeys(ln.text.strip() for ln in reading.hints))[:3],
+        inferred=inferred,
+        also=judged.also if judged is not None and kind is Kind.KNOWN_BUG else (),
     )

@@ -13,7 +13,7 @@ import enum
 import re
 from typing import Iterable, Sequence
 
-from pcgkit.values.paste import FRAME_REF_RE, interesting_lines, paste_segments, unwrap
+from pcgkit.values.paste import FRAME_REF_RE, Step, interesting_lines, parse_steps, paste_segments, unwrap
 
 # "File "/x/site-packages/flashinfer/jit/cpp_ext.py", line 69, in get_cuda_version"
 _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>[^\s]+)')
@@ -263,7 +263,7 @@ _HINT_RE = re.compile(r"[Tt]o work around|disable (?:the )?prefill CUDA graph by
 # from each end or None for all). A failure's start brings its block; progress and capture lines repeat by
 # the thousand and matter only where they start and end.
 _EVENT_NEEDLES = ("raph", "RAPH", "num tokens", "ready to roll", "Uvicorn", "startup complete", "capturing finished",
-                  "iecewise", "prefill", "pid=", "lru_cache")
+                  "iecewise", "prefill", "pid=", "lru_cache", "->", "→")
 _FAILURE_NEEDLES = ('File "', "Hint:", "CUDA Error", "Search for `cuda", "Dynamo", "op returned", "Data-dependent",
                     "graph_break", "Graph break", "Failed to trace")
 _BLOCK_NEEDLES = ("Traceback", "rror:", "xception:", "Unsupported", "failed with error", "hit an exception", "Attempted to",
@@ -355,6 +355,7 @@ class LogReading:
     frame_refs: tuple[tuple[int, Frame], ...] = ()  # "path.py:NN function" outside tracebacks (notes, arrow chains)
     hints: tuple[LogLine, ...] = ()  # what the log itself advises ("To work around this error, add ... to your launch command")
     excerpt: str = ""  # the cleaned text of a short log (a paste), for evidence outside any failure block
+    steps: tuple[tuple[int, Step], ...] = ()  # a call path written by hand (arrow chains, tables of steps), in order
 
     @property
     def failure(self) -> LogFailure | None:
@@ -424,8 +425,11 @@ def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
     warnings: list[LogLine] = []
     starts: list[tuple[int, str]] = []  # (position, kind) of failure announcements
     announced: list[LogLine] = []
+    steps: list[tuple[int, Step]] = []
     for pos, line in enumerate(lines):
         t = line.text
+        if ("->" in t or "→" in t) and len(steps) < _FAILURE_BLOCK_LINES:
+            steps.extend((line.number, step) for step in parse_steps(t))
         if 'File "' in t:
             match = _FRAME_RE.search(t)
             if match is None and pos + 1 < len(lines):  # a frame line wrapped by the paste
@@ -485,6 +489,7 @@ def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
         hints=tuple(hints),
         excerpt="\n".join(line.text for line in lines) if keep is None else "",
         frame_refs=_frame_refs(lines) if not frames else (),
+        steps=tuple(steps),
     )
 
 
