@@ -112,8 +112,11 @@ _MECHANISM = re.compile(r"_thread\.allocate_lock|threading\.Lock|subprocess|Pope
                         r"datetime\.now|posix\.getcwd|SimpleNamespace|FakeTensor")
 _OOM = re.compile(r"out of memory|OutOfMemoryError", re.I)
 _NO_KERNEL = re.compile(r"no kernel image|ptxas fatal|not defined for option 'gpu-name'", re.I)
-_HARDWARE = re.compile(r"not supported for the current GPU|Minimum capability", re.I)
+_HARDWARE = re.compile(r"not supported for the current GPU|Minimum capability|not supported in this architecture|"
+                       r"not supported on sm_?\d+", re.I)
 _FAKE = re.compile(r"fake (?:impl|kernel|tensor)|register_fake|Meta tensors?|FakeTensor", re.I)
+_LIBRARY_ERROR = re.compile(r"cuDNN|CUDNN|cudnn|NCCL|nccl|cuBLAS|CUBLAS|cublas")
+_CUDA_ERROR = re.compile(r"CUDA error|illegal memory access|illegal instruction|device-side assert", re.I)
 _NO_NVCC = re.compile(r"No such file or directory: '[^']*nvcc'|nvcc: (?:command )?not found|which nvcc")
 _DECODE_CAPTURE_OR_LOAD = re.compile(r"CudaGraphRunner|Capture cuda graph failed|load_model|_get_quantization_config")
 # SGLang's piecewise runner and its compile wrapper: a failure inside them is a failed piecewise capture.
@@ -230,10 +233,13 @@ def _other_reason(failure: LogFailure, dynamo: bool, reading: LogReading) -> str
     # the next announcements often carry the cause ("Exception: Capture cuda graph failed:" then "ptxas fatal")
     text = " ".join([failure.head, failure.context[:4000], *(f.head for f in reading.failures[1:4])])
     name = failure.exception_type or ("a dynamo failure" if dynamo else (
-        "SGLang's piecewise CUDA graph failure" if failure.kind == "piecewise-error" else "a crash"))
+        "SGLang's piecewise CUDA graph failure" if failure.kind == "piecewise-error" else
+        "an error stated in the log" if failure.kind == "stated-error" else "a crash"))
     for pattern, what in ((_OOM, "out of memory"), (_NO_KERNEL, "no kernel built for this GPU's architecture"),
-                          (_HARDWARE, "the GPU is refused by the quantization method"), (_FAKE, "a fake-tensor problem"),
-                          (_NO_NVCC, "no nvcc found (the CUDA toolkit is missing or not on PATH / CUDA_HOME)")):
+                          (_HARDWARE, "the GPU's architecture is refused (a capability check)"), (_FAKE, "a fake-tensor problem"),
+                          (_NO_NVCC, "no nvcc found (the CUDA toolkit is missing or not on PATH / CUDA_HOME)"),
+                          (_LIBRARY_ERROR, "a CUDA library error (cuDNN, cuBLAS or NCCL)"),
+                          (_CUDA_ERROR, "a CUDA runtime error")):
         if pattern.search(text):
             return f"{name}: {what}, not this bug"
     if dynamo:
@@ -369,7 +375,8 @@ def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = (), source: F
     evidence.extend(Evidence(ln.number, ln.text[:300], "dynamo lru_cache warning") for ln in reading.lru_cache_warnings[:1])
     head = ""
     if failure is not None:
-        head = f"{failure.exception_type or '(type not printed)'}: {failure.head or failure.signature.message_head}"[:200]
+        head = (f"\u201c{failure.head[:160]}\u201d" if failure.kind == "stated-error" else
+                f"{failure.exception_type or '(type not printed)'}: {failure.head or failure.signature.message_head}"[:200])
     summary = {
         Kind.KNOWN_BUG: f"this bug ({mode or 'mode undetermined'}): {why}",
         Kind.RELATED: f"related: {why}",

@@ -249,6 +249,16 @@ _DYNAMO_PHRASE_RE = re.compile(
     r"Data-dependent branching|Call to `torch\._dynamo\.graph_break\(\)`|Graph break under GenericContextWrappingVariable|"
     r"Dynamo does not know how to trace"
 )
+# An error stated in words, with no exception line of its own: CUDA/cuDNN/NCCL/cuBLAS status errors, a capability
+# refusal, an architecture a compiler rejects. Judged only when the log shows no other failure (prose around a real
+# traceback often names errors too).
+_STATED_ERROR_RE = re.compile(
+    r"\b(?:CUDA|cuDNN|CUDNN|cudnn|NCCL|nccl|cuBLAS|CUBLAS|cublas)(?:_frontend)? ?(?:[Ee]rror|ERROR)\b|"
+    r"\b(?:CUDNN|CUBLAS|CUSPARSE|CUFFT)_STATUS_(?!SUCCESS)[A-Z_]+|\bnccl(?!Success)[A-Z]\w*Error\b|"
+    r"[Mm]inimum capability:? \d+|[Cc]urrent capability:? \d+|not supported (?:for|on) (?:the current GPU|this GPU|sm_?\d+)|"
+    r"not supported in this architecture|illegal memory access|device-side assert|an illegal instruction"
+)
+_STATED_NEEDLES = ("rror", "STATUS_", "apability", "not supported", "illegal", "device-side")
 # A paste that starts inside dynamo's message: its explanation, hints or user-code section, no head at all.
 _HEADLESS_DYNAMO_RE = re.compile(r"^\s*(?:Explanation: |Hint: |Developer debug context: |from user code:)")
 # A launch that turns piecewise CUDA graphs off (command line or server_args dump), not SGLang's hint to do so.
@@ -264,7 +274,7 @@ _HINT_RE = re.compile(r"[Tt]o work around|disable (?:the )?prefill CUDA graph by
 # the thousand and matter only where they start and end.
 _EVENT_NEEDLES = ("raph", "RAPH", "num tokens", "ready to roll", "Uvicorn", "startup complete", "capturing finished",
                   "iecewise", "prefill", "pid=", "lru_cache", "->", "→")
-_FAILURE_NEEDLES = ('File "', "Hint:", "CUDA Error", "Search for `cuda", "Dynamo", "op returned", "Data-dependent",
+_FAILURE_NEEDLES = (*_STATED_NEEDLES, 'File "', "Hint:", "CUDA Error", "Search for `cuda", "Dynamo", "op returned", "Data-dependent",
                     "graph_break", "Graph break", "Failed to trace")
 _BLOCK_NEEDLES = ("Traceback", "rror:", "xception:", "Unsupported", "failed with error", "hit an exception", "Attempted to",
                   "Skip calling", "from user code", "Explanation:", "ptxas fatal")
@@ -331,7 +341,7 @@ class LogLine:
 class LogFailure:
     """One failure the log announces: an exception line, SGLang's piecewise message, or frames alone."""
 
-    kind: str  # "exception" | "piecewise-error" | "native-error" | "frames-only" | "announced"
+    kind: str  # "exception" | "piecewise-error" | "native-error" | "stated-error" | "frames-only" | "dynamo-message"
     line: LogLine
     exception_type: str | None  # None when the log never prints it (frames-only, SGLang's message)
     head: str
@@ -426,6 +436,7 @@ def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
     starts: list[tuple[int, str]] = []  # (position, kind) of failure announcements
     announced: list[LogLine] = []
     steps: list[tuple[int, Step]] = []
+    stated: list[tuple[int, str]] = []  # errors stated in words: judged only where nothing else failed
     for pos, line in enumerate(lines):
         t = line.text
         if ("->" in t or "→" in t) and len(steps) < _FAILURE_BLOCK_LINES:
@@ -454,7 +465,8 @@ def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
                 hints.append(line)
             elif _LAUNCH_RE.search(t):
                 off.append(line)
-        if ":" not in t and "skipped" not in t and "Skip calling" not in t and "raph" not in t:
+        if (":" not in t and "skipped" not in t and "Skip calling" not in t and "raph" not in t
+                and not any(n in t for n in _STATED_NEEDLES)):
             continue  # every failure announcement below has a colon, dynamo's own words or SGLang's graph wording
         if _PCG_FAILED_RE.search(t):
             starts.append((pos, "piecewise-error"))
@@ -466,6 +478,8 @@ def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
             starts.append((pos, "dynamo-message"))
         elif not starts and _HEADLESS_DYNAMO_RE.match(t):
             starts.append((pos, "dynamo-message"))
+        elif any(n in t for n in _STATED_NEEDLES) and "Warning" not in t and _STATED_ERROR_RE.search(t):
+            stated.append((pos, "stated-error"))
     if "PIECEWISE): 100%" in text:
         done = next((line for line in lines if _VLLM_PIECEWISE_DONE_RE.search(line.text)), None)
         if done is not None:  # a variant the pattern does not know is no capture end, and no crash
@@ -475,7 +489,7 @@ def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
     packages = {m.group(1) for m in _PACKAGE_PATH_RE.finditer(read)}
     if "_dtype_q_" in read and _FLASHINFER_JIT_URI_RE.search(read):
         packages.add("flashinfer")
-    failures = _failures(lines, starts, frame_index, tuple(ln.text.strip() for ln in warnings))
+    failures = _failures(lines, starts or stated[:MAX_FAILURES], frame_index, tuple(ln.text.strip() for ln in warnings))
     return LogReading(
         lines=lines[-1].number if lines else 0,
         failures=failures,
@@ -582,6 +596,8 @@ def _announcement(
                 consumed.add(later_pos)
                 return later["type"], head, message
         return None, head, message
+    if kind == "stated-error":
+        return None, text[:300], body
     if kind == "native-error":
         match = _NATIVE_ERROR_RE.match(text)
         if match["code"]:  # type: ignore[index]
