@@ -22,7 +22,6 @@ from pathlib import Path
 
 from pcgkit.commands.triage import catalog_view, triage_text
 from pcgkit.triage.advice import load_data
-from pcgkit.triage.steps import load_source
 from pcgkit.triage.corpus import (
     degraded_set,
     false_known_bug,
@@ -32,6 +31,7 @@ from pcgkit.triage.corpus import (
     render_confusion,
     score,
 )
+from pcgkit.triage.steps import load_source
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 CORPUS, HELDOUT = DATA / "triage_logs", DATA / "triage_heldout"

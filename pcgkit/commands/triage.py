@@ -17,9 +17,8 @@ import json
 import sys
 from pathlib import Path
 
-from pcgkit import catalog
+from pcgkit import catalog, resources
 from pcgkit.errors import ExitCode, UsageError
-from pcgkit import resources
 from pcgkit.triage.advice import Advice, CatalogView, KitData, advise, load_data, maintainer_steps, next_steps
 from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose
 from pcgkit.triage.facts import Fact, read_facts

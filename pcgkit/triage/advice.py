@@ -18,9 +18,9 @@ import tomllib
 
 from pcgkit import resources
 from pcgkit.advice import Evidence, Statement, Versions, cost_statement, load_evidence
-from pcgkit.advice.values import UpstreamRead
 from pcgkit.advice import advise as advise_versions
 from pcgkit.advice.summary import cite_short, upstream_states, where_fixed
+from pcgkit.advice.values import UpstreamRead
 from pcgkit.sglang import facts as sglang_facts
 from pcgkit.sglang.case import SGLANG_COMPILE_SM120
 from pcgkit.triage.diagnose import Diagnosis, Kind, MatchableMode

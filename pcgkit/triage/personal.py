@@ -60,7 +60,8 @@ def _sentences(text: str) -> list[str]:
 def _cut(text: str, lines: int, indent: int = 2) -> list[str]:
     """`text` wrapped at WIDTH (the first line indented by `indent`, the rest by two more), at most `lines` lines, the
     last ending in '…' when cut. Pure."""
-    words, out, current = text.split(), [], ""
+    words, current = text.split(), ""
+    out: list[str] = []
     for word in words:
         room = WIDTH - indent - (2 if out else 0)
         if current and len(current) + 1 + len(word) > room:

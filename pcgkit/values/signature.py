@@ -21,7 +21,7 @@ _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func
 _GRAPH_BREAK_ID_RE = re.compile(r"\b(gb\d{4})\b")
 _EXPLANATION_RE = re.compile(r"^\s*Explanation:\s*(?P<text>.+)$", re.MULTILINE)
 # Dynamo prints "module: <unknown module>, qualname: datetime.now" when it cannot name the module.
-_SKIPPED_CALLABLE_RE = re.compile(r"module: (?P<module><unknown module>|[^,\s]+), qualname: (?P<qualname>[^,\s]+)")
+_SKIPPED_CALLABLE_RE = re.compile(r"module: (?P<module><unknown module>|[^,\s]+), qualname: (?P<qualname>[^,\s)]+)")
 # A traceback's last line in a log: "torch._dynamo.exc.Unsupported: Attempted to call ..."
 _LOG_EXCEPTION_RE = re.compile(
     # The bare class name "Unsupported" must match too (dynamo's own class); "Error: ..." must not.
@@ -556,6 +556,11 @@ def _failures(
         before = _frames_between(frame_index, previous, pos)
         outer = "\n".join(lines[p].text for p in before)
         signature = parse_message(exc_type or "", message, warnings, extra_frames_text=outer)
+        if signature.skipped_callable is None and end < len(lines):
+            # a paste that runs dynamo's context into the next announcement ("(module: posix, qualname: stat)  →
+            # Piecewise CUDA Graph failed."): the callable is the message's, on the line that ends it
+            signature = dataclasses.replace(signature, skipped_callable=_skipped_callable(
+                _SKIPPED_CALLABLE_RE.search(lines[end].text)))
         evidence = (line,) + tuple(lines[p] for p in _frames_between(frame_index, pos, end)[-2:])
         first = before[0] if before else pos
         begin = max(first - 1, previous + 1, 0)
