@@ -280,8 +280,8 @@ _BLOCK_NEEDLES = ("Traceback", "rror:", "xception:", "Unsupported", "failed with
                   "Skip calling", "from user code", "Explanation:", "ptxas fatal")
 # Failure needles keep their first (and last) _FAILURE_HITS hits, not all: the earliest failure is the one judged,
 # so a log of tracebacks printed over and over (every rank, every retry) costs what its first ones cost.
-# (A block needle keeps 60 lines after each hit: 128 hits from each end are at most ~15,000 lines.)
-_FAILURE_HITS, _BLOCK_HITS = 512, 128
+# (A block needle keeps 60 lines after each hit: 48 hits from each end are at most ~5,800 lines.)
+_FAILURE_HITS, _BLOCK_HITS = 256, 48
 _NEEDLES: tuple[tuple[str, int, int | None], ...] = (
     *((n, 2, 64) for n in _EVENT_NEEDLES), *((n, 2, _FAILURE_HITS) for n in _FAILURE_NEEDLES),
     *((n, 60, _BLOCK_HITS) for n in _BLOCK_NEEDLES))
