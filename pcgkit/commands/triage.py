@@ -1,12 +1,15 @@
-"""`pcgkit triage [LOG ...|-] [--json] [--env ENV.json | --python ENV]`: read logs as pasted, print the
-diagnosis and what to do, personal to the user's environment when one is given.
+"""`pcgkit triage [LOG ...|-] [--json] [--verbose] [--sglang X] [--flashinfer X] [--torch X] [--arch SM]
+[--env ENV.json | --python ENV]`: read logs as pasted, print the diagnosis and what to do on the user's release.
 
 The command handler: input is read here (files, stdin for `-` / no argument, the env capture); the
 case catalog is read here and handed down as values (CatalogView: the stage never imports it);
 everything after is pure (pcgkit.values.signature.read_log -> diagnose -> read_facts -> advise ->
-personal_answer) and rendered at the end, the personal answer first so 80x24 shows it.
-Exit 0 when every log got a diagnosis; 2 when an input could not be read (one line each, after the
-diagnoses of the others). Input is bounded (MAX_LOG_BYTES); a FIFO or a folder of logs is read too.
+personal_answer) and rendered at the end: the diagnosis, then the user's release and what to do on it,
+then next steps, then the evidence; one 80x24 screen unless --verbose. The user's release: the flags,
+else the capture, else the versions the log prints. Commands are spelled as the user runs the kit.
+Exit 0 when every log got a diagnosis; 2 when an input could not be read or a flag names no release (one
+line each, after the diagnoses of the others). Input is bounded (MAX_LOG_BYTES); a FIFO or a folder of
+logs is read too.
 """
 
 from __future__ import annotations
