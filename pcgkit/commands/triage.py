@@ -331,8 +331,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "triage", help="diagnose a pasted crash log: this bug (which mode), related, another failure, or none",
         description="Diagnose a crash log as pasted: this bug (which mode), a related one, another failure, or none; "
-                    "with the evidence lines and what to do.",
-        epilog="examples:\n  %(prog)s server.log\n  %(prog)s server.log --python /path/to/venv/bin/python\n"
+                    "then what to do on your release, then the evidence (one screen; --verbose for all).",
+        epilog="examples:\n  %(prog)s server.log\n  %(prog)s server.log --sglang 0.5.11 --arch sm121\n"
+               "  %(prog)s server.log --python /path/to/venv/bin/python\n"
                "  docker logs sglang 2>&1 | %(prog)s -\n  %(prog)s --json server.log --env env.json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("logs", nargs="*", metavar="LOG", help="log files; '-' or none reads stdin")
