@@ -28,16 +28,17 @@ VIEW = catalog_view()
 SOURCE = load_source()
 KNOWN_BUG_LOGS = [entry["file"] for entry, _ in load_texts(CORPUS) if entry["label"] == "known-bug"]
 
-# The form of a public note (a DGX Spark status page) whose repository the search tools could not name, so it is
-# not a corpus fixture: dynamo's newer "module: X, qualname: Y" lines and an arrow chain of steps without paths.
+# Written here in the form of a public note (a DGX Spark status page) whose repository the search tools could not
+# name, so it is no corpus fixture: dynamo's newer "module: X, qualname: Y" line, then a chain of steps without paths.
 NEWER_DYNAMO_CHAIN = (
     "torch._dynamo.exc.Unsupported: Attempted to call function marked as skipped\n"
     "  module: _thread, qualname: allocate_lock\n"
     "\n"
-    "Trace path: SGLang piecewise-CUDA-graph capture → `nemotron_h.py:115 down_proj` → "
+    "Path: piecewise capture → `nemotron_h.py:115 down_proj` → "
     "`flashinfer/quantization/fp4_quantization.py:700 fp4_quantize` → `get_fp4_quantization_module(\"120\")` → "
     "`gen_fp4_quantization_sm120f_module` → `is_cuda_version_at_least(\"12.8\")` → "
-    "`subprocess.check_output([\"nvcc\",\"--version\"])` → `Popen.__init__` → `threading.Lock()`.\n")
+    "`subprocess.check_output([\"nvcc\",\"--version\"])` → `Popen.__init__` → `threading.Lock()`.\n"
+    "Dynamo cannot trace `_thread.allocate_lock`, so the compile stops there.\n")
 
 
 def _diagnose(text: str):
@@ -58,6 +59,13 @@ def test_newer_dynamo_message_with_a_pathless_chain_gets_mode1():
     assert diagnosis.kind is Kind.KNOWN_BUG and diagnosis.mode == "mode1", (diagnosis.summary, diagnosis.missing)
     assert diagnosis.signature is not None and diagnosis.signature.skipped_callable == "_thread.allocate_lock"
     assert any("get_cuda_version" in x and "subprocess.check_output" in x for x in diagnosis.inferred)
+
+
+def test_its_second_half_alone_still_gets_mode1():
+    """The same paste with its first half cut (the exception line gone): still known-bug, mode1 from the chain."""
+    lines = NEWER_DYNAMO_CHAIN.splitlines()
+    diagnosis = _diagnose("\n".join(lines[len(lines) // 2 :]))
+    assert diagnosis.kind is Kind.KNOWN_BUG and diagnosis.mode == "mode1", (diagnosis.summary, diagnosis.missing)
 
 
 def test_without_the_source_table_the_pathless_chain_names_what_is_missing():

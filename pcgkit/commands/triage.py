@@ -101,7 +101,8 @@ def triage_text(text: str, source: str, data: KitData, view: CatalogView, user: 
     advice = advise(diagnosis, facts, data, view, sglang, prog, sglang_user)
     steps = advice.next_steps if advice else next_steps(diagnosis, facts, data, view, sglang, prog, sglang_user)
     personal = personal_answer(diagnosis, who, data.evidence) if who is not None else None
-    switches = tuple(switch_rows_short(data.evidence)) if personal is None and advice is not None else ()
+    acts = personal is not None and bool(personal.actions)
+    switches = tuple(switch_rows_short(data.evidence)) if advice is not None and not acts else ()
     placed_with = ", ".join(data.source.read_from) if data.source is not None else ""
     return Triage(source, reading.lines, diagnosis, facts, advice, steps, personal, who,
                   maintainer_steps(diagnosis, data, view, prog), switches, placed_with)

@@ -103,7 +103,7 @@ def personal_answer(diagnosis: Diagnosis, user: UserEnv, evidence: Evidence) -> 
     notes: list[str] = []
     if (note := arch_note(user.arch)) is not None:
         notes += _cut(note, 2)
-    if diagnosis.kind is Kind.KNOWN_BUG:  # affectedness only where the log shows this bug
+    if diagnosis.kind is Kind.KNOWN_BUG and user.known:  # affectedness only where the log shows this bug
         notes += _cut(f"measured for it: {answer.affected.text} {refs(answer.affected)}", 2)
     budget = ACTION_LINES
     actions: list[str] = []

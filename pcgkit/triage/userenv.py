@@ -30,7 +30,10 @@ class UserEnv:
         parts = [f"{name} {value}" for name, value in
                  (("sglang", self.sglang), ("flashinfer-python", self.flashinfer), ("torch", self.torch)) if value]
         where = f", {self.gpu} ({self.arch})" if self.gpu else (f", {self.arch}" if self.arch else "")
-        return (", ".join(parts) or "no versions") + where + f" [from {self.source}]"
+        if not parts:
+            return "not known" + (f"; GPU {self.gpu} ({self.arch})" if self.gpu else f"; GPU {self.arch}" if self.arch else "") \
+                + f" [from {self.source}]"
+        return ", ".join(parts) + where + f" [from {self.source}]"
 
 
 def _arch(capability: str | None) -> str | None:
