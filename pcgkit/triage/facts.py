@@ -28,7 +28,8 @@ _FACT_RES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("flashinfer", re.compile(r"^\s*flashinfer(?:[-_]python)?(?:[ \t]{2,}|\s*:\s*)v?(\d+\.\d+\.\d+[\w.+]*)\s*$", re.M),
      "pip list / check_env"),
     ("torch", re.compile(r"\btorch(?:==| version:? | )v?(\d+\.\d+\.\d+(?:\+\w+)?)"), "named"),
-    ("torch", re.compile(r"^\s*torch(?:[ \t]{2,}|\s*:\s*)v?(\d+\.\d+\.\d+(?:\+\w+)?)\s*$", re.M), "pip list / check_env"),
+    ("torch", re.compile(r"^\s*(?:torch|PyTorch)(?:[ \t]{2,}|\s*:\s*)v?(\d+\.\d+\.\d+(?:\+\w+)?)\s*$", re.M),
+     "pip list / check_env"),
     ("torch", re.compile(r"cu\d+torch(\d+\.\d+)"), "from a wheel/build tag"),
     ("python", re.compile(r"/python(3\.\d+)/"), "from a site-packages path"),
     ("model", re.compile(r"model_path='([^']+)'|--model(?:-path)? (\S+)"), "server arguments"),
@@ -79,7 +80,7 @@ def _start(text: str, pattern: re.Pattern[str]) -> int:
 # Every fact pattern above needs one of these words on its line: a large log is cut down to those lines
 # (found with bytes.find, the first and last 64 of each) before any pattern runs.
 _FACT_WORDS = ("NVIDIA", "DGX", "GB10", "apability", "gen_fp4_quantization", "sm_1", "sglang", "SGLang", "flashinfer",
-               "FlashInfer", "torch", "python3", "model", "For", "quantization", "nvfp4", "CUDA graph begin",
+               "FlashInfer", "torch", "PyTorch", "python3", "model", "For", "quantization", "nvfp4", "CUDA graph begin",
                "cuda_graph_backend", "iecewise")
 _SELECT_ABOVE = 256 * 1024
 

@@ -48,8 +48,8 @@ def arch_note(arch: str | None) -> str | None:
         return (f"{name} is SM12x: FlashInfer builds it the same sm120f FP4 module as sm120 ({SM12X_EVIDENCE}), "
                 f"so SM120's answer is yours.")
     if family != "sm120":
-        return (f"{name} is not SM12x: this bug was measured on SM120 (simulated) and SM90; FlashInfer builds "
-                f"another FP4 module there, so SM120's answer is not yours.")
+        return (f"{name} is not SM12x: the kit measured this bug on SM120 (simulated) and SM90, so an answer "
+                f"given for SM120 here is not yours.")
     return None
 
 
@@ -101,7 +101,7 @@ def personal_answer(diagnosis: Diagnosis, user: UserEnv, evidence: Evidence) -> 
     gpu = "" if user.arch else "; GPU not known: answered for SM120"
     environment = "\n".join(_cut(f"your release: {user.line()}{gpu}", 2, 0))
     notes: list[str] = []
-    if (note := arch_note(user.arch)) is not None:
+    if diagnosis.kind in (Kind.KNOWN_BUG, Kind.RELATED) and (note := arch_note(user.arch)) is not None:
         notes += _cut(note, 2)
     if diagnosis.kind is Kind.KNOWN_BUG and user.known:  # affectedness only where the log shows this bug
         notes += _cut(f"measured for it: {answer.affected.text} {refs(answer.affected)}", 2)
