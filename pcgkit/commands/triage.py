@@ -132,11 +132,11 @@ def _wrap(text: str, indent: str = "  ", rows: int = 2) -> list[str]:
     return out
 
 
-def _head(t: Triage) -> list[str]:
+def _head(t: Triage, verbose: bool = False) -> list[str]:
     d = t.diagnosis
     mode = f", {d.mode or 'mode undetermined'}" if d.kind is Kind.KNOWN_BUG else ""
     out = [_fit(f"== {t.source} ({t.lines} lines)"), _fit(f"diagnosis: {d.kind}{mode} (confidence {d.confidence})")]
-    return out + _wrap(d.summary)
+    return out + _wrap(d.summary, rows=1000 if verbose else 2)
 
 
 def _what_to_do(t: Triage) -> list[str]:
@@ -169,7 +169,7 @@ def render(t: Triage, verbose: bool = False) -> str:
     """Diagnosis, then what to do on the user's release, then the evidence. Default: fits SCREEN_ROWS x
     SCREEN_COLUMNS (evidence and notes cut to fit, `--verbose` says how much more); verbose: everything."""
     d = t.diagnosis
-    top = _head(t) + _what_to_do(t)
+    top = _head(t, verbose) + _what_to_do(t)
     tail = [_fit(f"piecewise: {d.piecewise} ({d.piecewise_reason})")]
     notes = [f"  {m}" for m in d.missing] + [f"  also consistent with {m} (its rule accepts the same text)" for m in d.also]
     if not verbose:

@@ -234,7 +234,8 @@ def _other_reason(failure: LogFailure, dynamo: bool, reading: LogReading) -> str
     text = " ".join([failure.head, failure.context[:4000], *(f.head for f in reading.failures[1:4])])
     name = failure.exception_type or ("a dynamo failure" if dynamo else (
         "SGLang's piecewise CUDA graph failure" if failure.kind == "piecewise-error" else
-        "an error stated in the log" if failure.kind == "stated-error" else "a crash"))
+        "an error stated in the log" if failure.kind == "stated-error" else
+        "a native crash (Python's fault handler printed the stacks)" if failure.kind == "fault-dump" else "a crash"))
     for pattern, what in ((_OOM, "out of memory"), (_NO_KERNEL, "no kernel built for this GPU's architecture"),
                           (_HARDWARE, "the GPU's architecture is refused (a capability check)"), (_FAKE, "a fake-tensor problem"),
                           (_NO_NVCC, "no nvcc found (the CUDA toolkit is missing or not on PATH / CUDA_HOME)"),
@@ -375,7 +376,7 @@ def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = (), source: F
     evidence.extend(Evidence(ln.number, ln.text[:300], "dynamo lru_cache warning") for ln in reading.lru_cache_warnings[:1])
     head = ""
     if failure is not None:
-        head = (f"\u201c{failure.head[:160]}\u201d" if failure.kind == "stated-error" else
+        head = (f"\u201c{failure.head[:160]}\u201d" if failure.kind in ("stated-error", "fault-dump") else
                 f"{failure.exception_type or '(type not printed)'}: {failure.head or failure.signature.message_head}"[:200])
     summary = {
         Kind.KNOWN_BUG: f"this bug ({mode or 'mode undetermined'}): {why}",

@@ -16,7 +16,8 @@ from typing import Iterable, Sequence
 from pcgkit.values.paste import FRAME_REF_RE, Step, interesting_lines, parse_steps, paste_segments, unwrap
 
 # "File "/x/site-packages/flashinfer/jit/cpp_ext.py", line 69, in get_cuda_version"
-_FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>[^\s]+)')
+# (Python's fault handler prints the same without the comma: 'File "...", line 373 in ncclAllReduce'.)
+_FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+),? in (?P<function>[^\s]+)')
 # Graph-break registry ids appear from torch 2.9 on as ".../gb/gb0007.html"; 2.8 and older print none.
 _GRAPH_BREAK_ID_RE = re.compile(r"\b(gb\d{4})\b")
 _EXPLANATION_RE = re.compile(r"^\s*Explanation:\s*(?P<text>.+)$", re.MULTILINE)
@@ -249,6 +250,9 @@ _DYNAMO_PHRASE_RE = re.compile(
     r"Data-dependent branching|Call to `torch\._dynamo\.graph_break\(\)`|Graph break under GenericContextWrappingVariable|"
     r"Dynamo does not know how to trace"
 )
+# Python's fault handler (a native crash: segfault, abort): "Fatal Python error: Aborted", then each thread's stack,
+# most recent call FIRST ("Current thread 0x00007f95ca716740 (most recent call first):").
+_FAULT_DUMP_RE = re.compile(r"^(?:Fatal Python error: (?P<error>.+)|(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):)")
 # An error stated in words, with no exception line of its own: CUDA/cuDNN/NCCL/cuBLAS status errors, a capability
 # refusal, an architecture a compiler rejects. Judged only when the log shows no other failure (prose around a real
 # traceback often names errors too).
@@ -341,7 +345,7 @@ class LogLine:
 class LogFailure:
     """One failure the log announces: an exception line, SGLang's piecewise message, or frames alone."""
 
-    kind: str  # "exception" | "piecewise-error" | "native-error" | "stated-error" | "frames-only" | "dynamo-message"
+    kind: str  # exception | piecewise-error | native-error | fault-dump | stated-error | frames-only | dynamo-message
     line: LogLine
     exception_type: str | None  # None when the log never prints it (frames-only, SGLang's message)
     head: str
@@ -470,6 +474,9 @@ def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
             continue  # every failure announcement below has a colon, dynamo's own words or SGLang's graph wording
         if _PCG_FAILED_RE.search(t):
             starts.append((pos, "piecewise-error"))
+        elif ("Fatal Python" in t or "most recent call first" in t) and _FAULT_DUMP_RE.match(t.strip()):
+            if not (starts and starts[-1][1] == "fault-dump" and pos - starts[-1][0] < _FAILURE_BLOCK_LINES):
+                starts.append((pos, "fault-dump"))  # one dump: its error line and its threads' stacks
         elif _EXCEPTION_LINE_RE.match(t.lstrip()) and not t.startswith((" ", "\t")):
             starts.append((pos, "exception"))
         elif _NATIVE_ERROR_RE.match(t.strip()):
@@ -556,12 +563,18 @@ def _failures(
         before = _frames_between(frame_index, previous, pos)
         outer = "\n".join(lines[p].text for p in before)
         signature = parse_message(exc_type or "", message, warnings, extra_frames_text=outer)
+        if kind == "fault-dump":  # its stacks print the most recent call first
+            dumped = tuple(reversed(parse_frames(body)))
+            signature = dataclasses.replace(signature, frame_chain=dumped, innermost_library_frame=innermost_library_frame(dumped))
+            head = head or (f"the process died in {dumped[-1].function} ({dumped[-1].short})" if dumped else head)
         if signature.skipped_callable is None and end < len(lines):
             # a paste that runs dynamo's context into the next announcement ("(module: posix, qualname: stat)  →
             # Piecewise CUDA Graph failed."): the callable is the message's, on the line that ends it
             signature = dataclasses.replace(signature, skipped_callable=_skipped_callable(
                 _SKIPPED_CALLABLE_RE.search(lines[end].text)))
-        evidence = (line,) + tuple(lines[p] for p in _frames_between(frame_index, pos, end)[-2:])
+        inside = _frames_between(frame_index, pos, end)
+        # the innermost frames: the last printed, or the first for a fault dump (most recent call first)
+        evidence = (line,) + tuple(lines[p] for p in (inside[:2] if kind == "fault-dump" else inside[-2:]))
         first = before[0] if before else pos
         begin = max(first - 1, previous + 1, 0)
         context = "\n".join(ln.text for ln in lines[begin:end][:_FAILURE_BLOCK_LINES * 2])
@@ -603,6 +616,9 @@ def _announcement(
         return None, head, message
     if kind == "stated-error":
         return None, text[:300], body
+    if kind == "fault-dump":  # "Fatal Python error: Segmentation fault", or only a thread's stack (the head: where it died)
+        match = _FAULT_DUMP_RE.match(text)
+        return "Fatal Python error" if match and match["error"] else None, (match["error"] or "") if match else "", body
     if kind == "native-error":
         match = _NATIVE_ERROR_RE.match(text)
         if match["code"]:  # type: ignore[index]
