@@ -259,3 +259,18 @@ def test_slips_of_the_second_pass_are_gone():
         if "also consistent with" in line or "consistent with" in line:
             heading = next(lines[j] for j in range(i, -1, -1) if not lines[j].startswith(" "))
             assert not heading.startswith(("missing", "the paste lacks")), heading
+
+
+def test_the_actions_of_a_statement_keep_their_caveat():
+    """A switch statement with a better workaround first: each action sentence, and the caveat that follows it."""
+    from pcgkit.advice import Source, Statement
+    from pcgkit.triage.personal import _actions
+
+    text = ("On SGLang 0.5.11 piecewise CUDA graphs are on by default. First try: pass `--enable-breakable-cuda-graph`, "
+            "which keeps prefill graphs without torch.compile. The kit has not run it: its cost is not measured. "
+            "To run without them, pass `--disable-piecewise-cuda-graph`. Decode CUDA graphs stay on.")
+    statement = Statement(text, (Source("parser", "sglang 0.5.11", "2026-12-01"),), False, "switch")
+    assert _actions(statement) == [
+        "First try: pass `--enable-breakable-cuda-graph`, which keeps prefill graphs without torch.compile.",
+        "The kit has not run it: its cost is not measured.",
+        "To run without them, pass `--disable-piecewise-cuda-graph`."]

@@ -77,11 +77,22 @@ def _cut(text: str, lines: int, indent: int = 2) -> list[str]:
     return [" " * indent + line if i == 0 else " " * (indent + 2) + line for i, line in enumerate(out)]
 
 
+_ACTION_RE = re.compile(r"`--|^(?:Upgrade|First try|To run|Pass|Do not pass)\b")
+# A sentence that qualifies the action before it ("The kit has not run it: ... not measured."): kept with it.
+_CAVEAT_RE = re.compile(r"\bnot (?:run|measured|tested|been run)\b|\bunmeasured\b")
+
+
 def _actions(statement: Statement) -> list[str]:
-    """The sentences of a statement that tell the user what to do: those naming a flag or an upgrade; the first
-    sentence when none does. The statement's own words, fewer of them. Pure."""
-    found = [s for s in _sentences(statement.text) if "`--" in s or s.startswith(("Upgrade", "First try", "To run"))]
-    return found or _sentences(statement.text)[:1]
+    """The sentences of a statement that tell the user what to do (a flag, an upgrade), each with the caveat that
+    follows it; the first sentence when none acts. The statement's own words, fewer of them. Pure."""
+    sentences = _sentences(statement.text)
+    found = []
+    for i, sentence in enumerate(sentences):
+        if _ACTION_RE.search(sentence):
+            found.append(sentence)
+            if i + 1 < len(sentences) and _CAVEAT_RE.search(sentences[i + 1]) and not _ACTION_RE.search(sentences[i + 1]):
+                found.append(sentences[i + 1])
+    return found or sentences[:1]
 
 
 def personal_answer(diagnosis: Diagnosis, user: UserEnv, evidence: Evidence) -> Personal:
