@@ -14,7 +14,7 @@ from pcgkit.commands.triage import catalog_view, triage_text
 from pcgkit.triage.advice import load_data
 from pcgkit.triage.corpus import false_known_bug, load_corpus
 from pcgkit.triage.diagnose import Kind, diagnose
-from pcgkit.values.signature import read_log
+from pcgkit.values.logread import read_log
 
 CORPUS = Path(__file__).resolve().parent / "data" / "triage_logs"
 VIEW = catalog_view()

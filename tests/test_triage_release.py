@@ -19,8 +19,8 @@ from pcgkit.triage.diagnose import Kind, diagnose
 from pcgkit.triage.personal import ACTION_LINES, arch_note
 from pcgkit.triage.steps import load_source, place
 from pcgkit.triage.userenv import UserEnv, arch_name
+from pcgkit.values.logread import MAX_FAILURES, read_log
 from pcgkit.values.paste import parse_steps
-from pcgkit.values.signature import MAX_FAILURES, read_log
 
 DATA = Path(__file__).resolve().parent / "data"
 CORPUS = DATA / "triage_logs"

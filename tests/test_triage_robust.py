@@ -18,7 +18,7 @@ from pcgkit.triage.degrade import DEGRADATIONS
 from pcgkit.triage.diagnose import Kind, Piecewise, diagnose
 from pcgkit.triage.steps import load_source
 from pcgkit.triage.userenv import UserEnv
-from pcgkit.values.signature import read_log
+from pcgkit.values.logread import read_log
 
 DATA = Path(__file__).resolve().parent / "data"
 CORPUS, HELDOUT = DATA / "triage_logs", DATA / "triage_heldout"

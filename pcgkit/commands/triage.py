@@ -27,7 +27,7 @@ from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose
 from pcgkit.triage.facts import Fact, read_facts
 from pcgkit.triage.personal import ACTION_LINES, Personal, personal_answer, switch_rows_short
 from pcgkit.triage.userenv import BadVersion, UserEnv, from_capture, from_facts, from_flags, merged
-from pcgkit.values.signature import read_log
+from pcgkit.values.logread import read_log
 
 SCHEMA = "pcgkit.triage/1"
 

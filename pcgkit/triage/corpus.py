@@ -16,7 +16,7 @@ import tomllib
 from pcgkit.triage.degrade import DEGRADATIONS, still_shows_family
 from pcgkit.triage.diagnose import Diagnosis, Kind, MatchableMode, diagnose
 from pcgkit.triage.steps import FlashInferSource, load_source
-from pcgkit.values.signature import read_log
+from pcgkit.values.logread import read_log
 
 KINDS = tuple(str(k) for k in Kind)
 

@@ -19,15 +19,8 @@ from typing import Protocol, Sequence
 
 from pcgkit.triage.family import FamilyEvidence, family_evidence
 from pcgkit.triage.steps import FlashInferSource, place
-from pcgkit.values.signature import (
-    CaptureEvent,
-    Frame,
-    LogFailure,
-    LogLine,
-    LogReading,
-    Signature,
-    innermost_library_frame,
-)
+from pcgkit.values.logread import CaptureEvent, LogFailure, LogLine, LogReading
+from pcgkit.values.signature import Frame, Signature, innermost_library_frame
 
 
 class Kind(str, enum.Enum):
