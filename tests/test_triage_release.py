@@ -96,6 +96,15 @@ def test_markdown_table_of_steps_is_read_cell_by_cell():
     assert diagnosis.signature is not None and diagnosis.signature.graph_break_id == "gb0007"
 
 
+def test_a_paste_starting_at_dynamos_developer_context_keeps_mode_gb_id_and_callable():
+    """A paste that starts mid-message at "Developer debug context: module: posix, qualname: stat": mode2, gb0007."""
+    text = (CORPUS / "04_dgxarley_glm47_spark_posix_stat.log").read_text()
+    diagnosis = _diagnose(text[text.index("  Developer debug context"):])
+    assert diagnosis.kind is Kind.KNOWN_BUG and diagnosis.mode == "mode2", diagnosis.summary
+    assert diagnosis.signature is not None
+    assert (diagnosis.signature.graph_break_id, diagnosis.signature.skipped_callable) == ("gb0007", "posix.stat")
+
+
 @pytest.mark.parametrize("line", [
     "def get_cuda_version(cuda_home: str | None = None) -> Version:",
     "  -> child process sigquit -> pod restart -> startup_crash",
