@@ -29,7 +29,9 @@ from pcgkit.triage.personal import ACTION_LINES, Personal, personal_answer, swit
 from pcgkit.triage.userenv import BadVersion, UserEnv, from_capture, from_facts, from_flags, merged
 from pcgkit.values.logread import read_log
 
-SCHEMA = "pcgkit.triage/1"
+# /2 (issue 36): `personal` holds notes/actions/statements (was `lines`); `inferred`, `also_consistent_with`,
+# `maintainer_steps` added; next steps link a reported thread instead of the repro and issue commands.
+SCHEMA = "pcgkit.triage/2"
 
 
 class UnreadableLog(UsageError):
