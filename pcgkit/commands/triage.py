@@ -148,11 +148,12 @@ def _what_to_do(t: Triage) -> list[str]:
         out += t.personal.environment.split("\n")
         out += list(t.personal.notes)
     if d.kind in (Kind.KNOWN_BUG, Kind.RELATED):
-        out.append("what to do on your release:")
         if t.personal is not None and t.personal.actions:
+            out.append("what to do on your release:")
             out += list(t.personal.actions)[:ACTION_LINES]
         else:  # no release known: each range's own switch, the release table's words
-            out += list(t.switches)[:ACTION_LINES]
+            out.append("what to do (each release's own switch; --sglang X answers for yours):")
+            out += list(t.switches)[: ACTION_LINES - 1]
     if t.next_steps:
         out.append("next:")
         out += [line for step in t.next_steps for line in _wrap(step, "  ", 2)]
