@@ -204,6 +204,22 @@ def test_versions_are_read_from_a_pip_list_in_the_log():
     assert any("On SGLang 0.5.11" in a for a in result.personal.actions)
 
 
+@pytest.mark.parametrize("text, sglang", [
+    ("Package        Version\nsglang         0.5.10.post1\nsglang-kernel  0.3.21\n", "0.5.10.post1"),  # pip list
+    ("sglang: 0.5.11\nflashinfer_python: 0.6.8.post1\n", "0.5.11"),  # python -m sglang.check_env
+    ("SGLang Version 0.5.10+516d57ac\n", "0.5.10"),  # a container banner
+    ("/usr/lib/python3/site-packages/sglang-0.5.9.dist-info/METADATA\n", "0.5.9"),  # a path
+    ("docker run lmsysorg/sglang:v0.5.10-cu129 ...\n", "0.5.10"),  # a release image tag
+    ("docker run lmsysorg/sglang:nightly-dev-cu13-20260416-a4cf2ea1 ...\n", None),  # a nightly names no release
+    ("sgl-kernel==0.3.21 sglang-kernel 0.4.2\n", None),  # the kernel package is not SGLang
+])
+def test_the_release_is_read_from_what_the_log_prints(text, sglang):
+    """SGLang's release from a pip list, check_env, a banner, a dist-info path or a release tag; never a nightly's."""
+    from pcgkit.triage.facts import fact, read_facts
+
+    assert fact(read_facts(text), "sglang") == sglang
+
+
 @pytest.mark.parametrize("arch, says", [("sm121", "sm121 is SM12x"), ("12.1", "sm121 is SM12x"),
                                         ("sm_120a", None), ("sm100", "sm100 is not SM12x"), ("9.0", "sm90 is not SM12x")])
 def test_the_gpus_family_is_explained_in_one_line(arch, says):
