@@ -177,9 +177,10 @@ def render(t: Triage, verbose: bool = False) -> str:
     notes = [f"  {m}" for m in d.missing] + [f"  also consistent with {m} (its rule accepts the same text)" for m in d.also]
     if not verbose:
         evidence = [_fit(line) for line in _evidence_lines(d, short=True)]
-        room = SCREEN_ROWS - len(top) - len(tail) - 2  # the headings of evidence and of what it lacks
-        shown_notes = [_fit(n) for n in notes][: max(1, room // 3)] if notes else []
-        shown = evidence[: max(1, room - len(shown_notes))]
+        room = SCREEN_ROWS - len(top) - len(tail) - 1 - (1 if notes else 0)  # less the two headings
+        wanted = min(len(notes), max(1, room // 2))  # what the paste lacks: at most half of what is left
+        shown = evidence[: max(1, room - wanted)]
+        shown_notes = [_fit(n) for n in notes][: max(0, min(wanted, room - len(shown)))]
         more = len(evidence) - len(shown) + len(notes) - len(shown_notes)
         out = top + [f"evidence{f' ({len(shown)} of {len(evidence)} lines; --verbose for all)' if len(shown) < len(evidence) else ''}:"]
         out += shown or ["  (none)"]

@@ -307,14 +307,14 @@ def _missing(judged: _Judgement | None, failure: LogFailure | None, reading: Log
         return out
     assert judged is not None
     kind, mode = judged.kind, judged.mode
+    if kind is Kind.KNOWN_BUG and mode is None:  # first: which signs would name the mode
+        out.append("mode undetermined: no catalog mode's rule accepts what the paste kept; what each rule did not find:")
+        out.extend(f"  {why}" for why in judged.rejections)
     if failure.kind == "frames-only":
         out.append("matched on frames; no exception line")
     elif failure.exception_type is None:
         out.append("the exception type is not printed (a message body only)"
                    + ("; judged as dynamo's Unsupported from its wording" if judged.inferred_type and kind is Kind.KNOWN_BUG else ""))
-    if kind is Kind.KNOWN_BUG and mode is None:
-        out.append("mode undetermined: no catalog mode's rule accepts what the paste kept; what each rule did not find:")
-        out.extend(f"  {why}" for why in judged.rejections)
     if kind is not Kind.KNOWN_BUG and _is_dynamo(failure) and not judged.family.fp4:
         out.append("no FlashInfer FP4 frame or name in the failure")
     if kind is Kind.OTHER_FAILURE and _too_little_to_rule_out(failure):
