@@ -4,14 +4,14 @@ time, the answer for the user's release without their environment, and the order
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import time
-import types
 from pathlib import Path
 
 import pytest
 
 from pcgkit.cli import main
-from pcgkit.commands import triage as triage_command
 from pcgkit.commands.triage import catalog_view, render, triage_text
 from pcgkit.triage.advice import load_data
 from pcgkit.triage.corpus import load_texts
@@ -263,15 +263,23 @@ def test_verbose_keeps_everything_the_screen_leaves_out():
 
 
 def test_next_steps_are_spelled_as_the_user_runs_the_kit(monkeypatch, capsys):
-    """In a checkout `bin/pcgkit ...`; installed (no checkout) `pcgkit ...`."""
+    """Through the checkout's bootstrap `bin/pcgkit ...` (it says so in PCGKIT_PROG); installed, `pcgkit ...`."""
     log = str(CORPUS / "04_dgxarley_glm47_spark_posix_stat.log")
+    monkeypatch.setenv("PCGKIT_PROG", "bin/pcgkit")
     assert main(["triage", log]) == 0
     assert "bin/pcgkit triage LOG --sglang X" in capsys.readouterr().out
-    # installed: the kit's data are bundled, and there is no checkout to run bin/pcgkit from
-    monkeypatch.setattr(triage_command, "resources", types.SimpleNamespace(checkout_root=lambda: None))
+    monkeypatch.delenv("PCGKIT_PROG")
     assert main(["triage", log]) == 0
     out = capsys.readouterr().out
     assert " pcgkit triage LOG --sglang X" in out and "bin/pcgkit" not in out
+
+
+def test_the_bootstrap_names_itself(tmp_path):
+    """bin/pcgkit exports how it was called, so the commands triage prints are the ones the user typed."""
+    repo = Path(__file__).resolve().parent.parent
+    done = subprocess.run(["bash", "bin/pcgkit", "triage", str(CORPUS / "04_dgxarley_glm47_spark_posix_stat.log")],
+                          cwd=repo, capture_output=True, text=True, timeout=300, env={**os.environ, "PCGKIT_PROG": ""})
+    assert done.returncode == 0 and "bin/pcgkit triage LOG --sglang X" in done.stdout, done.stderr[-500:]
 
 
 def test_slips_of_the_second_pass_are_gone():

@@ -17,7 +17,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from pcgkit import catalog, resources
@@ -83,9 +85,10 @@ def decode_log(data: bytes, source: str) -> str:
     return text
 
 
-def prog_name() -> str:
-    """How the user runs the kit: `bin/pcgkit` in a checkout (the bootstrap), `pcgkit` when installed."""
-    return "bin/pcgkit" if resources.checkout_root() is not None else "pcgkit"
+def prog_name(environ: Mapping[str, str] = os.environ) -> str:
+    """How the user runs the kit, for the commands printed back: what the checkout's bootstrap was called as
+    (it exports PCGKIT_PROG: `bin/pcgkit`), else `pcgkit` (installed, or the venv's own script)."""
+    return environ.get("PCGKIT_PROG") or "pcgkit"
 
 
 def triage_text(text: str, source: str, data: KitData, view: CatalogView, user: UserEnv | None = None,
