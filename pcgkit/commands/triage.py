@@ -22,7 +22,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from pcgkit import catalog, resources
+from pcgkit import catalog
 from pcgkit.errors import ExitCode, UsageError
 from pcgkit.triage.advice import Advice, CatalogView, KitData, advise, load_data, maintainer_steps, next_steps
 from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose
