@@ -18,6 +18,7 @@ import argparse
 import dataclasses
 import json
 import os
+import shlex
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -103,8 +104,9 @@ def triage_text(text: str, source: str, data: KitData, view: CatalogView, user: 
     sglang = who.sglang if who is not None else None
     # an SGLang user unless the log shows FlashInfer called directly (no SGLang anywhere) and no release is given
     sglang_user = bool(sglang) or "sglang" in reading.packages_named or "sglang" in text[:65536].lower()
-    advice = advise(diagnosis, facts, data, view, sglang, prog, sglang_user)
-    steps = advice.next_steps if advice else next_steps(diagnosis, facts, data, view, sglang, prog, sglang_user)
+    log = "-" if source == "<stdin>" else shlex.quote(source)  # the log as the user named it
+    advice = advise(diagnosis, facts, data, view, sglang, prog, sglang_user, log)
+    steps = advice.next_steps if advice else next_steps(diagnosis, facts, data, view, sglang, prog, sglang_user, log)
     personal = personal_answer(diagnosis, who, data.evidence) if who is not None else None
     acts = personal is not None and bool(personal.actions)
     switches = tuple(switch_rows_short(data.evidence)) if advice is not None and not acts else ()
@@ -159,7 +161,7 @@ def _what_to_do(t: Triage) -> list[str]:
             out += list(t.switches)[: ACTION_LINES - 1]
     if t.next_steps:
         out.append("next:")
-        out += [line for step in t.next_steps for line in _wrap(step, "  ", 2)]
+        out += [line for step in t.next_steps for line in _wrap(step, "    " if step.startswith("  ") else "  ", 3)]
     return out
 
 

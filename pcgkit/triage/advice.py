@@ -152,8 +152,9 @@ def reported_threads(data: KitData, mode: str | None, sglang_user: bool) -> list
 
 
 def next_steps(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: CatalogView,
-               sglang: str | None = None, prog: str = "pcgkit", sglang_user: bool = True) -> tuple[str, ...]:
-    """What to run or do next, fitted to the diagnosis and spelled as the user runs the kit (`prog`): for this bug,
+               sglang: str | None = None, prog: str = "pcgkit", sglang_user: bool = True,
+               log: str = "LOG") -> tuple[str, ...]:
+    """What to run or do next, fitted to the diagnosis and spelled as the user runs the kit (`prog`, on `log`): for this bug,
     the thread that already reports it (no draft for a reported bug) and, without a known release, how to get the
     answer for theirs; for anything else, what the log itself advises, in the flag spelling of the user's SGLang
     release when it is known. Pure."""
@@ -161,7 +162,7 @@ def next_steps(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, vie
     if diagnosis.kind is Kind.KNOWN_BUG:
         steps: list[str] = []
         if not version:
-            steps.append(f"{prog} triage LOG --sglang X  # the answer for your release (X: `pip show sglang`)")
+            steps += [f"{prog} triage {log} --sglang X", "  for your release's answer (X: `pip show sglang`, or the image tag)"]
         threads = reported_threads(data, diagnosis.mode, sglang_user)
         if threads:  # a reported bug: its thread, not a draft; an open thread first (where versions still help)
             threads = sorted(threads, key=lambda r: r.state != "open")
@@ -198,7 +199,7 @@ def maintainer_steps(diagnosis: Diagnosis, data: KitData, view: CatalogView, pro
 
 
 def advise(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: CatalogView,
-           sglang: str | None = None, prog: str = "pcgkit", sglang_user: bool = True) -> Advice | None:
+           sglang: str | None = None, prog: str = "pcgkit", sglang_user: bool = True, log: str = "LOG") -> Advice | None:
     """What to do; None when the log does not show this bug or a related one. Pure."""
     if diagnosis.kind not in (Kind.KNOWN_BUG, Kind.RELATED):
         return None
@@ -210,5 +211,5 @@ def advise(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: C
         dead_ends=tuple(_dead_ends(data.upstream, data.snapshot, view)),
         matrix=tuple(_matrix(data.snapshot, facts, diagnosis.mode, view)),
         links=tuple(cite(s) for s in upstream_states(data.evidence, tuple(link["id"] for link in data.upstream.get("link", ())))),
-        next_steps=next_steps(diagnosis, facts, data, view, sglang, prog, sglang_user),
+        next_steps=next_steps(diagnosis, facts, data, view, sglang, prog, sglang_user, log),
     )
