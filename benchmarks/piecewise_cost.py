@@ -242,6 +242,11 @@ def main(argv: list[str] | None = None) -> int:
         print(cost.render(doc))
         print("\n".join(outs["summary"]) if outs else "outputs: not compared (no generations in off and another mode)")
         return 0
+    args = build_parser().parse_args(argv)
+    return run_main(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="folder for the documents, the records, the server logs and the checkpoint")
     parser.add_argument("--repeats", type=int, default=8, help="timed repeats of every quantity (the issue asks >= 5)")
@@ -260,7 +265,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache-note", default="not stated by the caller",
                         help="the state of the Triton/Inductor/FlashInfer caches when this ran, for the record")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def run_main(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     devices = hardware.detect_cuda_devices()
@@ -335,4 +343,7 @@ def _parameters(checkpoint: Path) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from pcgkit.util import signals
+
+    with signals.stop_policy():  # a `timeout` or Ctrl-C stops the server's process group too (no GPU left held)
+        raise SystemExit(main())

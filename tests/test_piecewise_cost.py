@@ -220,3 +220,24 @@ def test_benchmark_three_modes_and_outputs_against_the_stand_in(tmp_path, monkey
                                "breakable run-to-run (A vs B): 2/2 prompts identical (8 tokens compared)",
                                "on vs off: 2/2 prompts identical (8 tokens compared)",
                                "breakable vs off: 2/2 prompts identical (8 tokens compared)"]
+
+
+def test_the_device_recipe_passes_arguments_the_benchmark_accepts(tmp_path):
+    """benchmarks/device_real_shapes: COST_ARGS (lib.sh) and each call's --shape/--modes parse with the benchmark's
+    own parser, so a typo costs no device time; the modes together cover off, on and breakable for both shapes."""
+    import re
+    import subprocess
+
+    recipe = ROOT / "benchmarks" / "device_real_shapes"
+    env = {"PATH": "/usr/bin:/bin", "P40": str(tmp_path / "p"), "R40": str(tmp_path / "r")}
+    printed = subprocess.run(["bash", "-c", f"source {recipe / 'lib.sh'} && printf '%s\\0' \"${{COST_ARGS[@]}}\""],
+                             capture_output=True, env=env, check=True).stdout.decode()
+    cost_args = printed.rstrip("\0").split("\0")
+    parser = _bench().build_parser()
+    covered: dict[str, set] = {}
+    for script in sorted(recipe.glob("call*.sh")):
+        for shape, modes in re.findall(r"--shape (\S+) --modes (\S+)", script.read_text()):
+            args = parser.parse_args(["--out", "x", "--shape", shape, "--modes", modes, *cost_args])
+            assert args.repeats >= 5 and args.prompt_tokens == (128, 512, 2048, 8192) and args.generations == 8
+            covered.setdefault(shape, set()).update(args.modes)
+    assert covered == {"llama-3.1-8b": set(cost.MODES), "llama-3.2-1b": set(cost.MODES)}
