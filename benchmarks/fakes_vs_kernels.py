@@ -47,6 +47,13 @@ def _fp4_quantize_inputs(device: str):
     return (x, (448.0 * 6.0 / x.float().abs().amax()).reshape(1)), {}
 
 
+def _fp4_quantize_pdl_false_inputs(device: str):
+    """The same with enable_pdl=False: through 0.7.0.post1 the op's wrapper forwards by position, so the default
+    None is a TypeError (FACTS.md, "Read from release wheels"); a bool gets past it (into another slot)."""
+    args, _ = _fp4_quantize_inputs(device)
+    return args, {"enable_pdl": False}
+
+
 def _reswizzle_sf_inputs(device: str):
     """trtllm::reswizzle_sf(sf, rows, cols, 16): e4m3 scale bytes of a [128, 256] FP4 tensor (128 x 16 scales)."""
     import torch
@@ -54,9 +61,10 @@ def _reswizzle_sf_inputs(device: str):
     return (torch.randint(1, 255, (128, 256 // 16), dtype=torch.uint8, device=device), 128, 256, 16), {}
 
 
-RECIPES: dict[str, Callable[[str], tuple[tuple, dict]]] = {
-    "flashinfer::fp4_quantize": _fp4_quantize_inputs,
-    "trtllm::reswizzle_sf": _reswizzle_sf_inputs,
+# qualname -> (variant, inputs) pairs: each variant is one row.
+RECIPES: dict[str, tuple[tuple[str, Callable[[str], tuple[tuple, dict]]], ...]] = {
+    "flashinfer::fp4_quantize": (("defaults", _fp4_quantize_inputs), ("enable_pdl=False", _fp4_quantize_pdl_false_inputs)),
+    "trtllm::reswizzle_sf": (("defaults", _reswizzle_sf_inputs),),
 }
 
 
@@ -203,9 +211,9 @@ def run(device: str, certificates: list[Path], namespaces: tuple[str, ...], pack
     rows = []
     for qualname in registered_ops(namespaces):
         if qualname in RECIPES:
-            args, kwargs = RECIPES[qualname](device)
-            rows.append(judge(qualname, args, kwargs, "the kit's recipe (benchmarks/fakes_vs_kernels.py RECIPES)", device,
-                              opcheck_tests))
+            for variant, inputs in RECIPES[qualname]:
+                args, kwargs = inputs(device)
+                rows.append(judge(qualname, args, kwargs, f"the kit's recipe ({variant})", device, opcheck_tests))
         elif qualname in calls:
             call, source = calls[qualname]
             args = tuple(materialize(a, device) for a in call["args"])
