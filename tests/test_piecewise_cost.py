@@ -180,6 +180,8 @@ def test_assemble_builds_both_documents_from_the_mode_records_and_refuses_withou
     doc, outs = bench.assemble(context, records)
     assert doc["arch"] == "SM90" and doc["modes"] == ["off", "on", "breakable"] and "generations" not in doc["raw"]["on"]
     assert outs["summary"][-1] == "breakable vs off: 1/1 prompts identical (3 tokens compared)"
+    combined = cost.combine([doc])["per_model"][0]["phases"][cost.PREFILL]["summary"]
+    assert combined.count("breakable CUDA graph / off") == 1 and "3+ timed repeats per figure" in combined
     with pytest.raises(ValueError, match="baseline"):
         bench.assemble(context, {"on": records["on"], "breakable": records["breakable"]})
 

@@ -133,17 +133,19 @@ def _range(values: list[float | None]) -> str:
     return f"{low:.2f}x" if abs(high - low) < 0.005 else f"{low:.2f}x to {high:.2f}x"
 
 
+def _spread_clause(figs: list[dict]) -> str:
+    """'; N+ timed repeats per figure, each within X% ...' over the figures that carry a spread, else ''."""
+    spreads = [s for f in figs for s in (f.get("spread") or {}).values() if s]
+    if not spreads:
+        return ""
+    return (f"; {min(s['n'] for s in spreads)}+ timed repeats per figure, each within "
+            f"{max(s['spread_pct'] or 0 for s in spreads):.1f}% (max - min) / median")
+
+
 def _extras(figs: list[dict]) -> str:
     """The clauses a figure list adds beyond on / off: breakable / off, and the spread of the repeats."""
-    clauses = []
     breakable = [f.get("ratio_breakable_over_off") for f in figs if BREAKABLE in f]
-    if breakable:
-        clauses.append(f"breakable CUDA graph / off: {_range(breakable)}")
-    spreads = [s for f in figs for s in (f.get("spread") or {}).values() if s]
-    if spreads:
-        clauses.append(f"{min(s['n'] for s in spreads)}+ timed repeats per figure, each within "
-                       f"{max(s['spread_pct'] or 0 for s in spreads):.1f}% (max - min) / median")
-    return "".join(f"; {c}" for c in clauses)
+    return (f"; breakable CUDA graph / off: {_range(breakable)}" if breakable else "") + _spread_clause(figs)
 
 
 def summaries(figs: list[dict]) -> dict[str, str]:
@@ -255,8 +257,7 @@ def _combined_phases(indexed: list[tuple[int, dict]]) -> dict[str, dict]:
         breakable = [f["ratio_breakable_over_off"] for f in figs if f.get("ratio_breakable_over_off") is not None]
         if breakable and phase != STARTUP:
             summary += f"; breakable CUDA graph / off {_span(breakable)}"
-        phases[phase] = {"summary": summary + (_extras([f for f in figs if "spread" in f]) if phase != STARTUP else ""),
-                         "figures": figs}
+        phases[phase] = {"summary": summary + (_spread_clause(figs) if phase != STARTUP else ""), "figures": figs}
     return phases
 
 
