@@ -243,3 +243,15 @@ def test_the_device_recipe_passes_arguments_the_benchmark_accepts(tmp_path):
             assert args.repeats >= 5 and args.prompt_tokens == (128, 512, 2048, 8192) and args.generations == 8
             covered.setdefault(shape, set()).update(args.modes)
     assert covered == {"llama-3.1-8b": set(cost.MODES), "llama-3.2-1b": set(cost.MODES)}
+
+
+def test_model_label_names_a_named_shape_by_its_published_architecture_and_size(tmp_path):
+    """A named shape is labelled by name, layers, hidden size and billions of parameters counted from its files."""
+    from pcgkit.e2e.checkpoint import NAMED_SHAPES, TinyLlamaShape, write_bf16_shards
+
+    bench = _bench()
+    assert bench.model_label(NAMED_SHAPES["llama-3.1-8b"], 8_030_261_248) == (
+        "llama-3.1-8b shape with random bf16 weights: 32 layers, hidden 4096, 8.03 B parameters")
+    assert bench.model_label(TinyLlamaShape(), 1_312_000).endswith("2 layers, hidden 256, 1.31 M parameters")
+    write_bf16_shards(tmp_path, TinyLlamaShape(), max_bytes=1 << 20)  # several shards: counted from every file
+    assert len(list(tmp_path.glob("*.safetensors"))) > 1 and bench._parameters(tmp_path) == 1_312_000
