@@ -277,6 +277,8 @@ def run_main(args: argparse.Namespace) -> int:
         return 2
     device = devices[0]
     flags = sglang_facts.piecewise_flags()
+    for mode in args.modes:  # a mode the release lacks stops here, before minutes of checkpoint and launches
+        mode_args(mode)
     if args.shape == TINY:
         shape = TinyLlamaShape(layers=args.layers, hidden=args.hidden, intermediate=2 * args.hidden,
                                heads=max(4, args.hidden // 64), kv_heads=max(2, args.hidden // 128))

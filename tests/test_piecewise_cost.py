@@ -255,3 +255,17 @@ def test_model_label_names_a_named_shape_by_its_published_architecture_and_size(
     assert bench.model_label(TinyLlamaShape(), 1_312_000).endswith("2 layers, hidden 256, 1.31 M parameters")
     write_bf16_shards(tmp_path, TinyLlamaShape(), max_bytes=1 << 20)  # several shards: counted from every file
     assert len(list(tmp_path.glob("*.safetensors"))) > 1 and bench._parameters(tmp_path) == 1_312_000
+
+
+def test_a_mode_the_release_lacks_stops_the_benchmark_before_any_checkpoint_or_launch(tmp_path, monkeypatch):
+    """--modes off,breakable on a release whose parser has no breakable switch exits with a one-line reason, nothing written."""
+    from pcgkit.harness.hardware import Device
+
+    bench = _bench()
+    monkeypatch.setattr(bench.hardware, "detect_cuda_devices", lambda: (Device("stand-in GPU (test)", (9, 0)),))
+    monkeypatch.setattr(bench.sglang_facts, "piecewise_flags", lambda: None)
+    monkeypatch.setattr(bench.sglang_facts, "breakable_argv", lambda: None)
+    monkeypatch.setattr(bench.sglang_facts, "installed_version", lambda name: "0.5.10")
+    with pytest.raises(SystemExit, match="sglang 0.5.10 has no breakable CUDA graph"):
+        bench.main(["--out", str(tmp_path / "o"), "--modes", "off,breakable"])
+    assert list((tmp_path / "o").iterdir()) == []
