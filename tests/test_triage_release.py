@@ -147,6 +147,16 @@ def test_a_log_without_errors_is_still_no_failure():
     assert _diagnose(text).kind is Kind.NO_FAILURE
 
 
+@pytest.mark.parametrize("line", [
+    "[2026-05-01 10:00:00 TP0] flashinfer_cutlass is not supported on sm_90, falling back to triton.",
+    "UserWarning: cuDNN error checking is disabled",
+    "FP8 kernel not supported in this architecture; using the bf16 path instead",
+])
+def test_a_warning_that_works_around_it_is_no_failure(line):
+    """A line that names an unsupported path but goes on (falls back, warns, uses another) is not an error."""
+    assert _diagnose(line + "\nThe server is fired up and ready to roll!\n").kind is Kind.NO_FAILURE
+
+
 def test_a_stated_error_never_hides_the_bug():
     """Prose naming an error before dynamo's failure: the real failure is the one judged."""
     text = "Earlier we saw a CUDA error on another box.\n" + NEWER_DYNAMO_CHAIN

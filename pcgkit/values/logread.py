@@ -102,6 +102,8 @@ _STATED_ERROR_RE = re.compile(
     r"[Mm]inimum capability:? \d+|[Cc]urrent capability:? \d+|not supported (?:for|on) (?:the current GPU|this GPU|sm_?\d+)|"
     r"not supported in this architecture|illegal memory access|device-side assert|an illegal instruction"
 )
+# ... but not a warning that works around it ("not supported on sm_90, falling back to triton"): the run goes on.
+_NOT_AN_ERROR_RE = re.compile(r"[Ww]arn|WARN|fall(?:ing)? ?back|instead|[Ss]kipp|will be disabled|[Dd]isabling|using ")
 _STATED_NEEDLES = ("rror", "STATUS_", "apability", "not supported", "illegal", "device-side")
 # A paste that starts inside dynamo's message: its explanation, hints or user-code section, no head at all.
 _HEADLESS_DYNAMO_RE = re.compile(r"^\s*(?:Explanation: |Hint: |Developer debug context: |from user code:)")
@@ -325,7 +327,7 @@ def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
             starts.append((pos, "dynamo-message"))
         elif not starts and _HEADLESS_DYNAMO_RE.match(t):
             starts.append((pos, "dynamo-message"))
-        elif any(n in t for n in _STATED_NEEDLES) and "Warning" not in t and _STATED_ERROR_RE.search(t):
+        elif any(n in t for n in _STATED_NEEDLES) and _STATED_ERROR_RE.search(t) and not _NOT_AN_ERROR_RE.search(t):
             stated.append((pos, "stated-error"))
     if "PIECEWISE): 100%" in text:
         done = next((line for line in lines if _VLLM_PIECEWISE_DONE_RE.search(line.text)), None)
