@@ -31,6 +31,7 @@ from pcgkit.advice.values import (
 from pcgkit.sglang import facts as sglang_facts
 from pcgkit.sglang.case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120
 from pcgkit.sglang.releases import ReleaseFacts, version_key
+from pcgkit.values.verdict import BROKEN
 from pcgkit.verdicts.fixmodes import FIX_UPSTREAM_OP
 from pcgkit.verdicts.modes import MODE1
 
@@ -42,7 +43,7 @@ FLASHINFER_OP_CASE = FIX_UPSTREAM_OP.id  # torch.ops.flashinfer.fp4_quantize und
 PIECEWISE_SCOPE_READ = "sglang-piecewise-scope"
 COST_FILE = "fixtures/measurements/piecewise-cost.json"
 
-_BROKEN = ("reproduced", "drifted")
+_BROKEN = BROKEN
 _CLEAN = ("fixed", "not-applicable")
 
 

@@ -20,8 +20,9 @@ from pcgkit.advice.model import (
 )
 from pcgkit.advice.values import MEASUREMENT, UPSTREAM, Evidence, Measurement, Source, Statement, UpstreamRead
 from pcgkit.sglang.releases import version_key
+from pcgkit.values.verdict import BROKEN
 
-_BROKEN = ("reproduced", "drifted")
+_BROKEN = BROKEN
 
 
 def _read_source(read: UpstreamRead) -> Source:
