@@ -1,0 +1,86 @@
+"""The argument audit (pcgkit.fp4.argaudit) over planted call paths: positional forwarding into a signature
+with an extra slot is caught, keyword forwarding passes, and a kernel slot is named by the caller's source."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from pcgkit.fp4.argaudit import audit, compare, Boundary  # noqa: E402
+from pcgkit.fp4.fake_shapes import KernelCall, RecordingKernelModule  # noqa: E402
+
+
+def _chain(log: list[KernelCall]):
+    """A planted FlashInfer-shaped path: a Python wrapper whose 7th parameter is is_global_scale_inversed
+    (as in FlashInfer 0.6.12-0.7.x), calling a recording kernel positionally, as FlashInfer's sm100 function does."""
+    module = RecordingKernelModule("planted", log)
+
+    def inner(
+        input: torch.Tensor,
+        global_scale: Optional[torch.Tensor] = None,
+        sf_vec_size: int = 16,
+        sf_use_ue8m0: bool = False,
+        is_sf_swizzled_layout: bool = True,
+        is_sf_8x4_layout: bool = False,
+        is_global_scale_inversed: bool = False,
+        enable_pdl: Optional[bool] = None,
+    ):
+        out = torch.empty(input.shape[0], input.shape[1] // 2, dtype=torch.uint8)
+        module.fp4_quantize(input, global_scale, out, sf_vec_size, sf_use_ue8m0, is_sf_swizzled_layout,
+                            is_sf_8x4_layout, is_global_scale_inversed, enable_pdl)
+        return out
+
+    def positional_op(input: torch.Tensor, global_scale: Optional[torch.Tensor] = None, sf_vec_size: int = 16,
+                      sf_use_ue8m0: bool = False, is_sf_swizzled_layout: bool = True, is_sf_8x4_layout: bool = False,
+                      enable_pdl: Optional[bool] = None):
+        return inner(input, global_scale, sf_vec_size, sf_use_ue8m0, is_sf_swizzled_layout, is_sf_8x4_layout,
+                     enable_pdl)
+
+    def keyword_op(input: torch.Tensor, global_scale: Optional[torch.Tensor] = None, sf_vec_size: int = 16,
+                   sf_use_ue8m0: bool = False, is_sf_swizzled_layout: bool = True, is_sf_8x4_layout: bool = False,
+                   enable_pdl: Optional[bool] = None):
+        return inner(input, global_scale, sf_vec_size, sf_use_ue8m0, is_sf_swizzled_layout=is_sf_swizzled_layout,
+                     is_sf_8x4_layout=is_sf_8x4_layout, enable_pdl=enable_pdl)
+
+    return positional_op, keyword_op
+
+
+def test_positional_forwarding_into_the_inversion_slot_is_caught():
+    """enable_pdl forwarded by position lands in is_global_scale_inversed: the audit names both, at the
+    Python boundary and at the kernel, and the default None reaching a `bool` is a finding too."""
+    log: list[KernelCall] = []
+    positional_op, _ = _chain(log)
+    result = audit(positional_op, "planted positional op", log)
+    assert not result.passed
+    text = "\n".join(result.findings)
+    assert "changing enable_pdl alone changed is_global_scale_inversed at" in text
+    assert "at kernel planted.fp4_quantize" in text
+    assert "is_global_scale_inversed=None reaches" in text and "annotated bool" in text
+
+
+def test_keyword_forwarding_passes_down_to_the_kernel():
+    """The same path forwarding by keyword passes: every parameter reaches its namesake, kernel included."""
+    log: list[KernelCall] = []
+    _, keyword_op = _chain(log)
+    result = audit(keyword_op, "planted keyword op", log)
+    assert result.findings == () and result.passed, result.findings
+    assert result.audited == ("input", "global_scale", "sf_vec_size", "sf_use_ue8m0", "is_sf_swizzled_layout",
+                              "is_sf_8x4_layout", "enable_pdl")
+    assert result.boundaries[-1] == "kernel planted.fp4_quantize"
+
+
+def test_a_path_that_never_reaches_a_kernel_does_not_pass():
+    """No kernel boundary crossed: the audit cannot say the arguments arrive, so it does not pass."""
+    result = audit(lambda input, global_scale=None: (input, global_scale), "no kernel", [])
+    assert not result.passed and "never reached a kernel" in result.summary()
+
+
+def test_a_dropped_parameter_is_a_finding():
+    """A boundary that has the parameter but does not receive the caller's change reports it missing."""
+    before = [Boundary("f", ("a", "b"), (1, 2))]
+    assert compare("b", before, [Boundary("f", ("a", "b"), (1, 2))]) == [
+        "changing b alone changed nothing at f: it does not arrive there"]
+    assert compare("b", before, [Boundary("f", ("a", "b"), (1, 3))]) == []
