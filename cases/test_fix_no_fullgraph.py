@@ -20,7 +20,6 @@ from pcgkit.harness.tracing import trace
 from pcgkit.values.trace import TraceOutcome
 from pcgkit.verdicts.fixmodes import FIX_NO_FULLGRAPH as MODE
 
-
 ENTRY = "torch.compiler.disable(flashinfer.fp4_quantize)"
 
 

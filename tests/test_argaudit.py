@@ -1,3 +1,4 @@
+# ruff: noqa: UP045  (Optional[...] on purpose: the planted path is annotated as FlashInfer annotates its own)
 """The argument audit (pcgkit.fp4.argaudit) over planted call paths: positional forwarding into a signature
 with an extra slot is caught, keyword forwarding passes, and a kernel slot is named by the caller's source."""
 
@@ -9,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pcgkit.fp4.argaudit import audit, compare, Boundary  # noqa: E402
+from pcgkit.fp4.argaudit import Boundary, audit, compare  # noqa: E402
 from pcgkit.fp4.fake_shapes import KernelCall, RecordingKernelModule  # noqa: E402
 
 

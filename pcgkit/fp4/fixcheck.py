@@ -86,8 +86,8 @@ def check_on_gpu(ctx: CaseContext, original: Callable, op, fake: Callable | None
     within the reference, and `entry` with a real global scale and a bool enable_pdl within the reference."""
     import torch
 
-    from pcgkit.fp4.reference import global_scale_for
     from pcgkit.fp4.refcheck import reference_problems
+    from pcgkit.fp4.reference import global_scale_for
 
     problems, failures = [], []
     run_failure, _ = check_call_path(ctx, entry, name)
