@@ -282,16 +282,17 @@ def audit(entry: Any, name: str, kernel_log: list[KernelCall]) -> ArgumentAudit:
     base_kwargs = {p: table[p][0]() for p in audited}
     tensors = tuple(v for v in base_kwargs.values() if hasattr(v, "untyped_storage"))
     baseline, raw, raised = record_call(call_with(base_kwargs), tensors, kernel_log)
-    findings: list[str] = []
+    findings: list[str] = []  # misbindings first (the verdict's reason leads with the first), then the rest
+    typed: list[str] = []
     if raised is not None:
         findings.append(f"the call with every argument given raised {type(raised).__name__}: {str(raised)[:160]}")
-    findings += annotation_findings(raw, baseline)
+    typed += annotation_findings(raw, baseline)
     leading = {p: base_kwargs[p] for p in params[:2] if p in base_kwargs}  # apply()'s call: (x, input_scale_inv)
     short, short_raw, short_raised = record_call(call_with(leading), tuple(leading.values()), kernel_log)
     if short_raised is not None:
-        findings.append(f"the call with only {', '.join(leading)} raised {type(short_raised).__name__}: "
-                        f"{str(short_raised)[:160]}")
-    findings += [f"with only {', '.join(leading)} given: {f}" for f in annotation_findings(short_raw, short)]
+        typed.append(f"the call with only {', '.join(leading)} raised {type(short_raised).__name__}: "
+                     f"{str(short_raised)[:160]}")
+    typed += [f"with only {', '.join(leading)} given: {f}" for f in annotation_findings(short_raw, short)]
     if raised is None:
         for parameter in audited:
             changed_kwargs = {**base_kwargs, parameter: table[parameter][1]()}
@@ -302,7 +303,8 @@ def audit(entry: Any, name: str, kernel_log: list[KernelCall]) -> ArgumentAudit:
                                 f"{str(changed_raised)[:160]}")
                 continue
             findings += compare(parameter, baseline, changed)
-    return ArgumentAudit(name, audited, not_audited, tuple(b.where for b in baseline), tuple(dict.fromkeys(findings)))
+    return ArgumentAudit(name, audited, not_audited, tuple(b.where for b in baseline),
+                         tuple(dict.fromkeys(findings + typed)))
 
 
 def audit_flashinfer_entry(entry: Any, name: str) -> ArgumentAudit:
