@@ -63,7 +63,8 @@ FIX_CUSTOM_OP = FixMode(
     id="fix-custom-op",
     slug="custom-op-wrapper",
     title="fix: fp4_quantize behind torch.library.custom_op + register_fake",
-    known_signature="traces under fullgraph=True; compiled == eager on a GPU with a working kernel",
+    known_signature="traces under fullgraph=True; its call path passes the argument audit; compiled == eager, "
+                    "within the reference, on SM100+",
     seed="FACTS.md: 'A torch.library.custom_op wrapper around fp4_quantize ... traces ... and runs'",
     matches=_no_known_failure,
 )
@@ -89,7 +90,8 @@ FIX_UPSTREAM_OP = FixMode(
     id="fix-upstream-op",
     slug="flashinfer-torch-op",
     title="upstream fix: FlashInfer's own torch.ops.flashinfer.fp4_quantize (custom op + fake, from 0.6.12)",
-    known_signature="traces under fullgraph=True where FlashInfer registers the op; its fake matches the wrapper",
+    known_signature="traces under fullgraph=True where FlashInfer registers the op; its fake matches the wrapper; "
+                    "its body forwards each argument to its namesake (argument audit)",
     seed="found in flashinfer 0.6.12+ quantization/fp4_quantization.py: @torch.library.custom_op('flashinfer::fp4_quantize')",
     matches=_no_known_failure,
 )
