@@ -35,6 +35,7 @@ from pcgkit.fp4.fake_shapes import KernelCall
 
 LABEL = ("argument audit (simulated SM120: FlashInfer's own Python over a recording kernel; "
          "each parameter changed alone, checked at every Python call boundary and the kernel boundary)")
+SHORT = "argument audit over FlashInfer's own Python and a recording kernel, simulated SM120"  # for a verdict's reason
 
 ROWS, COLS = 8, 64  # K a multiple of 32, so sf_vec_size 16 and 32 are both valid
 

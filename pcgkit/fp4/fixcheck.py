@@ -26,14 +26,14 @@ KERNEL_MIN_MAJOR = 10
 
 def check_call_path(ctx: CaseContext, entry: Any, name: str) -> tuple[str | None, str]:
     """The argument audit and the fake execution of `entry` (evidence recorded): (what failed or None, how it ran)."""
-    from pcgkit.fp4.argaudit import audit_flashinfer_entry, fake_execution
+    from pcgkit.fp4.argaudit import SHORT, audit_flashinfer_entry, fake_execution
 
     audit = audit_flashinfer_entry(entry, name)
     ctx.evidence["argument_audit"] = audit.to_dict()
     fake = fake_execution(entry, name)
     ctx.evidence["fake_execution"] = {"entry": name, "findings": list(fake)}
     failures = ([] if audit.passed else [audit.summary()]) + list(fake[:1])
-    return ("; ".join(failures) or None), audit.label
+    return ("; ".join(failures) or None), SHORT
 
 
 def numbers_not_run(ctx: CaseContext, found: str) -> str:
