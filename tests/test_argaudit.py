@@ -85,3 +85,28 @@ def test_a_dropped_parameter_is_a_finding():
     assert compare("b", before, [Boundary("f", ("a", "b"), (1, 2))]) == [
         "changing b alone changed nothing at f: it does not arrive there"]
     assert compare("b", before, [Boundary("f", ("a", "b"), (1, 3))]) == []
+
+
+def test_fake_execution_reports_what_the_entry_raises():
+    """An entry that raises under fake tensors (the TypeError 0.6.12-0.7.0's kernel binding raises) is a finding."""
+    pytest.importorskip("flashinfer")
+    from pcgkit.fp4.argaudit import fake_execution
+
+    def entry(input, global_scale=None, enable_pdl=None):
+        raise TypeError("Mismatched type on argument #8")
+
+    found = fake_execution(entry, "planted")
+    assert len(found) == 2 and all("TypeError: Mismatched type on argument #8" in f for f in found)
+
+
+def test_the_kits_custom_op_passes_over_the_installed_flashinfer():
+    """Over the installed FlashInfer's real Python (not written here), the kit's keyword-forwarding op passes the
+    audit down to the JIT module's kernel, and runs under fake tensors."""
+    pytest.importorskip("flashinfer")
+    from pcgkit.fp4.argaudit import audit_flashinfer_entry, fake_execution
+    from pcgkit.fp4.custom_op import OP_NAME, fp4_quantize_op
+
+    result = audit_flashinfer_entry(fp4_quantize_op(), OP_NAME)
+    assert result.passed, result.findings
+    assert any(b.startswith("flashinfer.") for b in result.boundaries) and result.boundaries[-1].startswith("kernel ")
+    assert fake_execution(fp4_quantize_op(), OP_NAME) == ()
