@@ -166,3 +166,16 @@ def test_nonstrict_trace_other_failures_are_news_and_a_clean_trace_is_fixed():
     assert classify(FIX_NONSTRICT_TRACE, _outcome(False, NONSTRICT_FAKE_RUN_FAILED))[0] is Verdict.DRIFTED
     assert classify(FIX_NONSTRICT_TRACE, _outcome(False, _signature("RuntimeError", "nonstrict_trace")))[0] is Verdict.DRIFTED
     assert classify(FIX_NONSTRICT_TRACE, _outcome(True, output=RAN))[0] is Verdict.FIXED
+
+
+def test_junit_properties_say_what_fixed_rests_on():
+    """A result with an argument audit and a numbers record carries both as flat JUnit properties."""
+    from pcgkit.verdicts.result import CaseResult
+
+    result = CaseResult("fix-upstream-op", "sim-sm120", Verdict.TRACES_BUT_FAILS, "r", {"label": "sim"}, {}, 0.1,
+                        evidence={"argument_audit": {"passed": False, "findings": ["enable_pdl lands in x"]},
+                                  "numbers": {"checked": False, "status": "not run: needs SM100+", "found": "no GPU"}})
+    props = dict(result.junit_properties())
+    assert props["pcgkit.verdict"] == "traces-but-fails"
+    assert props["pcgkit.argument_audit"] == "enable_pdl lands in x"
+    assert props["pcgkit.numbers"] == "not run: needs SM100+ (found no GPU)"
