@@ -96,6 +96,11 @@ def _fp4_quantization_module():
     return inspect.getmodule(inspect.unwrap(flashinfer.fp4_quantize))
 
 
+def flashinfer_python_fp4_quantize():
+    """The installed FlashInfer's own Python fp4_quantize (the wrapper every op and fix ends in)."""
+    return _fp4_quantization_module().fp4_quantize
+
+
 @contextlib.contextmanager
 def recording_jit_modules(log: list[KernelCall] | None = None) -> Iterator[list[RecordingKernelModule]]:
     """Inside the block, every JitSpec.build_and_load returns a RecordingKernelModule (none is built);
@@ -127,7 +132,7 @@ def check_fake_against_wrapper(fake=None) -> ShapeCheck:
     from pcgkit.harness.simulate import simulated_sm120
 
     fake = fake or fp4_quantize_fake
-    fp4_quantize = _fp4_quantization_module().fp4_quantize
+    fp4_quantize = flashinfer_python_fp4_quantize()
     mismatches = []
     with simulated_sm120(), recording_jit_modules() as built:
         for rows, cols in SHAPE_GRID:

@@ -30,8 +30,11 @@ def check_call_path(ctx: CaseContext, entry: Any, name: str) -> tuple[str | None
 
     audit = audit_flashinfer_entry(entry, name)
     ctx.evidence["argument_audit"] = audit.to_dict()
-    fake = fake_execution(entry, name)
-    ctx.evidence["fake_execution"] = {"entry": name, "findings": list(fake)}
+    from pcgkit.fp4.fake_shapes import flashinfer_python_fp4_quantize
+
+    wrapper = flashinfer_python_fp4_quantize()
+    fake = fake_execution(entry, name) + fake_execution(wrapper, f"FlashInfer's Python {wrapper.__module__}.fp4_quantize")
+    ctx.evidence["fake_execution"] = {"entry": name, "also": "FlashInfer's Python fp4_quantize", "findings": list(fake)}
     failures = ([] if audit.passed else [audit.summary()]) + list(fake[:1])
     return ("; ".join(failures) or None), SHORT
 
