@@ -87,6 +87,14 @@ def _state(verdicts: Iterable[str]) -> str:
     return UNKNOWN
 
 
+def fixed_after_last_broken(grouped: dict[str, list[Measurement]]) -> list[str]:
+    """Releases measured `fixed` above the newest release measured broken (traces-but-fails included), oldest
+    first: a release that only traced is not "fixed from" while a later one fails to run. Pure."""
+    broken = [r for r, ms in grouped.items() if any(m.verdict in _BROKEN for m in ms)]
+    return [r for r, ms in grouped.items() if any(m.verdict == "fixed" for m in ms)
+            and (not broken or version_key(r) > version_key(broken[-1]))]
+
+
 def by_release(measurements: Iterable[Measurement], axis: str) -> dict[str, list[Measurement]]:
     """Measurements grouped by the release of `axis` the cell ran as itself, oldest first. Pure."""
     grouped: dict[str, list[Measurement]] = {}
@@ -267,7 +275,7 @@ def _upgrade_flashinfer(release: str, arch: str, evidence: Evidence) -> Statemen
     public = _measured(evidence, FLASHINFER_CASE, arch, "flashinfer")
     op = _measured(evidence, FLASHINFER_OP_CASE, arch, "flashinfer")
     public_fixed = [r for r, ms in public.items() if any(m.verdict == "fixed" for m in ms)]
-    op_fixed = [r for r, ms in op.items() if any(m.verdict == "fixed" for m in ms)]
+    op_fixed = fixed_after_last_broken(op)
     parts, used = [], []
     if public_fixed:
         parts.append(f"The public `flashinfer.fp4_quantize` traces from FlashInfer {public_fixed[0]} "
