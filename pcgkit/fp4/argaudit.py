@@ -145,8 +145,9 @@ def _skip_dirs() -> tuple[str, ...]:
     if not _SKIP_DIRS:
         import torch
 
-        _SKIP_DIRS = (os.path.dirname(torch.__file__) + os.sep, os.path.dirname(os.__file__) + os.sep,
-                      os.path.abspath(__file__))
+        # torch's dispatch, the standard library, and this module's own frames are never a boundary of the entry
+        _SKIP_DIRS = (os.path.dirname(inspect.getfile(torch)) + os.sep, os.path.dirname(inspect.getfile(os)) + os.sep,
+                      _summary.__code__.co_filename)
     return _SKIP_DIRS
 
 
