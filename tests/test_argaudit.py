@@ -110,3 +110,25 @@ def test_the_kits_custom_op_passes_over_the_installed_flashinfer():
     assert result.passed, result.findings
     assert any(b.startswith("flashinfer.") for b in result.boundaries) and result.boundaries[-1].startswith("kernel ")
     assert fake_execution(fp4_quantize_op(), OP_NAME) == ()
+
+
+def test_an_op_with_a_cuda_kernel_only_is_audited_through_that_kernel():
+    """SGLang registers its ops for CUDA only: on CPU the audit calls the op's CUDA kernel (its Python body) with
+    CPU tensors instead of reporting the missing CPU kernel as a failure of the call path."""
+    from torch.library import Library
+
+    from pcgkit.fp4.argaudit import runnable_here
+
+    log: list[KernelCall] = []
+    _, keyword_op = _chain(log)
+    lib = Library("pcgkit_audit_probe", "FRAGMENT")
+    lib.define("q(Tensor input, Tensor? global_scale=None, SymInt sf_vec_size=16, bool sf_use_ue8m0=False, "
+               "bool is_sf_swizzled_layout=True, bool is_sf_8x4_layout=False, bool? enable_pdl=None) -> Tensor")
+    lib.impl("q", keyword_op, "CUDA")
+    op = torch.ops.pcgkit_audit_probe.q
+    with pytest.raises(NotImplementedError):
+        op(torch.ones(8, 64))
+    _, how = runnable_here(op)
+    result = audit(op, "probe op", log)
+    assert "CUDA kernel only" in how and result.how_called == how
+    assert result.passed, result.findings

@@ -81,6 +81,7 @@ class ArgumentAudit:
     not_audited: tuple[str, ...]  # parameters of the entry with no variant (named, not hidden)
     boundaries: tuple[str, ...]  # the boundaries the baseline call crossed, outermost first
     findings: tuple[str, ...]  # empty: every argument reaches its own parameter everywhere
+    how_called: str = ""  # "" = called as a caller calls it; else how (a CUDA-only op called through its kernel)
     label: str = LABEL
 
     @property
@@ -261,6 +262,38 @@ def annotation_findings(raw: list[tuple[str, str, Any]], boundaries: list[Bounda
             for where, name, value in raw if not _fits(notes.get((where, name)), value)]
 
 
+def _overload_of(entry: Any) -> Any:
+    """The torch OpOverload behind `entry` (a packet's default, a custom op's), or None for a plain function."""
+    import torch
+
+    if isinstance(entry, torch._ops.OpOverload):
+        return entry
+    if isinstance(entry, torch._ops.OpOverloadPacket):
+        return entry.default
+    return getattr(entry, "_opoverload", None)
+
+
+def runnable_here(entry: Any) -> tuple[Callable[..., Any], str]:
+    """(a callable taking the entry's keyword arguments, how it is called). A torch op with a kernel for CUDA only
+    (SGLang registers its ops so) is called through that kernel with CPU tensors: its body is Python either way,
+    and the audit is about that body, not about the device."""
+    import torch
+
+    overload = _overload_of(entry)
+    if overload is None:
+        return entry, ""
+    name = overload.name()
+
+    def has(key: str) -> bool:
+        return torch._C._dispatch_has_kernel_for_dispatch_key(name, key)
+
+    if any(has(key) for key in ("CPU", "CompositeExplicitAutograd", "CompositeImplicitAutograd")) or not has("CUDA"):
+        return entry, ""
+    keys = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
+    return (lambda **kwargs: overload.redispatch(keys, **kwargs)), (
+        f"{name} registers a CUDA kernel only: called through that kernel with CPU tensors")
+
+
 def parameters_of(entry: Any) -> tuple[str, ...]:
     """The entry's parameter names: a torch op's schema, a torch.library custom op's, or the signature."""
     schema_op = getattr(entry, "_opoverload", None) or getattr(entry, "default", None) or entry
@@ -278,8 +311,10 @@ def audit(entry: Any, name: str, kernel_log: list[KernelCall]) -> ArgumentAudit:
     audited = tuple(p for p in params if p in table)
     not_audited = tuple(p for p in params if p not in table)
 
+    runnable, how_called = runnable_here(entry)
+
     def call_with(kwargs: Mapping[str, Any]) -> Callable[[], Any]:
-        return lambda: entry(**kwargs)
+        return lambda: runnable(**kwargs)
 
     base_kwargs = {p: table[p][0]() for p in audited}
     tensors = tuple(v for v in base_kwargs.values() if hasattr(v, "untyped_storage"))
@@ -306,7 +341,7 @@ def audit(entry: Any, name: str, kernel_log: list[KernelCall]) -> ArgumentAudit:
                 continue
             findings += compare(parameter, baseline, changed)
     return ArgumentAudit(name, audited, not_audited, tuple(b.where for b in baseline),
-                         tuple(dict.fromkeys(findings + typed)))
+                         tuple(dict.fromkeys(findings + typed)), how_called=how_called)
 
 
 def audit_flashinfer_entry(entry: Any, name: str) -> ArgumentAudit:

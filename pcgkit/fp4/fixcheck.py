@@ -36,7 +36,7 @@ def check_call_path(ctx: CaseContext, entry: Any, name: str) -> tuple[str | None
     fake = fake_execution(entry, name) + fake_execution(wrapper, f"FlashInfer's Python {wrapper.__module__}.fp4_quantize")
     ctx.evidence["fake_execution"] = {"entry": name, "also": "FlashInfer's Python fp4_quantize", "findings": list(fake)}
     failures = ([] if audit.passed else [audit.summary()]) + list(fake[:1])
-    return ("; ".join(failures) or None), SHORT
+    return ("; ".join(failures) or None), SHORT + (f"; {audit.how_called}" if audit.how_called else "")
 
 
 def numbers_not_run(ctx: CaseContext, found: str) -> str:
