@@ -68,8 +68,9 @@ class Statement:
         if not self.sources:
             raise ValueError(f"a statement without a source: {self.text!r}")
 
-    def cite_short(self) -> str:
-        """The sources in a few words for tight places (README box, drafts): kind, what, the date."""
+    def cite_short(self, say_simulated: bool = True) -> str:
+        """The sources in a few words for tight places (README box, drafts): kind, what, the date. say_simulated
+        False where the page already says it once (an issue draft's note)."""
         parts = []
         for source in self.sources:
             if source.kind == CELLS:
@@ -80,7 +81,7 @@ class Statement:
                 parts.append(f"{source.ref.split(' (')[0]} as of {source.as_of}")
             else:
                 parts.append(f"{source.ref.split(' (')[0]}, {source.as_of}")
-        return "; ".join(dict.fromkeys(parts)) + ("; simulated" if self.simulated else "")
+        return "; ".join(dict.fromkeys(parts)) + ("; simulated" if self.simulated and say_simulated else "")
 
     def to_dict(self) -> dict:
         return {"topic": self.topic, "text": self.text, "simulated": self.simulated,
@@ -144,6 +145,16 @@ class Quote:
 
 
 @dataclasses.dataclass(frozen=True)
+class ModelCost:
+    """One model's own measured cost (the cost file's `per_model`): per-phase lines for that model alone."""
+
+    model: str
+    parameters: int | None
+    arch: str | None  # the GPU family measured on, e.g. "SM90" (never the SM120 the bug is about)
+    figures: tuple[tuple[str, str], ...]  # (phase, one-line figure)
+
+
+@dataclasses.dataclass(frozen=True)
 class CostMeasurement:
     """The workaround's cost as the kit measured it (fixtures/measurements/piecewise-cost.json)."""
 
@@ -153,6 +164,8 @@ class CostMeasurement:
     figures: tuple[tuple[str, str], ...]  # (phase, one-line figure), e.g. ("prefill/extend", "TTFT +18% ...")
     simulated: bool
     source: str  # the file
+    arch: str | None = None  # "SM90": the family of the GPU the file was measured on (absent in older files)
+    per_model: tuple[ModelCost, ...] = ()  # each model's own lines (absent in older files)
 
 
 @dataclasses.dataclass(frozen=True)
