@@ -150,6 +150,7 @@ def test_each_submodule_that_did_not_import_gets_its_reason():
         ("flashinfer.x.sm100_matmul", "NameError: name 'cluster_shape_mnk' is not defined"),
         ("flashinfer.moe_ep.kernel_src.sm90.k", "RuntimeError: kernel module 'common' is already imported from 'flashinfer/moe_ep/'"),
         ("op trtllm::x", "RuntimeError: unreadable"),
+        ("flashinfer.cute_dsl.attention", "AttributeError: module 'cutlass.cute.core' has no attribute 'ThrMma'"),  # 0.6.12
     ]
     reasons = {r["submodule"]: (r["reason"], r["detail"]) for r in import_reasons(errors, requires)}
     assert reasons["flashinfer.comm.nvshmem"] == ("optional dependency, declared",
@@ -158,7 +159,8 @@ def test_each_submodule_that_did_not_import_gets_its_reason():
     assert reasons["flashinfer.cute_dsl.sparse.sm100_blk128"][0] == "optional dependency, undeclared"
     assert reasons["flashinfer.x.sm100_matmul"][0] == "upstream defect"
     assert reasons["flashinfer.moe_ep.kernel_src.sm90.k"][0] == "kit: import-all"
-    assert len(reasons) == 5
+    assert reasons["flashinfer.cute_dsl.attention"] == ("dependency drift", "the installed cutlass lacks 'ThrMma'")
+    assert len(reasons) == 6
 
 
 def test_triage_reads_the_compile_unsafe_calls_of_the_users_release_only():

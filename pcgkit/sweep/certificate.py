@@ -23,8 +23,11 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
+from pcgkit.values.verdict import Verdict
+
 SCHEMA = "pcgkit.certificate/1"
-STATUSES = ("traces-and-runs", "traces-but-fails", "opaque-op", "breaks", "fake-missing", "fake-drift", "not-judged")
+# traces-but-fails is the kit's verdict word (pcgkit.values.verdict, issue 34): traced, then the call failed when run.
+STATUSES = ("traces-and-runs", Verdict.TRACES_BUT_FAILS.value, "opaque-op", "breaks", "fake-missing", "fake-drift", "not-judged")
 TRACED = ("traces-and-runs", "opaque-op")
 BREAKS = ("breaks-in-jit-loader", "breaks-elsewhere", "fake-reaches-kernel")
 _OP_CLASS_STATUS = {"opaque-op": "opaque-op", "fake-missing": "fake-missing", "fake-drift": "fake-drift",
@@ -46,7 +49,7 @@ def judged_status(first_class: str, where: str, runs: bool, run_error_type: str,
             return ("opaque-op" if first_class == "opaque-op" else "traces-and-runs"), where
         if run_error_type in INPUT_REJECTIONS:
             return "not-judged", f"traced, but the release rejected the derived inputs when run: {run_error[:160]}"
-        return "traces-but-fails", f"traced; the fake run raised {run_error[:160]}"
+        return Verdict.TRACES_BUT_FAILS.value, f"traced; the fake run raised {run_error[:160]}"
     if first_class in BREAKS:
         return "breaks", where
     if first_class == "error" and not runs and run_error_type in INPUT_REJECTIONS:

@@ -10,6 +10,9 @@ declares it (its Requires-Dist, `requires` as importlib.metadata gives them) and
   upstream defect                 the module raises on import on any host (NameError, SyntaxError, ...)
   kit: import-all                 two sibling kernel trees cannot both be imported into one process:
                                   the kit's walk imports every submodule, a user imports one
+  dependency drift                a dependency the release declares (without an upper bound) is installed
+                                  in a release that lacks a name the module uses ("module 'cutlass.cute.core'
+                                  has no attribute 'ThrMma'")
   other                           none of the above (the error says what)
 """
 
@@ -19,7 +22,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 IMPORT_REASONS = ("optional dependency, declared", "optional dependency, undeclared", "GPU-only import",
-                  "upstream defect", "kit: import-all", "other")
+                  "upstream defect", "kit: import-all", "dependency drift", "other")
 # import name -> distribution names that provide it (where they differ)
 PROVIDERS = {"nvshmem": ("nvshmem4py-cu12", "nvshmem4py-cu13"), "tvm": ("apache-tvm",), "quack": ("quack-kernels",),
              "cutlass": ("nvidia-cutlass-dsl",), "cuda": ("cuda-python",)}
@@ -27,6 +30,7 @@ _MISSING_RE = re.compile(r"No module named '([\w.]+)'")
 _REQUIRES_PACKAGE_RE = re.compile(r"requires the `([\w.-]+)` package")
 _GPU_MARKERS = ("CUDA driver", "no NVIDIA driver", "cudaError", "libcuda.so", "No CUDA GPUs", "CUDA_ERROR")
 _DEFECTS = ("NameError", "SyntaxError", "IndentationError")
+_DRIFT_RE = re.compile(r"^AttributeError: module '([\w.]+)' has no attribute '(\w+)'")
 
 
 def _distribution(requirement: str) -> tuple[str, str]:
@@ -61,6 +65,9 @@ def import_reason(submodule: str, error: str, requires: Sequence[str]) -> dict:
     if error.split(":", 1)[0] in _DEFECTS:
         return {"submodule": submodule, "reason": IMPORT_REASONS[3], "package": "",
                 "detail": "raises on import on any host", "error": error}
+    if drift := _DRIFT_RE.search(error):
+        return {"submodule": submodule, "reason": "dependency drift", "package": drift.group(1).split(".")[0],
+                "detail": f"the installed {drift.group(1).split('.')[0]} lacks {drift.group(2)!r}", "error": error}
     if "is already imported from" in error:
         return {"submodule": submodule, "reason": IMPORT_REASONS[4], "package": "",
                 "detail": "a sibling tree's module of the same name was imported first by the kit's walk", "error": error}

@@ -141,7 +141,8 @@ def judge_op(op, call: dict | None, device: str, can_run: bool) -> OpJudgement:
     outcome = trace(lambda *a: packet(*a, **kwargs), args, fullgraph=True, execute=False, graphs=graphs)
     names = [n.split(".", 1)[0] for n in graph_op_names(graphs)] if outcome.traced else []
     one_node = outcome.traced and names.count(op.qualname) == 1
-    fake_vs_real, opcheck, note = "", {}, ""
+    fake_vs_real, note = "", ""
+    opcheck: dict[str, str] = {}
     if op.has_fake and can_run:
         try:
             real = _metadata(packet(*args, **kwargs))
