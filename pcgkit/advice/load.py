@@ -19,6 +19,7 @@ from pathlib import Path
 from pcgkit import resources
 from pcgkit.advice.model import COST_FILE, SGLANG_CASE_BY_ARCH, arch_family
 from pcgkit.advice.values import CostMeasurement, Evidence, Measurement, Mode2Run, Quote, UpstreamRead, Versions
+from pcgkit.e2e.cost import model_effects
 from pcgkit.errors import UsageError
 from pcgkit.sglang.releases import TABLE_FILE, parse_table
 from pcgkit.values.verdict import Verdict
@@ -97,7 +98,8 @@ def _iso_date(text: str) -> bool:
 def parse_cost(data: dict, source: str = COST_FILE) -> CostMeasurement:
     """The measured cost file (issue 26 writes it from the H200): device, model, date, figures per phase. Pure.
 
-    `phases` maps a phase (prefill/extend, decode) to either a one-line `summary` or its figures.
+    `phases` maps a phase (prefill/extend, decode) to either a one-line `summary` or its figures; `runs` (the
+    combined file) gives the per-model effects the statement is worded from (pcgkit.e2e.cost.model_effects).
     """
     if data.get("schema") != COST_SCHEMA:
         raise ValueError(f"{source}: schema {data.get('schema')!r}, expected {COST_SCHEMA!r}")
@@ -109,8 +111,10 @@ def parse_cost(data: dict, source: str = COST_FILE) -> CostMeasurement:
     figures = tuple((str(phase), str(body.get("summary")) if isinstance(body, dict) and body.get("summary") else
                      ", ".join(f"{k} {v}" for k, v in body.items()) if isinstance(body, dict) else str(body))
                     for phase, body in items)
+    effects = model_effects(data) if data.get("runs") else ()
     return CostMeasurement(str(data["device"]), str(data["model"]), str(data["date"])[:10], figures,
-                           bool(data.get("simulated", False)), source)
+                           bool(data.get("simulated", False)), source, effects,
+                           str((data.get("versions") or {}).get("sglang") or ""))
 
 
 def mode2_record(results: dict, source: str) -> dict:

@@ -28,6 +28,7 @@ from pcgkit.advice.values import (
     Statement,
     Versions,
 )
+from pcgkit.e2e.cost import effect_sentence, startup_sentence
 from pcgkit.sglang import facts as sglang_facts
 from pcgkit.sglang.case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120
 from pcgkit.sglang.releases import ReleaseFacts, version_key
@@ -315,20 +316,37 @@ def _switch(release: str, evidence: Evidence) -> Statement:
     return Statement(text, tuple(sources), False, "switch")
 
 
+def _upstream_claims(evidence: Evidence, phases: tuple[str, ...] = ()) -> tuple[str, tuple[Source, ...]]:
+    """Upstream figures as upstream's claims, each with its link and the date it was read (never the kit's). Pure."""
+    quotes = [q for q in evidence.cost_quotes if not phases or q.phase in phases]
+    text = "; ".join(f"{q.text} ({q.phase}; {q.url}, read {q.as_of})" for q in quotes)
+    return text, tuple(Source(UPSTREAM, q.url, q.as_of) for q in quotes)
+
+
 def cost_statement(evidence: Evidence) -> Statement | None:
-    """What running without piecewise graphs costs: the kit's measurement, else 'not measured' and quotes. Pure."""
+    """What running without piecewise graphs costs: the kit's measurement per model, with the setup's noise and
+    what it was not measured on, then upstream's figures as upstream's claims; else 'not measured'. Pure."""
+    claims, claim_sources = _upstream_claims(evidence)
+    upstream = f" Upstream says, not measured by the kit: {claims}." if claims else ""
     if evidence.cost is not None:
         cost = evidence.cost
-        figures = "; ".join(f"{phase}: {figure}" for phase, figure in cost.figures)
-        text = (f"Measured cost of running without piecewise CUDA graphs ({cost.device}"
-                f"{', simulated' if cost.simulated else ''}, {cost.model}, {cost.date}): {figures}.")
-        return Statement(text, (Source(MEASUREMENT, cost.source, cost.date),), cost.simulated, "cost")
+        where = (f"{cost.device}{', simulated' if cost.simulated else ''}"
+                 + (f", SGLang {cost.sglang}" if cost.sglang else "") + f", {cost.date}")
+        if cost.effects:
+            prefill = "; ".join(effect_sentence(e) for e in cost.effects)
+            startup = "; ".join(s for e in cost.effects if (s := startup_sentence(e)))
+            text = (f"Measured cost of running without piecewise CUDA graphs ({where}; tiny random-weight bf16 models "
+                    f"only, not measured at a real model's size): {prefill}."
+                    + (f" Start-up: {startup}." if startup else ""))
+        else:
+            figures = "; ".join(f"{phase}: {figure}" for phase, figure in cost.figures)
+            text = f"Measured cost of running without piecewise CUDA graphs ({where}, {cost.model}): {figures}."
+        return Statement(text + upstream, (Source(MEASUREMENT, cost.source, cost.date), *claim_sources),
+                         cost.simulated, "cost")
     if not evidence.cost_quotes:
         return None
-    quotes = "; ".join(f"\u201c{q.text}\u201d ({q.phase}, {q.url})" for q in evidence.cost_quotes)
-    text = (f"Cost of running without piecewise CUDA graphs: not measured by the kit ({COST_FILE} does not exist yet). "
-            f"Upstream figures, quoted, not the kit's: {quotes}.")
-    return Statement(text, tuple(Source(UPSTREAM, q.url, q.as_of) for q in evidence.cost_quotes), False, "cost")
+    text = f"Cost of running without piecewise CUDA graphs: not measured by the kit ({COST_FILE} does not exist yet).{upstream}"
+    return Statement(text, claim_sources, False, "cost")
 
 
 def advise(versions: Versions, arch: str | None, evidence: Evidence) -> Answer:

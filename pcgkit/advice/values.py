@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from pcgkit.e2e.cost import ModelEffect
 from pcgkit.sglang.releases import ReleaseFacts
 
 SCHEMA = "pcgkit.advice/1"
@@ -150,9 +151,11 @@ class CostMeasurement:
     device: str
     model: str
     date: str
-    figures: tuple[tuple[str, str], ...]  # (phase, one-line figure), e.g. ("prefill/extend", "TTFT +18% ...")
+    figures: tuple[tuple[str, str], ...]  # (phase, the file's one-line summary), for a file without per-run data
     simulated: bool
     source: str  # the file
+    effects: tuple[ModelEffect, ...] = ()  # per model, over its runs (pcgkit.e2e.cost.model_effects)
+    sglang: str = ""  # the release the servers ran
 
 
 @dataclasses.dataclass(frozen=True)

@@ -10,6 +10,8 @@ alike; start-up pays the piecewise compile and capture.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import statistics
 from typing import Mapping
 
@@ -71,44 +73,29 @@ def _per_s(tokens: int, seconds: float | None) -> float | None:
     return round(tokens / seconds, 1) if seconds else None
 
 
-def _range(values: list[float | None]) -> str:
-    known = [v for v in values if v is not None]
-    if not known:
-        return "n/a"
-    low, high = min(known), max(known)
-    return f"{low:.2f}x" if abs(high - low) < 0.005 else f"{low:.2f}x to {high:.2f}x"
-
-
-def summaries(figs: list[dict]) -> dict[str, str]:
-    """One line per phase, on/off ratios (below 1: piecewise on is faster; the workaround costs 1/ratio)."""
+def summaries(figs: list[dict], model: str = "the model", parameters: int | None = None,
+              launch: Mapping | None = None) -> dict[str, str]:
+    """One line per phase for one model's run, in the same words as the combined file (percent by which piecewise
+    off took longer than on; what the graphs do not serve as the noise beside it)."""
+    run = {"model": model, "model_detail": {"parameters": parameters} if parameters else {}, "launch": launch or {},
+           "phases": {phase: {"figures": [f for f in figs if f["phase"] == phase]} for phase in PHASES}}
+    (effect,) = model_effects({"runs": [run]})
     out = {}
-    prefill = [f for f in figs if f["phase"] == PREFILL]
-    if prefill:
-        out[PREFILL] = (f"prefill latency with piecewise on / off: {_range([f['ratio_on_over_off'] for f in prefill])} "
-                        f"over prompts of {', '.join(str(f['prompt_tokens']) for f in prefill)} tokens "
-                        f"(the workaround, off, takes {_range([_inverse(f['ratio_on_over_off']) for f in prefill])} the time)")
-    decode = [f for f in figs if f["phase"] == DECODE]
-    if decode:
-        out[DECODE] = (f"decode step time on / off: {_range([f['ratio_on_over_off'] for f in decode])} at batch "
-                       f"{', '.join(str(f['batch']) for f in decode)} (decode uses the regular CUDA graphs either way)")
-    startup = {f["name"]: f for f in figs if f["phase"] == STARTUP}
-    ready = startup.get("launch to /health ready")
-    capture = startup.get("piecewise CUDA graph capture (SGLang's log)")
-    if ready:
-        out[STARTUP] = (f"launch to ready: {ready['on']} s on, {ready['off']} s off"
-                        + (f"; piecewise capture {capture['on']} s" if capture and capture.get("on") is not None else ""))
+    if effect.served:
+        out[PREFILL] = effect_sentence(effect)
+    if decode := _decode(effect):
+        out[DECODE] = (f"turning piecewise off {change_words(decode, 'the decode step')} "
+                       f"(decode runs on the regular CUDA graphs either way)")
+    if startup := startup_sentence(effect):
+        out[STARTUP] = startup
     return out
-
-
-def _inverse(value: float | None) -> float | None:
-    return round(1 / value, 3) if value else None
 
 
 def document(*, device: str, device_detail: dict, model: str, model_detail: dict, date: str, versions: dict,
              runs: Mapping[str, Mapping], launch: dict, method: str, cache_state: str) -> dict:
     """The committed measurement file (schema COST_SCHEMA; `phases` as pcgkit.advice.load.parse_cost reads it)."""
     figs = figures(runs)
-    lines = summaries(figs)
+    lines = summaries(figs, model, model_detail.get("parameters"), launch)
     return {
         "schema": COST_SCHEMA,
         "device": device,
@@ -140,40 +127,161 @@ def render(doc: Mapping) -> str:
     return "\n".join(lines)
 
 
-def _span(values: list[float | None]) -> str:
-    known = sorted(v for v in values if v is not None)
-    if not known:
-        return "n/a"
-    return f"{known[0]:.2f}-{known[-1]:.2f} (median {statistics.median(known):.2f})"
+# --- per model, in a user's words --------------------------------------------------------------
+# Runs are never pooled across models: the 1.31 M and 38 M parameter models of 2026-12-01 moved prefill in
+# opposite directions. What the piecewise graphs do not serve in the same runs (decode, and prompts longer than
+# --piecewise-cuda-graph-max-tokens, which run eager either way) is the setup's noise, stated beside the effect.
+
+_MAX_TOKENS = re.compile(r"--piecewise-cuda-graph-max-tokens[ =](\d+)")
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelEffect:
+    """What turning piecewise off did on one model, over its runs: percentages by which `off` took longer than
+    `on` (negative: off was faster), from the medians of each figure."""
+
+    model: str
+    parameters: int | None
+    runs: int
+    graph_max_tokens: int | None  # the longest prompt the piecewise graphs serve in these runs
+    served: tuple[tuple[int, tuple[float, ...]], ...]  # (prompt tokens, % per run) for prompts the graphs serve
+    unserved: tuple[tuple[str, tuple[float, ...]], ...]  # ("decode batch 1" / "1024-token prefill", % per run)
+    capture_s: tuple[float, ...]  # piecewise capture per run (SGLang's log)
+    ready_s: tuple[tuple[float, float], ...]  # (on, off) launch to /health ready per run
+
+    @property
+    def served_all(self) -> tuple[float, ...]:
+        return tuple(v for _, values in self.served for v in values)
+
+    @property
+    def noise(self) -> float | None:
+        """The largest move of what the graphs do not serve: differences below it are this setup's noise."""
+        values = [abs(v) for _, vs in self.unserved for v in vs]
+        return max(values) if values else None
+
+    @property
+    def run_to_run(self) -> float | None:
+        """The largest difference between runs at the same prompt length (None with one run)."""
+        spreads = [max(vs) - min(vs) for _, vs in self.served if len(vs) > 1]
+        return max(spreads) if spreads else None
+
+
+def slower_pct(on: float | None, off: float | None) -> float | None:
+    """By how many percent `off` took longer than `on` (negative: faster). Pure."""
+    if on is None or off is None or on == 0:
+        return None
+    return round((off / on - 1) * 100, 1)
+
+
+def model_effects(doc: Mapping) -> tuple[ModelEffect, ...]:
+    """One ModelEffect per model of a combined document (or of a single run's), in the order first seen. Pure."""
+    runs = doc.get("runs") or [doc]
+    grouped: dict[str, list[Mapping]] = {}
+    for run in runs:
+        grouped.setdefault(str(run["model"]), []).append(run)
+    return tuple(_effect(model, rs) for model, rs in grouped.items())
+
+
+def _effect(model: str, runs: list[Mapping]) -> ModelEffect:
+    launch = " ".join(str(run.get("launch", {}).get("server_args_env", "")) for run in runs)
+    limits = {int(n) for n in _MAX_TOKENS.findall(launch)}
+    limit = min(limits) if limits else None
+    served: dict[int, list[float]] = {}
+    unserved: dict[str, list[float]] = {}
+    capture, ready = [], []
+    for run in runs:
+        for f in run["phases"][PREFILL]["figures"]:
+            pct = slower_pct(f["on"], f["off"])
+            if pct is None:
+                continue
+            if limit is None or f["prompt_tokens"] <= limit:
+                served.setdefault(int(f["prompt_tokens"]), []).append(pct)
+            else:
+                unserved.setdefault(f"{f['prompt_tokens']}-token prefill", []).append(pct)
+        for f in run["phases"][DECODE]["figures"]:
+            pct = slower_pct(f["on"], f["off"])
+            if pct is not None:
+                unserved.setdefault(f"decode batch {f['batch']}", []).append(pct)
+        for f in run["phases"][STARTUP]["figures"]:
+            if f["name"].startswith("piecewise CUDA graph capture") and f.get("on") is not None:
+                capture.append(float(f["on"]))
+            if f["name"] == "launch to /health ready" and f.get("on") is not None and f.get("off") is not None:
+                ready.append((float(f["on"]), float(f["off"])))
+    params = (runs[0].get("model_detail") or {}).get("parameters")
+    return ModelEffect(model, int(params) if params else None, len(runs), limit,
+                       tuple((t, tuple(v)) for t, v in sorted(served.items())),
+                       tuple((k, tuple(v)) for k, v in unserved.items()), tuple(capture), tuple(ready))
+
+
+def _decode(effect: ModelEffect) -> tuple[float, ...]:
+    return tuple(v for name, vs in effect.unserved if name.startswith("decode") for v in vs)
+
+
+def size_words(parameters: int | None, model: str) -> str:
+    """'a 38.28 M-parameter model' (or the model's own label when its size is not recorded). Pure."""
+    return f"a {parameters / 1e6:.2f} M-parameter model" if parameters else model
+
+
+def change_words(values: tuple[float, ...], what: str) -> str:
+    """'made prefill 4-30 % slower' / '... 3-9 % faster' / '... between 12 % faster and 4 % slower'. Pure."""
+    low, high = round(min(values)), round(max(values))
+    if low >= 0:
+        return f"made {what} {low}-{high} % slower" if low != high else f"made {what} {low} % slower"
+    if high <= 0:
+        return f"made {what} {-high}-{-low} % faster" if low != high else f"made {what} {-low} % faster"
+    return f"changed {what} between {-low} % faster and {high} % slower"
+
+
+def effect_sentence(effect: ModelEffect) -> str:
+    """One model's prefill effect with its noise, in a user's words. Pure."""
+    prompts = [t for t, _ in effect.served]
+    text = (f"on {size_words(effect.parameters, effect.model)} turning piecewise off "
+            f"{change_words(effect.served_all, 'prefill')} (prompts of "
+            + (f"{prompts[0]}-{prompts[-1]}" if len(prompts) > 1 else f"{prompts[0]}") + " tokens, "
+            + (f"{effect.runs} runs, which differed by up to {effect.run_to_run:.0f} points"
+               if effect.run_to_run is not None else f"{effect.runs} run" + ("s" if effect.runs > 1 else "")) + ")")
+    if effect.noise is not None:
+        unserved = ", ".join(name for name, _ in effect.unserved)
+        text += (f", against noise of up to {effect.noise:.0f} % (what the graphs do not serve moved that much "
+                 f"between the same servers: {unserved})")
+    return text
+
+
+def startup_sentence(effect: ModelEffect) -> str:
+    """Start-up on one model: piecewise capture per run, launch to ready on minus off per run. Pure."""
+    parts = []
+    if effect.capture_s:
+        parts.append(f"piecewise capture took {', '.join(f'{s:.2f}' for s in effect.capture_s)} s (SGLang's log, per run)")
+    if effect.ready_s:
+        diffs = ", ".join(f"{on - off:+.1f} s" for on, off in effect.ready_s)
+        parts.append(f"launch to ready with piecewise on minus off: {diffs} (per run)")
+    return f"{size_words(effect.parameters, effect.model)}: " + "; ".join(parts) if parts else ""
 
 
 def combine(docs: list[dict]) -> dict:
     """Several runs' documents (same device, other models or repeats) as one file: each phase's summary
-    spans every run's on/off ratios, each figure keeps the run it came from, every run stays whole. Pure."""
+    speaks per model (never a range pooled across models), each figure keeps the run it came from, every
+    run stays whole. Pure."""
     if not docs:
         raise ValueError("nothing to combine")
     devices = {d["device"] for d in docs}
     if len(devices) != 1:
         raise ValueError(f"runs from different devices: {sorted(devices)}")
     models = list(dict.fromkeys(d["model"] for d in docs))
-    phases: dict[str, dict] = {}
-    for phase in PHASES:
-        figs = [{**f, "run": i} for i, d in enumerate(docs) for f in d["phases"][phase]["figures"]]
-        ratios = [f["ratio_on_over_off"] for f in figs if f.get("ratio_on_over_off") is not None]
-        if phase == PREFILL:
-            summary = (f"piecewise on / off prefill latency ratio {_span(ratios)} over {len(docs)} runs, prompts of "
-                       f"{', '.join(sorted({str(f['prompt_tokens']) for f in figs}, key=int))} tokens: the workaround "
-                       f"(off) changed prefill latency by {_span([_inverse(r) for r in ratios])}x")
-        elif phase == DECODE:
-            summary = (f"decode step time ratio on / off {_span(ratios)} (batches "
-                       f"{', '.join(sorted({str(f['batch']) for f in figs}, key=int))}): decode runs on the regular "
-                       "CUDA graphs either way")
-        else:
-            capture = [f["on"] for f in figs if f["name"].startswith("piecewise CUDA graph capture") and f["on"] is not None]
-            ready = [f for f in figs if f["name"] == "launch to /health ready"]
-            summary = (f"piecewise capture adds {_span(capture)} s at start-up (SGLang's log); launch to ready "
-                       + "; ".join(f"{f['on']} s on vs {f['off']} s off" for f in ready))
-        phases[phase] = {"summary": summary, "figures": figs}
+    runs = [{**{k: d[k] for k in ("model", "model_detail", "date", "cache_state", "launch")},
+             "phases": _resummarised(d), "raw": {state: _without_temp_paths(run) for state, run in d["raw"].items()}}
+            for d in docs]
+    effects = model_effects({"runs": runs})
+    summaries_by_phase = {
+        PREFILL: "; ".join(effect_sentence(e) for e in effects),
+        DECODE: "; ".join(f"{size_words(e.parameters, e.model)}: turning piecewise off "
+                          + change_words(_decode(e), "the decode step")
+                          + " (decode runs on the regular CUDA graphs either way)" for e in effects if _decode(e)),
+        STARTUP: "; ".join(s for e in effects if (s := startup_sentence(e))),
+    }
+    phases = {phase: {"summary": summaries_by_phase[phase],
+                      "figures": [{**f, "run": i} for i, d in enumerate(docs) for f in d["phases"][phase]["figures"]]}
+              for phase in PHASES}
     return {
         "schema": COST_SCHEMA,
         "device": docs[0]["device"],
@@ -184,9 +292,15 @@ def combine(docs: list[dict]) -> dict:
         "versions": docs[0]["versions"],
         "method": docs[0]["method"],
         "phases": phases,
-        "runs": [{**{k: d[k] for k in ("model", "model_detail", "date", "cache_state", "launch", "phases")},
-                  "raw": {state: _without_temp_paths(run) for state, run in d["raw"].items()}} for d in docs],
+        "runs": runs,
     }
+
+
+def _resummarised(doc: Mapping) -> dict:
+    """A run's phases with their summaries in the current words (a run written before them keeps its figures)."""
+    figs = [f for phase in PHASES for f in doc["phases"][phase]["figures"]]
+    lines = summaries(figs, doc["model"], (doc.get("model_detail") or {}).get("parameters"), doc.get("launch"))
+    return {phase: {**doc["phases"][phase], "summary": lines.get(phase, "not measured")} for phase in PHASES}
 
 
 CHECKPOINT_PLACEHOLDER = "<the run's bf16 checkpoint: model_detail>"
