@@ -100,6 +100,7 @@ def _code(text: str) -> str:
 
 # The wording and the merge live in pcgkit.sglang.facts (compat.md's SGLang section uses them too).
 SwitchRow = sglang_facts.SwitchRow
+KEEP_GRAPHS = sglang_facts.KEEP_GRAPHS_HEADING
 
 
 def switch_rows(evidence: advice.Evidence) -> list[SwitchRow]:
@@ -161,9 +162,9 @@ def render_bug_box(found: list[ErrorString], warnings: list[str], rows: list[Swi
     out = ["> **Have this bug?** SGLang dies during \"Capture piecewise CUDA graph\" with one of:", ">"]
     out += render_error_list(found, warnings, prefix="> ")
     out += [">", f"> First command: `{CLI} triage server.log` (which failure, your versions, what to do).", ">",
-            "> | SGLang | piecewise CUDA graphs | to run without them |", "> |---|---|---|"]
+            f"> | SGLang | piecewise CUDA graphs | {KEEP_GRAPHS} | to run without them |", "> |---|---|---|---|"]
     in_range = sglang_releases_in_range()
-    out += [f"> | {_span(r.releases, in_range)} | {r.default} | {r.turn_off} |" for r in rows]
+    out += [f"> | {_span(r.releases, in_range)} | {r.default} | {r.keep_graphs} | {r.turn_off} |" for r in rows]
     out += [">", f"> Every release in range read from its own wheel ({generated}).", ">",
             "> Where it is fixed, measured (a range covers only the releases run as themselves):"]
     out += [f"> - {line}" for line in fixed]
@@ -175,8 +176,8 @@ def render_bug_facts(rows: list[SwitchRow], fixed: list[str], generated: str, co
                      threads: tuple[str, ...] = ()) -> str:
     """The per-release table in full (every release the kit read), fixes and threads, for the user's page. Pure."""
     out = [f"Read by `{CLI} advice read-releases` from each release's own wheel ({generated}):", "",
-           "| SGLang releases read | piecewise CUDA graphs | to run without them |", "|---|---|---|"]
-    out += [f"| {', '.join(r.releases)} | {r.default} | {r.turn_off} |" for r in rows]
+           f"| SGLang releases read | piecewise CUDA graphs | {KEEP_GRAPHS} | to run without them |", "|---|---|---|---|"]
+    out += [f"| {', '.join(r.releases)} | {r.default} | {r.keep_graphs} | {r.turn_off} |" for r in rows]
     out += ["", cost] if cost else []
     out += ["", "Where it is fixed, measured:", ""] + [f"- {line}" for line in fixed]
     if threads:

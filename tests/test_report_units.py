@@ -119,8 +119,9 @@ def test_shipped_upstream_file_parses_with_every_project_and_https_links():
     assert {p.id for p in facts.projects} == {"sglang", "flashinfer", "pytorch"}
     assert facts.links and all(link.url.startswith("https://") and link.as_of for link in facts.links)
     assert facts.switches  # derived from every release's wheel, not from the TOML
-    on = next(s for s in facts.switches if s.default == "on by default")
-    assert "0.5.12" in on.releases and on.turn_off == "pass `--disable-piecewise-cuda-graph`"
+    on = next(s for s in facts.switches if "0.5.12" in s.releases)
+    assert on.default == "on by default" and on.turn_off == "pass `--disable-piecewise-cuda-graph`"
+    assert on.keep_graphs == "pass `--enable-breakable-cuda-graph`"
 
 
 @pytest.mark.parametrize("section", ["switch", "fixed_in", "piecewise_off"])

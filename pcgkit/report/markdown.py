@@ -22,6 +22,7 @@ from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.report.sweep_section import is_sweep_case, render_sweep_section
 from pcgkit.report.upstream import Upstream
 from pcgkit.report.wording import axis_name, describe, evidence_label, fixed_from, not_judged
+from pcgkit.sglang.facts import KEEP_GRAPHS_HEADING
 from pcgkit.util.sanitize import md_cell, md_code
 from pcgkit.values.axes import GRID_AXES
 
@@ -91,9 +92,9 @@ def _switch_table(upstream: Upstream) -> list[str]:
         return []
     lines = ["", f"**Piecewise CUDA graph switch per release** (read from each release's own wheel, "
              f"{md_code(upstream.evidence.releases_source or 'fixtures/sglang_releases.json')}):", "",
-             "| SGLang releases | piecewise CUDA graphs | to run without them |", "|---|---|---|"]
-    return lines + [f"| {md(', '.join(s.releases))} | {md(s.default)} | {s.turn_off.replace('|', chr(92) + '|')} |"
-                    for s in upstream.switches]
+             f"| SGLang releases | piecewise CUDA graphs | {KEEP_GRAPHS_HEADING} | to run without them |", "|---|---|---|---|"]
+    return lines + [f"| {md(', '.join(s.releases))} | {md(s.default)} | {s.keep_graphs.replace('|', chr(92) + '|')} | "
+                    f"{s.turn_off.replace('|', chr(92) + '|')} |" for s in upstream.switches]
 
 
 def _statement_line(statement) -> str:
