@@ -17,7 +17,7 @@ from pcgkit.matrix.outcome import CellOutcome
 from pcgkit.report.markdown import render_markdown
 from pcgkit.report.model import BUG_VERDICTS, FIX, CaseColumn, CellReport, CompatReport, Entry, assemble
 from pcgkit.report.sglang_section import sglang_facts
-from pcgkit.values.verdict import LEGEND
+from pcgkit.values.verdict import BROKEN, LEGEND, Verdict
 
 __all__ = ["BUG_VERDICTS", "VERDICT_LEGEND", "build_compat", "case_columns", "case_family", "fix_works", "mode_entry", "render_markdown"]
 
@@ -63,9 +63,9 @@ def fix_works(verdict: str) -> str | None:
 
     not-applicable (this version lacks the code path) is neither: there is nothing to fix there.
     """
-    if verdict == "fixed":
+    if verdict == Verdict.FIXED.value:
         return "yes"
-    if verdict in ("reproduced", "drifted"):
+    if verdict in BROKEN:  # traces-but-fails included: a fix that traces and then fails to run does not work
         return "no"
     return None
 

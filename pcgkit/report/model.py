@@ -16,11 +16,10 @@ from pcgkit.report import attribution as attr
 from pcgkit.report.scrub import relative_paths
 from pcgkit.util.untrusted import UntrustedValueError, safe_id
 from pcgkit.values.axes import AXIS_IDS
-from pcgkit.values.verdict import LEGEND
+from pcgkit.values.verdict import BROKEN, BUG_VERDICTS, LEGEND
 
 COMPAT_SCHEMA = "pcgkit.compat/2"
 READABLE_SCHEMAS = ("pcgkit.compat/1", COMPAT_SCHEMA)
-BUG_VERDICTS = ("reproduced", "fixed", "drifted", "not-applicable")
 FAILURE = catalog.Family.FAILURE.value
 FIX = catalog.Family.FIX.value
 # One symbol per verdict, for grids (pcgkit.values.verdict.LEGEND; the colours ride along in the dashboard).
@@ -67,7 +66,7 @@ class Entry:
             return None
         parts = (self.innermost_frame or "").split(":")
         where = f"{parts[0]}:{parts[-1]}" if len(parts) >= 3 else "no FlashInfer frame"
-        return f"{self.verdict} at {where}" if self.verdict in ("reproduced", "drifted") else self.verdict
+        return f"{self.verdict} at {where}" if self.verdict in BROKEN else self.verdict
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Entry:

@@ -16,7 +16,7 @@ from pcgkit.catalog import BY_ID
 from pcgkit.report.model import SYMBOLS, CompatReport
 from pcgkit.report.wording import short
 from pcgkit.values import targets
-from pcgkit.values.verdict import LEGEND
+from pcgkit.values.verdict import LEGEND, Verdict
 from pcgkit.verdicts.result import CaseResult
 
 STYLE = {v.value: legend.style for v, legend in LEGEND.items()}
@@ -69,7 +69,7 @@ def run_table(results: Sequence[CaseResult]) -> tuple[Table, list[str]]:
             more = f" (+{len(reasons) - 1} other reasons)" if len(reasons) > 1 else ""
             notes.append(f"skipped target {t}: all {len(rows)} cases, {reason}{more}")
     for r in sorted(results, key=lambda r: (_case_order(r.mode), r.variant)):
-        if r.verdict.value in ("drifted", "error") or (r.variant in ran and r.verdict.value == "skipped"):
+        if r.verdict in (Verdict.DRIFTED, Verdict.TRACES_BUT_FAILS, Verdict.ERROR) or (r.variant in ran and r.verdict.value == "skipped"):
             notes.append(f"{r.mode} [{r.variant}] {r.verdict.value}: {r.reason}")
     return table, notes
 

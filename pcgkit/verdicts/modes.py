@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
+from pcgkit.values.runcheck import NOT_RUN_TRACE_ONLY, TRACED_CLEANLY, RunCheck, judge_run
 from pcgkit.values.signature import Signature
 from pcgkit.values.trace import TraceOutcome
 from pcgkit.values.verdict import Verdict
@@ -27,8 +28,11 @@ class Mode:
     matches: Matcher = dataclasses.field(repr=False, compare=False)
 
     def judge_traced(self, outcome: TraceOutcome) -> tuple[Verdict, str]:
-        """Verdict for a trace that succeeded. Fix modes (pcgkit.verdicts.fixmodes) also judge the compiled run."""
-        return Verdict.FIXED, "traced cleanly under fullgraph=True"
+        """Verdict for a trace that succeeded: the run check when the case made one (pcgkit.values.runcheck);
+        a case that only traces says so in the reason. Fix modes (pcgkit.verdicts.fixmodes) require the check."""
+        if isinstance(outcome.output, RunCheck):
+            return judge_run(outcome.output, TRACED_CLEANLY)
+        return Verdict.FIXED, f"{TRACED_CLEANLY}; {NOT_RUN_TRACE_ONLY}"
 
 
 def _is_dynamo_exception(sig: Signature) -> str | None:
