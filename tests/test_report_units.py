@@ -201,3 +201,17 @@ def test_regenerating_a_run_replaces_its_history_line_instead_of_adding_one(tmp_
     append_history(tmp_path, build_compat([], created="2026-01-01T00:00:00+00:00"))
     created = [json.loads(line)["created"] for line in (tmp_path / HISTORY_FILE).read_text().splitlines()]
     assert created == ["2026-01-02T00:00:00+00:00", "2026-01-01T00:00:00+00:00"]
+
+
+def test_sglang_facts_row_gives_one_piecewise_state_per_release():
+    """A cell that could not read the default (`unknown`) shows the state its release's wheel reads, said so; a cell
+    whose read disagrees with the wheel shows both; compat.md's 0.5.14 row no longer says 'unknown'."""
+    from pcgkit.report.sglang_section import piecewise_state
+
+    wheel = {"0.5.14": "on-by-default"}
+    assert piecewise_state({"default_state": "unknown"}, "0.5.14", wheel).startswith("on-by-default (read from the release wheel")
+    assert piecewise_state({"default_state": "opt-in"}, "0.5.14", wheel) == "opt-in (the release wheel reads on-by-default)"
+    assert piecewise_state({"default_state": "unknown"}, "0.5.99", wheel) == "unknown"
+    compat = (resources.fixtures_dir().parent / "reports" / "samples" / "matrix-2026-12-01" / "compat.md").read_text()
+    row = next(line for line in compat.splitlines() if line.startswith("| `sglang-0.5.14` | 0.5.14 | ") and "--" in line)
+    assert "| unknown |" not in row and "on-by-default" in row

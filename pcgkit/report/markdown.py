@@ -272,7 +272,8 @@ def render_markdown(report: CompatReport, upstream: Upstream | None = None, deta
         for ch in report.changes:
             changes.setdefault(ch.cell, []).append({"mode": ch.case, "previous": ch.previous, "current": ch.current})
         lines += render_sweep_section(report.sweep, changes, md)
-    lines += render_sglang_facts([dict(f) for f in report.sglang_facts], md)
+    wheel_states = {r.sglang: r.flags.default_state for r in (upstream or EMPTY).evidence.releases}
+    lines += render_sglang_facts([dict(f) for f in report.sglang_facts], md, wheel_states)
     lines += render_images(report.cells)
     lines += ["", "## Legend and environment", ""]
     lines += [f"- {symbol(v)} **{v}**: {text}" for v, text in report.legend.items()]
