@@ -59,12 +59,13 @@ def parse_snapshot(data: dict, source: str = SNAPSHOT_FILE) -> tuple[Measurement
     for cell in data.get("cells", ()):
         versions = Versions(cell.get("sglang"), cell.get("flashinfer-python"), cell.get("torch"))
         cell_arch = device_arch(str(cell.get("device", "")))
+        ran = set(cell.get("ran", ()))
         for case, verdict in sorted((cell.get("verdicts") or {}).items()):
             arch = _CASE_ARCH.get(case, cell_arch)
             if arch is None or verdict not in _STATEMENTS:
                 continue  # an error or a skip says nothing about the bug: not a measurement (a named gap)
             out.append(Measurement(str(cell["id"]), case, str(verdict), arch, bool(cell.get("simulated", True)),
-                                   versions, as_of, origin))
+                                   versions, as_of, origin, case in ran))
     return tuple(out)
 
 

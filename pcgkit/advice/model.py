@@ -88,12 +88,19 @@ def _state(verdicts: Iterable[str]) -> str:
     return UNKNOWN
 
 
-def fixed_after_last_broken(grouped: dict[str, list[Measurement]]) -> list[str]:
-    """Releases measured `fixed` above the newest release measured broken (traces-but-fails included), oldest
-    first: a release that only traced is not "fixed from" while a later one fails to run. Pure."""
+def fixed_after_last_broken(grouped: dict[str, list[Measurement]], traced: bool = False) -> list[str]:
+    """Releases measured `fixed` with their call path run (Measurement.works) above the newest release measured
+    broken (traces-but-fails included), oldest first: a release that only traced is not "fixed from" while a later
+    one fails to run. `traced=True` gives the releases that only traced (fixed before the run rule) instead. Pure."""
     broken = [r for r, ms in grouped.items() if any(m.verdict in _BROKEN for m in ms)]
-    return [r for r, ms in grouped.items() if any(m.verdict == "fixed" for m in ms)
+    wanted = (lambda m: m.traced_only) if traced else (lambda m: m.works)
+    return [r for r, ms in grouped.items() if any(wanted(m) for m in ms)
             and (not broken or version_key(r) > version_key(broken[-1]))]
+
+
+def verdict_words(m: Measurement) -> str:
+    """A measurement's verdict as a user reads it: `fixed` measured before the run rule says it only traced. Pure."""
+    return "fixed (traced; its call path not yet run by the kit)" if m.traced_only else m.verdict
 
 
 def by_release(measurements: Iterable[Measurement], axis: str) -> dict[str, list[Measurement]]:
@@ -172,7 +179,7 @@ def _affected(who: str, axis: str | None, case: str | None, release: str | None,
     own = measured.get(release)
     if own:
         state = _state(m.verdict for m in own)
-        verdicts = "; ".join(f"{m.case} {m.verdict} in cell {m.cell} ({_pins(m)})" for m in own)
+        verdicts = "; ".join(f"{m.case} {verdict_words(m)} in cell {m.cell} ({_pins(m)})" for m in own)
         differs = _pin_difference(own[0], versions, axis)
         text = f"{who} {release} on {where}: {state} ({verdicts}; {sim_label(own)} {_label(arch)}){differs}."
         return state, Statement(text, (cell_source(own),), any(m.simulated for m in own), "affected")
@@ -245,25 +252,31 @@ def _flashinfer_alone(release: str, evidence: Evidence) -> Statement | None:
 
 def _upgrade_sglang(release: str, case: str, arch: str, measured: dict[str, list[Measurement]],
                     evidence: Evidence) -> Statement:
-    later_fixed = [r for r in measured if version_key(r) > version_key(release) and _state(
-        m.verdict for m in measured[r]) == NOT_AFFECTED and any(m.verdict == "fixed" for m in measured[r])]
-    if not later_fixed:
+    later = {r: ms for r, ms in measured.items() if version_key(r) > version_key(release)}
+    works = fixed_after_last_broken(later)
+    traced = [r for r in fixed_after_last_broken(later, traced=True) if not works or version_key(r) < version_key(works[0])]
+    if not works and not traced:
         newest = list(measured)[-1] if measured else "none"
-        text = (f"No measured SGLang release after {release} traces {case} on {_label(arch)} "
+        text = (f"No measured SGLang release after {release} is fixed for {case} on {_label(arch)} "
                 f"(measured through {newest}).")
         sources = (cell_source(m for ms in measured.values() for m in ms),) if measured else (table_source(evidence),)
         return Statement(text, sources, any(m.simulated for ms in measured.values() for m in ms), "upgrade")
-    target = later_fixed[0]
+    target = works[0] if works else traced[0]
     proof = measured[target][0]
     from_target = [r for r in measured if version_key(r) >= version_key(target)]
     broken = [r for r in from_target if _state(m.verdict for m in measured[r]) != NOT_AFFECTED]
     in_range = [r.sglang for r in evidence.releases
                 if version_key(target) <= version_key(r.sglang) <= version_key(from_target[-1])]
     gaps = [r for r in in_range if r not in measured]
-    text = (f"Upgrade SGLang to {target}: the smallest measured release where {case} traces on {_label(arch)} "
-            f"(cell {proof.cell}: {proof.verdict}, {sim_label(measured[target])}, with its own pins {_pins(proof)}). "
-            f"Measured releases from it: {', '.join(from_target)}"
-            + (f"; not fixed among them: {', '.join(broken)}" if broken else ", all fixed")
+    cell = f"cell {proof.cell}: {verdict_words(proof)}, {sim_label(measured[target])}, with its own pins {_pins(proof)}"
+    if works:
+        claim = (f"Upgrade SGLang to {target}: fixed there, measured: the smallest measured release where {case} "
+                 f"traces on {_label(arch)} and its call path ran ({cell}).")
+    else:
+        claim = (f"Upgrade SGLang to {target}: the smallest measured release where {case} traces on {_label(arch)} "
+                 f"({cell}); the kit has not yet run its call path there, so it is not shown to run.")
+    text = (claim + f" Measured releases from it: {', '.join(from_target)}"
+            + (f"; not fixed among them: {', '.join(broken)}" if broken else "")
             + (f"; not measured in that range (not run as themselves, or no verdict there): {', '.join(gaps)}." if gaps else "."))
     proof_ms = [m for r in from_target for m in measured[r]]
     cited = [cell_source(proof_ms)]
@@ -275,25 +288,36 @@ def _upgrade_sglang(release: str, case: str, arch: str, measured: dict[str, list
 def _upgrade_flashinfer(release: str, arch: str, evidence: Evidence) -> Statement:
     public = _measured(evidence, FLASHINFER_CASE, arch, "flashinfer")
     op = _measured(evidence, FLASHINFER_OP_CASE, arch, "flashinfer")
-    public_fixed = [r for r, ms in public.items() if any(m.verdict == "fixed" for m in ms)]
+    public_fixed = fixed_after_last_broken(public)
     op_fixed = fixed_after_last_broken(op)
+    op_traced = [r for r in fixed_after_last_broken(op, traced=True) if not op_fixed or version_key(r) < version_key(op_fixed[0])]
+    op_failing = [r for r, ms in op.items() if any(m.verdict == "traces-but-fails" for m in ms)]
     parts, used = [], []
     if public_fixed:
-        parts.append(f"The public `flashinfer.fp4_quantize` traces from FlashInfer {public_fixed[0]} "
-                     f"(measured: {', '.join(public_fixed)}).")
+        parts.append(f"The public `flashinfer.fp4_quantize` is fixed in FlashInfer {public_fixed[0]}, measured "
+                     f"({', '.join(public_fixed)}).")
         used += [m for r in public_fixed for m in public[r]]
     elif public:
         releases = list(public)
         parts.append(f"No measured FlashInfer release makes the public `flashinfer.fp4_quantize` traceable "
                      f"({FLASHINFER_CASE} on {_label(arch)}, measured {', '.join(releases)}).")
         used += [m for ms in public.values() for m in ms]
+    if op_failing:
+        parts.append(f"`torch.ops.flashinfer.fp4_quantize` traces but fails when run on {', '.join(op_failing)} "
+                     f"({FLASHINFER_OP_CASE} traces-but-fails: the call path misbinds or raises with a caller's "
+                     f"arguments): do not call it there.")
+        used += [m for r in op_failing for m in op[r]]
+    if op_traced:
+        parts.append(f"On {', '.join(op_traced)} `torch.ops.flashinfer.fp4_quantize` traced, measured before the kit ran "
+                     f"call paths: not shown to run, so not a release to switch to.")
+        used += [m for r in op_traced for m in op[r]]
     if op_fixed:
         first = op_fixed[0]
         have = version_key(release) >= version_key(first)
-        parts.append(("Your release has `torch.ops.flashinfer.fp4_quantize`, which traces" if have else
-                      f"From FlashInfer {first}, `torch.ops.flashinfer.fp4_quantize` traces")
-                     + f" ({FLASHINFER_OP_CASE} fixed in {', '.join(op_fixed)}): callers must switch to it"
-                     + ("." if have else f", so upgrade to {first} or later and call the op."))
+        parts.append(("Your release's `torch.ops.flashinfer.fp4_quantize` is fixed there, measured" if have else
+                      f"`torch.ops.flashinfer.fp4_quantize` is fixed in FlashInfer {first}, measured")
+                     + f" ({FLASHINFER_OP_CASE}: traces and its call path ran on {', '.join(op_fixed)}): callers must "
+                       f"switch to it" + ("." if have else f", so upgrade to {first} or later and call the op."))
         used += [m for r in op_fixed for m in op[r]]
     if not parts:
         return Statement(f"No FlashInfer-level cell was measured on {_label(arch)}.", (table_source(evidence),),

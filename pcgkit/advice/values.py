@@ -100,6 +100,17 @@ class Measurement:
     versions: Versions  # as installed in the cell
     as_of: str  # ISO date of the matrix run
     source: str  # the file the verdict was read from
+    ran: bool = False  # a `fixed` whose call path ran (the snapshot's `ran`); False: it only traced
+
+    @property
+    def works(self) -> bool:
+        """`fixed` with its call path run: the only verdict a "fixed from" or an upgrade target may rest on."""
+        return self.verdict == "fixed" and self.ran
+
+    @property
+    def traced_only(self) -> bool:
+        """`fixed` measured before the run rule: it traced; nothing says it runs."""
+        return self.verdict == "fixed" and not self.ran
 
 
 @dataclasses.dataclass(frozen=True)

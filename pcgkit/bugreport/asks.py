@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from pcgkit.advice.model import FLASHINFER_OP_CASE, by_release, fixed_after_last_broken
 from pcgkit.advice.summary import flashinfer_fixed, mode2_condition, sglang_fixed
 from pcgkit.advice.values import CELLS, UPSTREAM, Evidence, Source, Statement, UpstreamRead
 from pcgkit.sglang import facts as sglang_facts
@@ -53,16 +54,25 @@ def _flashinfer(evidence: Evidence) -> Ask | None:
     public = sorted({m.versions.flashinfer for m in evidence.measurements if m.case == "mode1" and m.versions.flashinfer},
                     key=version_key)
     still_broken = "untraceable on every measured release" in measured.text
+    op = by_release((m for m in evidence.measurements if m.case == FLASHINFER_OP_CASE and m.arch == "sm120"), "flashinfer")
+    op_works = fixed_after_last_broken(op)
+    op_failing = [r for r, ms in op.items() if any(m.verdict == "traces-but-fails" for m in ms)]
     if pr is not None and pr.first_release and still_broken:
+        switch = (f"callers must switch to `torch.ops.flashinfer.fp4_quantize` (fixed in {op_works[0]}, measured)"
+                  if op_works else "its `torch.ops.flashinfer.fp4_quantize` is not shown to run on a measured release")
         headline = (f"Public `flashinfer.fp4_quantize` is still untraceable under torch.compile(fullgraph=True) on every "
-                    f"measured release through {public[-1]}; callers must switch to `torch.ops.flashinfer.fp4_quantize`")
+                    f"measured release through {public[-1]}; {switch}")
         last = _last_broken_sglang(evidence)
         who = (f"SGLang releases without their own op (measured through {last}) and direct callers still crash"
                if last else "direct callers still crash")
+        failing = (f" On {', '.join(op_failing)} the op traces but its call path fails when run with a caller's arguments "
+                   f"(`{FLASHINFER_OP_CASE}` traces-but-fails: the argument audit's evidence is in the measured cells), so "
+                   f"calling it there is no fix." if op_failing else "")
         text = (f"{_cite(issue)} was closed by {_cite(pr)}, which added `torch.ops.flashinfer.fp4_quantize`. The public "
-                f"wrapper does not route through it and no SGLang release calls the op, so {who}. What we ask: make the public `fp4_quantize` dispatch through the registered op (or resolve its JIT "
-                f"module outside the traced call); failing that, say in its docstring that code under torch.compile must "
-                f"call `torch.ops.flashinfer.fp4_quantize`.")
+                f"wrapper does not route through it and no SGLang release calls the op, so {who}.{failing} What we ask: "
+                f"make the public `fp4_quantize` dispatch through the registered op (or resolve its JIT module outside the "
+                f"traced call); failing that, say in its docstring that code under torch.compile must call "
+                f"`torch.ops.flashinfer.fp4_quantize`" + (f" (from {op_works[0]})." if op_works else "."))
     else:
         headline = "`flashinfer.fp4_quantize` cannot be traced by torch.compile(fullgraph=True)"
         text = ("What we ask: register `fp4_quantize` as a `torch.library.custom_op` with a fake, so dynamo treats it as "
@@ -75,7 +85,11 @@ def _sglang(evidence: Evidence) -> Ask | None:
     measured = sglang_fixed(evidence)
     if measured is None:
         return None
-    fixed = [m for m in evidence.measurements if m.case == "sglang-compile-sm120" and m.verdict == "fixed" and m.versions.sglang]
+    fixed = [m for m in evidence.measurements if m.case == "sglang-compile-sm120" and m.works and m.versions.sglang]
+    traced = [m for m in evidence.measurements if m.case == "sglang-compile-sm120" and m.traced_only and m.versions.sglang]
+    fixed_words = "fixed from {first} (measured)"
+    if not fixed and traced:  # a `fixed` from before the run rule: it traced; its call path was not run
+        fixed, fixed_words = traced, "traces from {first} (its call path not yet run by the kit)"
     broken = [m for m in evidence.measurements if m.case == "sglang-compile-sm120"
               and m.verdict in BROKEN and m.versions.sglang]
     if not fixed or not broken:
@@ -91,17 +105,18 @@ def _sglang(evidence: Evidence) -> Ask | None:
             f"crashing: {', '.join(r for r in printing if r in crashed) or 'none of them run'}) already print the "
             f"switch that turns them off when capture fails (read from their wheels)") if printing else ""
     if silent:
-        headline = (f"NVFP4 + piecewise CUDA graphs on SM120: fixed from {first} (measured); please document the switch "
-                    f"for {', '.join(silent)}")
+        headline = (f"NVFP4 + piecewise CUDA graphs on SM120: {fixed_words.format(first=first)}; please document the "
+                    f"switch for {', '.join(silent)}")
         ask = (f"What we ask: releases {', '.join(silent)} crash by default and do not name the switch in their "
                f"capture-failure message (read from their wheels): document `--disable-piecewise-cuda-graph` for "
                f"NVFP4 on SM120 there." + (f" Elsewhere {told}." if told else ""))
     else:
-        headline = f"NVFP4 + piecewise CUDA graphs on SM120: fixed from {first} (measured); no change asked"
+        headline = f"NVFP4 + piecewise CUDA graphs on SM120: {fixed_words.format(first=first)}; no change asked"
         ask = (f"What we ask: nothing to change. We file this so the crash on releases through {last} is findable with "
                f"its fix" + (f"; {told}." if told else "."))
-    text = (f"This is not a new bug: SGLang {first} and later trace the NVFP4 activation quantize (their own op), as "
-            f"measured below. {ask}")
+    ran = "and its call path ran" if fixed and fixed[0].works else "(their call path not yet run by the kit)"
+    text = (f"This is not a new bug: SGLang {first} and later trace the NVFP4 activation quantize (their own op) {ran}, "
+            f"as measured below. {ask}")
     table = Source("parser", evidence.releases_source or "fixtures/sglang_releases.json",
                    max((r.read_on for r in evidence.releases), default="undated"))
     return Ask(headline, (Statement(text, measured.sources + (table,), measured.simulated, "ask"), measured))
