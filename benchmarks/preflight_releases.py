@@ -13,7 +13,7 @@ docs/preflight.md. A release that cannot be built or answered is a row that says
     PYTHONPATH=. .venv/bin/python benchmarks/preflight_releases.py --out reports/samples/preflight-2026-12-01 [0.5.8 ...]
 When only the advice model's evidence changed (a new cost measurement, new verdicts), the probes need not run again:
     PYTHONPATH=. .venv/bin/python benchmarks/preflight_releases.py --out reports/samples/preflight-2026-12-01 --readvise 2026-12-01
-re-derives each recorded answer's `advice` (the same function the command calls) and re-renders the table.
+re-derives each recorded answer from its recorded probe (the functions the command calls) and re-renders the table.
 """
 
 from __future__ import annotations
@@ -114,13 +114,11 @@ def write_table(out: Path, measured_on: str = "") -> None:
 
 
 def readvise(out: Path) -> int:
-    """Re-derive the `advice` part of every recorded answer from the current advice model, as the command does
-    (`pcgkit.commands.preflight.advice_for`, pure over the recorded probe), keeping the probe's own answer. Returns
-    how many answers changed."""
-    import dataclasses as _dc
-
-    from pcgkit.commands.preflight import advice_for
-    from pcgkit.preflight.answer import Answer, Preflight
+    """Re-derive every recorded answer from its recorded probe with this checkout's code, as the command does
+    (`decide`, then the measured call path and the advice: pure over the probe and the kit's evidence), without
+    running any probe again. Returns how many answers changed."""
+    from pcgkit.commands.preflight import advice_for, failure_modes, with_measured_call_path
+    from pcgkit.preflight.answer import decide
 
     changed = 0
     for path in sorted(out.glob("sglang-*.json")):
@@ -128,10 +126,11 @@ def readvise(out: Path) -> int:
         answer = record["answer"]
         if not isinstance(answer, dict):
             continue
-        result = Preflight(Answer(answer["answer"]), answer["reason"], answer.get("mode"), None, answer["probe"])
-        advice = advice_for(_dc.replace(result))
-        if advice != answer.get("advice"):
-            record["answer"] = {**answer, "advice": advice}
+        result = with_measured_call_path(decide(answer["probe"], failure_modes()))
+        fresh = {**answer, "answer": result.answer.value, "reason": result.reason, "mode": result.mode,
+                 "advice": advice_for(result)}
+        if fresh != answer:
+            record["answer"] = fresh
             path.write_text(json.dumps(record, indent=1) + "\n")
             changed += 1
     return changed

@@ -388,6 +388,22 @@ def cost_statement(evidence: Evidence) -> Statement | None:
     return Statement(text, claim_sources, False, "cost")
 
 
+def call_path_state(evidence: Evidence, sglang: str | None, arch: str | None) -> tuple[bool | None, str]:
+    """What the kit's matrix measured of this SGLang release's compiled call path on this arch family: True (`fixed`,
+    its call path ran), False (it fails: traces-but-fails, reproduced, drifted), None (only traced, or not run as
+    itself), with the words and cell that say so. Pure."""
+    family = arch_family(arch)
+    case = SGLANG_CASE_BY_ARCH.get(family or "")
+    own = [m for m in evidence.measurements if case and m.case == case and m.arch == family and m.versions.sglang == sglang]
+    if not own:
+        return None, f"{case or 'the SGLang-level case'} not run as SGLang {sglang} on {_label(family or '?')}"
+    m = own[0]
+    where = f"{case} {verdict_words(m)} in cell {m.cell} of {m.source}, {m.as_of}{', simulated' if m.simulated else ''}"
+    if any(x.verdict in _BROKEN for x in own):
+        return False, where
+    return (True, where) if any(x.works for x in own) else (None, where)
+
+
 def advise(versions: Versions, arch: str | None, evidence: Evidence) -> Answer:
     """The answers for this user's versions on this arch, each with its sources. Pure."""
     family = arch_family(arch)
