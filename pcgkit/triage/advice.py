@@ -90,7 +90,7 @@ def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None, view: Cat
     out = []
     for cell in matching[:3]:
         modes = [mode] if mode in cell["verdicts"] else [m.id for m in view.modes[:3]]
-        verdicts = ", ".join(f"{m} {_verdict_words(cell, m)}" for m in modes if m in cell["verdicts"])
+        verdicts = ", ".join(f"{m} {_verdict_words(cell, m)}" for m in modes if m and m in cell["verdicts"])
         versions = f"sglang {cell['sglang'] or '-'} / flashinfer {cell['flashinfer-python']} / torch {cell['torch']}"
         out.append(f"{head}: cell {cell['id']} ({versions}): {verdicts}")
     return out
