@@ -272,7 +272,7 @@ def test_where_fixed_ranges_cover_only_measured_releases():
 
     text = sglang_fixed(EVIDENCE).text
     assert "through 0.5.11 (0.5.10, 0.5.11)" in text
-    assert "fixed from 0.5.12, measured (traces and its call path ran: 0.5.12, 0.5.16)" in text
+    assert "fixed from 0.5.12, measured (call path ran: 0.5.12, 0.5.16)" in text
     assert text.endswith("not measured (not run as themselves, or no verdict there): 0.5.13.")
 
 
@@ -307,7 +307,7 @@ def test_the_op_is_fixed_only_above_the_newest_release_whose_call_path_fails():
         dataclasses.replace(m, verdict="traces-but-fails") if (m.cell, m.case) == ("fi-0.6.12", op) else m
         for m in evidence.measurements))
     statement = flashinfer_fixed(evidence)
-    assert statement is not None and "is fixed from 0.7.1, measured (traces and its call path ran: 0.7.1)" in statement.text
+    assert statement is not None and "is fixed from 0.7.1, measured (call path ran: 0.7.1)" in statement.text
     upgrade = advise(Versions(flashinfer="0.6.12"), "sm120", evidence).upgrade
     assert upgrade is not None and "upgrade to 0.7.1 or later" in upgrade.text and "0.6.14" not in upgrade.text
 
@@ -349,7 +349,7 @@ def test_a_fixed_that_only_traced_is_never_an_upgrade_target():
     for statement in where_fixed(old):
         assert "fixed from" not in statement.text and "callers must switch" not in statement.text
     fixed_now = where_fixed(evidence)[0].text if where_fixed(evidence) else ""
-    assert "fixed from 0.7.1, measured (traces and its call path ran: 0.7.1, 0.7.4)" in fixed_now
+    assert "fixed from 0.7.1, measured (call path ran: 0.7.1, 0.7.4)" in fixed_now
 
 
 def test_snapshot_marks_which_fixed_verdicts_ran():

@@ -275,7 +275,10 @@ def _upgrade_sglang(release: str, case: str, arch: str, measured: dict[str, list
     else:
         claim = (f"Upgrade SGLang to {target}: the smallest measured release where {case} traces on {_label(arch)} "
                  f"({cell}); the kit has not yet run its call path there, so it is not shown to run.")
+    ran = [r for r in from_target if any(m.works for m in measured[r])]
+    only = [r for r in from_target if r not in ran and any(m.traced_only for m in measured[r])]
     text = (claim + f" Measured releases from it: {', '.join(from_target)}"
+            + (f" (call path ran: {', '.join(ran)}; traced, call path not yet run: {', '.join(only)})" if ran and only else "")
             + (f"; not fixed among them: {', '.join(broken)}" if broken else "")
             + (f"; not measured in that range (not run as themselves, or no verdict there): {', '.join(gaps)}." if gaps else "."))
     proof_ms = [m for r in from_target for m in measured[r]]
@@ -314,10 +317,12 @@ def _upgrade_flashinfer(release: str, arch: str, evidence: Evidence) -> Statemen
     if op_fixed:
         first = op_fixed[0]
         have = version_key(release) >= version_key(first)
-        parts.append(("Your release's `torch.ops.flashinfer.fp4_quantize` is fixed there, measured" if have else
-                      f"`torch.ops.flashinfer.fp4_quantize` is fixed in FlashInfer {first}, measured")
+        own = ("" if release in op_fixed or not have else
+               f" Your release {release} is above it; its own call path was not run by the kit.")
+        parts.append((f"Your release's `torch.ops.flashinfer.fp4_quantize` is fixed there, measured" if release in op_fixed
+                      else f"`torch.ops.flashinfer.fp4_quantize` is fixed in FlashInfer {first}, measured")
                      + f" ({FLASHINFER_OP_CASE}: traces and its call path ran on {', '.join(op_fixed)}): callers must "
-                       f"switch to it" + ("." if have else f", so upgrade to {first} or later and call the op."))
+                       f"switch to it" + ("." if have else f", so upgrade to {first} or later and call the op.") + own)
         used += [m for r in op_fixed for m in op[r]]
     if not parts:
         return Statement(f"No FlashInfer-level cell was measured on {_label(arch)}.", (table_source(evidence),),

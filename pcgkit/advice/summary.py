@@ -40,11 +40,15 @@ def _first_fixed_after_last_broken(grouped: dict[str, list[Measurement]],
     return broken, [r for r in after if fixed and version_key(r) >= version_key(fixed[0])]
 
 
-def _from_words(works: list[str], traced: list[str]) -> str:
-    """'fixed from 0.7.1, measured (0.7.1, 0.7.4)' or 'traces from 0.5.12 (...); its call path not yet run by the
-    kit, so not shown to run' (a `fixed` measured before the run rule). Pure."""
+def _from_words(works: list[str], traced: list[str], grouped: dict[str, list[Measurement]] | None = None) -> str:
+    """'fixed from 0.7.1, measured (call path ran: 0.7.1, 0.7.4; traced, call path not yet run: 0.7.2)' or 'traces
+    from 0.5.12 (...); its call path not yet run by the kit, so not shown to run' (a `fixed` measured before the run
+    rule). `works` lists the releases from the first one that ran; `grouped` tells which of them ran. Pure."""
     if works:
-        return f"fixed from {works[0]}, measured (traces and its call path ran: {', '.join(works)})"
+        ran = [r for r in works if not grouped or any(m.works for m in grouped[r])]
+        only = [r for r in works if grouped and r not in ran]
+        return (f"fixed from {works[0]}, measured (call path ran: {', '.join(ran)}"
+                + (f"; traced, call path not yet run: {', '.join(only)}" if only else "") + ")")
     if traced:
         return (f"traces from {traced[0]} ({', '.join(traced)}); its call path not yet run by the kit, so not "
                 f"shown to run")
@@ -64,7 +68,7 @@ def sglang_fixed(evidence: Evidence, arch: str = "sm120") -> Statement | None:
     used = [m for ms in grouped.values() for m in ms]
     text = f"SGLang ({case}, {sim_label(used)} {arch.upper()}): "
     text += f"reproduces on every measured release through {broken[-1]} ({', '.join(broken)})" if broken else "never reproduced"
-    text += f"; {_from_words(fixed, traced)}" if fixed or traced else "; no measured release traces it"
+    text += f"; {_from_words(fixed, traced, grouped)}" if fixed or traced else "; no measured release traces it"
     text += (f". Releases in range not measured (not run as themselves, or no verdict there): {', '.join(gaps)}." if gaps
              else f". Every release in range ({release_range(evidence)}) was run as itself.")
     sources = [cell_source(used)] + [_read_source(read) for read in evidence.reads
@@ -82,7 +86,10 @@ def flashinfer_fixed(evidence: Evidence, arch: str = "sm120") -> Statement | Non
     public_fixed = fixed_after_last_broken(public)
     public_traced = fixed_after_last_broken(public, traced=True)
     op_fixed = fixed_after_last_broken(op)
-    op_traced = [r for r in fixed_after_last_broken(op, traced=True) if not op_fixed or version_key(r) < version_key(op_fixed[0])]
+    op_fixed = [r for r in op if op_fixed and version_key(r) >= version_key(op_fixed[0])
+                and any(m.works or m.traced_only for m in op[r])]
+    op_traced = [r for r, ms in op.items() if any(m.traced_only for m in ms) and not any(m.verdict in _BROKEN for m in ms)
+                 and (not op_fixed or version_key(r) < version_key(op_fixed[0]))]
     op_failing = [r for r, ms in op.items() if any(m.verdict == "traces-but-fails" for m in ms)]
     releases = list(public)
     text = (f"FlashInfer ({FLASHINFER_CASE}, {sim_label(m for ms in public.values() for m in ms)} {arch.upper()}): the public "
@@ -92,11 +99,11 @@ def flashinfer_fixed(evidence: Evidence, arch: str = "sm120") -> Statement | Non
         text += (f"; `torch.ops.flashinfer.fp4_quantize` traces but fails when run on {', '.join(op_failing)} "
                  f"({FLASHINFER_OP_CASE} traces-but-fails)")
     if op_fixed:
-        text += (f"; `torch.ops.flashinfer.fp4_quantize` is {_from_words(op_fixed, [])} ({FLASHINFER_OP_CASE}): "
+        text += (f"; `torch.ops.flashinfer.fp4_quantize` is {_from_words(op_fixed, [], op)} ({FLASHINFER_OP_CASE}): "
                  f"callers must switch to it")
     if op_traced:
-        text += (f"; `torch.ops.flashinfer.fp4_quantize` {_from_words([], op_traced)} ({FLASHINFER_OP_CASE}): not a "
-                 f"release to switch to")
+        text += (f"; on {', '.join(op_traced)} it traced, its call path not yet run by the kit ({FLASHINFER_OP_CASE}, "
+                 f"measured before the run rule): not shown to run, not a release to switch to")
     callers = [r.sglang for r in evidence.releases if r.calls_flashinfer_fp4_op]
     if evidence.releases:
         text += (f"; SGLang releases that call it: {', '.join(callers)}" if callers else
