@@ -319,7 +319,7 @@ def _upgrade_flashinfer(release: str, arch: str, evidence: Evidence) -> Statemen
         have = version_key(release) >= version_key(first)
         own = ("" if release in op_fixed or not have else
                f" Your release {release} is above it; its own call path was not run by the kit.")
-        parts.append((f"Your release's `torch.ops.flashinfer.fp4_quantize` is fixed there, measured" if release in op_fixed
+        parts.append(("Your release's `torch.ops.flashinfer.fp4_quantize` is fixed there, measured" if release in op_fixed
                       else f"`torch.ops.flashinfer.fp4_quantize` is fixed in FlashInfer {first}, measured")
                      + f" ({FLASHINFER_OP_CASE}: traces and its call path ran on {', '.join(op_fixed)}): callers must "
                        f"switch to it" + ("." if have else f", so upgrade to {first} or later and call the op.") + own)
