@@ -23,6 +23,7 @@ from pcgkit.report.sweep_section import is_sweep_case, render_sweep_section
 from pcgkit.report.upstream import Upstream
 from pcgkit.report.wording import axis_name, describe, evidence_label, fixed_from, not_judged
 from pcgkit.sglang.facts import KEEP_GRAPHS_HEADING
+from pcgkit.values.runcheck import says_call_path_ran
 from pcgkit.util.sanitize import md_cell, md_code
 from pcgkit.values.axes import GRID_AXES
 
@@ -63,8 +64,11 @@ def _fix_summary(report: CompatReport, case_id: str) -> str:
     ran = [c.entries[case_id] for c in report.cells if case_id in c.entries and c.entries[case_id].fix_works]
     if not ran:
         return "not measured in these cells"
-    works = sum(1 for e in ran if e.fix_works == "yes")
-    return f"works in {works} of {len(ran)} cells that judged it"
+    works = [e for e in ran if e.fix_works == "yes"]
+    traced = sum(1 for e in works if not says_call_path_ran(e.reason))  # a `fixed` from before the run rule
+    return (f"works in {len(works) - traced} of {len(ran)} cells that judged it"
+            + (f" (call path ran); {traced} more traced, measured before the kit ran call paths, so not shown to run"
+               if traced else ""))
 
 
 def _measured_here(report: CompatReport, link, axis: str) -> str:
