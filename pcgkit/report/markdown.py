@@ -23,9 +23,9 @@ from pcgkit.report.sweep_section import is_sweep_case, render_sweep_section
 from pcgkit.report.upstream import Upstream
 from pcgkit.report.wording import axis_name, describe, evidence_label, fixed_from, not_judged
 from pcgkit.sglang.facts import KEEP_GRAPHS_HEADING
-from pcgkit.values.runcheck import says_call_path_ran
 from pcgkit.util.sanitize import md_cell, md_code
 from pcgkit.values.axes import GRID_AXES
+from pcgkit.values.runcheck import says_call_path_ran
 
 
 def md(text: object) -> str:
