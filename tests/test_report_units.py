@@ -215,3 +215,19 @@ def test_sglang_facts_row_gives_one_piecewise_state_per_release():
     compat = (resources.fixtures_dir().parent / "reports" / "samples" / "matrix-2026-12-01" / "compat.md").read_text()
     row = next(line for line in compat.splitlines() if line.startswith("| `sglang-0.5.14` | 0.5.14 | ") and "--" in line)
     assert "| unknown |" not in row and "on-by-default" in row
+
+
+def test_workaround_summary_counts_only_fixes_whose_call_path_ran():
+    """compat.md's 'works in N cells' counts a `fixed` only when its reason says the call path ran; a `fixed` from
+    before the run rule is named as traced, not shown to run."""
+    import types
+
+    from pcgkit.report.markdown import _fix_summary
+
+    def cell(reason: str, works: str = "yes"):
+        return types.SimpleNamespace(entries={"fix-x": types.SimpleNamespace(fix_works=works, reason=reason)})
+
+    report = types.SimpleNamespace(cells=[cell("traced cleanly; call path ran (argument audit)"), cell("traced cleanly"),
+                                          cell("traced, but the call path fails when run", "no")])
+    assert _fix_summary(report, "fix-x") == ("works in 1 of 3 cells that judged it (call path ran); 1 more traced, "
+                                             "measured before the kit ran call paths, so not shown to run")
