@@ -350,13 +350,14 @@ def _switch(release: str, evidence: Evidence) -> Statement:
         what = (" That turns off the torch.compile'd piecewise CUDA graphs, which SGLang replays for prefill/extend "
                 "batches only; decode CUDA graphs stay on.")
         sources.append(Source(UPSTREAM, f"{scope.url}: {scope.title}", scope.as_of))
-    keep = ""
     if facts.flags.default_state == sglang_facts.ON_BY_DEFAULT and facts.flags.breakable:
-        keep = (f"First try: pass `{facts.flags.breakable}`, which this release's parser has (read from its wheel): SGLang "
-                f"then captures prefill CUDA graphs with its breakable CUDA graph runner instead of torch.compile, so "
-                f"this trace never runs and the graphs stay. The kit has not run it: whether it serves your model and "
-                f"what it costs are not measured. ")
-    text = f"On SGLang {release} piecewise CUDA graphs are {default}. {keep}To run without them, {turn_off}.{what}"
+        text = (f"On SGLang {release} piecewise CUDA graphs are {default}; first try passing `{facts.flags.breakable}`, "
+                f"which this release's parser has (read from its wheel): SGLang then captures prefill CUDA graphs with its "
+                f"breakable CUDA graph runner instead of torch.compile, so this trace never runs and the graphs stay. The "
+                f"kit has not run it: whether it serves your model and what it costs are not measured. To run without "
+                f"them, {turn_off}.{what}")
+    else:
+        text = f"On SGLang {release} piecewise CUDA graphs are {default}; to run without them, {turn_off}.{what}"
     return Statement(text, tuple(sources), False, "switch")
 
 

@@ -156,6 +156,16 @@ class Quote:
 
 
 @dataclasses.dataclass(frozen=True)
+class ModelCost:
+    """One model's own measured cost (the cost file's `per_model`): per-phase lines for that model alone."""
+
+    model: str
+    parameters: int | None
+    arch: str | None  # the GPU family measured on, e.g. "SM90" (never the SM120 the bug is about)
+    figures: tuple[tuple[str, str], ...]  # (phase, one-line figure)
+
+
+@dataclasses.dataclass(frozen=True)
 class CostMeasurement:
     """The workaround's cost as the kit measured it (fixtures/measurements/piecewise-cost.json)."""
 
@@ -165,6 +175,8 @@ class CostMeasurement:
     figures: tuple[tuple[str, str], ...]  # (phase, the file's one-line summary), for a file without per-run data
     simulated: bool
     source: str  # the file
+    arch: str | None = None  # "SM90": the family of the GPU the file was measured on (absent in older files)
+    per_model: tuple[ModelCost, ...] = ()  # each model's own lines (absent in older files)
     effects: tuple[ModelEffect, ...] = ()  # per model, over its runs (pcgkit.e2e.cost.model_effects)
     sglang: str = ""  # the release the servers ran
 
