@@ -36,6 +36,9 @@ def snapshot(compat: dict, source: str) -> dict:
             # the `fixed` verdicts whose call path ran (their reason says so); any other `fixed` only traced
             "ran": sorted(mode for mode, result in modes.items()
                           if result.get("verdict") == "fixed" and says_call_path_ran(result.get("reason"))),
+            # the cell's recorded wall time and whether it ran: the nightly's cost is derived from these (pcgkit.ci.costs)
+            "duration_s": cell.get("duration_s"),
+            "status": cell.get("status"),
         })
     simulated = sorted({c["device"] for c in cells if c["simulated"]})
     return {
