@@ -13,7 +13,7 @@ from pcgkit.e2e.payload import SPEC_PATH, build, load_spec
 from pcgkit.e2e.validate import DEFAULT_OUT, _version_key, default_matrix_versions, run_validation, summarize
 from pcgkit.errors import EnvironmentSetupError, UsageError
 from pcgkit.util import atomic, proc
-from pcgkit.util.argtypes import deprecated_alias
+from pcgkit.util.argtypes import add_force, deprecated_alias
 from pcgkit.util.interpreters import find_python
 
 
@@ -28,7 +28,8 @@ def register(subparsers) -> None:
 
 
 def _cmd_checkpoint(args) -> int:
-    out = write_checkpoint(Path(args.out), TinyLlamaShape(layers=args.layers), seed=args.seed, fmt=args.format)
+    out = write_checkpoint(Path(args.out), TinyLlamaShape(layers=args.layers), seed=args.seed, fmt=args.format,
+                           force=args.force)
     print(f"pcgkit: wrote a {args.layers}-layer {args.format} checkpoint to {out}")
     return 0
 
@@ -38,6 +39,7 @@ def _add_checkpoint(e2e_subparsers) -> None:
                                     description="Write the tiny 2-layer Llama-style checkpoint: NVFP4 in ModelOpt layout, or its bf16 twin (local tokenizer, no downloads).",
                                     epilog="examples:\n  %(prog)s --out /tmp/tiny-nvfp4\n  %(prog)s --out /tmp/tiny-bf16 --format bf16   # the piecewise control")
     cmd.add_argument("--out", required=True, help="directory to write into")
+    add_force(cmd)
     cmd.add_argument("--layers", type=int, default=2, choices=(2, 4))
     cmd.add_argument("--seed", type=int, default=0)
     cmd.add_argument("--format", default=NVFP4, choices=FORMATS, help="nvfp4 (default) or bf16 (the piecewise control)")

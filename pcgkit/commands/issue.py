@@ -14,6 +14,7 @@ from pcgkit.bugreport.issuedraft import (
     upstream_inputs,
 )
 from pcgkit.util import atomic
+from pcgkit.util.argtypes import add_force
 from pcgkit.util.atomic import read_json_object
 from pcgkit.util.redact import redact_text, secret_values
 
@@ -29,11 +30,8 @@ def _cmd_issue(args) -> int:
     matrix, links, ask = upstream_inputs(args.target, args.compat)
     draft = build_draft(args.target, results, sources, env, args.repro, matrix, links, ask)
     text = redact_text(render_draft(draft), secret_values(dict(os.environ)))
-    if args.out:
-        atomic.write_text(Path(args.out), text)  # whole or old, the path named on a full disk
+    if atomic.write_output(args.out or atomic.STDOUT, text, force=args.force) is not None:
         print(f"pcgkit issue: wrote {args.out} (draft only: nothing was posted)", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
     return 0
 
 
@@ -49,5 +47,6 @@ def register(subparsers) -> None:
     issue.add_argument("--env", help="an env capture (`pcgkit env --json`) for the Environment section")
     issue.add_argument("--repro", help="path or link of the exported repro (`pcgkit repro mode1`) to cite")
     issue.add_argument("--compat", help="a matrix's compat.json: measured version ranges per case go into the draft")
-    issue.add_argument("--out", help="write the draft here instead of stdout")
+    issue.add_argument("--out", help="write the draft here instead of stdout ('-': stdout)")
+    add_force(issue)
     issue.set_defaults(func=_cmd_issue)

@@ -24,6 +24,7 @@ import json
 from pathlib import Path
 
 from pcgkit.errors import UsageError
+from pcgkit.util import atomic
 
 GROUP_SIZE = 16
 E2M1_MAX = 6.0
@@ -226,8 +227,14 @@ BF16 = "bf16"  # the piecewise control (issue 13): the same model, unquantized
 FORMATS = (NVFP4, BF16)
 
 
-def write_checkpoint(out: Path, shape: TinyLlamaShape = TinyLlamaShape(), seed: int = 0, fmt: str = NVFP4) -> Path:
-    """Write the whole checkpoint into `out` (created; existing files of the same names replaced).
+CHECKPOINT_FILES = ("tokenizer.json", "config.json", "tokenizer_config.json", "special_tokens_map.json",
+                    "generation_config.json", "hf_quant_config.json", "model.safetensors")
+
+
+def write_checkpoint(out: Path, shape: TinyLlamaShape = TinyLlamaShape(), seed: int = 0, fmt: str = NVFP4,
+                     force: bool = False) -> Path:
+    """Write the whole checkpoint into `out` (created; files of the same names replaced only when the
+    kit wrote them, or with force: a real checkpoint's config and weights are never overwritten unasked).
 
     fmt "nvfp4": ModelOpt's NVFP4 layout (above); "bf16": the same seeded weights, every tensor in
     bf16 and no quantization config at all, for the piecewise control launch."""
@@ -236,7 +243,7 @@ def write_checkpoint(out: Path, shape: TinyLlamaShape = TinyLlamaShape(), seed: 
     if fmt not in FORMATS:
         raise UsageError(f"checkpoint format must be one of {FORMATS}, not {fmt!r}")
     shape.check()
-    out.mkdir(parents=True, exist_ok=True)
+    folder = atomic.OutputFolder(out, force=force).check(CHECKPOINT_FILES)
     tokenizer = build_tokenizer()
     if tokenizer.get_vocab_size() > shape.vocab:
         raise UsageError(f"tokenizer has {tokenizer.get_vocab_size()} tokens, more than vocab {shape.vocab}")
@@ -254,9 +261,10 @@ def write_checkpoint(out: Path, shape: TinyLlamaShape = TinyLlamaShape(), seed: 
     else:
         (out / "hf_quant_config.json").unlink(missing_ok=True)  # a stale one would make SGLang quantize
     for name, payload in files.items():
-        (out / name).write_text(json.dumps(payload, indent=2) + "\n")
+        folder.write_text(name, json.dumps(payload, indent=2) + "\n")
     tensors = model_tensors(shape, seed) if quantized else bf16_tensors(shape, seed)
     save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
+    folder.record("tokenizer.json", "model.safetensors")
     return out
 
 

@@ -50,6 +50,14 @@ def cron_schedule(text: str) -> str:
     return " ".join(fields)
 
 
+FORCE_HELP = "replace files in the output that pcgkit did not write (or that changed since it wrote them)"
+
+
+def add_force(parser: argparse.ArgumentParser) -> None:
+    """--force for a command that writes where the user points (the one spelling, help and meaning)."""
+    parser.add_argument("--force", action="store_true", help=FORCE_HELP)
+
+
 def deprecated_alias(new_flag: str) -> type[argparse.Action]:
     """An argparse action for an old spelling kept working: stores into the new option's dest and says
     once, on stderr, which spelling to use (one vocabulary across subcommands; old scripts keep running)."""

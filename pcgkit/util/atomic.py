@@ -9,15 +9,28 @@ Every report, result and log the kit writes goes through `write_text` / `write_j
   report onto another file); a symlinked *folder* is followed, as the user asked for it;
 - the text passes through the one redaction pass (pcgkit.util.redact) on the way out;
 - a target that is a folder, a parent that is a file, a read-only folder or a full disk raise
-  OutputPathError / UnwritableOutputError with the path and the cause on one line.
+  OutputPathError / UnwritableOutputError with the path and the cause on one line;
+- a device node, a FIFO or anything under /dev or /proc is never a target (as root, renaming over
+  /dev/null would turn it into a regular file): `-` is how a command is told to write to stdout.
+
+What the user owns is never replaced unasked. A command that writes into a folder the user named
+(`repro --out`, `e2e checkpoint --out`, `docker context DEST`, `ci github`, `env --out`, `issue --out`)
+goes through `OutputFolder`: an existing file there is replaced only when the folder's manifest
+(`.pcgkit-written.json`, the names and SHA-256 of what the kit wrote) says the kit wrote exactly
+those bytes, or with `--force`; `write_output` is the same rule for one file, with `-` for stdout.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import errno
+import hashlib
 import json
 import os
+import stat
+import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +67,31 @@ def check_writable_dir(path: Path, what: str = "reports folder") -> Path:
     return path
 
 
-def check_file_target(path: Path, what: str = "--out") -> Path:
-    """A file to be written must not be an existing folder, and its parent must not be a file."""
+STDOUT = "-"  # the one spelling of "write to stdout" for every output option
+DEVICE_ROOTS = (Path("/dev"), Path("/proc"), Path("/sys"))
+SHARED_MEMORY = Path("/dev/shm")  # a tmpfs of plain files: a temp dir may live there
+
+
+def is_device_path(path: Path) -> bool:
+    """A device node, FIFO or socket, or a path under /dev, /proc or /sys (itself or what a link at it names)."""
     path = Path(path)
+    for candidate in {Path(os.path.abspath(path)), Path(os.path.realpath(path))}:
+        if SHARED_MEMORY in candidate.parents:
+            continue
+        if any(candidate == root or root in candidate.parents for root in DEVICE_ROOTS):
+            return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def check_file_target(path: Path, what: str = "--out") -> Path:
+    """A file to be written must not be an existing folder or a device, and its parent must not be a file."""
+    path = Path(path)
+    if is_device_path(path):
+        raise OutputPathError(f"{what} {path}: is a device or pipe, not a file; use '{STDOUT}' to write to stdout")
     if path.is_dir():
         raise OutputPathError(f"{what} {path}: is a folder; give a file name")
     return path
@@ -139,3 +174,115 @@ def write_json(path: Path, data: Any, *, indent: int | None = 2) -> Path:
     replacement can never cross a string boundary)."""
     clean = redact_tree(data, secret_values(dict(os.environ)))
     return write_text(path, json.dumps(clean, indent=indent, sort_keys=True) + "\n", redact=False)
+
+
+MANIFEST_NAME = ".pcgkit-written.json"
+MANIFEST_SCHEMA = "pcgkit.written/1"
+_MAX_MANIFEST_BYTES = 1 << 20
+
+
+def _digest(path: Path) -> str | None:
+    """SHA-256 of a regular file's bytes; None for anything else (a folder, a device, a missing file)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        sha = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                sha.update(block)
+        return sha.hexdigest()
+    except OSError:
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class OutputFolder:
+    """A folder the user named for the kit's output: files the kit did not write are never replaced.
+
+    `check(names)` before writing anything (so a refusal leaves the folder as it was); `write_text` /
+    `write_bytes` for the kit's own text; `record(name)` for a file a library wrote (a tokenizer,
+    safetensors). Each write records the file's digest in the manifest; an existing file is replaced
+    only when its bytes are the ones recorded there (the kit wrote it and nobody changed it), or `force`.
+    """
+
+    root: Path
+    force: bool = False
+    what: str = "--out"
+
+    @property
+    def manifest_path(self) -> Path:
+        return Path(self.root) / MANIFEST_NAME
+
+    def written(self) -> dict[str, str]:
+        """{relative name: sha256} of what the kit wrote here; a missing or unreadable manifest is empty."""
+        try:
+            with open(self.manifest_path, "rb") as handle:
+                data = json.loads(handle.read(_MAX_MANIFEST_BYTES).decode("utf-8"))
+        except (OSError, ValueError):
+            return {}
+        files = data.get("files") if isinstance(data, dict) else None
+        if not isinstance(files, dict):
+            return {}
+        return {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, str)}
+
+    def foreign(self, names: Iterable[str]) -> list[str]:
+        """The names among `names` that exist here and are not the kit's unchanged output. Reads only."""
+        root = Path(self.root)
+        if is_device_path(root):
+            raise OutputPathError(f"{self.what} {root}: is a device, not a folder")
+        if root.exists() and not root.is_dir():
+            raise OutputPathError(f"{self.what} {root}: exists and is not a folder")
+        written = self.written()
+        out = []
+        for name in names:
+            path = root / name
+            if is_device_path(path):
+                raise OutputPathError(f"{self.what} {path}: is a device or pipe, not a file")
+            if not (path.exists() or path.is_symlink()):
+                continue
+            if path.is_symlink() or path.is_dir() or written.get(name) != _digest(path):
+                out.append(name)
+        return out
+
+    def check(self, names: Iterable[str]) -> "OutputFolder":
+        """Refuse (one line, nothing written) when any of `names` would replace a file the kit did not write."""
+        foreign = [] if self.force else self.foreign(names)
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+            raise OutputPathError(
+                f"{self.what} {self.root}: would replace {shown}, which pcgkit did not write (or which changed since); "
+                "pass --force to replace, or choose another folder")
+        ensure_dir(Path(self.root), self.what)
+        return self
+
+    def record(self, *names: str) -> None:
+        """Note in the manifest that the kit has just written these files (their current digests)."""
+        written = self.written()
+        for name in names:
+            digest = _digest(Path(self.root) / name)
+            if digest is not None:
+                written[name] = digest
+        write_json(self.manifest_path, {"schema": MANIFEST_SCHEMA, "files": dict(sorted(written.items()))})
+
+    def write_text(self, name: str, text: str, *, redact: bool = True) -> Path:
+        self.check([name])
+        path = write_text(Path(self.root) / name, text, redact=redact)
+        self.record(name)
+        return path
+
+    def write_bytes(self, name: str, data: bytes) -> Path:
+        self.check([name])
+        path = write_bytes(Path(self.root) / name, data)
+        self.record(name)
+        return path
+
+
+def write_output(out: str | Path, text: str, *, force: bool = False, what: str = "--out") -> Path | None:
+    """One output file the user named: `-` is stdout (None returned); otherwise the OutputFolder rule
+    for its folder (a file the kit did not write is replaced only with force), written atomically."""
+    if str(out) == STDOUT:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return None
+    path = check_file_target(Path(out), what)
+    return OutputFolder(path.parent, force=force, what=what).write_text(path.name, text)
