@@ -111,25 +111,65 @@ def as_kit_error(path: Path | str, exc: OSError) -> OutputPathError | Unwritable
     return UnwritableOutputError(f"cannot write {path}: {exc.strerror or exc}")
 
 
-def read_json_object(path: Path, what: str) -> dict:
-    """A JSON object the user pointed at (--env, --diff, a history file): one-line UsageError otherwise."""
-    import json as _json
+MAX_INPUT_BYTES = 64 << 20  # any one file the user points at: a log, a capture, a config, the history
 
+
+def read_user_bytes(path: Path, what: str, *, limit: int = MAX_INPUT_BYTES, allow_pipe: bool = False) -> bytes:
+    """The bytes of a file the user pointed at or the kit found by name: bounded, type-checked, never a hang.
+
+    A regular file of at most `limit` bytes; a folder, a device (/dev/zero), a socket, or a file over the
+    limit is one UsageError line naming it. A FIFO is read (bounded) only with `allow_pipe`, for inputs
+    given on the command line (`--env <(pcgkit env --json)`); one the kit finds by name (history.jsonl,
+    a checkpoint's config.json) is refused, so nobody has to SIGKILL the kit."""
     from pcgkit.errors import UsageError
 
     path = Path(path)
     try:
-        data = _json.loads(path.read_text(encoding="utf-8"))
+        mode = os.stat(path).st_mode
     except FileNotFoundError:
         raise UsageError(f"{what} {path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{what} {path}: is a folder, expected a JSON file") from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{what} {path}: not UTF-8 text (byte {exc.start})") from None
-    except _json.JSONDecodeError as exc:
-        raise UsageError(f"{what} {path}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except OSError as exc:
-        raise UsageError(f"{what} {path}: cannot read ({exc.strerror})") from None
+        raise UsageError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(mode):
+        raise UsageError(f"{what} {path}: is a folder, expected a file")
+    pipe = stat.S_ISFIFO(mode)
+    if not (stat.S_ISREG(mode) or (pipe and allow_pipe)):
+        kind = "a named pipe (FIFO)" if pipe else "a device or socket, not a regular file"
+        raise UsageError(f"{what} {path}: is {kind}; give a regular file")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
+    if len(data) > limit:
+        raise UsageError(f"{what} {path}: larger than {limit >> 20} MiB, more than such a file ever needs")
+    return data
+
+
+def parse_json(text: str | bytes, what: str) -> Any:
+    """json.loads with every failure one ValueError line: not UTF-8, not JSON, nested too deeply (a 200,000-deep
+    document is a RecursionError in the stdlib parser, not a JSONDecodeError)."""
+    try:
+        return json.loads(text)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{what}: not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{what}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:
+        raise ValueError(f"{what}: JSON nested too deeply to read") from None
+
+
+def read_json_object(path: Path, what: str, *, allow_pipe: bool = True) -> dict:
+    """A JSON object the user pointed at (--env, --diff, a capture): one-line UsageError otherwise.
+    A pipe (`<(pcgkit env --json)`) is read, bounded like a file."""
+    from pcgkit.errors import UsageError
+
+    path = Path(path)
+    data = read_user_bytes(path, what, allow_pipe=allow_pipe)
+    try:
+        data = parse_json(data, f"{what} {path}")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if not isinstance(data, dict):
         raise UsageError(f"{what} {path}: the top level is a JSON {type(data).__name__}, expected an object")
     return data
@@ -159,6 +199,25 @@ def write_bytes(path: Path, data: bytes) -> Path:
             except OSError:
                 pass
     return path
+
+
+def append_line(path: Path, line: str, *, drop: str | None = None, what: str = "history") -> Path:
+    """Append one line to a line-per-record file, atomically: the whole file is rewritten through the
+    temp-and-rename writer, so a full disk or a kill leaves the old file whole (never a cut line), and a
+    cut line an older writer left is ended first (the new line is never glued to it). Bytes that are not
+    UTF-8 are kept as they are. Lines containing `drop` are replaced by this one (a run reported again).
+    The file must be a regular file (read_user_bytes): a FIFO in its place is one line, never a hang."""
+    path = Path(path)
+    old = read_user_bytes(path, what) if (path.exists() or path.is_symlink()) else b""
+    lines = old.splitlines(keepends=True)
+    if drop is not None:
+        key = drop.encode("utf-8")
+        lines = [old_line for old_line in lines if key not in old_line]
+    body = b"".join(lines)
+    if body and not body.endswith(b"\n"):
+        body += b"\n"
+    text = redact_text(line.rstrip("\n"), secret_values(dict(os.environ))) + "\n"
+    return write_bytes(path, body + text.encode("utf-8"))
 
 
 def write_text(path: Path, text: str, *, redact: bool = True) -> Path:
