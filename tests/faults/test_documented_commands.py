@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import types
 
-from .helpers import run_main
+from .helpers import assert_one_line_error, run_main
 
 
 def test_sweep_discover_writes_into_reports(tmp_path, capsys, monkeypatch):
@@ -28,3 +28,11 @@ def test_sweep_certificate_writes_into_reports(tmp_path, capsys, monkeypatch):
     assert status == 0, err
     assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["certificate-0.6.1-sm120.json",
                                                                  "certificate-0.6.1-sm120.md"]
+
+
+def test_parity_from_results_with_a_compat_json_is_one_line(tmp_path, capsys):
+    """parity --from-results given a compat.json: one usage line saying what to pass (was an internal error, exit 3)."""
+    compat = tmp_path / "compat.json"
+    compat.write_text('{"schema": "pcgkit.compat/2", "cells": []}\n')
+    status, _, err = run_main(["parity", "--from-results", str(compat), "--reports", str(tmp_path / "p")], capsys)
+    assert status == 2 and "results.json" in assert_one_line_error(err) and "internal error" not in err
