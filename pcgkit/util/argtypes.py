@@ -50,6 +50,30 @@ def cron_schedule(text: str) -> str:
     return " ".join(fields)
 
 
+def marker_expression(known: tuple[str, ...]):
+    """-m EXPR: a pytest marker expression (and/or/not, parentheses) naming only `known` markers: a typo would
+    otherwise select nothing, and the run would replace a complete run's results with `error` rows."""
+
+    def parse(text: str) -> str:
+        import re
+
+        from _pytest.mark.expression import Expression
+
+        try:  # pytest's own grammar (SyntaxError in pytest 9, ParseError before)
+            Expression.compile(text)
+        except Exception as exc:  # noqa: BLE001 - any refusal of the grammar is the user's typo
+            raise argparse.ArgumentTypeError(f"{text!r} is not a marker expression ({getattr(exc, 'msg', exc)})") from None
+        # pytest's identifier token; evaluate() would short-circuit past names, so they are read off the text
+        names = [n for n in re.findall(r"(?:\w|:|\+|-|\.|\[|\]|\\|/)+", text) if n not in ("and", "or", "not")]
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise argparse.ArgumentTypeError(f"{text!r}: no marker {', '.join(map(repr, unknown))}; "
+                                             f"the markers are {', '.join(known)}")
+        return text
+
+    return parse
+
+
 FORCE_HELP = "replace files in the output that pcgkit did not write (or that changed since it wrote them)"
 
 
