@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from .helpers import assert_one_line_error, run_main
@@ -18,3 +20,22 @@ def test_a_marker_typo_never_replaces_a_complete_runs_results(tmp_path, capsys, 
         run_main([command, "-m", expression, "--reports", str(reports)], capsys)
     assert stopped.value.code == 2 and "marker" in assert_one_line_error(capsys.readouterr().err)
     assert (reports / "results.json").read_text() == "the complete run's results\n"
+
+
+@pytest.mark.parametrize("value", ["", "   "])
+def test_an_empty_pcgkit_cache_is_the_default_not_the_current_folder(monkeypatch, value):
+    """PCGKIT_CACHE= (set, empty) means unset: ~/.cache/pcgkit, never an 8 GB environment in the current folder."""
+    from pcgkit.preflight.envs import cache_root
+
+    monkeypatch.setenv("PCGKIT_CACHE", value)
+    assert cache_root().is_absolute() and cache_root() == Path.home() / ".cache" / "pcgkit" / "preflight-envs"
+
+
+def test_a_relative_pcgkit_cache_is_one_line(monkeypatch):
+    """PCGKIT_CACHE=relative: a usage error naming the variable, not a cache that follows the working folder."""
+    from pcgkit.errors import UsageError
+    from pcgkit.preflight.envs import cache_root
+
+    monkeypatch.setenv("PCGKIT_CACHE", "cache")
+    with pytest.raises(UsageError, match="PCGKIT_CACHE"):
+        cache_root()
