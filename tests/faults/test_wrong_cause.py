@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import assert_one_line_error, run_main
+from .helpers import assert_one_line_error, pcgkit, ran_cell, run_main, write_cells
 
 
 @pytest.mark.parametrize("command", ["run", "matrix"])
@@ -39,3 +39,13 @@ def test_a_relative_pcgkit_cache_is_one_line(monkeypatch):
     monkeypatch.setenv("PCGKIT_CACHE", "cache")
     with pytest.raises(UsageError, match="PCGKIT_CACHE"):
         cache_root()
+
+
+@pytest.mark.parametrize("encoding", ["latin-1"])
+def test_a_narrow_stdout_encoding_never_cuts_the_report(tmp_path, encoding):
+    """report under PYTHONIOENCODING=latin-1/ascii: finishes (exit 0) and appends its history line."""
+    reports = tmp_path / "reports"
+    write_cells(reports, ran_cell("seed", message="non-latin \u2192 \u2713 \u4e2d"))
+    done = pcgkit(["report", "--reports", str(reports)], cwd=tmp_path, PYTHONIOENCODING=encoding)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and (reports / "history.jsonl").read_text().count("\n") == 1
