@@ -29,6 +29,13 @@ def positive_seconds(text: str) -> float:
 
 # (name, lowest, highest) of the five POSIX cron fields GitHub Actions' `schedule` accepts
 CRON_FIELDS = (("minute", 0, 59), ("hour", 0, 23), ("day of month", 1, 31), ("month", 1, 12), ("day of week", 0, 6))
+# The names GitHub's schedule accepts (docs.github.com, "Events that trigger workflows", schedule: "JAN-DEC",
+# "SUN-SAT"; read 2026-12-05), any case, wherever a number may stand in those two fields.
+CRON_NAMES = {
+    "month": {n: i for i, n in enumerate(("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV",
+                                          "DEC"), 1)},
+    "day of week": {n: i for i, n in enumerate(("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"))},
+}
 
 
 def cron_schedule(text: str) -> str:
@@ -41,12 +48,16 @@ def cron_schedule(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text!r}: a cron schedule has 5 fields (minute hour day month weekday), "
                                          f"not {len(fields)}; e.g. '17 3 * * 1'")
     for value, (name, low, high) in zip(fields, CRON_FIELDS):
-        for part in value.split(","):
+        names = CRON_NAMES.get(name, {})
+        numeric = re.sub(r"[A-Za-z]+", lambda m: str(names.get(m.group(0).upper(), m.group(0))), value)
+        for part in numeric.split(","):
             match = re.fullmatch(r"(\*|(\d+)(?:-(\d+))?)(?:/(\d+))?", part)
             numbers = [int(n) for n in (match.groups()[1:] if match else ()) if n is not None]
             if match is None or any(not low <= n <= high for n in numbers[:2]) or (match.group(4) == "0"):
                 raise argparse.ArgumentTypeError(f"{text!r}: the {name} field {value!r} is not valid cron "
-                                                 f"(numbers {low}-{high}, '*', ranges a-b, lists, steps /n)")
+                                                 f"(numbers {low}-{high}"
+                                                 + (f" or {min(names, key=names.get)}-{max(names, key=names.get)}" if names else "")
+                                                 + ", '*', ranges a-b, lists, steps /n)")
     return " ".join(fields)
 
 

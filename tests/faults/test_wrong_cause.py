@@ -49,3 +49,23 @@ def test_a_narrow_stdout_encoding_never_cuts_the_report(tmp_path, encoding):
     done = pcgkit(["report", "--reports", str(reports)], cwd=tmp_path, PYTHONIOENCODING=encoding)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Traceback" not in done.stderr and (reports / "history.jsonl").read_text().count("\n") == 1
+
+
+@pytest.mark.parametrize("cron", ["17 3 * * MON-FRI", "0 6 1 JAN,JUL *", "0 0 * * sun"])
+def test_github_cron_names_are_accepted(tmp_path, capsys, cron):
+    """ci github --cron with GitHub's month/weekday names (MON-FRI, JAN): written as given (actionlint accepts them)."""
+    out = tmp_path / "wf.yml"
+    status, _, err = run_main(["ci", "github", "--cron", cron, "--cell", "seed", "--out", str(out)], capsys)
+    assert status == 0, err
+    assert cron in out.read_text()
+
+
+def test_a_cron_name_in_the_wrong_field_is_still_refused():
+    """MON in the day-of-month field, or an unknown name, stays a usage error."""
+    import argparse
+
+    from pcgkit.util.argtypes import cron_schedule
+
+    for cron in ("0 0 MON * *", "0 0 * * FOO"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            cron_schedule(cron)
