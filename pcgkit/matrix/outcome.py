@@ -37,6 +37,9 @@ STAGE_IMPORT = "import"
 STAGE_RUN = "run"
 STAGE_READ = "read"  # the cell.json on disk could not be read back
 STAGE_INTERRUPTED = "interrupted"  # a stop signal arrived before the cell finished
+# The reason an install-stage error starts with when this machine lacks the cell's interpreter: the machine's
+# fault (exit 4, environment), not the cell's pins (exit 3).
+INTERPRETER_MISSING = "interpreter missing"
 STAGE_NOT_RUN = "not run"  # planned, but its job never delivered (e.g. an offline GPU runner): the reason says why
 
 LOG_TAIL_CHARS = 2000
@@ -82,6 +85,11 @@ class CellOutcome:
     @property
     def is_error(self) -> bool:
         return self.status == ERROR
+
+    @property
+    def is_environment_error(self) -> bool:
+        """This machine cannot run the cell (its interpreter is missing): exit 4, not an error cell's 3."""
+        return self.is_error and self.stage == STAGE_INSTALL and self.reason.startswith(INTERPRETER_MISSING)
 
     def result_for(self, mode: str) -> CaseResult | None:
         """The mode's result on the primary target the matrix compares (simulated SM120 unless real)."""
