@@ -169,10 +169,16 @@ def _read_path(name: str) -> list[tuple[str, Reader]]:
         files = sorted(p for p in path.rglob("*") if p.is_file())
         if not files:
             raise UnreadableLog(f"{name}: a folder with no files in it; give the log files")
-        return [(str(f), (lambda f=f: _read_file(f, str(f)))) for f in files]
+        return [(str(f), _reader(f, str(f))) for f in files]
     if not (path.exists() or path.is_symlink()):
         raise UnreadableLog(f"{name}: no such file")
-    return [(name, lambda: _read_file(path, name))]
+    return [(name, _reader(path, name))]
+
+
+def _reader(path: Path, name: str) -> Reader:
+    def read() -> bytes:
+        return _read_file(path, name)
+    return read
 
 
 def _inputs(paths: list[str]) -> list[tuple[str, Reader]]:
@@ -202,8 +208,8 @@ def _user_env(args: argparse.Namespace) -> UserEnv | None:
         if not (path.exists() or path.is_symlink()):
             raise UsageError(f"--env {args.env}: no such file (write one with `pcgkit env --json --out env.json`)")
         # bounded, and a pipe is read like a file: `--env <(pcgkit env --json)`
-        capture: object = atomic.read_json_object(path, "--env", allow_pipe=True)
-        if not str(capture.get("schema", "")).startswith("pcgkit.env/"):  # type: ignore[union-attr]
+        capture: dict = atomic.read_json_object(path, "--env", allow_pipe=True)
+        if not str(capture.get("schema", "")).startswith("pcgkit.env/"):
             raise UsageError(f"--env {args.env}: not a pcgkit env capture (no pcgkit.env schema)")
         source = args.env
     elif args.python:
@@ -213,7 +219,7 @@ def _user_env(args: argparse.Namespace) -> UserEnv | None:
     else:
         return None
     try:
-        return from_capture(capture, source)  # type: ignore[arg-type]
+        return from_capture(capture, source)
     except UntrustedValueError as exc:
         raise UsageError(f"not a pcgkit env capture: {exc}") from None
 

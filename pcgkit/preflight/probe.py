@@ -305,11 +305,11 @@ def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, i
 def probe(arch: str, launch_argv: Sequence[str]) -> dict:
     """Resolve and trace one launch (see the module docstring); every step's finding in the returned document."""
     os.environ["HF_HUB_OFFLINE"] = "1"  # never the hub: a path that is not a local folder is `unknown`
+    from pcgkit.harness.casekit import NotApplicable
     from pcgkit.harness.simulate import simulated_sm120
     from pcgkit.harness.versions import installed_version
     from pcgkit.preflight.resolve import model_shape, piecewise_state
     from pcgkit.sglang import facts as sglang_facts
-    from pcgkit.harness.casekit import NotApplicable
     from pcgkit.sglang.case import runner_fullgraph
     from pcgkit.sglang.cudastub import sgl_kernel_stubbed, sglang_sees_cuda
     from pcgkit.sglang.dispatch import installed_dispatch

@@ -38,6 +38,17 @@ CRON_NAMES = {
 }
 
 
+def _cron_numbers(field: str, names: dict[str, int]) -> str:
+    """A field with its month or weekday names as numbers (any case); any other word is left for the check to refuse."""
+    import re
+
+    def number(match: re.Match[str]) -> str:
+        found = names.get(match.group(0).upper())
+        return match.group(0) if found is None else str(found)
+
+    return re.sub(r"[A-Za-z]+", number, field)
+
+
 def cron_schedule(text: str) -> str:
     """--cron: five POSIX cron fields (numbers, '*', ranges, lists, steps), each within its range:
     a malformed schedule is refused here instead of written into an invalid workflow."""
@@ -48,15 +59,15 @@ def cron_schedule(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text!r}: a cron schedule has 5 fields (minute hour day month weekday), "
                                          f"not {len(fields)}; e.g. '17 3 * * 1'")
     for value, (name, low, high) in zip(fields, CRON_FIELDS):
-        names = CRON_NAMES.get(name, {})
-        numeric = re.sub(r"[A-Za-z]+", lambda m: str(names.get(m.group(0).upper(), m.group(0))), value)
+        names: dict[str, int] = CRON_NAMES.get(name, {})
+        numeric = _cron_numbers(value, names)
         for part in numeric.split(","):
             match = re.fullmatch(r"(\*|(\d+)(?:-(\d+))?)(?:/(\d+))?", part)
             numbers = [int(n) for n in (match.groups()[1:] if match else ()) if n is not None]
             if match is None or any(not low <= n <= high for n in numbers[:2]) or (match.group(4) == "0"):
                 raise argparse.ArgumentTypeError(f"{text!r}: the {name} field {value!r} is not valid cron "
                                                  f"(numbers {low}-{high}"
-                                                 + (f" or {min(names, key=names.get)}-{max(names, key=names.get)}" if names else "")
+                                                 + (f" or {min(names, key=names.__getitem__)}-{max(names, key=names.__getitem__)}" if names else "")
                                                  + ", '*', ranges a-b, lists, steps /n)")
     return " ".join(fields)
 

@@ -303,7 +303,7 @@ class OutputFolder:
                 out.append(name)
         return out
 
-    def check(self, names: Iterable[str]) -> "OutputFolder":
+    def check(self, names: Iterable[str]) -> OutputFolder:
         """Refuse (one line, nothing written) when any of `names` would replace a file the kit did not write."""
         foreign = [] if self.force else self.foreign(names)
         if foreign:
