@@ -22,8 +22,6 @@ def _cmd_repro(args) -> int:
         results = results or cell_results
     plan = plan_export(args.case, args.simulate, pins, results)
     out_dir = Path(args.out or f"repro-{plan.mode.id}")
-    if str(out_dir) == "-":
-        raise UsageError("--out -: a repro is a folder of three files, it cannot go to stdout; name a folder")
     for path in write_export(plan, out_dir, force=args.force):
         print(path)
     kind = "simulated SM120 (runs without a GPU)" if plan.simulate else "real GPU"

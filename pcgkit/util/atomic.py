@@ -176,8 +176,18 @@ def read_json_object(path: Path, what: str, *, allow_pipe: bool = True) -> dict:
 
 
 def write_bytes(path: Path, data: bytes) -> Path:
-    """Atomically replace path with data (see the module docstring). No redaction: bytes are opaque."""
+    """Atomically replace path with data (see the module docstring). No redaction: bytes are opaque.
+    `-` is stdout (for every writer, not only the commands that say so), never a file named '-'."""
     path = Path(path)
+    if str(path) == STDOUT:
+        stream = getattr(sys.stdout, "buffer", None)
+        if stream is None:
+            sys.stdout.write(data.decode("utf-8", "replace"))
+        else:
+            sys.stdout.flush()
+            stream.write(data)
+        sys.stdout.flush()
+        return path
     check_file_target(path, "output")
     ensure_dir(path.parent)
     tmp_name = None
@@ -287,6 +297,8 @@ class OutputFolder:
     def foreign(self, names: Iterable[str]) -> list[str]:
         """The names among `names` that exist here and are not the kit's unchanged output. Reads only."""
         root = Path(self.root)
+        if str(root) == STDOUT:
+            raise OutputPathError(f"{self.what} -: this output is a folder of files, it cannot go to stdout; name a folder")
         if is_device_path(root):
             raise OutputPathError(f"{self.what} {root}: is a device, not a folder")
         if root.exists() and not root.is_dir():

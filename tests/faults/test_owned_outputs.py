@@ -114,3 +114,14 @@ def test_dash_means_stdout_for_env_and_issue(tmp_path, capsys, monkeypatch):
     status, out, _ = run_main(["env", "--diff", str(a), str(b), "--out", "-"], capsys)
     assert status == 0 and "2.10.0" in out
     assert not (tmp_path / "-").exists()
+
+
+def test_dash_is_stdout_at_the_writer_and_refused_for_a_folder(tmp_path, capsys, monkeypatch):
+    """Every writer takes '-' as stdout (no file named '-'); a folder output (repro, e2e checkpoint) refuses it."""
+    monkeypatch.chdir(tmp_path)
+    atomic.write_json(Path("-"), {"written": "to stdout"})
+    assert '"written": "to stdout"' in capsys.readouterr().out and not (tmp_path / "-").exists()
+    for argv in (["repro", "mode1", "--out", "-"], ["e2e", "checkpoint", "--out", "-"]):
+        status, _, err = run_main(argv, capsys)
+        assert status == 2 and "stdout" in assert_one_line_error(err)
+    assert not (tmp_path / "-").exists()
