@@ -238,12 +238,12 @@ def write_checkpoint(out: Path, shape: TinyLlamaShape = TinyLlamaShape(), seed: 
 
     fmt "nvfp4": ModelOpt's NVFP4 layout (above); "bf16": the same seeded weights, every tensor in
     bf16 and no quantization config at all, for the piecewise control launch."""
-    from safetensors.torch import save_file
-
     if fmt not in FORMATS:
         raise UsageError(f"checkpoint format must be one of {FORMATS}, not {fmt!r}")
     shape.check()
-    folder = atomic.OutputFolder(out, force=force).check(CHECKPOINT_FILES)
+    folder = atomic.OutputFolder(out, force=force).check(CHECKPOINT_FILES)  # before torch is even imported
+    from safetensors.torch import save_file
+
     tokenizer = build_tokenizer()
     if tokenizer.get_vocab_size() > shape.vocab:
         raise UsageError(f"tokenizer has {tokenizer.get_vocab_size()} tokens, more than vocab {shape.vocab}")
