@@ -85,7 +85,7 @@ def reference_pins() -> Pins:
 
 def pins_from_file(path: Path, python: str = "3.12") -> Pins:
     try:
-        requirements, hashes = parse_requirements(path.read_text(encoding="utf-8"), f"--pins {path}")
+        requirements, hashes = parse_requirements(atomic.read_user_text(path, "--pins"), f"--pins {path}")
         minor = untrusted.python_minor(python, "--python")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"--pins {path}: cannot read ({exc}); give a requirements file") from exc

@@ -95,7 +95,8 @@ def certificate_main(args: argparse.Namespace) -> int:
     from pcgkit.sweep.certify import op_inputs_from
 
     try:
-        op_inputs = op_inputs_from(json.loads(args.op_inputs.read_text())) if args.op_inputs else {}
+        op_inputs = (op_inputs_from(atomic.parse_json(atomic.read_user_bytes(args.op_inputs, "--op-inputs"),
+                                                      str(args.op_inputs))) if args.op_inputs else {})
     except (OSError, ValueError) as exc:
         raise PcgkitError(f"--op-inputs {args.op_inputs}: {exc}") from exc
     with mock.patch.dict(os.environ, _toolkit_env()):

@@ -146,6 +146,17 @@ def read_user_bytes(path: Path, what: str, *, limit: int = MAX_INPUT_BYTES, allo
     return data
 
 
+def read_user_text(path: Path, what: str, *, limit: int = MAX_INPUT_BYTES, allow_pipe: bool = True) -> str:
+    """read_user_bytes as UTF-8 text (a matrix file, a launch file, a --pins file): one UsageError line otherwise."""
+    from pcgkit.errors import UsageError
+
+    data = read_user_bytes(path, what, limit=limit, allow_pipe=allow_pipe)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{what} {path}: not UTF-8 text (byte {exc.start})") from None
+
+
 def parse_json(text: str | bytes, what: str) -> Any:
     """json.loads with every failure one ValueError line: not UTF-8, not JSON, nested too deeply (a 200,000-deep
     document is a RecursionError in the stdlib parser, not a JSONDecodeError)."""

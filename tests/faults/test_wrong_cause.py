@@ -69,3 +69,20 @@ def test_a_cron_name_in_the_wrong_field_is_still_refused():
     for cron in ("0 0 MON * *", "0 0 * * FOO"):
         with pytest.raises(argparse.ArgumentTypeError):
             cron_schedule(cron)
+
+
+@pytest.mark.parametrize("argv", [["matrix", "--matrix", "/dev/zero", "--list"],
+                                  ["repro", "mode1", "--pins", "/dev/zero", "--out", "{tmp}/r"]])
+def test_dev_zero_as_an_input_file_is_one_line(tmp_path, capsys, argv):
+    """/dev/zero as --matrix or --pins: one line naming it (a device), never read until memory runs out."""
+    status, _, err = run_main([a.replace("{tmp}", str(tmp_path)) for a in argv], capsys)
+    assert status == 2 and "device" in assert_one_line_error(err)
+
+
+def test_dev_zero_as_a_launch_file_is_one_line():
+    """matrix --preflight /dev/zero: the launch file reader refuses a device in one line."""
+    from pcgkit.errors import UsageError
+    from pcgkit.preflight.launchfile import load
+
+    with pytest.raises(UsageError, match="device"):
+        load("/dev/zero")
