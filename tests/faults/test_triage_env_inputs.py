@@ -74,3 +74,16 @@ def test_dev_zero_as_a_log_is_refused_not_read(capsys):
     """/dev/zero as a log: one line (a device), never 64 MiB of zeros diagnosed."""
     status, _, err = run_main(["triage", "/dev/zero"], capsys)
     assert status == 2 and "device" in assert_one_line_error(err)
+
+
+@pytest.mark.parametrize("command", [["env"], ["triage", "{log}"]])
+def test_an_interpreter_whose_capture_is_wrong_typed_is_one_line(tmp_path, capsys, command):
+    """--python ENV whose capture comes back with `packages: 5` (a real child writing it): one line, not an internal error."""
+    log = tmp_path / "server.log"
+    log.write_text(LOG)
+    fake = tmp_path / "python"
+    fake.write_text('#!/bin/sh\nfor last; do :; done\necho \'{"schema": "pcgkit.env/1", "packages": 5}\' > "$last"\n')
+    fake.chmod(0o755)
+    argv = [part.replace("{log}", str(log)) for part in command] + ["--python", str(fake)]
+    status, _, err = run_main(argv, capsys)
+    assert status == 2 and "packages" in assert_one_line_error(err) and "internal error" not in err
