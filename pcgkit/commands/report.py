@@ -36,7 +36,7 @@ def matrix_status(outcomes) -> ExitCode:
     rules = load_uninstallable()
     # a cell whose job never delivered (not run, with its reason) says nothing about the bug or the kit
     judged = [o for o in outcomes if expected_failure(o, rules) is None and o.stage != STAGE_NOT_RUN]
-    if any(o.is_environment_error for o in judged):  # the machine lacks an interpreter: exit 4, as documented
+    if any(o.is_environment_error for o in judged):  # no interpreter, no index: the machine's fault, exit 4
         return ExitCode.ENVIRONMENT
     if any(o.is_error for o in judged):
         return ExitCode.ERROR_CELLS

@@ -57,3 +57,20 @@ def test_a_bad_saved_index_response_never_says_pass_index_json(tmp_path, capsys)
     line = assert_one_line_error(err)
     assert status == 2 and "--index-json" in line and "PyPI is reachable" not in line
     assert not re.search(r"pass --index-json", line)
+
+
+@pytest.mark.parametrize("reason, status", [
+    ("interpreter missing: no Python 3.13 on this machine", 4),
+    ("network: failed to fetch https://pypi.org/simple/torch/; pins torch==2.9.1 (uv exit 2)", 4),
+    ("unknown version: there is no version of torch==9.9; pins torch==9.9 (uv exit 1)", 3),
+])
+def test_whose_fault_an_install_error_is_decides_the_status(reason, status):
+    """An install error the machine caused (no interpreter, no index) is exit 4; one the pins caused is 3."""
+    import sys
+
+    from pcgkit.commands.report import matrix_status
+    from pcgkit.matrix.cells import EXISTING, Cell
+    from pcgkit.matrix.outcome import ERROR, STAGE_INSTALL, CellOutcome
+
+    outcome = CellOutcome(Cell("c1", kind=EXISTING, interpreter=sys.executable), ERROR, 0.0, STAGE_INSTALL, reason)
+    assert int(matrix_status([outcome])) == status
