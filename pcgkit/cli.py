@@ -164,7 +164,7 @@ def path_error(exc: OSError) -> PcgkitError:
     from pcgkit.errors import UsageError
     from pcgkit.util.atomic import as_kit_error
 
-    path = exc.filename or "?"
+    path = exc.filename or "(a file whose name the system did not report)"  # never a bare "?"
     if exc.errno == errno.ENOENT:
         return UsageError(f"{path}: no such file or folder")
     return as_kit_error(path, exc)
