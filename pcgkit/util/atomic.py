@@ -261,11 +261,18 @@ MANIFEST_SCHEMA = "pcgkit.written/1"
 _MAX_MANIFEST_BYTES = 1 << 20
 
 
+MAX_HASHED_BYTES = 256 << 20  # above this (an 8B model's weight shards) a file is known by size and mtime
+
+
 def _digest(path: Path) -> str | None:
-    """SHA-256 of a regular file's bytes; None for anything else (a folder, a device, a missing file)."""
+    """SHA-256 of a regular file's bytes (size and modification time for one over MAX_HASHED_BYTES: rewriting
+    16 GB of weights must not cost a minute of hashing, and any edit changes the time); None for anything else."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
             return None
+        if info.st_size > MAX_HASHED_BYTES:
+            return f"size {info.st_size} mtime_ns {info.st_mtime_ns}"
         sha = hashlib.sha256()
         with open(path, "rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
