@@ -125,3 +125,16 @@ def test_dash_is_stdout_at_the_writer_and_refused_for_a_folder(tmp_path, capsys,
         status, _, err = run_main(argv, capsys)
         assert status == 2 and "stdout" in assert_one_line_error(err)
     assert not (tmp_path / "-").exists()
+
+
+def test_e2e_checkpoint_never_removes_a_foreign_weight_shard(tmp_path):
+    """A real model's shards (model-0000i-of-0000n.safetensors) are checked before the writer removes stale shards."""
+    from pcgkit.e2e import checkpoint as ck
+
+    out = tmp_path / "llama"
+    out.mkdir()
+    shard = out / "model-00001-of-00004.safetensors"
+    shard.write_bytes(b"real weights")
+    with pytest.raises(OutputPathError, match="model-00001-of-00004"):
+        ck.write_checkpoint(out, ck.NAMED_SHAPES["llama-3.2-1b"], fmt=ck.BF16)
+    assert shard.read_bytes() == b"real weights"
