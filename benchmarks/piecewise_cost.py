@@ -52,7 +52,7 @@ from pcgkit.harness import hardware
 from pcgkit.harness.casekit import cuda_toolkit_root
 from pcgkit.harness.versions import collect_versions
 from pcgkit.sglang import facts as sglang_facts
-from pcgkit.values.signature import read_log
+from pcgkit.values.logread import read_log
 
 PROMPT_TOKENS = (16, 64, 256, 1024)  # the tiny defaults; 1024 is past --piecewise-cuda-graph-max-tokens 256: eager either way
 DECODE_BATCHES = (1, 4)
