@@ -61,7 +61,7 @@ def test_triage_never_prints_serverargs_quoted_secrets(tmp_path, capsys):
     log.write_text(SERVER_ARGS + "\nTraceback (most recent call last):\n"
                    '  File "/x/sglang/srt/model_executor/piecewise_cuda_graph_runner.py", line 10, in capture\n'
                    "torch._dynamo.exc.Unsupported: skipped while tracing " + SERVER_ARGS.split("] ", 1)[1] + "\n")
-    for extra in ([], ["--json"]):
+    for extra in (["--verbose"], ["--json"]):  # the forms that show the evidence lines
         _, out, err = run_main(["triage", str(log), *extra], capsys)
         assert "ServerArgs(" in out  # the line is shown: its secrets are what must go
         for secret in (KEY, "adminK3y99", "hunter2"):

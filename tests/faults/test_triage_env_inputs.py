@@ -65,7 +65,7 @@ def test_a_folder_of_logs_is_read_one_log_at_a_time(tmp_path, capsys, monkeypatc
     events: list[str] = []
     real_read, real_render = triage._read_file, triage.render
     monkeypatch.setattr(triage, "_read_file", lambda path, name: events.append(f"read {path.name}") or real_read(path, name))
-    monkeypatch.setattr(triage, "render", lambda result: events.append("answer") or real_render(result))
+    monkeypatch.setattr(triage, "render", lambda result, *more: events.append("answer") or real_render(result, *more))
     assert run_main(["triage", str(folder)], capsys)[0] == 0
     assert events == ["read server-0.log", "answer", "read server-1.log", "answer", "read server-2.log", "answer"]
 
