@@ -80,9 +80,17 @@ def _cmd_matrix(args) -> int:
         print(render_tox(cells), end="")
         return 0
     if args.list:
+        import datetime as dt
+
+        from pcgkit.matrix.uninstallable import planned_cannot_run
+
+        today = dt.datetime.now(dt.timezone.utc).date()
+        cannot = planned_cannot_run(cells, load_uninstallable(), today, getattr(args, "retry_cannot_run", False))
         for cell in cells:
             scope = "" if cell.scope == SCOPE_ALL else f" [{cell.scope} cases only]"
-            print(f"{cell.id:<24} {cell.pin_status:<8} {cell.label():<52} {cell.pin_note}{scope}")
+            rule = cannot.get(cell.id)
+            state = f" [cannot-run: last tried {rule.tried}, next retry {rule.next_retry(today)}]" if rule else ""
+            print(f"{cell.id:<24} {cell.pin_status:<8} {cell.label():<52} {cell.pin_note}{scope}{state}")
         return 0
     if (args.tox or getattr(args, "lock", False)) and args.torch_build != TORCH_BUILD_CUDA:
         raise UsageError(f"--torch-build {args.torch_build} applies when cells run: --lock and --tox write the "
@@ -92,12 +100,13 @@ def _cmd_matrix(args) -> int:
     reports = Path(args.reports)
     atomic.check_writable_dir(reports)  # before an hour of installs, not after
     try:
-        outcomes = run_matrix(cells, backend_config(args), jobs=args.jobs, force=args.force, run=cell_runner(args))
+        outcomes = run_matrix(cells, backend_config(args), jobs=args.jobs, force=args.force, run=cell_runner(args),
+                              retry_cannot_run=getattr(args, "retry_cannot_run", False))
     except Interrupted:
         report(reports)  # the finished cells and the interrupted rows, then exit 130/143
         raise
     report(reports)
-    cell_problems(outcomes)  # prints error cells, expected-uninstallable ones and contradicted expectations
+    cell_problems(outcomes)  # prints error cells, cannot-run ones and contradicted expectations
     # this run's cells decide its status; other cells on disk are in the report, judged by `pcgkit report`
     return int(matrix_status(outcomes))
 
@@ -130,8 +139,8 @@ def discover_text(cells: list[Cell], pins_path: Path, saved: str | None = None) 
 
 
 def cell_problems(outcomes) -> list[str]:
-    """Printed lines for cells that make the run fail: error cells (unless expected-uninstallable, as
-    fixtures/expectations.toml records) and cells that installed although expected not to."""
+    """Printed lines for cells that make the run fail: error cells (unless cannot-run, as
+    fixtures/expectations.toml records) and cells that installed although recorded as cannot-run."""
     rules = load_uninstallable()
     problems = []
     for o in outcomes:
@@ -142,7 +151,7 @@ def cell_problems(outcomes) -> list[str]:
             problems.append(f"  error cell {o.cell.id} ({o.stage}): {o.reason}")
         elif (contradicted := unexpectedly_installed(o, rules)) is not None:
             problems.append(f"  changed: cell {o.cell.id} installed although {contradicted.describe()}; "
-                            "remove that [[uninstallable]] entry from fixtures/expectations.toml")
+                            "remove or re-date that [[cannot-run]] entry in fixtures/expectations.toml")
     for line in problems:
         print(line)
     return problems
@@ -324,6 +333,9 @@ def register(subparsers) -> None:
     matrix.add_argument("--cell", action="append", help="run only this cell id (repeatable)")
     matrix.add_argument("--jobs", type=positive_int, default=default_jobs(), help="cells in parallel (default: cores)")
     matrix.add_argument("--list", action="store_true", help="print the planned cells and their pin labels")
+    matrix.add_argument("--retry-cannot-run", action="store_true",
+                        help="run the cells fixtures/expectations.toml records as cannot-run now, not only on their "
+                             "retry days (every retry-days after the date last tried)")
     matrix.add_argument("--tox", action="store_true", help="print the cells as tox.ini [tox]/[testenv] sections")
     matrix.add_argument("--refresh-pins", action="store_true", help="re-read each SGLang release's Requires-Dist")
     matrix.add_argument("--discover", action="store_true",

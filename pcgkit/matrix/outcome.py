@@ -43,6 +43,7 @@ INTERPRETER_MISSING = "interpreter missing"
 NETWORK = "network"
 ENVIRONMENT_CAUSES = (INTERPRETER_MISSING, NETWORK)
 STAGE_NOT_RUN = "not run"  # planned, but its job never delivered (e.g. an offline GPU runner): the reason says why
+STAGE_CANNOT_RUN = "cannot run"  # planned not to run from a measured fact (pcgkit.matrix.uninstallable)
 
 LOG_TAIL_CHARS = 2000
 

@@ -118,7 +118,7 @@ class CellReport:
     device: str = ""
     where: Mapping[str, Any] | None = None  # the machine it ran on (pcgkit.matrix.where), when recorded
     source: Mapping[str, Any] | None = None  # the folder/archive it was read from (`pcgkit report --from`)
-    expected: str = ""  # an expected-uninstallable error cell: the rule's wording (pcgkit.report.annotations)
+    expected: str = ""  # a cannot-run cell: the rule's wording (pcgkit.report.annotations)
     scope: str = "all"  # pcgkit.matrix.cells.SCOPES: a "sglang-level" cell ran only its release's SGLang-level cases
 
     def axis_value(self, axis: str) -> str | None:
@@ -129,6 +129,12 @@ class CellReport:
     @property
     def is_error(self) -> bool:
         return self.status == "error"
+
+    @property
+    def broken(self) -> bool:
+        """An error cell, or a cell with an error entry, that is not cannot-run: what makes `report` exit
+        non-zero, and what every report counts as "error" (the badge and the exit code agree)."""
+        return not self.expected and (self.is_error or any(e.verdict == "error" for e in self.entries.values()))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CellReport:

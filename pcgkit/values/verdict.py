@@ -51,3 +51,12 @@ LEGEND: dict[Verdict, Legend] = {
     Verdict.ERROR: Legend("!", "E", "#333333", "bold white on red",
                           "the install, the import or the kit broke: no statement about the bug"),
 }
+
+
+# A cell STATE, not a verdict: the cell could not run here, for a measured reason recorded with the date
+# it was last tried (fixtures/expectations.toml [[cannot-run]]). It says nothing about the bug or the
+# kit, is counted apart, never makes `report` or `matrix` exit non-zero, and is retried on a schedule.
+CANNOT_RUN = "cannot-run"
+CANNOT_RUN_LEGEND = Legend("⊘", "C", "#CC79A7", "magenta",
+                           "cannot run here (a measured reason and the date last tried): no verdict, not an "
+                           "error; retried on a schedule")
