@@ -26,7 +26,9 @@ def test_a_cut_line_is_ended_before_the_next_run_is_appended(tmp_path, capsys):
     reports = _reports(tmp_path)
     assert run_main(["report", "--reports", str(reports)], capsys)[0] == 0
     history = reports / "history.jsonl"
-    history.write_bytes(history.read_bytes() + b'{"schema":"pcgkit.compat-history/1","created":"20')  # the cut
+    first = json.loads(history.read_text())
+    first["created"] = "2000-01-01T00:00:00+00:00"  # an earlier run: reports within one second share a time
+    history.write_text(json.dumps(first) + "\n" + '{"schema":"pcgkit.compat-history/1","created":"20')  # the cut
     write_cells(reports, ran_cell("seed", message="second run"))
     assert run_main(["report", "--reports", str(reports)], capsys)[0] == 0
     lines = _history_lines(reports)
