@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from pcgkit.catalog import Family, modes_of
-from pcgkit.errors import EnvironmentSetupError, ExitCode, UsageError
+from pcgkit.errors import ExitCode, ProbeFailedError, UsageError
 from pcgkit.preflight.answer import Answer, Preflight, decide
 
 ARCHES = ("sm120", "sm100", "sm90", "auto")
@@ -50,11 +50,11 @@ def run_probe(python: str, arch: str, launch: list[str], timeout_s: float = PROB
             done = proc.run([python, "-m", "pcgkit.preflight.probe", "--arch", arch, "--json", str(doc_path), "--",
                              *launch], env=env, timeout=timeout_s, echo=False)
         except OSError as exc:
-            raise EnvironmentSetupError(f"--python {python}: cannot run it ({exc.strerror or exc})") from exc
+            raise ProbeFailedError(f"--python {python}: cannot run it ({exc.strerror or exc})") from exc
         if not doc_path.is_file():
             why = "timed out" if done.returncode is None else f"exit {done.returncode}"
             tail = done.output_tail.strip().splitlines()[-1:] or ["no output"]
-            raise EnvironmentSetupError(f"--python {python}: the preflight probe wrote no answer ({why}): {tail[0][:300]}")
+            raise ProbeFailedError(f"--python {python}: the preflight probe wrote no answer ({why}): {tail[0][:300]}")
         return json.loads(doc_path.read_text())
 
 
