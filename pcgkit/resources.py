@@ -104,3 +104,21 @@ def hybrid_shim() -> Path:
 def package_dir() -> Path:
     """The installed pcgkit package folder (copied into a cell when there is no checkout)."""
     return _PACKAGE_DIR
+
+
+CACHE_VAR = "PCGKIT_CACHE"
+
+
+def cache_dir(environ: dict[str, str] | None = None) -> Path:
+    """The kit's cache (built environments): $PCGKIT_CACHE, else ~/.cache/pcgkit. Set but empty means unset
+    (as the XDG base-directory rules read an empty variable), never the current folder; a relative path is
+    refused with ValueError (a cache that moves with the working directory builds 8 GB again wherever the user stands)."""
+    import os
+
+    value = (os.environ if environ is None else environ).get(CACHE_VAR, "").strip()
+    if not value:
+        return Path.home() / ".cache" / "pcgkit"
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        raise ValueError(f"{CACHE_VAR}={value!r}: give an absolute path (or unset it for ~/.cache/pcgkit)")
+    return path

@@ -4,6 +4,8 @@
   its sources and dates (the same answers triage, the README box, compat.md and the drafts print);
 - `advice refresh-upstream [--replay DIR]`: re-read every issue/PR state from GitHub's API (HTTPS;
   GITHUB_TOKEN when set) into fixtures/upstream_reads.json, dated today;
+- `advice read-flashinfer [--cache DIR]`: download every FlashInfer release from the oldest an SGLang release in
+  range pins, and record where each defines fp4_quantize (fixtures/flashinfer_releases.json);
 - `advice read-releases [--cache DIR]`: download every SGLang release wheel in the matrix range
   (`pip download --no-deps`, outside the checkout) and read each one's switch and FP4 op facts into
   fixtures/sglang_releases.json;
@@ -113,6 +115,52 @@ def _read_releases(args: argparse.Namespace) -> int:
     return 0
 
 
+def _flashinfer_in_range() -> list[str]:
+    """Every final FlashInfer release from the oldest any SGLang release in range pins (fixtures/sglang_requires.toml's
+    known versions), oldest first: the releases whose error strings a user of the matrix range can paste."""
+    from pcgkit.fp4.releases import version_key
+
+    data = tomllib.loads(resources.fixture("sglang_requires.toml").read_text())
+    pinned = [req.split("==", 1)[1] for r in data.get("release", ()) if r.get("piecewise_cuda_graph")
+              for req in r.get("requires", ()) if req.startswith(("flashinfer_python", "flashinfer-python")) and "==" in req]
+    oldest = min((version_key(v) for v in pinned), default=version_key("0"))
+    known = data.get("known_versions", {}).get("flashinfer-python", [])
+    return [v for v in known if version_key(v) >= oldest and not version_key(v).is_prerelease]
+
+
+def _read_flashinfer(args: argparse.Namespace) -> int:
+    import importlib.util
+    import shutil
+
+    from pcgkit.fp4 import releases as fi
+    from pcgkit.sglang.releases import pip_command
+    from pcgkit.util import proc
+
+    wanted = args.release or _flashinfer_in_range()
+    pip = pip_command(sys.executable, importlib.util.find_spec("pip") is not None,
+                      shutil.which("pip3") or shutil.which("pip"))
+    cache = Path(args.cache or Path(tempfile.gettempdir()) / "pcgkit-flashinfer-wheels")
+    today = args.today or TODAY().isoformat()
+    read, not_read = [], {}
+    for version in wanted:
+        folder = atomic.ensure_dir(cache / version, "wheel cache folder")
+        wheels = sorted(folder.glob("flashinfer_python-*.whl"))
+        if not wheels and pip is not None:
+            done = proc.run(fi.download_argv(pip, version, folder), timeout=600)
+            wheels = sorted(folder.glob("flashinfer_python-*.whl"))
+            if not wheels:
+                not_read[version] = f"no wheel downloaded ({done.describe_failure()})"[:200]
+                continue
+        elif not wheels:
+            raise UsageError("read-flashinfer: no pip to download wheels with (none in this venv, none on PATH)")
+        read.append(fi.read_wheel(wheels[-1], version, today))
+    target = Path(args.out) if args.out else resources.fixture(fi.TABLE_FILE)
+    atomic.write_json(target, fi.table_dict(read, today, "bin/pcgkit advice read-flashinfer", not_read), indent=1)
+    print(f"pcgkit advice: {len(read)} FlashInfer releases read into {target}"
+          + (f"; not read: {', '.join(not_read)}" if not_read else ""), file=sys.stderr)
+    return 0
+
+
 def _record_mode2(args: argparse.Namespace) -> int:
     from pcgkit.advice.load import MODE2_FILE, mode2_record
 
@@ -160,6 +208,15 @@ def register(subparsers) -> None:
     releases.add_argument("--out", help="write here instead of fixtures/sglang_releases.json")
     releases.add_argument("--today", help=argparse.SUPPRESS)
     releases.set_defaults(func=_read_releases)
+    flashinfer = sub.add_parser("read-flashinfer", help="read every FlashInfer release in range from its own wheel",
+                                description="Read where each FlashInfer release defines fp4_quantize (the file its "
+                                            "error strings name) from its own wheel into fixtures/flashinfer_releases.json.",
+                                epilog="examples:\n  %(prog)s --cache /tmp/flashinfer-wheels\n  %(prog)s --release 0.6.7 --out /tmp/t.json")
+    flashinfer.add_argument("--cache", help="where wheels are downloaded and kept (default: the temp folder)")
+    flashinfer.add_argument("--release", action="append", help="only this release (repeatable)")
+    flashinfer.add_argument("--out", help="write here instead of fixtures/flashinfer_releases.json")
+    flashinfer.add_argument("--today", help=argparse.SUPPRESS)
+    flashinfer.set_defaults(func=_read_flashinfer)
     mode2 = sub.add_parser("record-mode2", help="record the mode-2 case's two process states from a results file",
                            description="Record the mode-2 case's two measured process states (JIT spec registered or not) from a results file.",
                            epilog="example:\n  %(prog)s reports/results.json")

@@ -27,7 +27,7 @@ from pcgkit.preflight.launchfile import ENV_VAR as PREFLIGHT_ENV_VAR
 from pcgkit.preflight.launchfile import load as load_launch_file
 from pcgkit.report.compat import BUG_VERDICTS, mode_entry
 from pcgkit.util import atomic
-from pcgkit.util.argtypes import positive_int, positive_seconds
+from pcgkit.util.argtypes import marker_expression, positive_int, positive_seconds
 from pcgkit.values import targets
 from pcgkit.values.axes import BISECTABLE_AXES
 
@@ -121,11 +121,16 @@ def discover_text(cells: list[Cell], pins_path: Path, saved: str | None = None) 
         folder = Path(saved or ".")
         for path in (folder / f"{name}.json", folder / f"{name}.json.gz"):
             if path.is_file():
-                raw = path.read_bytes()
-                text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8")
-                # the read date of a saved response is its provenance's, not the file's: say which file
-                return discover.parse_project(text, f"{path}, a saved {discover.INDEX_JSON_URL.format(name=name)}",
-                                              "date as recorded beside it")
+                try:  # the user's file, not the network: its fault is a usage line, never "check that PyPI is reachable"
+                    raw = atomic.read_user_bytes(path, "--index-json")
+                    text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8")
+                    # the read date of a saved response is its provenance's, not the file's: say which file
+                    return discover.parse_project(text, f"{path}, a saved {discover.INDEX_JSON_URL.format(name=name)}",
+                                                  "date as recorded beside it")
+                except (discover.DiscoverError, OSError, EOFError, UnicodeDecodeError, RecursionError) as exc:
+                    why = exc.args[0] if isinstance(exc, discover.DiscoverError) else f"{type(exc).__name__}: {exc}"
+                    raise UsageError(f"--index-json {path}: not a saved PyPI JSON API response ({why}); save it "
+                                     f"again from {discover.INDEX_JSON_URL.format(name=name)}") from None
         raise UsageError(f"--index-json {folder}: no {name}.json or {name}.json.gz there")
 
     fetch = read_saved if saved else discover.fetch_project
@@ -301,7 +306,7 @@ def _common(parser) -> None:
     parser.add_argument("--envs", default=str(resources.default_envs_root()), help="where cell environments live")
     parser.add_argument("--timeout", type=positive_seconds, default=1800, help="seconds per cell, install included")
     parser.add_argument("--force", action="store_true", help="rerun cells even when a result for them exists, and rebuild their environments")
-    parser.add_argument("-m", dest="select", help="pytest marker expression passed into every cell, e.g. 'cpu_sim'")
+    parser.add_argument("-m", dest="select", type=marker_expression(tuple(targets.PYTEST_MARKERS)), help="pytest marker expression passed into every cell, e.g. 'cpu_sim'")
     parser.add_argument("--require-hardware", action="append", choices=targets.HARDWARE_MARKERS,
                         help="in every cell: fail instead of skip when this hardware is missing (GPU runners)")
     parser.add_argument("--preflight", metavar="FILE",

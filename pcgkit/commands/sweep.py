@@ -87,7 +87,7 @@ def discover_main(args: argparse.Namespace) -> int:
 
     found = discover()
     plan = plan_judgement(found, spec_targets_for(load_specs(), found.flashinfer))
-    args.reports.mkdir(parents=True, exist_ok=True)
+    atomic.ensure_dir(args.reports, "--reports")
     atomic.write_text(args.reports / f"discovery-{found.flashinfer}.json", json.dumps(found.to_dict(), indent=1))
     print(render_counts(found, plan))
     return 0
@@ -104,8 +104,7 @@ def derive_inputs_main(args: argparse.Namespace) -> int:
 
     if bool(args.upstream_git) != bool(args.upstream_ref):
         raise PcgkitError("--upstream-git and --upstream-ref go together (or neither: no upstream tests)")
-    folder = resources.fixture(*INPUTS_DIR)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = atomic.ensure_dir(resources.fixture(*INPUTS_DIR), "fixtures/certificates/inputs")
     upstream = None
     if args.upstream_git:
         try:
@@ -133,7 +132,7 @@ def _inputs_for(path: Path | None) -> dict | None:
         print(f"pcgkit: no derived inputs at {path} (run `sweep --derive-inputs`); hand specs only")
         return None
     try:
-        return json.loads(path.read_text())
+        return atomic.parse_json(atomic.read_user_bytes(path, "--inputs"), str(path))
     except (OSError, ValueError) as exc:
         raise PcgkitError(f"--inputs {path}: {exc}") from exc
 
@@ -146,11 +145,12 @@ def certificate_main(args: argparse.Namespace) -> int:
 
     device = real_device() if args.real else None
     arches = [arch_of(device)] if device else (args.arch or ["sm120"])
-    args.reports.mkdir(parents=True, exist_ok=True)
+    atomic.ensure_dir(args.reports, "--reports")
     from pcgkit.sweep.certify import op_inputs_from
 
     try:
-        op_inputs = op_inputs_from(json.loads(args.op_inputs.read_text())) if args.op_inputs else {}
+        op_inputs = (op_inputs_from(atomic.parse_json(atomic.read_user_bytes(args.op_inputs, "--op-inputs"),
+                                                      str(args.op_inputs))) if args.op_inputs else {})
     except (OSError, ValueError) as exc:
         raise PcgkitError(f"--op-inputs {args.op_inputs}: {exc}") from exc
     inputs = _inputs_for(args.inputs)

@@ -39,7 +39,12 @@ class ReleaseEnv:
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("PCGKIT_CACHE", Path.home() / ".cache" / "pcgkit")) / "preflight-envs"
+    from pcgkit import resources
+
+    try:
+        return resources.cache_dir() / "preflight-envs"
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def declared_pins(sglang: str, requires: dict) -> list[str]:
