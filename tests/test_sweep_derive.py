@@ -238,3 +238,13 @@ def test_ci_slice_a_docstring_derived_callable_is_judged_and_run_in_the_referenc
                          inputs_from=DOCSTRING)
     assert row["status"] == "breaks" and row["first_class"] == "breaks-in-jit-loader", row
     assert row["unroll_capped"] and row["run"]["runs"] is False and row["run"]["error"]
+
+
+def test_certificate_refuses_an_inputs_file_that_is_not_there(tmp_path, capsys):
+    """`--inputs` naming a missing file is a one-line error before any work, never a silent hand-specs-only run."""
+    from pcgkit.cli import main
+
+    code = main(["sweep", "--certificate", "--inputs", str(tmp_path / "none.json"), "--reports", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code != 0 and "--inputs" in err and "no such file" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

@@ -127,8 +127,11 @@ def _inputs_for(path: Path | None) -> dict | None:
 
     # The distribution's version, not flashinfer.__version__: importing flashinfer before discovery
     # would hide which dispatcher namespaces it adds (pcgkit.sweep.discover).
+    explicit = path is not None
     path = path or resources.fixture(*INPUTS_DIR, f"flashinfer-{metadata.version('flashinfer-python')}.json")
     if not path.is_file():
+        if explicit:  # the user named a file: judging without it would answer another question
+            raise PcgkitError(f"--inputs {path}: no such file (write one with `sweep --derive-inputs`)")
         print(f"pcgkit: no derived inputs at {path} (run `sweep --derive-inputs`); hand specs only")
         return None
     try:
