@@ -61,12 +61,14 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(int(ExitCode.USAGE), f"{error_line(f'{self.prog}: {message}')} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="pcgkit", description=__doc__.splitlines()[0])
+def build_parser(prog: str = "pcgkit", modules: tuple[str, ...] = COMMAND_MODULES,
+                 description: str = __doc__.splitlines()[0]) -> argparse.ArgumentParser:
+    """The parser of `modules`' commands (each module's `register(subparsers)`); lab/ builds its own from its list."""
+    parser = OneLineParser(prog=prog, description=description)
     parser.add_argument("--version", action="version", version=f"pcgkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    for module_name in COMMAND_MODULES:
+    for module_name in modules:
         importlib.import_module(module_name).register(sub)
     return parser
 
@@ -76,9 +78,10 @@ def error_line(message: object) -> str:
     return "pcgkit: error: " + one_line(redact_text(str(message), secret_values(dict(os.environ))))
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
+    """Run one command line through the one error path; `parser` defaults to the user CLI (lab/ passes its own)."""
     with redacted_output():
-        return _main(argv)
+        return _main(argv, parser)
 
 
 @contextlib.contextmanager
@@ -94,8 +97,8 @@ def redacted_output():
         sys.stdout, sys.stderr = saved
 
 
-def _main(argv: list[str] | None) -> int:
-    args = build_parser().parse_args(argv)  # argparse exits 2 on a usage error, as the table says
+def _main(argv: list[str] | None, parser: argparse.ArgumentParser | None) -> int:
+    args = (parser or build_parser()).parse_args(argv)  # argparse exits 2 on a usage error, as the table says
     try:
         with signals.stop_policy():
             return int(args.func(args))
