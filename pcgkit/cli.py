@@ -43,6 +43,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.commands.advice",
     "pcgkit.commands.ci",
     "pcgkit.commands.refresh",
+    "pcgkit.commands.cache",
 )
 
 

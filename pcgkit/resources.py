@@ -83,6 +83,22 @@ def default_envs_root() -> Path:
     return workspace_root() / ".pcgkit" / "envs"
 
 
+CACHE_VAR = "PCGKIT_CACHE"  # the kit's cache outside any checkout (preflight environments, docker base, act's actions)
+
+
+def cache_root() -> Path:
+    """${PCGKIT_CACHE:-~/.cache/pcgkit}: what the kit keeps across checkouts (`pcgkit cache` lists and removes it)."""
+    import os
+
+    return Path(os.environ.get(CACHE_VAR) or Path.home() / ".cache" / "pcgkit")
+
+
+def bootstrap_envs() -> tuple[Path, ...]:
+    """The checkout's bin/pcgkit environments (.venv: the reference pins; .venv-light: the kit alone); none for a wheel."""
+    root = checkout_root()
+    return (root / ".venv", root / ".venv-light") if root is not None else ()
+
+
 def pyproject() -> Path | None:
     """The kit's pyproject.toml in a checkout (None for a wheel: read metadata instead)."""
     root = checkout_root()

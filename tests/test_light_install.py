@@ -83,3 +83,19 @@ def test_bin_pcgkit_triage_uses_the_light_environment(tmp_path):
     assert "known-bug (mode2)" in done.stdout
     assert (light / "bin" / "pcgkit").exists()
     assert not list(light.glob("lib/python*/site-packages/torch"))
+
+
+@pytest.mark.parametrize(("argv", "route"), [
+    (["preflight", "--help"], "light"), (["advice", "show", "--sglang", "0.5.11", "--arch", "sm120"], "light"),
+    (["issue", "--help"], "light"), (["repro", "mode1", "--out", "x"], "light"), (["preflgiht"], "light"),
+    (["cache"], "light"), (["preflight", "--sglang", "0.5.12", "--", "--model-path", "m"], "light"),
+    (["run", "--help"], "light"), (["matrix", "-h"], "light"), (["env", "--python", "/usr/bin/python3"], "light"),
+    ([], "light"), (["--version"], "light"),
+    (["run"], "reference"), (["test", "-q"], "reference"), (["lab", "refresh", "--dry-run"], "reference"),
+    (["env"], "reference"), (["matrix", "--cell", "seed"], "reference"), (["run", "--", "--help"], "reference"),
+])
+def test_bin_pcgkit_routes_only_stack_commands_to_the_reference_environment(argv, route):
+    """Help, usage errors, advice, issue, repro, preflight and cache use .venv-light; only stack commands build .venv."""
+    done = subprocess.run(["bash", str(REPO_ROOT / "bin" / "pcgkit"), *argv], capture_output=True, text=True,
+                          env={**os.environ, "PCGKIT_SHOW_ROUTE": "1"}, timeout=30)
+    assert (done.returncode, done.stdout.strip()) == (0, route)

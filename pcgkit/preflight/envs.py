@@ -25,6 +25,9 @@ from pcgkit.errors import EnvironmentSetupError, UsageError
 
 PIN_NAMES = ("torch", "flashinfer-python", "flashinfer-cubin")  # canonical names (releases spell them _ or -)
 PYTHON = "3.12"  # the SGLang wheels in range are cp312 (pcgkit/matrix: the cells' default python)
+# Said before a build, when no release environment is on this machine yet to measure (issue 35 measured 6.8 GB for
+# one, 2026-12); torch's CUDA build with its NVIDIA libraries is most of it. After a build the real size is printed.
+TYPICAL_GB = 7
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,7 +42,7 @@ class ReleaseEnv:
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("PCGKIT_CACHE", Path.home() / ".cache" / "pcgkit")) / "preflight-envs"
+    return resources.cache_root() / "preflight-envs"
 
 
 def declared_pins(sglang: str, requires: dict) -> list[str]:
@@ -59,10 +62,29 @@ def plan_env(sglang: str, requires: dict, import_deps: list[str], root: Path) ->
     return ReleaseEnv(sglang, requirements, root / f"sglang-{sglang}-{key}")
 
 
+def size_forecast(built: list[int]) -> str:
+    """What the next build will take, said before it starts: the median of the ones already built here, else the
+    typical size. Pure."""
+    if built:
+        median = sorted(built)[len(built) // 2]
+        return f"about {median / 2**30:.1f} GiB, like the {len(built)} release environment(s) already built here"
+    return f"about {TYPICAL_GB} GB (torch's CUDA build and its NVIDIA libraries are most of it)"
+
+
+def _say(line: str) -> None:
+    import sys
+
+    print(f"pcgkit preflight: {line}", file=sys.stderr, flush=True)
+
+
 def release_env(sglang: str) -> ReleaseEnv:
-    """The built environment for an SGLang release (EnvironmentSetupError with uv's own line when it cannot be built)."""
+    """The built environment for an SGLang release (EnvironmentSetupError with uv's own line when it cannot be built).
+    Before building it says what, how big and where; each step shows progress; the built size is printed after."""
+    import time
+
     from pcgkit.sglang.quant_specs import sweep_import_dependencies
     from pcgkit.util import interpreters, proc
+    from pcgkit.util.diskuse import human, usage
 
     requires = tomllib.loads(resources.fixture("sglang_requires.toml").read_text())
     env = plan_env(sglang, requires, sweep_import_dependencies(sglang), cache_root())
@@ -70,18 +92,30 @@ def release_env(sglang: str) -> ReleaseEnv:
     with open(env.folder.parent / f".{env.folder.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (env.folder / ".complete").is_file():
+            _say(f"using sglang {sglang}'s environment in {env.folder} (built earlier; `pcgkit cache` lists it)")
             return env
         interpreter = interpreters.find_python(PYTHON)
         if interpreter is None:
             raise EnvironmentSetupError(f"no Python {PYTHON} here: SGLang's wheels need it")
+        others = [p for p in env.folder.parent.iterdir() if p.is_dir() and (p / ".complete").is_file()]
+        pins = ", ".join(r for r in env.requirements if canonicalize_name(Requirement(r).name) in PIN_NAMES)
+        _say(f"building sglang {sglang}'s environment once (sglang {sglang}, {pins} and {len(env.requirements)} "
+             f"packages in all; {size_forecast([usage(p).bytes for p in others])}) in {env.folder}; later runs reuse "
+             f"it; `pcgkit cache remove preflight:{env.folder.name}` removes it")
         uv = proc.uv_command()
-        steps = ([*uv, "venv", "-q", "--allow-existing", "-p", interpreter, str(env.folder)],
-                 [*uv, "pip", "install", "-q", "--python", str(env.python), *env.requirements],
-                 [*uv, "pip", "install", "-q", "--python", str(env.python), "--no-deps", f"sglang=={sglang}"])
-        for argv in steps:
-            done = proc.run(argv, env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"}, timeout=3600)
+        steps = (("1/3 creating the venv", [*uv, "venv", "-q", "--allow-existing", "-p", interpreter, str(env.folder)]),
+                 (f"2/3 installing {pins} and the import dependencies (the large part)",
+                  [*uv, "pip", "install", "-q", "--python", str(env.python), *env.requirements]),
+                 (f"3/3 installing sglang=={sglang} (no dependencies)",
+                  [*uv, "pip", "install", "-q", "--python", str(env.python), "--no-deps", f"sglang=={sglang}"]))
+        start = time.monotonic()
+        for label, argv in steps:
+            _say(label)
+            done = proc.run(argv, env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"}, timeout=3600, echo=False,
+                            progress=f"preflight: {label}")
             if not done.ok:
                 tail = (done.output_tail.strip().splitlines() or ["no output"])[-1]
                 raise EnvironmentSetupError(f"building sglang {sglang}'s environment in {env.folder} failed: {tail[:300]}")
         (env.folder / ".complete").write_text("\n".join(env.requirements) + "\n")
+        _say(f"built in {time.monotonic() - start:.0f} s: {human(usage(env.folder).bytes)} in {env.folder}")
     return env
