@@ -363,11 +363,12 @@ def sample_problems(samples: tuple[Sample, ...], samples_dir: Path, root: Path, 
 
 
 def subcommands() -> frozenset[str]:
-    """bin/pcgkit's subcommands, from the CLI's own parser, plus `test` (bin/pcgkit runs pytest for it)."""
+    """bin/pcgkit's subcommands, from the CLI's own parser, plus `test` (bin/pcgkit runs pytest for it) and `lab`
+    (bin/pcgkit runs the workshop, lab/, for it)."""
     from pcgkit.cli import build_parser
 
     return frozenset({name for action in build_parser()._actions if isinstance(action, argparse._SubParsersAction)
-                      for name in action.choices} | {"test"})
+                      for name in action.choices} | {"test", "lab"})
 
 
 def render_samples(samples: tuple[Sample, ...]) -> str:

@@ -11,7 +11,9 @@ PROG = "bin/pcgkit lab"
 DESCRIPTION = "The kit's workshop (a checkout only): tools that rewrite the kit's own data or measure the kit."
 
 # Each command is one module with `register(subparsers)`, as in pcgkit/commands/; the parser sets `func`.
-LAB_COMMANDS: tuple[str, ...] = ()
+LAB_COMMANDS: tuple[str, ...] = (
+    "lab.commands.refresh",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -42,7 +42,6 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.commands.preflight",
     "pcgkit.commands.advice",
     "pcgkit.commands.ci",
-    "pcgkit.commands.refresh",
     "pcgkit.commands.cache",
 )
 

@@ -1,11 +1,11 @@
-"""`pcgkit refresh`: the four generators a new SGLang release needs, planned purely and in order."""
+"""`bin/pcgkit lab refresh`: the four generators a new SGLang release needs, planned purely and in order."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pcgkit.cli import main
-from pcgkit.commands.refresh import plan_refresh
+from lab.cli import main
+from lab.commands.refresh import plan_refresh
 
 
 def test_refresh_plans_pins_then_locks_then_validation_then_docs():

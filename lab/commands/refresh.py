@@ -1,4 +1,4 @@
-"""`pcgkit refresh`: after a new SGLang release, the four generators of the data that follows it, in order.
+"""`bin/pcgkit lab refresh`: after a new SGLang release, the four generators of the data that follows it, in order.
 
 1. pins: each release's Requires-Dist (`pcgkit matrix --refresh-pins`, fixtures/sglang_requires.toml),
    from which the planner derives the new release's cell;
@@ -35,7 +35,7 @@ def plan_refresh(python: str, kit_root: Path, sglang: tuple[str, ...] = ()) -> l
 def _cmd_refresh(args) -> int:
     root = resources.checkout_root()
     if root is None:
-        raise UsageError("pcgkit refresh rewrites the checkout's fixtures/ and docs/: run it in a checkout")
+        raise UsageError("refresh rewrites the checkout's fixtures/ and docs/: run it in a checkout")
     steps = plan_refresh(sys.executable, root, tuple(args.sglang or ()))
     for what, argv in steps:
         if args.dry_run:
@@ -43,7 +43,7 @@ def _cmd_refresh(args) -> int:
             continue
         done = proc.run(argv, cwd=root)
         if not done.ok:
-            print(f"pcgkit refresh: {what} {done.describe_failure()}; later steps not run", file=sys.stderr)
+            print(f"bin/pcgkit lab refresh: {what} {done.describe_failure()}; later steps not run", file=sys.stderr)
             return int(ExitCode.ERROR_CELLS)
     return int(ExitCode.SUCCESS)
 
