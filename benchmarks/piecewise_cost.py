@@ -11,7 +11,7 @@ prompt. Against each, the same requests from this process over loopback:
 Ratios (on / off) are printed; the document (pcgkit.e2e.cost.document, schema pcgkit.piecewise-cost/1)
 is written for fixtures/measurements/piecewise-cost.json, which the advice model quotes.
 
-Needs SGLang installed (on the lent GPU machine: the payload site, `eval "$(python3 -m pcgkit.e2e.devicerun env --site S)"`):
+Needs SGLang installed (on the lent GPU machine: the payload site, `eval "$(python3 -m lab.e2e.devicerun env --site S)"`):
     python3 benchmarks/piecewise_cost.py --out DIR [--repeats 8] [--layers 2 --hidden 256]
 Several runs (other model sizes, repeats) into the one committed file, anywhere:
     python3 benchmarks/piecewise_cost.py combine RUN1.json RUN2.json ... --out fixtures/measurements/piecewise-cost.json

@@ -13,6 +13,7 @@ DESCRIPTION = "The kit's workshop (a checkout only): tools that rewrite the kit'
 # Each command is one module with `register(subparsers)`, as in pcgkit/commands/; the parser sets `func`.
 LAB_COMMANDS: tuple[str, ...] = (
     "lab.commands.refresh",
+    "lab.commands.payload",
 )
 
 

@@ -91,7 +91,7 @@ def test_bin_pcgkit_triage_uses_the_light_environment(tmp_path):
     (["cache"], "light"), (["preflight", "--sglang", "0.5.12", "--", "--model-path", "m"], "light"),
     (["run", "--help"], "light"), (["matrix", "-h"], "light"), (["env", "--python", "/usr/bin/python3"], "light"),
     ([], "light"), (["--version"], "light"),
-    (["run"], "reference"), (["test", "-q"], "reference"), (["lab", "refresh", "--dry-run"], "reference"),
+    (["run"], "reference"), (["test", "-q"], "reference"), (["lab", "refresh", "--dry-run"], "reference"), (["lab", "--help"], "reference"),
     (["env"], "reference"), (["matrix", "--cell", "seed"], "reference"), (["run", "--", "--help"], "reference"),
 ])
 def test_bin_pcgkit_routes_only_stack_commands_to_the_reference_environment(argv, route):

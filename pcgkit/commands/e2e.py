@@ -1,4 +1,5 @@
-"""`pcgkit e2e ...`: the end-to-end piecewise launch's tools (checkpoint, validate-launch, payload build)."""
+"""`pcgkit e2e ...`: the end-to-end piecewise launch's tools (checkpoint, validate-launch); the GPU payload is the
+workshop's (`bin/pcgkit lab payload build`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import shutil
 from pathlib import Path
 
 from pcgkit.e2e.checkpoint import FORMATS, NVFP4, TinyLlamaShape, write_checkpoint
-from pcgkit.e2e.payload import SPEC_PATH, build, load_spec
 from pcgkit.e2e.validate import DEFAULT_OUT, _version_key, default_matrix_versions, run_validation, summarize
 from pcgkit.errors import EnvironmentSetupError, UsageError
 from pcgkit.util import atomic, proc
@@ -18,13 +18,12 @@ from pcgkit.util.interpreters import find_python
 
 
 def register(subparsers) -> None:
-    e2e = subparsers.add_parser("e2e", help="end-to-end piecewise launch tools: tiny checkpoint, launch validation, device payload",
-                             description="Tools for the end-to-end piecewise launch case: the tiny checkpoint, the launch validation and the payload for a GPU machine without network.",
+    e2e = subparsers.add_parser("e2e", help="end-to-end piecewise launch tools: tiny checkpoint, launch validation",
+                             description="Tools for the end-to-end piecewise launch case: the tiny checkpoint and the launch validation.",
                              epilog="example:\n  %(prog)s checkpoint --out /tmp/tiny-nvfp4")
     sub = e2e.add_subparsers(dest="e2e_command", required=True)
     _add_checkpoint(sub)
     _add_validate(sub)
-    _add_payload(sub)
 
 
 def _cmd_checkpoint(args) -> int:
@@ -93,31 +92,3 @@ def _add_validate(e2e_subparsers) -> None:
     cmd.add_argument("--python", dest="python_version", action=deprecated_alias("--python-version"), help=argparse.SUPPRESS)
     cmd.add_argument("--keep", action="store_true", help="keep the environments afterwards")
     cmd.set_defaults(func=_cmd_validate)
-
-
-def _cmd_build(args) -> int:
-    import tempfile
-
-    specs = [load_spec(Path(path)) for path in (args.spec or [str(SPEC_PATH)])]
-    with tempfile.TemporaryDirectory(prefix="pcgkit-payload-", dir=args.work) as work:
-        manifest = build(specs, Path(args.out), Path(work))
-    total = sum(p["bytes"] for p in manifest["parts"])
-    print(f"pcgkit: payload for sglang {', '.join(s.sglang for s in specs)}: {len(manifest['files'])} files, "
-          f"{len(manifest['parts'])} parts, {total / 2**20:.1f} MiB in {args.out}")
-    return 0
-
-
-def _add_payload(e2e_subparsers) -> None:
-    cmd = e2e_subparsers.add_parser("payload", help="the SGLang payload for a GPU machine without network",
-                                    description="Build the SGLang payload (trimmed wheels in chunks) for a GPU machine without network.",
-                                    epilog="example:\n  %(prog)s build --out /tmp/payload")
-    sub = cmd.add_subparsers(dest="payload_command", required=True)
-    build_cmd = sub.add_parser("build", help="download, trim and chunk the payload (fixtures/e2e_payload.toml)",
-                               description="Download, trim and chunk the payload that fixtures/e2e_payload.toml describes, with a MANIFEST.json.",
-                               epilog="example:\n  %(prog)s --out /tmp/payload")
-    build_cmd.add_argument("--out", required=True, help="directory for the parts and MANIFEST.json")
-    build_cmd.add_argument("--spec", action="append", default=None,
-                           help="a release's payload spec; repeat for several releases in one payload "
-                                "(default: fixtures/e2e_payload.toml, SGLang 0.5.12; 0.5.11's: fixtures/e2e_payload_sglang-0.5.11.toml)")
-    build_cmd.add_argument("--work", default=None, help="where the temporary staging folder goes (default: TMPDIR)")
-    build_cmd.set_defaults(func=_cmd_build)
