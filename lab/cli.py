@@ -14,6 +14,9 @@ DESCRIPTION = "The kit's workshop (a checkout only): tools that rewrite the kit'
 LAB_COMMANDS: tuple[str, ...] = (
     "lab.commands.refresh",
     "lab.commands.payload",
+    "lab.commands.refresh_upstream",
+    "lab.commands.read_releases",
+    "lab.commands.record_mode2",
 )
 
 
