@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 from pcgkit.e2e.checkpoint import FORMATS, NVFP4, TinyLlamaShape, write_checkpoint
-from pcgkit.e2e.validate import DEFAULT_OUT, _version_key, default_matrix_versions, run_validation, summarize
+from pcgkit.e2e.validate import DEFAULT_OUT, default_matrix_versions, run_validation, summarize, version_key
 from pcgkit.errors import EnvironmentSetupError, UsageError
 from pcgkit.util import atomic, proc
 from pcgkit.util.argtypes import deprecated_alias
@@ -70,7 +70,7 @@ def _cmd_validate(args) -> int:
         # A partial re-run (--sglang X) replaces those releases' rows and keeps the others.
         previous = json.loads(out.read_text())
         kept = {r["sglang"]: r["probe"] for r in previous.get("results", []) if r["sglang"] not in reports}
-        reports = dict(sorted({**kept, **reports}.items(), key=lambda item: _version_key(item[0])))
+        reports = dict(sorted({**kept, **reports}.items(), key=lambda item: version_key(item[0])))
     data = summarize(reports, environment)
     atomic.write_json(out, data, indent=2)
     counts = {s: sum(r["status"] == s for r in data["results"]) for s in ("ok", "not-applicable", "failed")}

@@ -36,7 +36,7 @@ def plan_versions(cells: Iterable) -> list[str]:
     return sorted({c.sglang for c in cells if getattr(c, "sglang", None)}, key=Version)
 
 
-def _version_key(version: str):
+def version_key(version: str):
     from packaging.version import Version
 
     return Version(version)
