@@ -22,7 +22,7 @@ LAB_COMMANDS: tuple[str, ...] = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The workshop's parser: LAB_COMMANDS' commands under `bin/pcgkit lab`."""
-    return cli.build_parser(PROG, LAB_COMMANDS, DESCRIPTION)
+    return cli.build_parser(PROG, LAB_COMMANDS, DESCRIPTION, audiences=None)
 
 
 def main(argv: list[str] | None = None) -> int:
