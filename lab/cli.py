@@ -14,6 +14,7 @@ DESCRIPTION = "The kit's workshop (a checkout only): tools that rewrite the kit'
 LAB_COMMANDS: tuple[str, ...] = (
     "lab.commands.refresh",
     "lab.commands.payload",
+    "lab.commands.validate_launch",
     "lab.commands.refresh_upstream",
     "lab.commands.read_releases",
     "lab.commands.record_mode2",

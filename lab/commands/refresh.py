@@ -4,7 +4,7 @@
    from which the planner derives the new release's cell;
 2. locks: the cells re-resolved into their committed locks (`pcgkit matrix --lock`, fixtures/locks/);
 3. launch validation: the e2e launch parsed by each release's own parser
-   (`pcgkit e2e validate-launch`, fixtures/sglang_launch_validation.json);
+   (`bin/pcgkit lab validate-launch`, fixtures/sglang_launch_validation.json);
 4. docs: the generated blocks re-rendered from that data (`docs/gen_facts.py`).
 plan_refresh is pure; each step runs through pcgkit.util.proc, and the first that fails stops the rest.
 """
@@ -27,7 +27,7 @@ def plan_refresh(python: str, kit_root: Path, sglang: tuple[str, ...] = ()) -> l
     return [
         ("pins", [*kit, "matrix", "--refresh-pins"]),
         ("locks", [*kit, "matrix", "--lock", *cells]),
-        ("launch validation", [*kit, "e2e", "validate-launch", *releases]),
+        ("launch validation", [python, "-m", "lab", "validate-launch", *releases]),
         ("docs", [python, str(kit_root / "docs" / "gen_facts.py")]),
     ]
 
