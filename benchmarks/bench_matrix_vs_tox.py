@@ -22,7 +22,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from pcgkit.matrix.tox_export import factor
+from lab.matrix.tox_export import factor
 from pcgkit.util import proc
 from pcgkit.util.proc import uv_command
 

@@ -13,6 +13,10 @@ DESCRIPTION = "The kit's workshop (a checkout only): tools that rewrite the kit'
 # Each command is one module with `register(subparsers)`, as in pcgkit/commands/; the parser sets `func`.
 LAB_COMMANDS: tuple[str, ...] = (
     "lab.commands.refresh",
+    "lab.commands.pins",
+    "lab.commands.lock",
+    "lab.commands.discover",
+    "lab.commands.tox",
     "lab.commands.payload",
     "lab.commands.validate_launch",
     "lab.commands.refresh_upstream",

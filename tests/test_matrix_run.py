@@ -45,7 +45,6 @@ def namespace(tmp: Path, **over) -> argparse.Namespace:
     args = {
         "matrix": str(tmp / "matrix.toml"), "pins": str(cli.pins_mod.DEFAULT_PINS_FILE), "reports": str(tmp / "reports"),
         "envs": str(TEST_ENVS), "timeout": 900.0, "force": False, "cell": None, "jobs": 2, "list": False,
-        "refresh_pins": False, "tox": False, "lock": False,
     }
     args.update(over)
     return argparse.Namespace(**args)

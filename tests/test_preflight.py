@@ -212,11 +212,11 @@ def test_a_release_env_takes_the_pins_that_release_declares():
 
 
 def test_an_unknown_release_is_a_usage_error_naming_the_refresh():
-    """A release the pins file does not know: one line naming `matrix --refresh-pins`, nothing built."""
+    """A release the pins file does not know: one line naming `lab pins`, nothing built."""
     from pcgkit.errors import UsageError
     from pcgkit.preflight.envs import plan_env
 
-    with pytest.raises(UsageError, match="refresh-pins"):
+    with pytest.raises(UsageError, match="lab pins"):
         plan_env("9.9.9", {"release": [{"version": "0.5.8", "requires": []}]}, [], Path("/cache"))
 
 

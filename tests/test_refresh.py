@@ -12,7 +12,7 @@ def test_refresh_plans_pins_then_locks_then_validation_then_docs():
     """The pins come first (they make the new cell), the docs last (they render the others' data)."""
     steps = plan_refresh("py", Path("/kit"))
     assert [what for what, _ in steps] == ["pins", "locks", "launch validation", "docs"]
-    assert steps[0][1] == ["py", "-m", "pcgkit.cli", "matrix", "--refresh-pins"]
+    assert steps[0][1] == ["py", "-m", "lab", "pins"]
     assert steps[3][1] == ["py", "/kit/docs/gen_facts.py"]
 
 

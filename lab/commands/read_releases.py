@@ -21,7 +21,7 @@ TODAY = _dt.date.today
 
 def _releases_in_range() -> list[str]:
     """The SGLang releases of the matrix range: every release whose wheel ships piecewise CUDA graphs (as
-    `pcgkit matrix --refresh-pins` recorded them in fixtures/sglang_requires.toml)."""
+    `bin/pcgkit lab pins` recorded them in fixtures/sglang_requires.toml)."""
     data = tomllib.loads(resources.fixture("sglang_requires.toml").read_text())
     return [r["version"] for r in data.get("release", ()) if r.get("piecewise_cuda_graph")]
 

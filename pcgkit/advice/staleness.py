@@ -7,7 +7,7 @@ Thresholds (days since the read or the measurement, per source kind), chosen as 
 - parser (every SGLang release read from its wheel): 90 days. SGLang published a release about every
   two weeks in 2026; after a quarter the table is likely missing releases users run.
 - cells (matrix verdicts): 180 days. A verdict of a pinned release does not change; what ages is the
-  range (new releases are not in it), which `matrix --discover` reports; half a year bounds it.
+  range (new releases are not in it), which `bin/pcgkit lab discover` reports; half a year bounds it.
 - measurement (the cost on the H200, mode 2 both ways): 365 days: a measured figure of pinned
   software stays true; a year bounds drift of the hardware and drivers it ran on.
 `tests/test_statement_sources.py` runs `problems(...)` against the machine's date: when it fails, the data

@@ -1,7 +1,7 @@
 """An SGLang release's own environment for `pcgkit preflight --sglang VERSION` (and the tests, and the docs table).
 
 A uv venv with `sglang==VERSION --no-deps`, the torch / FlashInfer pins that release declares
-(fixtures/sglang_requires.toml, refreshed by `pcgkit matrix --refresh-pins`) and the light packages its modules
+(fixtures/sglang_requires.toml, refreshed by `bin/pcgkit lab pins`) and the light packages its modules
 need to import on a machine without a GPU (fixtures/sglang_import_deps.toml + sglang_sweep_deps.toml). Built
 once per (release, requirement list) under the kit's cache (`${PCGKIT_CACHE:-~/.cache/pcgkit}/preflight-envs`),
 behind a file lock so parallel callers build it once. `plan_env` is pure; `release_env` runs uv.
@@ -51,7 +51,7 @@ def declared_pins(sglang: str, requires: dict) -> list[str]:
     if release is None:
         known = [r.get("version") for r in requires.get("release", ())]
         raise UsageError(f"--sglang {sglang}: not a release the kit has pins for (known: {', '.join(known[-8:])}, ...; "
-                         "`pcgkit matrix --refresh-pins` reads newer ones)")
+                         "`bin/pcgkit lab pins` reads newer ones)")
     return [r for r in release["requires"] if canonicalize_name(Requirement(r).name) in PIN_NAMES]
 
 
