@@ -46,6 +46,7 @@ MARKERS: dict[str, str] = {
     "e2e": "end-to-end: launches an SGLang server",
     "docker": "needs a Docker engine",
     "act": "runs the generated CI workflow under act, twice (a few minutes; CI runs it)",
+    "slow": "the kit's own minutes-long tests (real release environments, Docker, a built wheel); CI runs them",
 }
 
 _collector_key = pytest.StashKey["ResultCollector"]()
