@@ -99,6 +99,8 @@ def _remove(args: argparse.Namespace) -> int:
             continue
         freed = usage(entry.path).bytes
         shutil.rmtree(entry.path)
+        for sidecar in (".lock", ".use"):  # the build and use locks the env's builder kept beside it
+            (entry.path.parent / f".{entry.path.name}{sidecar}").unlink(missing_ok=True)
         print(f"pcgkit cache: removed {entry.name} ({entry.path}, {human(freed)})")
     return 0
 
