@@ -143,14 +143,14 @@ def test_every_package_ships_in_the_wheel():
 
 
 def test_the_default_run_leaves_the_slow_set_to_ci_and_a_named_path_runs_it(pytester):
-    """Root conftest: no path and no -m deselects `slow`/`act` (the header says how to run them); a path or -m runs them."""
+    """Root conftest: no path and no -m deselects `slow`/`act`/`docker` (the header says how); a path or -m runs them."""
     pytester.makeconftest((ROOT / "conftest.py").read_text().replace('pytest_plugins = ["pcgkit.plugin"]', ""))
-    pytester.makeini("[pytest]\ntestpaths = t\nmarkers =\n    slow: s\n    act: a\n")
+    pytester.makeini("[pytest]\ntestpaths = t\nmarkers =\n    slow: s\n    act: a\n    docker: d\n")
     folder = pytester.mkpydir("t")
     (folder / "test_x.py").write_text("import pytest\n\ndef test_fast():\n    pass\n\n"
                                       "@pytest.mark.slow\ndef test_slow():\n    pass\n\n@pytest.mark.act\ndef test_act():\n    pass\n")
     default = pytester.runpytest()
     default.assert_outcomes(passed=1, deselected=2)
-    assert "bin/pcgkit test -m 'slow or act'" in default.stdout.str()
+    assert "bin/pcgkit test -m 'slow or act or docker'" in default.stdout.str()
     pytester.runpytest("t/test_x.py").assert_outcomes(passed=3)
     pytester.runpytest("-m", "slow or act").assert_outcomes(passed=2, deselected=1)

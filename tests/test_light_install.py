@@ -50,6 +50,7 @@ def bare_env(tmp_path_factory) -> tuple[Path, Path]:
     return venv / "bin", work
 
 
+@pytest.mark.slow  # builds a wheel and a venv, or the light venv: tens of seconds
 def test_bare_wheel_has_no_subject_stack_and_triage_answers(bare_env):
     """In a venv with the wheel alone torch/flashinfer/sglang are absent, and `pcgkit triage --json` diagnoses the bug."""
     bindir, work = bare_env
@@ -59,6 +60,7 @@ def test_bare_wheel_has_no_subject_stack_and_triage_answers(bare_env):
     assert out["logs"][0]["diagnosis"] == "known-bug" and out["logs"][0]["mode"] == "mode2"
 
 
+@pytest.mark.slow  # builds a wheel and a venv, or the light venv: tens of seconds
 def test_bare_wheel_runs_env_python_report_and_ci(bare_env):
     """`env --python`, `report` and `ci` run from the plain package (no torch imported by the kit itself)."""
     bindir, work = bare_env
@@ -75,6 +77,7 @@ def test_bare_wheel_runs_env_python_report_and_ci(bare_env):
     assert loaded == "[]"
 
 
+@pytest.mark.slow  # builds a wheel and a venv, or the light venv: tens of seconds
 def test_bin_pcgkit_triage_uses_the_light_environment(tmp_path):
     """`bin/pcgkit triage` builds and uses the light venv (no torch in it), not the reference .venv."""
     light = tmp_path / "light"
