@@ -26,7 +26,9 @@ from pcgkit.util import proc
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_S = 8 * 60
-SUMMARY = re.compile(r"^=+ (.*(?:passed|failed|error).*) =+$", re.MULTILINE)
+# pytest's last line, decorated (`=== 3 passed in 1.0s ===`) or, under -q, bare (`3 passed in 1.0s`)
+SUMMARY = re.compile(r"^(?:=+ )?(\d+ (?:passed|failed|errors?|skipped|deselected)\b.*? in [\d.]+s(?: \([\d:]+\))?)(?: =+)?$",
+                     re.MULTILINE)
 DURATION = re.compile(r"^(\d+\.\d+)s (call|setup|teardown)\s+(\S+)$", re.MULTILINE)
 
 
