@@ -1,5 +1,5 @@
 """Benchmark: the same matrix cells through `pcgkit matrix` and through `tox -p` with tox-uv (the same
-installer), using the shipped tox.ini (its generated section is `pcgkit matrix --tox`), verdicts compared.
+installer), using the shipped tox.ini (its generated section is `bin/pcgkit lab tox`), verdicts compared.
 
 fresh: every environment built anew with warm caches (pcgkit: an empty --envs folder and --force;
        tox: `run-parallel -r`). uv's cache is warm for both (an untimed warm-up run of each first);
