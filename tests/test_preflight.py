@@ -341,7 +341,8 @@ def test_preflight_without_an_environment_that_has_sglang_says_which_to_pass():
 
 def test_release_env_size_forecast_uses_what_was_built_here_first():
     """Before a build: the median of the environments already built here, else the typical size."""
-    from pcgkit.preflight.envs import TYPICAL_GB, size_forecast
+    from pcgkit.preflight.envs import size_forecast
+    from pcgkit.util.diskuse import TYPICAL_STACK_ENV_GB as TYPICAL_GB
 
     assert size_forecast([]) == f"about {TYPICAL_GB} GB (torch's CUDA build and its NVIDIA libraries are most of it)"
     assert size_forecast([6 * 2**30, 7 * 2**30, 8 * 2**30]).startswith("about 7.0 GiB, like the 3 release")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import sys
 from pathlib import Path
 
 from pcgkit import resources
@@ -27,6 +28,7 @@ from pcgkit.preflight.launchfile import load as load_launch_file
 from pcgkit.report.compat import BUG_VERDICTS, mode_entry
 from pcgkit.util import atomic
 from pcgkit.util.argtypes import positive_int, positive_seconds
+from pcgkit.util.diskuse import TYPICAL_STACK_ENV_GB
 from pcgkit.values import targets
 from pcgkit.values.axes import BISECTABLE_AXES
 
@@ -75,6 +77,9 @@ def _cmd_matrix(args) -> int:
         return 0
     reports = Path(args.reports)
     atomic.check_writable_dir(reports)  # before an hour of installs, not after
+    print(f"pcgkit matrix: {len(cells)} cell(s); each runs in its own environment under {args.envs}, reused while "
+          f"the cell's definition holds (a new one is about {TYPICAL_STACK_ENV_GB} GB as du counts it, mostly "
+          "hardlinks into uv's cache); `pcgkit cache` lists them", file=sys.stderr)
     try:
         outcomes = run_matrix(cells, backend_config(args), jobs=args.jobs, force=args.force, run=cell_runner(args))
     except Interrupted:

@@ -25,9 +25,6 @@ from pcgkit.errors import EnvironmentSetupError, UsageError
 
 PIN_NAMES = ("torch", "flashinfer-python", "flashinfer-cubin")  # canonical names (releases spell them _ or -)
 PYTHON = "3.12"  # the SGLang wheels in range are cp312 (pcgkit/matrix: the cells' default python)
-# Said before a build, when no release environment is on this machine yet to measure (issue 35 measured 6.8 GB for
-# one, 2026-12); torch's CUDA build with its NVIDIA libraries is most of it. After a build the real size is printed.
-TYPICAL_GB = 7
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,7 +65,9 @@ def size_forecast(built: list[int]) -> str:
     if built:
         median = sorted(built)[len(built) // 2]
         return f"about {median / 2**30:.1f} GiB, like the {len(built)} release environment(s) already built here"
-    return f"about {TYPICAL_GB} GB (torch's CUDA build and its NVIDIA libraries are most of it)"
+    from pcgkit.util.diskuse import TYPICAL_STACK_ENV_GB
+
+    return f"about {TYPICAL_STACK_ENV_GB} GB (torch's CUDA build and its NVIDIA libraries are most of it)"
 
 
 def _say(line: str) -> None:

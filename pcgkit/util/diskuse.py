@@ -9,6 +9,10 @@ import dataclasses
 import os
 from pathlib import Path
 
+# What one environment with torch's CUDA build takes, as du counted it on 2026-12-05: the fi-0.6.3 matrix cell 7.2 GB,
+# sglang 0.5.12's preflight environment 6.8 GiB (torch and its NVIDIA libraries are most of it). Said before a build.
+TYPICAL_STACK_ENV_GB = 7
+
 
 @dataclasses.dataclass(frozen=True)
 class Usage:
