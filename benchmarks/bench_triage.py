@@ -8,14 +8,18 @@ Prints, separately:
 - the HELD-OUT set (tests/data/triage_heldout/: real logs collected after the rules, never tuned to);
 - the degraded sets (lab.triage.degrade: every real log under every degradation): recall over the
   degraded positives that still name the family, false known-bug over degraded negatives, per degradation;
-- the time to triage a generated log of --mb megabytes (real corpus logs repeated, the known-bug paste
-  last): wall and CPU seconds, with the load average (this machine is shared: CPU time is the fair figure).
+- the time to triage two generated logs of --mb megabytes each (issue 36: linear whatever the content):
+  "sparse", healthy INFO-level server logs repeated with the known-bug paste last, and "dense", real tracebacks
+  printed over and over (a multi-rank crash looks like this); CPU seconds (median of --runs), wall, the ratio
+  dense/sparse, and the load average (this machine is shared: CPU time is the fair figure). Targets: each under
+  1 s CPU, dense within 2x of sparse.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -31,18 +35,40 @@ from lab.triage.corpus import (
 )
 from pcgkit.commands.triage import catalog_view, triage_text
 from pcgkit.triage.advice import load_data
+from pcgkit.triage.steps import load_source
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 CORPUS, HELDOUT = DATA / "triage_logs", DATA / "triage_heldout"
 
 
 def big_log(megabytes: float) -> str:
-    """Healthy and failing real logs repeated to the size asked, the known-bug paste last."""
+    """Healthy real server logs repeated to the size asked, the known-bug paste last (the sparse log)."""
     filler = "".join((CORPUS / name).read_text() for name in (
         "30_h200_sglang0512_control_bf16_healthy.log", "24_sglang11830_no_pcg_uvicorn_running.log",
         "25_sglang20758_musa_pcg_begin_compiling.log"))
     target = int(megabytes * 1024 * 1024)
     return filler * (target // len(filler) + 1) + (CORPUS / "04_dgxarley_glm47_spark_posix_stat.log").read_text()
+
+
+def dense_log(megabytes: float) -> str:
+    """Real tracebacks (this bug's, a piecewise capture failure, the public issue's) printed over and over to the
+    size asked: every line is a frame, a source line or a message (the dense log)."""
+    block = "".join((CORPUS / name).read_text() for name in (
+        "04_dgxarley_glm47_spark_posix_stat.log", "05_flashinfer2999_fp4_quantize_fullgraph_skipped.log",
+        "11_sglang23351_pcg_nsa_tensor_match_failed.log", "32_h200_sglang0511_hybrid_nvfp4_mode5_capture_crash.log"))
+    target = int(megabytes * 1024 * 1024)
+    return block * (target // len(block) + 1)
+
+
+def _timed(text: str, name: str, data, view, runs: int) -> tuple[float, float, object]:
+    """(median CPU s, median wall s, the triage) over `runs` runs."""
+    cpus, walls, result = [], [], None
+    for _ in range(runs):
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = triage_text(text, name, data, view)
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    return statistics.median(cpus), statistics.median(walls), result
 
 
 def _report(title: str, scored: list) -> None:
@@ -79,24 +105,28 @@ def _report_degraded(title: str, degraded: list) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mb", type=float, default=10.0)
+    parser.add_argument("--runs", type=int, default=3, help="timed runs per generated log (the median is printed)")
     args = parser.parse_args()
     view = catalog_view()
     corpus, heldout = load_texts(CORPUS), load_texts(HELDOUT)
-    scored = score(corpus, view.modes)
-    held = score(heldout, view.modes)
+    source = load_source()
+    scored = score(corpus, view.modes, source)
+    held = score(heldout, view.modes, source)
     _report("tuning corpus, real logs (public + device)", [s for s in scored if s.origin != "kit"])
     _report("tuning corpus, the kit's own logs", [s for s in scored if s.origin == "kit"])
     _report("HELD-OUT real logs (not tuned to)", held)
-    _report_degraded("tuning corpus real logs", degraded_set(corpus, view.modes))
-    _report_degraded("held-out logs", degraded_set(heldout, view.modes))
+    _report_degraded("tuning corpus real logs", degraded_set(corpus, view.modes, source))
+    _report_degraded("held-out logs", degraded_set(heldout, view.modes, source))
     data = load_data()
-    text = big_log(args.mb)
-    wall, cpu = time.perf_counter(), time.process_time()
-    result = triage_text(text, "generated", data, view)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"generated log: {len(text) / 1024 / 1024:.1f} MB, {result.lines} lines: {result.diagnosis.kind} "
-          f"{result.diagnosis.mode} in {wall:.2f} s wall, {cpu:.2f} s CPU (load average {load:.1f} on {os.cpu_count()} cores)")
+    figures = {}
+    for name, text in (("sparse", big_log(args.mb)), ("dense", dense_log(args.mb))):
+        cpu, wall, result = _timed(text, name, data, view, args.runs)
+        figures[name] = cpu
+        print(f"{name} log: {len(text) / 1024 / 1024:.1f} MB, {result.lines} lines: {result.diagnosis.kind} "
+              f"{result.diagnosis.mode} in {cpu:.2f} s CPU, {wall:.2f} s wall (median of {args.runs})")
+    print(f"dense / sparse CPU: {figures['dense'] / figures['sparse']:.2f}x (target <= 2x; each < 1 s CPU) "
+          f"(load average {load:.1f} on {os.cpu_count()} cores)")
     return 1 if false_known_bug(scored) or false_known_bug(held) else 0
 
 

@@ -70,8 +70,8 @@ TARGETS: tuple[Target, ...] = (
     Target("expectations", "pcgkit/verdicts/expectations.py", "tests/test_expectations.py"),
     Target("signature", "pcgkit/values/signature.py", "tests/test_signature.py",
            functions=("Frame", "Signature", "parse_frame_str", "package_relative", "parse_frames",
-                      "innermost_library_frame", "_skipped_callable", "_user_code_section", "parse_message",
-                      "parse_exception", "parse_log")),
+                      "innermost_library_frame", "skipped_callable_name", "_user_code_section", "parse_message",
+                      "parse_exception")),
     Target("redact", "pcgkit/util/redact.py", "tests/faults/test_secrets.py"
            " -k 'not credentialed and not resumes and not terminal_echo'"),
     Target("hardware", "pcgkit/harness/hardware.py", "tests/test_hardware.py",

@@ -8,6 +8,7 @@ fixtures/sglang_launch_validation.json and pinned by tests/test_e2e_launch.py.
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 import torch
@@ -140,3 +141,80 @@ def test_unknown_checkpoint_format_is_refused(tmp_path):
     """Only nvfp4 and bf16 are written."""
     with pytest.raises(UsageError, match="format"):
         write_checkpoint(tmp_path, fmt="fp8")
+
+
+# Named shapes (issue 40): published architectures with random bf16 weights, for measuring at a real size.
+
+def test_named_shapes_have_the_published_parameter_counts_without_allocating():
+    """Llama-3.2-1B and Llama-3.1-8B count 1,235,814,400 and 8,030,261,248 parameters from their shapes alone."""
+    from pcgkit.e2e.checkpoint import NAMED_SHAPES
+
+    counts = {name: shape.parameter_count() for name, shape in NAMED_SHAPES.items()}
+    assert counts == {"llama-3.2-1b": 1_235_814_400, "llama-3.1-8b": 8_030_261_248}
+    assert TinyLlamaShape().parameter_count() == 1_312_000  # the cost file's "1.31 M parameters"
+    for shape in NAMED_SHAPES.values():
+        shape.check()  # 16 and 32 layers are allowed for named shapes, and every projection is on the 128 grid
+        assert shape.source.startswith("config.json of meta-llama/") and "read 2026-12-05" in shape.source
+
+
+def test_named_config_carries_the_published_architecture():
+    """config.json of the 8B shape: its dimensions, llama3 rope scaling, untied head; the 1B one ties it and ships no lm_head."""
+    from pcgkit.e2e.checkpoint import NAMED_SHAPES, model_config
+
+    config = model_config(NAMED_SHAPES["llama-3.1-8b"], 1, 2, quantized=False)
+    assert (config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"], config["num_attention_heads"],
+            config["num_key_value_heads"], config["head_dim"], config["vocab_size"]) == (4096, 14336, 32, 32, 8, 128, 128256)
+    assert config["rope_theta"] == 500000.0 and config["rope_scaling"]["rope_type"] == "llama3"
+    assert config["rope_scaling"]["factor"] == 8.0 and config["tie_word_embeddings"] is False
+    assert "quantization_config" not in config
+    one_b = NAMED_SHAPES["llama-3.2-1b"]
+    assert model_config(one_b, 1, 2, quantized=False)["tie_word_embeddings"] is True
+    assert "lm_head.weight" not in dict(one_b.tensor_specs())
+
+
+def test_sharded_bf16_writer_streams_the_same_weights_as_the_in_memory_one(tmp_path):
+    """Forced into several shards, the streaming writer's tensors equal bf16_tensors' and the index maps each to its file."""
+    from pcgkit.e2e.checkpoint import INDEX_FILE, bf16_tensors, shard_plan, write_bf16_shards
+
+    shape = TinyLlamaShape()
+    total = sum(math.prod(d) for _, d in shape.tensor_specs()) * 2
+    count = len(shard_plan(shape.tensor_specs(), 2, total // 3 + 1))
+    names = write_bf16_shards(tmp_path, shape, seed=3, max_bytes=total // 3 + 1)
+    assert count >= 3 and names == [f"model-{i:05d}-of-{count:05d}.safetensors" for i in range(1, count + 1)]
+    assert sorted(p.name for p in tmp_path.glob("*.safetensors")) == names
+    index = json.loads((tmp_path / INDEX_FILE).read_text())
+    assert index["metadata"]["total_size"] == total
+    expected = bf16_tensors(shape, seed=3)
+    assert set(index["weight_map"]) == set(expected)
+    for name, tensor in expected.items():
+        with safe_open(str(tmp_path / index["weight_map"][name]), framework="pt") as handle:
+            assert torch.equal(handle.get_tensor(name), tensor), name
+
+
+def test_shard_plan_keeps_order_and_puts_an_oversized_tensor_alone():
+    """Shards fill in order up to the limit; a tensor larger than the limit gets a shard of its own."""
+    from pcgkit.e2e.checkpoint import shard_file_names, shard_plan
+
+    specs = [("a", (4,)), ("b", (4,)), ("big", (100,)), ("c", (2,))]
+    assert shard_plan(specs, 1, max_bytes=8) == [["a", "b"], ["big"], ["c"]]
+    assert shard_file_names(1) == ["model.safetensors"]
+
+
+def test_cli_writes_a_named_shape_scaled_down_by_nothing_but_refuses_nvfp4(tmp_path, monkeypatch, capsys):
+    """`e2e checkpoint --shape llama-3.2-1b` writes the named config with a full-vocabulary tokenizer; NVFP4 or --layers is refused."""
+    from tokenizers import Tokenizer
+
+    from pcgkit.cli import main
+    from pcgkit.e2e import checkpoint as ck
+
+    written = {}
+    monkeypatch.setattr(ck, "write_bf16_shards", lambda out, shape, seed, device: written.update(shape=shape, device=device))
+    assert main(["e2e", "checkpoint", "--out", str(tmp_path / "c"), "--shape", "llama-3.2-1b", "--device", "cpu"]) == 0
+    assert written["shape"] is ck.NAMED_SHAPES["llama-3.2-1b"] and "1235.81 M parameters" in capsys.readouterr().out
+    config = json.loads((tmp_path / "c" / "config.json").read_text())
+    assert config["num_hidden_layers"] == 16 and config["pcgkit_shape"]["name"] == "llama-3.2-1b"
+    tokenizer = Tokenizer.from_file(str(tmp_path / "c" / "tokenizer.json"))
+    assert tokenizer.get_vocab_size() == 128256 and tokenizer.decode([128255]) == "w128255"
+    assert tokenizer.token_to_id("</s>") == config["eos_token_id"]
+    assert main(["e2e", "checkpoint", "--out", str(tmp_path / "d"), "--shape", "llama-3.2-1b", "--format", "nvfp4"]) != 0
+    assert main(["e2e", "checkpoint", "--out", str(tmp_path / "d"), "--shape", "llama-3.1-8b", "--layers", "2"]) != 0

@@ -67,7 +67,7 @@ def test_bare_wheel_runs_env_python_report_and_ci(bare_env):
     capture = json.loads(_run([str(bindir / "pcgkit"), "env", "--python", str(bindir / "python"), "--json"], cwd=work).stdout)
     assert capture["schema"] == "pcgkit.env/1" and capture["packages"]["torch"] is None
     triage = _run([str(bindir / "pcgkit"), "triage", "server.log", "--python", str(bindir / "python")], cwd=work).stdout
-    assert "your environment" in triage
+    assert "your release" in triage
     for command in (["report", "--help"], ["ci", "--help"]):
         _run([str(bindir / "pcgkit"), *command], cwd=work)
     loaded = _run([str(bindir / "python"), "-c",
@@ -83,7 +83,7 @@ def test_bin_pcgkit_triage_uses_the_light_environment(tmp_path):
     light = tmp_path / "light"
     done = _run(["bash", str(REPO_ROOT / "bin" / "pcgkit"), "triage", str(LOG)], cwd=tmp_path,
                 env={"PCGKIT_LIGHT_VENV": str(light)})
-    assert "known-bug (mode2)" in done.stdout
+    assert "known-bug, mode2" in done.stdout
     assert (light / "bin" / "pcgkit").exists()
     assert not list(light.glob("lib/python*/site-packages/torch"))
 

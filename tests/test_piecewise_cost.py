@@ -67,6 +67,13 @@ def test_committed_measurement_is_real_dated_and_recomputable_from_its_raw_numbe
         assert run["raw"]["on"]["group_left_after_stop"] == [] == run["raw"]["off"]["group_left_after_stop"]
 
 
+def _bench():
+    spec = importlib.util.spec_from_file_location("piecewise_cost_under_test", ROOT / "benchmarks" / "piecewise_cost.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
 def test_benchmark_end_to_end_against_a_stand_in_server(tmp_path, monkeypatch):
     """The benchmark launches off then on through the kit's launcher (the release's own switch), measures,
     stops each server with nothing left, and writes a document with both runs' raw numbers and figures."""
@@ -74,9 +81,7 @@ def test_benchmark_end_to_end_against_a_stand_in_server(tmp_path, monkeypatch):
     from pcgkit.harness.hardware import Device
     from pcgkit.sglang import facts
 
-    spec = importlib.util.spec_from_file_location("piecewise_cost_under_test", ROOT / "benchmarks" / "piecewise_cost.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = _bench()
     flags = facts.PiecewiseFlags("0.0.test", facts.ON_BY_DEFAULT, None, "--disable-piecewise-cuda-graph",
                                  "--enforce-piecewise-cuda-graph", (), facts.ARGPARSE_SOURCE,
                                  force_argv=("--enforce-piecewise-cuda-graph",))
@@ -97,3 +102,170 @@ def test_benchmark_end_to_end_against_a_stand_in_server(tmp_path, monkeypatch):
     assert on["piecewise_captured"] and not off["piecewise_captured"] and on["group_left_after_stop"] == []
     decode = doc["phases"][cost.DECODE]["figures"]
     assert [f["batch"] for f in decode] == [1, 4] and all(f["on"] > 0 for f in decode)
+
+
+# Issue 40: three modes, batched prefill, spread, per-model figures, the SM90 label, outputs compared.
+
+def _three_modes() -> dict:
+    runs = {"on": _run(0.008, 0.001, 60.0, 3.0), "off": _run(0.010, 0.001, 55.0, None), "breakable": _run(0.009, 0.001, 58.0, 1.0)}
+    for mode, wall in (("on", 0.02), ("off", 0.03), ("breakable", 0.025)):
+        runs[mode]["prefill_batched"] = {"4": {"16": [wall, wall * 1.1, wall * 0.9]}}
+    return runs
+
+
+def test_three_modes_give_breakable_ratios_batched_prefill_and_the_spread_of_the_repeats():
+    """breakable / off beside on / off; 4 prompts at once as its own figure (throughput counts 4 x 16 tokens); spread per mode."""
+    figs = cost.figures(_three_modes())
+    single = next(f for f in figs if f["phase"] == cost.PREFILL and f["prompt_tokens"] == 16 and "batch" not in f)
+    assert (single["on"], single["off"], single["breakable"]) == (8.0, 10.0, 9.0)
+    assert single["ratio_breakable_over_off"] == 0.9 and single["spread"]["off"]["n"] == 3
+    batched = next(f for f in figs if f.get("batch") == 4 and f["phase"] == cost.PREFILL)
+    assert batched["ratio_on_over_off"] == pytest.approx(0.667, abs=1e-3)
+    assert batched["throughput_tokens_per_s"]["on"] == pytest.approx(64 / 0.02, rel=1e-3)
+    assert batched["spread"]["on"]["spread_pct"] == pytest.approx(20.0, abs=0.1)
+    ready = next(f for f in figs if f["name"] == "launch to /health ready")
+    assert ready["breakable"] == 58.0 and ready["ratio_breakable_over_off"] == pytest.approx(1.055, abs=1e-3)
+    lines = cost.summaries(figs)
+    assert "breakable CUDA graph / off: 0.83x to 0.90x" in lines[cost.PREFILL] and "4 prompts at once" in lines[cost.PREFILL]
+    assert "3+ timed repeats per figure" in lines[cost.PREFILL] and "58.0 s breakable" in lines[cost.STARTUP]
+
+
+def test_old_two_mode_runs_summarise_exactly_as_before():
+    """Runs with only on and off (the 2026-12-01 records) keep their figure keys and summary wording; only spread is added."""
+    figs = cost.figures({"on": _run(0.008, 0.001, 60.0, 3.0), "off": _run(0.010, 0.001, 55.0, None)})
+    assert all("breakable" not in f and "ratio_breakable_over_off" not in f for f in figs)
+    assert cost.summaries(figs)[cost.DECODE].startswith(
+        "decode step time on / off: 1.00x at batch 1 (decode uses the regular CUDA graphs either way)")
+
+
+def test_arch_label_names_the_measured_family():
+    """Compute capability 9.0 is SM90 (the family the numbers speak for); 12.0 would be SM120."""
+    assert (cost.arch_label("9.0"), cost.arch_label((12, 0)), cost.arch_label(None)) == ("SM90", "SM120", None)
+
+
+def test_committed_measurement_is_regenerated_by_code_from_the_recorded_runs():
+    """fixtures/measurements/piecewise-cost.json is exactly `combine` over the sample's three recorded run documents,
+    with per-model summaries (tiny 1.31 M over its two runs, 38.28 M over its one) labelled SM90."""
+    sample = ROOT / "reports" / "samples" / "e2e-h200-mode5-2026-12-01" / "cost"
+    docs = [json.loads((sample / run / "piecewise-cost.json").read_text()) for run in ("tiny-run1", "tiny-run2", "l4-h1024")]
+    combined = cost.combine(docs)
+    assert combined == json.loads(MEASUREMENT.read_text())
+    assert combined["arch"] == "SM90" and [m["runs"] for m in combined["per_model"]] == [[0, 1], [2]]
+    assert [m["parameters"] for m in combined["per_model"]] == [1_312_000, 38_282_240]
+    assert "0.96-1.29 (median 1.08) over 1 runs" in combined["per_model"][1]["phases"][cost.PREFILL]["summary"]
+    assert all("raw_s" not in f for m in combined["per_model"] for b in m["phases"].values() for f in b["figures"])
+
+
+def test_the_advice_reads_per_model_figures_and_still_reads_files_without_them():
+    """parse_cost: the committed file's arch and per-model lines; a file of the older form parses with neither."""
+    from pcgkit.advice.load import parse_cost
+
+    parsed = parse_cost(json.loads(MEASUREMENT.read_text()))
+    assert parsed.arch == "SM90" and len(parsed.per_model) == 2 and parsed.per_model[0].parameters == 1_312_000
+    assert dict(parsed.per_model[1].figures)[cost.DECODE].startswith("decode step time ratio on / off 0.91-1.01")
+    old = {k: v for k, v in json.loads(MEASUREMENT.read_text()).items() if k not in ("arch", "per_model")}
+    assert parse_cost(old).per_model == () and parse_cost(old).arch is None
+    assert parse_cost(old).figures == parsed.figures
+
+
+def test_assemble_builds_both_documents_from_the_mode_records_and_refuses_without_the_baseline():
+    """assemble(): the cost document over off/on/breakable and the outputs comparison; no off record is an error."""
+    bench = _bench()
+    runs = _three_modes()
+    gen = {"A": [{"output_ids": [5, 6, 7], "top2_gap": [1.0, 1.0, 1.0]}], "B": [{"output_ids": [5, 6, 7], "top2_gap": [1.0] * 3}]}
+    records = {m: {**r, "piecewise_how": m, "generations": gen} for m, r in runs.items()}
+    context = {"device": "NVIDIA H200 (SM90, CC 9.0)", "device_detail": {"compute_capability": "9.0"}, "model": "m",
+               "model_detail": {"parameters": 1}, "date": "2026-12-05", "versions": {"sglang": "0.5.12"}, "launch": {},
+               "method": "", "cache_state": "", "generation_prompts": [[4, 5]], "generation_tokens": 3}
+    doc, outs = bench.assemble(context, records)
+    assert doc["arch"] == "SM90" and doc["modes"] == ["off", "on", "breakable"] and "generations" not in doc["raw"]["on"]
+    assert outs["summary"][-1] == "breakable vs off: 1/1 prompts identical (3 tokens compared)"
+    combined = cost.combine([doc])["per_model"][0]["phases"][cost.PREFILL]["summary"]
+    assert combined.count("breakable CUDA graph / off") == 1 and "3+ timed repeats per figure" in combined
+    with pytest.raises(ValueError, match="baseline"):
+        bench.assemble(context, {"on": records["on"], "breakable": records["breakable"]})
+
+
+def test_benchmark_three_modes_and_outputs_against_the_stand_in(tmp_path, monkeypatch):
+    """--modes off,on,breakable with --generations: each mode's record is written, breakable gets the release's flag,
+    and both documents are rebuilt from the records (the stand-in generates the same ids in every mode)."""
+    from pcgkit.e2e import launch as launch_mod
+    from pcgkit.harness.hardware import Device
+    from pcgkit.sglang import facts
+
+    bench = _bench()
+    flags = facts.PiecewiseFlags("0.0.test", facts.ON_BY_DEFAULT, None, "--disable-piecewise-cuda-graph",
+                                 "--enforce-piecewise-cuda-graph", (), facts.ARGPARSE_SOURCE,
+                                 force_argv=("--enforce-piecewise-cuda-graph",))
+    monkeypatch.setattr(bench.sglang_facts, "piecewise_flags", lambda: flags)
+    monkeypatch.setattr(bench.sglang_facts, "breakable_argv", lambda: (facts.BREAKABLE_FLAG,))
+    monkeypatch.setattr(bench.hardware, "detect_cuda_devices", lambda: (Device("stand-in GPU (test)", (9, 0)),))
+    real = launch_mod.build_launch
+
+    def stand_in(flags, **kwargs):
+        plan = real(flags, **kwargs)
+        return launch_mod.LaunchPlan((sys.executable, str(STAND_IN), *plan.argv[3:]), plan.piecewise_args, plan.how)
+
+    monkeypatch.setattr(launch_mod, "build_launch", stand_in)
+    args = ["--out", str(tmp_path), "--repeats", "2", "--prompt-tokens", "16", "--prefill-batches", "1,2",
+            "--decode-batches", "1", "--decode-steps", "4", "--generations", "2", "--gen-tokens", "4"]
+    assert bench.main([*args, "--modes", "off"]) == 0 and not (tmp_path / "piecewise-cost.json").exists()
+    assert bench.main([*args, "--modes", "on,breakable"]) == 0  # a later call into the same folder
+    assert sorted(p.name for p in tmp_path.glob("server-*.json")) == ["server-breakable.json", "server-off.json", "server-on.json"]
+    doc = json.loads((tmp_path / "piecewise-cost.json").read_text())
+    assert "--enable-breakable-cuda-graph" in doc["raw"]["breakable"]["argv"]
+    assert "--enable-breakable-cuda-graph" not in doc["raw"]["on"]["argv"] and doc["device"].startswith("stand-in GPU (test) (SM90,")
+    assert any(f.get("batch") == 2 for f in doc["phases"][cost.PREFILL]["figures"])
+    outs = json.loads((tmp_path / "outputs-unchanged.json").read_text())
+    assert outs["summary"] == ["off run-to-run (A vs B): 2/2 prompts identical (8 tokens compared)",
+                               "on run-to-run (A vs B): 2/2 prompts identical (8 tokens compared)",
+                               "breakable run-to-run (A vs B): 2/2 prompts identical (8 tokens compared)",
+                               "on vs off: 2/2 prompts identical (8 tokens compared)",
+                               "breakable vs off: 2/2 prompts identical (8 tokens compared)"]
+
+
+def test_the_device_recipe_passes_arguments_the_benchmark_accepts(tmp_path):
+    """benchmarks/device_real_shapes: COST_ARGS (lib.sh) and each call's --shape/--modes parse with the benchmark's
+    own parser, so a typo costs no device time; the modes together cover off, on and breakable for both shapes."""
+    import re
+    import subprocess
+
+    recipe = ROOT / "benchmarks" / "device_real_shapes"
+    env = {"PATH": "/usr/bin:/bin", "P40": str(tmp_path / "p"), "R40": str(tmp_path / "r")}
+    printed = subprocess.run(["bash", "-c", f"source {recipe / 'lib.sh'} && printf '%s\\0' \"${{COST_ARGS[@]}}\""],
+                             capture_output=True, env=env, check=True).stdout.decode()
+    cost_args = printed.rstrip("\0").split("\0")
+    parser = _bench().build_parser()
+    covered: dict[str, set] = {}
+    for script in sorted(recipe.glob("call*.sh")):
+        for shape, modes in re.findall(r"--shape (\S+) --modes (\S+)", script.read_text()):
+            args = parser.parse_args(["--out", "x", "--shape", shape, "--modes", modes, *cost_args])
+            assert args.repeats >= 5 and args.prompt_tokens == (128, 512, 2048, 8192) and args.generations == 8
+            covered.setdefault(shape, set()).update(args.modes)
+    assert covered == {"llama-3.1-8b": set(cost.MODES), "llama-3.2-1b": set(cost.MODES)}
+
+
+def test_model_label_names_a_named_shape_by_its_published_architecture_and_size(tmp_path):
+    """A named shape is labelled by name, layers, hidden size and billions of parameters counted from its files."""
+    from pcgkit.e2e.checkpoint import NAMED_SHAPES, TinyLlamaShape, write_bf16_shards
+
+    bench = _bench()
+    assert bench.model_label(NAMED_SHAPES["llama-3.1-8b"], 8_030_261_248) == (
+        "llama-3.1-8b shape with random bf16 weights: 32 layers, hidden 4096, 8.03 B parameters")
+    assert bench.model_label(TinyLlamaShape(), 1_312_000).endswith("2 layers, hidden 256, 1.31 M parameters")
+    write_bf16_shards(tmp_path, TinyLlamaShape(), max_bytes=1 << 20)  # several shards: counted from every file
+    assert len(list(tmp_path.glob("*.safetensors"))) > 1 and bench._parameters(tmp_path) == 1_312_000
+
+
+def test_a_mode_the_release_lacks_stops_the_benchmark_before_any_checkpoint_or_launch(tmp_path, monkeypatch):
+    """--modes off,breakable on a release whose parser has no breakable switch exits with a one-line reason, nothing written."""
+    from pcgkit.harness.hardware import Device
+
+    bench = _bench()
+    monkeypatch.setattr(bench.hardware, "detect_cuda_devices", lambda: (Device("stand-in GPU (test)", (9, 0)),))
+    monkeypatch.setattr(bench.sglang_facts, "piecewise_flags", lambda: None)
+    monkeypatch.setattr(bench.sglang_facts, "breakable_argv", lambda: None)
+    monkeypatch.setattr(bench.sglang_facts, "installed_version", lambda name: "0.5.10")
+    with pytest.raises(SystemExit, match="sglang 0.5.10 has no breakable CUDA graph"):
+        bench.main(["--out", str(tmp_path / "o"), "--modes", "off,breakable"])
+    assert list((tmp_path / "o").iterdir()) == []

@@ -199,3 +199,20 @@ def test_failed_import_leaves_no_orphan_submodules(monkeypatch):
     monkeypatch.setitem(sys.modules, "sglang.srt", types.ModuleType("sglang.srt"))
     sglang_facts._forget_partial_import("sglang")
     assert "sglang.srt" not in sys.modules
+
+
+def test_breakable_argv_is_read_from_the_parser_in_either_form():
+    """0.5.11-0.5.13's --enable-breakable-cuda-graph (as the 0.5.12 wheel's server_args.py:6449 adds it), or the
+    0.5.14+ prefill backend choice `breakable`; a parser with neither has no breakable mode."""
+    old = argparse.ArgumentParser(add_help=False)
+    old.add_argument("--enable-breakable-cuda-graph", action="store_true",
+                     help="Use breakable CUDA graph for piecewise capture instead of torch.compile-based splitting.")
+    old.add_argument("--enforce-piecewise-cuda-graph", action="store_true")
+    new = argparse.ArgumentParser(add_help=False)
+    new.add_argument("--cuda-graph-backend-prefill", choices=["breakable", "full", "disabled", "tc_piecewise"])
+    none = argparse.ArgumentParser(add_help=False)
+    none.add_argument("--cuda-graph-backend-prefill", choices=["full", "disabled"])
+    read = lambda p: sglang_facts.breakable_argv_from_actions(sglang_facts._action_info(a) for a in p._actions)  # noqa: E731
+    assert read(old) == ("--enable-breakable-cuda-graph",)
+    assert read(new) == ("--cuda-graph-backend-prefill", "breakable")
+    assert read(none) is None

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from pcgkit.values.logread import parse_log
 from pcgkit.values.signature import (
     Frame,
     Signature,
@@ -13,7 +14,6 @@ from pcgkit.values.signature import (
     package_relative,
     parse_exception,
     parse_frame_str,
-    parse_log,
     parse_message,
 )
 

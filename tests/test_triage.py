@@ -14,7 +14,7 @@ from pcgkit.cli import main
 from pcgkit.commands.triage import catalog_view, triage_text
 from pcgkit.triage.advice import load_data
 from pcgkit.triage.diagnose import Kind, diagnose
-from pcgkit.values.signature import read_log
+from pcgkit.values.logread import read_log
 
 CORPUS = Path(__file__).resolve().parent / "data" / "triage_logs"
 VIEW = catalog_view()
@@ -87,10 +87,10 @@ def test_advice_comes_from_the_kit_data():
 
 
 def test_cli_json_schema_and_exit_codes(tmp_path, capsys):
-    """--json prints pcgkit.triage/1 and exits 0; empty, binary and missing input exit 2 with one line."""
+    """--json prints pcgkit.triage/2 and exits 0; empty, binary and missing input exit 2 with one line."""
     assert main(["triage", "--json", str(CORPUS / "01_sglang23386_dgxspark_nvcc_threading_lock.log")]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["schema"] == "pcgkit.triage/1" and out["logs"][0]["diagnosis"] == "known-bug"
+    assert out["schema"] == "pcgkit.triage/2" and out["logs"][0]["diagnosis"] == "known-bug"
     empty, binary = tmp_path / "empty.log", tmp_path / "bin.log"
     empty.write_text("  \n")
     binary.write_bytes(b"\x00\x01\x02log")

@@ -16,18 +16,20 @@ from pcgkit.cli import main
 from pcgkit.commands.triage import catalog_view, render, triage_text
 from pcgkit.triage.advice import load_data
 from pcgkit.triage.diagnose import Kind, Piecewise, diagnose
+from pcgkit.triage.steps import load_source
 from pcgkit.triage.userenv import UserEnv
-from pcgkit.values.signature import read_log
+from pcgkit.values.logread import read_log
 
 DATA = Path(__file__).resolve().parent / "data"
 CORPUS, HELDOUT = DATA / "triage_logs", DATA / "triage_heldout"
 VIEW = catalog_view()
+SOURCE = load_source()
 TEXTS = {"corpus": load_texts(CORPUS), "held-out": load_texts(HELDOUT)}
-DEGRADED = {name: degraded_set(texts, VIEW.modes) for name, texts in TEXTS.items()}
+DEGRADED = {name: degraded_set(texts, VIEW.modes, SOURCE) for name, texts in TEXTS.items()}
 
 
 def _diagnose(text: str):
-    return diagnose(read_log(text), VIEW.modes)
+    return diagnose(read_log(text), VIEW.modes, SOURCE)
 
 
 @pytest.mark.parametrize("corpus", sorted(TEXTS))
@@ -155,16 +157,20 @@ def test_a_new_catalog_mode_is_recognised_without_triage_changes(monkeypatch):
 
 
 def test_next_steps_fit_the_diagnosis():
-    """Repro/issue commands only for known-bug; an OOM gets the log's own advice and no FlashInfer issue; healthy, none."""
+    """Known-bug: the thread that reports it (no draft), repro and issue only for maintainers (--verbose); an OOM gets
+    the log's own advice and no FlashInfer issue; healthy, none."""
     data = load_data()
     bug = triage_text((DATA / "e2e_logs" / "seed000_capture_nvcc_subprocess.log").read_text(), "a", data, VIEW)
-    assert any("repro mode1" in s for s in bug.next_steps) and any("--target flashinfer" in s for s in bug.next_steps)
+    assert any(s.startswith("already reported") for s in bug.next_steps), bug.next_steps
+    assert any(s.startswith("https://github.com/") for s in bug.next_steps), bug.next_steps
+    assert not any("issue --target" in s for s in bug.next_steps)
+    assert any("repro mode1" in s for s in bug.maintainer_steps) and any("--target flashinfer" in s for s in bug.maintainer_steps)
     oom = ("[2026-06-01 10:00:00 TP0] Piecewise CUDA Graph failed with error: CUDA out of memory. Tried to allocate 2.00 GiB\n"
            "To work around this error, add --disable-piecewise-cuda-graph to your launch command.\n"
            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
     other = triage_text("sglang==0.5.16\n" + oom, "b", data, VIEW)
     assert other.diagnosis.kind is Kind.OTHER_FAILURE
-    assert not any("pcgkit issue" in s or "repro" in s for s in other.next_steps), other.next_steps
+    assert not any("pcgkit issue" in s or "repro" in s for s in (*other.next_steps, *other.maintainer_steps)), other.next_steps
     assert any("log advises" in s and "--disable-piecewise-cuda-graph" in s for s in other.next_steps)
     assert any("for your release" in s and "0.5.16" in s for s in other.next_steps), other.next_steps
     healthy = triage_text((CORPUS / "30_h200_sglang0512_control_bf16_healthy.log").read_text(), "c", data, VIEW)
@@ -172,12 +178,14 @@ def test_next_steps_fit_the_diagnosis():
 
 
 def _screen(text: str, width: int = 80, rows: int = 24) -> list[str]:
-    wrapped = [piece for line in text.splitlines() for piece in (textwrap.wrap(line, width) or [""])]
-    return wrapped[:rows]
+    """The output's lines, failing when any is wider than the screen or there are more than it has rows."""
+    lines = text.rstrip("\n").splitlines()
+    assert len(lines) <= rows and all(len(line) <= width for line in lines), [(len(x), x) for x in lines]
+    return lines
 
 
 def test_personal_answer_is_first_and_fits_80x24(tmp_path, capsys):
-    """--env: affected on your versions, your release's switch and the upgrade sit in the first 80x24 screen."""
+    """--env on a GB10: the sm121 line, affected, the release's switch and the upgrade, in one 80x24 screen."""
     capture = {"schema": "pcgkit.env/1", "packages": {"sglang": "0.5.10.post1", "flashinfer-python": "0.6.7.post3",
                                                       "torch": "2.9.1"},
                "devices": {"gpus": [{"name": "NVIDIA GB10", "compute_capability": "12.1", "simulated": False}]}}
@@ -186,16 +194,19 @@ def test_personal_answer_is_first_and_fits_80x24(tmp_path, capsys):
     log = CORPUS / "04_dgxarley_glm47_spark_posix_stat.log"
     assert main(["triage", str(log), "--env", str(env)]) == 0
     screen = "\n".join(_screen(capsys.readouterr().out))
-    assert "AFFECTED" in screen and "switch: On SGLang 0.5.10.post1" in screen and "--disable-piecewise-cuda-graph" in screen
+    assert "sm121 is SM12x" in screen and "measured for it: SGLang 0.5.10.post1 on SM120: affected" in screen
+    assert "switch: On SGLang 0.5.10.post1" in screen and "--disable-piecewise-cuda-graph" in screen
     assert "upgrade: Upgrade SGLang to 0.5.12" in screen
 
 
-def test_personal_answer_not_affected_on_a_fixed_release():
-    """A healthy log with SGLang 0.5.12 in the environment says not affected, each source dated."""
+def test_no_affectedness_without_this_bug_in_the_log():
+    """A healthy log with SGLang 0.5.12 in the environment names the release but says nothing about affected."""
     result = triage_text("Uvicorn running on http://0.0.0.0:30000\n", "x", load_data(), VIEW,
                          UserEnv("env.json", sglang="0.5.12", flashinfer="0.6.11.post1", torch="2.11.0", arch="sm120"))
-    assert result.personal is not None and result.personal.lines[1].startswith("NOT AFFECTED")
-    assert result.personal.sources and all("as of" in s for s in result.personal.sources)
+    out = render(result)
+    assert result.personal is not None and "0.5.12" in result.personal.environment
+    assert "affected" not in out.lower() and not result.personal.notes and not result.personal.actions
+    assert result.personal.full and all("as of" in s for s in result.personal.sources)  # --verbose keeps them, dated
     assert dataclasses.asdict(result.user)["sglang"] == "0.5.12"
 
 
@@ -212,10 +223,12 @@ def test_env_flag_rejects_what_is_not_a_capture(tmp_path, capsys):
 
 
 def test_render_keeps_the_answer_before_the_evidence():
-    """The diagnosis, the personal answer and next steps come before the evidence lines."""
+    """The diagnosis, then the user's release and what to do on it, then next steps, then the evidence."""
     text = (DATA / "e2e_logs" / "seed000_capture_nvcc_subprocess.log").read_text()
-    out = render(triage_text(text, "s", load_data(), VIEW, UserEnv("env.json", sglang="0.5.8")))
-    assert out.index("your environment") < out.index("next steps") < out.index("evidence:")
+    for verbose in (False, True):
+        out = render(triage_text(text, "s", load_data(), VIEW, UserEnv("env.json", sglang="0.5.8")), verbose)
+        assert (out.index("diagnosis:") < out.index("your release") < out.index("what to do on your release")
+                < out.index("next:") < out.index("evidence"))
 
 
 @pytest.mark.parametrize("release, text", [

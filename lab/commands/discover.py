@@ -13,7 +13,7 @@ from pcgkit.matrix.plan import planned_cells
 
 
 def discover_text(cells: list[Cell], pins_path: Path, saved: str | None = None) -> str:
-    """Read the index (or saved responses), compare, render (pcgkit.matrix.discover)."""
+    """Read the index (or saved responses), compare, render (lab.matrix.discover)."""
     import gzip
 
     from lab.matrix import discover

@@ -15,7 +15,8 @@ import tomllib
 
 from lab.triage.degrade import DEGRADATIONS, still_shows_family
 from pcgkit.triage.diagnose import Diagnosis, Kind, MatchableMode, diagnose
-from pcgkit.values.signature import read_log
+from pcgkit.triage.steps import FlashInferSource, load_source
+from pcgkit.values.logread import read_log
 
 KINDS = tuple(str(k) for k in Kind)
 
@@ -36,15 +37,17 @@ def load_texts(folder: Path) -> list[tuple[dict, str]]:
     return [(entry, (folder / entry["file"]).read_bytes().decode("utf-8", errors="replace")) for entry in index]
 
 
-def score(texts: list[tuple[dict, str]], modes: Sequence[MatchableMode]) -> list[Scored]:
-    """Triage each text with the catalog's `modes`; keep the label beside the answer. Pure."""
+def score(texts: list[tuple[dict, str]], modes: Sequence[MatchableMode],
+          source: FlashInferSource | None = None) -> list[Scored]:
+    """Triage each text with the catalog's `modes` (and FlashInfer's source table); keep the label beside the answer.
+    Pure."""
     return [Scored(entry["file"], entry["origin"], entry["label"], entry.get("mode", ""),
-                   entry.get("piecewise", "unknown"), diagnose(read_log(text), modes)) for entry, text in texts]
+                   entry.get("piecewise", "unknown"), diagnose(read_log(text), modes, source)) for entry, text in texts]
 
 
 def load_corpus(folder: Path, modes: Sequence[MatchableMode]) -> list[Scored]:
-    """Triage every indexed log of `folder` (its INDEX.toml) with the catalog's `modes`."""
-    return score(load_texts(folder), modes)
+    """Triage every indexed log of `folder` (its INDEX.toml) with the catalog's `modes` and FlashInfer's source table."""
+    return score(load_texts(folder), modes, load_source())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +59,8 @@ class Degraded:
     got: Diagnosis
 
 
-def degraded_set(texts: list[tuple[dict, str]], modes: Sequence[MatchableMode]) -> list[Degraded]:
+def degraded_set(texts: list[tuple[dict, str]], modes: Sequence[MatchableMode],
+                 source: FlashInferSource | None = None) -> list[Degraded]:
     """Every real log (public or device, not the kit's own) under every degradation, triaged. Pure."""
     out = []
     for entry, text in texts:
@@ -65,7 +69,7 @@ def degraded_set(texts: list[tuple[dict, str]], modes: Sequence[MatchableMode]) 
         for name, degrade in DEGRADATIONS.items():
             damaged = degrade(text)
             required = entry["label"] == "known-bug" and still_shows_family(damaged)
-            out.append(Degraded(entry["file"], name, entry["label"], required, diagnose(read_log(damaged), modes)))
+            out.append(Degraded(entry["file"], name, entry["label"], required, diagnose(read_log(damaged), modes, source)))
     return out
 
 

@@ -1,7 +1,7 @@
 """Realistic damage a log takes on its way to a triager, as pure text transforms (the metamorphic set).
 
-Each degradation is what people and tools really do to a pasted crash: the paste starts late or
-ends early, the exception line is left out (SGLang's "Piecewise CUDA Graph failed with error:" prints
+Each degradation is what people and tools really do to a pasted crash: the paste starts late (a third or half
+way in) or ends early, the exception line is left out (SGLang's "Piecewise CUDA Graph failed with error:" prints
 only the message), the FP4 frame is cut, GitHub flattens indentation, Markdown quotes it, TP ranks
 interleave, a terminal wraps at 80 columns, Windows adds CRLF, a web page escapes quotes. The tests
 and benchmarks/bench_triage.py require `known-bug` to survive every degradation whose remaining text
@@ -24,6 +24,12 @@ def cut_head(text: str) -> str:
     """The paste starts a third of the way in."""
     lines = text.splitlines()
     return "\n".join(lines[len(lines) // 3 :])
+
+
+def cut_first_half(text: str) -> str:
+    """The paste starts half way in, mid-traceback (the user copied from where their scrollback began)."""
+    lines = text.splitlines()
+    return "\n".join(lines[len(lines) // 2 :])
 
 
 def cut_tail(text: str) -> str:
@@ -94,7 +100,7 @@ def html_escape(text: str) -> str:
 
 
 DEGRADATIONS: dict[str, Callable[[str], str]] = {
-    "cut-head": cut_head, "cut-tail": cut_tail, "drop-exception-line": drop_exception_line,
+    "cut-head": cut_head, "cut-first-half": cut_first_half, "cut-tail": cut_tail, "drop-exception-line": drop_exception_line,
     "drop-fp4-frame": drop_fp4_frame, "flatten": flatten, "lose-indentation": lose_indentation, "quote": quote,
     "interleave-ranks": interleave_ranks, "wrap-80": wrap_80, "crlf": crlf, "html-escape": html_escape,
 }

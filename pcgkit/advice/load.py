@@ -18,7 +18,16 @@ from pathlib import Path
 
 from pcgkit import resources
 from pcgkit.advice.model import COST_FILE, SGLANG_CASE_BY_ARCH, arch_family
-from pcgkit.advice.values import CostMeasurement, Evidence, Measurement, Mode2Run, Quote, UpstreamRead, Versions
+from pcgkit.advice.values import (
+    CostMeasurement,
+    Evidence,
+    Measurement,
+    Mode2Run,
+    ModelCost,
+    Quote,
+    UpstreamRead,
+    Versions,
+)
 from pcgkit.errors import UsageError
 from pcgkit.sglang.releases import TABLE_FILE, parse_table
 from pcgkit.values.verdict import Verdict
@@ -98,19 +107,31 @@ def parse_cost(data: dict, source: str = COST_FILE) -> CostMeasurement:
     """The measured cost file (issue 26 writes it from the H200): device, model, date, figures per phase. Pure.
 
     `phases` maps a phase (prefill/extend, decode) to either a one-line `summary` or its figures.
+    Optional (issue 40; older files lack them): `arch` (the measured GPU's family, "SM90") and
+    `per_model` (each model's `phases` in the same form, its `parameters` and `arch`).
     """
     if data.get("schema") != COST_SCHEMA:
         raise ValueError(f"{source}: schema {data.get('schema')!r}, expected {COST_SCHEMA!r}")
     missing = [k for k in ("device", "model", "date", "phases") if not data.get(k)]
     if missing:
         raise ValueError(f"{source}: missing {missing}")
-    phases = data["phases"]
+    per_model = []
+    for i, entry in enumerate(data.get("per_model", ())):
+        if not entry.get("model") or not entry.get("phases"):
+            raise ValueError(f"{source}: per_model[{i}] needs a model and its phases")
+        parameters = entry.get("parameters")
+        per_model.append(ModelCost(str(entry["model"]), int(parameters) if parameters is not None else None,
+                                   entry.get("arch") or data.get("arch"), _phase_lines(entry["phases"])))
+    return CostMeasurement(str(data["device"]), str(data["model"]), str(data["date"])[:10], _phase_lines(data["phases"]),
+                           bool(data.get("simulated", False)), source, data.get("arch"), tuple(per_model))
+
+
+def _phase_lines(phases) -> tuple[tuple[str, str], ...]:
+    """(phase, one line) per phase: its `summary`, else its fields flattened. Pure."""
     items = phases.items() if isinstance(phases, dict) else ((p.get("phase", "?"), p) for p in phases)
-    figures = tuple((str(phase), str(body.get("summary")) if isinstance(body, dict) and body.get("summary") else
-                     ", ".join(f"{k} {v}" for k, v in body.items()) if isinstance(body, dict) else str(body))
-                    for phase, body in items)
-    return CostMeasurement(str(data["device"]), str(data["model"]), str(data["date"])[:10], figures,
-                           bool(data.get("simulated", False)), source)
+    return tuple((str(phase), str(body.get("summary")) if isinstance(body, dict) and body.get("summary") else
+                  ", ".join(f"{k} {v}" for k, v in body.items()) if isinstance(body, dict) else str(body))
+                 for phase, body in items)
 
 
 def mode2_record(results: dict, source: str) -> dict:

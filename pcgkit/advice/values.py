@@ -144,6 +144,16 @@ class Quote:
 
 
 @dataclasses.dataclass(frozen=True)
+class ModelCost:
+    """One model's own measured cost (the cost file's `per_model`): per-phase lines for that model alone."""
+
+    model: str
+    parameters: int | None
+    arch: str | None  # the GPU family measured on, e.g. "SM90" (never the SM120 the bug is about)
+    figures: tuple[tuple[str, str], ...]  # (phase, one-line figure)
+
+
+@dataclasses.dataclass(frozen=True)
 class CostMeasurement:
     """The workaround's cost as the kit measured it (fixtures/measurements/piecewise-cost.json)."""
 
@@ -153,6 +163,8 @@ class CostMeasurement:
     figures: tuple[tuple[str, str], ...]  # (phase, one-line figure), e.g. ("prefill/extend", "TTFT +18% ...")
     simulated: bool
     source: str  # the file
+    arch: str | None = None  # "SM90": the family of the GPU the file was measured on (absent in older files)
+    per_model: tuple[ModelCost, ...] = ()  # each model's own lines (absent in older files)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,11 +5,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pcgkit.e2e.checkpoint import FORMATS, NVFP4, TinyLlamaShape, write_checkpoint
+from pcgkit.e2e.checkpoint import (
+    BF16,
+    FORMATS,
+    NAMED_SHAPES,
+    NVFP4,
+    TINY,
+    TinyLlamaShape,
+    named_shape,
+    write_checkpoint,
+)
+from pcgkit.errors import UsageError
 
 
 def register(subparsers) -> None:
-    e2e = subparsers.add_parser("e2e", help="the end-to-end piecewise launch's tiny checkpoint (NVFP4 or its bf16 control)",
+    e2e = subparsers.add_parser("e2e", help="the end-to-end launch's checkpoint: the tiny NVFP4 one, its bf16 control, or a published shape",
                              description="The end-to-end piecewise launch case's tiny checkpoint: NVFP4 in ModelOpt layout, or its bf16 control.",
                              epilog="example:\n  %(prog)s checkpoint --out /tmp/tiny-nvfp4")
     sub = e2e.add_subparsers(dest="e2e_command", required=True)
@@ -17,17 +27,30 @@ def register(subparsers) -> None:
 
 
 def _cmd_checkpoint(args) -> int:
-    out = write_checkpoint(Path(args.out), TinyLlamaShape(layers=args.layers), seed=args.seed, fmt=args.format)
-    print(f"pcgkit: wrote a {args.layers}-layer {args.format} checkpoint to {out}")
+    if args.shape == TINY:
+        shape = TinyLlamaShape(layers=args.layers or TinyLlamaShape.layers)
+    elif args.layers is not None:
+        raise UsageError(f"--layers is for the tiny shape; {args.shape} has its published {named_shape(args.shape).layers}")
+    else:
+        shape = named_shape(args.shape)
+    fmt = args.format or (NVFP4 if shape.name == TINY else BF16)
+    out = write_checkpoint(Path(args.out), shape, seed=args.seed, fmt=fmt, device=args.device)
+    print(f"pcgkit: wrote a {shape.layers}-layer {fmt} checkpoint ({shape.name}, {shape.parameter_count() / 1e6:.2f} M "
+          f"parameters) to {out}")
     return 0
 
 
 def _add_checkpoint(e2e_subparsers) -> None:
     cmd = e2e_subparsers.add_parser("checkpoint", help="write the tiny Llama checkpoint (NVFP4 in ModelOpt layout, or bf16)",
-                                    description="Write the tiny 2-layer Llama-style checkpoint: NVFP4 in ModelOpt layout, or its bf16 twin (local tokenizer, no downloads).",
-                                    epilog="examples:\n  %(prog)s --out /tmp/tiny-nvfp4\n  %(prog)s --out /tmp/tiny-bf16 --format bf16   # the piecewise control")
+                                    description="Write the tiny 2-layer Llama-style checkpoint (NVFP4 in ModelOpt layout, or its bf16 twin), or a published architecture (Llama-3.2-1B, Llama-3.1-8B) with random bf16 weights; local tokenizer, no downloads.",
+                                    epilog="examples:\n  %(prog)s --out /tmp/tiny-nvfp4\n  %(prog)s --out /tmp/tiny-bf16 --format bf16   # the piecewise control\n"
+                                           "  %(prog)s --out /tmp/llama-8b --shape llama-3.1-8b --device cuda   # 16 GB, random bf16")
     cmd.add_argument("--out", required=True, help="directory to write into")
-    cmd.add_argument("--layers", type=int, default=2, choices=(2, 4))
+    cmd.add_argument("--shape", default=TINY, choices=(TINY, *NAMED_SHAPES),
+                     help="tiny (default), or a published architecture with random bf16 weights (cited in pcgkit.e2e.checkpoint)")
+    cmd.add_argument("--layers", type=int, default=None, choices=(2, 4), help="the tiny shape's layers (default 2)")
     cmd.add_argument("--seed", type=int, default=0)
-    cmd.add_argument("--format", default=NVFP4, choices=FORMATS, help="nvfp4 (default) or bf16 (the piecewise control)")
+    cmd.add_argument("--format", default=None, choices=FORMATS,
+                     help="nvfp4 (the tiny default) or bf16 (the piecewise control; the only format of the named shapes)")
+    cmd.add_argument("--device", default="cpu", help="where the bf16 weights are generated (cuda on a GPU machine: an 8B model in a minute)")
     cmd.set_defaults(func=_cmd_checkpoint)

@@ -1,12 +1,15 @@
-"""`pcgkit triage [LOG ...|-] [--json] [--env ENV.json | --python ENV]`: read logs as pasted, print the
-diagnosis and what to do, personal to the user's environment when one is given.
+"""`pcgkit triage [LOG ...|-] [--json] [--verbose] [--sglang X] [--flashinfer X] [--torch X] [--arch SM]
+[--env ENV.json | --python ENV]`: read logs as pasted, print the diagnosis and what to do on the user's release.
 
 The command handler: input is read here (files, stdin for `-` / no argument, the env capture); the
 case catalog is read here and handed down as values (CatalogView: the stage never imports it);
 everything after is pure (pcgkit.values.signature.read_log -> diagnose -> read_facts -> advise ->
-personal_answer) and rendered at the end, the personal answer first so 80x24 shows it.
-Exit 0 when every log got a diagnosis; 2 when an input could not be read (one line each, after the
-diagnoses of the others). Input is bounded (MAX_LOG_BYTES); a FIFO or a folder of logs is read too.
+personal_answer) and rendered at the end: the diagnosis, then the user's release and what to do on it,
+then next steps, then the evidence; one 80x24 screen unless --verbose. The user's release: the flags,
+else the capture, else the versions the log prints. Commands are spelled as the user runs the kit.
+Exit 0 when every log got a diagnosis; 2 when an input could not be read or a flag names no release (one
+line each, after the diagnoses of the others). Input is bounded (MAX_LOG_BYTES); a FIFO or a folder of
+logs is read too.
 """
 
 from __future__ import annotations
@@ -14,19 +17,24 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
+import shlex
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from pcgkit import catalog
 from pcgkit.errors import ExitCode, UsageError
-from pcgkit.triage.advice import Advice, CatalogView, KitData, advise, load_data, next_steps
+from pcgkit.triage.advice import Advice, CatalogView, KitData, advise, load_data, maintainer_steps, next_steps
 from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose
 from pcgkit.triage.facts import Fact, read_facts
-from pcgkit.triage.personal import Personal, personal_answer
-from pcgkit.triage.userenv import UserEnv, from_capture, from_facts, merged
-from pcgkit.values.signature import read_log
+from pcgkit.triage.personal import ACTION_LINES, Personal, personal_answer, switch_rows_short
+from pcgkit.triage.userenv import BadVersion, UserEnv, from_capture, from_facts, from_flags, merged
+from pcgkit.values.logread import read_log
 
-SCHEMA = "pcgkit.triage/1"
+# /2 (issue 36): `personal` holds notes/actions/statements (was `lines`); `inferred`, `also_consistent_with`,
+# `maintainer_steps` added; next steps link a reported thread instead of the repro and issue commands.
+SCHEMA = "pcgkit.triage/2"
 
 
 class UnreadableLog(UsageError):
@@ -41,14 +49,18 @@ class Triage:
     facts: tuple[Fact, ...]
     advice: Advice | None
     next_steps: tuple[str, ...]
-    personal: Personal | None = None  # the answer for the user's own versions (--env / --python), first on screen
+    personal: Personal | None = None  # the answer for the user's release (flags, --env/--python, or the log's versions)
     user: UserEnv | None = None
+    maintainer_steps: tuple[str, ...] = ()  # --verbose: env capture, repro, issue draft
+    switches: tuple[str, ...] = ()  # no release known: each range of releases with its own switch, one line each
+    placed_with: str = ""  # the wheels FlashInfer's source table was read from
 
     def to_dict(self) -> dict:
         return {"source": self.source, "lines": self.lines, **self.diagnosis.to_dict(),
                 "facts": [f.to_dict() for f in self.facts], "advice": self.advice.to_dict() if self.advice else None,
-                "next_steps": list(self.next_steps),
-                "personal": {"environment": dataclasses.asdict(self.user), "lines": list(self.personal.lines),
+                "next_steps": list(self.next_steps), "maintainer_steps": list(self.maintainer_steps),
+                "personal": {"environment": dataclasses.asdict(self.user), "notes": list(self.personal.notes),
+                             "actions": list(self.personal.actions), "statements": list(self.personal.full),
                              "sources": list(self.personal.sources), "advice": self.personal.answer}
                 if self.user and self.personal else None}
 
@@ -74,43 +86,137 @@ def decode_log(data: bytes, source: str) -> str:
     return text
 
 
-def triage_text(text: str, source: str, data: KitData, view: CatalogView, user: UserEnv | None = None) -> Triage:
-    """One log's triage. Pure (the catalog view, the kit's data and the user's capture come in as values)."""
+def prog_name(environ: Mapping[str, str] = os.environ) -> str:
+    """How the user runs the kit, for the commands printed back: what the checkout's bootstrap was called as
+    (it exports PCGKIT_PROG: `bin/pcgkit`), else `pcgkit` (installed, or the venv's own script)."""
+    return environ.get("PCGKIT_PROG") or "pcgkit"
+
+
+def triage_text(text: str, source: str, data: KitData, view: CatalogView, user: UserEnv | None = None,
+                prog: str = "pcgkit") -> Triage:
+    """One log's triage. Pure (the catalog view, the kit's data and the user's versions come in as values). The
+    user's release: `user` (flags, --env, --python) where it says, the log's own versions elsewhere."""
     reading = read_log(text)
-    diagnosis = diagnose(reading, view.modes)
+    diagnosis = diagnose(reading, view.modes, data.source)
     facts = read_facts(text)
-    who = merged(user, from_facts(facts)) if user is not None else None
+    from_log = from_facts(facts)
+    who = merged(user, from_log) if user is not None else (from_log if from_log.known else None)
     sglang = who.sglang if who is not None else None
-    advice = advise(diagnosis, facts, data, view, sglang)
-    steps = advice.next_steps if advice else next_steps(diagnosis, facts, data, view, sglang)
+    # an SGLang user unless the log shows FlashInfer called directly (no SGLang anywhere) and no release is given
+    sglang_user = bool(sglang) or "sglang" in reading.packages_named or "sglang" in text[:65536].lower()
+    log = "-" if source == "<stdin>" else shlex.quote(source)  # the log as the user named it
+    advice = advise(diagnosis, facts, data, view, sglang, prog, sglang_user, log)
+    steps = advice.next_steps if advice else next_steps(diagnosis, facts, data, view, sglang, prog, sglang_user, log)
     personal = personal_answer(diagnosis, who, data.evidence) if who is not None else None
-    return Triage(source, reading.lines, diagnosis, facts, advice, steps, personal, who)
+    acts = personal is not None and bool(personal.actions)
+    switches = tuple(switch_rows_short(data.evidence)) if advice is not None and not acts else ()
+    placed_with = ", ".join(data.source.read_from) if data.source is not None else ""
+    return Triage(source, reading.lines, diagnosis, facts, advice, steps, personal, who,
+                  maintainer_steps(diagnosis, data, view, prog), switches, placed_with)
 
 
-def render(t: Triage) -> str:
+SCREEN_ROWS, SCREEN_COLUMNS = 24, 80
+
+
+def _fit(line: str) -> str:
+    return line if len(line) <= SCREEN_COLUMNS else line[: SCREEN_COLUMNS - 1] + "…"
+
+
+def _wrap(text: str, indent: str = "  ", rows: int = 2) -> list[str]:
+    """`text` in at most `rows` lines of SCREEN_COLUMNS, the rest cut with '…'."""
+    words, out, line = text.split(), [], indent
+    for word in words:
+        if line.strip() and len(line) + 1 + len(word) > SCREEN_COLUMNS:
+            out.append(line)
+            line = indent + "  " + word
+        else:
+            line = f"{line} {word}" if line.strip() else indent + word
+    if line.strip():
+        out.append(line)
+    if len(out) > rows:
+        out = out[:rows]
+        out[-1] = out[-1][: SCREEN_COLUMNS - 1] + "…"
+    return out
+
+
+def _head(t: Triage, verbose: bool = False) -> list[str]:
     d = t.diagnosis
-    mode = f" ({d.mode or 'mode undetermined'})" if d.kind is Kind.KNOWN_BUG else ""
-    out = [f"== {t.source} ({t.lines} lines)", f"diagnosis: {d.kind}{mode}   confidence: {d.confidence}",
-           f"  {d.summary}"]
-    out += [f"  {line}" for line in (t.personal.lines if t.personal else ())]
-    if d.kind is not Kind.NO_FAILURE and t.next_steps:
-        out += ["next steps:"] + [f"  {s}" for s in t.next_steps]
-    out += [f"piecewise: {d.piecewise} ({d.piecewise_reason})"]
+    mode = f", {d.mode or 'mode undetermined'}" if d.kind is Kind.KNOWN_BUG else ""
+    out = [_fit(f"== {t.source} ({t.lines} lines)"), _fit(f"diagnosis: {d.kind}{mode} (confidence {d.confidence})")]
+    return out + _wrap(d.summary, rows=1000 if verbose else 2)
+
+
+def _what_to_do(t: Triage) -> list[str]:
+    """Diagnosis first, then this: the user's release and what to do on it (at most ACTION_LINES), then next steps."""
+    d, out = t.diagnosis, []
+    if t.personal is not None:
+        out += t.personal.environment.split("\n")
+        out += list(t.personal.notes)
+    if d.kind in (Kind.KNOWN_BUG, Kind.RELATED):
+        if t.personal is not None and t.personal.actions:
+            out.append("what to do on your release:")
+            out += list(t.personal.actions)[:ACTION_LINES]
+        else:  # no release known: each range's own switch, the release table's words
+            out.append("what to do (each release's own switch; --sglang X answers for yours):")
+            out += list(t.switches)[: ACTION_LINES - 1]
+    if t.next_steps:
+        out.append("next:")
+        out += [line for step in t.next_steps for line in _wrap(step, "    " if step.startswith("  ") else "  ", 3)]
+    return out
+
+
+def _evidence_lines(d: Diagnosis, short: bool = False) -> list[str]:
+    """Each evidence line with why it counts; `short`: one per log line, the text first."""
+    if not short:
+        return [f"  line {e.line}: {e.text.strip()}  [{e.why}]" for e in d.evidence]
+    seen = dict.fromkeys((e.line, e.text.strip()) for e in d.evidence)
+    return [f"  line {line}: {text}" for line, text in seen]
+
+
+def render(t: Triage, verbose: bool = False) -> str:
+    """Diagnosis, then what to do on the user's release, then the evidence. Default: fits SCREEN_ROWS x
+    SCREEN_COLUMNS (evidence and notes cut to fit, `--verbose` says how much more); verbose: everything."""
+    d = t.diagnosis
+    top = _head(t, verbose) + _what_to_do(t)
+    tail = [_fit(f"piecewise: {d.piecewise} ({d.piecewise_reason})")]
+    notes = [f"  {m}" for m in d.missing] + [f"  also consistent with {m} (its rule accepts the same text)" for m in d.also]
+    if not verbose:
+        evidence = [_fit(line) for line in _evidence_lines(d, short=True)]
+        room = SCREEN_ROWS - len(top) - len(tail) - 1 - (1 if notes else 0)  # less the two headings
+        wanted = min(len(notes), max(1, room // 2))  # what the paste lacks: at most half of what is left
+        shown = evidence[: max(1, room - wanted)]
+        shown_notes = [_fit(n) for n in notes][: max(0, min(wanted, room - len(shown)))]
+        more = len(evidence) - len(shown) + len(notes) - len(shown_notes)
+        out = top + [f"evidence{f' ({len(shown)} of {len(evidence)} lines; --verbose for all)' if len(shown) < len(evidence) else ''}:"]
+        out += shown or ["  (none)"]
+        out += tail
+        if shown_notes:
+            out += ["the paste lacks:" if d.missing else "also:"] + shown_notes
+        if more and len(shown) == len(evidence):
+            out.append(f"(--verbose: {more} more lines)")
+        return "\n".join(out[:SCREEN_ROWS])
+    out = top + ["evidence:"] + (_evidence_lines(d) or ["  (none)"]) + tail
     if d.survived:
         out.append("survived in the paste: " + ", ".join(d.survived))
-    out.append("evidence:")
-    out += [f"  line {e.line}: {e.text[:160]}  [{e.why}]" for e in d.evidence] or ["  (none)"]
     if d.missing:
-        out += ["missing:"] + [f"  {m}" for m in d.missing]
+        out += ["the paste lacks:"] + [f"  {m}" for m in d.missing]
+    if d.also:
+        out += ["also:"] + [f"  consistent with {m} (its rule accepts the same text)" for m in d.also]
+    if d.inferred:
+        out += [f"placed with FlashInfer's source ({t.placed_with}):"] + [f"  {x}" for x in d.inferred]
     out.append("facts: " + ("; ".join(f"{f.name}={f.value} (line {f.line}, {f.how})" for f in t.facts) or "none in the log"))
+    if t.personal is not None:
+        out += ["the advice model's statements for your release:"] + [f"  {s}" for s in t.personal.full]
     if t.advice is not None:
         a = t.advice
-        out += ["what to do:", "  turn piecewise off:"] + [f"    {w}" for w in a.workaround]
-        out += [f"    cost: {a.cost}", "  fixed in:"] + [f"    {f}" for f in a.fixed_in]
-        out += ["  dead ends (measured by the kit):"] + [f"    {x}" for x in a.dead_ends]
-        out += ["  " + m for m in a.matrix] + ["  upstream:"] + [f"    {link}" for link in a.links]
-    if t.personal and t.personal.sources:
-        out += ["sources of the answer above:"] + [f"  {s}" for s in t.personal.sources]
+        out += ["turn piecewise off, per release:"] + [f"  {w}" for w in a.workaround]
+        out += [f"cost: {a.cost}", "fixed in:"] + [f"  {f}" for f in a.fixed_in]
+        out += ["dead ends (measured by the kit):"] + [f"  {x}" for x in a.dead_ends]
+        out += list(a.matrix) + ["upstream:"] + [f"  {link}" for link in a.links]
+    if t.maintainer_steps:
+        out += ["to reproduce and report (maintainers):"] + [f"  {s}" for s in t.maintainer_steps]
+    if t.personal is not None and t.personal.sources:
+        out += ["sources:"] + [f"  {s}" for s in t.personal.sources]
     return "\n".join(out)
 
 
@@ -173,11 +279,23 @@ def _inputs(paths: list[str]) -> list[tuple[str, bytes | UnreadableLog]]:
 
 
 def _user_env(args: argparse.Namespace) -> UserEnv | None:
-    """The user's environment: a capture file (--env) or a capture taken now in that interpreter (--python)."""
+    """The user's release: named with --sglang/--flashinfer/--torch/--arch (each wins), over a capture file (--env)
+    or a capture taken now in that interpreter (--python)."""
+    try:
+        named = from_flags(args.sglang, args.flashinfer, args.torch, args.arch)
+    except BadVersion as exc:
+        raise UsageError(str(exc)) from None
+    captured = _captured_env(args)
+    if named is not None and captured is not None:
+        return merged(named, captured)
+    return named or captured
+
+
+def _captured_env(args: argparse.Namespace) -> UserEnv | None:
     if args.env:
         path = Path(args.env)
         if not path.is_file():
-            raise UsageError(f"--env {args.env}: no such file (write one with `pcgkit env --json --out env.json`)")
+            raise UsageError(f"--env {args.env}: no such file (write one with `{prog_name()} env --json --out env.json`)")
         try:
             capture = json.loads(path.read_text())
         except (ValueError, UnicodeDecodeError) as exc:
@@ -195,7 +313,7 @@ def _user_env(args: argparse.Namespace) -> UserEnv | None:
 def run(args: argparse.Namespace) -> int:
     inputs = _inputs(args.logs)
     user = _user_env(args)
-    data, view = load_data(), catalog_view()
+    data, view, prog = load_data(), catalog_view(), prog_name()
     entries: list[dict] = []
     rendered: list[str] = []
     problems: list[str] = []
@@ -203,13 +321,13 @@ def run(args: argparse.Namespace) -> int:
         try:
             if isinstance(raw, UnreadableLog):
                 raise raw
-            result = triage_text(decode_log(raw, source), source, data, view, user)
+            result = triage_text(decode_log(raw, source), source, data, view, user, prog)
         except UnreadableLog as exc:
             problems.append(str(exc))
             entries.append({"source": source, "error": str(exc)})
             continue
         entries.append(result.to_dict())
-        rendered.append(render(result))
+        rendered.append(render(result, args.verbose))
     if args.json:
         print(json.dumps({"schema": SCHEMA, "logs": entries}, indent=1))
     elif rendered:
@@ -223,12 +341,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "triage", help="diagnose a pasted crash log: this bug (which mode), related, another failure, or none",
         description="Diagnose a crash log as pasted: this bug (which mode), a related one, another failure, or none; "
-                    "with the evidence lines and what to do.",
-        epilog="examples:\n  %(prog)s server.log\n  %(prog)s server.log --python /path/to/venv/bin/python\n"
+                    "then what to do on your release, then the evidence (one screen; --verbose for all).",
+        epilog="examples:\n  %(prog)s server.log\n  %(prog)s server.log --sglang 0.5.11 --arch sm121\n"
+               "  %(prog)s server.log --python /path/to/venv/bin/python\n"
                "  docker logs sglang 2>&1 | %(prog)s -\n  %(prog)s --json server.log --env env.json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("logs", nargs="*", metavar="LOG", help="log files; '-' or none reads stdin")
     parser.add_argument("--json", action="store_true", help=f"machine-readable output ({SCHEMA})")
+    parser.add_argument("--verbose", "-v", action="store_true", help="everything: every evidence line, the full "
+                        "statements with their sources, dead ends, the matrix and upstream links (default: one screen)")
+    mine = parser.add_argument_group("your release (no environment needed; each wins over the log's own versions)")
+    mine.add_argument("--sglang", metavar="X", help="your SGLang release, e.g. 0.5.11 (`pip show sglang`, the image tag)")
+    mine.add_argument("--flashinfer", metavar="X", help="your flashinfer-python release")
+    mine.add_argument("--torch", metavar="X", help="your torch release")
+    mine.add_argument("--arch", metavar="SM", help="your GPU's architecture: sm120 (RTX PRO 6000, RTX 5090), sm121 "
+                      "(GB10, DGX Spark), or a compute capability such as 12.1")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--env", metavar="ENV.json", help="your environment (`pcgkit env --json --out env.json`): "
                        "answers for your versions first")

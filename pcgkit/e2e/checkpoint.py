@@ -15,12 +15,21 @@ Shapes: every K is a multiple of 128 and every N of 128, so no FP4 GEMM / swizzl
 (K % 16 for the scales, K % 32 / N % 32 tiles, 128x4 scale tiles) is near its edge.
 Weights are random (seeded); the model generates nonsense, quickly. The quantization reuses
 pcgkit.fp4.reference (FlashInfer's fp4_quantize step by step).
+
+Named shapes (NAMED_SHAPES, issue 40): the architecture numbers of published models (Llama-3.2-1B,
+Llama-3.1-8B; each cites the config it was copied from) with random bf16 weights, for measuring at a
+real model's size. `parameter_count` and `tensor_specs` answer for them without allocating; the bf16
+writer streams tensor by tensor (generated on `device`, e.g. the GPU) into safetensors shards of at most
+SHARD_BYTES with Hugging Face's index file, so an 8B checkpoint never sits whole in memory. Their
+tokenizer is the same local WordLevel one, filled with placeholder words up to the shape's vocabulary so
+that every token id the model can emit decodes.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from pathlib import Path
 
 from pcgkit.errors import UsageError
@@ -47,8 +56,13 @@ TRAINING_TEXT = (
 )
 
 
+TINY = "tiny"
+
+
 @dataclasses.dataclass(frozen=True)
 class TinyLlamaShape:
+    """A Llama-style architecture: the kit's tiny one by default, or a published one (NAMED_SHAPES)."""
+
     layers: int = 2
     hidden: int = 256
     intermediate: int = 512
@@ -56,6 +70,11 @@ class TinyLlamaShape:
     kv_heads: int = 2
     vocab: int = 256  # >= the tokenizer's size; a multiple of 128
     max_positions: int = 2048
+    name: str = TINY
+    rope_theta: float = 10000.0
+    rope_scaling: tuple[tuple[str, float | int | str], ...] = ()  # config.json's rope_scaling, as pairs (frozen)
+    tie_word_embeddings: bool = False
+    source: str = ""  # where a named shape's numbers were read
 
     @property
     def head_dim(self) -> int:
@@ -74,14 +93,60 @@ class TinyLlamaShape:
             "mlp.down_proj": (self.hidden, self.intermediate),
         }
 
+    def tensor_specs(self) -> list[tuple[str, tuple[int, ...]]]:
+        """(Hugging Face name, shape) of every tensor, in the order the writers generate them. Pure."""
+        specs: list[tuple[str, tuple[int, ...]]] = [("model.embed_tokens.weight", (self.vocab, self.hidden)),
+                                                    ("model.norm.weight", (self.hidden,))]
+        if not self.tie_word_embeddings:
+            specs.append(("lm_head.weight", (self.vocab, self.hidden)))
+        for layer in range(self.layers):
+            prefix = f"model.layers.{layer}"
+            specs += [(f"{prefix}.input_layernorm.weight", (self.hidden,)),
+                      (f"{prefix}.post_attention_layernorm.weight", (self.hidden,))]
+            specs += [(f"{prefix}.{name}.weight", dims) for name, dims in self.projections().items()]
+        return specs
+
+    def parameter_count(self) -> int:
+        """Parameters of the unquantized model, counted from the shapes (nothing allocated). Pure."""
+        return sum(math.prod(dims) for _, dims in self.tensor_specs())
+
     def check(self) -> None:
-        if self.layers not in (2, 4):
+        if self.name == TINY and self.layers not in (2, 4):
             raise UsageError(f"layers must be 2 or 4, not {self.layers}")
         if self.hidden % self.heads or self.heads % self.kv_heads:
             raise UsageError("hidden must split into heads, and heads into kv_heads groups")
         for name, (out_f, in_f) in self.projections().items():
             if in_f % 128 or out_f % 128:
                 raise UsageError(f"{name} is {out_f}x{in_f}: both must be multiples of 128 for the FP4 kernels")
+
+
+LLAMA3_ROPE = (("high_freq_factor", 4.0), ("low_freq_factor", 1.0), ("original_max_position_embeddings", 8192),
+               ("rope_type", "llama3"))
+NAMED_SHAPES = {
+    "llama-3.2-1b": TinyLlamaShape(
+        layers=16, hidden=2048, intermediate=8192, heads=32, kv_heads=8, vocab=128256, max_positions=131072,
+        name="llama-3.2-1b", rope_theta=500000.0, rope_scaling=(("factor", 32.0), *LLAMA3_ROPE), tie_word_embeddings=True,
+        source="config.json of meta-llama/Llama-3.2-1B (https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json), "
+               "read 2026-12-05 as copied in github.com/kevinstephano/thunder_model_blocks hf_llama/llama_config.py "
+               "(_commit_hash 4e20de36, the -Instruct twin: same architecture); published size 1.23 B parameters"),
+    "llama-3.1-8b": TinyLlamaShape(
+        layers=32, hidden=4096, intermediate=14336, heads=32, kv_heads=8, vocab=128256, max_positions=131072,
+        name="llama-3.1-8b", rope_theta=500000.0, rope_scaling=(("factor", 8.0), *LLAMA3_ROPE), tie_word_embeddings=False,
+        source="config.json of meta-llama/Llama-3.1-8B (https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json), "
+               "read 2026-12-05 as transcribed in github.com/zyzshishui/slime scripts/models/llama3.1-8B.sh (32 layers, hidden "
+               "4096, FFN 14336, 32 heads, 8 KV groups, 131072 positions, rotary base 500000, rope scaling factor 8.0, vocab "
+               "128256, untied) and github.com/vulkomilev/oumi configs/recipes/llama3_1/README.md (the same numbers); "
+               "published size 8.03 B parameters"),
+}
+
+
+def named_shape(name: str) -> TinyLlamaShape:
+    """A shape by name: `tiny` or one of NAMED_SHAPES; UsageError names the known ones."""
+    if name == TINY:
+        return TinyLlamaShape()
+    if name not in NAMED_SHAPES:
+        raise UsageError(f"unknown model shape {name!r}: one of {[TINY, *NAMED_SHAPES]}")
+    return NAMED_SHAPES[name]
 
 
 def quant_config_flat() -> dict:
@@ -129,13 +194,17 @@ def model_config(shape: TinyLlamaShape, bos_id: int, eos_id: int, quantized: boo
         "hidden_act": "silu",
         "max_position_embeddings": shape.max_positions,
         "rms_norm_eps": 1e-5,
-        "rope_theta": 10000.0,
         "vocab_size": shape.vocab,
         "bos_token_id": bos_id,
         "eos_token_id": eos_id,
-        "tie_word_embeddings": False,
+        "tie_word_embeddings": shape.tie_word_embeddings,
         "torch_dtype": "bfloat16",
+        "rope_theta": shape.rope_theta,
     }
+    if shape.rope_scaling:
+        config["rope_scaling"] = dict(shape.rope_scaling)
+    if shape.name != TINY:
+        config["pcgkit_shape"] = {"name": shape.name, "source": shape.source, "weights": "random (seeded), bf16"}
     if quantized:
         config["quantization_config"] = quant_config_flat()
     return config
@@ -160,27 +229,22 @@ def quantize_linear(weight, amax_input: float) -> dict:
     }
 
 
+def _initial(name: str, dims: tuple[int, ...], generator, device: str = "cpu"):
+    """One tensor's seeded fp32 value: norms are ones (no draw), embeddings N(0, 1), the rest N(0, 0.02)."""
+    import torch
+
+    if name.endswith("norm.weight"):
+        return torch.ones(*dims, device=device)
+    std = 1.0 if name == "model.embed_tokens.weight" else 0.02
+    return torch.randn(*dims, generator=generator, device=device) * std
+
+
 def dense_weights(shape: TinyLlamaShape, seed: int = 0) -> dict:
     """The unquantized weights (seeded), by Hugging Face name: what the NVFP4 tensors encode."""
     import torch
 
     generator = torch.Generator().manual_seed(seed)
-
-    def randn(*size: int, std: float = 0.02):
-        return torch.randn(*size, generator=generator) * std
-
-    weights = {
-        "model.embed_tokens.weight": randn(shape.vocab, shape.hidden, std=1.0),
-        "model.norm.weight": torch.ones(shape.hidden),
-        "lm_head.weight": randn(shape.vocab, shape.hidden),
-    }
-    for layer in range(shape.layers):
-        prefix = f"model.layers.{layer}"
-        weights[f"{prefix}.input_layernorm.weight"] = torch.ones(shape.hidden)
-        weights[f"{prefix}.post_attention_layernorm.weight"] = torch.ones(shape.hidden)
-        for name, (out_f, in_f) in shape.projections().items():
-            weights[f"{prefix}.{name}.weight"] = randn(out_f, in_f)
-    return weights
+    return {name: _initial(name, dims, generator) for name, dims in shape.tensor_specs()}
 
 
 def model_tensors(shape: TinyLlamaShape, seed: int = 0) -> dict:
@@ -199,24 +263,34 @@ def model_tensors(shape: TinyLlamaShape, seed: int = 0) -> dict:
     return tensors
 
 
-def build_tokenizer():
-    """A WordLevel tokenizer trained on TRAINING_TEXT (the `tokenizers` library; nothing fetched)."""
+def build_tokenizer(vocab_size: int | None = None):
+    """A WordLevel tokenizer trained on TRAINING_TEXT (the `tokenizers` library; nothing fetched).
+
+    vocab_size: fill the vocabulary with placeholder words `w<id>` up to that size, so that every id a
+    model of that vocabulary emits decodes to a word (the named shapes; the tiny model leaves it out)."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
     tokenizer = Tokenizer(models.WordLevel(unk_token="<unk>"))
     tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
     tokenizer.train_from_iterator(TRAINING_TEXT, trainers.WordLevelTrainer(special_tokens=list(SPECIAL_TOKENS)))
-    return tokenizer
+    if vocab_size is None or vocab_size <= tokenizer.get_vocab_size():
+        return tokenizer
+    vocab = dict(tokenizer.get_vocab())
+    vocab.update({f"w{i}": i for i in range(len(vocab), vocab_size)})
+    filled = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    filled.pre_tokenizer = pre_tokenizers.Whitespace()
+    filled.add_special_tokens(list(SPECIAL_TOKENS))
+    return filled
 
 
-def tokenizer_config() -> dict:
+def tokenizer_config(max_length: int = 2048) -> dict:
     return {
         "tokenizer_class": "PreTrainedTokenizerFast",
         "bos_token": "<s>",
         "eos_token": "</s>",
         "unk_token": "<unk>",
         "pad_token": "<pad>",
-        "model_max_length": 2048,
+        "model_max_length": max_length,
         "clean_up_tokenization_spaces": False,
     }
 
@@ -226,26 +300,87 @@ BF16 = "bf16"  # the piecewise control (issue 13): the same model, unquantized
 FORMATS = (NVFP4, BF16)
 
 
-def write_checkpoint(out: Path, shape: TinyLlamaShape = TinyLlamaShape(), seed: int = 0, fmt: str = NVFP4) -> Path:
+SHARD_BYTES = 4 << 30  # Hugging Face's habit (~4-5 GB per file); a one-shard model is plain model.safetensors
+INDEX_FILE = "model.safetensors.index.json"
+
+
+def shard_plan(specs: list[tuple[str, tuple[int, ...]]], bytes_per_value: int, max_bytes: int = SHARD_BYTES) -> list[list[str]]:
+    """Tensor names per shard file, in order, each shard at most max_bytes (a larger tensor alone). Pure."""
+    shards: list[list[str]] = [[]]
+    size = 0
+    for name, dims in specs:
+        nbytes = math.prod(dims) * bytes_per_value
+        if shards[-1] and size + nbytes > max_bytes:
+            shards.append([])
+            size = 0
+        shards[-1].append(name)
+        size += nbytes
+    return shards
+
+
+def shard_file_names(count: int) -> list[str]:
+    """model.safetensors for one shard, else Hugging Face's model-0000i-of-0000n.safetensors. Pure."""
+    if count == 1:
+        return ["model.safetensors"]
+    return [f"model-{i:05d}-of-{count:05d}.safetensors" for i in range(1, count + 1)]
+
+
+def write_bf16_shards(out: Path, shape: TinyLlamaShape, seed: int = 0, device: str = "cpu",
+                      max_bytes: int = SHARD_BYTES) -> list[str]:
+    """The bf16 weights, generated tensor by tensor on `device` (one seeded generator, in tensor_specs
+    order: on the CPU the same values as dense_weights) and written shard by shard; the index file when
+    there are several. Only one shard's tensors are ever held. Returns the file names written."""
+    import torch
+    from safetensors.torch import save_file
+
+    specs = shape.tensor_specs()
+    dims_of = dict(specs)
+    plan = shard_plan(specs, 2, max_bytes)
+    names = shard_file_names(len(plan))
+    for stale in [*out.glob("model*.safetensors"), out / INDEX_FILE]:
+        stale.unlink(missing_ok=True)
+    generator = torch.Generator(device=device).manual_seed(seed)
+    weight_map, total = {}, 0
+    for file_name, tensor_names in zip(names, plan):
+        shard = {}
+        for name in tensor_names:
+            shard[name] = _initial(name, dims_of[name], generator, device).to(torch.bfloat16).cpu().contiguous()
+            weight_map[name] = file_name
+            total += shard[name].numel() * 2
+        save_file(shard, str(out / file_name), metadata={"format": "pt"})
+        del shard
+    if len(names) > 1:
+        index = {"metadata": {"total_size": total}, "weight_map": weight_map}
+        (out / INDEX_FILE).write_text(json.dumps(index, indent=2) + "\n")
+    return names
+
+
+def write_checkpoint(out: Path, shape: TinyLlamaShape = TinyLlamaShape(), seed: int = 0, fmt: str = NVFP4,
+                     device: str = "cpu") -> Path:
     """Write the whole checkpoint into `out` (created; existing files of the same names replaced).
 
-    fmt "nvfp4": ModelOpt's NVFP4 layout (above); "bf16": the same seeded weights, every tensor in
-    bf16 and no quantization config at all, for the piecewise control launch."""
+    fmt "nvfp4": ModelOpt's NVFP4 layout (above; the tiny shapes only); "bf16": the same seeded weights,
+    every tensor in bf16 and no quantization config at all (the piecewise control, and the named shapes,
+    streamed in shards, generated on `device`)."""
     from safetensors.torch import save_file
 
     if fmt not in FORMATS:
         raise UsageError(f"checkpoint format must be one of {FORMATS}, not {fmt!r}")
     shape.check()
+    quantized = fmt == NVFP4
+    if quantized and shape.name != TINY:
+        raise UsageError(f"the {shape.name} shape is written in bf16 only (the NVFP4 writer quantizes on the CPU, "
+                         "in memory: meant for the tiny model)")
     out.mkdir(parents=True, exist_ok=True)
-    tokenizer = build_tokenizer()
+    tokenizer = build_tokenizer(None if shape.name == TINY else shape.vocab)
     if tokenizer.get_vocab_size() > shape.vocab:
         raise UsageError(f"tokenizer has {tokenizer.get_vocab_size()} tokens, more than vocab {shape.vocab}")
     tokenizer.save(str(out / "tokenizer.json"))
     bos_id, eos_id = tokenizer.token_to_id("<s>"), tokenizer.token_to_id("</s>")
-    quantized = fmt == NVFP4
+    max_length = 2048 if shape.name == TINY else shape.max_positions
     files = {
         "config.json": model_config(shape, bos_id, eos_id, quantized=quantized),
-        "tokenizer_config.json": tokenizer_config(),
+        "tokenizer_config.json": tokenizer_config(max_length),
         "special_tokens_map.json": {k: v for k, v in tokenizer_config().items() if k.endswith("_token")},
         "generation_config.json": {"bos_token_id": bos_id, "eos_token_id": eos_id, "do_sample": False},
     }
@@ -255,8 +390,10 @@ def write_checkpoint(out: Path, shape: TinyLlamaShape = TinyLlamaShape(), seed: 
         (out / "hf_quant_config.json").unlink(missing_ok=True)  # a stale one would make SGLang quantize
     for name, payload in files.items():
         (out / name).write_text(json.dumps(payload, indent=2) + "\n")
-    tensors = model_tensors(shape, seed) if quantized else bf16_tensors(shape, seed)
-    save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
+    if quantized:
+        save_file(model_tensors(shape, seed), str(out / "model.safetensors"), metadata={"format": "pt"})
+    else:
+        write_bf16_shards(out, shape, seed, device)
     return out
 
 

@@ -6,6 +6,16 @@ this module summarises, fixtures/measurements/piecewise-cost.json is the result 
 Phases, as SGLang uses the graphs: piecewise CUDA graphs serve prefill/extend batches only (up to
 --piecewise-cuda-graph-max-tokens tokens); decode runs on the regular decode CUDA graphs, on or off
 alike; start-up pays the piecewise compile and capture.
+
+Modes (MODES): `off` (the workaround, the baseline every ratio divides by), `on` (torch.compile piecewise
+graphs) and, where the release has it (SGLang 0.5.11-0.5.13 `--enable-breakable-cuda-graph`),
+`breakable` (prefill graphs without torch.compile). A run holds the modes it measured; a figure carries
+each mode's median, its spread over the repeats (`spread`), and `ratio_<mode>_over_off`.
+
+Schema: still pcgkit.piecewise-cost/1, extended only by keys old readers ignore (issue 40): `arch`
+("SM90": the GPU family the numbers are about, never SM120), per figure `spread` and the breakable
+mode's keys, prefill figures with a `batch` (B concurrent prompts), and in the combined file
+`per_model` (each model's own per-phase summaries and figures, with its parameters and arch).
 """
 
 from __future__ import annotations
@@ -18,6 +28,26 @@ PREFILL = "prefill/extend"
 DECODE = "decode"
 STARTUP = "startup"
 PHASES = (PREFILL, DECODE, STARTUP)
+OFF, ON, BREAKABLE = "off", "on", "breakable"
+MODES = (OFF, ON, BREAKABLE)  # OFF is the baseline
+COMPARED = (ON, BREAKABLE)
+
+
+def arch_label(capability: str | tuple[int, int] | None) -> str | None:
+    """'9.0' or (9, 0) -> 'SM90'; the family the measurement speaks for. Pure."""
+    if capability is None or capability == "":
+        return None
+    major, minor = (capability.split(".") + ["0"])[:2] if isinstance(capability, str) else capability
+    return f"SM{int(major)}{int(minor)}"
+
+
+def spread(values: list[float]) -> dict | None:
+    """n, min, max, median and (max - min) / median in percent of the repeats of one quantity. Pure."""
+    if not values:
+        return None
+    mid = statistics.median(values)
+    return {"n": len(values), "min": min(values), "max": max(values), "median": round(mid, 6),
+            "spread_pct": round(100 * (max(values) - min(values)) / mid, 1) if mid else None}
 
 
 def median(values: list[float]) -> float | None:
@@ -31,35 +61,59 @@ def ratio(on: float | None, off: float | None) -> float | None:
     return round(on / off, 3)
 
 
-def figures(runs: Mapping[str, Mapping]) -> list[dict]:
-    """One figure per measured quantity: phase, unit, on/off medians and the on/off ratio, raw values kept.
+def _timed_figure(phase: str, name: str, key: dict, raws: dict[str, list[float]], units: int) -> dict:
+    """One timed quantity over the modes present: medians in ms, on / off (and breakable / off), spread."""
+    medians = {state: median(values) for state, values in raws.items()}
+    figure = {"phase": phase, "name": name, **key, "unit": "ms",
+              "on": _ms(medians.get(ON)), "off": _ms(medians.get(OFF)), "ratio_on_over_off": ratio(medians.get(ON), medians.get(OFF)),
+              "throughput_tokens_per_s": {state: _per_s(units, m) for state, m in medians.items()},
+              "raw_s": raws}
+    if BREAKABLE in raws:
+        figure[BREAKABLE] = _ms(medians[BREAKABLE])
+        figure["ratio_breakable_over_off"] = ratio(medians[BREAKABLE], medians.get(OFF))
+    figure["spread"] = {state: spread(values) for state, values in raws.items()}
+    return figure
 
-    `runs["on"]` / `runs["off"]` are what the benchmark recorded for each server:
-      prefill: {prompt_tokens: [latency_s, ...]}, decode: {batch: {"per_token_s": [...]}},
-      startup: {"ready_s", "piecewise_capture_s", "cuda_graph_capture_s"}."""
-    on, off = runs["on"], runs["off"]
+
+def _measured(runs: Mapping[str, Mapping], pick) -> list:
+    """Keys (as ints, sorted) that the baseline and at least one compared mode measured."""
+    base = {int(k) for k in pick(runs[OFF])}
+    other = set().union(*({int(k) for k in pick(runs[m])} for m in COMPARED if m in runs))
+    return sorted(base & other)
+
+
+def figures(runs: Mapping[str, Mapping]) -> list[dict]:
+    """One figure per measured quantity: phase, unit, each mode's median, the ratios to off, raw values kept.
+
+    `runs[mode]` (off, on, breakable) is what the benchmark recorded for each server:
+      prefill: {prompt_tokens: [latency_s, ...]} (one prompt, 1 new token),
+      prefill_batched: {batch: {prompt_tokens: [wall_s, ...]}} (batch prompts at once, 1 new token each),
+      decode: {batch: {"per_token_s": [...]}}, startup: {"ready_s", "piecewise_capture_s", "cuda_graph_capture_s"}."""
+    modes = [m for m in (ON, OFF, BREAKABLE) if m in runs]
     out: list[dict] = []
-    for tokens in sorted({int(t) for t in on.get("prefill", {})} & {int(t) for t in off.get("prefill", {})}):
-        raw_on, raw_off = on["prefill"][str(tokens)], off["prefill"][str(tokens)]
-        m_on, m_off = median(raw_on), median(raw_off)
-        out.append({"phase": PREFILL, "name": "prefill latency (1 new token)", "prompt_tokens": tokens, "unit": "ms",
-                    "on": _ms(m_on), "off": _ms(m_off), "ratio_on_over_off": ratio(m_on, m_off),
-                    "throughput_tokens_per_s": {"on": _per_s(tokens, m_on), "off": _per_s(tokens, m_off)},
-                    "raw_s": {"on": raw_on, "off": raw_off}})
-    for batch in sorted({int(b) for b in on.get("decode", {})} & {int(b) for b in off.get("decode", {})}):
-        raw_on, raw_off = on["decode"][str(batch)]["per_token_s"], off["decode"][str(batch)]["per_token_s"]
-        m_on, m_off = median(raw_on), median(raw_off)
-        out.append({"phase": DECODE, "name": "decode time per step", "batch": batch, "unit": "ms",
-                    "on": _ms(m_on), "off": _ms(m_off), "ratio_on_over_off": ratio(m_on, m_off),
-                    "throughput_tokens_per_s": {"on": _per_s(batch, m_on), "off": _per_s(batch, m_off)},
-                    "raw_s": {"on": raw_on, "off": raw_off}})
+    for tokens in _measured(runs, lambda r: r.get("prefill", {})):
+        raws = {m: runs[m]["prefill"][str(tokens)] for m in modes if str(tokens) in runs[m].get("prefill", {})}
+        out.append(_timed_figure(PREFILL, "prefill latency (1 new token)", {"prompt_tokens": tokens}, raws, tokens))
+    for batch in _measured(runs, lambda r: r.get("prefill_batched", {})):
+        by_mode = {m: runs[m].get("prefill_batched", {}).get(str(batch), {}) for m in modes}
+        for tokens in sorted({int(t) for t in by_mode[OFF]}):
+            raws = {m: table[str(tokens)] for m, table in by_mode.items() if str(tokens) in table}
+            if len(raws) > 1:
+                out.append(_timed_figure(PREFILL, f"prefill wall time ({batch} prompts at once, 1 new token each)",
+                                         {"prompt_tokens": tokens, "batch": batch}, raws, tokens * batch))
+    for batch in _measured(runs, lambda r: r.get("decode", {})):
+        raws = {m: runs[m]["decode"][str(batch)]["per_token_s"] for m in modes if str(batch) in runs[m].get("decode", {})}
+        out.append(_timed_figure(DECODE, "decode time per step", {"batch": batch}, raws, batch))
     for key, name in (("ready_s", "launch to /health ready"), ("piecewise_capture_s", "piecewise CUDA graph capture (SGLang's log)"),
                       ("cuda_graph_capture_s", "decode CUDA graph capture (SGLang's log)")):
-        s_on, s_off = on.get("startup", {}).get(key), off.get("startup", {}).get(key)
-        if s_on is None and s_off is None:
+        values = {m: runs[m].get("startup", {}).get(key) for m in modes}
+        if all(v is None for v in values.values()):
             continue
-        out.append({"phase": STARTUP, "name": name, "unit": "s", "on": s_on, "off": s_off,
-                    "ratio_on_over_off": ratio(s_on, s_off)})
+        figure = {"phase": STARTUP, "name": name, "unit": "s", "on": values.get(ON), "off": values.get(OFF),
+                  "ratio_on_over_off": ratio(values.get(ON), values.get(OFF))}
+        if BREAKABLE in values:
+            figure.update({BREAKABLE: values[BREAKABLE], "ratio_breakable_over_off": ratio(values[BREAKABLE], values.get(OFF))})
+        out.append(figure)
     return out
 
 
@@ -79,24 +133,50 @@ def _range(values: list[float | None]) -> str:
     return f"{low:.2f}x" if abs(high - low) < 0.005 else f"{low:.2f}x to {high:.2f}x"
 
 
+def _spread_clause(figs: list[dict]) -> str:
+    """'; N+ timed repeats per figure, each within X% ...' over the figures that carry a spread, else ''."""
+    spreads = [s for f in figs for s in (f.get("spread") or {}).values() if s]
+    if not spreads:
+        return ""
+    return (f"; {min(s['n'] for s in spreads)}+ timed repeats per figure, each within "
+            f"{max(s['spread_pct'] or 0 for s in spreads):.1f}% (max - min) / median")
+
+
+def _extras(figs: list[dict]) -> str:
+    """The clauses a figure list adds beyond on / off: breakable / off, and the spread of the repeats."""
+    breakable = [f.get("ratio_breakable_over_off") for f in figs if BREAKABLE in f]
+    return (f"; breakable CUDA graph / off: {_range(breakable)}" if breakable else "") + _spread_clause(figs)
+
+
 def summaries(figs: list[dict]) -> dict[str, str]:
     """One line per phase, on/off ratios (below 1: piecewise on is faster; the workaround costs 1/ratio)."""
     out = {}
-    prefill = [f for f in figs if f["phase"] == PREFILL]
-    if prefill:
-        out[PREFILL] = (f"prefill latency with piecewise on / off: {_range([f['ratio_on_over_off'] for f in prefill])} "
-                        f"over prompts of {', '.join(str(f['prompt_tokens']) for f in prefill)} tokens "
-                        f"(the workaround, off, takes {_range([_inverse(f['ratio_on_over_off']) for f in prefill])} the time)")
+    prefill = [f for f in figs if f["phase"] == PREFILL and "batch" not in f]
+    batched = [f for f in figs if f["phase"] == PREFILL and "batch" in f]
+    if prefill or batched:
+        parts = []
+        if prefill:
+            parts.append(f"prefill latency with piecewise on / off: {_range([f['ratio_on_over_off'] for f in prefill])} "
+                         f"over prompts of {', '.join(str(f['prompt_tokens']) for f in prefill)} tokens "
+                         f"(the workaround, off, takes {_range([_inverse(f['ratio_on_over_off']) for f in prefill])} the time)")
+        for batch in sorted({f["batch"] for f in batched}):
+            group = [f for f in batched if f["batch"] == batch]
+            parts.append(f"{batch} prompts at once, on / off: {_range([f['ratio_on_over_off'] for f in group])} over "
+                         f"{', '.join(str(f['prompt_tokens']) for f in group)} tokens each")
+        out[PREFILL] = "; ".join(parts) + _extras(prefill + batched)
     decode = [f for f in figs if f["phase"] == DECODE]
     if decode:
         out[DECODE] = (f"decode step time on / off: {_range([f['ratio_on_over_off'] for f in decode])} at batch "
-                       f"{', '.join(str(f['batch']) for f in decode)} (decode uses the regular CUDA graphs either way)")
+                       f"{', '.join(str(f['batch']) for f in decode)} (decode uses the regular CUDA graphs either way)"
+                       + _extras(decode))
     startup = {f["name"]: f for f in figs if f["phase"] == STARTUP}
     ready = startup.get("launch to /health ready")
     capture = startup.get("piecewise CUDA graph capture (SGLang's log)")
     if ready:
         out[STARTUP] = (f"launch to ready: {ready['on']} s on, {ready['off']} s off"
-                        + (f"; piecewise capture {capture['on']} s" if capture and capture.get("on") is not None else ""))
+                        + (f", {ready[BREAKABLE]} s breakable" if ready.get(BREAKABLE) is not None else "")
+                        + (f"; piecewise capture {capture['on']} s" if capture and capture.get("on") is not None else "")
+                        + (f" ({capture[BREAKABLE]} s breakable)" if capture and capture.get(BREAKABLE) is not None else ""))
     return out
 
 
@@ -124,6 +204,8 @@ def document(*, device: str, device_detail: dict, model: str, model_detail: dict
         "phases": {phase: {"summary": lines.get(phase, "not measured"),
                            "figures": [f for f in figs if f["phase"] == phase]} for phase in PHASES},
         "raw": {state: dict(run) for state, run in runs.items()},
+        "arch": arch_label(device_detail.get("compute_capability")),
+        "modes": [m for m in MODES if m in runs],
     }
 
 
@@ -136,7 +218,9 @@ def render(doc: Mapping) -> str:
         for f in body["figures"]:
             what = f.get("prompt_tokens", f.get("batch", ""))
             label = f"{f['name']}" + (f" [{'prompt' if 'prompt_tokens' in f else 'batch'} {what}]" if what != "" else "")
-            lines.append(f"    {label}: on {f['on']} {f['unit']}, off {f['off']} {f['unit']}, on/off {f['ratio_on_over_off']}")
+            label += f" [batch {f['batch']}]" if "prompt_tokens" in f and "batch" in f else ""
+            extra = f", breakable {f[BREAKABLE]} {f['unit']}, breakable/off {f['ratio_breakable_over_off']}" if BREAKABLE in f else ""
+            lines.append(f"    {label}: on {f['on']} {f['unit']}, off {f['off']} {f['unit']}, on/off {f['ratio_on_over_off']}{extra}")
     return "\n".join(lines)
 
 
@@ -147,23 +231,19 @@ def _span(values: list[float | None]) -> str:
     return f"{known[0]:.2f}-{known[-1]:.2f} (median {statistics.median(known):.2f})"
 
 
-def combine(docs: list[dict]) -> dict:
-    """Several runs' documents (same device, other models or repeats) as one file: each phase's summary
-    spans every run's on/off ratios, each figure keeps the run it came from, every run stays whole. Pure."""
-    if not docs:
-        raise ValueError("nothing to combine")
-    devices = {d["device"] for d in docs}
-    if len(devices) != 1:
-        raise ValueError(f"runs from different devices: {sorted(devices)}")
-    models = list(dict.fromkeys(d["model"] for d in docs))
+def _combined_phases(indexed: list[tuple[int, dict]]) -> dict[str, dict]:
+    """Each phase's summary over several runs' documents (ratios spanned), each figure tagged with its run. Pure."""
     phases: dict[str, dict] = {}
     for phase in PHASES:
-        figs = [{**f, "run": i} for i, d in enumerate(docs) for f in d["phases"][phase]["figures"]]
+        figs = [{**f, "run": i} for i, d in indexed for f in d["phases"][phase]["figures"]]
         ratios = [f["ratio_on_over_off"] for f in figs if f.get("ratio_on_over_off") is not None]
         if phase == PREFILL:
-            summary = (f"piecewise on / off prefill latency ratio {_span(ratios)} over {len(docs)} runs, prompts of "
+            summary = (f"piecewise on / off prefill latency ratio {_span(ratios)} over {len(indexed)} runs, prompts of "
                        f"{', '.join(sorted({str(f['prompt_tokens']) for f in figs}, key=int))} tokens: the workaround "
                        f"(off) changed prefill latency by {_span([_inverse(r) for r in ratios])}x")
+            batches = sorted({f["batch"] for f in figs if "batch" in f})
+            if batches:
+                summary += f" (batches of 1, {', '.join(map(str, batches))} prompts)"
         elif phase == DECODE:
             summary = (f"decode step time ratio on / off {_span(ratios)} (batches "
                        f"{', '.join(sorted({str(f['batch']) for f in figs}, key=int))}): decode runs on the regular "
@@ -172,8 +252,42 @@ def combine(docs: list[dict]) -> dict:
             capture = [f["on"] for f in figs if f["name"].startswith("piecewise CUDA graph capture") and f["on"] is not None]
             ready = [f for f in figs if f["name"] == "launch to /health ready"]
             summary = (f"piecewise capture adds {_span(capture)} s at start-up (SGLang's log); launch to ready "
-                       + "; ".join(f"{f['on']} s on vs {f['off']} s off" for f in ready))
-        phases[phase] = {"summary": summary, "figures": figs}
+                       + "; ".join(f"{f['on']} s on vs {f['off']} s off" + (f" vs {f[BREAKABLE]} s breakable" if
+                                   f.get(BREAKABLE) is not None else "") for f in ready))
+        breakable = [f["ratio_breakable_over_off"] for f in figs if f.get("ratio_breakable_over_off") is not None]
+        if breakable and phase != STARTUP:
+            summary += f"; breakable CUDA graph / off {_span(breakable)}"
+        phases[phase] = {"summary": summary + (_spread_clause(figs) if phase != STARTUP else ""), "figures": figs}
+    return phases
+
+
+def per_model(docs: list[dict]) -> list[dict]:
+    """Each model's own per-phase summaries and figures over its runs (run = index into `docs`). Pure."""
+    out = []
+    for model in dict.fromkeys(d["model"] for d in docs):
+        indexed = [(i, d) for i, d in enumerate(docs) if d["model"] == model]
+        first = indexed[0][1]
+        out.append({"model": model, "model_detail": first.get("model_detail", {}),
+                    "parameters": first.get("model_detail", {}).get("parameters"),
+                    "arch": first.get("arch") or arch_label(first.get("device_detail", {}).get("compute_capability")),
+                    "device": first["device"], "runs": [i for i, _ in indexed],
+                    "modes": first.get("modes", [ON, OFF]),
+                    "phases": {phase: {"summary": body["summary"],  # the raw values stay in `runs` (and the top-level figures)
+                                       "figures": [{k: v for k, v in f.items() if k != "raw_s"} for f in body["figures"]]}
+                               for phase, body in _combined_phases(indexed).items()}})
+    return out
+
+
+def combine(docs: list[dict]) -> dict:
+    """Several runs' documents (same device, other models or repeats) as one file: each phase's summary
+    spans every run's on/off ratios, each figure keeps the run it came from, every run stays whole, and
+    `per_model` holds each model's own summaries. Pure."""
+    if not docs:
+        raise ValueError("nothing to combine")
+    devices = {d["device"] for d in docs}
+    if len(devices) != 1:
+        raise ValueError(f"runs from different devices: {sorted(devices)}")
+    models = list(dict.fromkeys(d["model"] for d in docs))
     return {
         "schema": COST_SCHEMA,
         "device": docs[0]["device"],
@@ -183,9 +297,11 @@ def combine(docs: list[dict]) -> dict:
         "simulated": any(d.get("simulated") for d in docs),
         "versions": docs[0]["versions"],
         "method": docs[0]["method"],
-        "phases": phases,
+        "phases": _combined_phases(list(enumerate(docs))),
         "runs": [{**{k: d[k] for k in ("model", "model_detail", "date", "cache_state", "launch", "phases")},
                   "raw": {state: _without_temp_paths(run) for state, run in d["raw"].items()}} for d in docs],
+        "arch": arch_label(docs[0]["device_detail"].get("compute_capability")),
+        "per_model": per_model(docs),
     }
 
 

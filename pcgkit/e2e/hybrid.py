@@ -24,7 +24,7 @@ from typing import Mapping
 from pcgkit import resources
 from pcgkit.e2e.logclass import Classification
 from pcgkit.harness.hardware import Device
-from pcgkit.values.signature import CaptureEvent, read_log
+from pcgkit.values.logread import CaptureEvent, read_log
 from pcgkit.values.verdict import Verdict
 
 FX_GENERATED = "<fx-generated>"  # the shim's caller name for graphs dynamo generated (see the shim)

@@ -17,7 +17,8 @@ import dataclasses
 import re
 
 from pcgkit.e2e.server import Readiness, ServerRun
-from pcgkit.values.signature import CaptureEvent, Signature, parse_log, read_log
+from pcgkit.values.logread import CaptureEvent, parse_log, read_log
+from pcgkit.values.signature import Signature
 from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.modes import MODE1, Mode
 

@@ -242,6 +242,31 @@ def piecewise_flags() -> PiecewiseFlags:
     )
 
 
+BREAKABLE_FLAG = "--enable-breakable-cuda-graph"  # SGLang 0.5.11-0.5.13 (FACTS.md, read from the 0.5.11 wheel)
+BREAKABLE_BACKEND = "breakable"  # a --cuda-graph-backend-prefill choice (0.5.14+)
+
+
+def breakable_argv_from_actions(actions: Iterable[ActionInfo]) -> tuple[str, ...] | None:
+    """The argv that makes the prefill graphs SGLang's breakable CUDA graph (no torch.compile) in this
+    release, or None where it has none: the 0.5.11-0.5.13 switch, or the prefill backend choice. Pure."""
+    actions = list(actions)
+    if any(BREAKABLE_FLAG in a.option_strings for a in actions):
+        return (BREAKABLE_FLAG,)
+    for action in actions:
+        if _PREFILL_BACKEND_FLAG in action.option_strings and BREAKABLE_BACKEND in (action.choices or ()):
+            return (_PREFILL_BACKEND_FLAG, BREAKABLE_BACKEND)
+    return None
+
+
+def breakable_argv() -> tuple[str, ...] | None:
+    """breakable_argv_from_actions over the installed release's own parser (raises if it does not import)."""
+    from sglang.srt.server_args import ServerArgs
+
+    parser = argparse.ArgumentParser(add_help=False)
+    ServerArgs.add_cli_args(parser)
+    return breakable_argv_from_actions(_action_info(a) for a in parser._actions)
+
+
 def _forget_partial_import(package: str) -> None:
     """Drop `package.*` modules a failed import left behind without their parent.
 

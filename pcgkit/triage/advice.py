@@ -20,9 +20,12 @@ from pcgkit import resources
 from pcgkit.advice import Evidence, Statement, Versions, cost_statement, load_evidence
 from pcgkit.advice import advise as advise_versions
 from pcgkit.advice.summary import cite_short, upstream_states, where_fixed
+from pcgkit.advice.values import UpstreamRead
 from pcgkit.sglang import facts as sglang_facts
+from pcgkit.sglang.case import SGLANG_COMPILE_SM120
 from pcgkit.triage.diagnose import Diagnosis, Kind, MatchableMode
 from pcgkit.triage.facts import Fact, fact
+from pcgkit.triage.steps import FlashInferSource, load_source
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,12 +45,13 @@ class KitData:
     upstream: dict
     snapshot: dict
     evidence: Evidence  # the advice model's inputs (pcgkit.advice.load_evidence)
+    source: FlashInferSource | None = None  # where FlashInfer defines its FP4 path's functions (pcgkit.triage.steps)
 
 
 def load_data() -> KitData:
     upstream = tomllib.loads(resources.fixture("upstream.toml").read_text())
     snapshot = json.loads(resources.fixture("matrix_snapshot.json").read_text())
-    return KitData(upstream, snapshot, load_evidence())
+    return KitData(upstream, snapshot, load_evidence(), load_source())
 
 
 def cite(statement: Statement) -> str:
@@ -74,7 +78,12 @@ def switch_for(evidence: Evidence, sglang: str | None) -> list[str]:
             return [cite(answer.switch)]
     rows = sglang_facts.switch_rows(r.flags for r in evidence.releases)
     where = f" [{evidence.releases_source}]" if evidence.releases_source else ""
-    return [f"SGLang {row.releases[0]}-{row.releases[-1]}: piecewise {row.default}; {row.turn_off}{where}" for row in rows]
+    return [f"SGLang {_span(row.releases)}: piecewise {row.default}; {row.turn_off}{where}" for row in rows]
+
+
+def _span(releases: tuple[str, ...]) -> str:
+    """'0.5.14' for one release, '0.5.10-0.5.13.post1' for a range."""
+    return releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
 
 
 def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None, view: CatalogView) -> list[str]:
@@ -85,8 +94,10 @@ def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None, view: Cat
     label = "simulated SM120" if snapshot.get("simulated") else "real hardware"
     head = f"kit matrix of {str(snapshot.get('matrix_created', '?'))[:10]} ({label})"
     if not matching:
-        found = ", ".join(f"{k} {v}" for k, v in wanted.items() if v) or "no versions in the log"
-        return [f"{head}: no cell for {found}; see the full matrix with `pcgkit matrix`"]
+        found = ", ".join(f"{k} {v}" for k, v in wanted.items() if v)
+        if not found:
+            return [f"{head}: the log names no versions to look up"]
+        return [f"{head}: no cell for {found}"]
     out = []
     for cell in matching[:3]:
         modes = [mode] if mode in cell["verdicts"] else [m.id for m in view.modes[:3]]
@@ -128,27 +139,44 @@ def issue_project(upstream: dict, mode: str | None) -> str:
     return owner or next((p["id"] for p in projects if p["id"] == "flashinfer"), "flashinfer")
 
 
+def reported_threads(data: KitData, mode: str | None, sglang_user: bool) -> list[UpstreamRead]:
+    """The upstream issues that already report this failure (fixtures/upstream.toml's links to the mode's case, or
+    to any failure mode when the mode is undetermined; the SGLang-level case's too for an SGLang user). Pure."""
+    wanted = {mode} if mode else {m for link in data.upstream.get("link", ()) for m in link.get("cases", ())
+                                  if m.startswith("mode")}
+    if sglang_user:
+        wanted.add(SGLANG_COMPILE_SM120.id)
+    reads = [data.evidence.read(link["id"]) for link in data.upstream.get("link", ())
+             if wanted & set(link.get("cases", ()))]
+    return [r for r in reads if r is not None and r.kind == "issue"]
+
+
 def next_steps(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: CatalogView,
-               sglang: str | None = None) -> tuple[str, ...]:
-    """What to run or do next, fitted to the diagnosis: the kit's report commands only for this bug (the repro only
-    for a mode the catalog can export, the issue for the project that mode breaks); for anything else, what the
-    log itself advises, in the flag spelling of the user's SGLang release when it is known. Pure."""
+               sglang: str | None = None, prog: str = "pcgkit", sglang_user: bool = True,
+               log: str = "LOG") -> tuple[str, ...]:
+    """What to run or do next, fitted to the diagnosis and spelled as the user runs the kit (`prog`, on `log`): for this bug,
+    the thread that already reports it (no draft for a reported bug) and, without a known release, how to get the
+    answer for theirs; for anything else, what the log itself advises, in the flag spelling of the user's SGLang
+    release when it is known. Pure."""
+    version = sglang or fact(facts, "sglang")
     if diagnosis.kind is Kind.KNOWN_BUG:
-        mode = diagnosis.mode
-        steps = ["pcgkit env --json --out env.json            # the environment, for the report"]
-        repro = ""
-        if mode and mode in view.exportable:
-            steps.append(f"pcgkit repro {mode} --real --out repro-{mode}    # a standalone script of this failure "
-                         "(--simulate without SM120)")
-            repro = f" --repro repro-{mode}"
-        project = issue_project(data.upstream, mode)
-        steps.append(f"pcgkit issue --target {project} --env env.json{repro}  # the issue draft (read the upstream "
-                     "links first: this bug is already reported)")
+        steps: list[str] = []
+        if not version:
+            steps += [f"{prog} triage {log} --sglang X", "  for your release's answer (X: `pip show sglang`, or the image tag)"]
+        threads = reported_threads(data, diagnosis.mode, sglang_user)
+        if threads:  # a reported bug: its thread, not a draft; an open thread first (where versions still help)
+            threads = sorted(threads, key=lambda r: r.state != "open")
+            states = "; ".join(f"{r.ref} {r.state_text(dated=False)}" for r in threads[:3])
+            steps.append(f"already reported, no new issue needed ({states}; as of {threads[0].as_of}):")
+            steps.append(threads[0].url)
+        if not threads:
+            project = issue_project(data.upstream, diagnosis.mode)
+            steps += [f"{prog} env --json --out env.json  # the environment, for the report",
+                      f"{prog} issue --target {project} --env env.json  # a draft: no thread reports this mode yet"]
         return tuple(steps)
     if diagnosis.kind is Kind.NO_FAILURE:
         return ()
     steps = [f"the log advises: {hint}" for hint in diagnosis.log_advice]
-    version = sglang or fact(facts, "sglang")
     if diagnosis.log_advice and version:
         steps.append("for your release: " + switch_for(data.evidence, version)[0])
     if diagnosis.kind is Kind.RELATED:
@@ -156,8 +184,22 @@ def next_steps(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, vie
     return tuple(steps)
 
 
+def maintainer_steps(diagnosis: Diagnosis, data: KitData, view: CatalogView, prog: str) -> tuple[str, ...]:
+    """For whoever reproduces it (--verbose): the environment, the standalone repro, the issue draft. Pure."""
+    if diagnosis.kind is not Kind.KNOWN_BUG:
+        return ()
+    mode = diagnosis.mode
+    steps = [f"{prog} env --json --out env.json"]
+    repro = ""
+    if mode and mode in view.exportable:
+        steps.append(f"{prog} repro {mode} --real --out repro-{mode}  # --simulate without SM120")
+        repro = f" --repro repro-{mode}"
+    steps.append(f"{prog} issue --target {issue_project(data.upstream, mode)} --env env.json{repro}")
+    return tuple(steps)
+
+
 def advise(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: CatalogView,
-           sglang: str | None = None) -> Advice | None:
+           sglang: str | None = None, prog: str = "pcgkit", sglang_user: bool = True, log: str = "LOG") -> Advice | None:
     """What to do; None when the log does not show this bug or a related one. Pure."""
     if diagnosis.kind not in (Kind.KNOWN_BUG, Kind.RELATED):
         return None
@@ -169,5 +211,5 @@ def advise(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: C
         dead_ends=tuple(_dead_ends(data.upstream, data.snapshot, view)),
         matrix=tuple(_matrix(data.snapshot, facts, diagnosis.mode, view)),
         links=tuple(cite(s) for s in upstream_states(data.evidence, tuple(link["id"] for link in data.upstream.get("link", ())))),
-        next_steps=next_steps(diagnosis, facts, data, view, sglang),
+        next_steps=next_steps(diagnosis, facts, data, view, sglang, prog, sglang_user, log),
     )

@@ -18,15 +18,9 @@ import re
 from typing import Protocol, Sequence
 
 from pcgkit.triage.family import FamilyEvidence, family_evidence
-from pcgkit.values.signature import (
-    CaptureEvent,
-    Frame,
-    LogFailure,
-    LogLine,
-    LogReading,
-    Signature,
-    innermost_library_frame,
-)
+from pcgkit.triage.steps import FlashInferSource, place
+from pcgkit.values.logread import CaptureEvent, LogFailure, LogLine, LogReading
+from pcgkit.values.signature import Frame, Signature, innermost_library_frame
 
 
 class Kind(str, enum.Enum):
@@ -72,6 +66,8 @@ class Diagnosis:
     signature: Signature | None = None
     survived: tuple[str, ...] = ()  # the signs of the family that the paste kept (they set the confidence)
     log_advice: tuple[str, ...] = ()  # what the log's own message advises (SGLang's hint, in its release's spelling)
+    inferred: tuple[str, ...] = ()  # what FlashInfer's own source supplied to a hand-written path (pcgkit.triage.steps)
+    also: tuple[str, ...] = ()  # other catalog modes whose rule accepts the same text
 
     def to_dict(self) -> dict:
         return {
@@ -85,6 +81,8 @@ class Diagnosis:
             "missing": list(self.missing),
             "survived": list(self.survived),
             "log_advice": list(self.log_advice),
+            "inferred": list(self.inferred),
+            "also_consistent_with": list(self.also),
             "signature": self.signature.to_dict() if self.signature else None,
         }
 
@@ -107,8 +105,11 @@ _MECHANISM = re.compile(r"_thread\.allocate_lock|threading\.Lock|subprocess|Pope
                         r"datetime\.now|posix\.getcwd|SimpleNamespace|FakeTensor")
 _OOM = re.compile(r"out of memory|OutOfMemoryError", re.I)
 _NO_KERNEL = re.compile(r"no kernel image|ptxas fatal|not defined for option 'gpu-name'", re.I)
-_HARDWARE = re.compile(r"not supported for the current GPU|Minimum capability", re.I)
+_HARDWARE = re.compile(r"not supported for the current GPU|Minimum capability|not supported in this architecture|"
+                       r"not supported on sm_?\d+", re.I)
 _FAKE = re.compile(r"fake (?:impl|kernel|tensor)|register_fake|Meta tensors?|FakeTensor", re.I)
+_LIBRARY_ERROR = re.compile(r"cuDNN|CUDNN|cudnn|NCCL|nccl|cuBLAS|CUBLAS|cublas")
+_CUDA_ERROR = re.compile(r"CUDA error|illegal memory access|illegal instruction|device-side assert", re.I)
 _NO_NVCC = re.compile(r"No such file or directory: '[^']*nvcc'|nvcc: (?:command )?not found|which nvcc")
 _DECODE_CAPTURE_OR_LOAD = re.compile(r"CudaGraphRunner|Capture cuda graph failed|load_model|_get_quantization_config")
 # SGLang's piecewise runner and its compile wrapper: a failure inside them is a failed piecewise capture.
@@ -157,6 +158,14 @@ def match_modes(signature: Signature, modes: Sequence[MatchableMode]) -> list[st
     return [m.id for m in modes if m.matches(signature) is None]
 
 
+_REJECTIONS_SHOWN = 4  # the catalog lists the failure modes first: their rules say what a paste lacks
+
+
+def rejections(signature: Signature, modes: Sequence[MatchableMode]) -> tuple[str, ...]:
+    """'mode1: <what its rule did not find>' for the first failure modes, in catalog order. Pure."""
+    return tuple(f"{m.id}: {why}" for m in modes[:_REJECTIONS_SHOWN] if (why := m.matches(signature)) is not None)
+
+
 def _is_dynamo(failure: LogFailure) -> bool:
     sig = failure.signature
     return (
@@ -177,6 +186,7 @@ class _Judgement:
     family: FamilyEvidence
     also: tuple[str, ...] = ()  # other modes whose rule accepts the same text
     inferred_type: bool = False
+    rejections: tuple[str, ...] = ()  # mode undetermined: each failure mode's rule, saying what it did not find
 
 
 def _failure_kind(failure: LogFailure, reading: LogReading, modes: Sequence[MatchableMode]) -> _Judgement:
@@ -184,15 +194,18 @@ def _failure_kind(failure: LogFailure, reading: LogReading, modes: Sequence[Matc
     family = family_evidence(_window(failure), frames, failure.exception_type)
     dynamo = _is_dynamo(failure) or bool(family.dynamo)
     matched: list[str] = []
+    rejected: tuple[str, ...] = ()
     if dynamo and family.fp4:
-        matched = match_modes(matchable_signature(failure, reading, dynamo), modes)
+        signature = matchable_signature(failure, reading, dynamo)
+        matched = match_modes(signature, modes)
+        rejected = () if matched else rejections(signature, modes)
     inferred = dynamo and not failure.exception_type
     if dynamo and family.fp4 and (family.loader or matched):
         mode = matched[0] if matched else None
         where = "its JIT loader" if family.loader else "a failure the catalog knows"
         why = (f"dynamo traced FlashInfer's FP4 path into {where}"
                + (f"; the catalog's rule for {mode} accepts it" if mode else "; no single mode's rule accepts the text"))
-        return _Judgement(Kind.KNOWN_BUG, mode, why, family, tuple(matched[1:]), inferred)
+        return _Judgement(Kind.KNOWN_BUG, mode, why, family, tuple(matched[1:]), inferred, rejected)
     if dynamo and family.fp4:
         return _Judgement(Kind.RELATED, None, "dynamo failed inside FlashInfer's fp4 path, but not in its JIT loader", family)
     flashinfer = any(f.file.startswith("flashinfer/") for f in frames) or "flashinfer" in reading.packages_named
@@ -213,10 +226,14 @@ def _other_reason(failure: LogFailure, dynamo: bool, reading: LogReading) -> str
     # the next announcements often carry the cause ("Exception: Capture cuda graph failed:" then "ptxas fatal")
     text = " ".join([failure.head, failure.context[:4000], *(f.head for f in reading.failures[1:4])])
     name = failure.exception_type or ("a dynamo failure" if dynamo else (
-        "SGLang's piecewise CUDA graph failure" if failure.kind == "piecewise-error" else "a crash"))
+        "SGLang's piecewise CUDA graph failure" if failure.kind == "piecewise-error" else
+        "an error stated in the log" if failure.kind == "stated-error" else
+        "a native crash (Python's fault handler printed the stacks)" if failure.kind == "fault-dump" else "a crash"))
     for pattern, what in ((_OOM, "out of memory"), (_NO_KERNEL, "no kernel built for this GPU's architecture"),
-                          (_HARDWARE, "the GPU is refused by the quantization method"), (_FAKE, "a fake-tensor problem"),
-                          (_NO_NVCC, "no nvcc found (the CUDA toolkit is missing or not on PATH / CUDA_HOME)")):
+                          (_HARDWARE, "the GPU's architecture is refused (a capability check)"), (_FAKE, "a fake-tensor problem"),
+                          (_NO_NVCC, "no nvcc found (the CUDA toolkit is missing or not on PATH / CUDA_HOME)"),
+                          (_LIBRARY_ERROR, "a CUDA library error (cuDNN, cuBLAS or NCCL)"),
+                          (_CUDA_ERROR, "a CUDA runtime error")):
         if pattern.search(text):
             return f"{name}: {what}, not this bug"
     if dynamo:
@@ -280,21 +297,24 @@ def _missing(judged: _Judgement | None, failure: LogFailure | None, reading: Log
     out: list[str] = []
     if failure is None:
         if judged is not None and judged.kind is Kind.KNOWN_BUG:
-            out.append("no exception or traceback in the paste: recognised from the names it keeps")
+            out.append("no exception or traceback in the paste: recognised from the names it keeps"
+                       + ("; judged as dynamo's Unsupported" if judged.mode else ""))
+            if judged.mode is None:
+                out.append("mode undetermined; what each rule did not find:")
+                out.extend(f"  {why}" for why in judged.rejections)
         elif reading.announced:
             out.append(f"a traceback starts at line {reading.announced[0].number} but neither frames nor an exception follow")
         return out
     assert judged is not None
     kind, mode = judged.kind, judged.mode
+    if kind is Kind.KNOWN_BUG and mode is None:  # first: which signs would name the mode
+        out.append("mode undetermined: no catalog mode's rule accepts what the paste kept; what each rule did not find:")
+        out.extend(f"  {why}" for why in judged.rejections)
     if failure.kind == "frames-only":
         out.append("matched on frames; no exception line")
     elif failure.exception_type is None:
         out.append("the exception type is not printed (a message body only)"
                    + ("; judged as dynamo's Unsupported from its wording" if judged.inferred_type and kind is Kind.KNOWN_BUG else ""))
-    if kind is Kind.KNOWN_BUG and mode is None:
-        out.append("mode undetermined: no catalog mode's rule accepts what the paste kept (cut before the innermost "
-                   "FlashInfer frame, or several failures in one paste)")
-    out.extend(f"also consistent with {other} (its rule accepts the same text)" for other in judged.also)
     if kind is not Kind.KNOWN_BUG and _is_dynamo(failure) and not judged.family.fp4:
         out.append("no FlashInfer FP4 frame or name in the failure")
     if kind is Kind.OTHER_FAILURE and _too_little_to_rule_out(failure):
@@ -302,16 +322,31 @@ def _missing(judged: _Judgement | None, failure: LogFailure | None, reading: Log
     return out
 
 
-def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = ()) -> Diagnosis:
-    """The diagnosis of one log; `modes`: the catalog's failure modes, in catalog order, as values. Pure."""
+def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = (), source: FlashInferSource | None = None) -> Diagnosis:
+    """The diagnosis of one log; `modes`: the catalog's failure modes, in catalog order, as values; `source`: where
+    FlashInfer defines the functions of its FP4 path (pcgkit.triage.steps), to place a hand-written path. Pure."""
+    inferred: tuple[str, ...] = ()
+    if source is not None and reading.steps and not reading.frames:
+        placed = place(reading.steps, source)
+        if placed.frames:  # the path as the paste wrote it replaces the loose "file.py:NN name" references
+            reading = dataclasses.replace(reading, frame_refs=placed.frames)
+            inferred = placed.inferred
     failure = reading.failure
     judged: _Judgement | None = None
     if failure is None:
         family = family_evidence(reading.excerpt, (f for _, f in reading.frame_refs), None)
         if family.complete:
-            judged = _Judgement(Kind.KNOWN_BUG, None, "no failure line survived, but the paste names dynamo, FlashInfer's "
-                                "FP4 path and its JIT loader together", family)
-            kind, mode, why = judged.kind, None, judged.why
+            # no failure line: judged as dynamo's Unsupported from the names, over the frames the paste keeps
+            frames = tuple(f for _, f in reading.frame_refs)
+            signature = Signature("torch._dynamo.exc.Unsupported", "", innermost_library_frame=innermost_library_frame(
+                frames), frame_chain=frames, lru_cache_warnings=tuple(w.text for w in reading.lru_cache_warnings))
+            matched = match_modes(signature, modes)
+            mode = matched[0] if matched else None
+            judged = _Judgement(Kind.KNOWN_BUG, mode, "no failure line survived, but the paste names dynamo, FlashInfer's "
+                                "FP4 path and its JIT loader together"
+                                + (f"; the catalog's rule for {mode} accepts its frames" if mode else ""),
+                                family, tuple(matched[1:]), True, () if matched else rejections(signature, modes))
+            kind, why = judged.kind, judged.why
         elif reading.announced:
             kind, mode, why = Kind.OTHER_FAILURE, None, "a traceback with no frames or exception in the log (cut)"
         else:
@@ -334,7 +369,8 @@ def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = ()) -> Diagno
     evidence.extend(Evidence(ln.number, ln.text[:300], "dynamo lru_cache warning") for ln in reading.lru_cache_warnings[:1])
     head = ""
     if failure is not None:
-        head = f"{failure.exception_type or '(type not printed)'}: {failure.head or failure.signature.message_head}"[:200]
+        head = (f"\u201c{failure.head[:160]}\u201d" if failure.kind in ("stated-error", "fault-dump") else
+                f"{failure.exception_type or '(type not printed)'}: {failure.head or failure.signature.message_head}"[:200])
     summary = {
         Kind.KNOWN_BUG: f"this bug ({mode or 'mode undetermined'}): {why}",
         Kind.RELATED: f"related: {why}",
@@ -353,4 +389,6 @@ def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = ()) -> Diagno
         signature=failure.signature if failure is not None else None,
         survived=judged.family.survived if judged is not None else (),
         log_advice=tuple(dict.fromkeys(ln.text.strip() for ln in reading.hints))[:3],
+        inferred=inferred,
+        also=judged.also if judged is not None and kind is Kind.KNOWN_BUG else (),
     )

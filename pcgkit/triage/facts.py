@@ -18,10 +18,19 @@ _FACT_RES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("compute_capability", re.compile(r"gen_fp4_quantization_(sm1\d\d[af]?)_module"),
      "inferred: FlashInfer builds the fp4 module for the GPU's own architecture"),
     ("compute_capability", re.compile(r"(sm_1[0-2]\d[af]?)\b"), "an architecture named by the toolchain"),
-    ("sglang", re.compile(r"lmsysorg/sglang:([\w.-]+)"), "docker image tag"),
-    ("sglang", re.compile(r"(?:sglang|SGLang)(?:==| version:? |-)v?(\d+\.\d+\.\d+(?:\.post\d+|rc\d+|\.dev\d+)?)"), "named"),
-    ("flashinfer", re.compile(r"(?:flashinfer|FlashInfer)(?:[-_]python)?(?:==| version:? |-)v?(\d+\.\d+\.\d+[\w.+]*)"), "named"),
-    ("torch", re.compile(r"torch(?:==| version:? | )v?(\d+\.\d+\.\d+(?:\+\w+)?)"), "named"),
+    # a release tag (lmsysorg/sglang:v0.5.10-cu129), not a nightly (nightly-dev-cu13-20260416-...)
+    ("sglang", re.compile(r"lmsysorg/sglang:v?(\d+\.\d+\.\d+(?:\.post\d+)?)"), "docker image tag"),
+    # "sglang==0.5.10", "SGLang version 0.5.10", a banner's "SGLang Version 0.5.10+516d57ac", "sglang-0.5.9.dist-info"
+    ("sglang", re.compile(r"\b(?:sglang|SGLang|SGLANG)(?!-kernel|_kernel)(?:==| [Vv]ersion:? |-)v?(\d+\.\d+\.\d+(?:\.post\d+|rc\d+|"
+                          r"\.dev\d+)?)"), "named"),
+    # `pip list` ("sglang    0.5.10"), `python -m sglang.check_env` ("sglang: 0.5.10"), a dist-info path
+    ("sglang", re.compile(r"^\s*sglang(?:[ \t]{2,}|\s*:\s*)v?(\d+\.\d+\.\d+(?:\.post\d+|rc\d+)?)\s*$", re.M), "pip list / check_env"),
+    ("flashinfer", re.compile(r"(?:flashinfer|FlashInfer)(?:[-_]python)?(?:==| [Vv]ersion:? |-)v?(\d+\.\d+\.\d+[\w.+]*)"), "named"),
+    ("flashinfer", re.compile(r"^\s*flashinfer(?:[-_]python)?(?:[ \t]{2,}|\s*:\s*)v?(\d+\.\d+\.\d+[\w.+]*)\s*$", re.M),
+     "pip list / check_env"),
+    ("torch", re.compile(r"\b(?:torch(?:==| [Vv]ersion:? | )|PyTorch [Vv]ersion:? )v?(\d+\.\d+\.\d+(?:\+\w+)?)"), "named"),
+    ("torch", re.compile(r"^\s*(?:torch|PyTorch)(?:[ \t]{2,}|\s*:\s*)v?(\d+\.\d+\.\d+(?:\+\w+)?)\s*$", re.M),
+     "pip list / check_env"),
     ("torch", re.compile(r"cu\d+torch(\d+\.\d+)"), "from a wheel/build tag"),
     ("python", re.compile(r"/python(3\.\d+)/"), "from a site-packages path"),
     ("model", re.compile(r"model_path='([^']+)'|--model(?:-path)? (\S+)"), "server arguments"),
@@ -72,7 +81,7 @@ def _start(text: str, pattern: re.Pattern[str]) -> int:
 # Every fact pattern above needs one of these words on its line: a large log is cut down to those lines
 # (found with bytes.find, the first and last 64 of each) before any pattern runs.
 _FACT_WORDS = ("NVIDIA", "DGX", "GB10", "apability", "gen_fp4_quantization", "sm_1", "sglang", "SGLang", "flashinfer",
-               "FlashInfer", "torch", "python3", "model", "For", "quantization", "nvfp4", "CUDA graph begin",
+               "FlashInfer", "torch", "PyTorch", "python3", "model", "For", "quantization", "nvfp4", "CUDA graph begin",
                "cuda_graph_backend", "iecewise")
 _SELECT_ABOVE = 256 * 1024
 

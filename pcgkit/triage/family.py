@@ -25,6 +25,9 @@ _DYNAMO_SIGNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("dynamo's user-code section", re.compile(r"from user code:")),
     ("dynamo's hint", re.compile(r"TORCHDYNAMO_VERBOSE|compile-graph-break-site|Developer debug context")),
     ("dynamo's polyfill frame", re.compile(r"_dynamo/polyfills|getattr_and_trace")),
+    ("dynamo's eval_frame", re.compile(r"torch[./]_dynamo[./]eval_frame")),
+    ("dynamo named as the tracer", re.compile(r"\b(?:[Tt]orch\.?)?[Dd]ynamo (?:refuses to|cannot|can't|could not|fails to|"
+                                              r"failed to) trace")),
     ("torch.compile(fullgraph=True)", re.compile(r"torch\.compile\([^)]{0,80}fullgraph\s*=\s*True|fullgraph=True")),
 )
 _FP4_SIGNS: tuple[tuple[str, re.Pattern[str]], ...] = (

@@ -8,6 +8,7 @@ wins over versions the log prints (the log may be from another machine); either 
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from pcgkit.triage.facts import Fact, fact
 
@@ -29,7 +30,10 @@ class UserEnv:
         parts = [f"{name} {value}" for name, value in
                  (("sglang", self.sglang), ("flashinfer-python", self.flashinfer), ("torch", self.torch)) if value]
         where = f", {self.gpu} ({self.arch})" if self.gpu else (f", {self.arch}" if self.arch else "")
-        return (", ".join(parts) or "no versions") + where + f" [from {self.source}]"
+        if not parts:
+            return "not known" + (f"; GPU {self.gpu} ({self.arch})" if self.gpu else f"; GPU {self.arch}" if self.arch else "") \
+                + f" [from {self.source}]"
+        return ", ".join(parts) + where + f" [from {self.source}]"
 
 
 def _arch(capability: str | None) -> str | None:
@@ -60,7 +64,42 @@ def from_facts(facts: tuple[Fact, ...]) -> UserEnv:
     return UserEnv("the log", fact(facts, "sglang"), fact(facts, "flashinfer"), fact(facts, "torch"), arch, fact(facts, "gpu"))
 
 
+_VERSION_RE = re.compile(r"^v?\d+\.\d+(?:\.\d+)?(?:\.?post\d+|rc\d+|\.dev\d+)?(?:\+[\w.]+)?$")
+
+
+class BadVersion(ValueError):
+    """A --sglang/--flashinfer/--torch/--arch value that is not a release or an architecture."""
+
+
+def arch_name(text: str) -> str:
+    """'sm_121a' / 'SM121' / '12.1' / '121' -> 'sm121'; BadVersion for anything else. Pure."""
+    raw = text.strip().lower().replace("_", "")
+    digits = raw.removeprefix("sm").rstrip("afx")
+    major, dot, minor = digits.partition(".")
+    if dot and major.isdigit() and minor.isdigit():
+        return f"sm{major}{minor}"
+    if not dot and digits.isdigit() and len(digits) >= 2:
+        return f"sm{digits}"
+    raise BadVersion(f"--arch {text}: not an architecture (give sm120, sm121 or a compute capability such as 12.1)")
+
+
+def from_flags(sglang: str | None, flashinfer: str | None, torch: str | None, arch: str | None) -> UserEnv | None:
+    """The release the user names on the command line (no environment needed); None when none is named. Pure."""
+    named = {"--sglang": sglang, "--flashinfer": flashinfer, "--torch": torch}
+    for flag, value in named.items():
+        if value is not None and not _VERSION_RE.match(value.strip()):
+            raise BadVersion(f"{flag} {value}: not a release (e.g. 0.5.11, 0.6.8.post1, 2.9.1)")
+    if not any(named.values()) and arch is None:
+        return None
+    given = " ".join(f"{flag} {value}" for flag, value in (*named.items(), ("--arch", arch)) if value)
+    clean = {k: v.strip().lstrip("v") if v else None for k, v in named.items()}
+    return UserEnv(given, clean["--sglang"], clean["--flashinfer"], clean["--torch"], arch_name(arch) if arch else None)
+
+
 def merged(user: UserEnv, log: UserEnv) -> UserEnv:
     """The capture's values, the log's where the capture has none."""
-    return UserEnv(user.source, user.sglang or log.sglang, user.flashinfer or log.flashinfer, user.torch or log.torch,
+    taken = [name for name, mine, theirs in (("sglang", user.sglang, log.sglang), ("flashinfer", user.flashinfer,
+             log.flashinfer), ("torch", user.torch, log.torch), ("arch", user.arch, log.arch)) if theirs and not mine]
+    source = user.source + (f"; {', '.join(taken)} from {log.source}" if taken else "")
+    return UserEnv(source, user.sglang or log.sglang, user.flashinfer or log.flashinfer, user.torch or log.torch,
                    user.arch or log.arch, user.gpu or log.gpu)

@@ -14,6 +14,7 @@ only those and their neighbours, instead of running its patterns over every line
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import html
 import re
 from collections import Counter
@@ -122,3 +123,64 @@ def interesting_lines(text: str, needles: Iterable[tuple[str, int, int | None]])
             last = index
             keep.update(range(index, min(index + after + 1, total)))
     return sorted(keep)
+
+
+# --- steps: a call path written by hand (arrow chains, Markdown tables of steps, frames without paths) --------
+# "a.py:12 fn -> b.py:34 return x.y() -> fn2(...) -> subprocess.check_output([...])", one step per line under
+# an arrow ("#   → flashinfer/jit/core.py:261  return self.aot_path.exists()"), or a table row whose cell
+# holds such a chain. Only the syntax is read here: where a pathless step is defined is FlashInfer's own
+# source, read by pcgkit.triage.steps from a table of its release wheels.
+_ARROW_RE = re.compile(r"\s*(?:->|→|⟶|=>)\s*")
+_STEP_FILE_RE = re.compile(r"^(?P<file>[\w.<>/-]*[\w>]\.py)(?::(?P<line>\d+))?(?:[:,]?\s+(?:in\s+)?(?P<rest>.*))?$")
+# the called name in a step's code: "return self.aot_path.exists()" -> self.aot_path.exists; "if self.is_aot:" ->
+# self.is_aot; "is_cuda_version_at_least(\"12.8\")" -> is_cuda_version_at_least; "Popen.__init__" -> Popen.__init__
+_CALL_RE = re.compile(r"(?P<name>[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)\s*\(")
+_NAME_RE = re.compile(r"^(?:return |if |elif |await |not |[\w.]+(?:, *[\w.]+)* = )?(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):?$")
+_EXCEPTION_STEP_RE = re.compile(r"^(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Unsupported)\b")
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """One step of a hand-written call path: the file and line when given, and the name it calls or names."""
+
+    file: str  # "" when the step names no file ("is_cuda_version_at_least(\"12.8\")")
+    line: int  # 0 when none
+    call: str  # "is_cuda_version_at_least", "subprocess.check_output", "self.aot_path.exists"; "" when not code
+    code: bool = False  # the step quotes a source line (a call with arguments, `return`, `if`): the call site, not a def
+
+
+def _clean_step(piece: str) -> str:
+    return piece.strip().strip("`*#>|").strip().strip("`").strip()
+
+
+def _step(piece: str) -> Step | None:
+    text = _clean_step(piece)
+    if not text or _EXCEPTION_STEP_RE.match(text):
+        return None
+    file, line, rest = "", 0, text
+    match = _STEP_FILE_RE.match(text)
+    if match:
+        file, line, rest = match["file"], int(match["line"] or 0), (match["rest"] or "").strip().strip("`").strip()
+    call = _CALL_RE.search(rest)
+    name = call["name"] if call else (m["name"] if (m := _NAME_RE.match(rest)) else "")
+    if not file and (not name or ("_" not in name and "." not in name and not call)):
+        return None  # prose ("pod restart"), not a step
+    code = bool(call) or rest.startswith(("return ", "if ", "elif ", "await ")) or "=" in rest
+    return Step(file, line, name, code)
+
+
+def parse_steps(text: str) -> list[Step]:
+    """The steps a line writes as a call path (arrows, or a Markdown table row's cells with arrows); [] for any other
+    line. A line that starts with an arrow continues a chain of the lines above it. Pure."""
+    if "->" not in text and "→" not in text and "⟶" not in text:
+        return []
+    if text.lstrip().startswith("def ") or "lambda" in text:
+        return []  # a type hint, not a chain
+    cells = [c for c in text.split("|") if c.strip()] if text.lstrip().startswith("|") else [text]
+    steps: list[Step] = []
+    for cell in cells:
+        if not _ARROW_RE.search(cell):
+            continue
+        pieces = [p for p in _ARROW_RE.split(cell) if p.strip()]
+        steps.extend(s for p in pieces if (s := _step(p)) is not None)
+    return steps

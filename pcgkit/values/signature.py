@@ -1,26 +1,24 @@
 """Turn a dynamo failure (an exception object, or the text of one in a log) into a Signature.
 
 Pure: no torch import. The parser reads the message text that torch prints, so the same code
-works on a live exception, on a server log (the end-to-end case) and on fixtures captured from
-older torch releases.
+works on a live exception, on a failure in a server log (pcgkit.values.logread reads the whole log and
+calls parse_message on each failure it finds) and on fixtures captured from older torch releases.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import enum
 import re
 from typing import Iterable, Sequence
 
-from pcgkit.values.paste import FRAME_REF_RE, interesting_lines, paste_segments, unwrap
-
 # "File "/x/site-packages/flashinfer/jit/cpp_ext.py", line 69, in get_cuda_version"
-_FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>[^\s]+)')
+# (Python's fault handler prints the same without the comma: 'File "...", line 373 in ncclAllReduce'.)
+FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+),? in (?P<function>[^\s]+)')
 # Graph-break registry ids appear from torch 2.9 on as ".../gb/gb0007.html"; 2.8 and older print none.
 _GRAPH_BREAK_ID_RE = re.compile(r"\b(gb\d{4})\b")
 _EXPLANATION_RE = re.compile(r"^\s*Explanation:\s*(?P<text>.+)$", re.MULTILINE)
 # Dynamo prints "module: <unknown module>, qualname: datetime.now" when it cannot name the module.
-_SKIPPED_CALLABLE_RE = re.compile(r"module: (?P<module><unknown module>|[^,\s]+), qualname: (?P<qualname>[^,\s]+)")
+SKIPPED_CALLABLE_RE = re.compile(r"module: (?P<module><unknown module>|[^,\s]+), qualname: (?P<qualname>[^,\s)]+)")
 # A traceback's last line in a log: "torch._dynamo.exc.Unsupported: Attempted to call ..."
 _LOG_EXCEPTION_RE = re.compile(
     # The bare class name "Unsupported" must match too (dynamo's own class); "Error: ..." must not.
@@ -106,7 +104,7 @@ def package_relative(path: str) -> str:
 
 def parse_frames(text: str) -> tuple[Frame, ...]:
     return tuple(
-        Frame(package_relative(m["file"]), int(m["line"]), m["function"]) for m in _FRAME_RE.finditer(text)
+        Frame(package_relative(m["file"]), int(m["line"]), m["function"]) for m in FRAME_RE.finditer(text)
     )
 
 
@@ -118,7 +116,7 @@ def innermost_library_frame(frames: Sequence[Frame], packages: Iterable[str] = L
     return None
 
 
-def _skipped_callable(match: re.Match | None) -> str | None:
+def skipped_callable_name(match: re.Match | None) -> str | None:
     if match is None:
         return None
     if match["module"].startswith("<"):  # no module name to report: the qualname alone says it
@@ -143,14 +141,14 @@ def parse_message(
     head = lines[0] if lines else ""
     gb = _GRAPH_BREAK_ID_RE.search(message)
     explanation = _EXPLANATION_RE.search(message)
-    skipped = _SKIPPED_CALLABLE_RE.search(message)
+    skipped = SKIPPED_CALLABLE_RE.search(message)
     frames = parse_frames(_user_code_section(message)) or parse_frames(extra_frames_text)
     return Signature(
         exception_type=exception_type,
         message_head=head[:200],
         graph_break_id=gb.group(1) if gb else None,
         explanation=explanation["text"].strip()[:300] if explanation else None,
-        skipped_callable=_skipped_callable(skipped),
+        skipped_callable=skipped_callable_name(skipped),
         innermost_library_frame=innermost_library_frame(frames),
         frame_chain=frames,
         lru_cache_warnings=tuple(lru_cache_warnings),
@@ -169,405 +167,3 @@ def parse_exception(exc: BaseException, lru_cache_warnings: Sequence[str] = ()) 
     elif exc.__traceback__ is not None:
         extra = "".join(traceback.format_tb(exc.__traceback__))
     return parse_message(exc_type, str(exc), lru_cache_warnings, extra_frames_text=extra)
-
-
-def parse_log(text: str, lru_marker: str = "lru_cache") -> Signature | None:
-    """Signature of the earliest failure in a log (a server's stderr); None when it prints no failure.
-
-    The earliest wins: a chained traceback prints its cause first, and what follows a crash
-    ("Received sigquit", the wrapper's re-raise) is noise. A paste with frames but no exception
-    line has no signature here; read_log() still returns those frames.
-    """
-    failure = read_log(text, lru_marker).failure
-    if failure is None or failure.kind == "frames-only":
-        return None
-    return failure.signature
-
-
-# --- the log engine: one reader of logs as people paste them ----------------------------------
-# Everything above reads one exception's text; below, a whole log (a server's stderr, `docker
-# logs`, a GitHub paste cut at both ends) is cleaned line by line and scanned once into a
-# LogReading: every failure announcement, every frame, the piecewise capture events, with the line
-# numbers they came from. The e2e verdict (pcgkit.e2e.logclass) and `pcgkit triage` both read it.
-
-_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
-# Prefixes that loggers and log collectors put before the message; several can stack
-# ("(Worker_TP2 pid=99) ERROR 04-09 20:31:10 [multiproc_executor.py:949] ...").
-_RECORD_PREFIX_RES = (
-    re.compile(r"^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: [A-Z]{2,4}\d+)*\] ?"),  # SGLang [... TP0]
-    re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z? "),  # docker logs --timestamps
-    re.compile(r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[^\]]+\] ?"),  # vLLM
-    re.compile(r"^[IWEFV]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\s]+\] ?"),  # torch's glog-style TORCH_LOGS lines
-    re.compile(r"^\d\d:\d\d:\d\d-\d+ [A-Z]+ +"),  # rich console (sdnext)
-    re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ - [\w.]+ - [A-Z]+ - "),  # Python logging's default format
-)
-_SOURCE_PREFIX_RES = (
-    re.compile(r"^\([\w.-]+ pid=\d+\) ?"),  # vLLM / Ray worker: (Worker_TP2 pid=99), (SGLangWorker pid=3)
-    re.compile(r"^\[rank\d+\]: ?"),  # torchrun
-    re.compile(r"^\[(?:TP|DP|EP|PP|PP\d+_TP|rank)\d+(?: (?:TP|DP|EP|PP)\d+)*\] ?"),  # SGLang rank tag alone: [TP0]
-    re.compile(r"^(?:TP|rank)\d+ ?[:|] "),  # "TP3: ", "rank1 | " (collected multi-rank output)
-    re.compile(r"^[\w.-]+(?:-\d+)? +\| "),  # docker compose: "sglang-1  | "
-)
-# A flattened paste keeps every worker line on one physical line; progress bars redraw with \r.
-_SEGMENT_SPLIT_RE = re.compile(r"\r|(?=\([\w.-]+ pid=\d+\) )")
-
-# "torch._dynamo.exc.Unsupported: ...", bare "Exception: ...", "torch.OutOfMemoryError:" (no head),
-# and SGLang's "Scheduler hit an exception: torch._dynamo.exc.Unsupported: ..." on one line.
-_EXCEPTION_LINE_RE = re.compile(
-    r"^(?:[\w ]{0,40}? hit an exception: )?"
-    r"(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failed\w*)|Exception|\w*Unsupported))"
-    r":(?: (?P<head>.*))?$"
-)
-_TRACEBACK_RE = re.compile(r"Traceback \(most recent call last\)")
-_CHAIN_RE = re.compile(r"direct cause of the following exception|During handling of the above exception")
-_HIT_EXCEPTION_RE = re.compile(r"\b\w+ hit an exception\b")
-# SGLang's piecewise runner prints the message first, then its hint block, then the traceback.
-# Each release's own wording, read from its wheel: 0.5.8-0.5.12 "Piecewise CUDA Graph failed with error: <e>";
-# 0.5.14 "Piecewise CUDA graph failed."; later "Piecewise CUDA Graph capture failed." (sglang#28291, 2026-06);
-# 0.5.16 "Fail when using backend: tc_piecewise for prefill runner." (the message follows on later lines).
-_PCG_FAILED_RE = re.compile(
-    r"Piecewise CUDA Graph failed with error: ?(?P<head>.*)|Piecewise CUDA [Gg]raph (?:capture )?failed\.|"
-    r"Fail when using backend: tc_piecewise for prefill runner"
-)
-# Failures printed by C++/CUDA code, not Python: no exception line at all.
-_NATIVE_ERROR_RE = re.compile(
-    r"^(?P<type>CUDA Error|ptxas fatal)\s*:\s*(?P<head>.*)|^Search for `(?P<code>cuda\w+)'"  # PyTorch's CUDA error tail
-)
-# FlashInfer JIT module names ("batch_mla_attention_dtype_q_bf16_dtype_kv_bf16_..."), and library
-# files named anywhere (dynamo's "FAILED INLINING <code object ..., file ".../flashinfer/prefill.py">).
-_FLASHINFER_JIT_URI_RE = re.compile(r"\b[a-z_]+_dtype_q_[a-z0-9]+_dtype_kv_\w+")
-_PACKAGE_PATH_RE = re.compile(r"(?:site|dist)-packages/([A-Za-z_]\w*)/")
-# Dynamo's own wording when the exception line is missing or buried mid-line (rich consoles).
-# Also what SGLang's "Piecewise CUDA Graph failed with error:" prints without dynamo's exception line:
-# the heads of dynamo's graph-break messages (torch 2.7-2.14 wordings).
-_DYNAMO_PHRASE_RE = re.compile(
-    r"Skip calling `torch\.compiler\.disable\(\)`d function|Attempted to call function marked as skipped|"
-    r"Attempted to graph break in an active context manager|Attempted to inline function marked as skipped|"
-    r"Unsupported (?:method|function) call|Unsupported context manager|Failed to trace builtin operator|"
-    r"Dynamo failed to run FX node with fake tensors|torch\.\* op returned non-Tensor|"
-    r"Data-dependent branching|Call to `torch\._dynamo\.graph_break\(\)`|Graph break under GenericContextWrappingVariable|"
-    r"Dynamo does not know how to trace"
-)
-# A paste that starts inside dynamo's message: its explanation, hints or user-code section, no head at all.
-_HEADLESS_DYNAMO_RE = re.compile(r"^\s*(?:Explanation: |Hint: |Developer debug context: |from user code:)")
-# A launch that turns piecewise CUDA graphs off (command line or server_args dump), not SGLang's hint to do so.
-_PIECEWISE_OFF_RE = re.compile(
-    r"--disable-piecewise-cuda-graph\b|disable_piecewise_cuda_graph=True|--cuda-graph-backend-prefill[= ]disabled\b|"
-    r"cuda_graph_backend_prefill='disabled'|enable_piecewise_cuda_graph=False"
-)
-# A line that launches (a command line) or dumps the launch arguments: where a flag is a fact, not advice.
-_LAUNCH_RE = re.compile(r"launch_server|sglang serve|-m sglang|--model(?:-path)?[ =]|server_args|ServerArgs\(|^\s*--[\w-]+")
-_HINT_RE = re.compile(r"[Tt]o work around|disable (?:the )?prefill CUDA graph by|change to breakable by|add .{0,80} to your launch command|[Tt]ry (?:adding|passing|running)")
-# Lines that can matter, found with str.find over a large log: (needle, lines kept after it, hits kept
-# from each end or None for all). A failure's start brings its block; progress and capture lines repeat by
-# the thousand and matter only where they start and end.
-_EVENT_NEEDLES = ("raph", "RAPH", "num tokens", "ready to roll", "Uvicorn", "startup complete", "capturing finished",
-                  "iecewise", "prefill", "pid=", "lru_cache")
-_FAILURE_NEEDLES = ('File "', "Hint:", "CUDA Error", "Search for `cuda", "Dynamo", "op returned", "Data-dependent",
-                    "graph_break", "Graph break", "Failed to trace")
-_BLOCK_NEEDLES = ("Traceback", "rror:", "xception:", "Unsupported", "failed with error", "hit an exception", "Attempted to",
-                  "Skip calling", "from user code", "Explanation:", "ptxas fatal")
-_NEEDLES: tuple[tuple[str, int, int | None], ...] = (
-    *((n, 2, 64) for n in _EVENT_NEEDLES), *((n, 2, None) for n in _FAILURE_NEEDLES),
-    *((n, 60, None) for n in _BLOCK_NEEDLES))
-_SELECT_ABOVE = 256 * 1024  # below this a log is read line by line in full
-_FAILURE_BLOCK_LINES = 400  # a dynamo message with its user-code frames fits easily
-_PREAMBLE_LINES = 40
-
-
-class CaptureEvent(str, enum.Enum):
-    """What a log line says about piecewise CUDA graph capture (SGLang and vLLM wordings)."""
-
-    BEGIN = "begin"
-    END = "end"
-    FAILED = "failed"
-    DISABLED = "disabled"
-    READY = "server-ready"
-    # SGLang's compile backend finished a graph (dynamo traced it, the backend compiled it):
-    # "Compiling a graph for dynamic shape takes 1.23 s" (sglang/srt/compilation/backend.py, 0.5.x).
-    COMPILED = "compiled"
-
-
-# Every capture-event wording contains one of these (checked with `in` before any regex runs).
-_CAPTURE_NEEDLES = ("raph", "RAPH", "num tokens", "ready to roll", "Uvicorn", "startup complete", "capturing finished",
-                    "prefill runner")
-# (COMPILED's wording "Compiling a graph for ..." contains "raph" too.)
-_CAPTURE_EVENT_RES: tuple[tuple[CaptureEvent, re.Pattern[str]], ...] = (
-    (CaptureEvent.END, re.compile(r"Capture (?:piecewise|target prefill) CUDA graph end")),
-    (CaptureEvent.COMPILED, re.compile(r"Compiling a graph for (?:dynamic shape|shape \S+) takes [0-9.]+ s")),
-    (CaptureEvent.BEGIN, re.compile(
-        r"Capture (?:piecewise|target prefill) CUDA graph begin|Capture cuda graph num tokens \[|"
-        r"C(?:ompil|aptur)ing num tokens \(num_tokens=|Capturing CUDA graphs \([^)]*PIECEWISE")),
-    (CaptureEvent.FAILED, re.compile(
-        r"Piecewise CUDA Graph failed with error|Piecewise CUDA Graph is enabled by default as an experimental|"
-        r"Piecewise CUDA [Gg]raph (?:capture )?failed\.|Fail when using backend: tc_piecewise for prefill runner")),
-    (CaptureEvent.DISABLED, re.compile(r"[Dd]isabl\w* [Pp]iecewise (?:CUDA|cuda) [Gg]raph")),
-    (CaptureEvent.READY, re.compile(
-        r"The server is fired up and ready to roll|Uvicorn running on|Application startup complete|"
-        r"Graph capturing finished in")),
-)
-_CAPTURE_SECONDS_RE = re.compile(r"Capture (?:piecewise|target prefill) CUDA graph end\. Time elapsed: ([0-9.]+) s")
-_VLLM_PIECEWISE_DONE_RE = re.compile(r"Capturing CUDA graphs \([^)]*PIECEWISE\): 100%")
-
-
-@dataclasses.dataclass(frozen=True)
-class LogLine:
-    number: int  # 1-based physical line in the input
-    text: str  # one segment, ANSI and record prefixes removed
-
-    def __str__(self) -> str:
-        return f"{self.number}: {self.text[:240]}"
-
-
-@dataclasses.dataclass(frozen=True)
-class LogFailure:
-    """One failure the log announces: an exception line, SGLang's piecewise message, or frames alone."""
-
-    kind: str  # "exception" | "piecewise-error" | "native-error" | "frames-only" | "announced"
-    line: LogLine
-    exception_type: str | None  # None when the log never prints it (frames-only, SGLang's message)
-    head: str
-    signature: Signature
-    evidence: tuple[LogLine, ...] = ()  # the lines this failure was read from (head, frames, hints)
-    context: str = ""  # its traceback and message text (source lines included), for the diagnosis
-    preamble: str = ""  # the lines just before it (since the previous failure): a paste's prose, a hint, a chain
-
-
-@dataclasses.dataclass(frozen=True)
-class LogReading:
-    lines: int
-    failures: tuple[LogFailure, ...]  # in log order; the first is the earliest real failure
-    frames: tuple[tuple[int, Frame], ...]  # every traceback frame, with its line number
-    capture_events: tuple[tuple[CaptureEvent, LogLine], ...]
-    lru_cache_warnings: tuple[LogLine, ...]
-    capture_seconds: float | None = None  # "Capture piecewise CUDA graph end. Time elapsed: 3.45 s"
-    packages_named: frozenset[str] = frozenset()  # top-level packages of every site-packages path in the log
-    announced: tuple[LogLine, ...] = ()  # "Traceback (most recent call last)", "... hit an exception"
-    piecewise_off: tuple[LogLine, ...] = ()  # launch flags / server_args that turn piecewise CUDA graphs off
-    frame_refs: tuple[tuple[int, Frame], ...] = ()  # "path.py:NN function" outside tracebacks (notes, arrow chains)
-    hints: tuple[LogLine, ...] = ()  # what the log itself advises ("To work around this error, add ... to your launch command")
-    excerpt: str = ""  # the cleaned text of a short log (a paste), for evidence outside any failure block
-
-    @property
-    def failure(self) -> LogFailure | None:
-        return self.failures[0] if self.failures else None
-
-    def events(self, kind: CaptureEvent) -> list[LogLine]:
-        return [line for event, line in self.capture_events if event is kind]
-
-    @property
-    def capture_began(self) -> bool:
-        return bool(self.events(CaptureEvent.BEGIN) or self.events(CaptureEvent.END))
-
-    @property
-    def capture_ended(self) -> bool:
-        return bool(self.events(CaptureEvent.END))
-
-
-def clean_lines(text: str, keep: list[int] | None = None) -> list[LogLine]:
-    """The log as segments: CRLF and \\r redraws split, ANSI colour and logger prefixes removed, what a paste
-    did undone (pcgkit.values.paste). `keep`: only these 0-based physical lines (a large log). Pure."""
-    raw_lines = text.replace("\r\n", "\n").split("\n")
-    if keep is None:
-        numbered = unwrap(raw_lines) if len(text) < _UNWRAP_LIMIT else list(enumerate(raw_lines, start=1))
-    else:
-        numbered = [(i + 1, raw_lines[i]) for i in keep if i < len(raw_lines)]
-    out: list[LogLine] = []
-    for number, raw in numbered:
-        if "\x1b" in raw:
-            raw = _ANSI_RE.sub("", raw)
-        for segment in _SEGMENT_SPLIT_RE.split(raw) if ("\r" in raw or "pid=" in raw) else (raw,):
-            for piece in paste_segments(_strip_prefixes(segment.rstrip())):
-                text = _strip_prefixes(piece.rstrip())
-                # TP ranks printing the same line at once: read it once (ranks interleave line by line)
-                if text and out and out[-1].text == text and out[-1].number != number:
-                    continue
-                out.append(LogLine(number, text))
-    return out
-
-
-_UNWRAP_LIMIT = 1024 * 1024  # hard-wrapped pastes are short; a server log is never re-joined
-
-
-# One alternation, applied until nothing more comes off: one regex call per prefix, not one per pattern.
-_ANY_PREFIX_RE = re.compile("|".join(f"(?:{p.pattern})" for p in _SOURCE_PREFIX_RES + _RECORD_PREFIX_RES))
-
-
-def _strip_prefixes(segment: str) -> str:
-    while segment:
-        match = _ANY_PREFIX_RE.match(segment)
-        if match is None or not match.end():
-            return segment
-        segment = segment[match.end() :]
-    return segment
-
-
-def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
-    """Scan a whole log once. Pure; linear in the log's size (a large one: only the lines that can matter)."""
-    keep = None
-    if len(text) > _SELECT_ABOVE:
-        keep = interesting_lines(text, _NEEDLES)
-    lines = clean_lines(text, keep)
-    off: list[LogLine] = []
-    hints: list[LogLine] = []
-    frames: list[tuple[int, Frame]] = []
-    frame_index: list[int] = []  # positions in `lines` of frame segments
-    events: list[tuple[CaptureEvent, LogLine]] = []
-    warnings: list[LogLine] = []
-    starts: list[tuple[int, str]] = []  # (position, kind) of failure announcements
-    announced: list[LogLine] = []
-    for pos, line in enumerate(lines):
-        t = line.text
-        if 'File "' in t:
-            match = _FRAME_RE.search(t)
-            if match is None and pos + 1 < len(lines):  # a frame line wrapped by the paste
-                match = _FRAME_RE.search(t + lines[pos + 1].text.lstrip()) or _FRAME_RE.search(t + " " + lines[pos + 1].text.lstrip())
-            if match:
-                frames.append((line.number, Frame(package_relative(match["file"]), int(match["line"]), match["function"])))
-                frame_index.append(pos)
-                continue
-        if ("Traceback" in t or "hit an exception" in t) and (_TRACEBACK_RE.search(t) or _HIT_EXCEPTION_RE.search(t)):
-            announced.append(line)
-            if ":" not in t:
-                continue
-        if lru_marker in t and "Dynamo" in t:
-            warnings.append(line)
-        if any(needle in t for needle in _CAPTURE_NEEDLES):
-            for event, pattern in _CAPTURE_EVENT_RES:
-                if pattern.search(t):
-                    events.append((event, line))
-                    break
-        if ("iecewise" in t or "prefill" in t) and _PIECEWISE_OFF_RE.search(t):
-            if _HINT_RE.search(t):
-                hints.append(line)
-            elif _LAUNCH_RE.search(t):
-                off.append(line)
-        if ":" not in t and "skipped" not in t and "Skip calling" not in t and "raph" not in t:
-            continue  # every failure announcement below has a colon, dynamo's own words or SGLang's graph wording
-        if _PCG_FAILED_RE.search(t):
-            starts.append((pos, "piecewise-error"))
-        elif _EXCEPTION_LINE_RE.match(t.lstrip()) and not t.startswith((" ", "\t")):
-            starts.append((pos, "exception"))
-        elif _NATIVE_ERROR_RE.match(t.strip()):
-            starts.append((pos, "native-error"))
-        elif _DYNAMO_PHRASE_RE.search(t) and "Warning" not in t and not (starts and _inside_message(t)):
-            starts.append((pos, "dynamo-message"))
-        elif not starts and _HEADLESS_DYNAMO_RE.match(t):
-            starts.append((pos, "dynamo-message"))
-    if "PIECEWISE): 100%" in text:
-        done = next((line for line in lines if _VLLM_PIECEWISE_DONE_RE.search(line.text)), None)
-        if done is not None:  # a variant the pattern does not know is no capture end, and no crash
-            events.append((CaptureEvent.END, done))
-    seconds = next((m for e, ln in events if e is CaptureEvent.END and (m := _CAPTURE_SECONDS_RE.search(ln.text))), None)
-    read = text if keep is None else "\n".join(line.text for line in lines)
-    packages = {m.group(1) for m in _PACKAGE_PATH_RE.finditer(read)}
-    if "_dtype_q_" in read and _FLASHINFER_JIT_URI_RE.search(read):
-        packages.add("flashinfer")
-    failures = _failures(lines, starts, frame_index, tuple(ln.text.strip() for ln in warnings))
-    return LogReading(
-        lines=lines[-1].number if lines else 0,
-        failures=failures,
-        frames=tuple(frames),
-        capture_events=tuple(events),
-        lru_cache_warnings=tuple(warnings),
-        capture_seconds=float(seconds.group(1).rstrip(".")) if seconds else None,
-        packages_named=frozenset(packages),
-        announced=tuple(announced),
-        piecewise_off=tuple(off),
-        hints=tuple(hints),
-        excerpt="\n".join(line.text for line in lines) if keep is None else "",
-        frame_refs=_frame_refs(lines) if not frames else (),
-    )
-
-
-def _inside_message(text: str) -> bool:
-    """An indented or labelled line of a dynamo message already announced (its explanation, its hints)."""
-    return text.startswith((" ", "\t")) or text.startswith(("Explanation:", "Hint:", "Developer debug context:"))
-
-
-def _frame_refs(lines: list[LogLine]) -> tuple[tuple[int, Frame], ...]:
-    """Frames named outside a traceback ("flashinfer/jit/cpp_ext.py:91 is_cuda_version_at_least"), in log order."""
-    out = []
-    for line in lines:
-        if ".py:" in line.text or "/" in line.text:
-            for m in FRAME_REF_RE.finditer(line.text):
-                out.append((line.number, Frame(package_relative(m["file"]), int(m["line"]), m["function"])))
-    return tuple(out)
-
-
-def _block_end(lines: list[LogLine], start: int, stops: set[int]) -> int:
-    """Where a failure's message ends: the next failure or traceback, a chain line, or the cap."""
-    end = min(len(lines), start + _FAILURE_BLOCK_LINES)
-    for pos in range(start + 1, end):
-        if pos in stops or _TRACEBACK_RE.search(lines[pos].text) or _CHAIN_RE.search(lines[pos].text):
-            return pos
-    return end
-
-
-def _failures(
-    lines: list[LogLine], starts: list[tuple[int, str]], frame_index: list[int], warnings: tuple[str, ...]
-) -> tuple[LogFailure, ...]:
-    stops = {pos for pos, _ in starts}
-    out: list[LogFailure] = []
-    consumed: set[int] = set()  # bare exception lines that only repeat a piecewise-error's head
-    previous = -1
-    for i, (pos, kind) in enumerate(starts):
-        if pos in consumed:
-            continue
-        line = lines[pos]
-        end = _block_end(lines, pos, stops)
-        body = "\n".join(ln.text for ln in lines[pos:end])
-        exc_type, head, message = _announcement(lines, starts, i, body, consumed)
-        # the traceback frames printed before the exception line (since the previous failure) are its outer stack
-        outer = "\n".join(lines[p].text for p in frame_index if previous < p < pos)
-        signature = parse_message(exc_type or "", message, warnings, extra_frames_text=outer)
-        evidence = (line,) + tuple(lines[p] for p in frame_index if pos < p < end)[-2:]
-        first = next((p for p in frame_index if previous < p < pos), pos)
-        begin = max(first - 1, previous + 1, 0)
-        context = "\n".join(ln.text for ln in lines[begin:end][:_FAILURE_BLOCK_LINES * 2])
-        preamble = "\n".join(ln.text for ln in lines[max(begin - _PREAMBLE_LINES, previous + 1, 0) : begin])
-        out.append(LogFailure(kind, line, exc_type, head, signature, evidence, context, preamble))
-        previous = pos
-    if not out and frame_index:
-        # Frames with no exception line at all (the paste was cut, or the logger dropped it).
-        frames = parse_frames("\n".join(lines[p].text for p in frame_index))
-        signature = Signature("", "", innermost_library_frame=innermost_library_frame(frames), frame_chain=frames,
-                              lru_cache_warnings=warnings)
-        evidence = (lines[frame_index[0]],) + tuple(lines[p] for p in frame_index[-2:])
-        # the lines after the last frame: its source line and dynamo's footer ("Set TORCHDYNAMO_VERBOSE=1 ...")
-        context = "\n".join(ln.text for ln in lines[max(frame_index[0] - 1, 0) : frame_index[-1] + 6])
-        out.append(LogFailure("frames-only", lines[frame_index[0]], None, "", signature, evidence, context))
-    return tuple(out)
-
-
-def _announcement(
-    lines: list[LogLine], starts: list[tuple[int, str]], i: int, body: str, consumed: set[int]
-) -> tuple[str | None, str, str]:
-    """(exception type or None, head, message text) of the failure announced at starts[i]."""
-    pos, kind = starts[i]
-    text = lines[pos].text.strip()
-    if kind == "piecewise-error":
-        head = (_PCG_FAILED_RE.search(text)["head"] or "").strip()  # type: ignore[index]
-        marker = "failed with error:"
-        message = (body[body.find(marker) + len(marker) :] if marker in body else body.partition("\n")[2]).lstrip()
-        # SGLang ends the same failure's traceback with a bare "<type>: <head>": that is its type.
-        for later_pos, later_kind in starts[i + 1 :]:
-            later = _EXCEPTION_LINE_RE.match(lines[later_pos].text.strip())
-            if later_kind == "exception" and later and head and (later["head"] or "").strip()[:60] == head[:60]:
-                consumed.add(later_pos)
-                return later["type"], head, message
-        return None, head, message
-    if kind == "native-error":
-        match = _NATIVE_ERROR_RE.match(text)
-        if match["code"]:  # type: ignore[index]
-            return "CUDA error", match["code"], body  # type: ignore[index]
-        return match["type"], match["head"].strip(), body  # type: ignore[index]
-    if kind == "dynamo-message":
-        match = _DYNAMO_PHRASE_RE.search(text)
-        if match is None:  # the paste starts inside the message (explanation, hints or user code)
-            return None, "", body
-        return None, text[match.start() :].strip(), body[body.find(match.group(0)) :]
-    match = _EXCEPTION_LINE_RE.match(text)
-    exc_type = match["type"]  # type: ignore[index]
-    head = (match["head"] or "").strip()  # type: ignore[index]
-    return exc_type, head, body[body.find(exc_type) + len(exc_type) + 1 :].lstrip()

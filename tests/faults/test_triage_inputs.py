@@ -13,7 +13,7 @@ import threading
 import pytest
 
 from pcgkit.commands import triage as triage_cli
-from pcgkit.values.signature import read_log
+from pcgkit.values.logread import read_log
 
 from .helpers import REPO_ROOT, kit_env, run_main
 

@@ -1,6 +1,8 @@
 """A stand-in for `python -m sglang.launch_server` in tests: answers /health and /generate on --port over
 loopback, prints SGLang's capture lines (piecewise only without --disable-piecewise-cuda-graph), and
-takes a little longer per request with piecewise off, so that ratios have a direction to check."""
+takes a little longer per request with piecewise off, so that ratios have a direction to check.
+Answers carry `output_ids` (a function of the prompt alone, so every mode generates the same) and, when
+asked with return_logprob, `meta_info.output_top_logprobs` in SGLang's [logprob, id, text] form."""
 
 import http.server
 import json
@@ -30,7 +32,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         new = body["sampling_params"]["max_new_tokens"]
         time.sleep((0.002 if piecewise else 0.003) + 0.0002 * new)
-        data = json.dumps({"text": "x" * new, "meta_info": {"completion_tokens": new}}).encode()
+        start = sum(body.get("input_ids") or [0])
+        ids = [(start + i) % 97 + 4 for i in range(new)]
+        meta = {"completion_tokens": new}
+        if body.get("return_logprob"):
+            meta["output_top_logprobs"] = [[[-0.1, t, None], [-0.9, t + 1, None]] for t in ids]
+        data = json.dumps({"text": "x" * new, "output_ids": ids, "meta_info": meta}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.end_headers()
