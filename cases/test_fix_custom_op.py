@@ -8,7 +8,8 @@ FlashInfer 0.6.1 (and 0.7.4, the newest release read) cannot give this itself: i
 `fp4_quantize_sm100` is never a torch op, and its dead `_fake_fp4_quantize_sm100` says int64 /
 int32 of M*K/16 scales whatever the layout (the op returns uint8 and pads the swizzled layout).
 
-Simulated, the case checks the fake's shapes/dtypes against the installed FlashInfer's own
+Everywhere, the op's call path is run with the caller's arguments (argument audit + fake execution,
+pcgkit.fp4.argaudit). Simulated, the case checks the fake's shapes/dtypes against the installed FlashInfer's own
 Python wrapper with an inert kernel (pcgkit.fp4.fake_shapes: the release decides the scale layout;
 0.6.8 started padding swizzled columns). On a real GPU it (a) compares the fake with the real op over
 SHAPE_GRID x both scale layouts, (b) runs torch.library.opcheck on CUDA tensors, and (c) checks
@@ -45,8 +46,9 @@ def reproduce(ctx: CaseContext) -> TraceOutcome:
     if not outcome.traced:
         return outcome
     if not outcome.executed:  # simulated: nothing to run the kernel on; check the fake's shapes instead
-        return dataclasses.replace(outcome, output=check_simulated(ctx, fp4_quantize_fake))
-    return dataclasses.replace(outcome, output=check_on_gpu(ctx, original, op, fp4_quantize_fake, x, outcome.output))
+        return dataclasses.replace(outcome, output=check_simulated(ctx, fp4_quantize_fake, op, OP_NAME))
+    return dataclasses.replace(outcome, output=check_on_gpu(ctx, original, op, fp4_quantize_fake, x, outcome.output,
+                                                            op, OP_NAME))
 
 
 def test_custom_op_fix(pcgkit_case, target):

@@ -7,19 +7,27 @@ graph-break count and reasons (torch._dynamo.utils.counters["graph_break"], via 
 
 Simulated target: the graph is compiled but never run (no kernel on a CPU), so the accounting is
 that of the trace up to the first compiled graph's call; on a real GPU the function also runs
-and torch._dynamo.explain's break count is recorded beside the counters.
+and torch._dynamo.explain's break count is recorded beside the counters. Either way the disabled
+function's call path is run with the caller's arguments (argument audit, pcgkit.fp4.argaudit).
 """
 
+import dataclasses
+
+from pcgkit.fp4.fixcheck import check_on_gpu, check_simulated
 from pcgkit.fp4.layer import dense_nvfp4_layer, example_activation, fp4_quantize_disabled
 from pcgkit.harness.casekit import CaseContext
 from pcgkit.harness.tracing import trace
 from pcgkit.values.trace import TraceOutcome
 from pcgkit.verdicts.fixmodes import FIX_NO_FULLGRAPH as MODE
 
+ENTRY = "torch.compiler.disable(flashinfer.fp4_quantize)"
+
 
 def reproduce(ctx: CaseContext) -> TraceOutcome:
+    import flashinfer
     import torch
 
+    original = flashinfer.fp4_quantize
     layer = dense_nvfp4_layer(ctx.torch_device)
     x = example_activation(ctx.torch_device)
     with fp4_quantize_disabled() as replaced:
@@ -39,7 +47,12 @@ def reproduce(ctx: CaseContext) -> TraceOutcome:
                 "break_reasons": [str(b.reason)[:200] for b in explained.break_reasons],
             }
             torch._dynamo.reset()
-    return outcome
+    if not outcome.traced:
+        return outcome
+    entry = torch.compiler.disable(original)  # the caller's call path: the disabled function, run eagerly
+    if not outcome.executed:
+        return dataclasses.replace(outcome, output=check_simulated(ctx, None, entry, ENTRY))
+    return dataclasses.replace(outcome, output=check_on_gpu(ctx, original, None, None, x, outcome.output, entry, ENTRY))
 
 
 def test_disable_with_fullgraph_false(pcgkit_case, target):

@@ -8,6 +8,9 @@ torch; a torch without the public name uses the private `torch._dynamo.nonstrict
 `api` says which), one with neither is not-applicable. Issue 25, item 7.
 """
 
+import dataclasses
+
+from pcgkit.fp4.fixcheck import check_on_gpu, check_simulated
 from pcgkit.fp4.layer import dense_nvfp4_layer, example_activation, fp4_quantize_wrapped, nonstrict_trace_api
 from pcgkit.harness.casekit import CaseContext, NotApplicable
 from pcgkit.harness.tracing import TraceOutcome, trace
@@ -21,13 +24,22 @@ def reproduce(ctx: CaseContext) -> TraceOutcome:
     if found is None:
         raise NotApplicable(f"torch {torch.__version__} has neither torch.compiler.nonstrict_trace "
                             "nor torch._dynamo.nonstrict_trace")
+    import flashinfer
+
     api, nonstrict_trace = found
+    original = flashinfer.fp4_quantize
     ctx.evidence["api"] = api
     layer = dense_nvfp4_layer(ctx.torch_device)
     x = example_activation(ctx.torch_device)
     with fp4_quantize_wrapped(nonstrict_trace) as replaced:
         ctx.evidence["wrapped"] = replaced
-        return trace(layer, (x,), fullgraph=True, execute=ctx.execute)
+        outcome = trace(layer, (x,), fullgraph=True, execute=ctx.execute)
+    if not outcome.traced:
+        return outcome
+    entry, name = nonstrict_trace(original), f"{api}(flashinfer.fp4_quantize)"  # a clean trace must also run
+    if not outcome.executed:
+        return dataclasses.replace(outcome, output=check_simulated(ctx, None, entry, name))
+    return dataclasses.replace(outcome, output=check_on_gpu(ctx, original, None, None, x, outcome.output, entry, name))
 
 
 def test_nonstrict_trace_on_fp4_quantize(pcgkit_case, target):

@@ -3,7 +3,8 @@
 FlashInfer 0.6.12 added `@torch.library.custom_op("flashinfer::fp4_quantize")` around its Python
 `fp4_quantize` (quantization/fp4_quantization.py); up to 0.7.0 the op forwards positionally into a
 signature whose 7th parameter is is_global_scale_inversed (broken when run: see the expectations),
-0.7.1 forwards by keyword. The public name
+0.7.1 forwards by keyword: the argument audit (pcgkit.fp4.argaudit) runs the op's body over a recording
+kernel and finds it on any machine, so 0.6.12-0.7.0.post1 are `traces-but-fails`. The public name
 `flashinfer.fp4_quantize` is still the plain Python function (mode 1 still reproduces through it),
 so the fix only helps a caller that calls the op. This case calls SGLang's dense path with the
 public name `flashinfer.fp4_quantize` pointed at the op, as a caller would (only that name: the op's
@@ -21,6 +22,8 @@ from pcgkit.harness.casekit import CaseContext, NotApplicable
 from pcgkit.harness.tracing import trace
 from pcgkit.values.trace import TraceOutcome
 from pcgkit.verdicts.fixmodes import FIX_UPSTREAM_OP as MODE
+
+ENTRY = "torch.ops.flashinfer.fp4_quantize"
 
 
 def upstream_op():
@@ -49,8 +52,8 @@ def reproduce(ctx: CaseContext) -> TraceOutcome:
     if not outcome.traced:
         return outcome
     if not outcome.executed:
-        return dataclasses.replace(outcome, output=check_simulated(ctx, op))
-    return dataclasses.replace(outcome, output=check_on_gpu(ctx, original, op, op, x, outcome.output))
+        return dataclasses.replace(outcome, output=check_simulated(ctx, op, op, ENTRY))
+    return dataclasses.replace(outcome, output=check_on_gpu(ctx, original, op, op, x, outcome.output, op, ENTRY))
 
 
 def test_upstream_op_fix(pcgkit_case, target):

@@ -405,7 +405,24 @@ def blocks() -> dict[str, dict[str, Callable[[], str]]]:
         "docs/reference/cases.md": {"catalog": lambda: render_catalog(catalog.CATALOG)},
         "docs/reference/certificate.md": {"certificate-counts": render_certificate_counts},
         "reports/samples/README.md": {"samples": lambda: render_samples(load_samples())},
+        "docs/ci.md": {"nightly-cost": render_nightly_cost},
     }
+
+
+def render_nightly_cost() -> str:
+    """The default plan's night with SM120 runners (pcgkit.ci.costs), derived from the committed measurements."""
+    import argparse
+
+    from pcgkit.ci.costs import render_table
+    from pcgkit.ci.plan import plan_ci
+    from pcgkit.commands.ci import nightly_cost_of
+    from pcgkit.matrix import pins as pins_mod
+    from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
+
+    cells = planned_cells(argparse.Namespace(matrix=str(DEFAULT_MATRIX_FILE), pins=str(pins_mod.DEFAULT_PINS_FILE), cell=None))
+    plan = plan_ci(cells, {"sm120": ("self-hosted", "linux", "sm120")})
+    return "\n".join(["`bin/pcgkit ci github --runner-labels sm120=self-hosted,linux,sm120` on the default matrix:", "",
+                      *render_table(nightly_cost_of(plan))]) + "\n"
 
 
 def render_certificate_counts() -> str:

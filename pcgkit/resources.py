@@ -79,6 +79,13 @@ def workspace_root() -> Path:
     return checkout_root() or Path.cwd()
 
 
+def samples_dir() -> Path:
+    """reports/samples/: the committed samples (a checkout only; an installed wheel has none: an empty path
+    that globs to nothing)."""
+    root = checkout_root()
+    return root / "reports" / "samples" if root is not None else Path.cwd() / "reports" / "samples"
+
+
 def default_envs_root() -> Path:
     return workspace_root() / ".pcgkit" / "envs"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -282,3 +283,25 @@ def test_error_and_skipped_verdicts_are_not_measurements():
          "simulated": True, "device": "simulated SM120", "verdicts": {"sglang-compile-sm120": "reproduced"}},
     ]}
     assert [(m.cell, m.verdict) for m in parse_snapshot(data)] == [("sglang-0.5.8.post1", "reproduced")]
+
+
+def test_the_op_is_fixed_only_above_the_newest_release_whose_call_path_fails():
+    """A release that only traced (an old `fixed`) below one measured traces-but-fails is never the op's first
+    fixed release: the statements and the FlashInfer upgrade name the first release above the failure."""
+    from pcgkit.advice.summary import flashinfer_fixed
+
+    op = "fix-upstream-op"
+    evidence = dataclasses.replace(EVIDENCE, measurements=EVIDENCE.measurements + (
+        _m("s-0.5.16", "0.5.16", "0.6.14", "fixed", case=op),  # traced, measured before the audit
+        _m("fi-0.7.0", None, "0.7.0", "traces-but-fails", case=op),
+        _m("fi-0.7.1", None, "0.7.1", "fixed", case=op),
+        _m("fi-0.7.0", None, "0.7.0", "reproduced", case="mode1"),
+        _m("fi-0.7.1", None, "0.7.1", "reproduced", case="mode1"),
+    ))
+    evidence = dataclasses.replace(evidence, measurements=tuple(
+        dataclasses.replace(m, verdict="traces-but-fails") if (m.cell, m.case) == ("fi-0.6.12", op) else m
+        for m in evidence.measurements))
+    statement = flashinfer_fixed(evidence)
+    assert statement is not None and "traces from 0.7.1 (fix-upstream-op, measured 0.7.1)" in statement.text
+    upgrade = advise(Versions(flashinfer="0.6.12"), "sm120", evidence).upgrade
+    assert upgrade is not None and "upgrade to 0.7.1 or later" in upgrade.text and "0.6.14" not in upgrade.text

@@ -85,13 +85,27 @@ def test_load_expectations_from_a_file(tmp_path):
     )
 
 
-def test_a_target_limited_rule_only_binds_its_targets():
-    """FlashInfer 0.7.0's upstream op: drifted when it runs on a GPU, fixed when only traced (simulated)."""
-    rules = load_expectations()
+def test_a_target_limited_rule_only_binds_its_targets(tmp_path):
+    """A rule limited to GPU targets binds there; the simulated target falls through to the next rule."""
+    path = tmp_path / "expectations.toml"
+    path.write_text(
+        '[[rule]]\nmode = "fix-upstream-op"\nexpect = "drifted"\nwhen = { "flashinfer-python" = ">=0.6.12" }\n'
+        'targets = ["gpu", "sm120"]\nwhy = "on a GPU"\n\n'
+        '[[rule]]\nmode = "fix-upstream-op"\nexpect = "fixed"\nwhen = { "flashinfer-python" = ">=0.6.12" }\nwhy = "traced"\n'
+    )
+    rules = load_expectations(path)
     versions = {"flashinfer-python": "0.7.0", "torch": "2.11.0"}
     assert expected_for("fix-upstream-op", versions, rules, "gpu").expect is Verdict.DRIFTED
     assert expected_for("fix-upstream-op", versions, rules, "sim-sm120").expect is Verdict.FIXED
-    assert expected_for("fix-upstream-op", {**versions, "flashinfer-python": "0.7.4"}, rules, "gpu").expect is Verdict.FIXED
+
+
+def test_the_upstream_op_traces_but_fails_through_0_7_0_on_every_target():
+    """FlashInfer 0.6.12-0.7.0.post1's op misbinds enable_pdl (argument audit, any target); 0.7.1 is fixed."""
+    rules = load_expectations()
+    versions = {"flashinfer-python": "0.7.0", "torch": "2.11.0"}
+    for target in ("gpu", "sim-sm120", "sm120"):
+        assert expected_for("fix-upstream-op", versions, rules, target).expect is Verdict.TRACES_BUT_FAILS
+    assert expected_for("fix-upstream-op", {**versions, "flashinfer-python": "0.7.1"}, rules, "gpu").expect is Verdict.FIXED
 
 
 def test_expectation_is_frozen():

@@ -30,11 +30,30 @@ def test_fix_mode_ids_do_not_collide_with_failure_modes():
     assert set(all_modes()) == set(MODES) | set(FIX_MODES) | set(SGLANG_MODES) | {E2E_MODE.id, CONTROL_MODE.id}
 
 
-def test_clean_trace_is_fixed_with_the_modes_reason():
-    """A clean trace is `fixed`; fix-no-fullgraph says it traced under fullgraph=False."""
-    assert classify(FIX_CUSTOM_OP, _outcome(True))[0] is Verdict.FIXED
-    verdict, reason = classify(FIX_NO_FULLGRAPH, _outcome(True))
+RAN = RunCheck(compared=False, problem=None, ran="argument audit", numbers="numbers not checked: needs SM100+")
+
+
+def test_clean_trace_whose_call_path_ran_is_fixed_with_the_modes_reason():
+    """A clean trace whose call path ran is `fixed`; fix-no-fullgraph says it traced under fullgraph=False."""
+    verdict, reason = classify(FIX_CUSTOM_OP, _outcome(True, output=RAN))
+    assert verdict is Verdict.FIXED and "argument audit" in reason and "numbers not checked" in reason
+    verdict, reason = classify(FIX_NO_FULLGRAPH, _outcome(True, output=RAN))
     assert verdict is Verdict.FIXED and "fullgraph=False" in reason
+
+
+def test_a_fix_that_only_traced_is_never_fixed():
+    """A fix case that traced but brought no run check, or one whose call path did not run, is a kit `error`."""
+    assert classify(FIX_CUSTOM_OP, _outcome(True))[0] is Verdict.ERROR
+    not_run = RunCheck(compared=False, problem=None)
+    assert classify(FIX_CUSTOM_OP, _outcome(True, output=not_run))[0] is Verdict.ERROR
+
+
+def test_a_run_failure_is_traces_but_fails_and_outranks_a_shape_problem():
+    """A call path that fails when run is `traces-but-fails`, naming the failure."""
+    failed = RunCheck(compared=False, problem="fake disagrees", ran="argument audit",
+                      run_failure="enable_pdl reaches is_global_scale_inversed")
+    verdict, reason = classify(FIX_CUSTOM_OP, _outcome(True, output=failed))
+    assert verdict is Verdict.TRACES_BUT_FAILS and "is_global_scale_inversed" in reason
 
 
 def test_compiled_run_disagreeing_with_eager_is_drifted():
@@ -46,7 +65,7 @@ def test_compiled_run_disagreeing_with_eager_is_drifted():
 
 def test_uncompared_run_stays_fixed_and_says_why():
     """A RunCheck that could not compare (empty kernel) keeps `fixed` and carries its note."""
-    outcome = _outcome(True, output=RunCheck(compared=False, problem=None, note="kernel empty below sm_100"))
+    outcome = _outcome(True, output=RunCheck(compared=False, problem=None, note="kernel empty below sm_100", ran="GPU"))
     verdict, reason = classify(FIX_CUSTOM_OP, outcome)
     assert verdict is Verdict.FIXED and "sm_100" in reason
 
@@ -146,4 +165,17 @@ def test_nonstrict_trace_other_failures_are_news_and_a_clean_trace_is_fixed():
 
     assert classify(FIX_NONSTRICT_TRACE, _outcome(False, NONSTRICT_FAKE_RUN_FAILED))[0] is Verdict.DRIFTED
     assert classify(FIX_NONSTRICT_TRACE, _outcome(False, _signature("RuntimeError", "nonstrict_trace")))[0] is Verdict.DRIFTED
-    assert classify(FIX_NONSTRICT_TRACE, _outcome(True))[0] is Verdict.FIXED
+    assert classify(FIX_NONSTRICT_TRACE, _outcome(True, output=RAN))[0] is Verdict.FIXED
+
+
+def test_junit_properties_say_what_fixed_rests_on():
+    """A result with an argument audit and a numbers record carries both as flat JUnit properties."""
+    from pcgkit.verdicts.result import CaseResult
+
+    result = CaseResult("fix-upstream-op", "sim-sm120", Verdict.TRACES_BUT_FAILS, "r", {"label": "sim"}, {}, 0.1,
+                        evidence={"argument_audit": {"passed": False, "findings": ["enable_pdl lands in x"]},
+                                  "numbers": {"checked": False, "status": "not run: needs SM100+", "found": "no GPU"}})
+    props = dict(result.junit_properties())
+    assert props["pcgkit.verdict"] == "traces-but-fails"
+    assert props["pcgkit.argument_audit"] == "enable_pdl lands in x"
+    assert props["pcgkit.numbers"] == "not run: needs SM100+ (found no GPU)"

@@ -1,5 +1,5 @@
 """The default matrix at its baseline: the 21-cell run of 2026-11-29's 2 failures and 2 errors are each
-recorded (a drift with its reason, two expected-uninstallable cells with the upstream link), so the
+recorded (a drift with its reason, two cannot-run cells with the upstream link), so the
 same results make no red cell; a cell that contradicts an expectation still does."""
 
 from __future__ import annotations
@@ -67,12 +67,12 @@ def test_other_install_failures_and_contradicting_cells_stay_red(capsys):
     ran = CellOutcome(Cell("y", flashinfer="0.4.1", torch="2.8.0"), RAN, 9.0)
     assert unexpectedly_installed(ran, rules) is not None
     problems = cli.cell_problems([_error_cell("z", "0.4.1", "unknown version: apache-tvm-ffi==0.1.0b15 missing"), ran])
-    assert len(problems) == 1 and "installed although expected-uninstallable" in problems[0]
-    assert "z: expected-uninstallable" in capsys.readouterr().out
+    assert len(problems) == 1 and "installed although cannot-run" in problems[0]
+    assert "z: cannot-run" in capsys.readouterr().out
 
 
 def test_merged_junit_reports_expected_uninstallable_as_skipped(tmp_path: Path):
-    """In the merged JUnit an expected-uninstallable cell is a skip carrying the reason; another error stays an error."""
+    """In the merged JUnit a cannot-run cell is a skip carrying the reason; another error stays an error."""
     known = _error_cell("known", "0.4.0", "unknown version: flashinfer-python==0.4.0 depends on apache-tvm-ffi==0.1.0b15")
     other = _error_cell("other", "0.6.1", "network: failed to fetch")
     for o in (known, other):
@@ -80,19 +80,20 @@ def test_merged_junit_reports_expected_uninstallable_as_skipped(tmp_path: Path):
     suites = {s.name: s for s in merge([known, other], tmp_path)}
     (case_known,) = list(suites["pcgkit-matrix[cell=known]"])
     (case_other,) = list(suites["pcgkit-matrix[cell=other]"])
-    assert isinstance(case_known.result[0], Skipped) and "expected-uninstallable" in case_known.result[0].message
+    assert isinstance(case_known.result[0], Skipped) and "cannot-run" in case_known.result[0].message
     assert isinstance(case_other.result[0], Error)
 
 
-@pytest.mark.parametrize("field", ["when", "match", "why", "link"])
+@pytest.mark.parametrize("field", ["when", "match", "why", "link", "tried", "retry-days"])
 def test_uninstallable_entry_without_reason_or_link_is_rejected(field):
-    """Every expected-uninstallable entry must say when, what failure, why and where upstream."""
+    """Every cannot-run entry must say when, what failure, why, where upstream, when last tried and how often to retry."""
     from pcgkit.matrix.uninstallable import parse_uninstallable
 
-    entry = {"when": '{ "torch" = "<1" }', "match": '"x"', "why": '"w"', "link": '"l"'}
+    entry = {"when": '{ "torch" = "<1" }', "match": '"x"', "why": '"w"', "link": '"l"', "tried": "2026-12-05",
+             "retry-days": "7"}
     del entry[field]
     with pytest.raises(ValueError, match=f"lacks {field}"):
-        parse_uninstallable("[[uninstallable]]\n" + "\n".join(f"{k} = {v}" for k, v in entry.items()))
+        parse_uninstallable("[[cannot-run]]\n" + "\n".join(f"{k} = {v}" for k, v in entry.items()))
 
 
 def test_a_drift_the_baseline_records_is_xfail_an_unrecorded_one_fails():

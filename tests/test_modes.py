@@ -136,3 +136,13 @@ def test_mode_is_frozen():
     """A Mode is a declared judging rule: it cannot be edited at run time."""
     with pytest.raises(dataclasses.FrozenInstanceError):
         MODE1.title = "edited"  # type: ignore[misc]
+
+
+def test_mode1_verdict_names_the_frame_reached_get_cuda_path_without_cuda_home(captured_messages):
+    """Without CUDA_HOME the trace dies in get_cuda_path (`which nvcc`): the verdict says so, never get_cuda_version."""
+    sig = _signature(captured_messages[("2.9.1", "mode1")])
+    at_path = dataclasses.replace(sig, innermost_library_frame=Frame("flashinfer/jit/cpp_ext.py", 49, "get_cuda_path"))
+    verdict, reason = classify(MODE1, _outcome(at_path))
+    assert verdict is Verdict.REPRODUCED and "get_cuda_path -> subprocess (which nvcc" in reason
+    assert "get_cuda_version" not in reason
+    assert "get_cuda_version -> subprocess (nvcc --version)" in classify(MODE1, _outcome(sig))[1]

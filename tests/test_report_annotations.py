@@ -1,5 +1,5 @@
 """What other stages add to a report cell, as compat.md and the dashboard show it: where it ran, the input it
-was read from, disagreements flagged in the grid, expected-uninstallable cells labelled as expected."""
+was read from, disagreements flagged in the grid, cannot-run cells labelled as such."""
 
 from __future__ import annotations
 
@@ -21,11 +21,13 @@ from pcgkit.verdicts.modes import MODES
 from pcgkit.verdicts.result import CaseResult
 
 RULES = parse_uninstallable('''
-[[uninstallable]]
+[[cannot-run]]
 when = { "flashinfer-python" = ">=0.4.0,<=0.4.1" }
 match = "apache-tvm-ffi==0.1.0b15"
 why = "flashinfer-python 0.4.x pins a pre-release the index no longer serves"
 link = "https://github.com/flashinfer-ai/flashinfer/issues/1962"
+tried = 2026-12-05
+retry-days = 7
 ''')
 GPU_BOX = Where(host="gpu-box", runner_labels=("self-hosted", "h200"), backend="docker",
                 image="lmsysorg/sglang:v0.5.12", image_digest="sha256:abc", device="NVIDIA H200 (compute capability 9.0)")
@@ -60,17 +62,17 @@ def report():
 def test_expected_uninstallable_needs_both_the_versions_and_the_failure_text():
     """The recorded failure at covered versions is expected; another failure at the same versions stays an error."""
     cells = {c.id: c for c in report().cells}
-    assert cells["sglang-0.5.4"].expected.startswith("expected-uninstallable: flashinfer-python 0.4.x")
+    assert cells["sglang-0.5.4"].expected.startswith("cannot-run: flashinfer-python 0.4.x")
     assert cells["broken"].expected == "" and cells["here"].expected == ""
 
 
 def test_compat_md_labels_expected_cells_apart_from_errors_and_shows_where_and_source():
     """Header counts them apart; their own section (not 'Error cells'); details say where it ran and what was read."""
     text = render_markdown(report())
-    assert "4 cells, 2 with verdicts, 1 error cells, 1 expected-uninstallable" in text
+    assert "4 cells, 2 with verdicts, 1 error cells, 1 cannot-run" in text
     errors = text.split("## Error cells")[1].split("##")[0]
     assert "`broken`" in errors and "sglang-0.5.4" not in errors
-    assert "## Expected-uninstallable cells" in text and "⊘ `sglang-0.5.4`" in text
+    assert "## Cells that cannot run" in text and "⊘ `sglang-0.5.4`" in text
     grid_row = next(line for line in text.splitlines() if line.startswith("| `sglang-0.5.4`"))
     assert "⊘" in grid_row and "!" not in grid_row and "| expected |" in grid_row
     assert "- ran on: gpu-box[self-hosted,h200] / docker; image lmsysorg/sglang:v0.5.12 (sha256:abc)" in text
@@ -94,7 +96,7 @@ def test_dashboard_grid_flags_disagreements_and_carries_where_in_the_sidecar():
     assert page.html.count(" disagree\" data-case=\"mode1\"") == 2
     assert "disagrees: simulated-vs-real (verdict differ)" in page.html
     assert 'data-machine="gpu-box[self-hosted,h200]/docker"' in page.html and ">Ran on <select" in page.html
-    assert 'data-verdict="expected-uninstallable"' in page.html and 'id="count-expected">1 expected' in page.html
+    assert 'data-verdict="cannot-run"' in page.html and 'id="count-expected">1 cannot-run' in page.html
     sidecar = json.loads(page.sidecars["index.files/cells/0.js"].split(", ", 1)[1].removesuffix(");\n"))
     assert sidecar["where_line"] == where_line(GPU_BOX.to_dict())
     assert sidecar["source_line"] == "artifacts/h200.tar.gz: here/cell.json"
@@ -107,4 +109,4 @@ def test_publish_labels_expected_cells_from_a_compat_document_without_outcomes(t
     published, paths = publish(plain, tmp_path, names=("json",), uninstallable=RULES)
     assert [c.id for c in published.cells if c.expected] == ["sglang-0.5.4"]
     cells = {c["id"]: c for c in json.loads(paths["json"][0].read_text())["cells"]}
-    assert cells["sglang-0.5.4"]["expected"].startswith("expected-uninstallable") and not cells["broken"].get("expected")
+    assert cells["sglang-0.5.4"]["expected"].startswith("cannot-run") and not cells["broken"].get("expected")

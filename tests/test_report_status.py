@@ -40,3 +40,36 @@ def test_not_run_cells_are_listed_with_their_reason_and_do_not_fail_the_report(t
     status = report(tmp_path, not_run=[("seed@sm120", "job on runner [self-hosted,sm120] delivered no result (job queued)")])
     text = (tmp_path / "compat.md").read_text()
     assert status == plain and "`seed@sm120` (not run): job on runner [self-hosted,sm120] delivered no result (job queued)" in text
+
+
+def test_badge_and_exit_code_agree_on_error_entries_and_cannot_run_cells(tmp_path):
+    """A cell that ran with an error entry counts as an error on the badge and in the exit code; a cannot-run
+    cell counts apart and leaves the exit code 0."""
+    write_cells(tmp_path / "a")
+    assert report(tmp_path / "a") == 0
+    page = (tmp_path / "a" / "index.html").read_text()
+    assert 'id="count-error"' in page and '>0 error<' in page and 'id="count-expected">1 cannot-run<' in page
+    broken = tuple(CaseResult(m, "sim-sm120", Verdict.ERROR if m == "mode1" else Verdict.REPRODUCED, "import failed",
+                              {"label": "sim", "simulated": True}, {}, 1.0) for m in MODES)
+    write_outcome(tmp_path / "a" / "matrix" / "cells" / "half" / CELL_FILE,
+                  CellOutcome(Cell("half", flashinfer="0.5.3", torch="2.9.1"), RAN, 5.0, results=broken))
+    assert report(tmp_path / "a") == 3
+    assert '>1 error<' in (tmp_path / "a" / "index.html").read_text()
+    assert "(error entries): mode1: import failed" in (tmp_path / "a" / "compat.md").read_text()
+
+
+def test_over_puts_rerun_cells_in_place_of_a_compat_json_and_keeps_the_others(tmp_path):
+    """`report --over`: a re-run cell replaces the same cell of the compat.json; the others stay as measured."""
+    import json
+
+    write_cells(tmp_path / "a")
+    report(tmp_path / "a")
+    fixed = tuple(CaseResult(m, "sim-sm120", Verdict.FIXED, "traced", {"label": "sim", "simulated": True},
+                             {"flashinfer-python": "0.4.1"}, 1.0) for m in MODES)
+    write_outcome(tmp_path / "b" / "matrix" / "cells" / "tvm" / CELL_FILE,
+                  CellOutcome(Cell("tvm", flashinfer="0.4.1", torch="2.8.0"), RAN, 3.0, results=fixed))
+    status = report(tmp_path / "b", over=tmp_path / "a" / "compat.json")
+    cells = {c["id"]: c for c in json.loads((tmp_path / "b" / "compat.json").read_text())["cells"]}
+    assert set(cells) == {"seed", "tvm"} and cells["tvm"]["status"] == "ran"
+    assert cells["seed"]["modes"]["mode1"]["verdict"] == "reproduced"
+    assert status == 1  # the re-run cell installed although recorded cannot-run: a change (CHANGED)

@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
+import re
 
 import pytest
 import tomllib
@@ -79,3 +81,49 @@ def test_upstream_walker_flags_unsourced_entries():
     problems = upstream_file_problems({"link": [{"id": "nope"}], "workaround": [{"what": "w", "cases": ["x"]}],
                                        "dead_end": [{"case": "y", "links": ["nope"]}], "fixed_in": []}, set(), set())
     assert len(problems) == 5
+
+
+# A statement claims a release works when it names it after one of these (up to the next ')' or ';').
+_WORKS_CLAIM = re.compile(r"(?:traces from|fixed in|fixed from|runs from|upgrade to|measured fixed)\b([^);]*)")
+_RELEASE = re.compile(r"\b\d+\.\d+\.\d+(?:\.post\d+)?\b")
+_PINS = re.compile(r"\((?:sglang|flashinfer) [^()]*\)")  # a cell's pins, "(sglang 0.5.13, flashinfer 0.6.12, ...)"
+
+
+def _claimed_working(text: str) -> set[str]:
+    return {v for span in _WORKS_CLAIM.findall(_PINS.sub("", text)) for v in _RELEASE.findall(span)}
+
+
+def _op_broken_below(evidence, first_working: str):
+    """The evidence with every fix-upstream-op measurement below `first_working` turned `traces-but-fails`
+    (what the argument audit measures on 0.6.12-0.7.0.post1), and those releases."""
+    from pcgkit.advice.model import FLASHINFER_OP_CASE
+    from pcgkit.sglang.releases import version_key
+
+    broken: set[str] = set()
+    measurements = []
+    for m in evidence.measurements:
+        if (m.case == FLASHINFER_OP_CASE and m.versions.flashinfer and m.verdict in ("fixed", "traces-but-fails")
+                and version_key(m.versions.flashinfer) < version_key(first_working)):
+            m = dataclasses.replace(m, verdict="traces-but-fails")
+            broken.add(m.versions.flashinfer)
+        measurements.append(m)
+    return dataclasses.replace(evidence, measurements=tuple(measurements)), broken
+
+
+def test_no_statement_says_fixed_where_the_run_failed():
+    """Where the op traces but its call path fails (traces-but-fails), no statement of the walk names that
+    release as one where it traces, is fixed, or as an upgrade target."""
+    evidence, broken = _op_broken_below(load_evidence(), "0.7.1")
+    assert broken, "the committed evidence has no fix-upstream-op measurement below 0.7.1 to turn"
+    wrong = [(sorted(_claimed_working(s.text) & broken), s.text[:200]) for s in _every_statement(evidence)
+             if _claimed_working(s.text) & broken]
+    assert wrong == []
+
+
+def test_the_claim_reader_finds_a_planted_false_claim():
+    """The reader above sees a release named as working, in each phrasing the statements use (so it can fail)."""
+    assert _claimed_working("`torch.ops.flashinfer.fp4_quantize` traces from 0.6.12 (fix-upstream-op, measured "
+                            "0.6.12, 0.7.0): callers must switch") == {"0.6.12", "0.7.0"}
+    assert _claimed_working("so upgrade to 0.6.18.post1 or later and call the op.") == {"0.6.18.post1"}
+    assert _claimed_working("reproduces on every measured release through 0.6.11; nothing else") == set()
+    assert _claimed_working("sglang-compile-sm120 fixed in cell s (sglang 0.5.13, flashinfer 0.6.12, torch 2.11.0)") == set()

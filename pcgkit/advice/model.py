@@ -31,6 +31,7 @@ from pcgkit.advice.values import (
 from pcgkit.sglang import facts as sglang_facts
 from pcgkit.sglang.case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120
 from pcgkit.sglang.releases import ReleaseFacts, version_key
+from pcgkit.values.verdict import BROKEN
 from pcgkit.verdicts.fixmodes import FIX_UPSTREAM_OP
 from pcgkit.verdicts.modes import MODE1
 
@@ -42,7 +43,7 @@ FLASHINFER_OP_CASE = FIX_UPSTREAM_OP.id  # torch.ops.flashinfer.fp4_quantize und
 PIECEWISE_SCOPE_READ = "sglang-piecewise-scope"
 COST_FILE = "fixtures/measurements/piecewise-cost.json"
 
-_BROKEN = ("reproduced", "drifted")
+_BROKEN = BROKEN
 _CLEAN = ("fixed", "not-applicable")
 
 
@@ -84,6 +85,14 @@ def _state(verdicts: Iterable[str]) -> str:
     if found & set(_CLEAN):
         return NOT_AFFECTED
     return UNKNOWN
+
+
+def fixed_after_last_broken(grouped: dict[str, list[Measurement]]) -> list[str]:
+    """Releases measured `fixed` above the newest release measured broken (traces-but-fails included), oldest
+    first: a release that only traced is not "fixed from" while a later one fails to run. Pure."""
+    broken = [r for r, ms in grouped.items() if any(m.verdict in _BROKEN for m in ms)]
+    return [r for r, ms in grouped.items() if any(m.verdict == "fixed" for m in ms)
+            and (not broken or version_key(r) > version_key(broken[-1]))]
 
 
 def by_release(measurements: Iterable[Measurement], axis: str) -> dict[str, list[Measurement]]:
@@ -266,7 +275,7 @@ def _upgrade_flashinfer(release: str, arch: str, evidence: Evidence) -> Statemen
     public = _measured(evidence, FLASHINFER_CASE, arch, "flashinfer")
     op = _measured(evidence, FLASHINFER_OP_CASE, arch, "flashinfer")
     public_fixed = [r for r, ms in public.items() if any(m.verdict == "fixed" for m in ms)]
-    op_fixed = [r for r, ms in op.items() if any(m.verdict == "fixed" for m in ms)]
+    op_fixed = fixed_after_last_broken(op)
     parts, used = [], []
     if public_fixed:
         parts.append(f"The public `flashinfer.fp4_quantize` traces from FlashInfer {public_fixed[0]} "

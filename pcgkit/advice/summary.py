@@ -14,14 +14,16 @@ from pcgkit.advice.model import (
     SGLANG_CASE_BY_ARCH,
     by_release,
     cell_source,
+    fixed_after_last_broken,
     release_range,
     sim_label,
     table_source,
 )
 from pcgkit.advice.values import MEASUREMENT, UPSTREAM, Evidence, Measurement, Source, Statement, UpstreamRead
 from pcgkit.sglang.releases import version_key
+from pcgkit.values.verdict import BROKEN
 
-_BROKEN = ("reproduced", "drifted")
+_BROKEN = BROKEN
 
 
 def _read_source(read: UpstreamRead) -> Source:
@@ -63,7 +65,7 @@ def flashinfer_fixed(evidence: Evidence, arch: str = "sm120") -> Statement | Non
     if not public:
         return None
     public_fixed = [r for r, ms in public.items() if any(m.verdict == "fixed" for m in ms)]
-    op_fixed = [r for r, ms in op.items() if any(m.verdict == "fixed" for m in ms)]
+    op_fixed = fixed_after_last_broken(op)
     releases = list(public)
     text = (f"FlashInfer ({FLASHINFER_CASE}, {sim_label(m for ms in public.values() for m in ms)} {arch.upper()}): the public "
             f"`flashinfer.fp4_quantize` " + (f"traces from {public_fixed[0]}" if public_fixed else

@@ -68,8 +68,9 @@ class Statement:
         if not self.sources:
             raise ValueError(f"a statement without a source: {self.text!r}")
 
-    def cite_short(self) -> str:
-        """The sources in a few words for tight places (README box, drafts): kind, what, the date."""
+    def cite_short(self, say_simulated: bool = True) -> str:
+        """The sources in a few words for tight places (README box, drafts): kind, what, the date. say_simulated
+        False where the page already says it once (an issue draft's note)."""
         parts = []
         for source in self.sources:
             if source.kind == CELLS:
@@ -80,7 +81,7 @@ class Statement:
                 parts.append(f"{source.ref.split(' (')[0]} as of {source.as_of}")
             else:
                 parts.append(f"{source.ref.split(' (')[0]}, {source.as_of}")
-        return "; ".join(dict.fromkeys(parts)) + ("; simulated" if self.simulated else "")
+        return "; ".join(dict.fromkeys(parts)) + ("; simulated" if self.simulated and say_simulated else "")
 
     def to_dict(self) -> dict:
         return {"topic": self.topic, "text": self.text, "simulated": self.simulated,

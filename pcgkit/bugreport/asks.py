@@ -18,6 +18,7 @@ from pcgkit.advice.summary import flashinfer_fixed, mode2_condition, sglang_fixe
 from pcgkit.advice.values import CELLS, UPSTREAM, Evidence, Source, Statement, UpstreamRead
 from pcgkit.sglang import facts as sglang_facts
 from pcgkit.sglang.releases import version_key
+from pcgkit.values.verdict import BROKEN
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,7 +39,7 @@ def _cite(read: UpstreamRead | None) -> str:
 
 def _last_broken_sglang(evidence: Evidence) -> str | None:
     broken = [m.versions.sglang for m in evidence.measurements
-              if m.case == "sglang-compile-sm120" and m.verdict in ("reproduced", "drifted") and m.versions.sglang]
+              if m.case == "sglang-compile-sm120" and m.verdict in BROKEN and m.versions.sglang]
     return max(broken, key=version_key) if broken else None
 
 
@@ -75,7 +76,7 @@ def _sglang(evidence: Evidence) -> Ask | None:
     thread = evidence.read("sglang-23386")
     fixed = [m for m in evidence.measurements if m.case == "sglang-compile-sm120" and m.verdict == "fixed" and m.versions.sglang]
     broken = [m for m in evidence.measurements if m.case == "sglang-compile-sm120"
-              and m.verdict in ("reproduced", "drifted") and m.versions.sglang]
+              and m.verdict in BROKEN and m.versions.sglang]
     if not fixed or not broken:
         return Ask("SGLang's NVFP4 activation quantize under piecewise CUDA graphs (SM120)", (measured,))
     first = min((m.versions.sglang for m in fixed if m.versions.sglang), key=version_key)
@@ -99,7 +100,7 @@ def _sglang(evidence: Evidence) -> Ask | None:
 
 def _pytorch(evidence: Evidence) -> Ask | None:
     doc, request = evidence.read("pytorch-fullgraph-doc"), evidence.read("pytorch-144908")
-    mode4 = [m for m in evidence.measurements if m.case == "mode4" and m.verdict in ("reproduced", "drifted")]
+    mode4 = [m for m in evidence.measurements if m.case == "mode4" and m.verdict in BROKEN]
     if doc is None or not mode4:
         return None
     torches = sorted({m.versions.torch for m in mode4 if m.versions.torch}, key=version_key)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from packaging.version import InvalidVersion, Version
 
@@ -59,6 +59,9 @@ class MeasuredCell:
 
     @property
     def where(self) -> str:
+        """Versions, and the device when it is real (a simulated result is said once, in the draft's note)."""
+        if self.result.simulated:
+            return self.versions_label
         return f"{self.versions_label}; {self.result.device.get('label', '?')}"
 
 
@@ -120,7 +123,13 @@ def matrix_ranges(report, target: str, upstream, source: str = "compat.json") ->
 
     project = upstream.project(target)
     wanted = [BASE_MODE] + [c for c in (project.cases if project else ()) if c != BASE_MODE]
-    lines = tuple(f"{case}: {describe(report.attribution[case])} [{evidence_label(report, case)}]"
+    overall = evidence_label(report)
+
+    def label(case: str) -> str:  # the device evidence, said per case only where it differs from the whole matrix's
+        own = evidence_label(report, case)
+        return "" if own == overall else f" [{own}]"
+
+    lines = tuple(f"{case}: {describe(report.attribution[case])}{label(case)}"
                   for case in wanted if case in report.attribution and report.attribution[case].cells)
     ran = [c for c in report.cells if not c.is_error]
     over = []
@@ -128,7 +137,9 @@ def matrix_ranges(report, target: str, upstream, source: str = "compat.json") ->
         values = sorted({v for c in ran if (v := c.axis_value(axis))}, key=_version_key)
         if values:  # only over releases some cell ran, the others between them named (pcgkit.util.ranges)
             over.append(f"{axis_name(axis)} {measured_ranges(report.releases.get(axis, ()), values)}")
-    return MatrixRanges(source, ", ".join(over) + f"; {evidence_label(report)}", lines)
+    ran_simulated = all(c.simulated for c in ran)  # then the draft's note says it, once
+    cells = f"{len(ran)} cell{'s' if len(ran) != 1 else ''}" if ran_simulated else overall
+    return MatrixRanges(source, ", ".join(over) + f"; {cells}", lines)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,6 +161,9 @@ class Draft:
     known_links: tuple = ()  # pcgkit.report.upstream.Link: already filed upstream, cite rather than re-file
     ask: Ask | None = None  # what is asked, first, with the measured range behind it (pcgkit.bugreport.asks)
     compact: bool = False  # set when the full body would pass GitHub's limit: per-cell tables and extras dropped
+    measured_line: str = ""  # the target's case over the target's releases, in one line
+    pinned: str = ""  # the target release the draft quotes and pins (the newest that still fails, unless given)
+    repro_command: str = ""  # how to export the quoted cell's repro (`pcgkit repro mode1 --cell ID`), when known
 
     @property
     def shown_cells(self) -> tuple[tuple[MeasuredCell, ...], int]:
@@ -170,7 +184,8 @@ class Draft:
         """One line of the versions that matter and the device; the full capture travels as an attachment."""
         v = self.primary.versions
         parts = [f"{k} {v[k]}" for k in ("torch", "torch_cuda", "flashinfer-python", "sglang", "python") if v.get(k)]
-        return f"{', '.join(parts)}; device: {self.primary.device.get('label', '?')}"
+        device = "no GPU (see the note below)" if self.primary.simulated else self.primary.device.get("label", "?")
+        return f"{', '.join(parts)}; device: {device}"
 
     @property
     def repro_shape(self) -> tuple[int, int]:
@@ -198,24 +213,53 @@ def build_draft(
     matrix: MatrixRanges | None = None,
     known_links: Sequence = (),
     ask: Ask | None = None,
+    pin: str | None = None,
+    releases: Mapping[str, Sequence[str]] | None = None,
 ) -> Draft:
-    """The draft's content from measured results only. Pure."""
+    """The draft's content from measured results only. Pure.
+
+    pin: the target's release whose failing cell the draft quotes and pins (default: the newest release where
+    the target's case still fails, pcgkit.bugreport.evidence.newest_failing_release). Only cases of the target's
+    library are listed (an SGLang-level case is not FlashInfer's). releases: per axis, the releases a range may
+    span (its gaps are named)."""
+    from pcgkit.bugreport.evidence import TARGET_AXIS, TARGET_CASE, newest_failing_release
+
     if target not in TARGETS:
         raise UsageError(f"unknown target {target!r}: one of {', '.join(TARGETS)}")
+    results = [r for r in results if _family_of(r.mode) in TARGET_FAMILIES[target]]
     base = _judged(results, BASE_MODE)
     failing = [r for r in base if r.verdict in FAILING and r.signature is not None]
     if not failing:
         raise UsageError(f"no measured {BASE_MODE} failure in the results: there is no bug to report from them")
-    # Real hardware outranks the simulation as the quoted signature.
-    primary = sorted(failing, key=lambda r: (r.simulated, r.verdict is not Verdict.REPRODUCED))[0]
+    axis = TARGET_AXIS[target]
+    newest = newest_failing_release(results, target)
+    chosen = pin or newest
+    case = TARGET_CASE[target]
+    case_failing = {str(r.versions[axis]) for r in results
+                    if r.mode == case and r.verdict in FAILING and r.versions.get(axis)}
+    if pin is not None and pin not in case_failing:
+        raise UsageError(f"--pin {pin}: no measured {case} failure with {axis} {pin} in the results "
+                         f"(failing there: {', '.join(sorted(case_failing, key=_version_key)) or 'none'})")
+    # The chosen release's cell first, then real hardware before the simulation, reproduced before drifted,
+    # then the newest versions on every axis (the stack a maintainer would retry on).
+    # A release whose cell ran only its SGLang-level case: the mode-1 cell with the same FlashInfer and torch.
+    at_chosen = any(r.versions.get(axis) == chosen for r in failing)
+    ref = {} if at_chosen else next((r.versions for r in results if r.mode == case and r.versions.get(axis) == chosen), {})
+    stack = ("flashinfer-python", "torch") if ref else ()
+    primary = sorted(failing, key=lambda r: (r.versions.get(axis) != chosen,
+                                             any(r.versions.get(a) != ref.get(a) for a in stack), r.simulated,
+                                             r.verdict is not Verdict.REPRODUCED,
+                                             [_neg_key(r.versions.get(a)) for a in (axis, *AXIS_IDS)]))[0]
     unaffected = [r for r in base if r.verdict is Verdict.FIXED]
+    # The workarounds and other approaches as tried on the quoted cell (the matrix lines give their ranges).
+    same_cell = [r for r in results if r.versions == primary.versions] or list(results)
     workarounds = []
     for workaround in WORKAROUNDS:
-        cells = tuple(MeasuredCell(r) for r in _judged(results, workaround.mode))
+        cells = tuple(MeasuredCell(r) for r in _judged(same_cell, workaround.mode))
         workarounds.append((workaround, cells, tuple(_workaround_outcome(c.result) for c in cells)))
     known = {BASE_MODE} | {w.mode for w in WORKAROUNDS}
     others = tuple(
-        MeasuredCell(r) for r in sorted(results, key=lambda r: (r.mode, r.variant))
+        MeasuredCell(r) for r in sorted(same_cell, key=lambda r: (r.mode, r.variant))
         if r.mode not in known and r.verdict.is_bug_verdict
     )
     env_text = collect_env_text = None
@@ -242,7 +286,53 @@ def build_draft(
         matrix=matrix,
         known_links=tuple(known_links),
         ask=ask,
+        measured_line=measured_line(results, target, releases or {}),
+        pinned=str(primary.versions.get(axis) or ""),
     )
+
+
+# The catalog families whose cases are each target's library's (an SGLang-level case is not FlashInfer's).
+TARGET_FAMILIES: dict[str, frozenset[str]] = {
+    "flashinfer": frozenset({"failure", "fix"}),
+    "pytorch": frozenset({"failure", "fix"}),
+    "sglang": frozenset({"failure", "fix", "sglang", "e2e"}),
+}
+
+
+def _family_of(mode: str) -> str:
+    entry = catalog.entry(mode)
+    return entry.family.value if entry is not None else "other"
+
+
+def _neg_key(text: str | None):
+    """A sort key that puts newer versions first (None last)."""
+    if not text:
+        return (1, ())
+    try:
+        v = Version(str(text))
+        return (0, tuple(-x for x in v.release), 0 if v.post is None else -v.post)
+    except InvalidVersion:
+        return (0, (), 0)
+
+
+def measured_line(results: Sequence[CaseResult], target: str, releases: Mapping[str, Sequence[str]]) -> str:
+    """'mode1 fails on FlashInfer 0.5.0–0.7.4 (20 measured results); traces cleanly on no measured release' --
+    the target's case over the target's own releases, in one line. Pure."""
+    from pcgkit.bugreport.evidence import TARGET_AXIS, TARGET_CASE
+    from pcgkit.report.wording import axis_name
+
+    axis, case = TARGET_AXIS[target], TARGET_CASE[target]
+    judged = [r for r in results if r.mode == case and r.verdict.is_bug_verdict and r.versions.get(axis)]
+    if not judged:
+        return ""
+    fails = sorted({str(r.versions[axis]) for r in judged if r.verdict in FAILING}, key=_version_key)
+    fixed = sorted({str(r.versions[axis]) for r in judged if r.verdict is Verdict.FIXED}, key=_version_key)
+    span = releases.get(axis, ())
+    name = axis_name(axis)
+    fail_text = f"{name} {measured_ranges(span, fails)}" if fails else "no measured release"
+    fixed_text = f"{name} {measured_ranges(span, fixed)}" if fixed else "no measured release"
+    n = sum(1 for r in judged if r.verdict in FAILING)
+    return f"{case} fails on {fail_text} ({n} measured result{'s' if n != 1 else ''}); traces cleanly on {fixed_text}"
 
 
 def render_draft(draft: Draft) -> str:

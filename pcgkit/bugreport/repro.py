@@ -204,13 +204,28 @@ def render_script(plan: ReproPlan) -> str:
     )
 
 
-def render_readme(plan: ReproPlan) -> str:
+SIZE_MEASUREMENTS = "measurements/repro-size.json"  # under fixtures/: what installing a pin set downloads and takes
+
+
+def install_size(pins: Pins, measurements: dict | None = None) -> dict | None:
+    """The measured download and installed size of exactly these pins (fixtures/measurements/repro-size.json);
+    None when that set was not measured (the README then says so). Pure given `measurements`."""
+    import json
+
+    data = measurements if measurements is not None else json.loads(resources.fixture(SIZE_MEASUREMENTS).read_text())
+    wanted = sorted(pins.requirements)
+    return next((m for m in data.get("measurements", ())
+                 if sorted(m["requirements"]) == wanted and m["python"] == pins.python), None)
+
+
+def render_readme(plan: ReproPlan, measurements: dict | None = None) -> str:
     return render(
         "repro/README.md.j2",
         plan=plan,
         mode=plan.mode,
         pins=plan.pins,
         measured=plan.measured,
+        size=install_size(plan.pins, measurements),
         docker_image=DOCKER_IMAGE_FOR_PYTHON.get(plan.pins.python),
         kit_version=__version__,
     )

@@ -160,9 +160,14 @@ def gpu_jobs(plan: CiPlan) -> list[CellJob]:
     return [j for g in plan.groups if not g.runner.hosted for j in g.jobs]
 
 
-def gpu_wait_minutes(plan: CiPlan) -> int:
-    """Long enough for the slowest GPU job that starts at once; a runner that is offline never starts it."""
-    return max((j.timeout_minutes for j in gpu_jobs(plan)), default=0)
+def gpu_wait_minutes(plan: CiPlan, override: int | None = None) -> int:
+    """How long the report job waits for this run's GPU jobs before naming the rest `not run`: by default long
+    enough for the slowest GPU job that starts at once (a runner that is offline never starts it); `ci github
+    --gpu-wait-minutes` sets it, and the repository variable PCGKIT_GPU_WAIT_MINUTES overrides both at run
+    time. 0 when the plan has no GPU jobs."""
+    if not gpu_jobs(plan):
+        return 0
+    return override if override is not None else max(j.timeout_minutes for j in gpu_jobs(plan))
 
 
 def _gpu_script(plan: CiPlan) -> str:
@@ -223,8 +228,7 @@ def _flip_script() -> str:
     )
 
 
-def _report_job(plan: CiPlan, actions: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
-    wait = gpu_wait_minutes(plan)
+def _report_job(plan: CiPlan, actions: Mapping[str, Mapping[str, str]], wait: int) -> dict[str, Any]:
     gpu_steps = [{"name": "Wait for the GPU jobs (bounded), take what arrived", "env": {
         "GH_TOKEN": "${{ github.token }}",
         "PCGKIT_GPU_WAIT_MINUTES": f"${{{{ vars.PCGKIT_GPU_WAIT_MINUTES || '{wait}' }}}}"}, "run": _gpu_script(plan)}] if wait else []
@@ -273,11 +277,12 @@ def _deploy_job(actions: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
 
 
 def render_workflow(plan: CiPlan, name: str = "pcgkit matrix", cron: str = DEFAULT_CRON,
-                    actions: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, Any]:
-    """The workflow document (a dict, ready for YAML). Pure given `actions`."""
+                    actions: Mapping[str, Mapping[str, str]] | None = None, gpu_wait: int | None = None) -> dict[str, Any]:
+    """The workflow document (a dict, ready for YAML). Pure given `actions`. gpu_wait: minutes the report
+    waits for GPU jobs (default: gpu_wait_minutes)."""
     actions = actions if actions is not None else load_actions()
     jobs: dict[str, Any] = {group.id: _cell_job(group, actions) for group in plan.groups}
-    jobs["report"] = _report_job(plan, actions)
+    jobs["report"] = _report_job(plan, actions, gpu_wait_minutes(plan, gpu_wait))
     jobs["deploy"] = _deploy_job(actions)
     return {
         "name": name,

@@ -14,7 +14,7 @@ from pcgkit.matrix import pins as pins_mod
 from pcgkit.matrix.cells import TORCH_BUILD_CUDA, TORCH_BUILDS
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
 from pcgkit.util import atomic
-from pcgkit.util.argtypes import cron_schedule, deprecated_alias, positive_seconds
+from pcgkit.util.argtypes import cron_schedule, deprecated_alias, positive_int, positive_seconds
 
 
 def _plan(args, matrix_args: list[str], local: bool = False) -> CiPlan:
@@ -40,6 +40,21 @@ def _cache_budget(plan: CiPlan) -> str:
     return budget.describe()
 
 
+def nightly_cost_of(plan: CiPlan, gpu_wait: int | None = None, hosted_concurrency: int | None = None):
+    """The plan's cost per night (pcgkit.ci.costs) from the committed measurements: the matrix snapshot's
+    cell times and the uv cache measurement (the edge: reads the two package data files)."""
+    from pcgkit.advice.load import SNAPSHOT_FILE
+    from pcgkit.ci.cache import MEASUREMENTS
+    from pcgkit.ci.costs import DEFAULT_HOSTED_CONCURRENCY, measured_from, nightly_cost
+    from pcgkit.ci.github import gpu_wait_minutes
+
+    measured = measured_from(json.loads(resources.fixture(SNAPSHOT_FILE).read_text()),
+                             json.loads(resources.fixture(MEASUREMENTS).read_text()),
+                             f"fixtures/{SNAPSHOT_FILE}", f"fixtures/{MEASUREMENTS}")
+    return nightly_cost(plan, measured, _cache_budget(plan), gpu_wait_minutes(plan, gpu_wait),
+                        hosted_concurrency or DEFAULT_HOSTED_CONCURRENCY)
+
+
 def _matrix_args(args, absolute: bool) -> list[str]:
     """--matrix/--pins for the jobs when not the defaults (relative to the repository for CI)."""
     out = []
@@ -58,13 +73,21 @@ def _cmd_github(args) -> int:
     command = "pcgkit ci github" + "".join(f" --runner-labels {x}" for x in args.runner_labels or ())
     if args.hosted_torch_build != TORCH_BUILD_CUDA:
         command += f" --hosted-torch-build {args.hosted_torch_build}"
-    text = to_yaml(render_workflow(plan, name=args.name, cron=args.cron or DEFAULT_CRON), plan, command, notes=(budget,))
+    if args.gpu_wait_minutes is not None:
+        command += f" --gpu-wait-minutes {args.gpu_wait_minutes}"
+    cost = nightly_cost_of(plan, args.gpu_wait_minutes, args.hosted_concurrency)
+    from pcgkit.ci.costs import header_lines
+
+    document = render_workflow(plan, name=args.name, cron=args.cron or DEFAULT_CRON, gpu_wait=args.gpu_wait_minutes)
+    text = to_yaml(document, plan, command, notes=(budget, *header_lines(cost)))
     if args.out == "-":
         sys.stdout.write(text)
     else:
         out = atomic.write_text(Path(args.out), text)  # whole or old: a full disk keeps the previous workflow
         print(f"pcgkit ci: {len(plan.jobs)} cell jobs in {len(plan.groups)} group(s) -> {out}")
         print(f"  {budget}")
+        for line in header_lines(cost):
+            print(f"  {line.strip()}")
         lint = actionlint_config(plan)
         if lint is not None:  # beside the workflows folder, where actionlint looks for it
             lint_path = out.parent.parent / "actionlint.yaml"
@@ -129,6 +152,12 @@ def register(subparsers) -> None:
     gh.add_argument("--out", default=".github/workflows/pcgkit-matrix.yml", help="workflow file ('-' for stdout)")
     gh.add_argument("--name", default="pcgkit matrix", help="the workflow's name")
     gh.add_argument("--cron", type=cron_schedule, help="schedule (UTC cron; default: nightly at 03:17)")
+    gh.add_argument("--gpu-wait-minutes", type=positive_int, metavar="N",
+                    help="how long the report job waits for the GPU jobs before naming the rest `not run` (default: "
+                         "the slowest GPU job's timeout-minutes; the repository variable PCGKIT_GPU_WAIT_MINUTES "
+                         "overrides it at run time)")
+    gh.add_argument("--hosted-concurrency", type=positive_int, metavar="N",
+                    help="concurrent hosted jobs your GitHub plan allows, for the cost per night in the header (default 20)")
     gh.set_defaults(func=_cmd_github)
     local = sub.add_parser(
         "local", help="run the workflow's jobs here, each into its own artifact, then merge them",

@@ -71,9 +71,17 @@ def cell_runner(args):
 def _cmd_matrix(args) -> int:
     cells = planned_cells(args)
     if args.list:
+        import datetime as dt
+
+        from pcgkit.matrix.uninstallable import planned_cannot_run
+
+        today = dt.datetime.now(dt.timezone.utc).date()
+        cannot = planned_cannot_run(cells, load_uninstallable(), today, getattr(args, "retry_cannot_run", False))
         for cell in cells:
             scope = "" if cell.scope == SCOPE_ALL else f" [{cell.scope} cases only]"
-            print(f"{cell.id:<24} {cell.pin_status:<8} {cell.label():<52} {cell.pin_note}{scope}")
+            rule = cannot.get(cell.id)
+            state = f" [cannot-run: last tried {rule.tried}, next retry {rule.next_retry(today)}]" if rule else ""
+            print(f"{cell.id:<24} {cell.pin_status:<8} {cell.label():<52} {cell.pin_note}{scope}{state}")
         return 0
     reports = Path(args.reports)
     atomic.check_writable_dir(reports)  # before an hour of installs, not after
@@ -81,19 +89,20 @@ def _cmd_matrix(args) -> int:
           f"the cell's definition holds (a new one is about {TYPICAL_STACK_ENV_GB} GB as du counts it, mostly "
           "hardlinks into uv's cache); `pcgkit cache` lists them", file=sys.stderr)
     try:
-        outcomes = run_matrix(cells, backend_config(args), jobs=args.jobs, force=args.force, run=cell_runner(args))
+        outcomes = run_matrix(cells, backend_config(args), jobs=args.jobs, force=args.force, run=cell_runner(args),
+                              retry_cannot_run=getattr(args, "retry_cannot_run", False))
     except Interrupted:
         report(reports)  # the finished cells and the interrupted rows, then exit 130/143
         raise
     report(reports)
-    cell_problems(outcomes)  # prints error cells, expected-uninstallable ones and contradicted expectations
+    cell_problems(outcomes)  # prints error cells, cannot-run ones and contradicted expectations
     # this run's cells decide its status; other cells on disk are in the report, judged by `pcgkit report`
     return int(matrix_status(outcomes))
 
 
 def cell_problems(outcomes) -> list[str]:
-    """Printed lines for cells that make the run fail: error cells (unless expected-uninstallable, as
-    fixtures/expectations.toml records) and cells that installed although expected not to."""
+    """Printed lines for cells that make the run fail: error cells (unless cannot-run, as
+    fixtures/expectations.toml records) and cells that installed although recorded as cannot-run."""
     rules = load_uninstallable()
     problems = []
     for o in outcomes:
@@ -104,7 +113,7 @@ def cell_problems(outcomes) -> list[str]:
             problems.append(f"  error cell {o.cell.id} ({o.stage}): {o.reason}")
         elif (contradicted := unexpectedly_installed(o, rules)) is not None:
             problems.append(f"  changed: cell {o.cell.id} installed although {contradicted.describe()}; "
-                            "remove that [[uninstallable]] entry from fixtures/expectations.toml")
+                            "remove or re-date that [[cannot-run]] entry in fixtures/expectations.toml")
     for line in problems:
         print(line)
     return problems
@@ -245,6 +254,9 @@ def register(subparsers) -> None:
     matrix.add_argument("--cell", action="append", help="run only this cell id (repeatable)")
     matrix.add_argument("--jobs", type=positive_int, default=default_jobs(), help="cells in parallel (default: cores)")
     matrix.add_argument("--list", action="store_true", help="print the planned cells and their pin labels")
+    matrix.add_argument("--retry-cannot-run", action="store_true",
+                        help="run the cells fixtures/expectations.toml records as cannot-run now, not only on their "
+                             "retry days (every retry-days after the date last tried)")
     matrix.set_defaults(func=_cmd_matrix)
 
     bis = subparsers.add_parser("bisect", help="find where a mode's verdict changes along one axis",

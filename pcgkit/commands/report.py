@@ -31,7 +31,7 @@ def cell_outcomes(reports: Path, with_bisect: bool = False) -> list:
 def matrix_status(outcomes) -> ExitCode:
     """Error cells (or error rows), else a change against a baseline, else success.
 
-    A cell the baseline records as expected-uninstallable ([[uninstallable]] in
+    A cell the baseline records as cannot-run ([[cannot-run]] in
     fixtures/expectations.toml) is not an error; one that installed although so recorded is a change."""
     rules = load_uninstallable()
     # a cell whose job never delivered (not run, with its reason) says nothing about the bug or the kit
@@ -56,19 +56,23 @@ def parse_not_run(items: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = (), compat: Path | None = None,
-           not_run: Sequence[tuple[str, str]] = ()) -> int:
+           not_run: Sequence[tuple[str, str]] = (), over: Path | None = None) -> int:
     """Merge cells into the writers' outputs (compat.md/json, the dashboard, the merged JUnit), keep the history.
 
     Without sources: every cell on disk under reports/matrix/cells. With sources (`--from`): the
     cell folders and archives named, from any number of hosts (pcgkit/report/sources.py), staged
     under reports/matrix/merged; unreadable or foreign inputs become error rows with the reason.
     With compat: render that compat.json (schema /1 or /2) instead of cells.
+    With over: the cells (on disk or from sources) in place of the same cells of that compat.json, the
+    others kept as measured (pcgkit.report.compat.splice); the status is judged on the whole.
     Bisection's probe cells live beside the matrix cells (so each reuses the other's results) but
     stay out of the report unless asked: the report is the matrix's table, `pcgkit bisect` prints its own.
     Written under signals.deferred(): a stop signal arriving now takes effect once the files are done.
     Returns the matrix status (pcgkit.errors.EXIT_CODES).
     """
     atomic.check_writable_dir(reports)
+    if over is not None and compat is not None:
+        raise UsageError("--over and --compat: pass one (--over splices cells into a compat.json; --compat renders one)")
     outcomes: list = []
     bad_inputs: list[str] = []
     notes: list[str] = []
@@ -97,11 +101,17 @@ def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = ()
             raise UsageError(f"no cells under {root}: run `pcgkit matrix` first (or pass --compat compat.json)")
         disagreements = find_disagreements(loaded.rows)
         typed = annotate(build_compat(outcomes, releases=default_axis_releases()), loaded, disagreements)
+        if over is not None:
+            from pcgkit.report.compat import splice
+
+            typed = splice(_read_compat(over), typed, releases=default_axis_releases())
         bad_inputs = [f"{s.source}: {p}" for s in loaded.sources for p in s.problems]
         notes = list(loaded.notes)
     with signals.deferred():
         try:
             typed, written = publish(typed, reports, outcomes, root)
+            if over is not None and written.get("junit"):
+                _splice_junit(over, written["junit"][0])
         except RuntimeError as exc:  # the merged JUnit failed validation: a kit bug, said loudly
             print(f"pcgkit report: {exc}")
             return int(ExitCode.ERROR_CELLS)
@@ -116,13 +126,29 @@ def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = ()
         print(f"  disagree: {d.describe()}")
     for line in bad_inputs + notes:
         print(f"  input: {line}")
-    # the same cells give the same status whatever the entry point: a compat.json's expected-uninstallable
+    # the same cells give the same status whatever the entry point: a compat.json's cannot-run
     # cells are not errors, exactly as matrix_status judges the cells themselves
-    status = matrix_status(outcomes) if outcomes else (
-        ExitCode.ERROR_CELLS if any(c.is_error and not c.expected for c in typed.cells)
-        or any(e.verdict == "error" for c in typed.cells if not c.expected for e in c.entries.values())
-        else ExitCode.SUCCESS)
+    # (with --over, the whole spliced table is judged, plus a re-run cell that contradicts a cannot-run record)
+    status = matrix_status(outcomes) if outcomes and over is None else (
+        ExitCode.ERROR_CELLS if any(c.broken for c in typed.cells) else ExitCode.SUCCESS)
+    if over is not None:
+        rules = load_uninstallable()
+        if any(unexpectedly_installed(o, rules) is not None for o in outcomes):
+            status = worst(status, ExitCode.CHANGED)
     return int(worst(status, ExitCode.ERROR_CELLS if bad_inputs else ExitCode.SUCCESS))
+
+
+def _splice_junit(over: Path, merged: Path) -> None:
+    """The merged JUnit beside `over` (matrix-junit.xml[.gz]), with this run's cells in place of its own."""
+    from pcgkit.report.junit_merge import splice_merged, validated
+
+    beside = next((p for p in (over.with_name(merged.name + ".gz"), over.with_name(merged.name)) if p.is_file()), None)
+    if beside is None:
+        print(f"  input: no {merged.name}[.gz] beside {over}: {merged} holds this run's cells only")
+        return
+    problems = validated(splice_merged(beside, merged))
+    if problems:
+        raise RuntimeError(f"{merged} is NOT xunit2-valid after splicing {beside}: {problems[:3]}")
 
 
 def _read_compat(path: Path):
@@ -140,7 +166,8 @@ def _read_compat(path: Path):
 
 def _cmd_report(args) -> int:
     return report(Path(args.reports), with_bisect=args.with_bisect, sources=args.sources or (),
-                  compat=Path(args.compat) if args.compat else None, not_run=parse_not_run(args.not_run or ()))
+                  compat=Path(args.compat) if args.compat else None, not_run=parse_not_run(args.not_run or ()),
+                  over=Path(args.over) if args.over else None)
 
 
 def register(subparsers) -> None:
@@ -156,4 +183,7 @@ def register(subparsers) -> None:
                      help="a planned cell whose job delivered nothing (e.g. its GPU runner was offline): shown as "
                           "'not run' with the reason, not an error (repeatable; CI's report job passes these)")
     rep.add_argument("--compat", help="render this compat.json (schema pcgkit.compat/1 or /2) instead of the cells on disk")
+    rep.add_argument("--over", metavar="COMPAT_JSON",
+                     help="put the cells read (from --reports or --from) in place of the same cells of this compat.json "
+                          "and keep its others as measured: re-run a few cells of a sample without the rest")
     rep.set_defaults(func=_cmd_report)

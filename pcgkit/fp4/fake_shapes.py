@@ -4,38 +4,78 @@ Output shapes and dtypes of `flashinfer.fp4_quantize` are decided in Python, not
 the wrapper and its inner `fp4_quantize_sm100` allocate `out_val` / `out_sf` with torch.empty and
 then call the JIT-built module's `fp4_quantize` to fill them. So the fake can be checked against
 each FlashInfer release without a GPU by running that real Python with the hardware queries answered
-as SM120 (pcgkit.harness.simulate) and the JIT-built module replaced by an inert one whose kernel calls do
-nothing (no nvcc, no CUDA). Only shapes/dtypes mean anything here: the values are never written.
+as SM120 (pcgkit.harness.simulate) and the JIT-built module replaced by a recording one whose kernel calls
+compute nothing (no nvcc, no CUDA) and record their arguments (read by pcgkit.fp4.argaudit). Only
+shapes/dtypes mean anything here: the values are never written.
 This is a simulated-kernel check and is labelled so wherever it is reported; on a real GPU the fix
 case compares the fake with the real op instead.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import inspect
-from typing import Iterator
+import sys
+import textwrap
+from collections.abc import Mapping
+from types import FrameType
+from typing import Any, Iterator
 from unittest import mock
 
-LABEL = "simulated kernel (shapes from FlashInfer's own Python wrapper; kernel calls inert)"
+LABEL = "simulated kernel (shapes from FlashInfer's own Python wrapper; kernel calls record, compute nothing)"
 
 
-class InertKernelModule:
-    """Stands in for a JIT-built FlashInfer module: any kernel attribute is a call that does nothing."""
+@dataclasses.dataclass(frozen=True)
+class KernelCall:
+    """One call that reached the kernel boundary: what FlashInfer's Python passed to the JIT-built module."""
 
-    def __init__(self, spec_name: str):
+    kernel: str  # "<spec>.<function>", e.g. "fp4_quantization_120f.fp4_quantize"
+    args: tuple[Any, ...]
+    kwargs: Mapping[str, Any]
+    arg_names: tuple[str, ...]  # each positional slot named by the caller's expression at the call site
+
+
+def call_site_argument_names(frame: FrameType | None, function: str, count: int) -> tuple[str, ...]:
+    """Names of the `count` positional arguments of the call `....function(...)` that `frame` is making,
+    read from the caller's own source with ast (a plain name is its name; anything else is unparsed).
+    Slots it cannot name are '#<index>'."""
+    fallback = tuple(f"#{i}" for i in range(count))
+    if frame is None:
+        return fallback
+    try:
+        source = textwrap.dedent(inspect.getsource(frame.f_code))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError):
+        return fallback
+    line = frame.f_lineno - frame.f_code.co_firstlineno + 1
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == function
+                and node.lineno <= line <= (node.end_lineno or node.lineno) and len(node.args) == count):
+            return tuple(a.id if isinstance(a, ast.Name) else ast.unparse(a) for a in node.args)
+    return fallback
+
+
+class RecordingKernelModule:
+    """Stands in for a JIT-built FlashInfer module: any kernel attribute is a call that computes nothing
+    and records what it was given (pcgkit.fp4.argaudit compares those records between calls)."""
+
+    def __init__(self, spec_name: str, log: list[KernelCall] | None = None):
         self.spec_name = spec_name
         self.kernels_called: list[str] = []
+        self.log: list[KernelCall] = log if log is not None else []
 
     def __getattr__(self, name: str):
         if name.startswith("__"):
             raise AttributeError(name)
 
-        def inert_kernel(*args, **kwargs):
+        def recording_kernel(*args, **kwargs):
             self.kernels_called.append(name)
+            names = call_site_argument_names(sys._getframe(1), name, len(args))
+            self.log.append(KernelCall(f"{self.spec_name}.{name}", args, dict(kwargs), names))
 
-        return inert_kernel
+        return recording_kernel
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,15 +96,21 @@ def _fp4_quantization_module():
     return inspect.getmodule(inspect.unwrap(flashinfer.fp4_quantize))
 
 
+def flashinfer_python_fp4_quantize():
+    """The installed FlashInfer's own Python fp4_quantize (the wrapper every op and fix ends in)."""
+    return _fp4_quantization_module().fp4_quantize
+
+
 @contextlib.contextmanager
-def inert_jit_modules() -> Iterator[list[InertKernelModule]]:
-    """Inside the block, every JitSpec.build_and_load returns an InertKernelModule (none is built)."""
+def recording_jit_modules(log: list[KernelCall] | None = None) -> Iterator[list[RecordingKernelModule]]:
+    """Inside the block, every JitSpec.build_and_load returns a RecordingKernelModule (none is built);
+    every kernel call lands in `log` when one is given."""
     from flashinfer.jit import core
 
-    built: list[InertKernelModule] = []
+    built: list[RecordingKernelModule] = []
 
     def build_and_load(spec, *args, **kwargs):
-        module = InertKernelModule(getattr(spec, "name", "?"))
+        module = RecordingKernelModule(getattr(spec, "name", "?"), log)
         built.append(module)
         return module
 
@@ -86,9 +132,9 @@ def check_fake_against_wrapper(fake=None) -> ShapeCheck:
     from pcgkit.harness.simulate import simulated_sm120
 
     fake = fake or fp4_quantize_fake
-    fp4_quantize = _fp4_quantization_module().fp4_quantize
+    fp4_quantize = flashinfer_python_fp4_quantize()
     mismatches = []
-    with simulated_sm120(), inert_jit_modules() as built:
+    with simulated_sm120(), recording_jit_modules() as built:
         for rows, cols in SHAPE_GRID:
             x = torch.randn(rows, cols, dtype=torch.bfloat16)
             scale = torch.ones(1, dtype=torch.float32)

@@ -3,6 +3,7 @@
 Outcome policy (so a CI dashboard turns red exactly when behaviour changes):
   verdict == baseline "reproduced"  -> XFAIL  (the known bug, still there, as documented)
   verdict == baseline "fixed"       -> PASS
+  verdict == baseline "drifted" / "traces-but-fails" -> XFAIL (known, recorded with its reason)
   verdict != baseline               -> FAIL   ("behaviour changed against baseline: ...")
   error                             -> FAIL   ("pcgkit error: ...": the kit or the install broke)
   skipped / not-applicable (as expected) -> SKIP with the reason
@@ -37,13 +38,14 @@ def judge_against_baseline(result: CaseResult, why: str) -> None:
         )
     if verdict is Verdict.REPRODUCED:
         pytest.xfail(f"known bug reproduced: {result.reason}{where}")
-    if verdict is Verdict.DRIFTED and expected == verdict.value:
-        # a drift recorded in the baseline with its reason: known behaviour, not news
-        pytest.xfail(f"known drift (baseline: {why or 'recorded'}): {result.reason}{where}")
+    if verdict in (Verdict.DRIFTED, Verdict.TRACES_BUT_FAILS) and expected == verdict.value:
+        # a drift or a run failure recorded in the baseline with its reason: known behaviour, not news
+        known = "drift" if verdict is Verdict.DRIFTED else "run failure (traces-but-fails)"
+        pytest.xfail(f"known {known} (baseline: {why or 'recorded'}): {result.reason}{where}")
     if verdict is Verdict.NOT_APPLICABLE:
         pytest.skip(f"not-applicable: {result.reason}")
-    if verdict is Verdict.DRIFTED:  # no baseline covers these versions: a drift is still news
-        pytest.fail(f"drifted: {result.reason}{where}", pytrace=False)
+    if verdict in (Verdict.DRIFTED, Verdict.TRACES_BUT_FAILS):  # no baseline covers these versions: still news
+        pytest.fail(f"{verdict}: {result.reason}{where}", pytrace=False)
 
 
 def record(node: pytest.Item, result: CaseResult, expectation: Expectation | None) -> None:

@@ -38,6 +38,7 @@ STAGE_RUN = "run"
 STAGE_READ = "read"  # the cell.json on disk could not be read back
 STAGE_INTERRUPTED = "interrupted"  # a stop signal arrived before the cell finished
 STAGE_NOT_RUN = "not run"  # planned, but its job never delivered (e.g. an offline GPU runner): the reason says why
+STAGE_CANNOT_RUN = "cannot run"  # planned not to run from a measured fact (pcgkit.matrix.uninstallable)
 
 LOG_TAIL_CHARS = 2000
 

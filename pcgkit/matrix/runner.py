@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import datetime as _dt
 import json
 import os
 import signal
@@ -39,10 +40,17 @@ from pcgkit.matrix.outcome import (
     with_where,
     write_outcome,
 )
-from pcgkit.matrix.uninstallable import Uninstallable, expected_failure, load_uninstallable
+from pcgkit.matrix.uninstallable import (
+    Uninstallable,
+    cannot_run_outcome,
+    expected_failure,
+    load_uninstallable,
+    planned_cannot_run,
+)
 from pcgkit.matrix.where import capture as capture_where
 from pcgkit.util import signals
 from pcgkit.util.progress import activity
+from pcgkit.values.verdict import CANNOT_RUN
 
 CELL_FILE = "cell.json"
 # After a stop signal: how long finished-but-unreported workers get to hand in their outcome.
@@ -112,21 +120,32 @@ def run_matrix(
     run: RunCell | None = None,
     show_progress: bool = True,
     expected: tuple[Uninstallable, ...] | None = None,
+    today: _dt.date | None = None,
+    retry_cannot_run: bool = False,
 ) -> list[CellOutcome]:
     """Every cell's outcome, in plan order; each cell.json written as soon as it is known.
 
-    expected: the baseline's expected-uninstallable rules, for the progress rows only (None: the
-    default expectations file); matrix_status judges them for the exit status."""
+    expected: the baseline's cannot-run rules (None: the default expectations file). A cell they cover
+    is not run between retry days (pcgkit.matrix.uninstallable.planned_cannot_run): its row says why and
+    when it was last tried. today: the planning date (default: today, UTC); retry_cannot_run: run
+    every such cell now. matrix_status judges the rules for the exit status."""
     rules = load_uninstallable() if expected is None else expected
     run = run if run is not None else backends.runner(backends.DEFAULT, None)  # the registry's default backend
+    today = today or _dt.datetime.now(_dt.timezone.utc).date()
+    planned = planned_cannot_run(cells, rules, today, retry_cannot_run)
     with signals.stop_policy():  # already installed by cli.main; here for direct callers (tests, bisect)
-        return _run_matrix(cells, config, jobs, force, run, show_progress, rules)
+        return _run_matrix(cells, config, jobs, force, run, show_progress, rules, planned, today)
 
 
-def _run_matrix(cells, config, jobs, force, run, show_progress, rules) -> list[CellOutcome]:
+def _run_matrix(cells, config, jobs, force, run, show_progress, rules, planned, today) -> list[CellOutcome]:
     outcomes: dict[str, CellOutcome] = {}
     todo = []
     for cell in cells:
+        if cell.id in planned:  # a measured cannot-run cell, not a retry day: nothing to install
+            outcome = cannot_run_outcome(cell, planned[cell.id], today)
+            write_outcome(config.cells_root / cell.id / CELL_FILE, outcome)
+            outcomes[cell.id] = outcome
+            continue
         cached = None if force else cached_outcome(cell, config)
         if cached is not None:
             outcomes[cell.id] = cached
@@ -150,7 +169,8 @@ def _run_matrix(cells, config, jobs, force, run, show_progress, rules) -> list[C
 
         tasks = {c.id: progress.add_task("queued", cell=c.id, total=None) for c in todo}
         for cell_id, outcome in outcomes.items():
-            progress.add_task("cached: " + _summary(outcome, rules), cell=cell_id, total=1, completed=1)
+            prefix = "" if cell_id in planned else "cached: "
+            progress.add_task(prefix + _summary(outcome, rules), cell=cell_id, total=1, completed=1)
             count(outcome)
 
         stages: dict[str, str] = {}
@@ -230,15 +250,15 @@ class Tally:
         if self.errors:
             parts.append(f"[red]{self.errors} error{'s' if self.errors > 1 else ''}[/red]")
         if self.expected:
-            parts.append(f"{self.expected} expected uninstallable")
+            parts.append(f"{self.expected} {CANNOT_RUN}")
         return ", ".join(parts)
 
 
 def _summary(outcome: CellOutcome, rules: tuple[Uninstallable, ...] = ()) -> str:
     rule = expected_failure(outcome, rules)
     if rule is not None:
-        # the baseline knows this install fails: not an error (matrix_status agrees), say why
-        return f"[yellow]expected: uninstallable[/yellow] ({escape(rule.why[:70])})"
+        # a measured cannot-run cell: not an error (matrix_status agrees), say why
+        return f"[magenta]{CANNOT_RUN}[/magenta] ({escape(rule.why[:70])}; last tried {rule.tried.isoformat()})"
     if outcome.is_error:
         return f"[red]error[/red] ({outcome.stage}): {escape(outcome.reason[:70])}"
     verdicts = sorted({r.verdict.value for r in outcome.results if r.verdict.ran})

@@ -1,16 +1,21 @@
-"""Cells that cannot install today, as expectations (`[[uninstallable]]` in fixtures/expectations.toml).
+"""Cells that cannot run here, as a planned state (`[[cannot-run]]` in fixtures/expectations.toml).
 
-A cell whose install fails exactly as recorded (its versions match `when`, and the failure names
-`match`) is *expected-uninstallable*: the report shows it as skipped with the reason and link, and
-it does not make `pcgkit matrix` fail. Strict like pytest's xfail_strict: a cell so marked that
-installs and runs is a change against the baseline (remove the expectation). Any other install
+A rule records a measured fact: the cells it covers (`when`, on the cell's axes), the text their
+failure shows (`match`), why, the upstream link, the date it was last tried (`tried`) and how often
+to try again (`retry-days`). The planner does not run a covered cell on the days between retries:
+it writes the cell as *cannot-run* with that reason and date (no install, no verdict, not an error;
+pcgkit.values.verdict.CANNOT_RUN). On a retry day (every `retry-days` days counted from `tried`, or
+`matrix --retry-cannot-run`) the cell runs: if it fails as recorded it stays cannot-run, tried today;
+if it installs and runs, that is a change against the baseline (like pytest's xfail_strict: remove or
+re-date the rule), so a fixed index turns the cell back on within one retry period. Any other
 failure stays an error. Pure, apart from reading the TOML file.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import datetime as _dt
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import tomllib
@@ -18,18 +23,23 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from pcgkit.matrix.cells import Cell
-from pcgkit.matrix.outcome import STAGE_INSTALL, CellOutcome
+from pcgkit.matrix.outcome import ERROR, STAGE_CANNOT_RUN, STAGE_INSTALL, CellOutcome
+from pcgkit.values.verdict import CANNOT_RUN
 from pcgkit.verdicts.expectations import DEFAULT_EXPECTATIONS
 
-LABEL = "expected-uninstallable"
+LABEL = CANNOT_RUN
+TABLE = "cannot-run"
+FIELDS = ("when", "match", "why", "link", "tried", "retry-days")
 
 
 @dataclasses.dataclass(frozen=True)
 class Uninstallable:
     when: tuple[tuple[str, str], ...]  # cell axis -> specifier
-    match: str  # text the install failure must contain
+    match: str  # text the failure must contain
     why: str
     link: str
+    tried: _dt.date = _dt.date(1970, 1, 1)  # the date the failure was last measured
+    retry_days: int = 7  # run the cell again every this many days after `tried`
 
     def covers(self, cell: Cell) -> bool:
         return self.covers_axes(cell.axes())
@@ -45,17 +55,34 @@ class Uninstallable:
                 return False
         return True
 
+    def due(self, today: _dt.date) -> bool:
+        """A retry day: every `retry_days` days counted from `tried` (and `tried` itself). Pure."""
+        days = (today - self.tried).days
+        return days >= 0 and days % self.retry_days == 0
+
+    def next_retry(self, today: _dt.date) -> _dt.date:
+        """The first retry day after `today`. Pure."""
+        days = max((today - self.tried).days, 0)
+        return self.tried + _dt.timedelta(days=(days // self.retry_days + 1) * self.retry_days)
+
     def describe(self) -> str:
-        return f"{LABEL}: {self.why}" + (f" ({self.link})" if self.link else "")
+        return (f"{LABEL}: {self.why}; last tried {self.tried.isoformat()}, retried every {self.retry_days} days"
+                + (f" ({self.link})" if self.link else ""))
 
 
 def parse_uninstallable(text: str, source: str = "expectations.toml") -> tuple[Uninstallable, ...]:
     rules = []
-    for i, table in enumerate(tomllib.loads(text).get("uninstallable", ())):
-        missing = [k for k in ("when", "match", "why", "link") if not table.get(k)]
+    for i, table in enumerate(tomllib.loads(text).get(TABLE, ())):
+        missing = [k for k in FIELDS if not table.get(k)]
         if missing:
-            raise ValueError(f"{source}: [[uninstallable]] {i + 1} lacks {', '.join(missing)}")
-        rules.append(Uninstallable(tuple(sorted(table["when"].items())), table["match"], table["why"], table["link"]))
+            raise ValueError(f"{source}: [[{TABLE}]] {i + 1} lacks {', '.join(missing)}")
+        tried = table["tried"]
+        if not isinstance(tried, _dt.date) or isinstance(tried, _dt.datetime):
+            raise ValueError(f"{source}: [[{TABLE}]] {i + 1}: tried must be a date (YYYY-MM-DD), not {tried!r}")
+        if not isinstance(table["retry-days"], int) or table["retry-days"] < 1:
+            raise ValueError(f"{source}: [[{TABLE}]] {i + 1}: retry-days must be a whole number of days >= 1")
+        rules.append(Uninstallable(tuple(sorted(table["when"].items())), table["match"], table["why"], table["link"],
+                                   tried, table["retry-days"]))
     return tuple(rules)
 
 
@@ -63,9 +90,29 @@ def load_uninstallable(path: Path = DEFAULT_EXPECTATIONS) -> tuple[Uninstallable
     return parse_uninstallable(path.read_text(), str(path))
 
 
+def planned_cannot_run(cells: Iterable[Cell], rules: tuple[Uninstallable, ...], today: _dt.date,
+                       retry: bool = False) -> dict[str, Uninstallable]:
+    """Cell id -> the rule that plans it as cannot-run today (not a retry day, no --retry-cannot-run). Pure."""
+    if retry:
+        return {}
+    planned = {}
+    for cell in cells:
+        rule = next((r for r in rules if r.covers(cell)), None)
+        if rule is not None and not rule.due(today):
+            planned[cell.id] = rule
+    return planned
+
+
+def cannot_run_outcome(cell: Cell, rule: Uninstallable, today: _dt.date) -> CellOutcome:
+    """The row a cell planned as cannot-run gets: the rule's reason and dates; nothing was installed. Pure."""
+    return CellOutcome(cell, ERROR, 0.0, STAGE_CANNOT_RUN,
+                       f"{rule.why} (last tried {rule.tried.isoformat()}; next retry {rule.next_retry(today).isoformat()}, "
+                       f"or `pcgkit matrix --retry-cannot-run`)", rule.match)
+
+
 def expected_failure(outcome: CellOutcome, rules: tuple[Uninstallable, ...]) -> Uninstallable | None:
-    """The rule that explains this error cell's install failure; None when none does. Pure."""
-    if not outcome.is_error or outcome.stage != STAGE_INSTALL:
+    """The rule that explains this error cell (planned cannot-run, or failed as recorded); None when none does. Pure."""
+    if not outcome.is_error or outcome.stage not in (STAGE_INSTALL, STAGE_CANNOT_RUN):
         return None
     text = f"{outcome.reason}\n{outcome.log_tail}"
     return next((r for r in rules if r.covers(outcome.cell) and r.match in text), None)

@@ -4,9 +4,10 @@
   read from (`pcgkit report --from`: pcgkit.report.sources);
 - the disagreements between results of one cell (simulated vs real, between machines), as marks per
   (report row, case);
-- expected-uninstallable cells ([[uninstallable]] in fixtures/expectations.toml): an install failure
-  recorded as expected, labelled as such rather than as a plain error. The cell keeps status "error"
-  and its entries stay "error": it says nothing about the bug, expected or not.
+- cannot-run cells ([[cannot-run]] in fixtures/expectations.toml): planned not to run from a measured
+  fact, or failed exactly as recorded on a retry day; labelled as such (the state and its colour:
+  pcgkit.values.verdict.CANNOT_RUN) rather than as a plain error. The cell keeps status "error" and its
+  entries stay "error": it says nothing about the bug.
 """
 
 from __future__ import annotations
@@ -15,15 +16,16 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pcgkit.matrix.outcome import STAGE_INSTALL
+from pcgkit.matrix.outcome import STAGE_CANNOT_RUN, STAGE_INSTALL
 from pcgkit.matrix.uninstallable import LABEL as EXPECTED_LABEL
 from pcgkit.matrix.uninstallable import Uninstallable
 from pcgkit.report.model import CellReport, CompatReport
+from pcgkit.values.verdict import CANNOT_RUN_LEGEND
 
 __all__ = ["EXPECTED_LABEL", "EXPECTED_SYMBOL", "DISAGREE_SYMBOL", "disagreement_marks", "evidence_kind",
            "mark_expected", "source_line", "where_line"]
 
-EXPECTED_SYMBOL = "⊘"  # an expected-uninstallable cell's entries, in place of "!"
+EXPECTED_SYMBOL = CANNOT_RUN_LEGEND.symbol  # a cannot-run cell's entries, in place of "!"
 DISAGREE_SYMBOL = "≠"  # beside a verdict another result of the same cell contradicts
 
 
@@ -77,23 +79,23 @@ def disagreement_marks(report: CompatReport) -> dict[tuple[str, str], list[str]]
 
 
 def expected_rule(cell: CellReport, rules: Sequence[Uninstallable]) -> Uninstallable | None:
-    """The [[uninstallable]] rule that explains this error cell's install failure (as
+    """The [[cannot-run]] rule that explains this error cell (as
     pcgkit.matrix.uninstallable.expected_failure, on a report cell)."""
-    if not cell.is_error or cell.stage != STAGE_INSTALL:
+    if not cell.is_error or cell.stage not in (STAGE_INSTALL, STAGE_CANNOT_RUN):
         return None
     text = f"{cell.reason}\n{cell.log_tail}"
     return next((r for r in rules if r.covers_axes(cell.axes) and r.match in text), None)
 
 
 def mark_expected(report: CompatReport, rules: Sequence[Uninstallable]) -> CompatReport:
-    """The report with each expected-uninstallable cell's `expected` set to the rule's wording."""
+    """The report with each cannot-run cell's `expected` set to the rule's wording."""
     cells = tuple(dataclasses.replace(c, expected=rule.describe()) if (rule := expected_rule(c, rules)) else c
                   for c in report.cells)
     return dataclasses.replace(report, cells=cells)
 
 
 def evidence_kind(cell: CellReport) -> str:
-    """'real' / 'sim' / 'expected' (expected-uninstallable) / 'none' (an error cell)."""
+    """'real' / 'sim' / 'expected' (cannot-run) / 'none' (an error cell)."""
     if cell.is_error:
         return "expected" if cell.expected else "none"
     return "sim" if cell.simulated else "real"

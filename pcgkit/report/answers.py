@@ -21,9 +21,9 @@ from pcgkit.report.model import FIX, CellReport, CompatReport
 from pcgkit.report.upstream import Upstream
 from pcgkit.report.wording import fixed_from
 from pcgkit.values.axes import AXIS_IDS
+from pcgkit.values.verdict import JUDGED
 
 ORDER_AXES = AXIS_IDS  # sglang first, then flashinfer-python, torch, python (pcgkit.values.axes)
-JUDGED = ("reproduced", "fixed", "drifted")  # a verdict about the bug; skipped / not-applicable / error are not
 
 
 def version_order(cells: Sequence[CellReport]) -> list[CellReport]:

@@ -17,9 +17,9 @@ from pcgkit.matrix.outcome import CellOutcome
 from pcgkit.report.markdown import render_markdown
 from pcgkit.report.model import BUG_VERDICTS, FIX, CaseColumn, CellReport, CompatReport, Entry, assemble
 from pcgkit.report.sglang_section import sglang_facts
-from pcgkit.values.verdict import LEGEND
+from pcgkit.values.verdict import BROKEN, LEGEND, Verdict
 
-__all__ = ["BUG_VERDICTS", "VERDICT_LEGEND", "build_compat", "case_columns", "case_family", "fix_works", "mode_entry", "render_markdown"]
+__all__ = ["BUG_VERDICTS", "VERDICT_LEGEND", "build_compat", "splice", "case_columns", "case_family", "fix_works", "mode_entry", "render_markdown"]
 
 VERDICT_LEGEND: dict[str, str] = {v.value: legend.meaning for v, legend in LEGEND.items()}
 OTHER = "other"
@@ -63,9 +63,9 @@ def fix_works(verdict: str) -> str | None:
 
     not-applicable (this version lacks the code path) is neither: there is nothing to fix there.
     """
-    if verdict == "fixed":
+    if verdict == Verdict.FIXED.value:
         return "yes"
-    if verdict in ("reproduced", "drifted"):
+    if verdict in BROKEN:  # traces-but-fails included: a fix that traces and then fails to run does not work
         return "no"
     return None
 
@@ -135,3 +135,20 @@ def build_compat(outcomes: Sequence[CellOutcome], created: str | None = None,
     )
     rows = sweep_rows(outcomes)
     return dataclasses.replace(report, sweep=build_sweep(rows)) if rows else report
+
+
+def splice(measured: CompatReport, fresh: CompatReport, releases: Mapping[str, tuple[str, ...]] | None = None) -> CompatReport:
+    """`measured` with the cells of `fresh` in place of those with the same id (new ids appended), the
+    attribution derived again from the whole: re-running a few cells of a committed sample without the
+    others' hours. Every kept cell is as measured (its own dates and evidence). Pure."""
+    fresh_ids = {c.id for c in fresh.cells}
+    by_id = {c.id: c for c in fresh.cells}
+    cells = [by_id.get(c.id, c) for c in measured.cells] + [c for c in fresh.cells if c.id not in {m.id for m in measured.cells}]
+    cases = list(measured.cases) + [c for c in fresh.cases if measured.case(c.id) is None]
+    facts = [f for f in measured.sglang_facts if f.get("cell") not in fresh_ids] + list(fresh.sglang_facts)
+    # the table stays dated by its measured run; the re-run cells are named with their own date
+    report = assemble(measured.created, fresh.kit_version, fresh.environment, cases, fresh.legend, cells, facts,
+                      releases=releases if releases is not None else (fresh.releases or measured.releases))
+    note = f"re-run {fresh.created[:10]} into the run of {measured.created[:10]}: {', '.join(sorted(fresh_ids))}"
+    return dataclasses.replace(report, sweep=measured.sweep, disagreements=fresh.disagreements, sources=fresh.sources,
+                               source_notes=(*measured.source_notes, *fresh.source_notes, note))

@@ -39,12 +39,12 @@ from pcgkit.report.upstream import EMPTY, Upstream
 from pcgkit.report.wording import axis_name, describe
 from pcgkit.util import atomic
 from pcgkit.values.axes import AXIS_IDS, OPTIONAL_AXES
-from pcgkit.values.verdict import LEGEND
+from pcgkit.values.verdict import CANNOT_RUN_LEGEND, LEGEND
 
 TEMPLATE = "dashboard.html.j2"
 SIDECAR_DIR = f"{SIDECAR_FOLDER}/cells"
-# The verdicts' colours (pcgkit.values.verdict.LEGEND), and the expected-uninstallable cells' grey.
-COLOURS = {**{v.value: legend.colour for v, legend in LEGEND.items()}, EXPECTED_LABEL: "#E8E8E8"}
+# The verdicts' colours and the cannot-run state's (pcgkit.values.verdict: LEGEND, CANNOT_RUN_LEGEND).
+COLOURS = {**{v.value: legend.colour for v, legend in LEGEND.items()}, EXPECTED_LABEL: CANNOT_RUN_LEGEND.colour}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,6 +113,7 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
             "values": {a: cell.axis_value(a) for a in AXIS_IDS},
             "ranks": {a: ranks[a][cell.axis_value(a)] for a in AXIS_IDS},
             "evidence": evidence_kind(cell),
+            "broken": cell.broken,  # what makes `report` exit non-zero
             "machine": (cell.where or {}).get("key") or "-",
             "disagrees": {case: "; ".join(marks[(cell.id, case)]) for case in cell.entries if (cell.id, case) in marks},
             "flips": sum(t.flips for t in flips),
@@ -132,7 +133,7 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
         runs=len(runs), first_run=runs[0].created if runs else report.created, sidecar_dir=SIDECAR_DIR,
         simulation_note=SIMULATION_NOTE, links=upstream.links, statements=_advice_statements(upstream),
         machines=sorted({r["machine"] for r in rows if r["machine"] != "-"}), expected_label=EXPECTED_LABEL,
-        expected_symbol=EXPECTED_SYMBOL, disagree_symbol=DISAGREE_SYMBOL, run_dates=run_dates, verdict_of_code=next(iter(lines.values())).verdicts if lines else {},
+        expected_symbol=EXPECTED_SYMBOL, cannot_run_meaning=CANNOT_RUN_LEGEND.meaning, disagree_symbol=DISAGREE_SYMBOL, run_dates=run_dates, verdict_of_code=next(iter(lines.values())).verdicts if lines else {},
     )
     return Page(html, sidecars)
 

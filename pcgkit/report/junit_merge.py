@@ -69,7 +69,7 @@ def merge(outcomes: Sequence[CellOutcome], cells_root: Path) -> JUnitXml:
             case = TestCase(f"cell-setup[cell={outcome.cell.id}]", f"{outcome.cell.id}.pcgkit", _time(outcome.duration_s))
             expected = expected_failure(outcome, uninstallable)
             if expected is not None:  # recorded in the baseline: a skip with its reason, not a red cell
-                case.result = [Skipped(f"{expected.describe()}; install said: {outcome.reason}")]
+                case.result = [Skipped(f"{expected.describe()}; {outcome.stage}: {outcome.reason}")]
             elif outcome.is_error:
                 case.result = [Error(f"{outcome.stage}: {outcome.reason}", "pcgkit.CellError")]
                 case.result[0].text = outcome.log_tail
@@ -127,3 +127,26 @@ def validated(junit: Path) -> list[str]:
     elif stamp.exists():
         stamp.unlink()
     return problems
+
+
+def splice_merged(measured: Path, fresh: Path) -> Path:
+    """`fresh` (a merged JUnit) rewritten to hold `measured`'s cell suites (a merged JUnit, .xml or .xml.gz)
+    with each of fresh's cells in place of the suite of the same name, the others kept as measured:
+    `pcgkit report --over` for the JUnit beside the compat.json."""
+    import gzip
+    import xml.etree.ElementTree as ET
+    from xml.dom.minidom import parseString
+
+    raw = measured.read_bytes()
+    old = JUnitXml.fromstring(gzip.decompress(raw) if measured.suffix == ".gz" else raw)
+    new = {s.name: s for s in JUnitXml.fromfile(str(fresh))}
+    merged = JUnitXml("pcgkit matrix")
+    for suite in old:
+        merged.add_testsuite(new.pop(suite.name, suite))
+    for suite in new.values():
+        merged.add_testsuite(suite)
+    merged.update_statistics()
+    merged.time = _time(merged.time)
+    merged._elem.attrib.pop("skipped", None)
+    text = clean_text(ET.tostring(merged._elem, encoding="unicode"))
+    return atomic.write_text(fresh, parseString(text).toprettyxml(indent="\t"))

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pcgkit.report import attribution as attr
 from pcgkit.report.annotations import (
     DISAGREE_SYMBOL,
+    EXPECTED_LABEL,
     EXPECTED_SYMBOL,
     disagreement_marks,
     evidence_kind,
@@ -24,6 +25,7 @@ from pcgkit.report.upstream import Upstream
 from pcgkit.report.wording import axis_name, describe, evidence_label, fixed_from, not_judged
 from pcgkit.util.sanitize import md_cell, md_code
 from pcgkit.values.axes import GRID_AXES
+from pcgkit.values.verdict import CANNOT_RUN_LEGEND
 
 
 def md(text: object) -> str:
@@ -145,8 +147,7 @@ def render_grid(report: CompatReport) -> list[str]:
     machines = any(c.where for c in report.cells)  # a column only when some cell says where it ran
     head = ["cell", *(axis_name(a) for a in GRID_AXES), "evidence", *(["ran on"] if machines else []), *(c.id for c in cases)]
     legend = ", ".join(f"{s} {v}" for v, s in SYMBOLS.items())
-    lines = ["", "## Verdict grid", "", f"Legend: {legend}; {EXPECTED_SYMBOL} expected-uninstallable (a recorded install "
-             f"failure, no verdict); ⚑ changed since the previous run; {DISAGREE_SYMBOL} another result of this cell "
+    lines = ["", "## Verdict grid", "", f"Legend: {legend}; {EXPECTED_SYMBOL} {EXPECTED_LABEL} ({CANNOT_RUN_LEGEND.meaning}); ⚑ changed since the previous run; {DISAGREE_SYMBOL} another result of this cell "
              "disagrees (see below); fix columns: ✓ = the fix works in this cell. Evidence: sim = simulated SM120 "
              "(no GPU), real = a real GPU.", "",
              "| " + " | ".join(md(h) for h in head) + " |", "|---" * len(head) + "|"]
@@ -175,7 +176,7 @@ def _cell_details(report: CompatReport, cell: CellReport) -> list[str]:
     counts: dict[str, int] = {}
     for e in cell.entries.values():
         counts[e.verdict] = counts.get(e.verdict, 0) + 1
-    where = ("expected-uninstallable: no verdict" if cell.expected else "error: no verdict") if cell.is_error \
+    where = (f"{EXPECTED_LABEL}: no verdict" if cell.expected else "error: no verdict") if cell.is_error \
         else ("simulated" if cell.simulated else "real") + f": {cell.device}"
     summary = f"<code>{md(cell.id)}</code>: {md(cell.label)}; {md(where)}; " + ", ".join(f"{n} {v}" for v, n in counts.items())
     lines = ["", "<details>", f"<summary>{summary}</summary>", ""]
@@ -195,7 +196,7 @@ def _cell_details(report: CompatReport, cell: CellReport) -> list[str]:
     if cell.source:
         lines.append(f"- read from: {md_code(source_line(cell.source))}")
     if cell.expected:
-        lines.append(f"- {md(cell.expected)}; the install broke at **{cell.stage}** as recorded: {md(cell.reason)}")
+        lines.append(f"- {md(cell.expected)}; stage **{cell.stage}**: {md(cell.reason)}")
     elif cell.is_error:
         lines.append(f"- broke at **{cell.stage}**: {md(cell.reason)}")
     else:
@@ -230,10 +231,10 @@ def render_markdown(report: CompatReport, upstream: Upstream | None = None, deta
 
     ran = [c for c in report.cells if not c.is_error]
     expected = [c for c in report.cells if c.expected]
-    errors = [c for c in report.cells if c.is_error and not c.expected]
+    errors = [c for c in report.cells if c.broken]
     lines = ["# pcgkit compatibility report", "",
              f"{len(report.cells)} cells, {len(ran)} with verdicts, {len(errors)} error cells"
-             + (f", {len(expected)} expected-uninstallable" if expected else "")
+             + (f", {len(expected)} {EXPECTED_LABEL}" if expected else "")
              + f" (no statement about the bug). Evidence: {evidence_label(report)}."]
     if report.simulated:
         lines += ["", f"> {SIMULATION_NOTE}"]
@@ -247,9 +248,12 @@ def render_markdown(report: CompatReport, upstream: Upstream | None = None, deta
         lines += [f"- ⚑ `{ch.cell}` {ch.case}: {ch.previous} → {ch.current}" for ch in report.changes]
     if errors:
         lines += ["", "## Error cells (no statement about the bug)", ""]
-        lines += [f"- {md_code(c.id)} ({md(c.stage or '')}): {md(c.reason)}" for c in errors]
+        lines += [f"- {md_code(c.id)} ({md(c.stage or '')}): {md(c.reason)}" if c.is_error else
+                  f"- {md_code(c.id)} (error entries): " + "; ".join(f"{k}: {md(e.reason)}" for k, e in c.entries.items()
+                                                                    if e.verdict == "error") for c in errors]
     if expected:
-        lines += ["", "## Expected-uninstallable cells (recorded in fixtures/expectations.toml, no statement about the bug)", ""]
+        lines += ["", f"## Cells that cannot run ({EXPECTED_LABEL}: a measured reason in fixtures/expectations.toml, the date "
+                  "last tried, retried on a schedule; not an error, no statement about the bug)", ""]
         lines += [f"- {EXPECTED_SYMBOL} {md_code(c.id)}: {md(c.expected)}" for c in expected]
     if report.disagreements:  # pcgkit/report/sources.py: parity at matrix scale (`pcgkit report --from`)
         lines += ["", "## Results that disagree (simulated vs real hardware, or between machines)", ""]

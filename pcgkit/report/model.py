@@ -16,11 +16,10 @@ from pcgkit.report import attribution as attr
 from pcgkit.report.scrub import relative_paths
 from pcgkit.util.untrusted import UntrustedValueError, safe_id
 from pcgkit.values.axes import AXIS_IDS
-from pcgkit.values.verdict import LEGEND
+from pcgkit.values.verdict import BROKEN, BUG_VERDICTS, LEGEND
 
 COMPAT_SCHEMA = "pcgkit.compat/2"
 READABLE_SCHEMAS = ("pcgkit.compat/1", COMPAT_SCHEMA)
-BUG_VERDICTS = ("reproduced", "fixed", "drifted", "not-applicable")
 FAILURE = catalog.Family.FAILURE.value
 FIX = catalog.Family.FIX.value
 # One symbol per verdict, for grids (pcgkit.values.verdict.LEGEND; the colours ride along in the dashboard).
@@ -67,7 +66,7 @@ class Entry:
             return None
         parts = (self.innermost_frame or "").split(":")
         where = f"{parts[0]}:{parts[-1]}" if len(parts) >= 3 else "no FlashInfer frame"
-        return f"{self.verdict} at {where}" if self.verdict in ("reproduced", "drifted") else self.verdict
+        return f"{self.verdict} at {where}" if self.verdict in BROKEN else self.verdict
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Entry:
@@ -117,7 +116,7 @@ class CellReport:
     device: str = ""
     where: Mapping[str, Any] | None = None  # the machine it ran on (pcgkit.matrix.where), when recorded
     source: Mapping[str, Any] | None = None  # the folder/archive it was read from (`pcgkit report --from`)
-    expected: str = ""  # an expected-uninstallable error cell: the rule's wording (pcgkit.report.annotations)
+    expected: str = ""  # a cannot-run cell: the rule's wording (pcgkit.report.annotations)
     scope: str = "all"  # pcgkit.matrix.cells.SCOPES: a "sglang-level" cell ran only its release's SGLang-level cases
 
     def axis_value(self, axis: str) -> str | None:
@@ -128,6 +127,12 @@ class CellReport:
     @property
     def is_error(self) -> bool:
         return self.status == "error"
+
+    @property
+    def broken(self) -> bool:
+        """An error cell, or a cell with an error entry, that is not cannot-run: what makes `report` exit
+        non-zero, and what every report counts as "error" (the badge and the exit code agree)."""
+        return not self.expected and (self.is_error or any(e.verdict == "error" for e in self.entries.values()))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CellReport:

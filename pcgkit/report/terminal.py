@@ -16,7 +16,7 @@ from pcgkit.catalog import BY_ID
 from pcgkit.report.model import SYMBOLS, CompatReport
 from pcgkit.report.wording import short
 from pcgkit.values import targets
-from pcgkit.values.verdict import LEGEND
+from pcgkit.values.verdict import CANNOT_RUN, LEGEND, Verdict
 from pcgkit.verdicts.result import CaseResult
 
 STYLE = {v.value: legend.style for v, legend in LEGEND.items()}
@@ -69,7 +69,7 @@ def run_table(results: Sequence[CaseResult]) -> tuple[Table, list[str]]:
             more = f" (+{len(reasons) - 1} other reasons)" if len(reasons) > 1 else ""
             notes.append(f"skipped target {t}: all {len(rows)} cases, {reason}{more}")
     for r in sorted(results, key=lambda r: (_case_order(r.mode), r.variant)):
-        if r.verdict.value in ("drifted", "error") or (r.variant in ran and r.verdict.value == "skipped"):
+        if r.verdict in (Verdict.DRIFTED, Verdict.TRACES_BUT_FAILS, Verdict.ERROR) or (r.variant in ran and r.verdict.value == "skipped"):
             notes.append(f"{r.mode} [{r.variant}] {r.verdict.value}: {r.reason}")
     return table, notes
 
@@ -98,14 +98,15 @@ def matrix_table(report: CompatReport) -> tuple[Table, list[str]]:
         a = report.attribution.get(case.id)
         where = short(a)
         table.add_row(case.id, verdicts or "-", common, where)
-    errors = [c for c in report.cells if c.is_error and not c.expected]
+    errors = [c for c in report.cells if c.broken]
     expected = [c for c in report.cells if c.expected]
     notes = ["legend: " + ", ".join(f"{s} {v}" for v, s in SYMBOLS.items()) + "; details: compat.md, index.html"]
     if expected:  # recorded in fixtures/expectations.toml: said once, not as errors
-        notes.append(f"expected-uninstallable ({len(expected)}: {', '.join(c.id for c in expected)}): "
-                     + "; ".join(sorted({c.expected.removeprefix('expected-uninstallable: ') for c in expected})))
+        notes.append(f"{CANNOT_RUN} ({len(expected)}: {', '.join(c.id for c in expected)}): "
+                     + "; ".join(sorted({c.expected.removeprefix(f'{CANNOT_RUN}: ') for c in expected})))
     if errors:
-        reasons = Counter(f"{c.stage}: {c.reason}" for c in errors)
+        reasons = Counter(f"{c.stage}: {c.reason}" if c.is_error else "error entries: " + "; ".join(
+            sorted({e.reason for e in c.entries.values() if e.verdict == "error"})) for c in errors)
         notes.append(f"error cells ({len(errors)}: {', '.join(c.id for c in errors)}): "
                      + "; ".join(f"{r}" + (f" (x{n})" if n > 1 else "") for r, n in reasons.items()))
     if report.simulated:

@@ -113,7 +113,7 @@ def publish(report: CompatReport, reports_dir: Path, outcomes: Sequence[CellOutc
             upstream: Upstream | None = None,
             uninstallable: Sequence[Uninstallable] | None = None,
             certificates: tuple[dict, ...] | None = None) -> tuple[CompatReport, dict[str, list[Path]]]:
-    """Label expected-uninstallable cells (fixtures/expectations.toml unless `uninstallable` is given),
+    """Label cannot-run cells (fixtures/expectations.toml unless `uninstallable` is given),
     compare with the previous run, run the writers, append this run to history.jsonl."""
     reports_dir.mkdir(parents=True, exist_ok=True)
     report = mark_expected(report, load_uninstallable() if uninstallable is None else uninstallable)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import importlib
 from pathlib import Path
 from typing import Iterator
@@ -193,7 +194,27 @@ def reproduce_family(ctx: CaseContext, family: str) -> TraceOutcome:
             install_torch_compiled(module, backend_factory=backend, fullgraph=fullgraph)
             return ensure_compiled_of(module)(module, x)
 
-        return observe(invoke, execute=ctx.execute)
+        outcome = observe(invoke, execute=ctx.execute)
+    if outcome.traced and family == SM120:
+        return dataclasses.replace(outcome, output=_sm120_call_path(ctx, quantize, outcome))
+    return outcome
+
+
+def _sm120_call_path(ctx: CaseContext, quantize, outcome: TraceOutcome):
+    """SGLang's SM120 quantize callable traced clean (0.5.12+: SGLang's own op over FlashInfer): run its call path
+    with the caller's arguments (argument audit + fake execution over FlashInfer's Python, pcgkit.fp4.argaudit)."""
+    from pcgkit.fp4.fixcheck import check_call_path, numbers_not_run
+    from pcgkit.values.runcheck import RunCheck
+
+    name = ctx.evidence.get("torch_op") or ctx.evidence.get("callable") or "SGLang's quantize"
+    run_failure, ran = check_call_path(ctx, quantize, name)
+    if outcome.executed:
+        ran = f"the real call path on {ctx.device.label}; {ran}"
+        ctx.evidence["numbers"] = {"checked": False, "status": "not checked by this case (the fix cases check FlashInfer's)"}
+        numbers = "numbers not checked by this case"
+    else:
+        numbers = numbers_not_run(ctx, "no GPU (simulated SM120)")
+    return RunCheck(compared=False, problem=None, run_failure=run_failure, ran=ran, numbers=numbers)
 
 
 def facts_evidence() -> dict:

@@ -43,6 +43,7 @@ def evidence_of(result) -> dict:
 
 def to_case_result(result, variant: str, nodeid: str = "") -> CaseResult:
     """A SweepResult as the kit's CaseResult (verdict, reason = class + where, evidence). Pure."""
+    from pcgkit.values.runcheck import NOT_RUN_TRACE_ONLY
     from pcgkit.values.signature import Signature
 
     cls = result.classification
@@ -50,7 +51,8 @@ def to_case_result(result, variant: str, nodeid: str = "") -> CaseResult:
         mode=case_id(result.arch, result.entry_id),
         variant=variant,
         verdict=Verdict(result.verdict),
-        reason=cls.where if cls.cls is SweepClass.NOT_APPLICABLE else f"{cls.cls.value}: {cls.where}",
+        reason=cls.where if cls.cls is SweepClass.NOT_APPLICABLE else (
+            f"{cls.cls.value}: {cls.where}" + (f"; {NOT_RUN_TRACE_ONLY}" if cls.cls.traced else "")),
         device=result.device,
         versions=collect_versions(),
         duration_s=result.duration_s,

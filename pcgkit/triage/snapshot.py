@@ -31,6 +31,9 @@ def snapshot(compat: dict, source: str) -> dict:
             "device": cell.get("device", ""),
             "simulated": any(m.get("simulated") for m in ran),
             "verdicts": {mode: result["verdict"] for mode, result in sorted(modes.items())},
+            # the cell's recorded wall time and whether it ran: the nightly's cost is derived from these (pcgkit.ci.costs)
+            "duration_s": cell.get("duration_s"),
+            "status": cell.get("status"),
         })
     simulated = sorted({c["device"] for c in cells if c["simulated"]})
     return {

@@ -1,18 +1,22 @@
 """The candidate fixes as data: the same Mode shape as pcgkit.verdicts.modes, with the verdict inverted.
 
 For a failure mode, `reproduced` is the expected news. For a fix mode, the expected verdict of a
-working fix is `fixed` (traced cleanly, and on a real GPU the compiled result equals eager);
-`reproduced` means the attempted fix fails the way it is known to fail (allow_in_graph), and
-`drifted` means it fails in a new way or computes something else than eager.
+working fix is `fixed`: it traces under fullgraph=True AND its call path ran with the caller's arguments
+(the argument audit of pcgkit.fp4.argaudit on any machine; the real kernel on a GPU, whose numbers are
+checked where the kernel computes something, or the evidence says they were not). `reproduced` means the
+attempted fix fails the way it is known to fail (allow_in_graph); `drifted` means it fails in a new way or
+its fake describes other shapes than the op returns; `traces-but-fails` means it traces and then its call
+path fails when run: raises, misbinds an argument, or computes numbers the reference rejects.
 
-Fix cases put a RunCheck into TraceOutcome.output on a real GPU; `judge_traced` (called by
-pcgkit.verdicts.modes.classify for every mode; the failure modes' default says `fixed`) turns a failed RunCheck into `drifted`.
+Every fix case puts a RunCheck into TraceOutcome.output after a clean trace; `judge_traced` (called by
+pcgkit.verdicts.modes.classify for every mode) reads it. A fix case without one is a kit error, never `fixed`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+from pcgkit.values.runcheck import RunCheck, judge_run
 from pcgkit.values.signature import Signature
 from pcgkit.values.trace import TraceOutcome
 from pcgkit.values.verdict import Verdict
@@ -20,25 +24,14 @@ from pcgkit.verdicts.modes import Mode, fails_in_nvcc_subprocess
 
 
 @dataclasses.dataclass(frozen=True)
-class RunCheck:
-    """What a fix case found when it ran the compiled function against eager (real GPU only)."""
-
-    compared: bool  # False where the comparison means nothing (reason in `note`)
-    problem: str | None  # None: compiled output bit-identical to eager
-    note: str = ""
-
-
-@dataclasses.dataclass(frozen=True)
 class FixMode(Mode):
     fixed_reason: str = "traced cleanly under fullgraph=True"
 
     def judge_traced(self, outcome: TraceOutcome) -> tuple[Verdict, str]:
-        """Verdict for a trace that succeeded: fixed, unless the compiled run disagreed with eager."""
-        check = outcome.output if isinstance(outcome.output, RunCheck) else None
-        if check is not None and check.problem:
-            return Verdict.DRIFTED, f"traced, but {check.problem}"
-        suffix = f"; {check.note}" if check is not None and check.note else ""
-        return Verdict.FIXED, self.fixed_reason + suffix
+        """Verdict for a trace that succeeded: `fixed` only when the call path ran (see the module docstring)."""
+        if not isinstance(outcome.output, RunCheck):
+            return Verdict.ERROR, "kit: the fix case traced but did not say whether its call path runs (no RunCheck)"
+        return judge_run(outcome.output, self.fixed_reason)
 
 
 def _no_known_failure(sig: Signature) -> str | None:
@@ -70,7 +63,8 @@ FIX_CUSTOM_OP = FixMode(
     id="fix-custom-op",
     slug="custom-op-wrapper",
     title="fix: fp4_quantize behind torch.library.custom_op + register_fake",
-    known_signature="traces under fullgraph=True; compiled == eager on a GPU with a working kernel",
+    known_signature="traces under fullgraph=True; its call path passes the argument audit; compiled == eager, "
+                    "within the reference, on SM100+",
     seed="FACTS.md: 'A torch.library.custom_op wrapper around fp4_quantize ... traces ... and runs'",
     matches=_no_known_failure,
 )
@@ -96,7 +90,8 @@ FIX_UPSTREAM_OP = FixMode(
     id="fix-upstream-op",
     slug="flashinfer-torch-op",
     title="upstream fix: FlashInfer's own torch.ops.flashinfer.fp4_quantize (custom op + fake, from 0.6.12)",
-    known_signature="traces under fullgraph=True where FlashInfer registers the op; its fake matches the wrapper",
+    known_signature="traces under fullgraph=True where FlashInfer registers the op; its fake matches the wrapper; "
+                    "its body forwards each argument to its namesake (argument audit)",
     seed="found in flashinfer 0.6.12+ quantization/fp4_quantization.py: @torch.library.custom_op('flashinfer::fp4_quantize')",
     matches=_no_known_failure,
 )

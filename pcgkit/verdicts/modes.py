@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
+from pcgkit.values.runcheck import NOT_RUN_TRACE_ONLY, TRACED_CLEANLY, RunCheck, judge_run
 from pcgkit.values.signature import Signature
 from pcgkit.values.trace import TraceOutcome
 from pcgkit.values.verdict import Verdict
@@ -25,10 +26,19 @@ class Mode:
     known_signature: str  # human wording of what `matches` checks
     seed: str  # where the seed documents describe it
     matches: Matcher = dataclasses.field(repr=False, compare=False)
+    # The reproduced verdict's wording for the frame actually reached; None: the known signature as is.
+    wording: Callable[[Signature], str] | None = dataclasses.field(default=None, repr=False, compare=False)
+
+    def reproduced_text(self, sig: Signature) -> str:
+        """What a matching failure is called, after the frame it reached (never a frame it did not reach)."""
+        return self.wording(sig) if self.wording is not None else self.known_signature
 
     def judge_traced(self, outcome: TraceOutcome) -> tuple[Verdict, str]:
-        """Verdict for a trace that succeeded. Fix modes (pcgkit.verdicts.fixmodes) also judge the compiled run."""
-        return Verdict.FIXED, "traced cleanly under fullgraph=True"
+        """Verdict for a trace that succeeded: the run check when the case made one (pcgkit.values.runcheck);
+        a case that only traces says so in the reason. Fix modes (pcgkit.verdicts.fixmodes) require the check."""
+        if isinstance(outcome.output, RunCheck):
+            return judge_run(outcome.output, TRACED_CLEANLY)
+        return Verdict.FIXED, f"{TRACED_CLEANLY}; {NOT_RUN_TRACE_ONLY}"
 
 
 def is_dynamo_exception(sig: Signature) -> str | None:
@@ -67,6 +77,16 @@ def _fails_deeper_in_jit_loading(sig: Signature) -> str | None:
     return None
 
 
+def _nvcc_subprocess_wording(sig: Signature) -> str:
+    """Mode 1's wording for the frame reached: with CUDA_HOME set FlashInfer runs `nvcc --version` in
+    get_cuda_version; without it, get_cuda_path runs `which nvcc` first and the trace dies there (no nvcc
+    is needed to reproduce: dynamo fails before any process starts)."""
+    inner = sig.innermost_library_frame
+    if inner is not None and inner.function == "get_cuda_path":
+        return "Unsupported in jit/cpp_ext.py:get_cuda_path -> subprocess (which nvcc; CUDA_HOME unset)"
+    return "Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)"
+
+
 def _lru_cache_traced_through(sig: Signature) -> str | None:
     if not sig.lru_cache_warnings:
         return "dynamo printed no lru_cache warning"
@@ -89,6 +109,7 @@ MODE1 = Mode(
     known_signature="Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)",
     seed="seeds 000/004: 'Attempted to call function marked as skipped ... _thread.allocate_lock'",
     matches=fails_in_nvcc_subprocess,
+    wording=_nvcc_subprocess_wording,
 )
 MODE2 = Mode(
     id="mode2",
@@ -127,5 +148,5 @@ def classify(mode: Mode, outcome: TraceOutcome) -> tuple[Verdict, str]:
     mismatch = mode.matches(outcome.signature)
     if mismatch is None:
         where = outcome.signature.innermost_library_frame
-        return Verdict.REPRODUCED, mode.known_signature + (f"; at {where}" if where else "")
+        return Verdict.REPRODUCED, mode.reproduced_text(outcome.signature) + (f"; at {where}" if where else "")
     return Verdict.DRIFTED, mismatch

@@ -72,6 +72,21 @@ class CaseResult:
         kwargs["signature"] = Signature.from_dict(data["signature"]) if data.get("signature") else None
         return cls(**kwargs)
 
+    def _run_check_properties(self) -> list[tuple[str, str]]:
+        """Whether the call path ran right (pcgkit.fp4.argaudit) and whether numbers were checked, for JUnit
+        readers who never open the JSON: what `fixed` / `traces-but-fails` rest on."""
+        props = []
+        audit = self.evidence.get("argument_audit")
+        if isinstance(audit, dict):
+            findings = audit.get("findings") or []
+            props.append(("pcgkit.argument_audit", "passed" if audit.get("passed") else
+                          "; ".join(str(f) for f in findings[:3]) or "inconclusive: no kernel boundary reached"))
+        numbers = self.evidence.get("numbers")
+        if isinstance(numbers, dict):
+            props.append(("pcgkit.numbers", "checked against pcgkit/fp4/reference.py" if numbers.get("checked")
+                          else f"{numbers.get('status', 'not checked')} (found {numbers.get('found', '?')})"))
+        return props
+
     def junit_properties(self) -> list[tuple[str, str]]:
         """Flat properties for JUnit readers, plus the full JSON for pcgkit's own merge."""
         sig = self.signature
@@ -93,6 +108,7 @@ class CaseResult:
                 ("pcgkit.signature.message_head", sig.message_head),
                 ("pcgkit.signature.innermost_library_frame", str(sig.innermost_library_frame or "")),
             ]
+        props += self._run_check_properties()
         props.append((JUNIT_RESULT_PROPERTY, json.dumps(self.to_dict(), sort_keys=True)))
         return [(name, redact_text(clean_text(value))) for name, value in props]
 

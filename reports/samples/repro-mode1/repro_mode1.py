@@ -54,7 +54,7 @@ MODE_ID = "mode1"
 SIMULATE = True
 
 
-# ---- from pcgkit/casekit.py (verbatim) -------------------------------------------------------
+# ---- from pcgkit/harness/casekit.py (verbatim) -----------------------------------------------
 
 class NotApplicable(Exception):
     """The installed version lacks the code path this mode exercises."""
@@ -74,7 +74,7 @@ def cuda_toolkit_root() -> str | None:
     return None
 
 
-# ---- from pcgkit/nvfp4.py (verbatim) ---------------------------------------------------------
+# ---- from pcgkit/fp4/layer.py (verbatim) -----------------------------------------------------
 
 TOKENS, HIDDEN = 128, 256  # K a multiple of 16 (the NVFP4 block) and of 64 (the swizzled layout)
 
@@ -84,9 +84,8 @@ TOKENS, HIDDEN = 128, 256  # K a multiple of 16 (the NVFP4 block) and of 64 (the
 
 def dense_nvfp4_layer(torch_device: str):
     """A one-op nn.Module whose forward is SGLang's activation-quantize step."""
-    import torch
-
     import flashinfer
+    import torch
 
     if not hasattr(flashinfer, "fp4_quantize"):
         raise NotApplicable(f"flashinfer {getattr(flashinfer, '__version__', '?')} has no fp4_quantize")
@@ -117,7 +116,21 @@ def cache_state(fn) -> dict | None:
     return info()._asdict() if info else None
 
 
-# ---- from pcgkit/signature.py (verbatim) -----------------------------------------------------
+# ---- from pcgkit/values/trace.py (verbatim) --------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class TraceOutcome:
+    traced: bool  # dynamo produced the graph(s) without raising
+    executed: bool  # the compiled function also ran to completion (real GPU only)
+    signature: Signature | None  # of the exception, when one was raised
+    lru_cache_warnings: tuple[str, ...]
+    graph_breaks: int | None  # dynamo's own count (only meaningful with fullgraph=False)
+    graph_break_reasons: tuple[str, ...]
+    duration_s: float
+    output: Any = dataclasses.field(default=None, compare=False, repr=False)
+
+
+# ---- from pcgkit/values/signature.py (verbatim) ----------------------------------------------
 
 _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>[^\s]+)')
 
@@ -176,7 +189,7 @@ class Signature:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Signature":
+    def from_dict(cls, data: dict) -> Signature:
         inner = data.get("innermost_library_frame")
         return cls(
             exception_type=data["exception_type"],
@@ -274,7 +287,7 @@ def parse_exception(exc: BaseException, lru_cache_warnings: Sequence[str] = ()) 
     return parse_message(exc_type, str(exc), lru_cache_warnings, extra_frames_text=extra)
 
 
-# ---- from pcgkit/tracing.py (verbatim) -------------------------------------------------------
+# ---- from pcgkit/harness/tracing.py (verbatim) -----------------------------------------------
 
 LRU_CACHE_WARNING_MARKER = "lru_cache"
 
@@ -283,29 +296,20 @@ class _TracedWithoutExecuting(Exception):
     """Raised by the trace-only backend instead of running the graph (no kernels on a CPU)."""
 
 
-def _trace_only_backend(graph_module, example_inputs):
+def _trace_only_backend(graph_module, example_inputs, graphs: list | None = None):
+    if graphs is not None:  # the sweep reads which ops the graph holds (opaque op vs traced through)
+        graphs.append(graph_module)
+
     def refuse_to_execute(*args, **kwargs):
         raise _TracedWithoutExecuting()
 
     return refuse_to_execute
 
 
-@dataclasses.dataclass(frozen=True)
-class TraceOutcome:
-    traced: bool  # dynamo produced the graph(s) without raising
-    executed: bool  # the compiled function also ran to completion (real GPU only)
-    signature: Signature | None  # of the exception, when one was raised
-    lru_cache_warnings: tuple[str, ...]
-    graph_breaks: int | None  # dynamo's own count (only meaningful with fullgraph=False)
-    graph_break_reasons: tuple[str, ...]
-    duration_s: float
-    output: Any = dataclasses.field(default=None, compare=False, repr=False)
-
-
 def _graph_break_accounting() -> tuple[int, tuple[str, ...]]:
     from torch._dynamo.utils import counters
 
-    breaks = counters.get("graph_break", {})
+    breaks: dict = counters.get("graph_break", {})
     return sum(breaks.values()), tuple(str(reason)[:200] for reason in breaks)
 
 
@@ -315,6 +319,7 @@ def trace(
     *,
     fullgraph: bool = True,
     execute: bool,
+    graphs: list | None = None,
 ) -> TraceOutcome:
     """torch.compile(fn, fullgraph=..., backend="eager") and call it once.
 
@@ -322,12 +327,29 @@ def trace(
     raises a private sentinel which counts as a clean trace.
     """
     import torch
+
+    return observe(
+        lambda backend: torch.compile(fn, fullgraph=fullgraph, backend=backend)(*args), execute=execute, graphs=graphs
+    )
+
+
+def observe(invoke: Callable[[Callable], Any], *, execute: bool, graphs: list | None = None) -> TraceOutcome:
+    """`trace`'s engine, also for code that calls torch.compile itself (SGLang's install_torch_compiled).
+
+    `invoke(backend)` must compile with the backend it is given and call the result once; dynamo
+    is reset around it and the outcome recorded exactly as `trace` records it. With execute=False
+    and a `graphs` list, every FX graph dynamo hands the backend is appended to it.
+    """
+    import torch
     from torch._dynamo.utils import counters
 
     torch._dynamo.reset()
     counters.clear()
-    backend = "eager" if execute else _trace_only_backend
-    compiled = torch.compile(fn, fullgraph=fullgraph, backend=backend)
+    backend: Any = "eager" if execute else functools.partial(_trace_only_backend, graphs=graphs)
+    if execute:
+        from torch._dynamo.backends.registry import lookup_backend
+
+        backend = lookup_backend("eager")
     signature = None
     traced = executed = False
     output = None
@@ -335,27 +357,18 @@ def trace(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            output = compiled(*args)
+            output = invoke(backend)
             traced = executed = True
         except _TracedWithoutExecuting:
             traced = True
-        except Exception as exc:  # the failure under study: keep it as evidence, not as a crash
+        except Exception as exc:  # the failure under study: keep it as evidence
             lru = tuple(str(w.message) for w in caught if LRU_CACHE_WARNING_MARKER in str(w.message))
             signature = parse_exception(exc, lru)
     duration = time.perf_counter() - start
     lru_warnings = tuple(str(w.message) for w in caught if LRU_CACHE_WARNING_MARKER in str(w.message))
     breaks, reasons = _graph_break_accounting()
     torch._dynamo.reset()
-    return TraceOutcome(
-        traced=traced,
-        executed=executed,
-        signature=signature,
-        lru_cache_warnings=lru_warnings,
-        graph_breaks=breaks,
-        graph_break_reasons=reasons,
-        duration_s=duration,
-        output=output,
-    )
+    return TraceOutcome(traced, executed, signature, lru_warnings, breaks, reasons, duration, output)
 
 
 # ---- from cases/test_mode1_nvcc_subprocess.py (verbatim) -------------------------------------
@@ -369,7 +382,7 @@ def reproduce(ctx: CaseContext) -> TraceOutcome:
     return trace(layer, (x,), fullgraph=True, execute=ctx.execute)
 
 
-# ---- from pcgkit/verdict.py (verbatim) -------------------------------------------------------
+# ---- from pcgkit/values/verdict.py (verbatim) ------------------------------------------------
 
 class Verdict(str, enum.Enum):
     REPRODUCED = "reproduced"  # fails with the mode's known signature
@@ -383,12 +396,17 @@ class Verdict(str, enum.Enum):
         return self.value
 
     @property
+    def ran(self) -> bool:
+        """False only for `skipped`: the case did not run here (every other verdict is a row to show)."""
+        return self is not Verdict.SKIPPED
+
+    @property
     def is_bug_verdict(self) -> bool:
         """True when the verdict says something about the bug itself."""
         return self in (Verdict.REPRODUCED, Verdict.FIXED, Verdict.DRIFTED, Verdict.NOT_APPLICABLE)
 
 
-# ---- from pcgkit/modes.py (verbatim) ---------------------------------------------------------
+# ---- from pcgkit/verdicts/modes.py (verbatim) ------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
 class Mode:
@@ -398,9 +416,15 @@ class Mode:
     known_signature: str  # human wording of what `matches` checks
     seed: str  # where the seed documents describe it
     matches: Matcher = dataclasses.field(repr=False, compare=False)
+    # The reproduced verdict's wording for the frame actually reached; None: the known signature as is.
+    wording: Callable[[Signature], str] | None = dataclasses.field(default=None, repr=False, compare=False)
+
+    def reproduced_text(self, sig: Signature) -> str:
+        """What a matching failure is called, after the frame it reached (never a frame it did not reach)."""
+        return self.wording(sig) if self.wording is not None else self.known_signature
 
     def judge_traced(self, outcome: TraceOutcome) -> tuple[Verdict, str]:
-        """Verdict for a trace that succeeded. Fix modes (pcgkit.fixmodes) also judge the compiled run."""
+        """Verdict for a trace that succeeded. Fix modes (pcgkit.verdicts.fixmodes) also judge the compiled run."""
         return Verdict.FIXED, "traced cleanly under fullgraph=True"
 
 
@@ -427,6 +451,16 @@ def fails_in_nvcc_subprocess(sig: Signature) -> str | None:
     return None
 
 
+def _nvcc_subprocess_wording(sig: Signature) -> str:
+    """Mode 1's wording for the frame reached: with CUDA_HOME set FlashInfer runs `nvcc --version` in
+    get_cuda_version; without it, get_cuda_path runs `which nvcc` first and the trace dies there (no nvcc
+    is needed to reproduce: dynamo fails before any process starts)."""
+    inner = sig.innermost_library_frame
+    if inner is not None and inner.function == "get_cuda_path":
+        return "Unsupported in jit/cpp_ext.py:get_cuda_path -> subprocess (which nvcc; CUDA_HOME unset)"
+    return "Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)"
+
+
 MODE1 = Mode(
     id="mode1",
     slug="nvcc-subprocess",
@@ -434,6 +468,7 @@ MODE1 = Mode(
     known_signature="Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)",
     seed="seeds 000/004: 'Attempted to call function marked as skipped ... _thread.allocate_lock'",
     matches=fails_in_nvcc_subprocess,
+    wording=_nvcc_subprocess_wording,
 )
 
 
@@ -446,20 +481,23 @@ def classify(mode: Mode, outcome: TraceOutcome) -> tuple[Verdict, str]:
     mismatch = mode.matches(outcome.signature)
     if mismatch is None:
         where = outcome.signature.innermost_library_frame
-        return Verdict.REPRODUCED, mode.known_signature + (f"; at {where}" if where else "")
+        return Verdict.REPRODUCED, mode.reproduced_text(outcome.signature) + (f"; at {where}" if where else "")
     return Verdict.DRIFTED, mismatch
 
 
-# ---- from pcgkit/hardware.py (verbatim) ------------------------------------------------------
+# ---- from pcgkit/harness/hardware.py (verbatim) ----------------------------------------------
 
 SIMULATED_SM120_CAPABILITY = (12, 0)
 
 
-# ---- from pcgkit/patching.py (verbatim) ------------------------------------------------------
+SIMULATED_PART_SHAPE: dict[int, tuple[int, int]] = {12: (188, 96 * 1024**3), 10: (148, 180 * 1024**3), 9: (132, 141 * 1024**3)}
+
+
+# ---- from pcgkit/util/patching.py (verbatim) -------------------------------------------------
 
 def bindings_of(original: object, package: str) -> list[tuple[str, object, str]]:
     """(module name, module, attribute) for every binding of `original` inside `package`."""
-    found = []
+    found: list[tuple[str, object, str]] = []
     for name, module in list(sys.modules.items()):
         if module is None or not (name == package or name.startswith(package + ".")):
             continue
@@ -480,7 +518,7 @@ def patched_everywhere(original: object, replacement: object, package: str) -> I
         yield replaced
 
 
-# ---- from pcgkit/simulate.py (verbatim) ------------------------------------------------------
+# ---- from pcgkit/harness/simulate.py (verbatim) ----------------------------------------------
 
 FLASHINFER_QUERIES: tuple[tuple[str, str], ...] = (
     ("flashinfer.utils", "get_compute_capability"),
@@ -489,10 +527,28 @@ FLASHINFER_QUERIES: tuple[tuple[str, str], ...] = (
 )
 
 
+FLASHINFER_IMPORT_TIME_ARCH_ANSWERS: tuple[tuple[str, str], ...] = (
+    ("flashinfer.jit.core", "current_compilation_context"),
+    ("flashinfer.jit.cpp_ext", "cpp_ext_initial_compilation_context"),
+)
+
+
+def target_cuda_archs(capability: tuple[int, int]) -> set[tuple[int, str]]:
+    """FlashInfer's own rule (CompilationContext.__init__): minor gets an 'a' suffix from SM90 on."""
+    major, minor = capability
+    return {(major, f"{minor}a" if major >= 9 else str(minor))}
+
+
 @dataclasses.dataclass(frozen=True)
 class Simulation:
     capability: tuple[int, int]
     replaced: tuple[str, ...]  # "module.attr" of every binding that was answered
+    # (query, answer) of each stand-in call that really ran (not inside dynamo's symbolic model):
+    # torch.cuda.get_device_properties runs for real under dynamo's folded get_device_capability.
+    told: list[tuple[str, object]] = dataclasses.field(default_factory=list)
+
+
+_ACTIVE_CAPABILITIES: list[tuple[int, int]] = []
 
 
 @dataclasses.dataclass(frozen=True)
@@ -504,9 +560,14 @@ class SimulatedDeviceProperties:
     minor: int
     multi_processor_count: int = 188  # RTX PRO 6000 Blackwell
     total_memory: int = 96 * 1024**3
+    # FlashInfer's CuTe-DSL norms (0.6.12+) size their tiles by it in the kernel's constructor.
+    shared_memory_per_block_optin: int = 99 * 1024
 
 
-def _answers(capability: tuple[int, int]) -> dict[str, object]:
+SHARED_MEMORY_PER_BLOCK_OPTIN: dict[int, int] = {12: 99 * 1024, 10: 227 * 1024, 9: 227 * 1024}
+
+
+def _answers(capability: tuple[int, int], told: list[tuple[str, object]]) -> dict[str, object]:
     """Stand-ins for FlashInfer's queries. They go through the REAL torch.cuda.get_device_capability
     function object (only the properties underneath it are simulated), so dynamo treats the query
     exactly as it does on a real GPU of this torch version: torch 2.9 folds it to a constant,
@@ -525,9 +586,19 @@ def _answers(capability: tuple[int, int]) -> dict[str, object]:
         return None  # an SM120 part passes FlashInfer's "sm75 or higher" check
 
     def get_device_properties(device=None):
-        return SimulatedDeviceProperties("simulated SM120", *capability)
+        # Named and sized after the family actually answered (simulated_sm120 is also used for SM90/SM100).
+        sms, memory = SIMULATED_PART_SHAPE.get(capability[0], (188, 96 * 1024**3))
+        properties = SimulatedDeviceProperties(f"simulated SM{capability[0]}{capability[1]}", *capability, sms, memory,
+                                               SHARED_MEMORY_PER_BLOCK_OPTIN.get(capability[0], 99 * 1024))
+        told.append(("torch.cuda.get_device_properties", (properties.major, properties.minor)))
+        return properties
+
+    def current_device():
+        told.append(("torch.cuda.current_device", 0))
+        return 0  # the simulated part is the process's one device
 
     return {
+        "current_device": current_device,
         "get_compute_capability": get_compute_capability,
         "device_support_pdl": device_support_pdl,
         "check_cuda_arch": check_cuda_arch,
@@ -536,8 +607,9 @@ def _answers(capability: tuple[int, int]) -> dict[str, object]:
 
 
 @contextlib.contextmanager
-def simulated_sm120(capability: tuple[int, int] = SIMULATED_SM120_CAPABILITY) -> Iterator[Simulation]:
-    """Answer FlashInfer's and torch's hardware queries as an SM120 part would, inside the block."""
+def simulated_sm120(capability: tuple[int, int] | None = None) -> Iterator[Simulation]:
+    """Answer FlashInfer's and torch's hardware queries as an SM120 part would (or as `capability`;
+    nested without one: as the enclosing simulation), inside the block."""
     import importlib
 
     import torch
@@ -550,9 +622,14 @@ def simulated_sm120(capability: tuple[int, int] = SIMULATED_SM120_CAPABILITY) ->
 
     if hasattr(trace_rules, "get_torch_obj_rule_map"):
         trace_rules.get_torch_obj_rule_map()
-    answers = _answers(capability)
+    if capability is None:
+        capability = _ACTIVE_CAPABILITIES[-1] if _ACTIVE_CAPABILITIES else SIMULATED_SM120_CAPABILITY
+    told: list[tuple[str, object]] = []
+    answers = _answers(capability, told)
     replaced: list[str] = []
     with contextlib.ExitStack() as stack:
+        _ACTIVE_CAPABILITIES.append(capability)
+        stack.callback(_ACTIVE_CAPABILITIES.pop)
         for module_name, attr in FLASHINFER_QUERIES:
             try:
                 original = getattr(importlib.import_module(module_name), attr, None)
@@ -562,12 +639,23 @@ def simulated_sm120(capability: tuple[int, int] = SIMULATED_SM120_CAPABILITY) ->
                 continue  # this FlashInfer version has no such query
             answer = answers[attr]
             if hasattr(original, "cache_info"):  # keep FlashInfer's functools.cache, and its dynamo warning
-                answer = functools.cache(answer)
+                answer = functools.cache(answer)  # type: ignore[arg-type]
             replaced += stack.enter_context(patched_everywhere(original, answer, "flashinfer"))
+        for module_name, attr in FLASHINFER_IMPORT_TIME_ARCH_ANSWERS:
+            try:
+                context = getattr(importlib.import_module(module_name), attr, None)
+            except ModuleNotFoundError:
+                context = None
+            if context is not None and hasattr(context, "TARGET_CUDA_ARCHS"):
+                stack.enter_context(mock.patch.object(context, "TARGET_CUDA_ARCHS", target_cuda_archs(capability)))
+                replaced.append(f"{module_name}.{attr}.TARGET_CUDA_ARCHS")
         # Below torch.cuda.get_device_capability, which stays the real function object.
         stack.enter_context(mock.patch.object(torch.cuda, "get_device_properties", answers["get_device_properties"]))
         replaced.append("torch.cuda.get_device_properties")
-        yield Simulation(capability, tuple(sorted(replaced)))
+        # Which device is current is a driver query too (CuTe-DSL constructors ask it, 0.6.12's norms).
+        stack.enter_context(mock.patch.object(torch.cuda, "current_device", answers["current_device"]))
+        replaced.append("torch.cuda.current_device")
+        yield Simulation(capability, tuple(sorted(replaced)), told)
 
 
 

@@ -1,0 +1,378 @@
+"""The argument audit: does a fix's public entry hand each of the caller's arguments to the parameter of
+the same name, at every Python call boundary on the way and at the kernel boundary? Runs on any machine.
+
+Tracing a custom op never runs its body, and an inert kernel ignores what it is given, so neither can see
+a body that forwards its arguments into the wrong slots. FlashInfer 0.6.12-0.7.0.post1 do exactly that:
+`torch.ops.flashinfer.fp4_quantize`'s body calls the Python `fp4_quantize` positionally, whose 7th parameter
+is `is_global_scale_inversed`, so `enable_pdl` lands there (a TypeError at the kernel with the default None,
+a silently inverted global scale with a bool; 0.7.1 forwards by keyword).
+
+How: the entry is called for real on small CPU tensors, with FlashInfer's own Python, the hardware queries
+answered as SM120 (pcgkit.harness.simulate) and every JIT-built module replaced by a recording one
+(pcgkit.fp4.fake_shapes). A profile hook records, at each Python frame that receives the caller's input
+tensor by a named parameter, what each parameter was bound to; the recording kernel records its positional
+slots, named by the caller's expressions at the call site (read with ast). Then, for every parameter of the
+entry, one call changes only that parameter (VARIANTS): at each boundary exactly the parameter of the same
+name must change, and a parameter the boundary has must not stay unchanged. A call with only the leading
+arguments (as SGLang's apply calls it) checks each bound value against its annotation (None reaching a
+`bool` is the TypeError the real kernel raises). Values are never computed: numbers are a GPU check.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import hashlib
+import inspect
+import os
+import sys
+import textwrap
+from collections.abc import Callable, Mapping
+from types import CodeType, FrameType
+from typing import Any
+
+from pcgkit.fp4.fake_shapes import KernelCall
+
+LABEL = ("argument audit (simulated SM120: FlashInfer's own Python over a recording kernel; "
+         "each parameter changed alone, checked at every Python call boundary and the kernel boundary)")
+SHORT = "argument audit over FlashInfer's own Python and a recording kernel, simulated SM120"  # for a verdict's reason
+
+ROWS, COLS = 8, 64  # K a multiple of 32, so sf_vec_size 16 and 32 are both valid
+
+
+def _tensor(seed: int, scale: float = 1.0):
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    return (torch.randn(ROWS, COLS, generator=generator) * scale).to(torch.bfloat16)
+
+
+def variants() -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
+    """(baseline, changed) value makers per parameter name of FlashInfer's fp4_quantize family. Neither
+    side is a default that the wrapper resolves (enable_pdl=None), so a change cannot vanish on the way."""
+    import torch
+
+    return {
+        "input": (lambda: _tensor(0), lambda: _tensor(1)),
+        "global_scale": (lambda: torch.tensor([1.0]), lambda: torch.tensor([0.5])),
+        "sf_vec_size": (lambda: 16, lambda: 32),
+        "sf_use_ue8m0": (lambda: False, lambda: True),
+        "is_sf_swizzled_layout": (lambda: True, lambda: False),
+        "is_sf_8x4_layout": (lambda: False, lambda: True),
+        "is_global_scale_inversed": (lambda: False, lambda: True),
+        "enable_pdl": (lambda: True, lambda: False),
+    }
+
+
+@dataclasses.dataclass(frozen=True)
+class Boundary:
+    """What one call boundary received on one call: a Python frame's named parameters, or a kernel's slots."""
+
+    where: str  # "module.qualname" or "kernel <spec>.<function>"
+    names: tuple[str, ...]
+    values: tuple[Any, ...]  # comparable summaries (see _summary), parallel to names
+    annotations: tuple[str | None, ...] = ()  # Python frames: each parameter's annotation text
+
+
+@dataclasses.dataclass(frozen=True)
+class ArgumentAudit:
+    entry: str
+    audited: tuple[str, ...]  # parameters changed one at a time
+    not_audited: tuple[str, ...]  # parameters of the entry with no variant (named, not hidden)
+    boundaries: tuple[str, ...]  # the boundaries the baseline call crossed, outermost first
+    findings: tuple[str, ...]  # empty: every argument reaches its own parameter everywhere
+    how_called: str = ""  # "" = called as a caller calls it; else how (a CUDA-only op called through its kernel)
+    label: str = LABEL
+
+    @property
+    def passed(self) -> bool:
+        return not self.findings and bool(self.audited) and any(b.startswith("kernel ") for b in self.boundaries)
+
+    def summary(self) -> str:
+        """One sentence for a verdict's reason."""
+        if self.passed:
+            return (f"argument audit passed: {len(self.audited)} parameters each changed alone reach the parameter "
+                    f"of the same name at {len(self.boundaries)} boundaries down to the kernel")
+        if not self.findings:
+            return "argument audit inconclusive: the call never reached a kernel boundary"
+        more = f" (+{len(self.findings) - 1} more)" if len(self.findings) > 1 else ""
+        return f"argument audit: {self.findings[0]}{more}"
+
+    def to_dict(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["passed"] = self.passed
+        return data
+
+
+def _digest(tensor) -> str:
+    import torch
+
+    data = tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes()
+    return hashlib.sha1(data).hexdigest()[:12]
+
+
+def _storage(value) -> int | None:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        try:
+            return value.untyped_storage().data_ptr()
+        except (RuntimeError, NotImplementedError):  # fake / meta tensors have no storage to point at
+            return None
+    return None
+
+
+def _summary(value, caller_storages: set[int]) -> Any:
+    """A comparable stand-in: a caller's tensor (or a view of it) by content; a tensor allocated on the way
+    by nothing (its shape follows other parameters and its memory is uninitialized); plain values as they are."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        if _storage(value) in caller_storages:
+            return ("caller's tensor", tuple(value.shape), str(value.dtype), _digest(value))
+        return ("tensor allocated on the way",)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return (type(value).__name__, value)
+    if isinstance(value, torch.device):
+        return ("device", str(value))
+    return ("object", type(value).__name__)
+
+
+_SKIP_DIRS: tuple[str, ...] = ()
+
+
+def _skip_dirs() -> tuple[str, ...]:
+    global _SKIP_DIRS
+    if not _SKIP_DIRS:
+        import torch
+
+        # torch's dispatch, the standard library, and this module's own frames are never a boundary of the entry
+        _SKIP_DIRS = (os.path.dirname(inspect.getfile(torch)) + os.sep, os.path.dirname(inspect.getfile(os)) + os.sep,
+                      _summary.__code__.co_filename)
+    return _SKIP_DIRS
+
+
+_annotation_cache: dict[CodeType, dict[str, str]] = {}
+
+
+def _annotations_of(code: CodeType) -> dict[str, str]:
+    """Parameter annotations as written in the function's source (closures included). Empty if unreadable."""
+    if code not in _annotation_cache:
+        found: dict[str, str] = {}
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
+            fn = next(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+            for arg in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
+                if arg.annotation is not None:
+                    found[arg.arg] = ast.unparse(arg.annotation)
+        except (OSError, TypeError, SyntaxError, StopIteration):
+            pass
+        _annotation_cache[code] = found
+    return _annotation_cache[code]
+
+
+def _fits(annotation: str | None, value: Any) -> bool:
+    """Whether `value` fits a simple annotation (bool, int, float, Optional[...]); unknown ones fit. Pure."""
+    if annotation is None:
+        return True
+    text = annotation.replace(" ", "")
+    optional = text.startswith("Optional[") or text.endswith("|None") or text.startswith("None|")
+    core = text.removeprefix("Optional[").removesuffix("]") if text.startswith("Optional[") else (
+        text.replace("|None", "").replace("None|", ""))
+    if value is None:
+        return optional or core not in ("bool", "int", "float")
+    if core == "bool":
+        return isinstance(value, bool)
+    if core == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if core == "float":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return True
+
+
+def record_call(call: Callable[[], Any], caller_tensors: tuple[Any, ...], kernel_log: list[KernelCall]
+                ) -> tuple[list[Boundary], list[tuple[str, str, Any]], BaseException | None]:
+    """Run `call` once; return the boundaries it crossed (Python frames that received one of the caller's
+    tensors by a named parameter, then each kernel call), the raw (where, name, value) of Python parameters
+    (for the annotation check), and what it raised (None if nothing)."""
+    storages = {s for s in (_storage(t) for t in caller_tensors) if s is not None}
+    frames: list[tuple[str, CodeType, dict[str, Any]]] = []
+    skip = _skip_dirs()
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        if event != "call":
+            return
+        code = frame.f_code
+        if code.co_filename.startswith(skip):
+            return
+        names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        local = frame.f_locals
+        if any(_storage(local.get(n)) in storages for n in names if n in local):
+            module = frame.f_globals.get("__name__", "?")
+            frames.append((f"{module}.{getattr(code, 'co_qualname', code.co_name)}", code,
+                           {n: local[n] for n in names if n in local}))
+
+    start = len(kernel_log)
+    raised: BaseException | None = None
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        call()
+    except Exception as exc:  # what the call path raises is a finding, never the audit's crash
+        raised = exc
+    finally:
+        sys.setprofile(previous)
+    boundaries, raw = [], []
+    for where, code, bound in frames:
+        notes = _annotations_of(code)
+        names = tuple(bound)
+        boundaries.append(Boundary(where, names, tuple(_summary(bound[n], storages) for n in names),
+                                   tuple(notes.get(n) for n in names)))
+        raw += [(where, n, bound[n]) for n in names]
+    for k in kernel_log[start:]:
+        names = k.arg_names + tuple(k.kwargs)
+        values = (*k.args, *k.kwargs.values())
+        boundaries.append(Boundary(f"kernel {k.kernel}", names, tuple(_summary(v, storages) for v in values)))
+    return boundaries, raw, raised
+
+
+def compare(parameter: str, baseline: list[Boundary], changed: list[Boundary]) -> list[str]:
+    """Findings for one parameter changed alone: at each boundary (matched by place and order) exactly the
+    parameter of the same name must change, and one the boundary has must change. Pure."""
+    findings = []
+    if [b.where for b in baseline] != [b.where for b in changed]:
+        only = sorted({b.where for b in baseline} ^ {b.where for b in changed})
+        findings.append(f"changing {parameter} alone changed the call path ({', '.join(only) or 'order'})")
+    for before, after in zip(baseline, changed):
+        if before.where != after.where or before.names != after.names:
+            continue
+        moved = tuple(n for n, x, y in zip(before.names, before.values, after.values) if x != y)
+        if moved and moved != (parameter,):
+            wrong = ", ".join(n for n in moved if n != parameter)
+            findings.append(f"changing {parameter} alone changed {wrong} at {before.where}")
+        elif parameter in before.names and not moved:
+            findings.append(f"changing {parameter} alone changed nothing at {before.where}: it does not arrive there")
+    return findings
+
+
+def annotation_findings(raw: list[tuple[str, str, Any]], boundaries: list[Boundary]) -> list[str]:
+    """Bound values that do not fit their parameter's annotation (None reaching a `bool`). Pure."""
+    notes = {(b.where, n): a for b in boundaries for n, a in zip(b.names, b.annotations)}
+    return [f"{name}={value!r} reaches {where}, annotated {notes[(where, name)]}"
+            for where, name, value in raw if not _fits(notes.get((where, name)), value)]
+
+
+def _overload_of(entry: Any) -> Any:
+    """The torch OpOverload behind `entry` (a packet's default, a custom op's), or None for a plain function."""
+    import torch
+
+    if isinstance(entry, torch._ops.OpOverload):
+        return entry
+    if isinstance(entry, torch._ops.OpOverloadPacket):
+        return entry.default
+    return getattr(entry, "_opoverload", None)
+
+
+def runnable_here(entry: Any) -> tuple[Callable[..., Any], str]:
+    """(a callable taking the entry's keyword arguments, how it is called). A torch op with a kernel for CUDA only
+    (SGLang registers its ops so) is called through that kernel with CPU tensors: its body is Python either way,
+    and the audit is about that body, not about the device."""
+    import torch
+
+    overload = _overload_of(entry)
+    if overload is None:
+        return entry, ""
+    name = overload.name()
+
+    def has(key: str) -> bool:
+        return torch._C._dispatch_has_kernel_for_dispatch_key(name, key)
+
+    if any(has(key) for key in ("CPU", "CompositeExplicitAutograd", "CompositeImplicitAutograd")) or not has("CUDA"):
+        return entry, ""
+    keys = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
+    return (lambda **kwargs: overload.redispatch(keys, **kwargs)), (
+        f"{name} registers a CUDA kernel only: called through that kernel with CPU tensors")
+
+
+def parameters_of(entry: Any) -> tuple[str, ...]:
+    """The entry's parameter names: a torch op's schema, a torch.library custom op's, or the signature."""
+    schema_op = getattr(entry, "_opoverload", None) or getattr(entry, "default", None) or entry
+    schema = getattr(schema_op, "_schema", None)
+    if schema is not None:
+        return tuple(a.name for a in schema.arguments)
+    return tuple(inspect.signature(entry).parameters)
+
+
+def audit(entry: Any, name: str, kernel_log: list[KernelCall]) -> ArgumentAudit:
+    """The audit of `entry` (see the module docstring); the caller arranges that kernel calls land in
+    `kernel_log` (pcgkit.fp4.fake_shapes.recording_jit_modules for FlashInfer)."""
+    table = variants()
+    params = parameters_of(entry)
+    audited = tuple(p for p in params if p in table)
+    not_audited = tuple(p for p in params if p not in table)
+
+    runnable, how_called = runnable_here(entry)
+
+    def call_with(kwargs: Mapping[str, Any]) -> Callable[[], Any]:
+        return lambda: runnable(**kwargs)
+
+    base_kwargs = {p: table[p][0]() for p in audited}
+    tensors = tuple(v for v in base_kwargs.values() if hasattr(v, "untyped_storage"))
+    baseline, raw, raised = record_call(call_with(base_kwargs), tensors, kernel_log)
+    findings: list[str] = []  # misbindings first (the verdict's reason leads with the first), then the rest
+    typed: list[str] = []
+    if raised is not None:
+        findings.append(f"the call with every argument given raised {type(raised).__name__}: {str(raised)[:160]}")
+    typed += annotation_findings(raw, baseline)
+    leading = {p: base_kwargs[p] for p in params[:2] if p in base_kwargs}  # apply()'s call: (x, input_scale_inv)
+    short, short_raw, short_raised = record_call(call_with(leading), tuple(leading.values()), kernel_log)
+    if short_raised is not None:
+        typed.append(f"the call with only {', '.join(leading)} raised {type(short_raised).__name__}: "
+                     f"{str(short_raised)[:160]}")
+    typed += [f"with only {', '.join(leading)} given: {f}" for f in annotation_findings(short_raw, short)]
+    if raised is None:
+        for parameter in audited:
+            changed_kwargs = {**base_kwargs, parameter: table[parameter][1]()}
+            changed_tensors = tuple(v for v in changed_kwargs.values() if hasattr(v, "untyped_storage"))
+            changed, _, changed_raised = record_call(call_with(changed_kwargs), changed_tensors, kernel_log)
+            if changed_raised is not None:
+                findings.append(f"changing {parameter} alone raised {type(changed_raised).__name__}: "
+                                f"{str(changed_raised)[:160]}")
+                continue
+            findings += compare(parameter, baseline, changed)
+    return ArgumentAudit(name, audited, not_audited, tuple(b.where for b in baseline),
+                         tuple(dict.fromkeys(findings + typed)), how_called=how_called)
+
+
+def audit_flashinfer_entry(entry: Any, name: str) -> ArgumentAudit:
+    """`audit` with FlashInfer's JIT modules recording and the hardware answered as SM120 (any machine)."""
+    from pcgkit.fp4.fake_shapes import recording_jit_modules
+    from pcgkit.harness.simulate import simulated_sm120
+
+    log: list[KernelCall] = []
+    with simulated_sm120(), recording_jit_modules(log):
+        return audit(entry, name, log)
+
+
+def fake_execution(entry: Any, name: str) -> tuple[str, ...]:
+    """Findings from running `entry` under FakeTensorMode (its fake, or its Python over fake tensors) with
+    the leading arguments alone and with every argument given: a TypeError or a schema mismatch is one."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from pcgkit.fp4.fake_shapes import recording_jit_modules
+    from pcgkit.harness.simulate import simulated_sm120
+
+    table = variants()
+    params = parameters_of(entry)
+    full = {p: table[p][0]() for p in params if p in table}
+    leading = {p: full[p] for p in params[:2] if p in full}
+    findings = []
+    with simulated_sm120(), recording_jit_modules():
+        for label, kwargs in (("leading arguments", leading), ("every argument", full)):
+            with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+                fake_kwargs = {k: mode.from_tensor(v) if hasattr(v, "untyped_storage") else v for k, v in kwargs.items()}
+                try:
+                    entry(**fake_kwargs)
+                except Exception as exc:  # a finding about the entry, recorded as such
+                    findings.append(f"{name} under fake tensors ({label}) raised {type(exc).__name__}: {str(exc)[:160]}")
+    return tuple(findings)

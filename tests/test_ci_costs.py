@@ -1,0 +1,58 @@
+"""The nightly's cost: derived by code from the matrix's recorded cell times, one row per runner kind, and
+the table's counts are the plan's own."""
+
+from __future__ import annotations
+
+import argparse
+
+from pcgkit.ci.costs import Measured, makespan, nightly_cost, render_table
+from pcgkit.ci.github import gpu_wait_minutes, render_workflow
+from pcgkit.ci.plan import plan_ci
+from pcgkit.commands.ci import nightly_cost_of
+from pcgkit.matrix import pins as pins_mod
+from pcgkit.matrix.cells import Cell
+from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
+
+SM120 = {"sm120": ("self-hosted", "linux", "sm120")}
+
+
+def _default_cells() -> list[Cell]:
+    return planned_cells(argparse.Namespace(matrix=str(DEFAULT_MATRIX_FILE), pins=str(pins_mod.DEFAULT_PINS_FILE), cell=None))
+
+
+def test_table_counts_the_plans_cells_and_jobs_and_every_hosted_job_has_a_recorded_time():
+    """The cost of the default plan (with SM120 runners) counts exactly the plan's cells and jobs; every hosted
+    job's time comes from the committed matrix snapshot; the SM120 jobs are said to be unmeasured."""
+    cells = _default_cells()
+    plan = plan_ci(cells, SM120)
+    cost = nightly_cost_of(plan)
+    assert cost.cells == len(cells) and cost.cell_jobs == len(plan.jobs) == 2 * len(cells)
+    hosted, sm120 = cost.runners
+    assert hosted.jobs == len(cells) and hosted.unmeasured == () and hosted.runner_minutes is not None
+    assert sm120.runner_minutes is None and len(sm120.unmeasured) == len(cells)
+    table = render_table(cost)
+    assert table[0].startswith(f"{len(cells)} cells, {2 * len(cells)} cell jobs")
+    assert f"| hosted [ubuntu-latest] | {len(cells)} ({len(cells)}) |" in "\n".join(table)
+
+
+def test_runner_minutes_and_wall_follow_the_recorded_times_and_the_concurrency():
+    """Each job is its cell's time plus the cold install, rounded up to a minute; the wall packs them onto the slots."""
+    cells = [Cell("a", flashinfer="0.6.1", torch="2.9.1"), Cell("b", flashinfer="0.6.3", torch="2.9.1"),
+             Cell("c", flashinfer="0.7.4", torch="2.14.1")]
+    measured = Measured({"a": 100.0, "b": 200.0}, "test run", {"cuda": 20.0}, {"cuda": 5 * 10**9}, "test sizes")
+    cost = nightly_cost(plan_ci(cells), measured, "cache line", gpu_wait_minutes=0, hosted_concurrency=1)
+    (hosted,) = cost.runners
+    assert hosted.runner_minutes == (2 + 4, 2 + 4) and hosted.wall_minutes == (6, 6)  # 120 s + 220 s, one slot
+    assert hosted.unmeasured == ("c",) and "No recorded time (not counted above): hosted: c." in render_table(cost)
+    assert makespan([5, 4, 3, 3], 2) == 8 and makespan([], 3) == 0
+
+
+def test_gpu_wait_is_an_input_of_the_workflow_and_of_the_cost():
+    """--gpu-wait-minutes sets the report's wait (still overridable by the repository variable) and the cost says it."""
+    plan = plan_ci(_default_cells()[:2], SM120)
+    assert gpu_wait_minutes(plan) == max(j.timeout_minutes for j in plan.jobs if not j.runner.hosted)
+    report = render_workflow(plan, actions=None, gpu_wait=25)["jobs"]["report"]
+    wait_step = next(s for s in report["steps"] if s.get("name", "").startswith("Wait for the GPU jobs"))
+    assert wait_step["env"]["PCGKIT_GPU_WAIT_MINUTES"] == "${{ vars.PCGKIT_GPU_WAIT_MINUTES || '25' }}"
+    assert "waits up to 25 min" in "\n".join(render_table(nightly_cost_of(plan, gpu_wait=25)))
+    assert gpu_wait_minutes(plan_ci(_default_cells()[:2])) == 0
