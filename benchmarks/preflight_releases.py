@@ -11,6 +11,9 @@ Writes each answer's JSON to OUT/ and rewrites the table between the `generated:
 docs/preflight.md. A release that cannot be built or answered is a row that says so, never left out.
 
     PYTHONPATH=. .venv/bin/python benchmarks/preflight_releases.py --out reports/samples/preflight-2026-12-01 [0.5.8 ...]
+When only the advice model's evidence changed (a new cost measurement, new verdicts), the probes need not run again:
+    PYTHONPATH=. .venv/bin/python benchmarks/preflight_releases.py --out reports/samples/preflight-2026-12-01 --readvise 2026-12-01
+re-derives each recorded answer from its recorded probe (the functions the command calls) and re-renders the table.
 """
 
 from __future__ import annotations
@@ -70,12 +73,17 @@ def machine_paths_out(text: str) -> str:
     return text.replace(str(Path.home()) + "/", "~/")
 
 
-def cell(answer: dict | str | None) -> str:
+def cell(answer: dict | str | None, asked_on: bool = False) -> str:
+    """One table cell. In an "on" column an `ok` whose probe found piecewise capture off says so: the release could not
+    do what the column asks (0.5.22 has no torch.compile piecewise backend), so it is no "ok with piecewise on"."""
     if answer is None:
         return "not run"
     if isinstance(answer, str):
         return f"error: {answer[:80]}"
     text = answer["answer"] + (f" ({answer['mode']})" if answer.get("mode") else "")
+    piecewise = (answer.get("probe") or {}).get("piecewise") or {}
+    if asked_on and answer["answer"] == "ok" and piecewise.get("on") is False:
+        text = f"piecewise off: {piecewise.get('why') or 'not on for this launch'}"
     return text.replace("|", "\\|")
 
 
@@ -90,14 +98,14 @@ def recorded_rows(out: Path) -> list[tuple[str, dict]]:
     return sorted(by_release.items(), key=lambda item: Version(item[0]))
 
 
-def write_table(out: Path) -> None:
+def write_table(out: Path, measured_on: str = "") -> None:
     rows = recorded_rows(out)
     today = dt.date.today().isoformat()
     where = out.relative_to(ROOT) if out.is_absolute() and out.is_relative_to(ROOT) else out
     table = ["| SGLang | NVFP4, piecewise on | NVFP4, piecewise off | bf16, piecewise on |", "|---|---|---|---|"]
-    table += [f"| {r} | {cell(a.get('nvfp4-on'))} | {cell(a.get('nvfp4-off'))} | {cell(a.get('bf16-on'))} |"
+    table += [f"| {r} | {cell(a.get('nvfp4-on'), True)} | {cell(a.get('nvfp4-off'))} | {cell(a.get('bf16-on'), True)} |"
               for r, a in rows]
-    table.append(f"\nMeasured {today} on a CPU machine, SM120 simulated (labelled in every answer), by "
+    table.append(f"\nMeasured {measured_on or today} on a CPU machine, SM120 simulated (labelled in every answer), by "
                  f"`benchmarks/preflight_releases.py`; each answer's JSON is in `{where}/`. Releases of the range "
                  "not listed were not run.")
     text = DOC.read_text()
@@ -105,13 +113,44 @@ def write_table(out: Path) -> None:
     DOC.write_text(re.sub(rf"<!-- {MARK} -->.*?<!-- /{MARK} -->", lambda m: block, text, flags=re.S))
 
 
+def readvise(out: Path) -> int:
+    """Re-derive every recorded answer from its recorded probe with this checkout's code, as the command does
+    (`decide`, then the measured call path and the advice: pure over the probe and the kit's evidence), without
+    running any probe again. Returns how many answers changed."""
+    from pcgkit.commands.preflight import advice_for, failure_modes, with_measured_call_path
+    from pcgkit.preflight.answer import decide
+
+    changed = 0
+    for path in sorted(out.glob("sglang-*.json")):
+        record = json.loads(path.read_text())
+        answer = record["answer"]
+        if not isinstance(answer, dict):
+            continue
+        result = with_measured_call_path(decide(answer["probe"], failure_modes()))
+        fresh = {**answer, "answer": result.answer.value, "reason": result.reason, "mode": result.mode,
+                 "advice": advice_for(result)}
+        if fresh != answer:
+            record["answer"] = fresh
+            path.write_text(json.dumps(record, indent=1) + "\n")
+            changed += 1
+    return changed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--readvise", metavar="MEASURED_ON",
+                        help="run nothing: re-derive each recorded answer's advice from the current evidence and re-render "
+                             "the table, keeping the date the answers were measured (e.g. 2026-12-01)")
     parser.add_argument("--only", action="append", choices=("nvfp4-on", "nvfp4-off", "bf16-on"),
                         help="run only these launches (repeatable); the others' cells say `not run`")
     parser.add_argument("releases", nargs="*")
     args = parser.parse_args(argv)
+    if args.readvise:
+        changed = readvise(args.out)
+        write_table(args.out, args.readvise)
+        print(f"{changed} recorded answers re-advised; table re-rendered", flush=True)
+        return 0
     flags_by_release = {f.sglang: f for f in validated_flags()}
     releases = args.releases or list(flags_by_release)
     args.out.mkdir(parents=True, exist_ok=True)

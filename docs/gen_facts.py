@@ -100,6 +100,7 @@ def _code(text: str) -> str:
 
 # The wording and the merge live in pcgkit.sglang.facts (compat.md's SGLang section uses them too).
 SwitchRow = sglang_facts.SwitchRow
+KEEP_GRAPHS = sglang_facts.KEEP_GRAPHS_HEADING
 
 
 def switch_rows(evidence: advice.Evidence) -> list[SwitchRow]:
@@ -144,26 +145,57 @@ def known_threads(evidence: advice.Evidence) -> list[str]:
 
 # --- renderers ----------------------------------------------------------------------------------
 
-def render_error_list(found: list[ErrorString], warnings: list[str], prefix: str = "") -> list[str]:
-    """One bullet per error string (and the warning that often precedes them). Pure."""
+Spelling = tuple[str, str]  # (the file that defines fp4_quantize, the FlashInfer releases read that have it there)
+
+
+def fp4_spellings() -> tuple[tuple[Spelling, ...], str]:
+    """Where each FlashInfer release defines fp4_quantize (fixtures/flashinfer_releases.json, read from each wheel),
+    as (path, release range) pairs, and the provenance line for the box."""
+    import json
+
+    from pcgkit import resources
+    from pcgkit.fp4 import releases as fi
+
+    data = json.loads(resources.fixture(fi.TABLE_FILE).read_text())
+    table = fi.parse_table(data, f"fixtures/{fi.TABLE_FILE}")
+    in_range = sorted({r.flashinfer for r in table} | set(data.get("not_read", {})), key=fi.version_key)
+    pairs = tuple((path, measured_ranges(in_range, found)) for path, found in fi.spellings(table))
+    read_on = max((r.read_on for r in table), default="never")
+    unread = f"; not read (no wheel here): {', '.join(data['not_read'])}" if data.get("not_read") else ""
+    return pairs, f"`fixtures/{fi.TABLE_FILE}`, each release's wheel read {read_on}{unread}"
+
+
+def _frame(path: str, spellings: tuple[Spelling, ...]) -> str:
+    """A FlashInfer file as the user's release spells it: every spelling of the fp4 module, with its releases. Pure."""
+    if spellings and path in {p for p, _ in spellings}:
+        return " or ".join(f"{_code(p)} (FlashInfer {releases})" for p, releases in spellings)
+    return _code(path)
+
+
+def render_error_list(found: list[ErrorString], warnings: list[str], prefix: str = "",
+                      spellings: tuple[Spelling, ...] = ()) -> list[str]:
+    """One bullet per error string (and the warning that often precedes them); the fp4 module's frame in every
+    spelling FlashInfer releases have it (`spellings`). Pure."""
     out = []
     for item in found:
         named = f" naming {_code(item.detail)}" if item.detail else ""
-        where = f", frames in {', '.join(_code(f) for f in item.flashinfer_files)}" if item.flashinfer_files else ""
+        where = (f", frames in {', '.join(_frame(f, spellings) for f in item.flashinfer_files)}"
+                 if item.flashinfer_files else "")
         out.append(f"{prefix}- {_code(item.exception)}{named}{where}")
     out += [f"{prefix}- often after the warning {_code(w)}" for w in warnings]
     return out
 
 
 def render_bug_box(found: list[ErrorString], warnings: list[str], rows: list[SwitchRow], fixed: list[str],
-                   generated: str, cost: str = "") -> str:
+                   generated: str, cost: str = "", spellings: tuple[Spelling, ...] = (), spelled_from: str = "") -> str:
     """The README's "Have this bug?" box. Pure."""
     out = ["> **Have this bug?** SGLang dies during \"Capture piecewise CUDA graph\" with one of:", ">"]
-    out += render_error_list(found, warnings, prefix="> ")
+    out += render_error_list(found, warnings, prefix="> ", spellings=spellings)
+    out += [">", f"> The file names are FlashInfer's, as each release has them ({spelled_from})."] if spelled_from else []
     out += [">", f"> First command: `{CLI} triage server.log` (which failure, your versions, what to do).", ">",
-            "> | SGLang | piecewise CUDA graphs | to run without them |", "> |---|---|---|"]
+            f"> | SGLang | piecewise CUDA graphs | {KEEP_GRAPHS} | to run without them |", "> |---|---|---|---|"]
     in_range = sglang_releases_in_range()
-    out += [f"> | {_span(r.releases, in_range)} | {r.default} | {r.turn_off} |" for r in rows]
+    out += [f"> | {_span(r.releases, in_range)} | {r.default} | {r.keep_graphs} | {r.turn_off} |" for r in rows]
     out += [">", f"> Every release in range read from its own wheel ({generated}).", ">",
             "> Where it is fixed, measured (a range covers only the releases run as themselves):"]
     out += [f"> - {line}" for line in fixed]
@@ -175,8 +207,8 @@ def render_bug_facts(rows: list[SwitchRow], fixed: list[str], generated: str, co
                      threads: tuple[str, ...] = ()) -> str:
     """The per-release table in full (every release the kit read), fixes and threads, for the user's page. Pure."""
     out = [f"Read by `{CLI} lab read-releases` from each release's own wheel ({generated}):", "",
-           "| SGLang releases read | piecewise CUDA graphs | to run without them |", "|---|---|---|"]
-    out += [f"| {', '.join(r.releases)} | {r.default} | {r.turn_off} |" for r in rows]
+           f"| SGLang releases read | piecewise CUDA graphs | {KEEP_GRAPHS} | to run without them |", "|---|---|---|---|"]
+    out += [f"| {', '.join(r.releases)} | {r.default} | {r.keep_graphs} | {r.turn_off} |" for r in rows]
     out += ["", cost] if cost else []
     out += ["", "Where it is fixed, measured:", ""] + [f"- {line}" for line in fixed]
     if threads:
@@ -393,10 +425,14 @@ def blocks() -> dict[str, dict[str, Callable[[], str]]]:
     rows = switch_rows(evidence)
     fixed, cost, threads = fixed_in_lines(evidence), cost_line(evidence), tuple(known_threads(evidence))
     found, warnings = error_strings(seed_logs())
-    bug_facts = {"error-strings": lambda: "\n".join(render_error_list(found, warnings)) + "\n",
+    spellings, spelled_from = fp4_spellings()
+    bug_facts = {"error-strings": lambda: "\n".join(render_error_list(found, warnings, spellings=spellings)
+                                                      + ["", f"The file names are FlashInfer's, as each release has "
+                                                             f"them ({spelled_from})."]) + "\n",
                  "bug-facts": lambda: render_bug_facts(rows, fixed, generated, cost, threads)}
     return {
-        "README.md": {"have-this-bug": lambda: render_bug_box(found, warnings, rows, fixed, generated, cost)},
+        "README.md": {"have-this-bug": lambda: render_bug_box(found, warnings, rows, fixed, generated, cost,
+                                                              spellings, spelled_from)},
         "docs/check-environment.md": bug_facts,
         "docs/reference/exit-codes.md": {"exit-codes": lambda: render_exit_codes(
                                              exit_code_rows(), tuple(int(c) for c in getattr(errors, "SEVERITY", ()))),

@@ -21,6 +21,7 @@ LAB_COMMANDS: tuple[str, ...] = (
     "lab.commands.validate_launch",
     "lab.commands.refresh_upstream",
     "lab.commands.read_releases",
+    "lab.commands.read_flashinfer",
     "lab.commands.record_mode2",
 )
 

@@ -112,9 +112,15 @@ def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None =
 
 @contextlib.contextmanager
 def redacted_output():
-    """stdout and stderr through the one redaction pass for the whole command (the printers' chokepoint)."""
+    """stdout and stderr through the one redaction pass for the whole command (the printers' chokepoint), and
+    encoded to whatever the stream accepts: a character the terminal's encoding lacks is replaced, never a crash."""
     secrets = secret_values(dict(os.environ))
     saved = sys.stdout, sys.stderr
+    for stream in saved:  # a latin-1 or ASCII terminal (PYTHONIOENCODING, a legacy locale): '?' for what it cannot show
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", "strict") == "strict":
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="replace")
     if not isinstance(sys.stdout, RedactingStream):
         sys.stdout, sys.stderr = RedactingStream(sys.stdout, secrets), RedactingStream(sys.stderr, secrets)
     try:
@@ -187,7 +193,7 @@ def path_error(exc: OSError) -> PcgkitError:
     from pcgkit.errors import UsageError
     from pcgkit.util.atomic import as_kit_error
 
-    path = exc.filename or "?"
+    path = exc.filename or "(a file whose name the system did not report)"  # never a bare "?"
     if exc.errno == errno.ENOENT:
         return UsageError(f"{path}: no such file or folder")
     return as_kit_error(path, exc)

@@ -141,6 +141,14 @@ class ToolMissingError(EnvironmentSetupError):
     hint = "install uv (`pip install uv`, or see https://docs.astral.sh/uv/) or put it on PATH, then rerun"
 
 
+class ProbeFailedError(EnvironmentSetupError):
+    """An interpreter the user named could not run the kit's probe at all (it wrote no answer): the environment's
+    fault, not the pins' nor PyPI's; a probe that runs names the checkpoint's or the release's fault itself."""
+
+    hint = ("that interpreter could not run the probe: its last output line is quoted; check that it starts and "
+            "imports its own packages (`ENV -c 'import sglang'`)")
+
+
 class UnwritableOutputError(PcgkitError):
     """The reports folder is read-only, or the disk is full: nothing the command line can fix."""
 

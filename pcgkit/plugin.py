@@ -39,15 +39,7 @@ from pcgkit.verdicts.expectations import expected_for, load_expectations
 from pcgkit.verdicts.modes import Mode, classify
 from pcgkit.verdicts.result import JUNIT_RESULT_PROPERTY, CaseResult, write_results
 
-MARKERS: dict[str, str] = {
-    "sm120": "needs a real SM120 GPU (compute capability 12.x, exact family); skipped elsewhere",
-    "gpu": "needs a real CUDA GPU of any family; nothing is simulated",
-    "cpu_sim": "runs anywhere: FlashInfer's and torch's hardware queries answered as SM120 would (simulated)",
-    "e2e": "end-to-end: launches an SGLang server",
-    "docker": "needs a Docker engine",
-    "act": "runs the generated CI workflow under act, twice (a few minutes; CI runs it)",
-    "slow": "the kit's own minutes-long tests (real release environments, Docker, a built wheel); CI runs them",
-}
+MARKERS: dict[str, str] = targets.PYTEST_MARKERS  # declared with the targets (`run -m` checks against it)
 
 _collector_key = pytest.StashKey["ResultCollector"]()
 

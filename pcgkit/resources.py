@@ -90,16 +90,6 @@ def default_envs_root() -> Path:
     return workspace_root() / ".pcgkit" / "envs"
 
 
-CACHE_VAR = "PCGKIT_CACHE"  # the kit's cache outside any checkout (preflight environments, docker base, act's actions)
-
-
-def cache_root() -> Path:
-    """${PCGKIT_CACHE:-~/.cache/pcgkit}: what the kit keeps across checkouts (`pcgkit cache` lists and removes it)."""
-    import os
-
-    return Path(os.environ.get(CACHE_VAR) or Path.home() / ".cache" / "pcgkit")
-
-
 def bootstrap_envs() -> tuple[Path, ...]:
     """The checkout's bin/pcgkit environments (.venv: the reference pins; .venv-light: the kit alone); none for a wheel."""
     root = checkout_root()
@@ -120,3 +110,21 @@ def hybrid_shim() -> Path:
 def package_dir() -> Path:
     """The installed pcgkit package folder (copied into a cell when there is no checkout)."""
     return _PACKAGE_DIR
+
+
+CACHE_VAR = "PCGKIT_CACHE"
+
+
+def cache_dir(environ: dict[str, str] | None = None) -> Path:
+    """The kit's cache (built environments): $PCGKIT_CACHE, else ~/.cache/pcgkit. Set but empty means unset
+    (as the XDG base-directory rules read an empty variable), never the current folder; a relative path is
+    refused with ValueError (a cache that moves with the working directory builds 8 GB again wherever the user stands)."""
+    import os
+
+    value = (os.environ if environ is None else environ).get(CACHE_VAR, "").strip()
+    if not value:
+        return Path.home() / ".cache" / "pcgkit"
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        raise ValueError(f"{CACHE_VAR}={value!r}: give an absolute path (or unset it for ~/.cache/pcgkit)")
+    return path

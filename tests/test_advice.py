@@ -21,8 +21,10 @@ SM120_CASE = "sglang-compile-sm120"
 
 
 def _m(cell: str, sglang: str | None, flashinfer: str, verdict: str, case: str = SM120_CASE,
-       arch: str = "sm120", simulated: bool = True) -> Measurement:
-    return Measurement(cell, case, verdict, arch, simulated, Versions(sglang, flashinfer, "2.11.0"), "2026-11-29", "snap")
+       arch: str = "sm120", simulated: bool = True, ran: bool | None = None) -> Measurement:
+    """A measurement; a `fixed` one ran its call path unless `ran=False` (a `fixed` from before the run rule)."""
+    return Measurement(cell, case, verdict, arch, simulated, Versions(sglang, flashinfer, "2.11.0"), "2026-11-29", "snap",
+                       verdict == "fixed" if ran is None else ran)
 
 
 def _release(version: str, state: str = ON_BY_DEFAULT, own_op: bool = False) -> ReleaseFacts:
@@ -95,7 +97,7 @@ def test_flashinfer_user_must_switch_to_the_op():
     answer = advise(Versions(flashinfer="0.6.3"), "sm120", EVIDENCE)
     assert answer.case == "mode1" and answer.state == AFFECTED
     assert "No measured FlashInfer release makes the public" in answer.upgrade.text
-    assert "From FlashInfer 0.6.12" in answer.upgrade.text and "callers must switch" in answer.upgrade.text
+    assert "is fixed in FlashInfer 0.6.12, measured" in answer.upgrade.text and "callers must switch" in answer.upgrade.text
 
 
 def test_cost_is_not_measured_until_the_file_exists():
@@ -106,11 +108,13 @@ def test_cost_is_not_measured_until_the_file_exists():
                         cost_quotes=(Quote("a figure", "https://example.org/pr/1", "prefill/extend", "2026-12-01"),))
     answer = advise(Versions(sglang="0.5.11"), "sm120", evidence)
     assert "not measured by the kit" in answer.cost.text and "prefill/extend" in answer.cost.text
-    assert "2-3x" not in answer.cost.text and answer.cost.sources[0].kind == "upstream"
+    assert "Upstream says, not measured by the kit: a figure" in answer.cost.text
+    assert answer.cost.sources[0].kind == "upstream"
 
 
 def test_measured_cost_replaces_quotes():
-    """Once the cost file exists its device, model, date and per-phase figures are the statement."""
+    """Once the cost file exists its device, model, date and per-phase figures are the statement (a file without
+    per-run data falls back to its one-line summaries)."""
     cost = parse_cost({"schema": "pcgkit.piecewise-cost/1", "device": "NVIDIA H200", "model": "tiny llama 2x256",
                        "date": "2026-12-01T23:00:00Z", "phases": {"prefill/extend": {"summary": "TTFT +12%"},
                                                                   "decode": {"summary": "no change"}}})
@@ -267,7 +271,8 @@ def test_where_fixed_ranges_cover_only_measured_releases():
     from pcgkit.advice.summary import sglang_fixed
 
     text = sglang_fixed(EVIDENCE).text
-    assert "through 0.5.11 (0.5.10, 0.5.11)" in text and "traces from 0.5.12 (0.5.12, 0.5.16)" in text
+    assert "through 0.5.11 (0.5.10, 0.5.11)" in text
+    assert "fixed from 0.5.12, measured (call path ran: 0.5.12, 0.5.16)" in text
     assert text.endswith("not measured (not run as themselves, or no verdict there): 0.5.13.")
 
 
@@ -292,7 +297,7 @@ def test_the_op_is_fixed_only_above_the_newest_release_whose_call_path_fails():
 
     op = "fix-upstream-op"
     evidence = dataclasses.replace(EVIDENCE, measurements=EVIDENCE.measurements + (
-        _m("s-0.5.16", "0.5.16", "0.6.14", "fixed", case=op),  # traced, measured before the audit
+        _m("s-0.5.16", "0.5.16", "0.6.14", "fixed", case=op, ran=False),  # traced, measured before the audit
         _m("fi-0.7.0", None, "0.7.0", "traces-but-fails", case=op),
         _m("fi-0.7.1", None, "0.7.1", "fixed", case=op),
         _m("fi-0.7.0", None, "0.7.0", "reproduced", case="mode1"),
@@ -302,6 +307,61 @@ def test_the_op_is_fixed_only_above_the_newest_release_whose_call_path_fails():
         dataclasses.replace(m, verdict="traces-but-fails") if (m.cell, m.case) == ("fi-0.6.12", op) else m
         for m in evidence.measurements))
     statement = flashinfer_fixed(evidence)
-    assert statement is not None and "traces from 0.7.1 (fix-upstream-op, measured 0.7.1)" in statement.text
+    assert statement is not None and "is fixed from 0.7.1, measured (call path ran: 0.7.1)" in statement.text
     upgrade = advise(Versions(flashinfer="0.6.12"), "sm120", evidence).upgrade
     assert upgrade is not None and "upgrade to 0.7.1 or later" in upgrade.text and "0.6.14" not in upgrade.text
+
+
+def _op_evidence(trace_only: tuple[str, ...] = ()) -> Evidence:
+    """The op as the argument audit measures it: traces-but-fails 0.6.12-0.7.0, fixed (call path ran) 0.7.1/0.7.4;
+    `trace_only` releases carry a `fixed` from before the run rule (it only traced)."""
+    ms = [_m(f"fi-{v}", None, v, "reproduced", case="mode1") for v in ("0.6.12", "0.6.18", "0.7.0", "0.7.1", "0.7.4")]
+    ms += [_m(f"fi-{v}", None, v, "traces-but-fails", case="fix-upstream-op") for v in ("0.6.12", "0.6.18", "0.7.0")]
+    ms += [_m(f"fi-{v}", None, v, "fixed", case="fix-upstream-op") for v in ("0.7.1", "0.7.4")]
+    ms += [_m(f"s-{v}", "0.5.x", v, "fixed", case="fix-upstream-op", ran=False) for v in trace_only]
+    return Evidence(tuple(ms), releases=EVIDENCE.releases, releases_source="t")
+
+
+@pytest.mark.parametrize("flashinfer", ["0.6.12", "0.6.14", "0.6.18", "0.7.0", "0.7.0.post1"])
+def test_flashinfer_0_6_12_to_0_7_0_is_never_told_to_call_the_op_there(flashinfer):
+    """Where the op traces but fails to run, the advice says so and names 0.7.1 (the first release that runs) as the
+    upgrade; a `fixed` from before the run rule on 0.6.14 (it only traced) is not a release to switch to either."""
+    answer = advise(Versions(flashinfer=flashinfer), "sm120", _op_evidence(trace_only=("0.6.14",)))
+    text = answer.upgrade.text
+    assert "is fixed in FlashInfer 0.7.1, measured" in text and "upgrade to 0.7.1 or later and call the op" in text
+    assert "traces but fails when run on 0.6.12, 0.6.18, 0.7.0" in text and "do not call it there" in text
+    assert "Your release's" not in text and "0.6.14" not in text.split("is fixed in")[1]
+
+
+def test_a_fixed_that_only_traced_is_never_an_upgrade_target():
+    """`fixed` measured before the run rule (no 'call path ran' in its reason) is worded as traced, not shown to run:
+    no 'callers must switch', no 'fixed from', for the op or for SGLang."""
+    from pcgkit.advice.summary import where_fixed
+
+    evidence = _op_evidence(trace_only=())
+    old = Evidence(tuple(dataclasses.replace(m, ran=False) for m in evidence.measurements)
+                   + (_m("s-0.5.11", "0.5.11", "0.6.8", "reproduced"), _m("s-0.5.12", "0.5.12", "0.6.11", "fixed", ran=False)),
+                   releases=EVIDENCE.releases, releases_source="t")
+    text = advise(Versions(flashinfer="0.7.1"), "sm120", old).upgrade.text
+    assert "callers must switch" not in text and "not shown to run, so not a release to switch to" in text
+    sglang = advise(Versions(sglang="0.5.11"), "sm120", old).upgrade.text
+    assert "the kit has not yet run its call path there, so it is not shown to run" in sglang
+    for statement in where_fixed(old):
+        assert "fixed from" not in statement.text and "callers must switch" not in statement.text
+    fixed_now = where_fixed(evidence)[0].text if where_fixed(evidence) else ""
+    assert "fixed from 0.7.1, measured (call path ran: 0.7.1, 0.7.4)" in fixed_now
+
+
+def test_snapshot_marks_which_fixed_verdicts_ran():
+    """The snapshot keeps, per cell, the `fixed` cases whose reason says the call path ran; the loader reads them."""
+    from pcgkit.triage.snapshot import snapshot
+
+    compat = {"created": "2026-12-05", "cells": [{"id": "fi-0.7.1", "axes": {"flashinfer-python": "0.7.1"}, "modes": {
+        "fix-upstream-op": {"verdict": "fixed", "simulated": True,
+                            "reason": "traced cleanly under fullgraph=True; call path ran (argument audit)"},
+        "fix-custom-op": {"verdict": "fixed", "simulated": True, "reason": "traced cleanly under fullgraph=True"}}}]}
+    data = snapshot(compat, "c.json")
+    assert data["cells"][0]["ran"] == ["fix-upstream-op"]
+    data["cells"][0]["device"] = "simulated SM120"
+    by_case = {m.case: m for m in parse_snapshot(data)}
+    assert by_case["fix-upstream-op"].works and by_case["fix-custom-op"].traced_only

@@ -101,7 +101,7 @@ def test_write_context_holds_the_kit_and_build_aids_only(tmp_path):
     house.mkdir()
     (house / "torch-0-py3-none-any.whl").write_bytes(b"w")
     ctx = plan.write_context(tmp_path / "ctx", ca_bundle=ca, wheelhouse=house)
-    assert sorted(p.name for p in ctx.iterdir()) == ["Dockerfile", "build-aids", "kit"]
+    assert sorted(p.name for p in ctx.iterdir()) == [".pcgkit-written.json", "Dockerfile", "build-aids", "kit"]
     assert (ctx / "kit" / "pcgkit" / "matrix" / "backends" / "docker_plan.py").is_file()
     assert (ctx / "kit" / "cases" / "test_mode1_nvcc_subprocess.py").is_file()
     assert not (ctx / "kit" / "tests").exists() and not (ctx / "kit" / ".venv").exists()

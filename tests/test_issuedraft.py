@@ -215,3 +215,33 @@ def test_a_huge_matrix_still_fits_githubs_limit():
     many = [dataclasses.replace(failing, versions={**failing.versions, "torch": f"2.{i}.0"}) for i in range(3000)]
     text = render_draft(build_draft("flashinfer", sample + many))
     assert len(text) < GITHUB_BODY_LIMIT and "more measured cells" in text
+
+
+def test_asks_are_re_derived_from_the_wheels_and_the_run_rule():
+    """The SGLang draft asks neither to close sglang#23386 (a MoE model the kit never judges) nor to document a switch
+    every crashing release already prints on capture failure (read from each wheel); the FlashInfer draft recommends
+    the op only from a release where its call path ran, and names the releases where it traces but fails."""
+    import dataclasses
+
+    from pcgkit.advice import load_evidence
+    from pcgkit.bugreport.asks import ask_for
+
+    evidence = load_evidence()
+    sglang = ask_for("sglang", evidence)
+    text = sglang.statements[0].text
+    assert "23386" not in text and "closed" not in text and "no change asked" in sglang.headline
+    assert "already print the switch" in text
+    silent = dataclasses.replace(evidence, releases=tuple(dataclasses.replace(r, capture_failure_flags=())
+                                                          for r in evidence.releases))
+    assert "please document the switch for 0.5.10, 0.5.10.post1, 0.5.11" in ask_for("sglang", silent).headline
+    op = "fix-upstream-op"
+    audited = dataclasses.replace(evidence, measurements=tuple(
+        dataclasses.replace(m, verdict="traces-but-fails") if m.case == op and m.versions.flashinfer in ("0.6.12", "0.7.0")
+        else dataclasses.replace(m, ran=True) if m.case == op and m.versions.flashinfer in ("0.7.1", "0.7.4") else m
+        for m in evidence.measurements))
+    flashinfer = ask_for("flashinfer", audited)
+    assert "callers must switch to `torch.ops.flashinfer.fp4_quantize` (fixed in 0.7.1, measured)" in flashinfer.headline
+    assert "the op traces but its call path fails" in flashinfer.statements[0].text
+    assert "0.6.12" in flashinfer.statements[0].text.split("the op traces but")[0].rsplit("On ", 1)[1]
+    unrun = dataclasses.replace(evidence, measurements=tuple(dataclasses.replace(m, ran=False) for m in evidence.measurements))
+    assert "callers must switch" not in ask_for("flashinfer", unrun).headline  # nothing ran: no recommendation

@@ -46,7 +46,7 @@ def test_combine_keeps_every_run_and_refuses_two_devices():
     both = cost.combine([doc, {**doc, "model": "m2"}])
     assert both["model"] == "m; m2" and len(both["runs"]) == 2
     assert {f["run"] for f in both["phases"][cost.PREFILL]["figures"]} == {0, 1}
-    assert "0.80-0.80" in both["phases"][cost.PREFILL]["summary"]
+    assert "on m turning piecewise off made prefill 25 % slower" in both["phases"][cost.PREFILL]["summary"]
     assert "/tmp" not in json.dumps(both)  # committed data carries no temporary paths
     with pytest.raises(ValueError, match="different devices"):
         cost.combine([doc, {**doc, "device": "other"}])
@@ -269,3 +269,45 @@ def test_a_mode_the_release_lacks_stops_the_benchmark_before_any_checkpoint_or_l
     with pytest.raises(SystemExit, match="sglang 0.5.10 has no breakable CUDA graph"):
         bench.main(["--out", str(tmp_path / "o"), "--modes", "off,breakable"])
     assert list((tmp_path / "o").iterdir()) == []
+
+
+def _model_run(model: str, parameters: int, prefill_on_off: dict[int, tuple[float, float]],
+               decode_on_off: tuple[float, float]) -> dict:
+    """A combined file's run: prefill medians per prompt length, one decode batch, graphs serving up to 256 tokens."""
+    prefill = [{"phase": cost.PREFILL, "prompt_tokens": t, "on": on, "off": off} for t, (on, off) in prefill_on_off.items()]
+    decode = [{"phase": cost.DECODE, "batch": 1, "on": decode_on_off[0], "off": decode_on_off[1]}]
+    return {"model": model, "model_detail": {"parameters": parameters},
+            "launch": {"server_args_env": "--piecewise-cuda-graph-max-tokens 256"},
+            "phases": {cost.PREFILL: {"figures": prefill}, cost.DECODE: {"figures": decode}, cost.STARTUP: {"figures": []}}}
+
+
+def test_cost_sentence_names_each_model_separately_with_its_noise():
+    """Two models whose prefill effects have opposite signs are never pooled: each gets its own sentence, its own
+    run count, and the noise of what the graphs do not serve (the 1024-token prompt, decode) in the same runs."""
+    small = [_model_run("small", 1_312_000, {16: (8.0, 10.0), 256: (8.0, 9.0), 1024: (9.0, 10.0)}, (1.0, 1.2)),
+             _model_run("small", 1_312_000, {16: (8.0, 8.4), 256: (8.0, 8.8), 1024: (9.0, 9.0)}, (1.0, 1.0))]
+    large = [_model_run("large", 38_282_240, {16: (10.0, 9.0), 256: (10.0, 10.5), 1024: (15.0, 12.0)}, (1.0, 1.1))]
+    small_effect, large_effect = cost.model_effects({"runs": small + large})
+    assert small_effect.runs == 2 and large_effect.runs == 1
+    assert small_effect.served == ((16, (25.0, 5.0)), (256, (12.5, 10.0)))  # 1024 > 256: not served, noise
+    assert small_effect.run_to_run == 20.0 and small_effect.noise == 20.0
+    assert large_effect.run_to_run is None and large_effect.noise == 20.0
+    small_text, large_text = cost.effect_sentence(small_effect), cost.effect_sentence(large_effect)
+    assert small_text.startswith("on a 1.31 M-parameter model turning piecewise off made prefill 5-25 % slower")
+    assert "2 runs, which differed by up to 20 points" in small_text and "noise of up to 20 %" in small_text
+    assert large_text.startswith("on a 38.28 M-parameter model turning piecewise off changed prefill between 10 % "
+                                 "faster and 5 % slower") and "1 run)" in large_text
+    for text in (small_text, large_text):
+        assert "median" not in text and "x " not in text and "takes" not in text  # no pooled median, no reciprocal
+
+
+def test_committed_cost_is_stated_per_model_in_user_words():
+    """The committed measurement's statement names the 1.31 M and the 38.28 M parameter models separately, says it
+    was not measured at a real model's size, and labels every launch-to-ready figure as on minus off."""
+    from pcgkit.advice import cost_statement, load_evidence
+
+    text = cost_statement(load_evidence()).text
+    assert "on a 1.31 M-parameter model turning piecewise off made prefill" in text
+    assert "on a 38.28 M-parameter model turning piecewise off changed prefill" in text
+    assert "not measured at a real model's size" in text and "median" not in text and "vs" not in text
+    assert "launch to ready with piecewise on minus off" in text

@@ -346,3 +346,37 @@ def test_release_env_size_forecast_uses_what_was_built_here_first():
 
     assert size_forecast([]) == f"about {TYPICAL_GB} GB (torch's CUDA build and its NVIDIA libraries are most of it)"
     assert size_forecast([6 * 2**30, 7 * 2**30, 8 * 2**30]).startswith("about 7.0 GiB, like the 3 release")
+
+
+def test_committed_preflight_table_and_answers_match_the_evidence():
+    """docs/preflight.md's table never lists a release under "piecewise on" as `ok` when its probe found piecewise off
+    (0.5.22 has no torch.compile backend), and no committed answer says the cost is "not measured" now that it is."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("preflight_releases_under_test", root / "benchmarks" / "preflight_releases.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    table = (root / "docs" / "preflight.md").read_text().split("generated:preflight-table -->")[1]
+    row = next(line for line in table.splitlines() if line.startswith("| 0.5.22 |"))
+    assert row.split("|")[2].strip().startswith("piecewise off: ")
+    off = {"answer": "ok", "probe": {"piecewise": {"on": False, "why": "no backend"}}}
+    assert bench.cell(off, asked_on=True) == "piecewise off: no backend" and bench.cell(off) == "ok"
+    for path in (root / "reports" / "samples" / "preflight-2026-12-01").glob("sglang-*.json"):
+        assert "does not exist yet" not in json.dumps(json.loads(path.read_text())["answer"]), path.name
+
+
+def test_a_traced_ok_says_whether_its_call_path_runs():
+    """`ok` for a traced launch keeps `ok` and says the call path runs only when the release's case measured it;
+    a release measured failing to run is `unknown`; not measured says so; a launch with piecewise off is untouched."""
+    from pcgkit.preflight.answer import Answer, Preflight, with_call_path
+
+    traced = Preflight(Answer.OK, "M.apply traces", None, None, {"piecewise": {"on": True}})
+    assert with_call_path(traced, True, "cell c").reason == "M.apply traces, and its call path runs (cell c)"
+    failing = with_call_path(traced, False, "cell c: traces-but-fails")
+    assert failing.answer is Answer.UNKNOWN and "failing when run" in failing.reason
+    assert "whether its call path runs is not measured (x)" in with_call_path(traced, None, "x").reason
+    off = Preflight(Answer.OK, "off", None, None, {"piecewise": {"on": False}})
+    assert with_call_path(off, False, "cell c") == off

@@ -119,8 +119,9 @@ def test_shipped_upstream_file_parses_with_every_project_and_https_links():
     assert {p.id for p in facts.projects} == {"sglang", "flashinfer", "pytorch"}
     assert facts.links and all(link.url.startswith("https://") and link.as_of for link in facts.links)
     assert facts.switches  # derived from every release's wheel, not from the TOML
-    on = next(s for s in facts.switches if s.default == "on by default")
-    assert "0.5.12" in on.releases and on.turn_off == "pass `--disable-piecewise-cuda-graph`"
+    on = next(s for s in facts.switches if "0.5.12" in s.releases)
+    assert on.default == "on by default" and on.turn_off == "pass `--disable-piecewise-cuda-graph`"
+    assert on.keep_graphs == "pass `--enable-breakable-cuda-graph`"
 
 
 @pytest.mark.parametrize("section", ["switch", "fixed_in", "piecewise_off"])
@@ -200,3 +201,33 @@ def test_regenerating_a_run_replaces_its_history_line_instead_of_adding_one(tmp_
     append_history(tmp_path, build_compat([], created="2026-01-01T00:00:00+00:00"))
     created = [json.loads(line)["created"] for line in (tmp_path / HISTORY_FILE).read_text().splitlines()]
     assert created == ["2026-01-02T00:00:00+00:00", "2026-01-01T00:00:00+00:00"]
+
+
+def test_sglang_facts_row_gives_one_piecewise_state_per_release():
+    """A cell that could not read the default (`unknown`) shows the state its release's wheel reads, said so; a cell
+    whose read disagrees with the wheel shows both; compat.md's 0.5.14 row no longer says 'unknown'."""
+    from pcgkit.report.sglang_section import piecewise_state
+
+    wheel = {"0.5.14": "on-by-default"}
+    assert piecewise_state({"default_state": "unknown"}, "0.5.14", wheel).startswith("on-by-default (read from the release wheel")
+    assert piecewise_state({"default_state": "opt-in"}, "0.5.14", wheel) == "opt-in (the release wheel reads on-by-default)"
+    assert piecewise_state({"default_state": "unknown"}, "0.5.99", wheel) == "unknown"
+    compat = (resources.fixtures_dir().parent / "reports" / "samples" / "matrix-2026-12-01" / "compat.md").read_text()
+    row = next(line for line in compat.splitlines() if line.startswith("| `sglang-0.5.14` | 0.5.14 | ") and "--" in line)
+    assert "| unknown |" not in row and "on-by-default" in row
+
+
+def test_workaround_summary_counts_only_fixes_whose_call_path_ran():
+    """compat.md's 'works in N cells' counts a `fixed` only when its reason says the call path ran; a `fixed` from
+    before the run rule is named as traced, not shown to run."""
+    import types
+
+    from pcgkit.report.markdown import _fix_summary
+
+    def cell(reason: str, works: str = "yes"):
+        return types.SimpleNamespace(entries={"fix-x": types.SimpleNamespace(fix_works=works, reason=reason)})
+
+    report = types.SimpleNamespace(cells=[cell("traced cleanly; call path ran (argument audit)"), cell("traced cleanly"),
+                                          cell("traced, but the call path fails when run", "no")])
+    assert _fix_summary(report, "fix-x") == ("works in 1 of 3 cells that judged it (call path ran); 1 more traced, "
+                                             "measured before the kit ran call paths, so not shown to run")

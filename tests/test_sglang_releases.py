@@ -98,3 +98,33 @@ def test_pip_is_this_interpreters_or_the_one_on_path():
     assert pip_command("/v/python", False, None) is None
     argv = download_argv(["pip"], "0.5.14", Path("/c"))
     assert argv[:4] == ["pip", "download", "--no-deps", "sglang==0.5.14"] and "manylinux_2_34_x86_64" in argv
+
+
+def test_breakable_switch_is_read_from_the_wheel_text():
+    """0.5.11's parser text (a verbatim wheel excerpt) has `--enable-breakable-cuda-graph`; 0.5.10.post1's has none;
+    a backend choice list with `breakable` gives the backend spelling."""
+    with_switch = (SOURCES / "0.5.11" / "server_args_breakable.txt").read_text()
+    without = (SOURCES / "0.5.10.post1" / "server_args.txt").read_text()
+    assert facts.flags_from_source({"server_args.py": with_switch}, "0.5.11", None).breakable == facts.BREAKABLE_SWITCH
+    assert facts.flags_from_source({"server_args.py": without}, "0.5.10.post1", None).breakable is None
+    backend = (SOURCES / "0.5.16" / "server_args.txt").read_text()
+    assert facts.flags_from_source({"server_args.py": backend}, "0.5.16", "breakable").breakable == \
+        "--cuda-graph-backend-prefill=breakable"
+
+
+def test_breakable_offered_first_exactly_where_the_release_has_it_and_needs_it():
+    """The advice offers the breakable runner first only where torch.compile piecewise is on by default and the
+    wheel has a breakable switch: `--enable-breakable-cuda-graph` on 0.5.11-0.5.13.post1, the backend choice on
+    0.5.14; never on 0.5.10 (no switch) nor where piecewise is opt-in or gone; always with 'not measured'."""
+    from pcgkit.advice import Versions, advise
+
+    evidence = load_evidence()
+    offered = {}
+    for release in evidence.releases:
+        switch = advise(Versions(sglang=release.sglang), "sm120", evidence).switch
+        if "first try passing" in switch.text:
+            offered[release.sglang] = switch.text
+            assert "not measured" in switch.text and switch.text.index("first try") < switch.text.index("To run without")
+    assert sorted(offered) == ["0.5.11", "0.5.12", "0.5.12.post1", "0.5.13", "0.5.13.post1", "0.5.14"]
+    assert all("`--enable-breakable-cuda-graph`" in offered[r] for r in offered if r != "0.5.14")
+    assert "`--cuda-graph-backend-prefill=breakable`" in offered["0.5.14"]

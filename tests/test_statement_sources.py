@@ -56,10 +56,17 @@ def test_every_read_is_dated_and_says_how():
         assert quote.as_of and quote.url.startswith("https://") and quote.phase
 
 
-def test_no_folklore_in_the_printed_sources():
-    """The quoted '2-3x decode throughput' is gone from every data file the statements come from."""
-    for name in ("upstream.toml", "upstream_reads.json"):
+def test_upstream_figures_are_only_quotes_with_their_source():
+    """Upstream's '2-3x decode' figure appears only as a quote with its link and read date, worded as unmeasured,
+    and the cost statement prints it as upstream's claim beside the kit's own measurement."""
+    for name in ("upstream.toml",):
         assert "2-3x" not in resources.fixture(name).read_text()
+    evidence = load_evidence()
+    quotes = [q for q in evidence.cost_quotes if "2-3x" in q.text]
+    assert quotes and all("no measurement" in q.text and q.url.startswith("https://") for q in quotes)
+    text = cost_statement(evidence).text
+    claim = text.split("Upstream says, not measured by the kit:")[1]
+    assert "2-3x" not in text.split("Upstream says")[0] and "2-3x decode throughput" in claim
 
 
 @pytest.mark.parametrize("as_of, problem", [
@@ -127,3 +134,39 @@ def test_the_claim_reader_finds_a_planted_false_claim():
     assert _claimed_working("so upgrade to 0.6.18.post1 or later and call the op.") == {"0.6.18.post1"}
     assert _claimed_working("reproduces on every measured release through 0.6.11; nothing else") == set()
     assert _claimed_working("sglang-compile-sm120 fixed in cell s (sglang 0.5.13, flashinfer 0.6.12, torch 2.11.0)") == set()
+
+
+_FIXED_CLAIM = re.compile(r"\b(?:is fixed in|fixed in|fixed from|fixed there)\s+(?:FlashInfer |SGLang )?(\d+\.\d+\.\d+(?:\.post\d+)?)")
+
+
+def _works(evidence) -> set[str]:
+    return {v for m in evidence.measurements if m.works for v in (m.versions.sglang, m.versions.flashinfer) if v}
+
+
+def test_fixed_is_said_only_where_the_call_path_ran():
+    """Every 'fixed in/from X' a statement makes names a release with a `fixed` whose call path ran; a `fixed` measured
+    before the run rule (it only traced) is never called fixed, on the committed evidence and on the audited one."""
+    evidence = load_evidence()
+    audited, _ = _op_broken_below(evidence, "0.7.1")
+    audited = dataclasses.replace(audited, measurements=tuple(
+        dataclasses.replace(m, ran=True) if m.case == "fix-upstream-op" and m.verdict == "fixed"
+        and m.versions.flashinfer in ("0.7.1", "0.7.4") else m for m in audited.measurements))
+    for ev in (evidence, audited):
+        works = _works(ev)
+        wrong = [(claim, s.text[:160]) for s in _every_statement(ev) for claim in _FIXED_CLAIM.findall(s.text)
+                 if claim not in works]
+        assert wrong == []
+    assert any("fixed in FlashInfer 0.7.1, measured" in s.text for s in _every_statement(audited))  # the reader can pass
+
+
+def test_breakable_is_never_offered_as_measured():
+    """Every statement that offers SGLang's breakable CUDA graphs says the kit has not run it and its cost is not measured."""
+    offers = [s.text for s in _every_statement(load_evidence()) if "breakable" in s.text]
+    assert offers and all("The kit has not run it" in text and "not measured" in text for text in offers)
+
+
+def test_cost_statement_never_pools_models():
+    """The cost statement names each measured model on its own, with its noise, and says what it was not measured on."""
+    text = cost_statement(load_evidence()).text
+    assert text.count("M-parameter model turning piecewise off") == 2 and text.count("noise of up to") == 2
+    assert "not measured at a real model's size" in text and "median" not in text

@@ -10,6 +10,7 @@ from pcgkit.errors import UsageError
 from pcgkit.matrix import pins as pins_mod
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.plan import planned_cells
+from pcgkit.util import atomic
 
 
 def discover_text(cells: list[Cell], pins_path: Path, saved: str | None = None) -> str:
@@ -22,11 +23,16 @@ def discover_text(cells: list[Cell], pins_path: Path, saved: str | None = None) 
         folder = Path(saved or ".")
         for path in (folder / f"{name}.json", folder / f"{name}.json.gz"):
             if path.is_file():
-                raw = path.read_bytes()
-                text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8")
-                # the read date of a saved response is its provenance's, not the file's: say which file
-                return discover.parse_project(text, f"{path}, a saved {discover.INDEX_JSON_URL.format(name=name)}",
-                                              "date as recorded beside it")
+                try:  # the user's file, not the network: its fault is a usage line, never "check that PyPI is reachable"
+                    raw = atomic.read_user_bytes(path, "--index-json")
+                    text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8")
+                    # the read date of a saved response is its provenance's, not the file's: say which file
+                    return discover.parse_project(text, f"{path}, a saved {discover.INDEX_JSON_URL.format(name=name)}",
+                                                  "date as recorded beside it")
+                except (discover.DiscoverError, OSError, EOFError, UnicodeDecodeError, RecursionError) as exc:
+                    why = exc.args[0] if isinstance(exc, discover.DiscoverError) else f"{type(exc).__name__}: {exc}"
+                    raise UsageError(f"--index-json {path}: not a saved PyPI JSON API response ({why}); save it "
+                                     f"again from {discover.INDEX_JSON_URL.format(name=name)}") from None
         raise UsageError(f"--index-json {folder}: no {name}.json or {name}.json.gz there")
 
     fetch = read_saved if saved else discover.fetch_project

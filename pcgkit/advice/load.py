@@ -28,6 +28,7 @@ from pcgkit.advice.values import (
     UpstreamRead,
     Versions,
 )
+from pcgkit.e2e.cost import model_effects
 from pcgkit.errors import UsageError
 from pcgkit.sglang.releases import TABLE_FILE, parse_table
 from pcgkit.values.verdict import Verdict
@@ -67,12 +68,13 @@ def parse_snapshot(data: dict, source: str = SNAPSHOT_FILE) -> tuple[Measurement
     for cell in data.get("cells", ()):
         versions = Versions(cell.get("sglang"), cell.get("flashinfer-python"), cell.get("torch"))
         cell_arch = device_arch(str(cell.get("device", "")))
+        ran = set(cell.get("ran", ()))
         for case, verdict in sorted((cell.get("verdicts") or {}).items()):
             arch = _CASE_ARCH.get(case, cell_arch)
             if arch is None or verdict not in _STATEMENTS:
                 continue  # an error or a skip says nothing about the bug: not a measurement (a named gap)
             out.append(Measurement(str(cell["id"]), case, str(verdict), arch, bool(cell.get("simulated", True)),
-                                   versions, as_of, origin))
+                                   versions, as_of, origin, case in ran))
     return tuple(out)
 
 
@@ -109,6 +111,8 @@ def parse_cost(data: dict, source: str = COST_FILE) -> CostMeasurement:
     `phases` maps a phase (prefill/extend, decode) to either a one-line `summary` or its figures.
     Optional (issue 40; older files lack them): `arch` (the measured GPU's family, "SM90") and
     `per_model` (each model's `phases` in the same form, its `parameters` and `arch`).
+    `runs` (the combined file) gives the per-model effects the statement is worded from
+    (pcgkit.e2e.cost.model_effects).
     """
     if data.get("schema") != COST_SCHEMA:
         raise ValueError(f"{source}: schema {data.get('schema')!r}, expected {COST_SCHEMA!r}")
@@ -122,8 +126,10 @@ def parse_cost(data: dict, source: str = COST_FILE) -> CostMeasurement:
         parameters = entry.get("parameters")
         per_model.append(ModelCost(str(entry["model"]), int(parameters) if parameters is not None else None,
                                    entry.get("arch") or data.get("arch"), _phase_lines(entry["phases"])))
+    effects = model_effects(data) if data.get("runs") else ()
     return CostMeasurement(str(data["device"]), str(data["model"]), str(data["date"])[:10], _phase_lines(data["phases"]),
-                           bool(data.get("simulated", False)), source, data.get("arch"), tuple(per_model))
+                           bool(data.get("simulated", False)), source, data.get("arch"), tuple(per_model), effects,
+                           str((data.get("versions") or {}).get("sglang") or ""))
 
 
 def _phase_lines(phases) -> tuple[tuple[str, str], ...]:

@@ -28,6 +28,7 @@ from pcgkit.advice.values import (
     Statement,
     Versions,
 )
+from pcgkit.e2e.cost import effect_sentence, startup_sentence
 from pcgkit.sglang import facts as sglang_facts
 from pcgkit.sglang.case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120
 from pcgkit.sglang.releases import ReleaseFacts, version_key
@@ -87,12 +88,19 @@ def _state(verdicts: Iterable[str]) -> str:
     return UNKNOWN
 
 
-def fixed_after_last_broken(grouped: dict[str, list[Measurement]]) -> list[str]:
-    """Releases measured `fixed` above the newest release measured broken (traces-but-fails included), oldest
-    first: a release that only traced is not "fixed from" while a later one fails to run. Pure."""
+def fixed_after_last_broken(grouped: dict[str, list[Measurement]], traced: bool = False) -> list[str]:
+    """Releases measured `fixed` with their call path run (Measurement.works) above the newest release measured
+    broken (traces-but-fails included), oldest first: a release that only traced is not "fixed from" while a later
+    one fails to run. `traced=True` gives the releases that only traced (fixed before the run rule) instead. Pure."""
     broken = [r for r, ms in grouped.items() if any(m.verdict in _BROKEN for m in ms)]
-    return [r for r, ms in grouped.items() if any(m.verdict == "fixed" for m in ms)
+    wanted = (lambda m: m.traced_only) if traced else (lambda m: m.works)
+    return [r for r, ms in grouped.items() if any(wanted(m) for m in ms)
             and (not broken or version_key(r) > version_key(broken[-1]))]
+
+
+def verdict_words(m: Measurement) -> str:
+    """A measurement's verdict as a user reads it: `fixed` measured before the run rule says it only traced. Pure."""
+    return "fixed (traced; its call path not yet run by the kit)" if m.traced_only else m.verdict
 
 
 def by_release(measurements: Iterable[Measurement], axis: str) -> dict[str, list[Measurement]]:
@@ -171,7 +179,7 @@ def _affected(who: str, axis: str | None, case: str | None, release: str | None,
     own = measured.get(release)
     if own:
         state = _state(m.verdict for m in own)
-        verdicts = "; ".join(f"{m.case} {m.verdict} in cell {m.cell} ({_pins(m)})" for m in own)
+        verdicts = "; ".join(f"{m.case} {verdict_words(m)} in cell {m.cell} ({_pins(m)})" for m in own)
         differs = _pin_difference(own[0], versions, axis)
         text = f"{who} {release} on {where}: {state} ({verdicts}; {sim_label(own)} {_label(arch)}){differs}."
         return state, Statement(text, (cell_source(own),), any(m.simulated for m in own), "affected")
@@ -244,25 +252,34 @@ def _flashinfer_alone(release: str, evidence: Evidence) -> Statement | None:
 
 def _upgrade_sglang(release: str, case: str, arch: str, measured: dict[str, list[Measurement]],
                     evidence: Evidence) -> Statement:
-    later_fixed = [r for r in measured if version_key(r) > version_key(release) and _state(
-        m.verdict for m in measured[r]) == NOT_AFFECTED and any(m.verdict == "fixed" for m in measured[r])]
-    if not later_fixed:
+    later = {r: ms for r, ms in measured.items() if version_key(r) > version_key(release)}
+    works = fixed_after_last_broken(later)
+    traced = [r for r in fixed_after_last_broken(later, traced=True) if not works or version_key(r) < version_key(works[0])]
+    if not works and not traced:
         newest = list(measured)[-1] if measured else "none"
-        text = (f"No measured SGLang release after {release} traces {case} on {_label(arch)} "
+        text = (f"No measured SGLang release after {release} is fixed for {case} on {_label(arch)} "
                 f"(measured through {newest}).")
         sources = (cell_source(m for ms in measured.values() for m in ms),) if measured else (table_source(evidence),)
         return Statement(text, sources, any(m.simulated for ms in measured.values() for m in ms), "upgrade")
-    target = later_fixed[0]
+    target = works[0] if works else traced[0]
     proof = measured[target][0]
     from_target = [r for r in measured if version_key(r) >= version_key(target)]
     broken = [r for r in from_target if _state(m.verdict for m in measured[r]) != NOT_AFFECTED]
     in_range = [r.sglang for r in evidence.releases
                 if version_key(target) <= version_key(r.sglang) <= version_key(from_target[-1])]
     gaps = [r for r in in_range if r not in measured]
-    text = (f"Upgrade SGLang to {target}: the smallest measured release where {case} traces on {_label(arch)} "
-            f"(cell {proof.cell}: {proof.verdict}, {sim_label(measured[target])}, with its own pins {_pins(proof)}). "
-            f"Measured releases from it: {', '.join(from_target)}"
-            + (f"; not fixed among them: {', '.join(broken)}" if broken else ", all fixed")
+    cell = f"cell {proof.cell}: {verdict_words(proof)}, {sim_label(measured[target])}, with its own pins {_pins(proof)}"
+    if works:
+        claim = (f"Upgrade SGLang to {target}: fixed there, measured: the smallest measured release where {case} "
+                 f"traces on {_label(arch)} and its call path ran ({cell}).")
+    else:
+        claim = (f"Upgrade SGLang to {target}: the smallest measured release where {case} traces on {_label(arch)} "
+                 f"({cell}); the kit has not yet run its call path there, so it is not shown to run.")
+    ran = [r for r in from_target if any(m.works for m in measured[r])]
+    only = [r for r in from_target if r not in ran and any(m.traced_only for m in measured[r])]
+    text = (claim + f" Measured releases from it: {', '.join(from_target)}"
+            + (f" (call path ran: {', '.join(ran)}; traced, call path not yet run: {', '.join(only)})" if ran and only else "")
+            + (f"; not fixed among them: {', '.join(broken)}" if broken else "")
             + (f"; not measured in that range (not run as themselves, or no verdict there): {', '.join(gaps)}." if gaps else "."))
     proof_ms = [m for r in from_target for m in measured[r]]
     cited = [cell_source(proof_ms)]
@@ -274,25 +291,38 @@ def _upgrade_sglang(release: str, case: str, arch: str, measured: dict[str, list
 def _upgrade_flashinfer(release: str, arch: str, evidence: Evidence) -> Statement:
     public = _measured(evidence, FLASHINFER_CASE, arch, "flashinfer")
     op = _measured(evidence, FLASHINFER_OP_CASE, arch, "flashinfer")
-    public_fixed = [r for r, ms in public.items() if any(m.verdict == "fixed" for m in ms)]
+    public_fixed = fixed_after_last_broken(public)
     op_fixed = fixed_after_last_broken(op)
+    op_traced = [r for r in fixed_after_last_broken(op, traced=True) if not op_fixed or version_key(r) < version_key(op_fixed[0])]
+    op_failing = [r for r, ms in op.items() if any(m.verdict == "traces-but-fails" for m in ms)]
     parts, used = [], []
     if public_fixed:
-        parts.append(f"The public `flashinfer.fp4_quantize` traces from FlashInfer {public_fixed[0]} "
-                     f"(measured: {', '.join(public_fixed)}).")
+        parts.append(f"The public `flashinfer.fp4_quantize` is fixed in FlashInfer {public_fixed[0]}, measured "
+                     f"({', '.join(public_fixed)}).")
         used += [m for r in public_fixed for m in public[r]]
     elif public:
         releases = list(public)
         parts.append(f"No measured FlashInfer release makes the public `flashinfer.fp4_quantize` traceable "
                      f"({FLASHINFER_CASE} on {_label(arch)}, measured {', '.join(releases)}).")
         used += [m for ms in public.values() for m in ms]
+    if op_failing:
+        parts.append(f"`torch.ops.flashinfer.fp4_quantize` traces but fails when run on {', '.join(op_failing)} "
+                     f"({FLASHINFER_OP_CASE} traces-but-fails: the call path misbinds or raises with a caller's "
+                     f"arguments): do not call it there.")
+        used += [m for r in op_failing for m in op[r]]
+    if op_traced:
+        parts.append(f"On {', '.join(op_traced)} `torch.ops.flashinfer.fp4_quantize` traced, measured before the kit ran "
+                     f"call paths: not shown to run, so not a release to switch to.")
+        used += [m for r in op_traced for m in op[r]]
     if op_fixed:
         first = op_fixed[0]
         have = version_key(release) >= version_key(first)
-        parts.append(("Your release has `torch.ops.flashinfer.fp4_quantize`, which traces" if have else
-                      f"From FlashInfer {first}, `torch.ops.flashinfer.fp4_quantize` traces")
-                     + f" ({FLASHINFER_OP_CASE} fixed in {', '.join(op_fixed)}): callers must switch to it"
-                     + ("." if have else f", so upgrade to {first} or later and call the op."))
+        own = ("" if release in op_fixed or not have else
+               f" Your release {release} is above it; its own call path was not run by the kit.")
+        parts.append(("Your release's `torch.ops.flashinfer.fp4_quantize` is fixed there, measured" if release in op_fixed
+                      else f"`torch.ops.flashinfer.fp4_quantize` is fixed in FlashInfer {first}, measured")
+                     + f" ({FLASHINFER_OP_CASE}: traces and its call path ran on {', '.join(op_fixed)}): callers must "
+                       f"switch to it" + ("." if have else f", so upgrade to {first} or later and call the op.") + own)
         used += [m for r in op_fixed for m in op[r]]
     if not parts:
         return Statement(f"No FlashInfer-level cell was measured on {_label(arch)}.", (table_source(evidence),),
@@ -320,24 +350,64 @@ def _switch(release: str, evidence: Evidence) -> Statement:
         what = (" That turns off the torch.compile'd piecewise CUDA graphs, which SGLang replays for prefill/extend "
                 "batches only; decode CUDA graphs stay on.")
         sources.append(Source(UPSTREAM, f"{scope.url}: {scope.title}", scope.as_of))
-    text = f"On SGLang {release} piecewise CUDA graphs are {default}; to run without them, {turn_off}.{what}"
+    if facts.flags.default_state == sglang_facts.ON_BY_DEFAULT and facts.flags.breakable:
+        text = (f"On SGLang {release} piecewise CUDA graphs are {default}; first try passing `{facts.flags.breakable}`, "
+                f"which this release's parser has (read from its wheel): SGLang then captures prefill CUDA graphs with its "
+                f"breakable CUDA graph runner instead of torch.compile, so this trace never runs and the graphs stay. The "
+                f"kit has not run it: whether it serves your model and what it costs are not measured. To run without "
+                f"them, {turn_off}.{what}")
+    else:
+        text = f"On SGLang {release} piecewise CUDA graphs are {default}; to run without them, {turn_off}.{what}"
     return Statement(text, tuple(sources), False, "switch")
 
 
+def _upstream_claims(evidence: Evidence, phases: tuple[str, ...] = ()) -> tuple[str, tuple[Source, ...]]:
+    """Upstream figures as upstream's claims, each with its link and the date it was read (never the kit's). Pure."""
+    quotes = [q for q in evidence.cost_quotes if not phases or q.phase in phases]
+    text = "; ".join(f"{q.text} ({q.phase}; {q.url}, read {q.as_of})" for q in quotes)
+    return text, tuple(Source(UPSTREAM, q.url, q.as_of) for q in quotes)
+
+
 def cost_statement(evidence: Evidence) -> Statement | None:
-    """What running without piecewise graphs costs: the kit's measurement, else 'not measured' and quotes. Pure."""
+    """What running without piecewise graphs costs: the kit's measurement per model, with the setup's noise and
+    what it was not measured on, then upstream's figures as upstream's claims; else 'not measured'. Pure."""
+    claims, claim_sources = _upstream_claims(evidence)
+    upstream = f" Upstream says, not measured by the kit: {claims}." if claims else ""
     if evidence.cost is not None:
         cost = evidence.cost
-        figures = "; ".join(f"{phase}: {figure}" for phase, figure in cost.figures)
-        text = (f"Measured cost of running without piecewise CUDA graphs ({cost.device}"
-                f"{', simulated' if cost.simulated else ''}, {cost.model}, {cost.date}): {figures}.")
-        return Statement(text, (Source(MEASUREMENT, cost.source, cost.date),), cost.simulated, "cost")
+        where = (f"{cost.device}{', simulated' if cost.simulated else ''}"
+                 + (f", SGLang {cost.sglang}" if cost.sglang else "") + f", {cost.date}")
+        if cost.effects:
+            prefill = "; ".join(effect_sentence(e) for e in cost.effects)
+            startup = "; ".join(s for e in cost.effects if (s := startup_sentence(e)))
+            text = (f"Measured cost of running without piecewise CUDA graphs ({where}; tiny random-weight bf16 models "
+                    f"only, not measured at a real model's size): {prefill}."
+                    + (f" Start-up: {startup}." if startup else ""))
+        else:
+            figures = "; ".join(f"{phase}: {figure}" for phase, figure in cost.figures)
+            text = f"Measured cost of running without piecewise CUDA graphs ({where}, {cost.model}): {figures}."
+        return Statement(text + upstream, (Source(MEASUREMENT, cost.source, cost.date), *claim_sources),
+                         cost.simulated, "cost")
     if not evidence.cost_quotes:
         return None
-    quotes = "; ".join(f"\u201c{q.text}\u201d ({q.phase}, {q.url})" for q in evidence.cost_quotes)
-    text = (f"Cost of running without piecewise CUDA graphs: not measured by the kit ({COST_FILE} does not exist yet). "
-            f"Upstream figures, quoted, not the kit's: {quotes}.")
-    return Statement(text, tuple(Source(UPSTREAM, q.url, q.as_of) for q in evidence.cost_quotes), False, "cost")
+    text = f"Cost of running without piecewise CUDA graphs: not measured by the kit ({COST_FILE} does not exist yet).{upstream}"
+    return Statement(text, claim_sources, False, "cost")
+
+
+def call_path_state(evidence: Evidence, sglang: str | None, arch: str | None) -> tuple[bool | None, str]:
+    """What the kit's matrix measured of this SGLang release's compiled call path on this arch family: True (`fixed`,
+    its call path ran), False (it fails: traces-but-fails, reproduced, drifted), None (only traced, or not run as
+    itself), with the words and cell that say so. Pure."""
+    family = arch_family(arch)
+    case = SGLANG_CASE_BY_ARCH.get(family or "")
+    own = [m for m in evidence.measurements if case and m.case == case and m.arch == family and m.versions.sglang == sglang]
+    if not own:
+        return None, f"{case or 'the SGLang-level case'} not run as SGLang {sglang} on {_label(family or '?')}"
+    m = own[0]
+    where = f"{case} {verdict_words(m)} in cell {m.cell} of {m.source}, {m.as_of}{', simulated' if m.simulated else ''}"
+    if any(x.verdict in _BROKEN for x in own):
+        return False, where
+    return (True, where) if any(x.works for x in own) else (None, where)
 
 
 def advise(versions: Versions, arch: str | None, evidence: Evidence) -> Answer:

@@ -30,12 +30,29 @@ def _read_source(read: UpstreamRead) -> Source:
     return Source(UPSTREAM, f"{read.ref} ({read.url}): {read.how}", read.as_of)
 
 
-def _first_fixed_after_last_broken(grouped: dict[str, list[Measurement]]) -> tuple[list[str], list[str]]:
-    """(measured releases that reproduce, measured releases from the first fixed one on). Pure."""
+def _first_fixed_after_last_broken(grouped: dict[str, list[Measurement]],
+                                   traced: bool = False) -> tuple[list[str], list[str]]:
+    """(measured releases that reproduce, measured releases from the first fixed one on): fixed with its call path
+    run, or with `traced=True` fixed measured before the run rule (it traced). Pure."""
     broken = [r for r, ms in grouped.items() if any(m.verdict in _BROKEN for m in ms)]
     after = [r for r in grouped if not broken or version_key(r) > version_key(broken[-1])]
-    fixed = [r for r in after if any(m.verdict == "fixed" for m in grouped[r])]
+    fixed = [r for r in after if any((m.traced_only if traced else m.works) for m in grouped[r])]
     return broken, [r for r in after if fixed and version_key(r) >= version_key(fixed[0])]
+
+
+def _from_words(works: list[str], traced: list[str], grouped: dict[str, list[Measurement]] | None = None) -> str:
+    """'fixed from 0.7.1, measured (call path ran: 0.7.1, 0.7.4; traced, call path not yet run: 0.7.2)' or 'traces
+    from 0.5.12 (...); its call path not yet run by the kit, so not shown to run' (a `fixed` measured before the run
+    rule). `works` lists the releases from the first one that ran; `grouped` tells which of them ran. Pure."""
+    if works:
+        ran = [r for r in works if not grouped or any(m.works for m in grouped[r])]
+        only = [r for r in works if grouped and r not in ran]
+        return (f"fixed from {works[0]}, measured (call path ran: {', '.join(ran)}"
+                + (f"; traced, call path not yet run: {', '.join(only)}" if only else "") + ")")
+    if traced:
+        return (f"traces from {traced[0]} ({', '.join(traced)}); its call path not yet run by the kit, so not "
+                f"shown to run")
+    return ""
 
 
 def sglang_fixed(evidence: Evidence, arch: str = "sm120") -> Statement | None:
@@ -45,16 +62,18 @@ def sglang_fixed(evidence: Evidence, arch: str = "sm120") -> Statement | None:
     if not grouped:
         return None
     broken, fixed = _first_fixed_after_last_broken(grouped)
+    traced = [] if fixed else _first_fixed_after_last_broken(grouped, traced=True)[1]
     in_range = [r.sglang for r in evidence.releases]
     gaps = [r for r in in_range if r not in grouped]
     used = [m for ms in grouped.values() for m in ms]
     text = f"SGLang ({case}, {sim_label(used)} {arch.upper()}): "
     text += f"reproduces on every measured release through {broken[-1]} ({', '.join(broken)})" if broken else "never reproduced"
-    text += f"; traces from {fixed[0]} ({', '.join(fixed)})" if fixed else "; no measured release traces it"
+    text += f"; {_from_words(fixed, traced, grouped)}" if fixed or traced else "; no measured release traces it"
     text += (f". Releases in range not measured (not run as themselves, or no verdict there): {', '.join(gaps)}." if gaps
              else f". Every release in range ({release_range(evidence)}) was run as itself.")
     sources = [cell_source(used)] + [_read_source(read) for read in evidence.reads
-                                      if read.project == "sglang" and fixed and read.first_release == fixed[0]]
+                                      if read.project == "sglang" and (fixed or traced)
+                                      and read.first_release == (fixed or traced)[0]]
     return Statement(text, tuple(sources), any(m.simulated for m in used), "upstream")
 
 
@@ -64,15 +83,27 @@ def flashinfer_fixed(evidence: Evidence, arch: str = "sm120") -> Statement | Non
     op = by_release((m for m in evidence.measurements if m.case == FLASHINFER_OP_CASE and m.arch == arch), "flashinfer")
     if not public:
         return None
-    public_fixed = [r for r, ms in public.items() if any(m.verdict == "fixed" for m in ms)]
+    public_fixed = fixed_after_last_broken(public)
+    public_traced = fixed_after_last_broken(public, traced=True)
     op_fixed = fixed_after_last_broken(op)
+    op_fixed = [r for r in op if op_fixed and version_key(r) >= version_key(op_fixed[0])
+                and any(m.works or m.traced_only for m in op[r])]
+    op_traced = [r for r, ms in op.items() if any(m.traced_only for m in ms) and not any(m.verdict in _BROKEN for m in ms)
+                 and (not op_fixed or version_key(r) < version_key(op_fixed[0]))]
+    op_failing = [r for r, ms in op.items() if any(m.verdict == "traces-but-fails" for m in ms)]
     releases = list(public)
     text = (f"FlashInfer ({FLASHINFER_CASE}, {sim_label(m for ms in public.values() for m in ms)} {arch.upper()}): the public "
-            f"`flashinfer.fp4_quantize` " + (f"traces from {public_fixed[0]}" if public_fixed else
+            f"`flashinfer.fp4_quantize` " + (_from_words(public_fixed, public_traced) if public_fixed or public_traced else
                                              f"is untraceable on every measured release ({releases[0]} through {releases[-1]})"))
+    if op_failing:
+        text += (f"; `torch.ops.flashinfer.fp4_quantize` traces but fails when run on {', '.join(op_failing)} "
+                 f"({FLASHINFER_OP_CASE} traces-but-fails)")
     if op_fixed:
-        text += (f"; `torch.ops.flashinfer.fp4_quantize` traces from {op_fixed[0]} ({FLASHINFER_OP_CASE}, measured "
-                 f"{', '.join(op_fixed)}): callers must switch to it")
+        text += (f"; `torch.ops.flashinfer.fp4_quantize` is {_from_words(op_fixed, [], op)} ({FLASHINFER_OP_CASE}): "
+                 f"callers must switch to it")
+    if op_traced:
+        text += (f"; on {', '.join(op_traced)} it traced, its call path not yet run by the kit ({FLASHINFER_OP_CASE}, "
+                 f"measured before the run rule): not shown to run, not a release to switch to")
     callers = [r.sglang for r in evidence.releases if r.calls_flashinfer_fp4_op]
     if evidence.releases:
         text += (f"; SGLang releases that call it: {', '.join(callers)}" if callers else
@@ -80,7 +111,8 @@ def flashinfer_fixed(evidence: Evidence, arch: str = "sm120") -> Statement | Non
     used = [m for ms in (*public.values(), *op.values()) for m in ms]
     sources = [cell_source(used)] + ([table_source(evidence)] if evidence.releases else [])
     sources += [_read_source(read) for read in evidence.reads
-                if read.project == "flashinfer" and read.kind == "pr" and op_fixed and read.first_release == op_fixed[0]]
+                if read.project == "flashinfer" and read.kind == "pr" and (op_fixed or op_traced)
+                and read.first_release == (op_fixed or op_traced)[0]]
     return Statement(text + ".", tuple(sources), any(m.simulated for m in used), "upstream")
 
 

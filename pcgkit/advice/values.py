@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from pcgkit.e2e.cost import ModelEffect
 from pcgkit.sglang.releases import ReleaseFacts
 
 SCHEMA = "pcgkit.advice/1"
@@ -100,6 +101,17 @@ class Measurement:
     versions: Versions  # as installed in the cell
     as_of: str  # ISO date of the matrix run
     source: str  # the file the verdict was read from
+    ran: bool = False  # a `fixed` whose call path ran (the snapshot's `ran`); False: it only traced
+
+    @property
+    def works(self) -> bool:
+        """`fixed` with its call path run: the only verdict a "fixed from" or an upgrade target may rest on."""
+        return self.verdict == "fixed" and self.ran
+
+    @property
+    def traced_only(self) -> bool:
+        """`fixed` measured before the run rule: it traced; nothing says it runs."""
+        return self.verdict == "fixed" and not self.ran
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,11 +173,13 @@ class CostMeasurement:
     device: str
     model: str
     date: str
-    figures: tuple[tuple[str, str], ...]  # (phase, one-line figure), e.g. ("prefill/extend", "TTFT +18% ...")
+    figures: tuple[tuple[str, str], ...]  # (phase, the file's one-line summary), for a file without per-run data
     simulated: bool
     source: str  # the file
     arch: str | None = None  # "SM90": the family of the GPU the file was measured on (absent in older files)
     per_model: tuple[ModelCost, ...] = ()  # each model's own lines (absent in older files)
+    effects: tuple[ModelEffect, ...] = ()  # per model, over its runs (pcgkit.e2e.cost.model_effects)
+    sglang: str = ""  # the release the servers ran
 
 
 @dataclasses.dataclass(frozen=True)

@@ -85,7 +85,7 @@ def reference_pins() -> Pins:
 
 def pins_from_file(path: Path, python: str = "3.12") -> Pins:
     try:
-        requirements, hashes = parse_requirements(path.read_text(encoding="utf-8"), f"--pins {path}")
+        requirements, hashes = parse_requirements(atomic.read_user_text(path, "--pins"), f"--pins {path}")
         minor = untrusted.python_minor(python, "--python")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"--pins {path}: cannot read ({exc}); give a requirements file") from exc
@@ -240,22 +240,19 @@ def render_requirements(plan: ReproPlan) -> str:
     return header + "\n".join(plan.pins.requirements) + "\n"
 
 
-def write_export(plan: ReproPlan, out_dir: Path, environ: dict | None = None) -> list[Path]:
+def write_export(plan: ReproPlan, out_dir: Path, environ: dict | None = None, force: bool = False) -> list[Path]:
+    """The script, requirements.txt and README.md into out_dir; files there that the kit did not
+    write are never replaced without force (checked for all three before the first is written)."""
     import os
 
     secrets = secret_values(dict(os.environ if environ is None else environ))
-    atomic.ensure_dir(out_dir, "--out")  # an existing file there: a one-line error, not a traceback
     files = {
         plan.script_name: render_script(plan),
         "requirements.txt": render_requirements(plan),
         "README.md": render_readme(plan),
     }
-    written = []
-    for name, text in files.items():
-        path = out_dir / name
-        atomic.write_text(path, redact_text(text, secrets))
-        written.append(path)
-    return written
+    folder = atomic.OutputFolder(out_dir, force=force).check(files)
+    return [folder.write_text(name, redact_text(text, secrets)) for name, text in files.items()]
 
 
 SIGNATURE_LINE = re.compile(r"^SIGNATURE: (?P<json>\{.*\})$", re.MULTILINE)

@@ -51,14 +51,21 @@ def find_entries(bootstrap: tuple[Path, ...], envs_root: Path, cache_root: Path)
     return found
 
 
+def _cache() -> Path:
+    try:
+        return resources.cache_dir()
+    except ValueError as exc:  # a relative PCGKIT_CACHE
+        raise UsageError(str(exc)) from None
+
+
 def _entries() -> list[Entry]:
-    return find_entries(resources.bootstrap_envs(), resources.default_envs_root(), resources.cache_root())
+    return find_entries(resources.bootstrap_envs(), resources.default_envs_root(), _cache())
 
 
 def _list(args: argparse.Namespace) -> int:
     rows = [(e, usage(e.path)) for e in _entries()]
     if args.json:
-        doc = {"schema": "pcgkit.cache/1", "cache_root": str(resources.cache_root()),
+        doc = {"schema": "pcgkit.cache/1", "cache_root": str(_cache()),
                "entries": [{"name": e.name, "what": e.what, "path": str(e.path), "bytes": u.bytes,
                             "hardlinked_bytes": u.shared, "files": u.files} for e, u in rows]}
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
@@ -72,7 +79,7 @@ def _list(args: argparse.Namespace) -> int:
         print(f"  {entry.name:<{width}}  {human(use.bytes):>10}  {entry.path}  ({entry.what})")
     if rows:
         print("remove with: pcgkit cache remove NAME [NAME ...], or --all")
-    print(f"the kit's cache outside checkouts: {resources.cache_root()} (set PCGKIT_CACHE to move it)")
+    print(f"the kit's cache outside checkouts: {_cache()} (set {resources.CACHE_VAR} to move it)")
     return 0
 
 

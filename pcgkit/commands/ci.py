@@ -14,7 +14,7 @@ from pcgkit.matrix import pins as pins_mod
 from pcgkit.matrix.cells import TORCH_BUILD_CUDA, TORCH_BUILDS
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
 from pcgkit.util import atomic
-from pcgkit.util.argtypes import cron_schedule, deprecated_alias, positive_int, positive_seconds
+from pcgkit.util.argtypes import add_force, cron_schedule, deprecated_alias, positive_int, positive_seconds
 
 
 def _plan(args, matrix_args: list[str], local: bool = False) -> CiPlan:
@@ -80,18 +80,23 @@ def _cmd_github(args) -> int:
 
     document = render_workflow(plan, name=args.name, cron=args.cron or DEFAULT_CRON, gpu_wait=args.gpu_wait_minutes)
     text = to_yaml(document, plan, command, notes=(budget, *header_lines(cost)))
-    if args.out == "-":
+    if args.out == atomic.STDOUT:
         sys.stdout.write(text)
     else:
-        out = atomic.write_text(Path(args.out), text)  # whole or old: a full disk keeps the previous workflow
+        out = atomic.check_file_target(Path(args.out))
+        lint = actionlint_config(plan)
+        # beside the workflows folder, where actionlint looks for it; the org's own is never replaced unasked
+        lint_folder = atomic.OutputFolder(out.parent.parent, force=args.force, what="actionlint config")
+        if lint is not None:
+            lint_folder.check(["actionlint.yaml"])  # both refusals before either file is written
+        atomic.OutputFolder(out.parent, force=args.force).check([out.name])
+        atomic.write_output(out, text, force=args.force)  # whole or old: a full disk keeps the previous workflow
         print(f"pcgkit ci: {len(plan.jobs)} cell jobs in {len(plan.groups)} group(s) -> {out}")
         print(f"  {budget}")
         for line in header_lines(cost):
             print(f"  {line.strip()}")
-        lint = actionlint_config(plan)
-        if lint is not None:  # beside the workflows folder, where actionlint looks for it
-            lint_path = out.parent.parent / "actionlint.yaml"
-            atomic.write_text(lint_path, lint)
+        if lint is not None:
+            lint_path = lint_folder.write_text("actionlint.yaml", lint)
             print(f"  custom runner labels declared for actionlint -> {lint_path}")
         for cell_id, why in plan.excluded:
             print(f"  not on CI: {cell_id}: {why}")
@@ -150,6 +155,7 @@ def register(subparsers) -> None:
                "  %(prog)s --runner-labels sm120=self-hosted,gpu,sm120 --out -   # SM120 jobs on your runners")
     _common(gh)
     gh.add_argument("--out", default=".github/workflows/pcgkit-matrix.yml", help="workflow file ('-' for stdout)")
+    add_force(gh)
     gh.add_argument("--name", default="pcgkit matrix", help="the workflow's name")
     gh.add_argument("--cron", type=cron_schedule, help="schedule (UTC cron; default: nightly at 03:17)")
     gh.add_argument("--gpu-wait-minutes", type=positive_int, metavar="N",

@@ -16,6 +16,7 @@ from pathlib import Path
 from pcgkit.errors import UsageError
 from pcgkit.matrix.backends import docker_plan as plan
 from pcgkit.util import atomic
+from pcgkit.util.argtypes import add_force
 
 
 def set_digest(text: str, base: str, digest: str) -> str:
@@ -101,7 +102,7 @@ def _cmd_context(args) -> int:
     cell = _cell(args)
     pins = plan.load_image_pins(Path(args.docker_pins))
     build = plan.build_args(cell, plan.base_for(cell, pins), pins, kit_light_dependencies())
-    context = plan.write_context(Path(args.dest))
+    context = plan.write_context(Path(args.dest), force=args.force)
     print(build_command_line(context, plan.image_tag(cell), build))
     return 0
 
@@ -137,6 +138,7 @@ def register(subparsers) -> None:
                          epilog="example:\n  %(prog)s --cell seed /tmp/ctx-seed")
     common(ctx, cell=True)
     ctx.add_argument("dest")
+    add_force(ctx)
     ctx.set_defaults(func=_cmd_context)
     cmd = sub.add_parser("command", help="print the docker run line that reproduces a cell from its image",
                          description="Print the docker run line that reproduces one cell from its image.",

@@ -16,6 +16,7 @@ from pcgkit.e2e.checkpoint import (
     write_checkpoint,
 )
 from pcgkit.errors import UsageError
+from pcgkit.util.argtypes import add_force
 
 
 def register(subparsers) -> None:
@@ -34,7 +35,8 @@ def _cmd_checkpoint(args) -> int:
     else:
         shape = named_shape(args.shape)
     fmt = args.format or (NVFP4 if shape.name == TINY else BF16)
-    out = write_checkpoint(Path(args.out), shape, seed=args.seed, fmt=fmt, device=args.device)
+    out = write_checkpoint(Path(args.out), shape, seed=args.seed, fmt=fmt, device=args.device,
+                           force=args.force)
     print(f"pcgkit: wrote a {shape.layers}-layer {fmt} checkpoint ({shape.name}, {shape.parameter_count() / 1e6:.2f} M "
           f"parameters) to {out}")
     return 0
@@ -46,6 +48,7 @@ def _add_checkpoint(e2e_subparsers) -> None:
                                     epilog="examples:\n  %(prog)s --out /tmp/tiny-nvfp4\n  %(prog)s --out /tmp/tiny-bf16 --format bf16   # the piecewise control\n"
                                            "  %(prog)s --out /tmp/llama-8b --shape llama-3.1-8b --device cuda   # 16 GB, random bf16")
     cmd.add_argument("--out", required=True, help="directory to write into")
+    add_force(cmd)
     cmd.add_argument("--shape", default=TINY, choices=(TINY, *NAMED_SHAPES),
                      help="tiny (default), or a published architecture with random bf16 weights (cited in pcgkit.e2e.checkpoint)")
     cmd.add_argument("--layers", type=int, default=None, choices=(2, 4), help="the tiny shape's layers (default 2)")

@@ -9,6 +9,7 @@ from pathlib import Path
 from pcgkit.bugreport.envcapture import ENV_SCHEMA, capture, render_text
 from pcgkit.bugreport.envdiff import diff_lines, load_capture, resolve_side
 from pcgkit.util import atomic
+from pcgkit.util.argtypes import add_force
 from pcgkit.util.foreign_env import capture_in
 from pcgkit.util.progress import activity
 
@@ -25,11 +26,8 @@ def _cmd_env(args) -> int:
             with activity("capturing this environment (imports torch and FlashInfer)"):
                 data = capture()
         output = json.dumps(data, indent=2, sort_keys=True) + "\n" if args.json else render_text(data)
-    if args.out:
-        atomic.write_text(Path(args.out), output)  # whole or old, the path named on a full disk
+    if atomic.write_output(args.out or atomic.STDOUT, output, force=args.force) is not None:
         print(f"pcgkit env: wrote {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(output)
     return 0
 
 
@@ -41,7 +39,8 @@ def register(subparsers) -> None:
                      help="capture the environment of this interpreter (the one that crashed, e.g. "
                           "~/venvs/sglang/bin/python) instead of the kit's own; it needs nothing of the kit installed")
     env.add_argument("--json", action="store_true", help=f"machine-readable capture ({ENV_SCHEMA})")
-    env.add_argument("--out", help="write to this file instead of stdout")
+    env.add_argument("--out", help="write to this file instead of stdout ('-': stdout)")
+    add_force(env)
     env.add_argument(
         "--diff", nargs=2, metavar=("A", "B"),
         help="print only what differs between two captures: env JSON, results.json, a report folder, or a "

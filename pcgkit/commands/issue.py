@@ -16,6 +16,7 @@ from pcgkit.bugreport.issuedraft import (
 )
 from pcgkit.errors import UsageError
 from pcgkit.util import atomic
+from pcgkit.util.argtypes import add_force
 from pcgkit.util.atomic import read_json_object
 from pcgkit.util.redact import redact_text, secret_values
 
@@ -72,11 +73,8 @@ def _cmd_issue(args) -> int:
 
     draft = draft_for(args)
     text = redact_text(render_draft(draft), secret_values(dict(os.environ)))
-    if args.out:
-        atomic.write_text(Path(args.out), text)  # whole or old, the path named on a full disk
+    if atomic.write_output(args.out or atomic.STDOUT, text, force=args.force) is not None:
         print(f"pcgkit issue: wrote {args.out} (draft only: nothing was posted)", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
     return 0
 
 
@@ -98,5 +96,6 @@ def register(subparsers) -> None:
     issue.add_argument("--repro", help="path or link of the exported repro (`pcgkit repro mode1`) to cite")
     issue.add_argument("--compat", help="a matrix's compat.json: measured version ranges per case go into the draft "
                                         "(default with no --results: the newest matrix's)")
-    issue.add_argument("--out", help="write the draft here instead of stdout")
+    issue.add_argument("--out", help="write the draft here instead of stdout ('-': stdout)")
+    add_force(issue)
     issue.set_defaults(func=_cmd_issue)

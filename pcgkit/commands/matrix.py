@@ -27,7 +27,7 @@ from pcgkit.preflight.launchfile import ENV_VAR as PREFLIGHT_ENV_VAR
 from pcgkit.preflight.launchfile import load as load_launch_file
 from pcgkit.report.compat import BUG_VERDICTS, mode_entry
 from pcgkit.util import atomic
-from pcgkit.util.argtypes import positive_int, positive_seconds
+from pcgkit.util.argtypes import marker_expression, positive_int, positive_seconds
 from pcgkit.util.diskuse import TYPICAL_STACK_ENV_GB
 from pcgkit.values import targets
 from pcgkit.values.axes import BISECTABLE_AXES
@@ -227,7 +227,7 @@ def _common(parser) -> None:
     parser.add_argument("--envs", default=str(resources.default_envs_root()), help="where cell environments live")
     parser.add_argument("--timeout", type=positive_seconds, default=1800, help="seconds per cell, install included")
     parser.add_argument("--force", action="store_true", help="rerun cells even when a result for them exists, and rebuild their environments")
-    parser.add_argument("-m", dest="select", help="pytest marker expression passed into every cell, e.g. 'cpu_sim'")
+    parser.add_argument("-m", dest="select", type=marker_expression(tuple(targets.PYTEST_MARKERS)), help="pytest marker expression passed into every cell, e.g. 'cpu_sim'")
     parser.add_argument("--require-hardware", action="append", choices=targets.HARDWARE_MARKERS,
                         help="in every cell: fail instead of skip when this hardware is missing (GPU runners)")
     parser.add_argument("--preflight", metavar="FILE",

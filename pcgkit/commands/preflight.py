@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from pcgkit.catalog import Family, modes_of
-from pcgkit.errors import EnvironmentSetupError, ExitCode, UsageError
+from pcgkit.errors import ExitCode, ProbeFailedError, UsageError
 from pcgkit.preflight.answer import Answer, Preflight, decide
 
 ARCHES = ("sm120", "sm100", "sm90", "auto")
@@ -52,11 +52,11 @@ def run_probe(python: str, arch: str, launch: list[str], timeout_s: float = PROB
             done = proc.run([python, "-m", "pcgkit.preflight.probe", "--arch", arch, "--json", str(doc_path), "--",
                              *launch], env=env, timeout=timeout_s, echo=False, progress="preflight: probing")
         except OSError as exc:
-            raise EnvironmentSetupError(f"--python {python}: cannot run it ({exc.strerror or exc})") from exc
+            raise ProbeFailedError(f"--python {python}: cannot run it ({exc.strerror or exc})") from exc
         if not doc_path.is_file():
             why = "timed out" if done.returncode is None else f"exit {done.returncode}"
             tail = done.output_tail.strip().splitlines()[-1:] or ["no output"]
-            raise EnvironmentSetupError(f"--python {python}: the preflight probe wrote no answer ({why}): {tail[0][:300]}")
+            raise ProbeFailedError(f"--python {python}: the preflight probe wrote no answer ({why}): {tail[0][:300]}")
         return json.loads(doc_path.read_text())
 
 
@@ -140,17 +140,39 @@ def advice_for(result: Preflight) -> dict[str, Any] | None:
     from pcgkit.advice.summary import cite_short
 
     versions = result.probe.get("versions") or {}
-    device = result.probe.get("device") or {}
-    arch = f"sm{str(device.get('compute_capability', '')).replace('.', '')}" if device else result.probe.get("arch")
     answer = advise(Versions(sglang=versions.get("sglang"), flashinfer=versions.get("flashinfer-python"),
-                             torch=versions.get("torch")), arch, load_evidence())
+                             torch=versions.get("torch")), probe_arch(result), load_evidence())
     return {**answer.to_dict(), "lines": [f"{s.text} [{cite_short(s)}]" for s in answer.statements()]}
+
+
+NVFP4_METHOD = "ModelOptFp4LinearMethod"  # what the SGLang-level case (sglang-compile-sm120) measures
+
+
+def probe_arch(result: Preflight) -> str | None:
+    """The architecture the probe answered for: the device's compute capability, else the --arch it was given."""
+    device = result.probe.get("device") or {}
+    return f"sm{str(device.get('compute_capability', '')).replace('.', '')}" if device else result.probe.get("arch")
+
+
+def with_measured_call_path(result: Preflight) -> Preflight:
+    """A traced `ok` with what the kit's matrix measured of this release's call path (pcgkit.advice.call_path_state)."""
+    from pcgkit.advice import load_evidence
+    from pcgkit.advice.model import call_path_state
+    from pcgkit.preflight.answer import with_call_path
+
+    method = str((result.probe.get("dense") or {}).get("linear_method") or "")
+    if not method.endswith(NVFP4_METHOD):  # the SGLang-level case measures the NVFP4 activation quantize only
+        return with_call_path(result, None, f"the kit runs the NVFP4 linear method's call path only; this launch's "
+                                            f"is {method.rsplit('.', 1)[-1] or 'not resolved'}")
+    versions = result.probe.get("versions") or {}
+    ran, measured = call_path_state(load_evidence(), versions.get("sglang"), probe_arch(result))
+    return with_call_path(result, ran, measured)
 
 
 def run(args: argparse.Namespace) -> int:
     launch = _launch_arguments(args)
     probe = run_probe(interpreter(args), args.arch, launch)
-    result = decide(probe, failure_modes())
+    result = with_measured_call_path(decide(probe, failure_modes()))
     result = dataclasses.replace(result, advice=advice_for(result))
     print(json.dumps(result.to_dict(), indent=1, default=str) if args.json else render(result))
     return int(ANSWER_EXIT[result.answer])

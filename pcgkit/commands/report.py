@@ -36,6 +36,8 @@ def matrix_status(outcomes) -> ExitCode:
     rules = load_uninstallable()
     # a cell whose job never delivered (not run, with its reason) says nothing about the bug or the kit
     judged = [o for o in outcomes if expected_failure(o, rules) is None and o.stage != STAGE_NOT_RUN]
+    if any(o.is_environment_error for o in judged):  # no interpreter, no index: the machine's fault, exit 4
+        return ExitCode.ENVIRONMENT
     if any(o.is_error for o in judged):
         return ExitCode.ERROR_CELLS
     status = status_for_results(r for o in judged for r in o.results)
@@ -152,12 +154,11 @@ def _splice_junit(over: Path, merged: Path) -> None:
 
 
 def _read_compat(path: Path):
-    import json
-
     from pcgkit.report.model import CompatSchemaError, from_json
 
     try:
-        return from_json(json.loads(path.read_text()), releases_if_absent=default_axis_releases())
+        data = atomic.parse_json(atomic.read_user_bytes(path, "--compat", allow_pipe=True), str(path))
+        return from_json(data, releases_if_absent=default_axis_releases())
     except (OSError, ValueError) as exc:
         raise UsageError(f"{path}: not a readable compat.json: {exc}") from exc
     except CompatSchemaError as exc:

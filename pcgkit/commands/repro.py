@@ -9,7 +9,7 @@ from pathlib import Path
 from pcgkit import catalog
 from pcgkit.bugreport.repro import pins_for_cell, pins_from_file, plan_export, write_export
 from pcgkit.errors import UsageError
-from pcgkit.util.argtypes import deprecated_alias
+from pcgkit.util.argtypes import add_force, deprecated_alias
 
 
 def _cmd_repro(args) -> int:
@@ -22,7 +22,7 @@ def _cmd_repro(args) -> int:
         results = results or cell_results
     plan = plan_export(args.case, args.simulate, pins, results)
     out_dir = Path(args.out or f"repro-{plan.mode.id}")
-    for path in write_export(plan, out_dir):
+    for path in write_export(plan, out_dir, force=args.force):
         print(path)
     kind = "simulated SM120 (runs without a GPU)" if plan.simulate else "real GPU"
     print(f"pcgkit repro: {plan.mode.id} exported for {kind}; see {out_dir / 'README.md'}", file=sys.stderr)
@@ -35,6 +35,7 @@ def register(subparsers) -> None:
                                epilog="examples:\n  %(prog)s mode1 --out repro-mode1\n  %(prog)s mode1 --real --cell seed --out repro-mode1-gpu")
     repro.add_argument("case", choices=catalog.exportable_ids(), help="the case to export")
     repro.add_argument("--out", help="output folder (default: repro-<case>/)")
+    add_force(repro)
     target = repro.add_mutually_exclusive_group()
     target.add_argument(
         "--simulate", dest="simulate", action="store_true", default=True,

@@ -18,7 +18,7 @@ from pcgkit.errors import ExitCode, Interrupted, RunAbortedError, UsageError, st
 from pcgkit.jobs.run import RunPlan, clear_previous_outputs, execute, interrupted_results
 from pcgkit.report.summary import SIMULATION_NOTE, markdown_summary
 from pcgkit.util import atomic, proc
-from pcgkit.util.argtypes import positive_seconds
+from pcgkit.util.argtypes import marker_expression, positive_seconds
 from pcgkit.values import targets
 from pcgkit.values.scopes import SCOPE_ALL, SCOPES
 from pcgkit.verdicts.result import CaseResult
@@ -142,7 +142,7 @@ def register(subparsers) -> None:
                      help="interpreter of YOUR environment to test, e.g. ~/venvs/sglang/bin/python (default: this one); "
                           "it needs torch, flashinfer-python, pytest and the kit (a one-line error says what is missing)")
     run.add_argument("--reports", default="reports", help="output folder (default: reports/)")
-    run.add_argument("-m", dest="select", help="pytest marker expression, e.g. 'cpu_sim' or 'sm120'")
+    run.add_argument("-m", dest="select", type=marker_expression(tuple(targets.PYTEST_MARKERS)), help="pytest marker expression, e.g. 'cpu_sim' or 'sm120'")
     run.add_argument("--scope", choices=SCOPES, default=SCOPE_ALL,
                      help="which cases: all (default), or only the SGLang-level ones (a matrix cell for one SGLang release)")
     run.add_argument("--timeout", type=positive_seconds, default=1800, help="seconds for the whole run (default 1800)")

@@ -77,8 +77,8 @@ def discover_main(args: argparse.Namespace) -> int:
 
     found = discover()
     plan = plan_judgement(found, spec_targets_for(load_specs(), found.flashinfer))
-    args.out.mkdir(parents=True, exist_ok=True)
-    atomic.write_text(args.out / f"discovery-{found.flashinfer}.json", json.dumps(found.to_dict(), indent=1))
+    atomic.ensure_dir(args.reports, "--reports")
+    atomic.write_text(args.reports / f"discovery-{found.flashinfer}.json", json.dumps(found.to_dict(), indent=1))
     print(render_counts(found, plan))
     return 0
 
@@ -91,11 +91,12 @@ def certificate_main(args: argparse.Namespace) -> int:
 
     device = real_device() if args.real else None
     arches = [arch_of(device)] if device else (args.arch or ["sm120"])
-    args.out.mkdir(parents=True, exist_ok=True)
+    atomic.ensure_dir(args.reports, "--reports")
     from pcgkit.sweep.certify import op_inputs_from
 
     try:
-        op_inputs = op_inputs_from(json.loads(args.op_inputs.read_text())) if args.op_inputs else {}
+        op_inputs = (op_inputs_from(atomic.parse_json(atomic.read_user_bytes(args.op_inputs, "--op-inputs"),
+                                                      str(args.op_inputs))) if args.op_inputs else {})
     except (OSError, ValueError) as exc:
         raise PcgkitError(f"--op-inputs {args.op_inputs}: {exc}") from exc
     with mock.patch.dict(os.environ, _toolkit_env()):
@@ -103,8 +104,8 @@ def certificate_main(args: argparse.Namespace) -> int:
             cert = certify(arch, device or SIMULATED_ARCHES[arch], real=device is not None, only=args.only or (),
                            ops_only=args.ops_only, op_inputs=op_inputs)
             stem = f"certificate-{cert['flashinfer']}-{arch}{'' if device is None else '-real'}{'-ops' if args.ops_only else ''}"
-            atomic.write_text(args.out / f"{stem}.json", json.dumps(cert, indent=1))
-            atomic.write_text(args.out / f"{stem}.md", render_certificate(cert))
+            atomic.write_text(args.reports / f"{stem}.json", json.dumps(cert, indent=1))
+            atomic.write_text(args.reports / f"{stem}.md", render_certificate(cert))
             print(f"{stem}: " + ", ".join(f"{k} {v}" for k, v in cert["counts"].items()))
     return 0
 

@@ -20,7 +20,7 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pcgkit import catalog
@@ -30,6 +30,7 @@ from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose
 from pcgkit.triage.facts import Fact, read_facts
 from pcgkit.triage.personal import ACTION_LINES, Personal, personal_answer, switch_rows_short
 from pcgkit.triage.userenv import BadVersion, UserEnv, from_capture, from_facts, from_flags, merged
+from pcgkit.util import atomic
 from pcgkit.values.logread import read_log
 
 # /2 (issue 36): `personal` holds notes/actions/statements (was `lines`); `inferred`, `also_consistent_with`,
@@ -220,6 +221,7 @@ def render(t: Triage, verbose: bool = False) -> str:
     return "\n".join(out)
 
 
+Reader = Callable[[], bytes]  # an input's bytes, read when its turn comes (UnreadableLog when it cannot be)
 MAX_LOG_BYTES = 64 * 1024**2  # a server log is MBs; `yes | pcgkit triage` must not eat the memory
 _CHUNK = 1024**2
 
@@ -250,32 +252,56 @@ def _read_stdin() -> bytes:
         raise UnreadableLog(f"<stdin>: cannot read ({exc}); pass a log file instead") from None
 
 
-def _read_path(name: str) -> list[tuple[str, bytes]]:
-    """A file, a FIFO (`<(docker logs x)`) or a folder (each file inside, sorted)."""
+def _read_file(path: Path, name: str) -> bytes:
+    """One file or FIFO (`<(docker logs x)`), bounded; a device (/dev/zero) or a socket is refused, not read."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            raise UnreadableLog(f"{name}: a device or socket, not a log file")
+        with path.open("rb") as stream:  # a FIFO opens and reads like a file
+            return _read_bounded(stream, name)
+    except OSError as exc:
+        raise UnreadableLog(f"{name}: cannot read ({exc.strerror or exc})") from None
+
+
+def _read_path(name: str) -> list[tuple[str, Reader]]:
+    """A file, a FIFO or a folder (each file inside, sorted), each as a reader called when its turn comes:
+    a folder of 30 large logs holds one log at a time, and the first diagnosis prints before the second is read."""
     path = Path(name)
     if path.is_dir():
         files = sorted(p for p in path.rglob("*") if p.is_file())
         if not files:
             raise UnreadableLog(f"{name}: a folder with no files in it; give the log files")
-        return [entry for f in files for entry in _read_path(str(f))]
-    if not path.exists():
+        return [(str(f), _reader(f, str(f))) for f in files]
+    if not (path.exists() or path.is_symlink()):
         raise UnreadableLog(f"{name}: no such file")
-    try:
-        with path.open("rb") as stream:  # a FIFO opens and reads like a file
-            return [(name, _read_bounded(stream, name))]
-    except OSError as exc:
-        raise UnreadableLog(f"{name}: cannot read ({exc.strerror or exc})") from None
+    return [(name, _reader(path, name))]
 
 
-def _inputs(paths: list[str]) -> list[tuple[str, bytes | UnreadableLog]]:
-    """(source, bytes) per input, or (source, why it could not be read): one bad input never stops the others."""
-    out: list[tuple[str, bytes | UnreadableLog]] = []
+def _reader(path: Path, name: str) -> Reader:
+    def read() -> bytes:
+        return _read_file(path, name)
+    return read
+
+
+def _inputs(paths: list[str]) -> list[tuple[str, Reader]]:
+    """(source, reader) per input; a reader returns the bytes or raises UnreadableLog when called, so one bad
+    input never stops the others and nothing is read before its turn."""
+    out: list[tuple[str, Reader]] = []
     for name in paths or ["-"]:
         try:
-            out += [("<stdin>", _read_stdin())] if name == "-" else _read_path(name)
+            out += [("<stdin>", _read_stdin)] if name == "-" else _read_path(name)
         except UnreadableLog as exc:
-            out.append((name if name != "-" else "<stdin>", exc))
+            out.append((name if name != "-" else "<stdin>", _raiser(exc)))
     return out
+
+
+def _raiser(exc: UnreadableLog) -> Reader:
+    def read() -> bytes:
+        raise exc
+    return read
 
 
 def _user_env(args: argparse.Namespace) -> UserEnv | None:
@@ -292,22 +318,27 @@ def _user_env(args: argparse.Namespace) -> UserEnv | None:
 
 
 def _captured_env(args: argparse.Namespace) -> UserEnv | None:
+    from pcgkit.util.untrusted import UntrustedValueError
+
     if args.env:
         path = Path(args.env)
-        if not path.is_file():
+        if not (path.exists() or path.is_symlink()):
             raise UsageError(f"--env {args.env}: no such file (write one with `{prog_name()} env --json --out env.json`)")
-        try:
-            capture = json.loads(path.read_text())
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise UsageError(f"--env {args.env}: not a pcgkit env capture (JSON: {exc})") from exc
-        if not isinstance(capture, dict) or not str(capture.get("schema", "")).startswith("pcgkit.env/"):
+        # bounded, and a pipe is read like a file: `--env <(pcgkit env --json)`
+        capture: dict = atomic.read_json_object(path, "--env", allow_pipe=True)
+        if not str(capture.get("schema", "")).startswith("pcgkit.env/"):
             raise UsageError(f"--env {args.env}: not a pcgkit env capture (no pcgkit.env schema)")
-        return from_capture(capture, args.env)
-    if args.python:
+        source = args.env
+    elif args.python:
         from pcgkit.util.foreign_env import capture_in
 
-        return from_capture(capture_in(args.python), f"--python {args.python}")
-    return None
+        capture, source = capture_in(args.python), f"--python {args.python}"
+    else:
+        return None
+    try:
+        return from_capture(capture, source)
+    except UntrustedValueError as exc:
+        raise UsageError(f"not a pcgkit env capture: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -315,23 +346,21 @@ def run(args: argparse.Namespace) -> int:
     user = _user_env(args)
     data, view, prog = load_data(), catalog_view(), prog_name()
     entries: list[dict] = []
-    rendered: list[str] = []
+    shown: list[str] = []  # sources whose answer is printed
     problems: list[str] = []
-    for source, raw in inputs:
+    for source, read in inputs:
         try:
-            if isinstance(raw, UnreadableLog):
-                raise raw
-            result = triage_text(decode_log(raw, source), source, data, view, user, prog)
+            result = triage_text(decode_log(read(), source), source, data, view, user, prog)
         except UnreadableLog as exc:
             problems.append(str(exc))
             entries.append({"source": source, "error": str(exc)})
             continue
         entries.append(result.to_dict())
-        rendered.append(render(result, args.verbose))
+        if not args.json:  # each answer as soon as it is known, before the next log is read
+            print(("\n\n" if shown else "") + render(result, args.verbose), flush=True)
+        shown.append(source)
     if args.json:
         print(json.dumps({"schema": SCHEMA, "logs": entries}, indent=1))
-    elif rendered:
-        print("\n\n".join(rendered))
     for problem in problems:  # after the diagnoses: one line each, the good logs' answers kept
         print(f"pcgkit: error: {problem}", file=sys.stderr)
     return int(ExitCode.USAGE) if problems else 0

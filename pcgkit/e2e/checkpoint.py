@@ -33,6 +33,7 @@ import math
 from pathlib import Path
 
 from pcgkit.errors import UsageError
+from pcgkit.util import atomic
 
 GROUP_SIZE = 16
 E2M1_MAX = 6.0
@@ -355,15 +356,18 @@ def write_bf16_shards(out: Path, shape: TinyLlamaShape, seed: int = 0, device: s
     return names
 
 
+CHECKPOINT_FILES = ("tokenizer.json", "config.json", "tokenizer_config.json", "special_tokens_map.json",
+                    "generation_config.json", "hf_quant_config.json", "model.safetensors", INDEX_FILE)
+
+
 def write_checkpoint(out: Path, shape: TinyLlamaShape = TinyLlamaShape(), seed: int = 0, fmt: str = NVFP4,
-                     device: str = "cpu") -> Path:
-    """Write the whole checkpoint into `out` (created; existing files of the same names replaced).
+                     device: str = "cpu", force: bool = False) -> Path:
+    """Write the whole checkpoint into `out` (created; files of the same names, and weight shards it would
+    replace, only when the kit wrote them, or with force: a real checkpoint is never overwritten unasked).
 
     fmt "nvfp4": ModelOpt's NVFP4 layout (above; the tiny shapes only); "bf16": the same seeded weights,
     every tensor in bf16 and no quantization config at all (the piecewise control, and the named shapes,
     streamed in shards, generated on `device`)."""
-    from safetensors.torch import save_file
-
     if fmt not in FORMATS:
         raise UsageError(f"checkpoint format must be one of {FORMATS}, not {fmt!r}")
     shape.check()
@@ -371,7 +375,10 @@ def write_checkpoint(out: Path, shape: TinyLlamaShape = TinyLlamaShape(), seed: 
     if quantized and shape.name != TINY:
         raise UsageError(f"the {shape.name} shape is written in bf16 only (the NVFP4 writer quantizes on the CPU, "
                          "in memory: meant for the tiny model)")
-    out.mkdir(parents=True, exist_ok=True)
+    shards = sorted(p.name for p in out.glob("model*.safetensors")) if out.is_dir() else []
+    folder = atomic.OutputFolder(out, force=force).check([*CHECKPOINT_FILES, *shards])  # before torch is imported
+    from safetensors.torch import save_file
+
     tokenizer = build_tokenizer(None if shape.name == TINY else shape.vocab)
     if tokenizer.get_vocab_size() > shape.vocab:
         raise UsageError(f"tokenizer has {tokenizer.get_vocab_size()} tokens, more than vocab {shape.vocab}")
@@ -389,11 +396,14 @@ def write_checkpoint(out: Path, shape: TinyLlamaShape = TinyLlamaShape(), seed: 
     else:
         (out / "hf_quant_config.json").unlink(missing_ok=True)  # a stale one would make SGLang quantize
     for name, payload in files.items():
-        (out / name).write_text(json.dumps(payload, indent=2) + "\n")
+        folder.write_text(name, json.dumps(payload, indent=2) + "\n")
     if quantized:
         save_file(model_tensors(shape, seed), str(out / "model.safetensors"), metadata={"format": "pt"})
+        weights = ["model.safetensors"]
     else:
-        write_bf16_shards(out, shape, seed, device)
+        weights = [*(write_bf16_shards(out, shape, seed, device) or ()),
+                   *([INDEX_FILE] if (out / INDEX_FILE).is_file() else [])]
+    folder.record("tokenizer.json", *weights)
     return out
 
 

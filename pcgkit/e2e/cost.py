@@ -20,6 +20,8 @@ mode's keys, prefill figures with a `batch` (B concurrent prompts), and in the c
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import statistics
 from typing import Mapping
 
@@ -157,8 +159,7 @@ def summaries(figs: list[dict]) -> dict[str, str]:
         parts = []
         if prefill:
             parts.append(f"prefill latency with piecewise on / off: {_range([f['ratio_on_over_off'] for f in prefill])} "
-                         f"over prompts of {', '.join(str(f['prompt_tokens']) for f in prefill)} tokens "
-                         f"(the workaround, off, takes {_range([_inverse(f['ratio_on_over_off']) for f in prefill])} the time)")
+                         f"over prompts of {', '.join(str(f['prompt_tokens']) for f in prefill)} tokens")
         for batch in sorted({f["batch"] for f in batched}):
             group = [f for f in batched if f["batch"] == batch]
             parts.append(f"{batch} prompts at once, on / off: {_range([f['ratio_on_over_off'] for f in group])} over "
@@ -178,10 +179,6 @@ def summaries(figs: list[dict]) -> dict[str, str]:
                         + (f"; piecewise capture {capture['on']} s" if capture and capture.get("on") is not None else "")
                         + (f" ({capture[BREAKABLE]} s breakable)" if capture and capture.get(BREAKABLE) is not None else ""))
     return out
-
-
-def _inverse(value: float | None) -> float | None:
-    return round(1 / value, 3) if value else None
 
 
 def document(*, device: str, device_detail: dict, model: str, model_detail: dict, date: str, versions: dict,
@@ -239,8 +236,7 @@ def _combined_phases(indexed: list[tuple[int, dict]]) -> dict[str, dict]:
         ratios = [f["ratio_on_over_off"] for f in figs if f.get("ratio_on_over_off") is not None]
         if phase == PREFILL:
             summary = (f"piecewise on / off prefill latency ratio {_span(ratios)} over {len(indexed)} runs, prompts of "
-                       f"{', '.join(sorted({str(f['prompt_tokens']) for f in figs}, key=int))} tokens: the workaround "
-                       f"(off) changed prefill latency by {_span([_inverse(r) for r in ratios])}x")
+                       f"{', '.join(sorted({str(f['prompt_tokens']) for f in figs}, key=int))} tokens")
             batches = sorted({f["batch"] for f in figs if "batch" in f})
             if batches:
                 summary += f" (batches of 1, {', '.join(map(str, batches))} prompts)"
@@ -278,6 +274,139 @@ def per_model(docs: list[dict]) -> list[dict]:
     return out
 
 
+# --- per model, in a user's words --------------------------------------------------------------
+# Runs are never pooled across models: the 1.31 M and 38 M parameter models of 2026-12-01 moved prefill in
+# opposite directions. What the piecewise graphs do not serve in the same runs (decode, and prompts longer than
+# --piecewise-cuda-graph-max-tokens, which run eager either way) is the setup's noise, stated beside the effect.
+
+_MAX_TOKENS = re.compile(r"--piecewise-cuda-graph-max-tokens[ =](\d+)")
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelEffect:
+    """What turning piecewise off did on one model, over its runs: percentages by which `off` took longer than
+    `on` (negative: off was faster), from the medians of each figure."""
+
+    model: str
+    parameters: int | None
+    runs: int
+    graph_max_tokens: int | None  # the longest prompt the piecewise graphs serve in these runs
+    served: tuple[tuple[int, tuple[float, ...]], ...]  # (prompt tokens, % per run) for prompts the graphs serve
+    unserved: tuple[tuple[str, tuple[float, ...]], ...]  # ("decode batch 1" / "1024-token prefill", % per run)
+    capture_s: tuple[float, ...]  # piecewise capture per run (SGLang's log)
+    ready_s: tuple[tuple[float, float], ...]  # (on, off) launch to /health ready per run
+
+    @property
+    def served_all(self) -> tuple[float, ...]:
+        return tuple(v for _, values in self.served for v in values)
+
+    @property
+    def noise(self) -> float | None:
+        """The largest move of what the graphs do not serve: differences below it are this setup's noise."""
+        values = [abs(v) for _, vs in self.unserved for v in vs]
+        return max(values) if values else None
+
+    @property
+    def run_to_run(self) -> float | None:
+        """The largest difference between runs at the same prompt length (None with one run)."""
+        spreads = [max(vs) - min(vs) for _, vs in self.served if len(vs) > 1]
+        return max(spreads) if spreads else None
+
+
+def slower_pct(on: float | None, off: float | None) -> float | None:
+    """By how many percent `off` took longer than `on` (negative: faster). Pure."""
+    if on is None or off is None or on == 0:
+        return None
+    return round((off / on - 1) * 100, 1)
+
+
+def model_effects(doc: Mapping) -> tuple[ModelEffect, ...]:
+    """One ModelEffect per model of a combined document (or of a single run's), in the order first seen. Pure."""
+    runs = doc.get("runs") or [doc]
+    grouped: dict[str, list[Mapping]] = {}
+    for run in runs:
+        grouped.setdefault(str(run["model"]), []).append(run)
+    return tuple(_effect(model, rs) for model, rs in grouped.items())
+
+
+def _effect(model: str, runs: list[Mapping]) -> ModelEffect:
+    launch = " ".join(str(run.get("launch", {}).get("server_args_env", "")) for run in runs)
+    limits = {int(n) for n in _MAX_TOKENS.findall(launch)}
+    limit = min(limits) if limits else None
+    served: dict[int, list[float]] = {}
+    unserved: dict[str, list[float]] = {}
+    capture, ready = [], []
+    for run in runs:
+        for f in run["phases"][PREFILL]["figures"]:
+            if "batch" in f:  # B prompts at once: not one prompt's latency (the batched figures keep their own ratios)
+                continue
+            pct = slower_pct(f["on"], f["off"])
+            if pct is None:
+                continue
+            if limit is None or f["prompt_tokens"] <= limit:
+                served.setdefault(int(f["prompt_tokens"]), []).append(pct)
+            else:
+                unserved.setdefault(f"{f['prompt_tokens']}-token prefill", []).append(pct)
+        for f in run["phases"][DECODE]["figures"]:
+            pct = slower_pct(f["on"], f["off"])
+            if pct is not None:
+                unserved.setdefault(f"decode batch {f['batch']}", []).append(pct)
+        for f in run["phases"][STARTUP]["figures"]:
+            if f["name"].startswith("piecewise CUDA graph capture") and f.get("on") is not None:
+                capture.append(float(f["on"]))
+            if f["name"] == "launch to /health ready" and f.get("on") is not None and f.get("off") is not None:
+                ready.append((float(f["on"]), float(f["off"])))
+    params = (runs[0].get("model_detail") or {}).get("parameters")
+    return ModelEffect(model, int(params) if params else None, len(runs), limit,
+                       tuple((t, tuple(v)) for t, v in sorted(served.items())),
+                       tuple((k, tuple(v)) for k, v in unserved.items()), tuple(capture), tuple(ready))
+
+
+def _decode(effect: ModelEffect) -> tuple[float, ...]:
+    return tuple(v for name, vs in effect.unserved if name.startswith("decode") for v in vs)
+
+
+def size_words(parameters: int | None, model: str) -> str:
+    """'a 38.28 M-parameter model' (or the model's own label when its size is not recorded). Pure."""
+    return f"a {parameters / 1e6:.2f} M-parameter model" if parameters else model
+
+
+def change_words(values: tuple[float, ...], what: str) -> str:
+    """'made prefill 4-30 % slower' / '... 3-9 % faster' / '... between 12 % faster and 4 % slower'. Pure."""
+    low, high = round(min(values)), round(max(values))
+    if low >= 0:
+        return f"made {what} {low}-{high} % slower" if low != high else f"made {what} {low} % slower"
+    if high <= 0:
+        return f"made {what} {-high}-{-low} % faster" if low != high else f"made {what} {-low} % faster"
+    return f"changed {what} between {-low} % faster and {high} % slower"
+
+
+def effect_sentence(effect: ModelEffect) -> str:
+    """One model's prefill effect with its noise, in a user's words. Pure."""
+    prompts = [t for t, _ in effect.served]
+    text = (f"on {size_words(effect.parameters, effect.model)} turning piecewise off "
+            f"{change_words(effect.served_all, 'prefill')} (prompts of "
+            + (f"{prompts[0]}-{prompts[-1]}" if len(prompts) > 1 else f"{prompts[0]}") + " tokens, "
+            + (f"{effect.runs} runs, which differed by up to {effect.run_to_run:.0f} points"
+               if effect.run_to_run is not None else f"{effect.runs} run" + ("s" if effect.runs > 1 else "")) + ")")
+    if effect.noise is not None:
+        unserved = ", ".join(name for name, _ in effect.unserved)
+        text += (f", against noise of up to {effect.noise:.0f} % (what the graphs do not serve moved that much "
+                 f"between the same servers: {unserved})")
+    return text
+
+
+def startup_sentence(effect: ModelEffect) -> str:
+    """Start-up on one model: piecewise capture per run, launch to ready on minus off per run. Pure."""
+    parts = []
+    if effect.capture_s:
+        parts.append(f"piecewise capture took {', '.join(f'{s:.2f}' for s in effect.capture_s)} s (SGLang's log, per run)")
+    if effect.ready_s:
+        diffs = ", ".join(f"{on - off:+.1f} s" for on, off in effect.ready_s)
+        parts.append(f"launch to ready with piecewise on minus off: {diffs} (per run)")
+    return f"{size_words(effect.parameters, effect.model)}: " + "; ".join(parts) if parts else ""
+
+
 def combine(docs: list[dict]) -> dict:
     """Several runs' documents (same device, other models or repeats) as one file: each phase's summary
     spans every run's on/off ratios, each figure keeps the run it came from, every run stays whole, and
@@ -297,12 +426,32 @@ def combine(docs: list[dict]) -> dict:
         "simulated": any(d.get("simulated") for d in docs),
         "versions": docs[0]["versions"],
         "method": docs[0]["method"],
-        "phases": _combined_phases(list(enumerate(docs))),
-        "runs": [{**{k: d[k] for k in ("model", "model_detail", "date", "cache_state", "launch", "phases")},
+        "phases": _per_model_phases(docs),
+        "runs": [{**{k: d[k] for k in ("model", "model_detail", "date", "cache_state", "launch")}, "phases": _resummarised(d),
                   "raw": {state: _without_temp_paths(run) for state, run in d["raw"].items()}} for d in docs],
         "arch": arch_label(docs[0]["device_detail"].get("compute_capability")),
         "per_model": per_model(docs),
     }
+
+
+def _resummarised(doc: Mapping) -> dict:
+    """A run's phases with their summaries in the current words (a run written before them keeps its figures). Pure."""
+    lines = summaries([f for phase in PHASES for f in doc["phases"][phase]["figures"]])
+    return {phase: {**doc["phases"][phase], "summary": lines.get(phase, "not measured")} for phase in PHASES}
+
+
+def _per_model_phases(docs: list[dict]) -> dict[str, dict]:
+    """The combined file's top-level phases: every figure tagged with its run, and a summary that speaks per model in a
+    user's words (effect_sentence, startup_sentence): never one range pooled across models, never a reciprocal. Pure."""
+    phases = _combined_phases(list(enumerate(docs)))
+    effects = model_effects({"runs": docs})
+    words = {
+        PREFILL: "; ".join(effect_sentence(e) for e in effects if e.served),
+        DECODE: "; ".join(f"{size_words(e.parameters, e.model)}: turning piecewise off {change_words(_decode(e), 'the decode step')}"
+                          " (decode runs on the regular CUDA graphs either way)" for e in effects if _decode(e)),
+        STARTUP: "; ".join(s for e in effects if (s := startup_sentence(e))),
+    }
+    return {phase: {**body, "summary": words[phase] or body["summary"]} for phase, body in phases.items()}
 
 
 CHECKPOINT_PLACEHOLDER = "<the run's bf16 checkpoint: model_detail>"

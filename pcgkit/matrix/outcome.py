@@ -37,6 +37,11 @@ STAGE_IMPORT = "import"
 STAGE_RUN = "run"
 STAGE_READ = "read"  # the cell.json on disk could not be read back
 STAGE_INTERRUPTED = "interrupted"  # a stop signal arrived before the cell finished
+# The causes an install-stage error's reason starts with when the machine is at fault, not the cell's pins: its
+# interpreter is missing, or the index cannot be reached. Such a cell makes the run exit 4 (environment), not 3.
+INTERPRETER_MISSING = "interpreter missing"
+NETWORK = "network"
+ENVIRONMENT_CAUSES = (INTERPRETER_MISSING, NETWORK)
 STAGE_NOT_RUN = "not run"  # planned, but its job never delivered (e.g. an offline GPU runner): the reason says why
 STAGE_CANNOT_RUN = "cannot run"  # planned not to run from a measured fact (pcgkit.matrix.uninstallable)
 
@@ -83,6 +88,11 @@ class CellOutcome:
     @property
     def is_error(self) -> bool:
         return self.status == ERROR
+
+    @property
+    def is_environment_error(self) -> bool:
+        """This machine cannot run the cell (its interpreter is missing, the index unreachable): exit 4, not 3."""
+        return self.is_error and self.stage == STAGE_INSTALL and self.reason.startswith(ENVIRONMENT_CAUSES)
 
     def result_for(self, mode: str) -> CaseResult | None:
         """The mode's result on the primary target the matrix compares (simulated SM120 unless real)."""
@@ -209,8 +219,8 @@ _INSTALL_CAUSES: tuple[tuple[str, str], ...] = (
     (r"there is no version of|no matching distribution|versions? of .* (is|are) available|not found in the package registry",
      "unknown version"),
     (r"no solution found|conflicting|incompatible|ResolutionImpossible|unsatisfiable", "resolver conflict"),
-    (r"No interpreter found|no python|could not find python", "interpreter missing"),
-    (r"timed out|failed to fetch|connection|network", "network"),
+    (r"No interpreter found|no python|could not find python", INTERPRETER_MISSING),
+    (r"timed out|failed to fetch|connection|network", NETWORK),
 )
 
 

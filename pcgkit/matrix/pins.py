@@ -101,7 +101,7 @@ def is_subject_requirement(line: str) -> bool:
 
 
 def load_pins(path: Path = DEFAULT_PINS_FILE) -> PinsIndex:
-    data = tomllib.loads(path.read_text())
+    data = tomllib.loads(atomic.read_user_text(path, "--pins"))  # bounded, never a device
     if data.get("schema") != PINS_SCHEMA:
         raise ValueError(f"{path}: schema {data.get('schema')!r}, expected {PINS_SCHEMA!r}")
     releases = tuple(

@@ -34,6 +34,7 @@ from pcgkit.matrix.cells import (
 from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR, with_lock_digests
 from pcgkit.matrix.pins import PinsIndex, SglangRelease, load_pins, version_key
 from pcgkit.matrix.rules import InstallRule, apply_rules, load_rules
+from pcgkit.util import atomic
 from pcgkit.values.axes import PINNED_BY_SGLANG
 
 MATRIX_SCHEMA = "pcgkit.matrix/1"
@@ -70,7 +71,7 @@ def parse_matrix(text: str, source: str = "matrix.toml") -> MatrixSpec:
 
 
 def load_matrix(path: Path = DEFAULT_MATRIX_FILE) -> MatrixSpec:
-    return parse_matrix(path.read_text(), str(path))
+    return parse_matrix(atomic.read_user_text(path, "--matrix"), str(path))  # bounded, never a device
 
 
 def _cell_from_table(table: dict, defaults: dict, base_dir: Path | None) -> Cell:

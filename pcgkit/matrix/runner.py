@@ -32,7 +32,9 @@ from pcgkit.matrix.backends.base import BackendConfig, RunCell
 from pcgkit.matrix.cells import EXISTING, Cell
 from pcgkit.matrix.outcome import (
     ERROR,
+    INTERPRETER_MISSING,
     RAN,
+    STAGE_INSTALL,
     STAGE_INTERRUPTED,
     STAGE_RUN,
     CellOutcome,
@@ -97,7 +99,7 @@ def default_jobs() -> int:
 def _guarded(run: RunCell, cell: Cell, config: BackendConfig, on_stage) -> CellOutcome:
     signals.raise_if_stopping()  # a queued cell never starts after a stop signal
     if cell.kind == EXISTING and cell.interpreter and not os.path.exists(cell.interpreter):
-        return CellOutcome(cell, ERROR, 0.0, "install", f"interpreter missing: {cell.interpreter} does not exist")
+        return CellOutcome(cell, ERROR, 0.0, STAGE_INSTALL, f"{INTERPRETER_MISSING}: {cell.interpreter} does not exist")
     try:
         return run(cell, config, on_stage)
     except Exception as exc:  # noqa: BLE001 - a kit bug in one cell must not lose the others' results

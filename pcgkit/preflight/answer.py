@@ -2,8 +2,9 @@
 
 `will crash`: the traced region raised dynamo's Unsupported under fullgraph (what kills piecewise capture),
 named by the first failure mode (catalog order, the same rules triage applies to a crash log) that matches;
-`ok`: piecewise capture is off for this launch, or the compiled region traced; `unknown`: something could not
-be resolved or judged, and the answer says what. The modes arrive as values (the command's handler takes them
+`ok`: piecewise capture is off for this launch, or the compiled region traced (`with_call_path` then says whether the
+kit measured the release's call path running, and a release measured failing to run is `unknown`); `unknown`:
+something could not be resolved or judged, and the answer says what. The modes arrive as values (the command's handler takes them
 from the catalog), so a new failure mode is named here with no change to this module.
 """
 
@@ -43,6 +44,22 @@ class Preflight:
                 "signature": self.signature.to_dict() if self.signature else None,
                 "device": self.probe.get("device"), "simulated": self.probe.get("simulated", True),
                 "versions": self.probe.get("versions"), "advice": self.advice, "probe": dict(self.probe)}
+
+
+def with_call_path(result: Preflight, ran: bool | None, measured: str) -> Preflight:
+    """A traced `ok` said with what the kit measured of the release's call path (the probe only traces; the graph
+    never runs here). `ran` True keeps `ok` and says its call path runs; False (the release's case measured failing,
+    e.g. traces-but-fails) makes it `unknown`; None keeps `ok` and says whether it runs is not measured. A launch with
+    piecewise capture off is left as it is. Pure."""
+    traced = result.answer is Answer.OK and (result.probe.get("piecewise") or {}).get("on") is not False
+    if not traced:
+        return result
+    if ran is True:
+        return dataclasses.replace(result, reason=f"{result.reason}, and its call path runs ({measured})")
+    if ran is False:
+        return dataclasses.replace(result, answer=Answer.UNKNOWN, reason=f"{result.reason}, but the kit measured this "
+                                   f"release's call path failing when run ({measured}): not ok")
+    return dataclasses.replace(result, reason=f"{result.reason}; whether its call path runs is not measured ({measured})")
 
 
 def matching_mode(signature: Signature, modes: Mapping[str, Any]) -> str | None:

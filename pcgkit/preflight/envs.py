@@ -39,7 +39,12 @@ class ReleaseEnv:
 
 
 def cache_root() -> Path:
-    return resources.cache_root() / "preflight-envs"
+    from pcgkit import resources
+
+    try:
+        return resources.cache_dir() / "preflight-envs"
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def declared_pins(sglang: str, requires: dict) -> list[str]:

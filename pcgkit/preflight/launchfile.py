@@ -19,6 +19,7 @@ from typing import Any
 import tomllib
 
 from pcgkit.errors import UsageError
+from pcgkit.util import atomic
 
 SCHEMA = "pcgkit.preflight-launch/1"
 ENV_VAR = "PCGKIT_PREFLIGHT"  # the launch file a matrix cell's preflight case reads (set by `matrix --preflight`)
@@ -68,7 +69,7 @@ def parse(data: dict[str, Any], source: str, folder: Path) -> LaunchFile:
 def load(path: str | os.PathLike) -> LaunchFile:
     file = Path(path)
     try:
-        data = tomllib.loads(file.read_text())
+        data = tomllib.loads(atomic.read_user_text(file, "launch file"))  # bounded, never a device
     except OSError as exc:
         raise UsageError(f"{file}: cannot read the launch file ({exc.strerror or exc})") from exc
     except tomllib.TOMLDecodeError as exc:

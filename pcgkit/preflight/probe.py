@@ -29,13 +29,23 @@ SCHEMA = "pcgkit.preflight-probe/1"
 PREFIX = "model.layers.0.mlp.down_proj"  # a dense projection every decoder layer has (exclusion lists name these)
 
 
+# Whose fault a probe that stops is, named first in the answer (exit 11, never exit 4 "check the pins"):
+LAUNCH, CHECKPOINT, RELEASE, ENVIRONMENT = "the launch arguments", "the checkpoint", "the release", "the environment"
+FAULTS = (LAUNCH, CHECKPOINT, RELEASE, ENVIRONMENT)
+MAX_CONFIG_BYTES = 16 << 20  # a config.json is kilobytes; /dev/zero or a weight file named config.json is not one
+
+
 class Unresolved(Exception):
     """The launch cannot be resolved far enough to trace: the answer is `unknown` with this reason."""
+
+    def __init__(self, message: str, fault: str | None = None):
+        super().__init__(message)
+        self.fault = fault
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # argparse would print usage and exit: the kit reports it instead
-        raise Unresolved(f"the release's own parser refuses the launch arguments: {message}")
+        raise Unresolved(f"the release's own parser refuses them: {message}", LAUNCH)
 
 
 def parse_launch(argv: Sequence[str]) -> argparse.Namespace:
@@ -66,13 +76,16 @@ def read_checkpoint_config(model_path: str) -> dict:
     if not folder.is_dir():
         raise Unresolved(f"--model-path {model_path!r} is not a local folder here: preflight reads a checkpoint's "
                          "config.json (and hf_quant_config.json) from a folder and never downloads")
+    from pcgkit.errors import UsageError
+    from pcgkit.util.atomic import parse_json, read_user_bytes
+
     config_file = folder / "config.json"
-    try:
-        config = json.loads(config_file.read_text())
-    except (OSError, ValueError) as exc:
-        raise Unresolved(f"{config_file}: {type(exc).__name__}: {exc}") from exc
+    try:  # bounded and a regular file only: a FIFO or /dev/zero named config.json is refused, never read
+        config = parse_json(read_user_bytes(config_file, "config.json", limit=MAX_CONFIG_BYTES), str(config_file))
+    except (UsageError, ValueError) as exc:
+        raise Unresolved(str(exc), CHECKPOINT) from None
     if not isinstance(config, dict):
-        raise Unresolved(f"{config_file}: not a JSON object")
+        raise Unresolved(f"{config_file}: not a JSON object", CHECKPOINT)
     return config
 
 
@@ -293,6 +306,7 @@ def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, i
 def probe(arch: str, launch_argv: Sequence[str]) -> dict:
     """Resolve and trace one launch (see the module docstring); every step's finding in the returned document."""
     os.environ["HF_HUB_OFFLINE"] = "1"  # never the hub: a path that is not a local folder is `unknown`
+    from pcgkit.harness.casekit import NotApplicable
     from pcgkit.harness.simulate import simulated_sm120
     from pcgkit.harness.versions import installed_version
     from pcgkit.preflight.resolve import model_shape, piecewise_state
@@ -308,6 +322,7 @@ def probe(arch: str, launch_argv: Sequence[str]) -> dict:
         "versions": {name: installed_version(name) for name in ("sglang", "flashinfer-python", "torch")},
     }
     start = time.perf_counter()
+    stage = ENVIRONMENT  # whose fault an unexpected exception is, by the step that raised it
     try:
         root = sglang_facts.sglang_root()
         if doc["versions"]["sglang"] is None or root is None:
@@ -321,6 +336,7 @@ def probe(arch: str, launch_argv: Sequence[str]) -> dict:
         # the answered architecture, not this GPU's): the same simulation as on a CPU machine.
         with simulation_context as simulation, sgl_kernel_stubbed(always=simulated) as stubbed:
             doc["sgl_kernel"] = "stubbed (import only)" if stubbed else "installed"
+            stage = RELEASE
             with sees_cuda() as sglang_queries:
                 args = parse_launch(launch_argv)
                 flags = sglang_facts.piecewise_flags().to_dict()
@@ -328,6 +344,7 @@ def probe(arch: str, launch_argv: Sequence[str]) -> dict:
             doc["parsed"] = {k: v for k, v in sorted(vars(args).items())
                              if k in ("model_path", "quantization", "dtype", "disable_cuda_graph", "enable_torch_compile")
                              or "piecewise" in k or k == "cuda_graph_backend_prefill"}
+            stage = CHECKPOINT
             config = read_checkpoint_config(args.model_path)
             shape = model_shape(config)
             doc["model"] = {"architectures": list(shape.architectures), "hidden_size": shape.hidden_size,
@@ -340,7 +357,12 @@ def probe(arch: str, launch_argv: Sequence[str]) -> dict:
                 try:
                     model_config = bare_model_config(config, args)
                 except ValueError as exc:  # SGLang's own refusal of the checkpoint/quantization pair
-                    raise Unresolved(f"SGLang's quantization check refuses this checkpoint: {exc}") from exc
+                    raise Unresolved(f"SGLang's quantization check refuses this checkpoint: {exc}", CHECKPOINT) from exc
+                except (KeyError, TypeError, AttributeError) as exc:  # a quant config without a field SGLang reads
+                    raise Unresolved(f"SGLang's quantization code cannot read this checkpoint's quantization config "
+                                     f"(hf_quant_config.json / quantization_config): {type(exc).__name__}: {exc}",
+                                     CHECKPOINT) from exc
+                stage = RELEASE
                 doc["load_check"] = load_capability_check(model_config, root)
                 auto, how = auto_disable(args, model_config)
             doc["quantization"] = model_config.quantization
@@ -351,7 +373,12 @@ def probe(arch: str, launch_argv: Sequence[str]) -> dict:
                                  f"piecewise capture, on a GPU of compute capability "
                                  f"{'.'.join(map(str, doc['load_check']['device_capability']))}: {refusal} "
                                  f"(its own check, {doc['load_check']['read_from']})")
-            fullgraph, read_from = runner_fullgraph(root)
+            try:
+                fullgraph, read_from = runner_fullgraph(root)
+            except NotApplicable as exc:  # a release older than piecewise graphs: nothing to capture, nothing to judge
+                raise Unresolved(f"sglang {doc['versions']['sglang']} has no piecewise CUDA graph runner to judge "
+                                 f"({exc})", RELEASE) from exc
+            stage = ENVIRONMENT
             doc["compile"] = {"wrapper": "sglang.srt.compilation.compile.install_torch_compiled",
                               "fullgraph": fullgraph, "fullgraph_read_from": read_from,
                               "compiler": getattr(args, "piecewise_cuda_graph_compiler", None)}
@@ -367,7 +394,11 @@ def probe(arch: str, launch_argv: Sequence[str]) -> dict:
                     replaced.add(WEIGHT_MOVE_STAND_IN)
                 doc["simulation_replaced"] = sorted(replaced)
     except Unresolved as exc:
-        doc["unresolved"] = str(exc)
+        doc["fault"] = exc.fault or stage
+        doc["unresolved"] = f"{doc['fault']}: {exc}"
+    except Exception as exc:  # noqa: BLE001 - the probe must always answer, naming whose step broke
+        doc["fault"] = stage
+        doc["unresolved"] = f"{stage}: {type(exc).__name__} while resolving the launch: {str(exc)[:300]}"
     if simulated:  # asked after the simulation, so the real GPU is never initialised under it
         from pcgkit.harness.hardware import detect_cuda_devices, simulated_beside
 

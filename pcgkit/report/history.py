@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pcgkit.errors import UsageError
 from pcgkit.report.model import READABLE_SCHEMAS, Change, CompatReport, from_json
 from pcgkit.util import atomic, untrusted
 from pcgkit.values.verdict import LEGEND
@@ -174,11 +175,15 @@ def load_history(reports_dir: Path) -> list[RunSummary]:
                   f"({type(exc).__name__})")
             continue
     path = reports_dir / HISTORY_FILE
-    lines = path.read_text().splitlines() if path.is_file() else []
+    try:  # bounded, a regular file only (a FIFO here is one line, not a hang); bytes that are not UTF-8 are replaced
+        lines = atomic.read_user_bytes(path, "history").decode("utf-8", "replace").splitlines() if path.exists() else []
+    except UsageError as exc:
+        print(f"pcgkit report: {exc}: earlier runs not read")
+        lines = []
     for number, line in enumerate(lines, 1):
         try:
             run = RunSummary.from_json(json.loads(line))
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:  # said, never silently dropped
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:  # said, never silently dropped
             print(f"pcgkit report: {path}:{number}: unreadable history line, skipped ({type(exc).__name__})")
             continue
         runs[run.created] = run
@@ -191,9 +196,4 @@ def append_history(reports_dir: Path, report: CompatReport) -> Path:
     path = reports_dir / HISTORY_FILE
     line = json.dumps(summarize(report).to_json(), sort_keys=True, separators=(",", ":")) + "\n"
     marker = json.dumps({"created": report.created}, separators=(",", ":"))[1:-1]  # '"created":"..."'
-    lines = path.read_text().splitlines(keepends=True) if path.is_file() else []
-    if any(marker in old for old in lines):
-        return atomic.write_text(path, "".join(old for old in lines if marker not in old) + line)
-    with path.open("a") as stream:
-        stream.write(line)
-    return path
+    return atomic.append_line(path, line, drop=marker)  # whole or old, a cut line ended first, the path named

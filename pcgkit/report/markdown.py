@@ -23,8 +23,10 @@ from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.report.sweep_section import is_sweep_case, render_sweep_section
 from pcgkit.report.upstream import Upstream
 from pcgkit.report.wording import axis_name, describe, evidence_label, fixed_from, not_judged
+from pcgkit.sglang.facts import KEEP_GRAPHS_HEADING
 from pcgkit.util.sanitize import md_cell, md_code
 from pcgkit.values.axes import GRID_AXES
+from pcgkit.values.runcheck import says_call_path_ran
 from pcgkit.values.verdict import CANNOT_RUN_LEGEND
 
 
@@ -64,8 +66,11 @@ def _fix_summary(report: CompatReport, case_id: str) -> str:
     ran = [c.entries[case_id] for c in report.cells if case_id in c.entries and c.entries[case_id].fix_works]
     if not ran:
         return "not measured in these cells"
-    works = sum(1 for e in ran if e.fix_works == "yes")
-    return f"works in {works} of {len(ran)} cells that judged it"
+    works = [e for e in ran if e.fix_works == "yes"]
+    traced = sum(1 for e in works if not says_call_path_ran(e.reason))  # a `fixed` from before the run rule
+    return (f"works in {len(works) - traced} of {len(ran)} cells that judged it"
+            + (f" (call path ran); {traced} more traced, measured before the kit ran call paths, so not shown to run"
+               if traced else ""))
 
 
 def _measured_here(report: CompatReport, link, axis: str) -> str:
@@ -93,9 +98,9 @@ def _switch_table(upstream: Upstream) -> list[str]:
         return []
     lines = ["", f"**Piecewise CUDA graph switch per release** (read from each release's own wheel, "
              f"{md_code(upstream.evidence.releases_source or 'fixtures/sglang_releases.json')}):", "",
-             "| SGLang releases | piecewise CUDA graphs | to run without them |", "|---|---|---|"]
-    return lines + [f"| {md(', '.join(s.releases))} | {md(s.default)} | {s.turn_off.replace('|', chr(92) + '|')} |"
-                    for s in upstream.switches]
+             f"| SGLang releases | piecewise CUDA graphs | {KEEP_GRAPHS_HEADING} | to run without them |", "|---|---|---|---|"]
+    return lines + [f"| {md(', '.join(s.releases))} | {md(s.default)} | {s.keep_graphs.replace('|', chr(92) + '|')} | "
+                    f"{s.turn_off.replace('|', chr(92) + '|')} |" for s in upstream.switches]
 
 
 def _statement_line(statement) -> str:
@@ -275,7 +280,8 @@ def render_markdown(report: CompatReport, upstream: Upstream | None = None, deta
         for ch in report.changes:
             changes.setdefault(ch.cell, []).append({"mode": ch.case, "previous": ch.previous, "current": ch.current})
         lines += render_sweep_section(report.sweep, changes, md)
-    lines += render_sglang_facts([dict(f) for f in report.sglang_facts], md)
+    wheel_states = {r.sglang: r.flags.default_state for r in (upstream or EMPTY).evidence.releases}
+    lines += render_sglang_facts([dict(f) for f in report.sglang_facts], md, wheel_states)
     lines += render_images(report.cells)
     lines += ["", "## Legend and environment", ""]
     lines += [f"- {symbol(v)} **{v}**: {text}" for v, text in report.legend.items()]

@@ -14,6 +14,7 @@ from typing import Any
 from pcgkit import catalog
 from pcgkit.report import attribution as attr
 from pcgkit.report.scrub import relative_paths
+from pcgkit.util import untrusted
 from pcgkit.util.untrusted import UntrustedValueError, safe_id
 from pcgkit.values.axes import AXIS_IDS
 from pcgkit.values.verdict import BROKEN, BUG_VERDICTS, LEGEND
@@ -138,7 +139,7 @@ class CellReport:
     def from_dict(cls, data: Mapping[str, Any]) -> CellReport:
         fields = {f.name for f in dataclasses.fields(cls)} - {"entries", "covers_sglang", "log_tail", "reason"}
         return cls(
-            **{k: data[k] for k in fields if data.get(k) is not None},
+            **untrusted.typed_fields(cls, data, sorted(fields), f"compat cell {str(data.get('id'))[:40]}"),
             entries={case: Entry.from_dict(e) for case, e in (data.get("modes") or {}).items()},
             covers_sglang=tuple(data.get("covers_sglang") or ()),
             log_tail=relative_paths(data.get("log_tail") or ""),

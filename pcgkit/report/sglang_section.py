@@ -7,10 +7,11 @@ SGLang version with that case's verdicts, and renders the markdown section.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pcgkit.catalog import Family, modes_of
 from pcgkit.matrix.outcome import CellOutcome
+from pcgkit.sglang.facts import UNKNOWN
 from pcgkit.values import targets
 
 
@@ -51,8 +52,22 @@ def _dispatch_text(dispatch: dict) -> str:
     return "; ".join(parts)
 
 
-def render_sglang_facts(rows: list[dict], md) -> list[str]:
-    """Markdown lines; `md` escapes table text (report.py's helper)."""
+def piecewise_state(read_in_cell: dict, release: str | None, wheel_states: Mapping[str, str]) -> str:
+    """The release's piecewise default as one answer: the cell's own read, or, where the cell could not read it
+    (`unknown`), the state read from the release's wheel (fixtures/sglang_releases.json), said so; never both
+    'unknown' and a state for one release. Pure."""
+    state = read_in_cell.get("default_state", "?")
+    from_wheel = wheel_states.get(release or "")
+    if state == UNKNOWN and from_wheel and from_wheel != UNKNOWN:
+        return f"{from_wheel} (read from the release wheel; the cell's own read could not tell)"
+    if from_wheel and from_wheel != state:
+        return f"{state} (the release wheel reads {from_wheel})"
+    return state + (" (from source text)" if "source text" in read_in_cell.get("source", "") else "")
+
+
+def render_sglang_facts(rows: list[dict], md, wheel_states: Mapping[str, str] | None = None) -> list[str]:
+    """Markdown lines; `md` escapes table text (report.py's helper); `wheel_states` is each release's piecewise
+    default as read from its wheel, which answers where the cell's own read could not."""
     if not rows:
         return []
     lines = ["", "## SGLang per-version facts (read from each cell's installed sglang)", "",
@@ -62,7 +77,7 @@ def render_sglang_facts(rows: list[dict], md) -> list[str]:
         pw = row.get("piecewise", {})
         flags = "not read: " + pw["error"] if "error" in pw else " / ".join(
             f"`{pw.get(k)}`" if pw.get(k) else "-" for k in ("enable", "disable", "force"))
-        state = pw.get("default_state", "?") + (" (from source text)" if "source text" in pw.get("source", "") else "")
+        state = piecewise_state(pw, row.get("sglang"), wheel_states or {})
         verdicts = "; ".join(
             f"{name}: **{v['verdict']}**" + (f" {v['graph_break']}" if v.get("graph_break") else "")
             + (f" `{v['frame']}`" if v.get("frame") else "") + f" ({v['device']})"

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from pcgkit.errors import UsageError
 from pcgkit.jobs.parity import NOT_COMPARABLE, Observation
 from pcgkit.jobs.run import RunFiles
 from pcgkit.matrix.cells import Cell
@@ -187,6 +188,10 @@ def _load_folder(source: str, folder: Path, rows: list[Row]) -> SourceReport:
 
 def load_sources(sources: Sequence[str], staging: Path) -> Loaded:
     """Every --from, read into rows (error rows included) and one report per source (the edge)."""
+    inside = [s for s in sources if _within(Path(s), staging)]
+    if inside:  # checked before the scratch folder is emptied: the input would be deleted before it is read
+        raise UsageError(f"--from {inside[0]}: inside {staging}, the folder each `report --from` rebuilds from scratch; "
+                         f"copy it elsewhere first (or pass the original cell folders or archives)")
     if staging.exists():
         shutil.rmtree(staging)  # our own scratch folder: never mix an older merge's files in
     rows: list[Row] = []
@@ -211,6 +216,15 @@ def load_sources(sources: Sequence[str], staging: Path) -> Loaded:
         reports.append(dataclasses.replace(report, cells=cells))
     merged, notes = merge_rows(rows)
     return Loaded(tuple(merged), tuple(reports), tuple(notes))
+
+
+def _within(path: Path, folder: Path) -> bool:
+    """path is folder or inside it (links resolved)."""
+    try:
+        resolved, root = path.resolve(), folder.resolve()
+    except OSError:
+        return False
+    return resolved == root or root in resolved.parents
 
 
 def remove_unpacked(staging: Path) -> None:

@@ -34,6 +34,8 @@ NOT_SHIPPED = "not-shipped"  # this sglang has no piecewise CUDA graph flags at 
 _PIECEWISE_FLAG = re.compile(r"""["'](--[a-z0-9-]*piecewise[a-z0-9-]*)["']""")
 _PREFILL_BACKEND_FLAG = "--cuda-graph-backend-prefill"
 TC_PIECEWISE = "tc_piecewise"  # 0.5.16+: the torch.compile piecewise prefill backend
+BREAKABLE = "breakable"  # the prefill backend without torch.compile (0.5.14+; the default on CUDA from 0.5.15)
+BREAKABLE_SWITCH = "--enable-breakable-cuda-graph"  # 0.5.11-0.5.13: the same runner behind a switch
 ARGPARSE_SOURCE = "argparse (ServerArgs.add_cli_args)"  # `source` when read from the parser itself
 
 
@@ -57,6 +59,10 @@ class PiecewiseFlags:
     # (ServerArgs field, value) pairs a parsed command line holds when piecewise is on with the
     # argv above: what a check against the release's own parser compares.
     on_values: tuple[tuple[str, object], ...] = ()
+    # The argv that keeps prefill CUDA graphs but captures them with SGLang's breakable CUDA graph runner instead
+    # of torch.compile (so the dynamo trace this kit is about never runs): `--enable-breakable-cuda-graph`
+    # (0.5.11-0.5.13) or `--cuda-graph-backend-prefill=breakable`; None where the parser has neither.
+    breakable: str | None = None
 
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)
@@ -120,6 +126,9 @@ def flags_from_actions(
                           (a.deprecated and p == "--enable-")), None)
                  for p in ("--enable-", "--disable-", "--enforce-")}
     all_flags = tuple(sorted({s for a in piecewise for s in a.option_strings if s.startswith("--")}))
+    switch = next((a for a in actions if BREAKABLE_SWITCH in a.option_strings and not a.deprecated), None)
+    breakable = (f"{_PREFILL_BACKEND_FLAG}={BREAKABLE}" if backend is not None and BREAKABLE in (backend.choices or ())
+                 else BREAKABLE_SWITCH if switch is not None else None)
     if backend is not None and backend.choices and TC_PIECEWISE in backend.choices:
         default = backend.default if backend.default is not None else prefill_default
         state = UNKNOWN if default is None else (ON_BY_DEFAULT if default == TC_PIECEWISE else OPT_IN)
@@ -143,12 +152,13 @@ def flags_from_actions(
             enable_argv=(_PREFILL_BACKEND_FLAG, TC_PIECEWISE),
             force_argv=force_argv,
             on_values=on_values,
+            breakable=breakable,
         )
     enable, disable, force = by_prefix["--enable-"], by_prefix["--disable-"], by_prefix["--enforce-"]
     if enable is None and disable is None:
         offered = f"; {_PREFILL_BACKEND_FLAG} offers {list(backend.choices or ())}, no {TC_PIECEWISE}" if backend else ""
         return PiecewiseFlags(sglang, NOT_SHIPPED, None, None, None, all_flags, source,
-                              note="no piecewise CUDA graph switch in this version's parser" + offered)
+                              note="no piecewise CUDA graph switch in this version's parser" + offered, breakable=breakable)
     if disable is not None:
         state = OPT_IN if disable.default is True else ON_BY_DEFAULT
     else:
@@ -177,6 +187,7 @@ def flags_from_actions(
         enable_argv=enable_argv,
         force_argv=force_argv,
         on_values=on_values,
+        breakable=breakable,
     )
 
 
@@ -331,6 +342,8 @@ def flags_from_source(
         deprecated = bool(call and "Deprecated" in call.group(1)[:800])
         actions.append(ActionInfo((flag,), field, default.group(1) == "True" if default else None, nargs=0,
                                   deprecated=deprecated))
+    if re.search(rf"""["']{BREAKABLE_SWITCH}["']""", text):  # 0.5.11-0.5.13: `"--enable-breakable-cuda-graph", action="store_true"`
+        actions.append(ActionInfo((BREAKABLE_SWITCH,), "enable_breakable_cuda_graph", False, nargs=0))
     # 0.5.16+: `cuda_graph_backend_prefill: A[Optional[Literal["full", ..., "tc_piecewise", ...]], ...]`
     literal = re.search(r"cuda_graph_backend_prefill\s*:\s*\w*\[?\s*Optional\[Literal\[([^\]]*)\]", text)
     if literal:
@@ -355,6 +368,7 @@ class SwitchRow:
     releases: tuple[str, ...]
     default: str  # how piecewise CUDA graphs start in these releases
     turn_off: str  # what a user does to run without them
+    keep_graphs: str = ""  # what keeps prefill graphs without torch.compile (breakable_wording)
 
 
 def flags_from_validation(validation: dict) -> tuple[PiecewiseFlags, ...]:
@@ -387,16 +401,35 @@ def switch_wording(flags: PiecewiseFlags) -> tuple[str, str]:
     return "unknown", "not read for this release"
 
 
+# The column every switch table gives breakable_wording (README box, check-environment, compat.md).
+KEEP_GRAPHS_HEADING = "first try: prefill graphs without torch.compile (not run by the kit; cost not measured)"
+
+
+def breakable_wording(flags: PiecewiseFlags) -> str:
+    """What keeps prefill CUDA graphs without torch.compile on this release, in the user's words (Markdown). Pure.
+
+    Offered only where torch.compile piecewise graphs are on by default and the release's parser has the breakable
+    switch (read from its wheel); elsewhere nothing needs passing, or the release has no such switch."""
+    if flags.default_state == NOT_SHIPPED:
+        return "not needed: no torch.compile piecewise backend"
+    if flags.default_state != ON_BY_DEFAULT:
+        return "not needed: torch.compile piecewise graphs are not on by default"
+    if not flags.breakable:
+        return "not in this release"
+    return f"pass `{flags.breakable}`"
+
+
 def switch_rows(flags: Iterable[PiecewiseFlags]) -> list[SwitchRow]:
     """Consecutive releases with the same switch, merged into one row. Pure."""
     rows: list[SwitchRow] = []
     for f in flags:
         default, off = switch_wording(f)
+        keep = breakable_wording(f)
         release = f.sglang or "?"  # a validated release always names itself; "?" is never silent
-        if rows and (rows[-1].default, rows[-1].turn_off) == (default, off):
-            rows[-1] = SwitchRow((*rows[-1].releases, release), default, off)
+        if rows and (rows[-1].default, rows[-1].turn_off, rows[-1].keep_graphs) == (default, off, keep):
+            rows[-1] = SwitchRow((*rows[-1].releases, release), default, off, keep)
         else:
-            rows.append(SwitchRow((release,), default, off))
+            rows.append(SwitchRow((release,), default, off, keep))
     return rows
 
 

@@ -46,16 +46,36 @@ class ReleaseFacts:
     calls_flashinfer_fp4_op: tuple[str, ...]  # files that call torch.ops.flashinfer.fp4_quantize
     wheel: str  # the wheel's file name: what was read
     read_on: str  # ISO date of the read
+    # The flags the release's own message names when piecewise capture fails (its `*_CAPTURE_FAILED_MSG`
+    # constants), e.g. 0.5.10-0.5.13.post1 print "add --disable-piecewise-cuda-graph to your launch command".
+    capture_failure_flags: tuple[str, ...] = ()
+
+    @property
+    def prints_switch_on_failure(self) -> bool:
+        """The release already tells a crashed user the flag that turns piecewise capture off."""
+        return bool(self.flags.disable) and self.flags.disable in self.capture_failure_flags
 
     def to_dict(self) -> dict:
         return {"sglang": self.sglang, "flags": self.flags.to_dict(), "registers_own_fp4_op": self.registers_own_fp4_op,
                 "calls_flashinfer_fp4_op": list(self.calls_flashinfer_fp4_op), "wheel": self.wheel,
-                "read_on": self.read_on}
+                "read_on": self.read_on, "capture_failure_flags": list(self.capture_failure_flags)}
 
     @classmethod
     def from_dict(cls, data: dict) -> ReleaseFacts:
         return cls(str(data["sglang"]), PiecewiseFlags.from_dict(data["flags"]), bool(data["registers_own_fp4_op"]),
-                   tuple(data.get("calls_flashinfer_fp4_op", ())), str(data["wheel"]), str(data["read_on"]))
+                   tuple(data.get("calls_flashinfer_fp4_op", ())), str(data["wheel"]), str(data["read_on"]),
+                   tuple(data.get("capture_failure_flags", ())))
+
+
+_FAILED_MSG = re.compile(r"^\w*(?:PIECEWISE|PREFILL)\w*CAPTURE_FAILED_MSG\s*=\s*\((.*?)^\)", re.S | re.M)
+_MSG_FLAG = re.compile(r"(--[a-z0-9][a-z0-9-]*(?:=[a-z_]+)?)")
+
+
+def capture_failure_flags(texts: dict[str, str]) -> tuple[str, ...]:
+    """Every flag named in the release's piecewise/prefill capture-failure messages (module-level
+    `*PIECEWISE*CAPTURE_FAILED_MSG = (...)` / `*PREFILL*...`; the decode graphs' message is not this bug's). Pure."""
+    found = [flag for text in texts.values() for body in _FAILED_MSG.findall(text) for flag in _MSG_FLAG.findall(body)]
+    return tuple(dict.fromkeys(found))
 
 
 def release_facts_from_texts(sglang: str, texts: dict[str, str], wheel: str, read_on: str) -> ReleaseFacts:
@@ -66,7 +86,7 @@ def release_facts_from_texts(sglang: str, texts: dict[str, str], wheel: str, rea
     flags = flags_from_source(parser, sglang, prefill_default, origin=f"the release wheel {wheel}")
     own = any(OWN_OP.search(text) for text in texts.values())
     calls = tuple(sorted(name for name, text in texts.items() if FLASHINFER_OP_CALL in text))
-    return ReleaseFacts(sglang, flags, own, calls, wheel, read_on)
+    return ReleaseFacts(sglang, flags, own, calls, wheel, read_on, capture_failure_flags(texts))
 
 
 def read_wheel(path: Path, sglang: str, read_on: str) -> ReleaseFacts:

@@ -101,10 +101,17 @@ def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None, view: Cat
     out = []
     for cell in matching[:3]:
         modes = [mode] if mode in cell["verdicts"] else [m.id for m in view.modes[:3]]
-        verdicts = ", ".join(f"{m} {cell['verdicts'][m]}" for m in modes if m in cell["verdicts"])
+        verdicts = ", ".join(f"{m} {_verdict_words(cell, m)}" for m in modes if m and m in cell["verdicts"])
         versions = f"sglang {cell['sglang'] or '-'} / flashinfer {cell['flashinfer-python']} / torch {cell['torch']}"
         out.append(f"{head}: cell {cell['id']} ({versions}): {verdicts}")
     return out
+
+
+def _verdict_words(cell: dict, case: str) -> str:
+    """A snapshot verdict as a user reads it: a `fixed` whose call path did not run (measured before the run rule)
+    only traced. Pure."""
+    verdict = cell["verdicts"][case]
+    return "fixed (traced; its call path not yet run by the kit)" if verdict == "fixed" and case not in cell.get("ran", ()) else verdict
 
 
 def _dead_ends(upstream: dict, snapshot: dict, view: CatalogView) -> list[str]:

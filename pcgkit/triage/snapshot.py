@@ -14,6 +14,8 @@ import json
 import sys
 from pathlib import Path
 
+from pcgkit.values.runcheck import says_call_path_ran
+
 SCHEMA = "pcgkit.matrix-snapshot/1"
 
 
@@ -31,6 +33,9 @@ def snapshot(compat: dict, source: str) -> dict:
             "device": cell.get("device", ""),
             "simulated": any(m.get("simulated") for m in ran),
             "verdicts": {mode: result["verdict"] for mode, result in sorted(modes.items())},
+            # the `fixed` verdicts whose call path ran (their reason says so); any other `fixed` only traced
+            "ran": sorted(mode for mode, result in modes.items()
+                          if result.get("verdict") == "fixed" and says_call_path_ran(result.get("reason"))),
             # the cell's recorded wall time and whether it ran: the nightly's cost is derived from these (pcgkit.ci.costs)
             "duration_s": cell.get("duration_s"),
             "status": cell.get("status"),

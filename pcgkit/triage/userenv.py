@@ -45,13 +45,23 @@ def _arch(capability: str | None) -> str | None:
 
 
 def from_capture(capture: dict, source: str) -> UserEnv:
-    """A `pcgkit.env/1` capture as a UserEnv; a simulated device gives no arch (it is not the user's GPU)."""
-    packages = capture.get("packages") or {}
-    gpus = (capture.get("devices") or {}).get("gpus") or []
+    """A `pcgkit.env/1` capture as a UserEnv; a simulated device gives no arch (it is not the user's GPU).
+    Every field it reads is typed (pcgkit.util.untrusted): a wrong one is an UntrustedValueError naming it."""
+    from pcgkit.util import untrusted
+
+    if not isinstance(capture, dict):
+        raise untrusted.UntrustedValueError(f"{source}: expected a JSON object, got {type(capture).__name__}")
+    packages = untrusted.str_map(capture.get("packages"), f"{source}: packages")
+    devices = untrusted.mapping(capture, "devices", source)
+    gpus = devices.get("gpus") or []
+    if not isinstance(gpus, list) or not all(isinstance(g, dict) for g in gpus):
+        raise untrusted.UntrustedValueError(f"{source}: devices.gpus: expected a list of objects")
     real = [g for g in gpus if not g.get("simulated")]
     gpu = real[0] if real else None
+    capability = untrusted.optional_text(gpu, "compute_capability", f"{source}: gpu") if gpu else None
+    name = untrusted.optional_text(gpu, "name", f"{source}: gpu") if gpu else None
     return UserEnv(source, packages.get("sglang"), packages.get("flashinfer-python"), packages.get("torch"),
-                   _arch(gpu.get("compute_capability")) if gpu else None, gpu.get("name") if gpu else None)
+                   _arch(capability), name)
 
 
 def from_facts(facts: tuple[Fact, ...]) -> UserEnv:

@@ -9,15 +9,28 @@ Every report, result and log the kit writes goes through `write_text` / `write_j
   report onto another file); a symlinked *folder* is followed, as the user asked for it;
 - the text passes through the one redaction pass (pcgkit.util.redact) on the way out;
 - a target that is a folder, a parent that is a file, a read-only folder or a full disk raise
-  OutputPathError / UnwritableOutputError with the path and the cause on one line.
+  OutputPathError / UnwritableOutputError with the path and the cause on one line;
+- a device node, a FIFO or anything under /dev or /proc is never a target (as root, renaming over
+  /dev/null would turn it into a regular file): `-` is how a command is told to write to stdout.
+
+What the user owns is never replaced unasked. A command that writes into a folder the user named
+(`repro --out`, `e2e checkpoint --out`, `docker context DEST`, `ci github`, `env --out`, `issue --out`)
+goes through `OutputFolder`: an existing file there is replaced only when the folder's manifest
+(`.pcgkit-written.json`, the names and SHA-256 of what the kit wrote) says the kit wrote exactly
+those bytes, or with `--force`; `write_output` is the same rule for one file, with `-` for stdout.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import errno
+import hashlib
 import json
 import os
+import stat
+import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +67,31 @@ def check_writable_dir(path: Path, what: str = "reports folder") -> Path:
     return path
 
 
-def check_file_target(path: Path, what: str = "--out") -> Path:
-    """A file to be written must not be an existing folder, and its parent must not be a file."""
+STDOUT = "-"  # the one spelling of "write to stdout" for every output option
+DEVICE_ROOTS = (Path("/dev"), Path("/proc"), Path("/sys"))
+SHARED_MEMORY = Path("/dev/shm")  # a tmpfs of plain files: a temp dir may live there
+
+
+def is_device_path(path: Path) -> bool:
+    """A device node, FIFO or socket, or a path under /dev, /proc or /sys (itself or what a link at it names)."""
     path = Path(path)
+    for candidate in {Path(os.path.abspath(path)), Path(os.path.realpath(path))}:
+        if SHARED_MEMORY in candidate.parents:
+            continue
+        if any(candidate == root or root in candidate.parents for root in DEVICE_ROOTS):
+            return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def check_file_target(path: Path, what: str = "--out") -> Path:
+    """A file to be written must not be an existing folder or a device, and its parent must not be a file."""
+    path = Path(path)
+    if is_device_path(path):
+        raise OutputPathError(f"{what} {path}: is a device or pipe, not a file; use '{STDOUT}' to write to stdout")
     if path.is_dir():
         raise OutputPathError(f"{what} {path}: is a folder; give a file name")
     return path
@@ -76,33 +111,94 @@ def as_kit_error(path: Path | str, exc: OSError) -> OutputPathError | Unwritable
     return UnwritableOutputError(f"cannot write {path}: {exc.strerror or exc}")
 
 
-def read_json_object(path: Path, what: str) -> dict:
-    """A JSON object the user pointed at (--env, --diff, a history file): one-line UsageError otherwise."""
-    import json as _json
+MAX_INPUT_BYTES = 64 << 20  # any one file the user points at: a log, a capture, a config, the history
 
+
+def read_user_bytes(path: Path, what: str, *, limit: int = MAX_INPUT_BYTES, allow_pipe: bool = False) -> bytes:
+    """The bytes of a file the user pointed at or the kit found by name: bounded, type-checked, never a hang.
+
+    A regular file of at most `limit` bytes; a folder, a device (/dev/zero), a socket, or a file over the
+    limit is one UsageError line naming it. A FIFO is read (bounded) only with `allow_pipe`, for inputs
+    given on the command line (`--env <(pcgkit env --json)`); one the kit finds by name (history.jsonl,
+    a checkpoint's config.json) is refused, so nobody has to SIGKILL the kit."""
     from pcgkit.errors import UsageError
 
     path = Path(path)
     try:
-        data = _json.loads(path.read_text(encoding="utf-8"))
+        mode = os.stat(path).st_mode
     except FileNotFoundError:
         raise UsageError(f"{what} {path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{what} {path}: is a folder, expected a JSON file") from None
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(mode):
+        raise UsageError(f"{what} {path}: is a folder, expected a file")
+    pipe = stat.S_ISFIFO(mode)
+    if not (stat.S_ISREG(mode) or (pipe and allow_pipe)):
+        kind = "a named pipe (FIFO)" if pipe else "a device or socket, not a regular file"
+        raise UsageError(f"{what} {path}: is {kind}; give a regular file")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
+    if len(data) > limit:
+        raise UsageError(f"{what} {path}: larger than {limit >> 20} MiB, more than such a file ever needs")
+    return data
+
+
+def read_user_text(path: Path, what: str, *, limit: int = MAX_INPUT_BYTES, allow_pipe: bool = True) -> str:
+    """read_user_bytes as UTF-8 text (a matrix file, a launch file, a --pins file): one UsageError line otherwise."""
+    from pcgkit.errors import UsageError
+
+    data = read_user_bytes(path, what, limit=limit, allow_pipe=allow_pipe)
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{what} {path}: not UTF-8 text (byte {exc.start})") from None
-    except _json.JSONDecodeError as exc:
-        raise UsageError(f"{what} {path}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    except OSError as exc:
-        raise UsageError(f"{what} {path}: cannot read ({exc.strerror})") from None
+
+
+def parse_json(text: str | bytes, what: str) -> Any:
+    """json.loads with every failure one ValueError line: not UTF-8, not JSON, nested too deeply (a 200,000-deep
+    document is a RecursionError in the stdlib parser, not a JSONDecodeError)."""
+    try:
+        return json.loads(text)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{what}: not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{what}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:
+        raise ValueError(f"{what}: JSON nested too deeply to read") from None
+
+
+def read_json_object(path: Path, what: str, *, allow_pipe: bool = True) -> dict:
+    """A JSON object the user pointed at (--env, --diff, a capture): one-line UsageError otherwise.
+    A pipe (`<(pcgkit env --json)`) is read, bounded like a file."""
+    from pcgkit.errors import UsageError
+
+    path = Path(path)
+    data = read_user_bytes(path, what, allow_pipe=allow_pipe)
+    try:
+        data = parse_json(data, f"{what} {path}")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if not isinstance(data, dict):
         raise UsageError(f"{what} {path}: the top level is a JSON {type(data).__name__}, expected an object")
     return data
 
 
 def write_bytes(path: Path, data: bytes) -> Path:
-    """Atomically replace path with data (see the module docstring). No redaction: bytes are opaque."""
+    """Atomically replace path with data (see the module docstring). No redaction: bytes are opaque.
+    `-` is stdout (for every writer, not only the commands that say so), never a file named '-'."""
     path = Path(path)
+    if str(path) == STDOUT:
+        stream = getattr(sys.stdout, "buffer", None)
+        if stream is None:
+            sys.stdout.write(data.decode("utf-8", "replace"))
+        else:
+            sys.stdout.flush()
+            stream.write(data)
+        sys.stdout.flush()
+        return path
     check_file_target(path, "output")
     ensure_dir(path.parent)
     tmp_name = None
@@ -126,6 +222,25 @@ def write_bytes(path: Path, data: bytes) -> Path:
     return path
 
 
+def append_line(path: Path, line: str, *, drop: str | None = None, what: str = "history") -> Path:
+    """Append one line to a line-per-record file, atomically: the whole file is rewritten through the
+    temp-and-rename writer, so a full disk or a kill leaves the old file whole (never a cut line), and a
+    cut line an older writer left is ended first (the new line is never glued to it). Bytes that are not
+    UTF-8 are kept as they are. Lines containing `drop` are replaced by this one (a run reported again).
+    The file must be a regular file (read_user_bytes): a FIFO in its place is one line, never a hang."""
+    path = Path(path)
+    old = read_user_bytes(path, what) if (path.exists() or path.is_symlink()) else b""
+    lines = old.splitlines(keepends=True)
+    if drop is not None:
+        key = drop.encode("utf-8")
+        lines = [old_line for old_line in lines if key not in old_line]
+    body = b"".join(lines)
+    if body and not body.endswith(b"\n"):
+        body += b"\n"
+    text = redact_text(line.rstrip("\n"), secret_values(dict(os.environ))) + "\n"
+    return write_bytes(path, body + text.encode("utf-8"))
+
+
 def write_text(path: Path, text: str, *, redact: bool = True) -> Path:
     """Atomically write text (UTF-8), redacted unless the caller has redacted it already."""
     if redact:
@@ -139,3 +254,124 @@ def write_json(path: Path, data: Any, *, indent: int | None = 2) -> Path:
     replacement can never cross a string boundary)."""
     clean = redact_tree(data, secret_values(dict(os.environ)))
     return write_text(path, json.dumps(clean, indent=indent, sort_keys=True) + "\n", redact=False)
+
+
+MANIFEST_NAME = ".pcgkit-written.json"
+MANIFEST_SCHEMA = "pcgkit.written/1"
+_MAX_MANIFEST_BYTES = 1 << 20
+
+
+MAX_HASHED_BYTES = 256 << 20  # above this (an 8B model's weight shards) a file is known by size and mtime
+
+
+def _digest(path: Path) -> str | None:
+    """SHA-256 of a regular file's bytes (size and modification time for one over MAX_HASHED_BYTES: rewriting
+    16 GB of weights must not cost a minute of hashing, and any edit changes the time); None for anything else."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        if info.st_size > MAX_HASHED_BYTES:
+            return f"size {info.st_size} mtime_ns {info.st_mtime_ns}"
+        sha = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                sha.update(block)
+        return sha.hexdigest()
+    except OSError:
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class OutputFolder:
+    """A folder the user named for the kit's output: files the kit did not write are never replaced.
+
+    `check(names)` before writing anything (so a refusal leaves the folder as it was); `write_text` /
+    `write_bytes` for the kit's own text; `record(name)` for a file a library wrote (a tokenizer,
+    safetensors). Each write records the file's digest in the manifest; an existing file is replaced
+    only when its bytes are the ones recorded there (the kit wrote it and nobody changed it), or `force`.
+    """
+
+    root: Path
+    force: bool = False
+    what: str = "--out"
+
+    @property
+    def manifest_path(self) -> Path:
+        return Path(self.root) / MANIFEST_NAME
+
+    def written(self) -> dict[str, str]:
+        """{relative name: sha256} of what the kit wrote here; a missing or unreadable manifest is empty."""
+        try:
+            with open(self.manifest_path, "rb") as handle:
+                data = json.loads(handle.read(_MAX_MANIFEST_BYTES).decode("utf-8"))
+        except (OSError, ValueError):
+            return {}
+        files = data.get("files") if isinstance(data, dict) else None
+        if not isinstance(files, dict):
+            return {}
+        return {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, str)}
+
+    def foreign(self, names: Iterable[str]) -> list[str]:
+        """The names among `names` that exist here and are not the kit's unchanged output. Reads only."""
+        root = Path(self.root)
+        if str(root) == STDOUT:
+            raise OutputPathError(f"{self.what} -: this output is a folder of files, it cannot go to stdout; name a folder")
+        if is_device_path(root):
+            raise OutputPathError(f"{self.what} {root}: is a device, not a folder")
+        if root.exists() and not root.is_dir():
+            raise OutputPathError(f"{self.what} {root}: exists and is not a folder")
+        written = self.written()
+        out = []
+        for name in names:
+            path = root / name
+            if is_device_path(path):
+                raise OutputPathError(f"{self.what} {path}: is a device or pipe, not a file")
+            if not (path.exists() or path.is_symlink()):
+                continue
+            if path.is_symlink() or path.is_dir() or written.get(name) != _digest(path):
+                out.append(name)
+        return out
+
+    def check(self, names: Iterable[str]) -> OutputFolder:
+        """Refuse (one line, nothing written) when any of `names` would replace a file the kit did not write."""
+        foreign = [] if self.force else self.foreign(names)
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+            raise OutputPathError(
+                f"{self.what} {self.root}: would replace {shown}, which pcgkit did not write (or which changed since); "
+                "pass --force to replace, or choose another folder")
+        ensure_dir(Path(self.root), self.what)
+        return self
+
+    def record(self, *names: str) -> None:
+        """Note in the manifest that the kit has just written these files (their current digests)."""
+        written = self.written()
+        for name in names:
+            digest = _digest(Path(self.root) / name)
+            if digest is not None:
+                written[name] = digest
+        write_json(self.manifest_path, {"schema": MANIFEST_SCHEMA, "files": dict(sorted(written.items()))})
+
+    def write_text(self, name: str, text: str, *, redact: bool = True) -> Path:
+        self.check([name])
+        path = write_text(Path(self.root) / name, text, redact=redact)
+        self.record(name)
+        return path
+
+    def write_bytes(self, name: str, data: bytes) -> Path:
+        self.check([name])
+        path = write_bytes(Path(self.root) / name, data)
+        self.record(name)
+        return path
+
+
+def write_output(out: str | Path, text: str, *, force: bool = False, what: str = "--out") -> Path | None:
+    """One output file the user named: `-` is stdout (None returned); otherwise the OutputFolder rule
+    for its folder (a file the kit did not write is replaced only with force), written atomically."""
+    if str(out) == STDOUT:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return None
+    path = check_file_target(Path(out), what)
+    return OutputFolder(path.parent, force=force, what=what).write_text(path.name, text)

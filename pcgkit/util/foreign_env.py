@@ -6,14 +6,13 @@ can use it without importing each other. The capture module runs by name in that
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
 
 from pcgkit import resources
 from pcgkit.errors import UsageError
-from pcgkit.util import proc
+from pcgkit.util import atomic, proc, untrusted
 
 
 def capture_in(python: str, timeout: float = 300.0) -> dict:
@@ -34,4 +33,30 @@ def capture_in(python: str, timeout: float = 300.0) -> dict:
         if not done.ok or not out.exists():
             last = (done.output_tail.strip().splitlines() or ["no output"])[-1]
             raise UsageError(f"--python {python}: the capture failed ({done.describe_failure()}): {last[:200]}")
-        return json.loads(out.read_text())
+        try:
+            data = atomic.parse_json(atomic.read_user_bytes(out, "the capture"), f"--python {python}: its capture")
+            return checked_capture(data, f"--python {python}: its capture")
+        except untrusted.UntrustedValueError as exc:
+            raise UsageError(str(exc)) from None
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+
+
+# The sections of a pcgkit.env capture that are objects, and the two that map names to strings.
+CAPTURE_SECTIONS = ("python", "packages", "torch", "flashinfer", "cuda_toolkit", "devices", "container", "env_vars",
+                    "torch_collect_env")
+
+
+def checked_capture(data: object, what: str) -> dict:
+    """A capture another interpreter wrote, typed before any printer reads it (UntrustedValueError naming the
+    field): a wrong-typed `packages` or `devices` is one line, never an AttributeError in render_text. Pure."""
+    if not isinstance(data, dict):
+        raise untrusted.UntrustedValueError(f"{what}: expected a JSON object, got {type(data).__name__}")
+    for section in CAPTURE_SECTIONS:
+        untrusted.mapping(data, section, what)
+    untrusted.str_map(data.get("packages"), f"{what}.packages")
+    untrusted.str_map(data.get("env_vars"), f"{what}.env_vars")
+    gpus = (data.get("devices") or {}).get("gpus") or []
+    if not isinstance(gpus, list) or not all(isinstance(g, dict) for g in gpus):
+        raise untrusted.UntrustedValueError(f"{what}.devices.gpus: expected a list of objects")
+    return data

@@ -15,7 +15,10 @@ file the kit writes, the data boundaries CellOutcome / CaseResult, cli.main on e
    requirement `name @ https://user:pass@host/x.whl` keeps only `name @ https://<redacted>@host/...`;
 3. argv-like secrets: `--api-key X`, `--token=X`, `--hf-token X`, `API_KEY=X`, `-u USER -p X`
    (a bare `-p` is not touched: pytest's `-p plugin` is the kit's own argv), and a config or log
-   line's `api_key=X`, `password: X`, `client_secret=X`;
+   line's `api_key=X`, `password: X`, `client_secret=X`, quoted too (`api_key='X'`, `password="X"`,
+   as SGLang's `ServerArgs(...)` start-up line prints them). An argument *list* is read as one:
+   `["--api-key", "X"]` as JSON or a Python repr shows it, and `redact_tree` / `redact_argv` on a
+   list whose item is a secret flag redact the next item;
 4. well-known token shapes wherever they stand: Hugging Face `hf_...`, GitHub `ghp_`/`github_pat_`,
    OpenAI-style `sk-...`, AWS access key ids, GitLab, Slack, PyPI and npm tokens, bearer and basic
    `Authorization` values.
@@ -50,9 +53,11 @@ _VALUE = r"[^\s\"'\\<>`|,;&]+"
 
 # userinfo: anything but whitespace, quotes, markup, '/', '?', '#' up to the LAST '@' before the host.
 _URL_USERINFO_RE = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^\s/?#\"'<>`]+)@")
-# `--api-key X`, `--token=X`, `--hf-token X` (the value must not look like the next option).
+# `--api-key X`, `--token=X`, `--hf-token X` (the value must not look like the next option); also the two
+# items of an argument list as JSON or a Python repr print it: `"--api-key", "X"`, `'--api-key', 'X'`.
 _FLAG_RE = re.compile(
-    rf"(?P<head>(?<![\w-])--?[a-z0-9_.-]*(?:{_MARKERS})[a-z0-9_.-]*(?:=|[ \t]+))(?!-)(?P<value>{_VALUE})",
+    rf"(?P<head>(?<![\w-])--?[a-z0-9_.-]*(?:{_MARKERS})[a-z0-9_.-]*(?:=|[ \t]+|[\"'][ \t]*,\s*[\"']))(?!-)"
+    rf"(?P<value>{_VALUE})",
     re.IGNORECASE,
 )
 # `HF_TOKEN=X` as a shell or log line shows it: upper-case names only, so that source lines in a
@@ -62,9 +67,16 @@ _ASSIGN_RE = re.compile(rf"(?P<head>\b[A-Z0-9_]*(?:{_UPPER_MARKERS})[A-Z0-9_]*=)
 _USER_PASSWORD_RE = re.compile(rf"(?P<head>(?<![\w-])(?:-u|--user(?:name)?)(?:=|[ \t]+){_VALUE}[ \t]+-p[ \t]*)(?P<value>{_VALUE})")
 # `api_key=X`, `password: X`, `client_secret=X` in a config dump or a log line (lower case: the
 # upper-case form is _ASSIGN_RE's); only these exact names, so `key=len` in a source line stays.
+_CONFIG_NAMES = (r"(?:[a-z0-9]+_)*(?:api[_-]?key|password|passwd|secret|client[_-]?secret|access[_-]?token|auth[_-]?token|"
+                 r"private[_-]?token|hf[_-]?token)")
 _CONFIG_PAIR_RE = re.compile(
-    r"(?P<head>(?<![\w.-])(?:api[_-]?key|password|passwd|secret|client[_-]?secret|access[_-]?token|auth[_-]?token|"
-    r"private[_-]?token|hf[_-]?token)[ \t]*[=:][ \t]*)(?![<(\[{]|None\b|null\b)(?P<value>" + _VALUE + ")",
+    r"(?P<head>(?<![\w.-])" + _CONFIG_NAMES + r"[ \t]*[=:][ \t]*)(?![<(\[{]|None\b|null\b)(?P<value>" + _VALUE + ")",
+    re.IGNORECASE,
+)
+# The quoted forms: `api_key='X'`, `password="X y"`, `'api_key': 'X'` (a repr of a dict or a dataclass):
+# everything up to the closing quote goes, spaces included; also JSON-escaped (`password=\\"X\\"` in a printed document).
+_QUOTED_PAIR_RE = re.compile(
+    r"(?P<head>(?<![\w.-])" + _CONFIG_NAMES + r"\\?[\"']?[ \t]*[=:][ \t]*\\?(?P<quote>[\"']))(?P<value>[^\"'\\\n]+)(?=\\?(?P=quote))",
     re.IGNORECASE,
 )
 _AUTH_HEADER_RE = re.compile(
@@ -81,7 +93,7 @@ _TOKEN_SHAPES: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     r"\bpypi-[A-Za-z0-9_-]{40,}",                  # PyPI upload tokens
     r"\bnpm_[A-Za-z0-9]{36}\b",                    # npm
 ))
-_VALUE_RULES = (_AUTH_HEADER_RE, _USER_PASSWORD_RE, _FLAG_RE, _ASSIGN_RE, _CONFIG_PAIR_RE)
+_VALUE_RULES = (_AUTH_HEADER_RE, _USER_PASSWORD_RE, _FLAG_RE, _ASSIGN_RE, _QUOTED_PAIR_RE, _CONFIG_PAIR_RE)
 # For option and assignment names the markers must be whole words: `--api-key`, `HF_TOKEN` are
 # secrets; `--max-new-tokens 16`, `--tokenizer-path`, `--keyring-provider` are evidence.
 SECRET_WORDS = frozenset({
@@ -125,7 +137,7 @@ def secret_values(environ: Mapping[str, str]) -> tuple[str, ...]:
 def _is_secret_match(match: re.Match[str]) -> bool:
     if match.re not in (_FLAG_RE, _ASSIGN_RE):
         return True
-    name = match["head"].strip().rstrip("=").lstrip("-")
+    name = match["head"].strip().rstrip("=\"', \t\n").lstrip("-")
     return any(word in SECRET_WORDS for word in re.split(r"[-_.]", name.lower()))
 
 
@@ -171,15 +183,31 @@ def redact_tree(data: Any, secrets: tuple[str, ...] = ()) -> Any:
     if isinstance(data, dict):
         return {redact_tree(k, secrets): redact_tree(v, secrets) for k, v in data.items()}
     if isinstance(data, (list, tuple)):
-        return [redact_tree(v, secrets) for v in data]
+        return redact_list([redact_tree(v, secrets) for v in data])
     return data
+
+
+def is_secret_flag(item: object) -> bool:
+    """`--api-key`, `--hf-token`, `-password` as one argv item (no value attached): the next item is its value."""
+    if not isinstance(item, str) or not re.fullmatch(r"--?[A-Za-z0-9_.-]+", item):
+        return False
+    return any(word in SECRET_WORDS for word in re.split(r"[-_.]", item.lstrip("-").lower()))
+
+
+def redact_list(items: list) -> list:
+    """An argument list with the value after each secret flag replaced (`["--api-key", "X"]`). Pure."""
+    out = list(items)
+    for index in range(1, len(out)):
+        if is_secret_flag(out[index - 1]) and isinstance(out[index], str) and not out[index].startswith("-"):
+            out[index] = REDACTED
+    return out
 
 
 def redact_argv(argv: tuple[str, ...], secrets: tuple[str, ...] = ()) -> str:
     """A command line as the terminal echo shows it: joined, then redacted (so `--token X` pairs are seen)."""
     import shlex
 
-    return redact_text(shlex.join(argv), secrets)
+    return redact_text(shlex.join(redact_list(list(argv))), secrets)
 
 
 class RedactingStream:

@@ -127,3 +127,32 @@ def str_map(value: object, what: str) -> dict[str, str | None]:
                                               for k, v in value.items()):
         raise UntrustedValueError(f"{what}: expected an object of strings")
     return dict(value)
+
+
+def typed_fields(cls: type, data: Mapping[str, Any], names: Any, what: str) -> dict[str, Any]:
+    """{name: value} for the dataclass fields `names` present (not null) in data, each checked against the field's
+    declared type (str, float, int, bool, a mapping, a tuple, or one of them | None): a compat.json's
+    `duration_s: "x"` is one UntrustedValueError naming the field, never a format error deep in a writer."""
+    import dataclasses
+
+    declared = {f.name: str(f.type).replace(" ", "") for f in dataclasses.fields(cls)}
+    out: dict[str, Any] = {}
+    for name in names:
+        value = data.get(name)
+        if value is None:
+            continue
+        kind = declared[name].removesuffix("|None")
+        if kind == "float":
+            value = finite_number(data, name, what)
+        elif kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
+            raise UntrustedValueError(f"{what}.{name}: expected a whole number, got {value!r:.40}")
+        elif kind == "str" and not isinstance(value, str):
+            raise UntrustedValueError(f"{what}.{name}: expected a string, got {type(value).__name__}")
+        elif kind == "bool" and not isinstance(value, bool):
+            raise UntrustedValueError(f"{what}.{name}: expected true or false, got {value!r:.40}")
+        elif kind.startswith(("Mapping", "dict")) and not isinstance(value, dict):
+            raise UntrustedValueError(f"{what}.{name}: expected an object, got {type(value).__name__}")
+        elif kind.startswith("tuple") and not isinstance(value, (list, tuple)):
+            raise UntrustedValueError(f"{what}.{name}: expected a list, got {type(value).__name__}")
+        out[name] = value
+    return out

@@ -19,6 +19,13 @@ from pcgkit.values.verdict import Verdict
 TRACED_CLEANLY = "traced cleanly under fullgraph=True"
 NOT_RUN_TRACE_ONLY = "call path not run by this case (trace only)"
 NUMBERS_NEED_SM100 = "numbers not checked (not run: needs SM100+)"
+CALL_PATH_RAN = "call path ran"  # what a `fixed` reason says once the call path ran (judge_run writes it)
+
+
+def says_call_path_ran(reason: str | None) -> bool:
+    """Whether a `fixed` verdict's reason says its call path ran: a `fixed` measured before that rule (2026-12-05)
+    only traced. Pure."""
+    return f"{CALL_PATH_RAN} (" in (reason or "")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,6 +48,6 @@ def judge_run(check: RunCheck, traced_reason: str) -> tuple[Verdict, str]:
         return Verdict.DRIFTED, f"traced, but {check.problem}"
     if not check.ran:
         return Verdict.ERROR, "kit: the case traced but its call path was not run, so it cannot say `fixed`"
-    parts = [traced_reason, f"call path ran ({check.ran})"]
+    parts = [traced_reason, f"{CALL_PATH_RAN} ({check.ran})"]
     parts += [text for text in (check.numbers, check.note) if text]
     return Verdict.FIXED, "; ".join(parts)

@@ -49,6 +49,17 @@ GPU_AS_SM120 = Target("gpu-as-sm120", "gpu", simulated=False, answered_as="sm120
 TARGETS: tuple[Target, ...] = (SIM_SM120, GPU, SM120)
 BY_ID: dict[str, Target] = {t.id: t for t in (*TARGETS, *SIMULATED_BY_ARCH.values(), GPU_AS_SM120)}
 
+# Every pytest marker the kit registers (tox.ini declares the same; `run -m`/`matrix -m` refuse any other name).
+PYTEST_MARKERS: dict[str, str] = {
+    "sm120": "needs a real SM120 GPU (compute capability 12.x, exact family); skipped elsewhere",
+    "gpu": "needs a real CUDA GPU of any family; nothing is simulated",
+    "cpu_sim": "runs anywhere: FlashInfer's and torch's hardware queries answered as SM120 would (simulated)",
+    "e2e": "end-to-end: launches an SGLang server",
+    "docker": "needs a Docker engine",
+    "act": "runs the generated CI workflow under act, twice (a few minutes; CI runs it)",
+    "slow": "the kit's own minutes-long tests (real release environments, Docker, a built wheel); CI runs them",
+}
+
 # The markers that need real hardware: the choices of --require-hardware and the gate's loop.
 HARDWARE_MARKERS: tuple[str, ...] = tuple(t.marker for t in TARGETS if not t.simulated)
 

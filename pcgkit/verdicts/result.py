@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
+from pcgkit.errors import UsageError
 from pcgkit.util import atomic, untrusted
 from pcgkit.util.redact import redact_text, redact_tree
 from pcgkit.util.sanitize import clean_text, clean_tree
@@ -123,16 +124,19 @@ def write_results(path: Path, results: Iterable[CaseResult], environment: dict[s
     atomic.write_json(path, payload)
 
 
-class ResultsFileError(ValueError):
-    pass
+class ResultsFileError(UsageError, ValueError):
+    """A file given as a results.json that is not one: a usage error (exit 2, one line), never an internal error."""
 
 
 def read_results(path: Path) -> tuple[dict[str, Any], list[CaseResult]]:
     """A results.json as typed results; ResultsFileError (one line, the path named) when it is not one."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ResultsFileError(f"{path}: unreadable ({type(exc).__name__}: {exc})") from None
+        data = atomic.parse_json(atomic.read_user_bytes(path, "results file", allow_pipe=True), str(path))
+    except (UsageError, ValueError) as exc:
+        raise ResultsFileError(str(exc)) from None
+    if isinstance(data, dict) and str(data.get("schema", "")).startswith("pcgkit.compat/"):
+        raise ResultsFileError(f"{path}: a matrix compat.json, not a results.json: pass the cells' results files "
+                               "(REPORTS/matrix/cells/ID/results.json), or `pcgkit report --compat` for a compat.json")
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
         raise ResultsFileError(f"{path}: not a {RESULTS_SCHEMA} file (expected an object with a 'results' list)")
     if data.get("schema") != RESULTS_SCHEMA:

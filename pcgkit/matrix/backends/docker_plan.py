@@ -138,19 +138,28 @@ def context_hash(args: dict[str, str], root: Path = KIT_ROOT, aids: tuple[Path, 
 
 def write_context(
     dest: Path, root: Path = KIT_ROOT, ca_bundle: Path | None = None, wheelhouse: Path | None = None,
+    force: bool = False,
 ) -> Path:
-    """The build context: Dockerfile, kit/ (KIT_PATHS only), build-aids/ (CA bundle, wheelhouse)."""
-    dest.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(DOCKERFILE, dest / "Dockerfile")
-    for rel in kit_files(root):
-        target = dest / "kit" / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(root / rel, target)
-    aids = dest / "build-aids"
-    aids.mkdir(exist_ok=True)
-    (aids / "README").write_text("Build-stage only: never copied into the shipped image.\n")
+    """The build context: Dockerfile, kit/ (KIT_PATHS only), build-aids/ (CA bundle, wheelhouse).
+
+    A file in DEST that the kit did not write (a Dockerfile of the user's) is never replaced without
+    force: every name is checked before the first copy (util/atomic.OutputFolder)."""
+    from pcgkit.util import atomic
+
+    rels = kit_files(root)
+    copies = {"Dockerfile": DOCKERFILE, **{str(Path("kit") / rel): root / rel for rel in rels}}
     if ca_bundle is not None:
-        shutil.copy2(ca_bundle, aids / "ca.pem")
+        copies["build-aids/ca.pem"] = ca_bundle
+    folder = atomic.OutputFolder(dest, force=force, what="DEST").check([*copies, "build-aids/README"])
+    for name, source in copies.items():
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_symlink():
+            target.unlink()  # replaced, never written through
+        shutil.copy2(source, target)
+    aids = dest / "build-aids"
+    folder.write_text("build-aids/README", "Build-stage only: never copied into the shipped image.\n")
+    folder.record(*copies)
     if wheelhouse is not None:
         (aids / "wheelhouse").mkdir(exist_ok=True)
         for wheel in sorted(wheelhouse.glob("*.whl")):

@@ -42,6 +42,7 @@ from pcgkit.matrix.backends.base import (
 from pcgkit.matrix.cells import EXISTING, TORCH_BUILD_CPU, VENV, Cell
 from pcgkit.matrix.deps import kit_light_dependencies, sglang_import_dependencies
 from pcgkit.matrix.outcome import (
+    INTERPRETER_MISSING,
     LOG_TAIL_CHARS,
     STAGE_INSTALL,
     classify_install_failure,
@@ -310,7 +311,7 @@ def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendCo
         return PreparedEnv(str(env_python), lock={**recorded.get("lock", {}), "reused_env": True})
     base_python = find_python(cell.python)
     if base_python is None:
-        return PreparedEnv(None, f"interpreter missing: no Python {cell.python} on this machine (see pcgkit/util/interpreters.py)")
+        return PreparedEnv(None, f"{INTERPRETER_MISSING}: no Python {cell.python} on this machine (see pcgkit/util/interpreters.py)")
     lock_file, lock_facts, cause, tail = _lock_for(cell, cell_dir, config.locks_dir, base_python, deadline, stages,
                                                    config.torch_cpu_index)
     if lock_file is None:
