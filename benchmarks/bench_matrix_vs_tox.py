@@ -1,5 +1,5 @@
 """Benchmark: the same matrix cells through `pcgkit matrix` and through `tox -p` with tox-uv (the same
-installer), using the shipped tox.ini (its generated section is `pcgkit matrix --tox`), verdicts compared.
+installer), using the shipped tox.ini (its generated section is `bin/pcgkit lab tox`), verdicts compared.
 
 fresh: every environment built anew with warm caches (pcgkit: an empty --envs folder and --force;
        tox: `run-parallel -r`). uv's cache is warm for both (an untimed warm-up run of each first);
@@ -22,7 +22,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from pcgkit.matrix.tox_export import factor
+from lab.matrix.tox_export import factor
 from pcgkit.util import proc
 from pcgkit.util.proc import uv_command
 

@@ -6,7 +6,7 @@ Prints, separately:
 - the tuning corpus (tests/data/triage_logs/: real logs public + device; the kit's own apart): confusion
   matrix, accuracy, mode and piecewise agreement, known-bug recall and false known-bug rate;
 - the HELD-OUT set (tests/data/triage_heldout/: real logs collected after the rules, never tuned to);
-- the degraded sets (pcgkit.triage.degrade: every real log under every degradation): recall over the
+- the degraded sets (lab.triage.degrade: every real log under every degradation): recall over the
   degraded positives that still name the family, false known-bug over degraded negatives, per degradation;
 - the time to triage two generated logs of --mb megabytes each (issue 36: linear whatever the content):
   "sparse", healthy INFO-level server logs repeated with the known-bug paste last, and "dense", real tracebacks
@@ -24,9 +24,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from pcgkit.commands.triage import catalog_view, triage_text
-from pcgkit.triage.advice import load_data
-from pcgkit.triage.corpus import (
+from lab.triage.corpus import (
     degraded_set,
     false_known_bug,
     load_texts,
@@ -35,6 +33,8 @@ from pcgkit.triage.corpus import (
     render_confusion,
     score,
 )
+from pcgkit.commands.triage import catalog_view, triage_text
+from pcgkit.triage.advice import load_data
 from pcgkit.triage.steps import load_source
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"

@@ -18,7 +18,7 @@ documents are rebuilt from every record in DIR: DIR/piecewise-cost.json (pcgkit.
 schema pcgkit.piecewise-cost/1) and DIR/outputs-unchanged.json (pcgkit.e2e.outputs). So the modes of one
 model may run in separate invocations (separate device calls) into the same DIR.
 
-Needs SGLang installed (on the lent GPU machine: the payload site, `eval "$(python3 -m pcgkit.e2e.devicerun env --site S)"`):
+Needs SGLang installed (on the lent GPU machine: the payload site, `eval "$(python3 -m lab.e2e.devicerun env --site S)"`):
     python3 benchmarks/piecewise_cost.py --out DIR [--repeats 8] [--layers 2 --hidden 256]
     python3 benchmarks/piecewise_cost.py --out DIR --shape llama-3.1-8b --gen-device cuda --modes off,on,breakable \
         --prompt-tokens 128,512,2048,8192 --prefill-batches 1,4 --decode-batches 1,8,32 --repeats 5 --generations 8

@@ -206,7 +206,7 @@ def render_bug_box(found: list[ErrorString], warnings: list[str], rows: list[Swi
 def render_bug_facts(rows: list[SwitchRow], fixed: list[str], generated: str, cost: str = "",
                      threads: tuple[str, ...] = ()) -> str:
     """The per-release table in full (every release the kit read), fixes and threads, for the user's page. Pure."""
-    out = [f"Read by `{CLI} advice read-releases` from each release's own wheel ({generated}):", "",
+    out = [f"Read by `{CLI} lab read-releases` from each release's own wheel ({generated}):", "",
            f"| SGLang releases read | piecewise CUDA graphs | {KEEP_GRAPHS} | to run without them |", "|---|---|---|---|"]
     out += [f"| {', '.join(r.releases)} | {r.default} | {r.keep_graphs} | {r.turn_off} |" for r in rows]
     out += ["", cost] if cost else []
@@ -338,12 +338,12 @@ def _is_page_or_bar(reader: str) -> bool:
 
 
 _SCRIPT = re.compile(r"(?<![\w./$-])((?:[\w.-]+/)+[\w.-]+\.(?:sh|py))\b")  # a checkout path, not /tmp/...
-_MODULE = re.compile(r"-m (pcgkit(?:\.\w+)*)")
+_MODULE = re.compile(r"-m ((?:pcgkit|lab)(?:\.\w+)*)")
 _SUBCOMMAND = re.compile(r"(?<![\w/.-])bin/pcgkit ([a-z][a-z0-9-]*)")
 
 
 def command_problems(command: str, root: Path, subcommands: frozenset[str]) -> list[str]:
-    """Each script, `-m pcgkit...` module or `bin/pcgkit` subcommand the command names that does not exist."""
+    """Each script, `-m pcgkit...`/`-m lab...` module or `bin/pcgkit` subcommand the command names that does not exist."""
     problems = [f"its command names {script}, which does not exist"
                 for script in _SCRIPT.findall(command) if not (root / script).is_file()]
     for module in _MODULE.findall(command):
@@ -395,11 +395,12 @@ def sample_problems(samples: tuple[Sample, ...], samples_dir: Path, root: Path, 
 
 
 def subcommands() -> frozenset[str]:
-    """bin/pcgkit's subcommands, from the CLI's own parser, plus `test` (bin/pcgkit runs pytest for it)."""
+    """bin/pcgkit's subcommands, from the CLI's own parser, plus `test` (bin/pcgkit runs pytest for it) and `lab`
+    (bin/pcgkit runs the workshop, lab/, for it)."""
     from pcgkit.cli import build_parser
 
     return frozenset({name for action in build_parser()._actions if isinstance(action, argparse._SubParsersAction)
-                      for name in action.choices} | {"test"})
+                      for name in action.choices} | {"test", "lab"})
 
 
 def render_samples(samples: tuple[Sample, ...]) -> str:

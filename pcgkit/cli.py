@@ -42,7 +42,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.commands.preflight",
     "pcgkit.commands.advice",
     "pcgkit.commands.ci",
-    "pcgkit.commands.refresh",
+    "pcgkit.commands.cache",
 )
 
 
@@ -61,14 +61,42 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(int(ExitCode.USAGE), f"{error_line(f'{self.prog}: {message}')} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="pcgkit", description=__doc__.splitlines()[0])
-    parser.add_argument("--version", action="version", version=f"pcgkit {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+# `pcgkit --help` lists the commands by who runs them (each command in exactly one group; tests/test_cli_help.py).
+AUDIENCES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("your SGLang crashed, or you are about to launch or upgrade", ("triage", "preflight", "advice", "env")),
+    ("reproduce it and report it upstream", ("run", "repro", "issue", "parity")),
+    ("run the version matrix, its reports and CI", ("matrix", "bisect", "report", "ci", "docker", "sweep", "e2e")),
+    ("the kit's own environments on this machine", ("cache",)),
+)
 
-    for module_name in COMMAND_MODULES:
+
+def build_parser(prog: str = "pcgkit", modules: tuple[str, ...] = COMMAND_MODULES,
+                 description: str = "A regression harness and bug-report kit for torch.compile(fullgraph=True) "
+                                     "failures in SGLang's piecewise CUDA graphs (FlashInfer NVFP4, SM120).",
+                 audiences: tuple[tuple[str, tuple[str, ...]], ...] | None = AUDIENCES) -> argparse.ArgumentParser:
+    """The parser of `modules`' commands (each module's `register(subparsers)`); lab/ builds its own from its list.
+    With `audiences`, --help lists the commands in those groups instead of one flat list."""
+    parser = OneLineParser(prog=prog, description=description)
+    parser.add_argument("--version", action="version", version=f"pcgkit {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    for module_name in modules:
         importlib.import_module(module_name).register(sub)
+    if audiences:
+        helps = {action.dest: action.help or "" for action in sub._choices_actions}
+        sub._choices_actions.clear()  # listed below, by audience
+        sub.help = "one of the commands below; `COMMAND --help` for its options and examples"
+        parser.epilog = grouped_commands(helps, audiences)
     return parser
+
+
+def grouped_commands(helps: dict[str, str], audiences: tuple[tuple[str, tuple[str, ...]], ...]) -> str:
+    """The commands by audience, each with its one-line help, as --help prints them. Pure."""
+    width = max(map(len, helps), default=0)
+    lines: list[str] = []
+    for title, names in audiences:
+        lines += [f"{title}:"] + [f"  {name:<{width}}  {helps[name]}" for name in names if name in helps] + [""]
+    return "\n".join(lines).rstrip()
 
 
 def error_line(message: object) -> str:
@@ -76,9 +104,10 @@ def error_line(message: object) -> str:
     return "pcgkit: error: " + one_line(redact_text(str(message), secret_values(dict(os.environ))))
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
+    """Run one command line through the one error path; `parser` defaults to the user CLI (lab/ passes its own)."""
     with redacted_output():
-        return _main(argv)
+        return _main(argv, parser)
 
 
 @contextlib.contextmanager
@@ -100,8 +129,8 @@ def redacted_output():
         sys.stdout, sys.stderr = saved
 
 
-def _main(argv: list[str] | None) -> int:
-    args = build_parser().parse_args(argv)  # argparse exits 2 on a usage error, as the table says
+def _main(argv: list[str] | None, parser: argparse.ArgumentParser | None) -> int:
+    args = (parser or build_parser()).parse_args(argv)  # argparse exits 2 on a usage error, as the table says
     try:
         with signals.stop_policy():
             return int(args.func(args))

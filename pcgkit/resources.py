@@ -90,6 +90,12 @@ def default_envs_root() -> Path:
     return workspace_root() / ".pcgkit" / "envs"
 
 
+def bootstrap_envs() -> tuple[Path, ...]:
+    """The checkout's bin/pcgkit environments (.venv: the reference pins; .venv-light: the kit alone); none for a wheel."""
+    root = checkout_root()
+    return (root / ".venv", root / ".venv-light") if root is not None else ()
+
+
 def pyproject() -> Path | None:
     """The kit's pyproject.toml in a checkout (None for a wheel: read metadata instead)."""
     root = checkout_root()

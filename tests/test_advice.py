@@ -217,10 +217,10 @@ def test_advice_imports_without_torch_flashinfer_or_sglang():
 
 
 def test_read_releases_command_reads_cached_wheels(tmp_path):
-    """`advice read-releases` reads each release's wheel from the cache (no download when present) into the table."""
+    """`lab read-releases` reads each release's wheel from the cache (no download when present) into the table."""
     import zipfile
 
-    from pcgkit.cli import main
+    from lab.cli import main as lab_main
     from pcgkit.sglang.releases import parse_table
 
     source = (Path(__file__).parent / "data" / "sglang_source" / "0.5.10.post1" / "server_args.txt").read_text()
@@ -229,7 +229,7 @@ def test_read_releases_command_reads_cached_wheels(tmp_path):
     with zipfile.ZipFile(folder / "sglang-0.5.10.post1-py3-none-any.whl", "w") as wheel:
         wheel.writestr("sglang/srt/server_args.py", source)
     out = tmp_path / "table.json"
-    assert main(["advice", "read-releases", "--cache", str(tmp_path / "cache"), "--release", "0.5.10.post1",
+    assert lab_main(["read-releases", "--cache", str(tmp_path / "cache"), "--release", "0.5.10.post1",
                  "--out", str(out), "--today", "2026-12-01"]) == 0
     [row] = parse_table(json.loads(out.read_text()))
     assert row.flags.default_state == "on-by-default" and row.flags.disable == "--disable-piecewise-cuda-graph"
@@ -237,9 +237,9 @@ def test_read_releases_command_reads_cached_wheels(tmp_path):
 
 
 def test_record_mode2_keeps_both_process_states(tmp_path):
-    """`advice record-mode2` keeps a mode2 result measured both ways, and refuses results without one."""
+    """`lab record-mode2` keeps a mode2 result measured both ways, and refuses results without one."""
+    from lab.cli import main as lab_main
     from pcgkit.advice.load import parse_mode2
-    from pcgkit.cli import main
 
     condition = {"not_registered": {"traced": False, "innermost_frame": "flashinfer/jit/core.py:169:register",
                                     "skipped_callable": "datetime.now"},
@@ -250,11 +250,11 @@ def test_record_mode2_keeps_both_process_states(tmp_path):
     results = tmp_path / "results.json"
     results.write_text(json.dumps({"created": "2026-12-01T21:50:42+00:00", "results": [result]}))
     out = tmp_path / "mode2.json"
-    assert main(["advice", "record-mode2", str(results), "--out", str(out)]) == 0
+    assert lab_main(["record-mode2", str(results), "--out", str(out)]) == 0
     runs = parse_mode2(json.loads(out.read_text()))
     assert [(r.spec_registered, r.refused) for r in runs] == [(False, "datetime.now"), (True, "posix.stat")]
     results.write_text(json.dumps({"created": "2026-12-01", "results": [{**result, "evidence": {}}]}))
-    assert main(["advice", "record-mode2", str(results), "--out", str(out)]) == 2
+    assert lab_main(["record-mode2", str(results), "--out", str(out)]) == 2
 
 
 def test_committed_mode2_condition_names_both_stops():

@@ -1,4 +1,4 @@
-"""`advice refresh-upstream`: issue/PR states re-read from GitHub's API, replayed from recorded responses."""
+"""`bin/pcgkit lab refresh-upstream`: issue/PR states re-read from GitHub's API, replayed from recorded responses."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from lab.cli import main as lab_main
 from pcgkit.advice import github
 from pcgkit.advice.load import parse_reads
 from pcgkit.advice.values import UpstreamRead
-from pcgkit.cli import main
 
 RECORDED = Path(__file__).parent / "data" / "github"
 
@@ -62,12 +62,12 @@ def test_replay_path_drops_the_query():
 
 
 def test_command_refreshes_the_reads_file(tmp_path, capsys):
-    """`advice refresh-upstream --replay` rewrites the reads file with the new states, dated, and keeps the quotes."""
+    """`lab refresh-upstream --replay` rewrites the reads file with the new states, dated, and keeps the quotes."""
     reads = tmp_path / "reads.json"
     reads.write_text(json.dumps({"schema": "pcgkit.upstream-reads/1", "reads": [
         {k: v for k, v in vars(r).items() if v != ""} for r in (ISSUE, PR, OPEN)],
         "quotes": [{"text": "q", "url": "https://example.org/q", "phase": "prefill/extend", "as_of": "2026-01-01"}]}))
-    assert main(["advice", "refresh-upstream", "--replay", str(RECORDED), "--reads", str(reads), "--today", "2026-12-01"]) == 0
+    assert lab_main(["refresh-upstream", "--replay", str(RECORDED), "--reads", str(reads), "--today", "2026-12-01"]) == 0
     fresh, quotes = parse_reads(json.loads(reads.read_text()))
     assert [r.state for r in fresh] == ["closed", "merged", "open"] and len(quotes) == 1
     assert all(r.as_of == "2026-12-01" for r in fresh)

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # the matrix fanned out into jobs and merged, real cells: about a minute
+
 DATA = Path(__file__).parent / "data" / "fanout"
 REPO = Path(__file__).resolve().parent.parent
 STAND_IN = """\

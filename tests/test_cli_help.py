@@ -53,3 +53,34 @@ def test_help_shows_an_example_that_parses(path, sub):
     for argv in examples:
         args = build_parser().parse_args(argv)  # SystemExit (a test error) if the example is not valid
         assert callable(getattr(args, "func", None)), argv
+
+
+def test_every_command_is_in_exactly_one_audience_group():
+    """`pcgkit --help` groups the commands by who runs them: each registered command in one group, none twice."""
+    from pcgkit.cli import AUDIENCES
+
+    listed = [name for _title, names in AUDIENCES for name in names]
+    top = {p[0] for p, _ in SUBCOMMANDS if len(p) == 1}
+    assert sorted(listed) == sorted(top), "add the command to one group of pcgkit.cli.AUDIENCES"
+    helptext = build_parser().format_help()
+    assert all(f"\n  {name} " in helptext for name in top)
+
+
+def _lab_subcommands():
+    from lab.cli import build_parser as lab_parser
+
+    return sorted(_subcommands(lab_parser()), key=lambda item: item[0])
+
+
+@pytest.mark.parametrize(("path", "sub"), _lab_subcommands(), ids=[" ".join(p) for p, _ in _lab_subcommands()])
+def test_lab_help_has_a_purpose_and_an_example_that_parses(path, sub):
+    """The workshop's commands hold to the same help: a one-line purpose and `bin/pcgkit lab ...` examples that parse."""
+    from lab.cli import build_parser as lab_parser
+
+    assert sub.description and "\n" not in sub.description and sub.description.endswith(".")
+    prefix = ["bin/pcgkit", "lab", *path]
+    lines = [line.split("#", 1)[0].strip() for line in sub.format_help().splitlines()]
+    examples = [argv[2:] for argv in map(shlex.split, (ln for ln in lines if ln.startswith(" ".join(prefix))))]
+    assert examples, f"bin/pcgkit lab {' '.join(path)} --help shows no example"
+    for argv in examples:
+        assert callable(getattr(lab_parser().parse_args(argv), "func", None)), argv

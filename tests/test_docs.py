@@ -145,10 +145,16 @@ def test_one_spelling_of_the_command():
 
 
 def test_every_command_the_docs_name_exists():
-    """Each `bin/pcgkit CMD` in README and docs is a registered subcommand (or `test`, or one landing elsewhere)."""
-    known = set(build_parser()._subparsers._group_actions[0].choices) | {"test"} | PENDING_COMMANDS
+    """Each `bin/pcgkit CMD` in README and docs is a registered subcommand (or `test`, or one landing elsewhere), and
+    each `bin/pcgkit lab CMD` one of the workshop's (lab.cli)."""
+    from lab.cli import build_parser as lab_parser
+
+    known = set(build_parser()._subparsers._group_actions[0].choices) | {"test", "lab"} | PENDING_COMMANDS
     named = {m for page in _pages() for m in re.findall(r"bin/pcgkit ([a-z][a-z0-9-]*)", page.read_text())}
     assert named and named <= known, sorted(named - known)
+    lab_known = set(lab_parser()._subparsers._group_actions[0].choices)
+    lab_named = {m for page in _pages() for m in re.findall(r"bin/pcgkit lab ([a-z][a-z0-9-]*)", page.read_text())}
+    assert lab_named <= lab_known, sorted(lab_named - lab_known)
 
 
 def _mkdocs(config_dir: Path, site: Path) -> subprocess.CompletedProcess:

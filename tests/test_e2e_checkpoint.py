@@ -1,7 +1,7 @@
 """The tiny NVFP4 checkpoint: ModelOpt's file layout, packed tensors that decode back, a local tokenizer.
 
 SGLang's own view of it (ModelOptFp4Config.from_config, create_weights' shapes and dtypes) is
-checked per SGLang release by `bin/pcgkit e2e validate-launch`, recorded in
+checked per SGLang release by `bin/pcgkit lab validate-launch`, recorded in
 fixtures/sglang_launch_validation.json and pinned by tests/test_e2e_launch.py.
 """
 

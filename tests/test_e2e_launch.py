@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from lab.e2e.probe import check_on_values
+from lab.e2e.validate import DEFAULT_OUT, default_matrix_versions, parse_probe_output, result_status, summarize
 from pcgkit.e2e.launch import LaunchPlanError, build_launch
-from pcgkit.e2e.probe import check_on_values
-from pcgkit.e2e.validate import DEFAULT_OUT, default_matrix_versions, parse_probe_output, result_status, summarize
 from pcgkit.sglang import facts as sglang_facts
 from pcgkit.sglang.facts import PiecewiseFlags
 
@@ -103,7 +103,7 @@ def test_committed_validation_covers_the_matrix_and_matches_the_builder():
     """fixtures/sglang_launch_validation.json has every matrix SGLang, none failed, and the argv the builder makes now."""
     data = json.loads(Path(DEFAULT_OUT).read_text())
     by_version = {r["sglang"]: r for r in data["results"]}
-    assert set(default_matrix_versions()) <= set(by_version), "re-run `bin/pcgkit e2e validate-launch`"
+    assert set(default_matrix_versions()) <= set(by_version), "re-run `bin/pcgkit lab validate-launch`"
     assert data["all_ok"], [r["summary"] for r in data["results"] if r["status"] == "failed"]
     for version, row in by_version.items():
         assert row["status"] in ("ok", "not-applicable"), (version, row["summary"])
@@ -129,7 +129,7 @@ def test_declared_pins_reads_exact_pins_only():
         "Requires-Dist: torch==2.9.1",
         "Requires-Dist: huggingface_hub>=0.30",
     ])
-    from pcgkit.e2e.validate import declared_pins
+    from lab.e2e.validate import declared_pins
 
     assert declared_pins(metadata, ("transformers", "tokenizers", "compressed-tensors")) == [
         "transformers==4.57.1", "tokenizers==0.23.2"]

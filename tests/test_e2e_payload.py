@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit.e2e import devicerun, payload
-from pcgkit.e2e.payload import Trim, download_argv, is_trimmed, load_spec, split_sizes
+from lab.e2e import devicerun, payload
+from lab.e2e.payload import Trim, download_argv, is_trimmed, load_spec, split_sizes
 from pcgkit.errors import EnvironmentSetupError, UsageError
 
 

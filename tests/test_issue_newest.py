@@ -21,7 +21,7 @@ def test_no_flags_draft_names_and_pins_the_newest_failing_flashinfer_release(tmp
     """With no last run under --reports, the committed matrix sample is the evidence: FlashInfer 0.7.4 is pinned."""
     monkeypatch.chdir(REPO_ROOT)
     args = argparse.Namespace(target="flashinfer", results=None, compat=None, env=None, repro=None, out=None,
-                              reports=str(tmp_path), pin=None)
+                              reports=str(tmp_path), pin=None, force=False)
     assert _cmd_issue(args) == 0
     text = capsys.readouterr().out
     assert "flashinfer-python==0.7.4" in text and "pcgkit repro mode1 --cell torch-2.15.0" in text

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import configparser
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -140,3 +144,47 @@ def test_every_package_ships_in_the_wheel():
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     present = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "pcgkit").rglob("__init__.py")}
     assert present - listed == set()
+
+
+def test_the_default_run_leaves_the_slow_set_to_ci_and_a_named_path_runs_it(pytester):
+    """Root conftest: no path and no -m deselects `slow`/`act`/`docker` (the header says how); a path or -m runs them."""
+    pytester.makeconftest((ROOT / "conftest.py").read_text().replace('pytest_plugins = ["pcgkit.plugin"]', ""))
+    pytester.makeini("[pytest]\ntestpaths = t\nmarkers =\n    slow: s\n    act: a\n    docker: d\n")
+    folder = pytester.mkpydir("t")
+    (folder / "test_x.py").write_text("import pytest\n\ndef test_fast():\n    pass\n\n"
+                                      "@pytest.mark.slow\ndef test_slow():\n    pass\n\n@pytest.mark.act\ndef test_act():\n    pass\n")
+    default = pytester.runpytest()
+    default.assert_outcomes(passed=1, deselected=2)
+    assert "bin/pcgkit test -m 'slow or act or docker'" in default.stdout.str()
+    pytester.runpytest("t/test_x.py").assert_outcomes(passed=3)
+    pytester.runpytest("-m", "slow or act").assert_outcomes(passed=2, deselected=1)
+
+
+def _contract(config_id: str) -> str:
+    """pyproject.toml's import-linter contract `config_id`, as TOML for a planted package's config."""
+    import tomllib
+
+    (contract,) = [c for c in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+                   if c["id"] == config_id]
+    return "\n".join(f"{k} = {json.dumps(v)}" for k, v in contract.items())
+
+
+@pytest.mark.parametrize(("contract", "planted"), [
+    ("workshop", {"pcgkit/__init__.py": "", "pcgkit/tool.py": "def f():\n    import lab.refresh  # noqa\n",
+                  "lab/__init__.py": "", "lab/refresh.py": "import pcgkit.tool  # noqa\n"}),
+    ("siblings", {"pcgkit/__init__.py": "", "pcgkit/a.py": "import pcgkit.b  # noqa\n",
+                  "pcgkit/b.py": "def f():\n    import pcgkit.a  # noqa\n", "lab/__init__.py": ""}),
+], ids=["pcgkit-imports-lab", "a-cycle-of-siblings"])
+def test_workshop_and_sibling_contracts_fail_on_a_planted_import(tmp_path, contract, planted):
+    """The guards can fail: pyproject's own `workshop` and `siblings` contracts break on a planted package that
+    imports the workshop from pcgkit, or whose two sibling modules import each other (a separate process, so
+    the planted `pcgkit` is the one found)."""
+    for rel, text in planted.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    (tmp_path / "contract.toml").write_text('[tool.importlinter]\nroot_packages = ["pcgkit", "lab"]\n'
+                                            f"[[tool.importlinter.contracts]]\n{_contract(contract)}\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run([str(Path(sys.executable).parent / "lint-imports"), "--config", "contract.toml", "--no-cache"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "BROKEN" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]

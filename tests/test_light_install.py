@@ -50,6 +50,7 @@ def bare_env(tmp_path_factory) -> tuple[Path, Path]:
     return venv / "bin", work
 
 
+@pytest.mark.slow  # builds a wheel and a venv, or the light venv: tens of seconds
 def test_bare_wheel_has_no_subject_stack_and_triage_answers(bare_env):
     """In a venv with the wheel alone torch/flashinfer/sglang are absent, and `pcgkit triage --json` diagnoses the bug."""
     bindir, work = bare_env
@@ -59,6 +60,7 @@ def test_bare_wheel_has_no_subject_stack_and_triage_answers(bare_env):
     assert out["logs"][0]["diagnosis"] == "known-bug" and out["logs"][0]["mode"] == "mode2"
 
 
+@pytest.mark.slow  # builds a wheel and a venv, or the light venv: tens of seconds
 def test_bare_wheel_runs_env_python_report_and_ci(bare_env):
     """`env --python`, `report` and `ci` run from the plain package (no torch imported by the kit itself)."""
     bindir, work = bare_env
@@ -75,6 +77,7 @@ def test_bare_wheel_runs_env_python_report_and_ci(bare_env):
     assert loaded == "[]"
 
 
+@pytest.mark.slow  # builds a wheel and a venv, or the light venv: tens of seconds
 def test_bin_pcgkit_triage_uses_the_light_environment(tmp_path):
     """`bin/pcgkit triage` builds and uses the light venv (no torch in it), not the reference .venv."""
     light = tmp_path / "light"
@@ -83,3 +86,19 @@ def test_bin_pcgkit_triage_uses_the_light_environment(tmp_path):
     assert "known-bug, mode2" in done.stdout
     assert (light / "bin" / "pcgkit").exists()
     assert not list(light.glob("lib/python*/site-packages/torch"))
+
+
+@pytest.mark.parametrize(("argv", "route"), [
+    (["preflight", "--help"], "light"), (["advice", "show", "--sglang", "0.5.11", "--arch", "sm120"], "light"),
+    (["issue", "--help"], "light"), (["repro", "mode1", "--out", "x"], "light"), (["preflgiht"], "light"),
+    (["cache"], "light"), (["preflight", "--sglang", "0.5.12", "--", "--model-path", "m"], "light"),
+    (["run", "--help"], "light"), (["matrix", "-h"], "light"), (["env", "--python", "/usr/bin/python3"], "light"),
+    ([], "light"), (["--version"], "light"),
+    (["run"], "reference"), (["test", "-q"], "reference"), (["lab", "refresh", "--dry-run"], "reference"), (["lab", "--help"], "reference"),
+    (["env"], "reference"), (["matrix", "--cell", "seed"], "reference"), (["run", "--", "--help"], "reference"),
+])
+def test_bin_pcgkit_routes_only_stack_commands_to_the_reference_environment(argv, route):
+    """Help, usage errors, advice, issue, repro, preflight and cache use .venv-light; only stack commands build .venv."""
+    done = subprocess.run(["bash", str(REPO_ROOT / "bin" / "pcgkit"), *argv], capture_output=True, text=True,
+                          env={**os.environ, "PCGKIT_SHOW_ROUTE": "1"}, timeout=30)
+    assert (done.returncode, done.stdout.strip()) == (0, route)

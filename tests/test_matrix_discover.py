@@ -1,4 +1,4 @@
-"""`pcgkit matrix --discover`: recorded PyPI responses (tests/data/pypi, PROVENANCE.md) replayed, no network."""
+"""`bin/pcgkit lab discover`: recorded PyPI responses (tests/data/pypi, PROVENANCE.md) replayed, no network."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit.matrix import discover
+from lab.matrix import discover
 from pcgkit.matrix.pins import load_pins
 from pcgkit.matrix.plan import load_matrix, parse_matrix, plan
 
@@ -56,7 +56,7 @@ def test_the_newest_torch_is_proposed_with_the_newest_flashinfer_and_why(project
     assert "declares `torch` with no version bound" in proposal.why and "paired with the newest FlashInfer" in proposal.why
     text = discover.render(found)
     assert "torch: newest in the matrix 2.14.1; newer on the index: 2.15.0 (2026-10-28)" in text
-    pasted = parse_matrix('schema = "pcgkit.matrix/1"\n' + text.split("proposed by `pcgkit matrix --discover`:")[1])
+    pasted = parse_matrix('schema = "pcgkit.matrix/1"\n' + text.split("proposed by `bin/pcgkit lab discover`:")[1])
     assert pasted.cells == ({"id": "torch-2.15.0", "flashinfer-python": "0.7.4", "torch": "2.15.0"},)
 
 
@@ -108,9 +108,9 @@ def test_an_http_error_names_the_status():
 
 
 def test_cli_discover_replays_saved_responses(capsys):
-    """`pcgkit matrix --discover --index-json DIR` reads saved responses, says so, and runs nothing."""
-    from pcgkit.cli import main
+    """`bin/pcgkit lab discover --index-json DIR` reads saved responses, says so, and runs nothing."""
+    from lab.cli import main
 
-    assert main(["matrix", "--discover", "--index-json", str(RECORDED)]) == 0
+    assert main(["discover", "--index-json", str(RECORDED)]) == 0
     out = capsys.readouterr().out
     assert "a saved https://pypi.org/pypi/torch/json" in out and "No cell to add" in out

@@ -51,7 +51,7 @@ def test_committed_locks_are_current_for_the_default_matrix():
             assert cell.lock_digest == locks.file_digest(path.read_text())
             if locks.inputs_digest_of(path.read_text()) != backend_venv.cell_lock_inputs(cell).digest:
                 stale.append(cell.id)
-    assert stale == [], f"re-lock with `pcgkit matrix --lock --cell ID`: {stale}"
+    assert stale == [], f"re-lock with `bin/pcgkit lab lock --cell ID`: {stale}"
     seed = locks.pinned(locks.lock_path(locks.DEFAULT_LOCKS_DIR, "seed").read_text())
     assert (seed["torch"], seed["flashinfer-python"], seed["sglang"]) == ("2.9.1", "0.6.1", "0.5.8")
     assert "--hash=sha256:" in locks.lock_path(locks.DEFAULT_LOCKS_DIR, "seed").read_text()
@@ -68,14 +68,14 @@ def test_a_refreshed_lock_changes_the_cells_identity(tmp_path: Path):
 
 
 def test_stale_lock_is_an_install_error_that_says_how_to_refresh(monkeypatch, tmp_path: Path):
-    """A committed lock made from other inputs is never installed: the error names `pcgkit matrix --lock --cell ID`."""
+    """A committed lock made from other inputs is never installed: the error names `bin/pcgkit lab lock --cell ID`."""
     monkeypatch.setenv("PCGKIT_PYTHON", sys.executable)
     (tmp_path / "locks").mkdir()
     (tmp_path / "locks" / "c.txt").write_text("# inputs: 0123456789abcdef\ntorch==2.9.1\n")
     config = BackendConfig(cells_root=tmp_path / "cells", envs_root=tmp_path / "envs", locks_dir=tmp_path / "locks")
     outcome = loop.run_cell(backend_venv.BACKEND, Cell("c", python=HERE, flashinfer="0.6.1", torch="2.9.1"), config)
     assert (outcome.status, outcome.stage) == ("error", "install")
-    assert "lock out of date" in outcome.reason and "pcgkit matrix --lock --cell c" in outcome.reason
+    assert "lock out of date" in outcome.reason and "bin/pcgkit lab lock --cell c" in outcome.reason
     assert outcome.lock["source"] == "committed"
 
 

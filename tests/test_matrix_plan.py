@@ -214,9 +214,9 @@ def test_install_failures_are_named(log, cause):
 
 def test_tox_ini_envs_match_the_default_matrix():
     """tox.ini's generated [tox]/[testenv] block is exactly what the current plan renders (no drift)."""
-    from pcgkit.matrix.tox_export import generated_section, render_tox
+    from lab.matrix.tox_export import generated_section, render_tox
 
     tox_ini = (DEFAULT_MATRIX_FILE.parent.parent / "tox.ini").read_text()
     expected = render_tox(plan(load_matrix(DEFAULT_MATRIX_FILE), load_pins(DEFAULT_PINS_FILE)))
-    assert generated_section(tox_ini) == expected, "regenerate with `pcgkit matrix --tox`"
+    assert generated_section(tox_ini) == expected, "regenerate with `bin/pcgkit lab tox`"
     assert "seed: flashinfer-python==0.6.1" in expected and "cell-{seed," in expected

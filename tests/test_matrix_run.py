@@ -22,6 +22,8 @@ from pcgkit.errors import ExitCode
 from pcgkit.matrix.outcome import read_outcome
 from pcgkit.report.junit_merge import validate
 
+pytestmark = pytest.mark.slow  # real cells (a uv-synced seed env, the four cases in each): minutes
+
 # Where the venv cell's environment lives between test runs: the install (hard links from uv's
 # cache) happens once; resume's stamp check reuses it after that.
 TEST_ENVS = Path(__file__).resolve().parent.parent / ".pcgkit" / "test-envs"
@@ -45,7 +47,6 @@ def namespace(tmp: Path, **over) -> argparse.Namespace:
     args = {
         "matrix": str(tmp / "matrix.toml"), "pins": str(cli.pins_mod.DEFAULT_PINS_FILE), "reports": str(tmp / "reports"),
         "envs": str(TEST_ENVS), "timeout": 900.0, "force": False, "cell": None, "jobs": 2, "list": False,
-        "refresh_pins": False, "tox": False, "lock": False,
     }
     args.update(over)
     return argparse.Namespace(**args)

@@ -106,11 +106,10 @@ def test_a_cpu_result_is_never_reused_for_a_cuda_run_nor_the_reverse(tmp_path: P
 
 
 def test_torch_build_cpu_is_refused_where_it_cannot_apply(capsys):
-    """The docker backend's torch comes from its image, and --lock writes the locked build: one-line usage errors."""
+    """The docker backend's torch comes from its image: a one-line usage error (`lab lock` has no --torch-build: locks
+    are the locked build)."""
     assert main(["matrix", "--backend", "docker", "--torch-build", "cpu", "--cell", "seed"]) == 2
     assert "--torch-build cpu: the venv backend's option" in capsys.readouterr().err
-    assert main(["matrix", "--lock", "--torch-build", "cpu", "--cell", "seed"]) == 2  # locks are the locked build
-    assert "--lock and --tox write the locked build" in capsys.readouterr().err
 
 
 @contextlib.contextmanager
@@ -151,11 +150,11 @@ def test_cpu_build_installs_the_real_cpu_wheel_with_every_other_pin_as_locked(tm
     locks_dir = tmp_path / "locks"
     locks_dir.mkdir()
     inputs = backend_venv.cell_lock_inputs(cell)
-    cuda_lock = locks.compile_lock(cell, inputs, base_python, tmp_path / "lock-work", backend_venv._uv_env(), 600.0)
+    cuda_lock = locks.compile_lock(cell, inputs, base_python, tmp_path / "lock-work", backend_venv.uv_env(), 600.0)
     assert isinstance(cuda_lock, str), cuda_lock.output_tail[-2000:]
     locked = locks.pinned(cuda_lock)
     assert locked["torch"] == "2.13.0" and "triton" in locked and any(n.startswith("nvidia-") for n in locked)
-    locks.lock_path(locks_dir, cell.id).write_text(cuda_lock)  # as `pcgkit matrix --lock` commits it
+    locks.lock_path(locks_dir, cell.id).write_text(cuda_lock)  # as `bin/pcgkit lab lock` commits it
     cpu_cell = dataclasses.replace(cell, torch_build=TORCH_BUILD_CPU)
     with pytorch_shaped_page(CPU_WHEEL, tmp_path / "site") as url:
         config = BackendConfig(cells_root=tmp_path / "cells", envs_root=tmp_path / "envs", locks_dir=locks_dir,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from lab.matrix.tox_export import PIP, render_tox
 from pcgkit.matrix.pins import DEFAULT_PINS_FILE, load_pins
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, load_matrix, plan
-from pcgkit.matrix.tox_export import PIP, render_tox
 
 CELLS = plan(load_matrix(DEFAULT_MATRIX_FILE), load_pins(DEFAULT_PINS_FILE), only=("seed", "fi-0.5.3"))
 

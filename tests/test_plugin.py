@@ -402,6 +402,7 @@ def test_real_cases_restore_every_patch(pytester, imported_stack, plain_env):
     }
 
 
+@pytest.mark.slow  # the real cases in a pytest subprocess under xdist: minutes
 def test_real_cases_under_xdist(pytester, monkeypatch):
     """Under xdist (2 workers) the controller's JSON holds all four simulated results, reproduced."""
     if REAL_HOME:

@@ -212,11 +212,11 @@ def test_a_release_env_takes_the_pins_that_release_declares():
 
 
 def test_an_unknown_release_is_a_usage_error_naming_the_refresh():
-    """A release the pins file does not know: one line naming `matrix --refresh-pins`, nothing built."""
+    """A release the pins file does not know: one line naming `lab pins`, nothing built."""
     from pcgkit.errors import UsageError
     from pcgkit.preflight.envs import plan_env
 
-    with pytest.raises(UsageError, match="refresh-pins"):
+    with pytest.raises(UsageError, match="lab pins"):
         plan_env("9.9.9", {"release": [{"version": "0.5.8", "requires": []}]}, [], Path("/cache"))
 
 
@@ -323,6 +323,29 @@ def test_a_refusal_with_no_library_frame_and_no_mode_is_unknown():
         "lru_cache_warnings": []}}
     result = decide(probe, failure_modes())
     assert result.answer is Answer.UNKNOWN and "`None`" in result.reason
+
+
+def test_preflight_without_an_environment_that_has_sglang_says_which_to_pass():
+    """No --python, no --sglang and no SGLang here: one usage line naming both options, not a probe failure."""
+    import argparse
+    import importlib.util
+
+    from pcgkit.commands.preflight import interpreter
+    from pcgkit.errors import UsageError
+
+    if importlib.util.find_spec("sglang") is not None:
+        pytest.fail("the kit's test environment should not hold SGLang (releases run in their own environments)")
+    with pytest.raises(UsageError, match="has no SGLang: pass --python ENV .* or --sglang VERSION"):
+        interpreter(argparse.Namespace(python=None, sglang=None))
+
+
+def test_release_env_size_forecast_uses_what_was_built_here_first():
+    """Before a build: the median of the environments already built here, else the typical size."""
+    from pcgkit.preflight.envs import size_forecast
+    from pcgkit.util.diskuse import TYPICAL_STACK_ENV_GB as TYPICAL_GB
+
+    assert size_forecast([]) == f"about {TYPICAL_GB} GB (torch's CUDA build and its NVIDIA libraries are most of it)"
+    assert size_forecast([6 * 2**30, 7 * 2**30, 8 * 2**30]).startswith("about 7.0 GiB, like the 3 release")
 
 
 def test_committed_preflight_table_and_answers_match_the_evidence():

@@ -19,6 +19,8 @@ import pytest
 
 from pcgkit.preflight.envs import release_env
 
+pytestmark = pytest.mark.slow  # real release environments (~7 GB each, cached) and a probe that imports SGLang: minutes
+
 
 def sglang_env(version: str) -> str:
     """The kit's own environment for that release (pcgkit.preflight.envs), built once and cached."""

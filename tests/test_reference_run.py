@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # `pcgkit run` end to end in the reference env, a hung run and a broken install: minutes
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # No importorskip: these tests run in the reference environment (bin/pcgkit test), where a torch or

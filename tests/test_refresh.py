@@ -1,18 +1,18 @@
-"""`pcgkit refresh`: the four generators a new SGLang release needs, planned purely and in order."""
+"""`bin/pcgkit lab refresh`: the four generators a new SGLang release needs, planned purely and in order."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pcgkit.cli import main
-from pcgkit.commands.refresh import plan_refresh
+from lab.cli import main
+from lab.commands.refresh import plan_refresh
 
 
 def test_refresh_plans_pins_then_locks_then_validation_then_docs():
     """The pins come first (they make the new cell), the docs last (they render the others' data)."""
     steps = plan_refresh("py", Path("/kit"))
     assert [what for what, _ in steps] == ["pins", "locks", "launch validation", "docs"]
-    assert steps[0][1] == ["py", "-m", "pcgkit.cli", "matrix", "--refresh-pins"]
+    assert steps[0][1] == ["py", "-m", "lab", "pins"]
     assert steps[3][1] == ["py", "/kit/docs/gen_facts.py"]
 
 

@@ -133,6 +133,7 @@ def _fresh_venv_without_pcgkit(root: Path) -> Path:
     return python
 
 
+@pytest.mark.slow  # a fresh venv with the exported pins, then the script: minutes
 def test_exported_mode1_reproduces_without_pcgkit(tmp_path):
     """mode1 exported and run in a fresh venv without pcgkit gives the same signature as the kit's case."""
     export = tmp_path / "export"

@@ -100,7 +100,7 @@ def test_ensure_compiled_is_taken_from_the_trampoline_closure():
 
     module = types.SimpleNamespace()
     module.forward = types.MethodType(trampoline, module)
-    sglang_case._ensure_compiled_of(module)(module, 1)
+    sglang_case.ensure_compiled_of(module)(module, 1)
     assert calls == [(1,)]
 
 

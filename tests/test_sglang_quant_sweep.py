@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from pcgkit.harness.setup import SetupFailed
 from pcgkit.harness.versions import installed_version
 from pcgkit.sglang import cudastub, quant_sweep
 from pcgkit.sglang.quant_specs import MethodSpecError, load_methods, parse_method, sweep_import_dependencies
@@ -137,8 +138,8 @@ def test_setup_failures_split_into_needs_gpu_and_spec_errors(exc, needs_gpu):
     def boom():
         raise exc
 
-    with pytest.raises(quant_sweep._StageFailed, match="create_weights") as caught:
-        quant_sweep._stage("create_weights", boom)
+    with pytest.raises(SetupFailed, match="create_weights") as caught:
+        quant_sweep.stage("create_weights", boom)
     assert caught.value.needs_gpu is needs_gpu
     status = "needs-gpu" if needs_gpu else "build-error"
     expected = SweepClass.NEEDS_GPU if needs_gpu else SweepClass.ERROR

@@ -29,7 +29,7 @@ def test_a_row_for_every_release_in_range():
 
 
 def test_table_agrees_with_each_releases_own_parser():
-    """For every release whose parser the kit ran (e2e validate-launch, argparse), the wheel read gives the same switch."""
+    """For every release whose parser the kit ran (lab validate-launch, argparse), the wheel read gives the same switch."""
     validated = facts.flags_from_validation(json.loads(resources.fixture("sglang_launch_validation.json").read_text()))
     table = _table()
     assert len(validated) >= 10

@@ -86,6 +86,7 @@ MUTATION_PLUGIN = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow  # a mutated checkout's real run: tens of seconds
 def test_issue_mutation_turns_the_verdict_into_an_error(tmp_path):
     """Properties mutated to 9.0: mode 1 under pytest is `error` ("simulation did not take"), never reproduced."""
     (tmp_path / "mutate_props.py").write_text(MUTATION_PLUGIN)

@@ -1,6 +1,6 @@
 """Every statement the kit prints is measured or dated-sourced, and none is older than its threshold
 (pcgkit.advice.staleness documents the thresholds). When this fails on fresh data, refresh the data
-(`bin/pcgkit advice refresh-upstream`, `read-releases`, the matrix) rather than raising a threshold."""
+(`bin/pcgkit lab refresh-upstream`, `read-releases`, the matrix) rather than raising a threshold."""
 
 from __future__ import annotations
 

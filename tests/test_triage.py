@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import tomllib
 
+from lab.triage.corpus import false_known_bug, load_corpus
 from pcgkit.cli import main
 from pcgkit.commands.triage import catalog_view, triage_text
 from pcgkit.triage.advice import load_data
-from pcgkit.triage.corpus import false_known_bug, load_corpus
 from pcgkit.triage.diagnose import Kind, diagnose
 from pcgkit.values.logread import read_log
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from lab.triage.corpus import load_texts
 from pcgkit.cli import main
 from pcgkit.commands.triage import catalog_view, render, triage_text
 from pcgkit.triage.advice import load_data
-from pcgkit.triage.corpus import load_texts
 from pcgkit.triage.diagnose import Kind, diagnose
 from pcgkit.triage.personal import ACTION_LINES, arch_note
 from pcgkit.triage.steps import load_source, place

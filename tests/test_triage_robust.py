@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from lab.triage.corpus import degraded_set, load_texts, rates_of_degraded, rates_of_scored, score
+from lab.triage.degrade import DEGRADATIONS
 from pcgkit.cli import main
 from pcgkit.commands.triage import catalog_view, render, triage_text
 from pcgkit.triage.advice import load_data
-from pcgkit.triage.corpus import degraded_set, load_texts, rates_of_degraded, rates_of_scored, score
-from pcgkit.triage.degrade import DEGRADATIONS
 from pcgkit.triage.diagnose import Kind, Piecewise, diagnose
 from pcgkit.triage.steps import load_source
 from pcgkit.triage.userenv import UserEnv

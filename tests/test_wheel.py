@@ -21,6 +21,8 @@ from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import RAN, CellOutcome, write_outcome
 from pcgkit.verdicts.result import read_results
 
+pytestmark = pytest.mark.slow  # builds the wheel and a venv with the reference pins, then runs the kit from it: minutes
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_RESULTS = REPO_ROOT / "reports" / "samples" / "results.json"
 

@@ -7,7 +7,7 @@ nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv
 python3 -c "import sys, torch; print(sys.version.split()[0], torch.__version__, torch.version.cuda, torch.cuda.get_device_name(0), torch.cuda.get_device_capability(0))" > "$R/device/python-torch.txt" 2>&1
 df -h /tmp | tail -1 >> "$R/device/python-torch.txt"
 for v in 0.5.12 0.5.11; do
-  python3 -m pcgkit.e2e.devicerun install --parts "$P" --site "/tmp/site-$v" --release "$v" 2>&1 | tail -3 | tee -a "$R/device/install.log"
+  python3 -m lab.e2e.devicerun install --parts "$P" --site "/tmp/site-$v" --release "$v" 2>&1 | tail -3 | tee -a "$R/device/install.log"
 done
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site-fi0612 \
   devrun/flashinfer_python-0.6.12-py3-none-any.whl 2>&1 | tail -3 | tee -a "$R/device/install.log"

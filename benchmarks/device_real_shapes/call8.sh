@@ -5,7 +5,7 @@
 source devrun/lib.sh
 stamp call8-start
 for v in 0.5.11 0.5.12; do
-  timeout -s INT 260 python3 -m pcgkit.e2e.devicerun cases --site "/tmp/site-$v" --out "$R/hybrid-$v" --timeout 240 \
+  timeout -s INT 260 python3 -m lab.e2e.devicerun cases --site "/tmp/site-$v" --out "$R/hybrid-$v" --timeout 240 \
     -- -k e2e_piecewise_launch --pcgkit-case-timeout=200 2>&1 | tail -15
 done
 after call8 hybrid-0.5.11 hybrid-0.5.12

@@ -6,7 +6,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 P=${P40:-/tmp/p40}; R=${R40:-/tmp/r40}  # parts, results (the tests point them elsewhere)
 mkdir -p "$P" "$R/device"
 stamp() { echo "$(date +%s) $*" | tee -a "$R/device/timestamps.txt"; }
-site_env() { eval "$(python3 -m pcgkit.e2e.devicerun env --site "/tmp/site-$1")"; }
+site_env() { eval "$(python3 -m lab.e2e.devicerun env --site "/tmp/site-$1")"; }
 # The cost runs' common arguments: prompts 128-8192 alone and 4 at once, decode at batch 1/8/32, 5 timed repeats,
 # 8 greedy prompts x 32 tokens for the outputs comparison; SGLang's own H200 default for the piecewise range
 # (chunked_prefill_size 8192 on a GPU of 80-160 GB, server_args.py of 0.5.12) restored over the payload's 256.

@@ -13,7 +13,7 @@ LIMIT=$((62 * 1024 * 1024))                        # 64 MiB per call, 2 MiB kept
 cd "$KIT"
 if [ ! -f "$PB/out/MANIFEST.json" ]; then           # SGLang 0.5.11 + 0.5.12 for torch 2.11.0+cu130, ~5 min, 162 MiB
   mkdir -p "$PB"
-  bin/pcgkit e2e payload build --out "$PB/out" --work "$PB" \
+  bin/pcgkit lab payload build --out "$PB/out" --work "$PB" \
     --spec fixtures/e2e_payload_sglang-0.5.11.toml --spec fixtures/e2e_payload.toml
 fi
 mkdir -p "$PB/extra"
@@ -31,7 +31,7 @@ cp "$PB/out/MANIFEST.json" "$ROOT/.dev-40-p$last/"
 # The kit as this branch has it (the device tool sends ROOT's tree, which may be another branch), plus devrun/.
 mkdir -p "$ROOT/.dev-40-kit/kit/devrun"
 tar -C "$KIT" -c --exclude='fixtures/locks' --exclude='fixtures/sweep_samples' --exclude='__pycache__' \
-  pcgkit cases fixtures benchmarks pyproject.toml conftest.py tox.ini | tar -C "$ROOT/.dev-40-kit/kit" -x
+  pcgkit lab cases fixtures benchmarks pyproject.toml conftest.py tox.ini | tar -C "$ROOT/.dev-40-kit/kit" -x
 cp "$HERE"/call*.sh "$HERE"/lib.sh "$ROOT/.dev-40-kit/kit/devrun/"
 cp "$KIT/reports/samples/preflight-h200-2026-12-02/commands/launches.py" "$ROOT/.dev-40-kit/kit/devrun/"
 cp "$PB"/extra/flashinfer_python-0.6.12-*.whl "$ROOT/.dev-40-kit/kit/devrun/"

@@ -3,9 +3,9 @@
 - fixtures/matrix_snapshot.json: the newest matrix's verdicts per cell and case (what was measured,
   on which simulated or real device);
 - fixtures/upstream_reads.json: upstream issue/PR states with the date they were read
-  (`pcgkit advice refresh-upstream`), and upstream figures kept as quotes;
+  (`bin/pcgkit lab refresh-upstream`), and upstream figures kept as quotes;
 - fixtures/sglang_releases.json: every SGLang release in range, read from its own wheel
-  (`pcgkit advice read-releases`);
+  (`bin/pcgkit lab read-releases`);
 - fixtures/measurements/piecewise-cost.json: the workaround's measured cost, once it exists.
 `parse_*` functions are pure over the decoded data; ValueError names what is wrong.
 """
@@ -141,7 +141,7 @@ def _phase_lines(phases) -> tuple[tuple[str, str], ...]:
 
 
 def mode2_record(results: dict, source: str) -> dict:
-    """The mode-2 condition file's content from a pcgkit results file (`pcgkit advice record-mode2`). Pure.
+    """The mode-2 condition file's content from a pcgkit results file (`bin/pcgkit lab record-mode2`). Pure.
 
     Keeps, per mode2 result that measured both process states (evidence `jit_spec_condition`), its
     versions, device and the two stop locations; ValueError when the results hold none.

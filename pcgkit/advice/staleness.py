@@ -2,12 +2,12 @@
 
 Thresholds (days since the read or the measurement, per source kind), chosen as follows:
 - upstream reads: 90 days. Issue/PR states here changed within weeks (flashinfer#2999 closed five
-  weeks after it was filed); a quarter is the longest a state may be quoted without `advice
-  refresh-upstream` being run again.
+  weeks after it was filed); a quarter is the longest a state may be quoted without `bin/pcgkit
+  lab refresh-upstream` being run again.
 - parser (every SGLang release read from its wheel): 90 days. SGLang published a release about every
   two weeks in 2026; after a quarter the table is likely missing releases users run.
 - cells (matrix verdicts): 180 days. A verdict of a pinned release does not change; what ages is the
-  range (new releases are not in it), which `matrix --discover` reports; half a year bounds it.
+  range (new releases are not in it), which `bin/pcgkit lab discover` reports; half a year bounds it.
 - measurement (the cost on the H200, mode 2 both ways): 365 days: a measured figure of pinned
   software stays true; a year bounds drift of the hardware and drivers it ran on.
 `tests/test_statement_sources.py` runs `problems(...)` against the machine's date: when it fails, the data

@@ -46,7 +46,7 @@ def registry_digest(ref: str) -> str:
     try:
         return client.images.get_registry_data(ref.split("@")[0]).id
     except Exception as exc:  # noqa: BLE001 - the SDK raises several types: all say "could not read it"
-        raise engine.DockerFailure(engine.classify(str(exc), engine.PULL_FAILED), engine._short(str(exc))) from exc
+        raise engine.DockerFailure(engine.classify(str(exc), engine.PULL_FAILED), engine.one_line_cut(str(exc))) from exc
 
 
 def lock(path: Path, resolve: Callable[[str], str] = registry_digest) -> list[tuple[str, bool, str]]:

@@ -1,10 +1,12 @@
-"""`pcgkit matrix`, `pcgkit report` and `pcgkit bisect`: plan -> run cells -> merge and render."""
+"""`pcgkit matrix` and `pcgkit bisect`: plan -> run cells -> merge and render. What regenerates the matrix's data (pins,
+locks, discovered releases, the tox section) is the workshop's (lab/commands/: pins, lock, discover, tox)."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import os
+import sys
 from pathlib import Path
 
 from pcgkit import resources
@@ -15,12 +17,10 @@ from pcgkit.matrix import backends, torchbuild
 from pcgkit.matrix import pins as pins_mod
 from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.matrix.bisect import bisect, versions_between
-from pcgkit.matrix.cells import SCOPE_ALL, SCOPES, TORCH_BUILD_CUDA, TORCH_BUILDS, VENV, Cell
-from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR
+from pcgkit.matrix.cells import SCOPE_ALL, SCOPES, TORCH_BUILD_CUDA, TORCH_BUILDS, Cell
 from pcgkit.matrix.outcome import cells_root
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
 from pcgkit.matrix.runner import default_jobs, run_matrix
-from pcgkit.matrix.tox_export import render_tox
 from pcgkit.matrix.uninstallable import expected_failure, load_uninstallable, unexpectedly_installed
 from pcgkit.preflight.case import PREFLIGHT_LAUNCH
 from pcgkit.preflight.launchfile import ENV_VAR as PREFLIGHT_ENV_VAR
@@ -28,6 +28,7 @@ from pcgkit.preflight.launchfile import load as load_launch_file
 from pcgkit.report.compat import BUG_VERDICTS, mode_entry
 from pcgkit.util import atomic
 from pcgkit.util.argtypes import marker_expression, positive_int, positive_seconds
+from pcgkit.util.diskuse import TYPICAL_STACK_ENV_GB
 from pcgkit.values import targets
 from pcgkit.values.axes import BISECTABLE_AXES
 
@@ -68,17 +69,7 @@ def cell_runner(args):
 
 
 def _cmd_matrix(args) -> int:
-    if args.refresh_pins:
-        index = pins_mod.refresh(Path(args.pins))
-        print(f"pcgkit: {len(index.releases)} sglang releases cached in {args.pins}")
-        return 0
     cells = planned_cells(args)
-    if getattr(args, "discover", False):
-        print(discover_text(cells, Path(args.pins), getattr(args, "index_json", None)), end="")
-        return 0
-    if args.tox:
-        print(render_tox(cells), end="")
-        return 0
     if args.list:
         import datetime as dt
 
@@ -92,13 +83,11 @@ def _cmd_matrix(args) -> int:
             state = f" [cannot-run: last tried {rule.tried}, next retry {rule.next_retry(today)}]" if rule else ""
             print(f"{cell.id:<24} {cell.pin_status:<8} {cell.label():<52} {cell.pin_note}{scope}{state}")
         return 0
-    if (args.tox or getattr(args, "lock", False)) and args.torch_build != TORCH_BUILD_CUDA:
-        raise UsageError(f"--torch-build {args.torch_build} applies when cells run: --lock and --tox write the "
-                         "locked build (a cpu cell's lock is derived from it at run time)")
-    if getattr(args, "lock", False):
-        return lock_cells(cells, Path(getattr(args, "locks", DEFAULT_LOCKS_DIR)), jobs=args.jobs)
     reports = Path(args.reports)
     atomic.check_writable_dir(reports)  # before an hour of installs, not after
+    print(f"pcgkit matrix: {len(cells)} cell(s); each runs in its own environment under {args.envs}, reused while "
+          f"the cell's definition holds (a new one is about {TYPICAL_STACK_ENV_GB} GB as du counts it, mostly "
+          "hardlinks into uv's cache); `pcgkit cache` lists them", file=sys.stderr)
     try:
         outcomes = run_matrix(cells, backend_config(args), jobs=args.jobs, force=args.force, run=cell_runner(args),
                               retry_cannot_run=getattr(args, "retry_cannot_run", False))
@@ -109,33 +98,6 @@ def _cmd_matrix(args) -> int:
     cell_problems(outcomes)  # prints error cells, cannot-run ones and contradicted expectations
     # this run's cells decide its status; other cells on disk are in the report, judged by `pcgkit report`
     return int(matrix_status(outcomes))
-
-
-def discover_text(cells: list[Cell], pins_path: Path, saved: str | None = None) -> str:
-    """`pcgkit matrix --discover`: read the index (or saved responses), compare, render (pcgkit.matrix.discover)."""
-    import gzip
-
-    from pcgkit.matrix import discover
-
-    def read_saved(name: str) -> discover.IndexProject:
-        folder = Path(saved or ".")
-        for path in (folder / f"{name}.json", folder / f"{name}.json.gz"):
-            if path.is_file():
-                try:  # the user's file, not the network: its fault is a usage line, never "check that PyPI is reachable"
-                    raw = atomic.read_user_bytes(path, "--index-json")
-                    text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8")
-                    # the read date of a saved response is its provenance's, not the file's: say which file
-                    return discover.parse_project(text, f"{path}, a saved {discover.INDEX_JSON_URL.format(name=name)}",
-                                                  "date as recorded beside it")
-                except (discover.DiscoverError, OSError, EOFError, UnicodeDecodeError, RecursionError) as exc:
-                    why = exc.args[0] if isinstance(exc, discover.DiscoverError) else f"{type(exc).__name__}: {exc}"
-                    raise UsageError(f"--index-json {path}: not a saved PyPI JSON API response ({why}); save it "
-                                     f"again from {discover.INDEX_JSON_URL.format(name=name)}") from None
-        raise UsageError(f"--index-json {folder}: no {name}.json or {name}.json.gz there")
-
-    fetch = read_saved if saved else discover.fetch_project
-    projects = {name: fetch(name) for name in discover.DISTRIBUTIONS}
-    return discover.render(discover.discover(projects, cells, pins_mod.load_pins(pins_path)))
 
 
 def cell_problems(outcomes) -> list[str]:
@@ -155,47 +117,6 @@ def cell_problems(outcomes) -> list[str]:
     for line in problems:
         print(line)
     return problems
-
-
-def lock_cells(cells: list[Cell], locks_dir: Path, jobs: int = 1) -> int:
-    """`pcgkit matrix --lock`: resolve each venv cell with uv (hashes) into LOCKS/<id>.txt (the edge)."""
-    import concurrent.futures
-    import tempfile
-
-    from pcgkit.matrix import locks
-    from pcgkit.matrix.backends.venv import _uv_env, cell_lock_inputs
-    from pcgkit.util.interpreters import find_python
-
-    venv_cells = [c for c in cells if c.kind == VENV]
-    rules = load_uninstallable()
-    locks_dir.mkdir(parents=True, exist_ok=True)
-
-    def one(cell: Cell) -> str | None:
-        base_python = find_python(cell.python)
-        if base_python is None:
-            return f"{cell.id}: no Python {cell.python} on this machine"
-        with tempfile.TemporaryDirectory(prefix=f"pcgkit-lock-{cell.id}-") as tmp:
-            result = locks.compile_lock(cell, cell_lock_inputs(cell), base_python, Path(tmp), _uv_env(), 900.0)
-            if not isinstance(result, str):
-                said = result.output_tail
-                known = next((r for r in rules if r.covers(cell) and r.match in said), None)
-                if known is not None:  # recorded in the baseline: no lock can exist, and that is known
-                    print(f"  {cell.id}: not locked, {known.describe()}")
-                    return None
-                return f"{cell.id}: uv pip compile {result.describe_failure()}: {said[-400:]}"
-        path = locks.lock_path(locks_dir, cell.id)
-        path.write_text(result)
-        locked.append(cell.id)
-        print(f"  {cell.id}: {len(locks.pinned(result))} distributions -> {path}")
-        return None
-
-    locked: list[str] = []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        failures = [f for f in pool.map(one, venv_cells) if f]
-    for failure in failures:
-        print(f"  lock failed: {failure}")
-    print(f"pcgkit matrix --lock: {len(locked)} of {len(venv_cells)} cells locked in {locks_dir}")
-    return 1 if failures else 0
 
 
 def _axis_cell(base: Cell, axis: str, version: str, planned: list[Cell]) -> Cell:
@@ -336,17 +257,6 @@ def register(subparsers) -> None:
     matrix.add_argument("--retry-cannot-run", action="store_true",
                         help="run the cells fixtures/expectations.toml records as cannot-run now, not only on their "
                              "retry days (every retry-days after the date last tried)")
-    matrix.add_argument("--tox", action="store_true", help="print the cells as tox.ini [tox]/[testenv] sections")
-    matrix.add_argument("--refresh-pins", action="store_true", help="re-read each SGLang release's Requires-Dist")
-    matrix.add_argument("--discover", action="store_true",
-                        help="list releases on PyPI newer than the matrix (sglang, flashinfer-python, torch) and print "
-                             "the cells to add as TOML; runs nothing")
-    matrix.add_argument("--index-json", metavar="DIR",
-                        help="with --discover: read saved PyPI JSON responses (DIR/<name>.json[.gz]) instead of the network")
-    matrix.add_argument("--lock", action="store_true",
-                        help="re-resolve the cells (uv pip compile --generate-hashes) into their committed locks, "
-                             "e.g. `pcgkit matrix --lock --cell fi-0.7.4`; runs nothing")
-    matrix.add_argument("--locks", default=str(DEFAULT_LOCKS_DIR), help="where cell locks live (default fixtures/locks/)")
     matrix.set_defaults(func=_cmd_matrix)
 
     bis = subparsers.add_parser("bisect", help="find where a mode's verdict changes along one axis",

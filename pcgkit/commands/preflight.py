@@ -46,9 +46,11 @@ def run_probe(python: str, arch: str, launch: list[str], timeout_s: float = PROB
     with kit_on_path() as path, tempfile.TemporaryDirectory(prefix="pcgkit-preflight-out-") as out:
         doc_path = Path(out) / "probe.json"
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (path, os.environ.get("PYTHONPATH"))))}
+        print(f"pcgkit preflight: probing with {python} (imports its SGLang, torch and FlashInfer, then traces)",
+              file=sys.stderr, flush=True)
         try:
             done = proc.run([python, "-m", "pcgkit.preflight.probe", "--arch", arch, "--json", str(doc_path), "--",
-                             *launch], env=env, timeout=timeout_s, echo=False)
+                             *launch], env=env, timeout=timeout_s, echo=False, progress="preflight: probing")
         except OSError as exc:
             raise ProbeFailedError(f"--python {python}: cannot run it ({exc.strerror or exc})") from exc
         if not doc_path.is_file():
@@ -118,7 +120,14 @@ def interpreter(args: argparse.Namespace) -> str:
         from pcgkit.preflight.envs import release_env
 
         return str(release_env(args.sglang).python)
-    return args.python or sys.executable
+    if args.python:
+        return args.python
+    import importlib.util
+
+    if importlib.util.find_spec("sglang") is None:
+        raise UsageError(f"this interpreter ({sys.executable}) has no SGLang: pass --python ENV (the python that "
+                         "would serve) or --sglang VERSION (the kit builds that release's environment once)")
+    return sys.executable
 
 
 def advice_for(result: Preflight) -> dict[str, Any] | None:

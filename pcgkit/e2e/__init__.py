@@ -3,7 +3,6 @@ for the installed SGLang, the server's lifecycle, and the verdict read from its 
 
 Pure planning lives in `launch` (argv from version facts), `logclass` (verdict from a log) and
 `control` (what the bf16 control means for the NVFP4 case); `checkpoint` writes files; `server`
-starts the server and talks HTTP. The edges that run other tools, all through pcgkit.util.proc:
-`validate` (+ `probe`, run inside each release's environment), `payload` (the offline GPU payload)
-and `devicerun` (runs on the GPU machine).
+starts the server and talks HTTP. The launch validation (which refreshes the kit's data), the offline GPU
+payload and its device-side runner are the workshop's (lab/e2e/).
 """

@@ -2,7 +2,7 @@
 
 Version facts (pcgkit.sglang.facts.PiecewiseFlags, the one reader of SGLang's piecewise flags) in,
 argv out: its clean `enable_argv` / `force_argv` tokens, never its human-readable fields. Every
-flag used here was checked against each matrix SGLang's own parser by `pcgkit e2e validate-launch`
+flag used here was checked against each matrix SGLang's own parser by `bin/pcgkit lab validate-launch`
 (fixtures/sglang_launch_validation.json).
 """
 

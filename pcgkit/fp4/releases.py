@@ -5,7 +5,7 @@ What a user pastes names FlashInfer's files as their release has them: `fp4_quan
 (the old path stays as a re-export). The README box and triage's error strings therefore say which spelling
 belongs to which releases, from this table, never typed by hand.
 
-The table lives in fixtures/flashinfer_releases.json, written by `pcgkit advice read-flashinfer`, which downloads
+The table lives in fixtures/flashinfer_releases.json, written by `bin/pcgkit lab read-flashinfer`, which downloads
 each wheel with `pip download --no-deps` into a cache folder outside the checkout. `fp4_module_from_texts`,
 `spellings` and `parse_table` are pure; `read_wheel` opens one zip file.
 """

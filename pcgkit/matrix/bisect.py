@@ -87,7 +87,7 @@ def versions_between(known: Sequence[str], first: str, last: str) -> list[str]:
     """The known releases from first to last inclusive, in the known (oldest-first) order."""
     if first not in known or last not in known:
         missing = [v for v in (first, last) if v not in known]
-        raise ValueError(f"not a known release: {', '.join(missing)} (refresh with `pcgkit matrix --refresh-pins`)")
+        raise ValueError(f"not a known release: {', '.join(missing)} (refresh with `bin/pcgkit lab pins`)")
     i, j = known.index(first), known.index(last)
     if i > j:
         raise ValueError(f"{first} comes after {last}")

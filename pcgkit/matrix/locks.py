@@ -1,6 +1,6 @@
 """Per-cell locks: uv's resolution of a cell, with hashes, kept as data (fixtures/locks/<cell-id>.txt).
 
-A lock is made only by an explicit command (`pcgkit matrix --lock [--cell ID]`): `uv pip compile
+A lock is made only by an explicit command (`bin/pcgkit lab lock [--cell ID]`): `uv pip compile
 --generate-hashes` of the cell's pins, the kit's light dependencies and SGLang's import deps (with
 the cell's constraints), for the cell's Python and the lock platform, plus sglang itself resolved
 `--no-deps` (its own tree is CUDA-only and never imported by the cases). The cell then installs
@@ -97,7 +97,7 @@ def render_lock(cell_id: str, inputs: LockInputs, resolved: str, resolved_no_dep
     """The lock file's text: our header, uv's resolution, then the no-deps part. Pure."""
     header = [
         f"# {LOCK_SCHEMA}: uv's resolution for matrix cell {cell_id!r}, with hashes. Installed with",
-        "# `uv pip sync --require-hashes`. Do not edit: refresh with `pcgkit matrix --lock --cell " + cell_id + "`.",
+        "# `uv pip sync --require-hashes`. Do not edit: refresh with `bin/pcgkit lab lock --cell " + cell_id + "`.",
         f"# inputs: {inputs.digest}",
         f"# python {inputs.python}, platform {inputs.platform}",
         *(f"# requirement: {r}" for r in inputs.requirements),

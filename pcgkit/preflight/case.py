@@ -21,12 +21,12 @@ from pcgkit.preflight.answer import Answer, decide
 from pcgkit.preflight.launchfile import ENV_VAR, load
 from pcgkit.values.signature import Signature
 from pcgkit.values.trace import TraceOutcome
-from pcgkit.verdicts.modes import Mode, _is_dynamo_exception
+from pcgkit.verdicts.modes import Mode, is_dynamo_exception
 
 
 def _crashes_under_fullgraph(sig: Signature) -> str | None:
     # Any dynamo refusal under fullgraph kills piecewise capture; which failure mode it is goes in the evidence.
-    return _is_dynamo_exception(sig)
+    return is_dynamo_exception(sig)
 
 
 PREFLIGHT_LAUNCH = Mode(

@@ -218,11 +218,12 @@ def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, i
     from sglang.srt.compilation.compile import install_torch_compiled
     from sglang.srt.layers.linear import ReplicatedLinear
 
+    from pcgkit.harness.setup import SetupFailed
     from pcgkit.harness.tracing import observe
     from pcgkit.preflight.resolve import model_shape, tiny_features
-    from pcgkit.sglang.case import _ensure_compiled_of
+    from pcgkit.sglang.case import ensure_compiled_of
     from pcgkit.sglang.cudastub import sglang_sees_cuda, stub_reached
-    from pcgkit.sglang.quant_sweep import _fill, _stage, _StageFailed
+    from pcgkit.sglang.quant_sweep import fill_weights, stage
     from pcgkit.sweep.classify import Observation, classify
     from pcgkit.sweep.engine import graph_op_names
     from pcgkit.sweep.guard import no_kernels
@@ -235,7 +236,7 @@ def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, i
     where: contextlib.AbstractContextManager = contextlib.nullcontext() if simulated else torch.device("cuda")
     sees_cuda = (lambda: sglang_sees_cuda(capability)) if simulated else contextlib.nullcontext
 
-    def failed(exc: _StageFailed) -> dict:
+    def failed(exc: SetupFailed) -> dict:
         cause = exc.__cause__ or exc
         found["stage_frames"] = [f"{package_relative(f.filename)}:{f.lineno}:{f.name}"
                                  for f in traceback.extract_tb(cause.__traceback__)][-8:]
@@ -253,21 +254,21 @@ def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, i
                     from sglang.srt.configs.load_config import LoadConfig
                     from sglang.srt.model_loader.weight_utils import get_quant_config
 
-                    quant_config = _stage("get_quant_config", lambda: get_quant_config(model_config, LoadConfig(), {}))
+                    quant_config = stage("get_quant_config", lambda: get_quant_config(model_config, LoadConfig(), {}))
                 found["quant_config"] = type(quant_config).__name__ if quant_config is not None else None
-                layer = _stage("ReplicatedLinear", lambda: ReplicatedLinear(
+                layer = stage("ReplicatedLinear", lambda: ReplicatedLinear(
                     features, features, bias=False, params_dtype=dtype, quant_config=quant_config, prefix=PREFIX))
                 found["linear_method"] = f"{type(layer.quant_method).__module__}.{type(layer.quant_method).__qualname__}"
-        except _StageFailed as exc:
+        except SetupFailed as exc:
             return failed(exc)
     guard: contextlib.AbstractContextManager = no_kernels() if simulated else contextlib.nullcontext([])
     with guard as refusals, where:
         try:
             with sees_cuda():
-                _stage("fill weights", lambda: _fill(layer))
+                stage("fill weights", lambda: fill_weights(layer))
                 with (weights_stay_on_cpu() if simulated else contextlib.nullcontext()):
-                    _stage("process_weights_after_loading", lambda: layer.quant_method.process_weights_after_loading(layer))
-        except _StageFailed as exc:
+                    stage("process_weights_after_loading", lambda: layer.quant_method.process_weights_after_loading(layer))
+        except SetupFailed as exc:
             return failed(exc)
 
         class DenseLayer(torch.nn.Module):
@@ -284,7 +285,7 @@ def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, i
 
         def invoke(backend):
             install_torch_compiled(module, backend_factory=backend, fullgraph=fullgraph)
-            return _ensure_compiled_of(module)(module, x)
+            return ensure_compiled_of(module)(module, x)
 
         outcome = observe(invoke, execute=False, graphs=graphs)
     found["refused_kernel_loads"] = [[r.event, r.detail] for r in refusals]

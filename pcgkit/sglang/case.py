@@ -26,7 +26,7 @@ from pcgkit.harness.versions import installed_version
 from pcgkit.sglang.dispatch import SM120, Fp4Binding
 from pcgkit.values.signature import Signature
 from pcgkit.values.trace import TraceOutcome
-from pcgkit.verdicts.modes import Mode, _is_dynamo_exception
+from pcgkit.verdicts.modes import Mode, is_dynamo_exception
 
 # Files holding the piecewise runner's install_torch_compiled call, oldest layout first.
 RUNNER_FILES = (
@@ -39,7 +39,7 @@ CUDA_ONLY_PACKAGES = ("sgl_kernel",)
 def _fails_inside_the_quantize_path(sig: Signature) -> str | None:
     # What SGLang's wrapper surfaces is dynamo's Unsupported from inside the quantize callable
     # (FlashInfer's JIT loader on SM120 in the affected releases); any other failure is a drift.
-    if (why := _is_dynamo_exception(sig)) is not None:
+    if (why := is_dynamo_exception(sig)) is not None:
         return why
     if sig.innermost_library_frame is None:
         return "no FlashInfer frame in the failure: it did not fail inside fp4_quantize's loader"
@@ -157,7 +157,7 @@ def build_module(quantize, torch_device: str):
     return SGLangFp4ActivationQuant()
 
 
-def _ensure_compiled_of(module):
+def ensure_compiled_of(module):
     """install_torch_compiled's own `_ensure_compiled` (from the trampoline's closure)."""
     trampoline = module.forward.__func__
     cells = dict(zip(trampoline.__code__.co_freevars, (c.cell_contents for c in trampoline.__closure__ or ())))
@@ -192,7 +192,7 @@ def reproduce_family(ctx: CaseContext, family: str) -> TraceOutcome:
 
         def invoke(backend):
             install_torch_compiled(module, backend_factory=backend, fullgraph=fullgraph)
-            return _ensure_compiled_of(module)(module, x)
+            return ensure_compiled_of(module)(module, x)
 
         outcome = observe(invoke, execute=ctx.execute)
     if outcome.traced and family == SM120:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from pcgkit.harness.hardware import SIMULATED_ARCHES
+from pcgkit.harness.setup import SetupFailed, setup_step
 from pcgkit.sglang.cudastub import CudaOnlyStubCalled, stub_reached
 from pcgkit.sglang.quant_specs import MethodSpec, load_methods
 from pcgkit.sweep.classify import SIMULATION_GAP_MARKERS, Classification, Observation, classify, verdict_for
@@ -65,22 +66,10 @@ class MethodResult:
         return data
 
 
-class _StageFailed(Exception):
-    def __init__(self, message: str, needs_gpu: bool):
-        super().__init__(message)
-        self.needs_gpu = needs_gpu
-
-
-def _stage(name: str, step: Callable[[], Any]) -> Any:
-    """Eager set-up: a CUDA need (stubbed kernel, refused load, driver) is needs-gpu; anything else the spec's."""
-    try:
-        return step()
-    except (CudaOnlyStubCalled, KernelLoadRefused) as exc:
-        raise _StageFailed(f"{name} needs CUDA: {exc}", needs_gpu=True) from exc
-    except Exception as exc:  # noqa: BLE001 - set-up failures are reported, not raised
-        text = f"{type(exc).__name__}: {str(exc)[:200]}"
-        needs_gpu = any(m in str(exc) for m in CUDA_ONLY_SETUP_MARKERS)
-        raise _StageFailed(f"{name} failed on this host: {text}", needs_gpu) from exc
+def stage(name: str, step: Callable[[], Any]) -> Any:
+    """Eager set-up of an SGLang method (pcgkit.harness.setup): a CUDA need (stubbed kernel, refused load, driver) is
+    needs-gpu; anything else the spec's. Preflight's probe sets up its layer through the same guard."""
+    return setup_step(name, step, (CudaOnlyStubCalled, KernelLoadRefused), CUDA_ONLY_SETUP_MARKERS)
 
 
 def _resolve(dotted: str) -> Any:
@@ -88,7 +77,7 @@ def _resolve(dotted: str) -> Any:
     return getattr(importlib.import_module(module), attr, None)
 
 
-def _fill(layer) -> None:
+def fill_weights(layer) -> None:
     """Checkpoint stand-in: zeros, scales one (values never matter: the graph never runs)."""
     import torch
 
@@ -108,19 +97,19 @@ def build_layer(spec: MethodSpec):
     dtype = getattr(torch, TORCH_DTYPES[spec.dtype])
     if spec.method:
         config_cls = quantization.QUANTIZATION_METHODS[spec.method]
-        config = _stage("from_config", lambda: config_cls.from_config(spec.config_dict()))
+        config = stage("from_config", lambda: config_cls.from_config(spec.config_dict()))
         method_cls = _resolve(spec.linear_method)
-        method = _stage("LinearMethod()", lambda: method_cls(config))
+        method = stage("LinearMethod()", lambda: method_cls(config))
     else:
-        method = _stage("LinearMethod()", lambda: _resolve(spec.linear_method)())
+        method = stage("LinearMethod()", lambda: _resolve(spec.linear_method)())
     layer = torch.nn.Module()
     # keywords, as ColumnParallelLinear passes them (sglang/srt/layers/linear.py)
-    _stage("create_weights", lambda: method.create_weights(
+    stage("create_weights", lambda: method.create_weights(
         layer=layer, input_size_per_partition=spec.in_features, output_partition_sizes=[spec.out_features],
         input_size=spec.in_features, output_size=spec.out_features, params_dtype=dtype,
         weight_loader=lambda *a, **k: None))
-    _stage("fill weights", lambda: _fill(layer))
-    _stage("process_weights_after_loading", lambda: method.process_weights_after_loading(layer))
+    stage("fill weights", lambda: fill_weights(layer))
+    stage("process_weights_after_loading", lambda: method.process_weights_after_loading(layer))
     return layer, method
 
 
@@ -149,7 +138,7 @@ def observe_method(spec: MethodSpec, fullgraph: bool, capability: tuple[int, int
     from sglang.srt.compilation.compile import install_torch_compiled
 
     from pcgkit.harness.tracing import observe
-    from pcgkit.sglang.case import _ensure_compiled_of
+    from pcgkit.sglang.case import ensure_compiled_of
     from pcgkit.sglang.cudastub import sglang_sees_cuda
     from pcgkit.sweep.engine import graph_op_names
 
@@ -157,7 +146,7 @@ def observe_method(spec: MethodSpec, fullgraph: bool, capability: tuple[int, int
         try:
             with sglang_sees_cuda(capability):
                 layer, method = build_layer(spec)
-        except _StageFailed as exc:
+        except SetupFailed as exc:
             return Observation("needs-gpu" if exc.needs_gpu else "build-error", str(exc))
         module = apply_module(layer, method)
         x = torch.zeros(spec.batch, spec.in_features, dtype=getattr(torch, TORCH_DTYPES[spec.dtype]))
@@ -165,7 +154,7 @@ def observe_method(spec: MethodSpec, fullgraph: bool, capability: tuple[int, int
 
         def invoke(backend):
             install_torch_compiled(module, backend_factory=backend, fullgraph=fullgraph)
-            return _ensure_compiled_of(module)(module, x)
+            return ensure_compiled_of(module)(module, x)
 
         outcome = observe(invoke, execute=False, graphs=graphs)
     refused = tuple((r.event, r.detail, r.in_fake_dispatch) for r in refusals)

@@ -9,7 +9,7 @@ typed by hand:
   that makes SGLang's dense NVFP4 call traceable) and whether anything in it calls FlashInfer's
   `torch.ops.flashinfer.fp4_quantize` (it matters for "does upgrading FlashInfer alone help?").
 
-The table lives in fixtures/sglang_releases.json, written by `pcgkit advice read-releases`, which
+The table lives in fixtures/sglang_releases.json, written by `bin/pcgkit lab read-releases`, which
 downloads each wheel with `pip download --no-deps` into a cache folder outside the checkout.
 `release_facts_from_texts` and `parse_table` are pure; `read_wheel` opens one zip file.
 """

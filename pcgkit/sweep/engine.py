@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from pcgkit.harness.casekit import CaseTimeout, deadline
 from pcgkit.harness.hardware import SIMULATED_ARCHES, Device
+from pcgkit.harness.setup import SetupFailed, setup_step
 from pcgkit.sweep.classify import SIMULATION_GAP_MARKERS, Classification, Observation, SweepClass, classify, verdict_for
 from pcgkit.sweep.guard import KernelLoadRefused, no_kernels
 from pcgkit.sweep.inputs import InputBuildError, build_call
@@ -104,24 +105,11 @@ def graph_op_names(graphs: Iterable[Any]) -> tuple[str, ...]:
     return tuple(names)
 
 
-class _StageFailed(Exception):
-    """Eager set-up (constructor, plan) failed: the spec cannot build the state the trace needs."""
-
-    def __init__(self, message: str, needs_gpu: bool):
-        super().__init__(message)
-        self.needs_gpu = needs_gpu
+_StageFailed = SetupFailed  # eager set-up (constructor, plan) failed; the guard is pcgkit.harness.setup's
 
 
 def _stage(name: str, step: Callable) -> Any:
-    try:
-        return step()
-    except KernelLoadRefused as exc:
-        raise _StageFailed(f"{name} needs a kernel on this host ({exc}); needs a GPU", needs_gpu=True) from exc
-    except Exception as exc:  # any failure of eager set-up is the spec's, not dynamo's
-        text = f"{type(exc).__name__}: {str(exc)[:160]}"
-        # a constructor that asks the CUDA driver (streams, device tensors) is hardware, not the spec
-        needs_gpu = any(marker in str(exc) for marker in SIMULATION_GAP_MARKERS)
-        raise _StageFailed(f"{name} failed eagerly{'' if needs_gpu else ' on this host'}: {text}", needs_gpu) from exc
+    return setup_step(name, step, (KernelLoadRefused,), SIMULATION_GAP_MARKERS)
 
 
 def _callable_for(spec: EntrySpec, obj: Any, device: str) -> Callable:

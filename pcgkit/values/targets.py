@@ -57,6 +57,7 @@ PYTEST_MARKERS: dict[str, str] = {
     "e2e": "end-to-end: launches an SGLang server",
     "docker": "needs a Docker engine",
     "act": "runs the generated CI workflow under act, twice (a few minutes; CI runs it)",
+    "slow": "the kit's own minutes-long tests (real release environments, Docker, a built wheel); CI runs them",
 }
 
 # The markers that need real hardware: the choices of --require-hardware and the gate's loop.

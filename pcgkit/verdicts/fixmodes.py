@@ -20,7 +20,7 @@ from pcgkit.values.runcheck import RunCheck, judge_run
 from pcgkit.values.signature import Signature
 from pcgkit.values.trace import TraceOutcome
 from pcgkit.values.verdict import Verdict
-from pcgkit.verdicts.modes import Mode, _fails_in_nvcc_subprocess
+from pcgkit.verdicts.modes import Mode, fails_in_nvcc_subprocess
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,7 +44,7 @@ def _allow_in_graph_still_traces_loader(sig: Signature) -> str | None:
     # dynamo runs allowed callables during fake-tensor propagation: the loader (JIT build, nvcc)
     # then runs at trace time, and what it returns is a namespace of Python functions, not
     # tensors. Any dynamo error about that loader node, or the nvcc failure itself, is "known".
-    if _fails_in_nvcc_subprocess(sig) is None:
+    if fails_in_nvcc_subprocess(sig) is None:
         return None
     if not sig.exception_type.startswith("torch._dynamo.exc."):
         return f"raised {sig.exception_type}, not a dynamo exception"

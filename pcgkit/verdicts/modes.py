@@ -41,7 +41,7 @@ class Mode:
         return Verdict.FIXED, f"{TRACED_CLEANLY}; {NOT_RUN_TRACE_ONLY}"
 
 
-def _is_dynamo_exception(sig: Signature) -> str | None:
+def is_dynamo_exception(sig: Signature) -> str | None:
     # Unsupported (and its subclasses) is dynamo refusing the code; an InternalTorchDynamoError
     # (torch 2.8 mis-tracing packaging.Version in mode 2) is a different bug: a drift.
     if not sig.exception_type.startswith("torch._dynamo.exc.") or "Unsupported" not in sig.exception_type:
@@ -49,8 +49,8 @@ def _is_dynamo_exception(sig: Signature) -> str | None:
     return None
 
 
-def _fails_in_nvcc_subprocess(sig: Signature) -> str | None:
-    if (why := _is_dynamo_exception(sig)) is not None:
+def fails_in_nvcc_subprocess(sig: Signature) -> str | None:
+    if (why := is_dynamo_exception(sig)) is not None:
         return why
     inner = sig.innermost_library_frame
     # get_cuda_path shells out to `which nvcc` first when CUDA_HOME is unset: same mechanism.
@@ -65,7 +65,7 @@ def _fails_in_nvcc_subprocess(sig: Signature) -> str | None:
 
 
 def _fails_deeper_in_jit_loading(sig: Signature) -> str | None:
-    if (why := _is_dynamo_exception(sig)) is not None:
+    if (why := is_dynamo_exception(sig)) is not None:
         return why
     inner = sig.innermost_library_frame
     if inner is None:
@@ -90,11 +90,11 @@ def _nvcc_subprocess_wording(sig: Signature) -> str:
 def _lru_cache_traced_through(sig: Signature) -> str | None:
     if not sig.lru_cache_warnings:
         return "dynamo printed no lru_cache warning"
-    return _fails_in_nvcc_subprocess(sig)
+    return fails_in_nvcc_subprocess(sig)
 
 
 def _disable_rejected_under_fullgraph(sig: Signature) -> str | None:
-    if (why := _is_dynamo_exception(sig)) is not None:
+    if (why := is_dynamo_exception(sig)) is not None:
         return why
     text = f"{sig.message_head} {sig.explanation or ''}"
     if "torch.compiler.disable" not in text:
@@ -108,7 +108,7 @@ MODE1 = Mode(
     title="nvcc subprocess",
     known_signature="Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)",
     seed="seeds 000/004: 'Attempted to call function marked as skipped ... _thread.allocate_lock'",
-    matches=_fails_in_nvcc_subprocess,
+    matches=fails_in_nvcc_subprocess,
     wording=_nvcc_subprocess_wording,
 )
 MODE2 = Mode(

@@ -47,13 +47,16 @@ def test_a_missing_interpreter_is_exit_4_not_3(tmp_path):
 
 
 def test_a_bad_saved_index_response_never_says_pass_index_json(tmp_path, capsys):
-    """matrix --discover --index-json DIR with a broken saved response: a usage line about that file, not
+    """`bin/pcgkit lab discover --index-json DIR` with a broken saved response: a usage line about that file, not
     "check that PyPI is reachable (or pass --index-json DIR ...)", the very option the user passed (was exit 4)."""
+    from lab.cli import main as lab_main
+
     saved = tmp_path / "index"
     saved.mkdir()
     for name in ("flashinfer-python", "torch", "sglang"):
         (saved / f"{name}.json").write_text('{"info": {}}')
-    status, _, err = run_main(["matrix", "--discover", "--index-json", str(saved)], capsys)
+    status = lab_main(["discover", "--index-json", str(saved)])
+    err = capsys.readouterr().err
     line = assert_one_line_error(err)
     assert status == 2 and "--index-json" in line and "PyPI is reachable" not in line
     assert not re.search(r"pass --index-json", line)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -27,7 +28,9 @@ def test_preflight_json_never_prints_the_api_key(monkeypatch, capsys):
 
     monkeypatch.setattr("pcgkit.harness.versions.installed_version", lambda name: None)  # stops before any import
     monkeypatch.setattr(preflight, "run_probe", lambda python, arch, launch, timeout_s=0: probe.probe(arch, launch))
-    status, out, _ = run_main(["preflight", "--json", "--", *LAUNCH], capsys)
+    # --python names an interpreter (the probe is replaced above): without one, preflight in an environment with no
+    # SGLang says which option to pass before probing anything
+    status, out, _ = run_main(["preflight", "--json", "--python", sys.executable, "--", *LAUNCH], capsys)
     assert KEY not in out and REDACTED in out, out
     assert "--api-key" in out and "./ckpt" in out  # the evidence around it stays
 

@@ -12,6 +12,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from pcgkit.util import proc
 
 from .helpers import REPO_ROOT, alive, kit_env
@@ -87,6 +89,7 @@ def _hang_argv(tmp_path: Path, results: Path, select: str | None) -> list[str]:
     return argv + (["-m", select] if select else [])
 
 
+@pytest.mark.slow  # waits out a hung case's timeout: tens of seconds
 def test_a_hang_loses_only_the_hung_case(tmp_path):
     """The run is killed for its overall timeout while a case hangs: results.json already holds the case that finished."""
     results = tmp_path / "results.json"
@@ -96,6 +99,7 @@ def test_a_hang_loses_only_the_hung_case(tmp_path):
     assert [r["mode"] for r in data["results"]] == ["mode1"]
 
 
+@pytest.mark.slow  # a real run killed mid-way: tens of seconds
 def test_with_a_marker_selection_a_killed_run_still_writes_results(tmp_path, monkeypatch):
     """`pcgkit run -m cpu_sim` whose pytest is killed: results.json exists with the finished case and the
     selected-but-unfinished case as an error row (nothing silently missing)."""

@@ -93,13 +93,14 @@ def connect(timeout_s: float = 60.0):
         client = docker.from_env(timeout=int(timeout_s))
         client.ping()
     except docker.errors.DockerException as exc:
-        raise DockerFailure(classify(str(exc), NO_DAEMON), _short(str(exc))) from exc
+        raise DockerFailure(classify(str(exc), NO_DAEMON), one_line_cut(str(exc))) from exc
     except PermissionError as exc:
-        raise DockerFailure(PERMISSION, _short(str(exc))) from exc
+        raise DockerFailure(PERMISSION, one_line_cut(str(exc))) from exc
     return client
 
 
-def _short(text: str, limit: int = 400) -> str:
+def one_line_cut(text: str, limit: int = 400) -> str:
+    """An SDK error on one line, cut to `limit` characters (what a cell reason or a docker command prints). Pure."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -124,7 +125,7 @@ def ensure_base(client, ref: str, log_path: Path):
             image = client.images.pull(ref)
         except docker.errors.DockerException as exc:
             log.write(str(exc) + "\n")
-            raise DockerFailure(classify(str(exc), PULL_FAILED), f"{ref}: {_short(str(exc))}") from exc
+            raise DockerFailure(classify(str(exc), PULL_FAILED), f"{ref}: {one_line_cut(str(exc))}") from exc
     return image
 
 
@@ -149,7 +150,7 @@ def build(client, context: Path, tag: str, args: dict[str, str], labels: dict[st
                     lines.append(text)
                     log.write(text)
                     log.flush()
-                    raise DockerFailure(BUILD_FAILED, _short(chunk["error"]), "".join(lines)[-2000:])
+                    raise DockerFailure(BUILD_FAILED, one_line_cut(chunk["error"]), "".join(lines)[-2000:])
                 if "aux" in chunk and "ID" in chunk["aux"]:
                     image_id = chunk["aux"]["ID"]
                 if text.startswith("Step "):  # elapsed seconds per step: where a slow build spends its time
@@ -163,9 +164,9 @@ def build(client, context: Path, tag: str, args: dict[str, str], labels: dict[st
                     raise DockerFailure(TIMEOUT, f"image build exceeded {timeout_s:g} s", "".join(lines)[-2000:])
         except docker.errors.DockerException as exc:
             log.write(str(exc) + "\n")
-            raise DockerFailure(classify(str(exc), BUILD_FAILED), _short(str(exc)), "".join(lines)[-2000:]) from exc
+            raise DockerFailure(classify(str(exc), BUILD_FAILED), one_line_cut(str(exc)), "".join(lines)[-2000:]) from exc
         except OSError as exc:  # the HTTP read timed out (requests raises ConnectionError/ReadTimeout)
-            raise DockerFailure(classify(str(exc), TIMEOUT), _short(str(exc)), "".join(lines)[-2000:]) from exc
+            raise DockerFailure(classify(str(exc), TIMEOUT), one_line_cut(str(exc)), "".join(lines)[-2000:]) from exc
     return client.images.get(image_id or tag)
 
 
@@ -199,7 +200,7 @@ def running(client, create_kwargs: dict) -> Iterator[object]:
             container = client.containers.create(**create_kwargs)
             container.start()
         except docker.errors.DockerException as exc:
-            raise DockerFailure(classify(str(exc)), _short(str(exc))) from exc
+            raise DockerFailure(classify(str(exc)), one_line_cut(str(exc))) from exc
         yield container
     finally:
         if container is not None:
@@ -245,7 +246,7 @@ def copy_out(container, path: str, dest: Path) -> list[Path]:
         stream, _ = container.get_archive(path)
         data = io.BytesIO(b"".join(stream))
     except docker.errors.DockerException as exc:
-        raise DockerFailure(classify(str(exc)), f"copying {path} out: {_short(str(exc))}") from exc
+        raise DockerFailure(classify(str(exc)), f"copying {path} out: {one_line_cut(str(exc))}") from exc
     dest.mkdir(parents=True, exist_ok=True)
     written = []
     with tarfile.open(fileobj=data) as tar:

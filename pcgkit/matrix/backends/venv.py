@@ -75,7 +75,7 @@ def cell_lock_inputs(cell: Cell) -> locks.LockInputs:
     return locks.lock_inputs(cell, kit_light_dependencies(), sglang_deps)
 
 
-def _uv_env() -> dict[str, str]:
+def uv_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     env["UV_PYTHON_DOWNLOADS"] = "never"  # no managed-Python downloads: machines here cannot reach them
     return env
@@ -191,7 +191,7 @@ def _lock_for(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, dea
     discard_install_copy(lock_file)  # a lock resolved now: its CPU build replaces it
     with stages.timing("resolve"):
         result = torchbuild.compile_cpu_lock(cell.id, cell_lock_inputs(cell), lock_text, torch_cpu_index, base_python,
-                                             cell_dir / "lock", _uv_env(), deadline.left())
+                                             cell_dir / "lock", uv_env(), deadline.left())
     facts = {**facts, "torch_build": TORCH_BUILD_CPU, "torch_from": torch_cpu_index}
     if not isinstance(result, str):
         return None, facts, _install_cause(cell, result), _tail(result.output_tail)
@@ -214,17 +214,17 @@ def _locked_build(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str,
         if made_from != inputs.digest:
             return None, facts, (
                 f"lock out of date: {committed} was made from other inputs (pins, rules or the kit's "
-                f"dependencies changed); refresh it with `pcgkit matrix --lock --cell {cell.id}`"
+                f"dependencies changed); refresh it with `bin/pcgkit lab lock --cell {cell.id}`"
             ), ""
         return committed, facts, "", ""
     with stages.timing("resolve"):
-        result = locks.compile_lock(cell, inputs, base_python, cell_dir / "lock", _uv_env(), deadline.left())
+        result = locks.compile_lock(cell, inputs, base_python, cell_dir / "lock", uv_env(), deadline.left())
     if not isinstance(result, str):
         return None, {"source": "resolved"}, _install_cause(cell, result), _tail(result.output_tail)
     atomic.write_text(cell_dir / "lock.txt", result)  # the record, redacted: the cell folder is an artifact
     path = install_copy(result)  # what uv installs from, credentials kept, outside every artifact
     return path, {"source": "resolved", "path": str(path), "digest": locks.file_digest(result),
-                  "inputs": inputs.digest, "note": f"no committed lock: `pcgkit matrix --lock --cell {cell.id}` makes one"}, "", ""
+                  "inputs": inputs.digest, "note": f"no committed lock: `bin/pcgkit lab lock --cell {cell.id}` makes one"}, "", ""
 
 
 INSTALL_COPY_PREFIX = "pcgkit-install-lock-"
@@ -264,7 +264,7 @@ def env_damage(env_dir: Path, recorded: dict) -> str | None:
     env_python = env_dir / "bin" / "python"
     if not env_python.exists():  # follows the link: a removed base interpreter counts too
         return f"the environment's python is missing ({env_python})"
-    check = proc.run([str(env_python), "-I", "-S", "-c", ""], env=_uv_env(), timeout=60, echo=False)
+    check = proc.run([str(env_python), "-I", "-S", "-c", ""], env=uv_env(), timeout=60, echo=False)
     if not check.ok:
         return f"the environment's python does not start ({check.describe_failure()})"
     lost = [rel for rel in recorded.get("installed", ()) if not (env_dir / rel / "METADATA").is_file()]
@@ -331,11 +331,11 @@ def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendCo
             shutil.rmtree(env_dir, ignore_errors=True)
         finally:
             _back_to_shared(env_dir)
-    secrets = secret_values(_uv_env())
+    secrets = secret_values(uv_env())
     try:
         for stage, argv in zip(("env", "install"), install_commands(env_dir, base_python, lock_file)):
             with stages.timing(stage):
-                done = proc.run(argv, env=_uv_env(), timeout=deadline.left(), log_path=cell_dir / f"{stage}.log")
+                done = proc.run(argv, env=uv_env(), timeout=deadline.left(), log_path=cell_dir / f"{stage}.log")
             # the echo is redacted as proc.run's own is (a credentialed URL may be an argument)
             logs.append(f"+ {redact_argv(tuple(argv), secrets)}\n" + (done.log_path.read_text(errors="replace") if done.log_path else ""))
             if not done.ok:

@@ -428,7 +428,7 @@ class Mode:
         return Verdict.FIXED, "traced cleanly under fullgraph=True"
 
 
-def _is_dynamo_exception(sig: Signature) -> str | None:
+def is_dynamo_exception(sig: Signature) -> str | None:
     # Unsupported (and its subclasses) is dynamo refusing the code; an InternalTorchDynamoError
     # (torch 2.8 mis-tracing packaging.Version in mode 2) is a different bug: a drift.
     if not sig.exception_type.startswith("torch._dynamo.exc.") or "Unsupported" not in sig.exception_type:
@@ -436,8 +436,8 @@ def _is_dynamo_exception(sig: Signature) -> str | None:
     return None
 
 
-def _fails_in_nvcc_subprocess(sig: Signature) -> str | None:
-    if (why := _is_dynamo_exception(sig)) is not None:
+def fails_in_nvcc_subprocess(sig: Signature) -> str | None:
+    if (why := is_dynamo_exception(sig)) is not None:
         return why
     inner = sig.innermost_library_frame
     # get_cuda_path shells out to `which nvcc` first when CUDA_HOME is unset: same mechanism.
@@ -467,7 +467,7 @@ MODE1 = Mode(
     title="nvcc subprocess",
     known_signature="Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)",
     seed="seeds 000/004: 'Attempted to call function marked as skipped ... _thread.allocate_lock'",
-    matches=_fails_in_nvcc_subprocess,
+    matches=fails_in_nvcc_subprocess,
     wording=_nvcc_subprocess_wording,
 )
 

@@ -1,17 +1,17 @@
 """Runs ON the GPU machine (issue 13): install the chunked payload, then run the e2e cases through the kit.
 
-  python3 -m pcgkit.e2e.devicerun install --parts /tmp/payload --site /tmp/site-0.5.11 --release 0.5.11
+  python3 -m lab.e2e.devicerun install --parts /tmp/payload --site /tmp/site-0.5.11 --release 0.5.11
       checks every part against MANIFEST.json (sha256), joins them (once per parts folder), installs
       that release's wheels with pip --no-index --no-deps --target SITE, unpacks its trimmed tarballs
       into SITE and the Debian packages (dpkg -x) into SITE/_deb, and writes SITE/pcgkit-env.json
       (PYTHONPATH, LD_LIBRARY_PATH, PCGKIT_E2E_SERVER_ARGS from the manifest). One payload may hold
       several releases (shared wheels stored once): one site per release.
-  eval "$(python3 -m pcgkit.e2e.devicerun env --site /tmp/site)"
+  eval "$(python3 -m lab.e2e.devicerun env --site /tmp/site)"
       the same variables in the calling shell (LD_LIBRARY_PATH must be set before a process starts).
-  python3 -m pcgkit.e2e.devicerun cases --site /tmp/site --out DIR [-- pytest args]
+  python3 -m lab.e2e.devicerun cases --site /tmp/site --out DIR [-- pytest args]
       pytest over the e2e control, the NVFP4 launch and the SGLang-level compile case, in that
       environment, JUnit + results JSON + server logs under DIR.
-  python3 -m pcgkit.e2e.devicerun observe --site /tmp/site --format nvfp4 --out DIR
+  python3 -m lab.e2e.devicerun observe --site /tmp/site --format nvfp4 --out DIR
       one launch through the same launcher on whatever GPU this is (the NVFP4 case itself only runs
       on SM120): DIR/observe-<format>.json holds the classification, lifecycle and timings.
 
@@ -32,8 +32,8 @@ import time
 from pathlib import Path
 from typing import Mapping
 
+from lab.e2e import payload
 from pcgkit import resources
-from pcgkit.e2e import payload
 from pcgkit.errors import EnvironmentSetupError, PcgkitError
 from pcgkit.util import proc
 
@@ -185,7 +185,7 @@ def observe(site: Path, fmt: str, out: Path, ready_timeout_s: float) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m pcgkit.e2e.devicerun")
+    parser = argparse.ArgumentParser(prog="python3 -m lab.e2e.devicerun")
     sub = parser.add_subparsers(dest="command", required=True)
     p_install = sub.add_parser("install")
     p_install.add_argument("--parts", required=True)

@@ -1,13 +1,13 @@
 """The SGLang payload for a GPU machine with no network (issue 13): plan it, build it here, chunk it.
 
-`bin/pcgkit e2e payload build --out DIR [--spec A.toml --spec B.toml]` (pcgkit.commands.e2e) reads the
+`bin/pcgkit lab payload build --out DIR [--spec A.toml --spec B.toml]` (lab.commands.payload) reads the
 wheel list and trims of each SGLang release's spec (fixtures/e2e_payload.toml is 0.5.12's; a spec may be
 `based_on` another and replace a few pins, as fixtures/e2e_payload_sglang-0.5.11.toml does), downloads with
 pip (--no-deps, binary only, for the device's python and platform tags), trims sglang-kernel while
 streaming it out of its wheel (no 1.17 GB unpack), fetches the Debian packages, packs all of it into one
 tar (a wheel two releases share is stored once) and splits that into parts of `chunk_mib` so that each
 part travels in one device call. DIR/MANIFEST.json names every part with its sha256 and, per release,
-its wheels; `python3 -m pcgkit.e2e.devicerun install --release X` checks and installs them there.
+its wheels; `python3 -m lab.e2e.devicerun install --release X` checks and installs them there.
 
 pip: the kit's own .venv is made by uv and has no pip, so downloads run with a pip found
 deliberately (`pip_command`: the running interpreter's pip if it has one, else `python3 -m pip` from

@@ -1,11 +1,11 @@
-"""`pcgkit matrix --discover`: releases on the package index newer than the matrix, and the cells to add.
+"""`bin/pcgkit lab discover`: releases on the package index newer than the matrix, and the cells to add.
 
 Reading the index is the one networked step (`fetch_project`: PyPI's JSON API through urllib, with
 a timeout and a one-line error when the index cannot be reached). Everything else is pure: parse a
 project's JSON (`parse_project`), compare with the planned cells and the SGLang pins cache
 (`discover`), and say it as text with the proposed cells as TOML to paste into fixtures/matrix.toml
 (`render`). A proposed pairing follows the declared requirements: an SGLang release that pins the
-new version decides it (then [sglang_releases] plans it once `--refresh-pins` caches the release);
+new version decides it (then [sglang_releases] plans it once `bin/pcgkit lab pins` caches the release);
 otherwise FlashInfer's declared torch range; when nothing declares the pair, the newest FlashInfer,
 and the proposal says so.
 """
@@ -182,7 +182,7 @@ def _propose_torch(release: IndexRelease, projects: Mapping[str, IndexProject], 
     declaring = _declaring_sglang(index, sglang, "torch", release.version)
     if declaring:
         return None, (f"torch {release.version}: declared by sglang {', '.join(declaring)}; [sglang_releases] plans "
-                      "those releases once `pcgkit matrix --refresh-pins` has cached them")
+                      "those releases once `bin/pcgkit lab pins` has cached them")
     flashinfer = projects.get("flashinfer-python")
     newest_fi = flashinfer.newest() if flashinfer else None
     if flashinfer is None or newest_fi is None:
@@ -211,7 +211,7 @@ def _propose_flashinfer(release: IndexRelease, projects: Mapping[str, IndexProje
     declaring = _declaring_sglang(index, sglang, "flashinfer-python", release.version)
     if declaring:
         return None, (f"flashinfer-python {release.version}: declared by sglang {', '.join(declaring)}; "
-                      "[sglang_releases] plans those releases once `pcgkit matrix --refresh-pins` has cached them")
+                      "[sglang_releases] plans those releases once `bin/pcgkit lab pins` has cached them")
     # FlashInfer pins no torch: pair with the torch the newest SGLang release declares (the newest pair in use).
     newest_sglang = index.releases[-1] if index.releases else None
     torch_pin = newest_sglang.pins.get("torch") if newest_sglang else None
@@ -246,7 +246,7 @@ def discover(projects: Mapping[str, IndexProject], cells: Sequence[Cell], index:
             if note:
                 notes.append(note)
     for version in new.get("sglang", ()):
-        notes.append(f"sglang {version}: `pcgkit matrix --refresh-pins` caches its declared pins; the "
+        notes.append(f"sglang {version}: `bin/pcgkit lab pins` caches its declared pins; the "
                      "[sglang_releases] range (to = \"newest\") then plans its cell")
     sources = tuple((p.url, p.read_on) for p in projects.values())
     return Discovery(newest, new, uncached, tuple(proposals), tuple(notes), sources)
@@ -263,7 +263,7 @@ def render(found: Discovery) -> str:
         listed = ", ".join(f"{r.version} ({r.uploaded})" for r in newer) if newer else "none"
         lines.append(f"{name}: newest in the matrix {have}; newer on the index: {listed}")
     if found.uncached_sglang:
-        lines.append("sglang releases the pins cache does not know (run `pcgkit matrix --refresh-pins`): "
+        lines.append("sglang releases the pins cache does not know (run `bin/pcgkit lab pins`): "
                      + ", ".join(found.uncached_sglang))
     lines += [f"- {note}" for note in found.notes]
     fresh = [p for p in found.proposals if not p.existing]
@@ -273,6 +273,6 @@ def render(found: Discovery) -> str:
     if not fresh:
         lines.append("No cell to add: the matrix covers every release the index has on its axes.")
         return "\n".join(lines) + "\n"
-    lines += ["", f"# Cells to add to fixtures/matrix.toml ({len(fresh)}), proposed by `pcgkit matrix --discover`:", ""]
+    lines += ["", f"# Cells to add to fixtures/matrix.toml ({len(fresh)}), proposed by `bin/pcgkit lab discover`:", ""]
     lines += ["\n\n".join(p.toml() for p in fresh)]
     return "\n".join(lines) + "\n"

@@ -1,10 +1,10 @@
-"""`pcgkit refresh`: after a new SGLang release, the four generators of the data that follows it, in order.
+"""`bin/pcgkit lab refresh`: after a new SGLang release, the four generators of the data that follows it, in order.
 
-1. pins: each release's Requires-Dist (`pcgkit matrix --refresh-pins`, fixtures/sglang_requires.toml),
+1. pins: each release's Requires-Dist (`bin/pcgkit lab pins`, fixtures/sglang_requires.toml),
    from which the planner derives the new release's cell;
-2. locks: the cells re-resolved into their committed locks (`pcgkit matrix --lock`, fixtures/locks/);
+2. locks: the cells re-resolved into their committed locks (`bin/pcgkit lab lock`, fixtures/locks/);
 3. launch validation: the e2e launch parsed by each release's own parser
-   (`pcgkit e2e validate-launch`, fixtures/sglang_launch_validation.json);
+   (`bin/pcgkit lab validate-launch`, fixtures/sglang_launch_validation.json);
 4. docs: the generated blocks re-rendered from that data (`docs/gen_facts.py`).
 plan_refresh is pure; each step runs through pcgkit.util.proc, and the first that fails stops the rest.
 """
@@ -21,13 +21,13 @@ from pcgkit.util import proc
 
 def plan_refresh(python: str, kit_root: Path, sglang: tuple[str, ...] = ()) -> list[tuple[str, list[str]]]:
     """The four (what, argv) steps, in order; `sglang` narrows the locks and the validation to those releases. Pure."""
-    kit = [python, "-m", "pcgkit.cli"]
+    lab = [python, "-m", "lab"]
     cells = [arg for version in sglang for arg in ("--cell", f"sglang-{version}")]
     releases = [arg for version in sglang for arg in ("--sglang", version)]
     return [
-        ("pins", [*kit, "matrix", "--refresh-pins"]),
-        ("locks", [*kit, "matrix", "--lock", *cells]),
-        ("launch validation", [*kit, "e2e", "validate-launch", *releases]),
+        ("pins", [*lab, "pins"]),
+        ("locks", [*lab, "lock", *cells]),
+        ("launch validation", [*lab, "validate-launch", *releases]),
         ("docs", [python, str(kit_root / "docs" / "gen_facts.py")]),
     ]
 
@@ -35,7 +35,7 @@ def plan_refresh(python: str, kit_root: Path, sglang: tuple[str, ...] = ()) -> l
 def _cmd_refresh(args) -> int:
     root = resources.checkout_root()
     if root is None:
-        raise UsageError("pcgkit refresh rewrites the checkout's fixtures/ and docs/: run it in a checkout")
+        raise UsageError("refresh rewrites the checkout's fixtures/ and docs/: run it in a checkout")
     steps = plan_refresh(sys.executable, root, tuple(args.sglang or ()))
     for what, argv in steps:
         if args.dry_run:
@@ -43,7 +43,7 @@ def _cmd_refresh(args) -> int:
             continue
         done = proc.run(argv, cwd=root)
         if not done.ok:
-            print(f"pcgkit refresh: {what} {done.describe_failure()}; later steps not run", file=sys.stderr)
+            print(f"bin/pcgkit lab refresh: {what} {done.describe_failure()}; later steps not run", file=sys.stderr)
             return int(ExitCode.ERROR_CELLS)
     return int(ExitCode.SUCCESS)
 

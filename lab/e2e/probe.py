@@ -1,6 +1,6 @@
 """Runs INSIDE an environment that has one SGLang release: its launch command and checkpoint checks.
 
-`python -m pcgkit.e2e.probe --checkpoint DIR` prints one line `PCGKIT-PROBE {json}`:
+`python -m lab.e2e.probe --checkpoint DIR` prints one line `PCGKIT-PROBE {json}`:
   flags       the release's piecewise flags, read from its own parser (pcgkit.sglang.facts)
   launch      the argv pcgkit.e2e.launch builds for it, parsed by that same parser: an unknown
               flag or a bad choice makes argparse exit, and that is recorded as a failure
@@ -222,7 +222,7 @@ def probe(checkpoint: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pcgkit.e2e.probe")
+    parser = argparse.ArgumentParser(prog="python -m lab.e2e.probe")
     parser.add_argument("--checkpoint", required=True, type=Path)
     args = parser.parse_args(argv)
     print(MARKER + json.dumps(probe(args.checkpoint), sort_keys=True, default=str), flush=True)

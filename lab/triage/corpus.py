@@ -1,6 +1,6 @@
 """The labelled triage corpora scored against `pcgkit triage`: the tuning corpus (tests/data/triage_logs/),
 the held-out set (tests/data/triage_heldout/) and the metamorphic set degraded from their real logs
-(pcgkit.triage.degrade). Pure except `load_corpus`/`load_texts`, which read the files; shared by the
+(lab.triage.degrade). Pure except `load_corpus`/`load_texts`, which read the files; shared by the
 benchmark and the tests.
 """
 
@@ -13,7 +13,7 @@ from typing import Sequence
 
 import tomllib
 
-from pcgkit.triage.degrade import DEGRADATIONS, still_shows_family
+from lab.triage.degrade import DEGRADATIONS, still_shows_family
 from pcgkit.triage.diagnose import Diagnosis, Kind, MatchableMode, diagnose
 from pcgkit.triage.steps import FlashInferSource, load_source
 from pcgkit.values.logread import read_log

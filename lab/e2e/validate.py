@@ -1,8 +1,8 @@
-"""`pcgkit e2e validate-launch`: the launch command and checkpoint checked against every matrix SGLang.
+"""`bin/pcgkit lab validate-launch`: the launch command and checkpoint checked against every matrix SGLang.
 
 For each SGLang release in the default matrix: install it without dependencies into its own
 folder, next to one shared light environment (torch + the few packages `sglang.srt.server_args`
-and `modelopt_quant` import; fixtures/e2e_probe_requirements.txt), run pcgkit.e2e.probe there,
+and `modelopt_quant` import; fixtures/e2e_probe_requirements.txt), run lab.e2e.probe there,
 and record what it said in fixtures/sglang_launch_validation.json. Each release is parsed by its
 OWN argument parser. The environments live under --workdir and are removed afterwards unless --keep.
 
@@ -17,16 +17,16 @@ import sys
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from lab.e2e.probe import MARKER
 from pcgkit import resources
-from pcgkit.e2e.probe import MARKER
 from pcgkit.errors import EnvironmentSetupError
 from pcgkit.util import atomic, proc
 
 DEFAULT_OUT = resources.fixture("sglang_launch_validation.json")
 PROBE_REQUIREMENTS = resources.fixture("e2e_probe_requirements.txt")
-KIT_IMPORT_ROOT = resources.package_dir().parent  # on PYTHONPATH inside the probe env
+KIT_IMPORT_ROOT = resources.package_dir().parent  # the checkout (pcgkit/ and lab/), on PYTHONPATH inside the probe env
 SCHEMA = "pcgkit.sglang-launch-validation/1"
-COMMAND = "bin/pcgkit e2e validate-launch"
+COMMAND = "bin/pcgkit lab validate-launch"
 
 
 def plan_versions(cells: Iterable) -> list[str]:
@@ -36,7 +36,7 @@ def plan_versions(cells: Iterable) -> list[str]:
     return sorted({c.sglang for c in cells if getattr(c, "sglang", None)}, key=Version)
 
 
-def _version_key(version: str):
+def version_key(version: str):
     from packaging.version import Version
 
     return Version(version)
@@ -174,7 +174,7 @@ def run_validation(versions: Sequence[str], workdir: Path, python: str) -> dict[
                 reports[version] = {"flags": {"ok": False, "error": error}}
                 continue
         done = proc.run(
-            [str(venv / "bin" / "python"), "-m", "pcgkit.e2e.probe", "--checkpoint", str(checkpoint)],
+            [str(venv / "bin" / "python"), "-m", "lab.e2e.probe", "--checkpoint", str(checkpoint)],
             env={**os.environ, "PYTHONPATH": f"{target}{os.pathsep}{KIT_IMPORT_ROOT}", "CUDA_VISIBLE_DEVICES": ""},
             timeout=600,
             log_path=workdir / f"probe-{version}.log",

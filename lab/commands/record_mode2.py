@@ -1,0 +1,36 @@
+"""`bin/pcgkit lab record-mode2 RESULTS`: keep the mode-2 case's two measured process states (JIT spec registered or
+not) from a results file in fixtures/measurements/mode2-condition.json."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pcgkit import resources
+from pcgkit.errors import UsageError
+from pcgkit.util import atomic
+
+
+def _record_mode2(args: argparse.Namespace) -> int:
+    from pcgkit.advice.load import MODE2_FILE, mode2_record
+
+    results = atomic.read_json_object(Path(args.results), "results file")
+    try:
+        record = mode2_record(results, args.how or f"results file {Path(args.results).name}")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    target = Path(args.out) if args.out else resources.fixtures_dir().parent / MODE2_FILE
+    atomic.write_json(target, record, indent=1)
+    print(f"bin/pcgkit lab record-mode2: mode 2 condition recorded in {target}", file=sys.stderr)
+    return 0
+
+
+def register(subparsers) -> None:
+    mode2 = subparsers.add_parser("record-mode2", help="record the mode-2 case's two process states from a results file",
+                           description="Record the mode-2 case's two measured process states (JIT spec registered or not) from a results file.",
+                           epilog="example:\n  %(prog)s reports/results.json")
+    mode2.add_argument("results", help="a results.json holding the mode2 case's result")
+    mode2.add_argument("--how", help="the command that produced the results (recorded beside them)")
+    mode2.add_argument("--out", help="write here instead of fixtures/measurements/mode2-condition.json")
+    mode2.set_defaults(func=_record_mode2)

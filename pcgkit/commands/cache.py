@@ -1,0 +1,129 @@
+"""`pcgkit cache`: the kit's environments and caches on this machine, with their sizes; `cache remove` deletes them.
+
+What it knows, each folder from the stage that owns it: the checkout's bin/pcgkit environments (.venv: the
+reference pins, ~7 GB; .venv-light: the kit alone, ~20 MB), the matrix's cell environments and FlashInfer JIT
+cache (.pcgkit/), and the kit's cache outside any checkout (${PCGKIT_CACHE:-~/.cache/pcgkit}: `preflight
+--sglang`'s release environments, the docker base image, act's built actions). `find_entries` only lists
+folders; sizes are read at the edge (pcgkit.util.diskuse, as `du` counts them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from pcgkit import resources
+from pcgkit.errors import UsageError
+from pcgkit.util.diskuse import human, usage
+
+PREFLIGHT_DIR = "preflight-envs"  # under the cache root (pcgkit.preflight.envs.cache_root)
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    name: str  # what `cache remove` takes
+    what: str
+    path: Path
+
+
+def _children(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")) if folder.is_dir() else []
+
+
+def find_entries(bootstrap: tuple[Path, ...], envs_root: Path, cache_root: Path) -> list[Entry]:
+    """Every kit folder that exists, one Entry each (nothing sized, nothing read but directory listings)."""
+    found: list[Entry] = []
+    for path, what in zip(bootstrap, ("bin/pcgkit's reference environment: torch, FlashInfer; `run`, `test`",
+                                      "bin/pcgkit's light environment: the kit alone; triage, advice, help")):
+        if path.is_dir():
+            found.append(Entry("reference" if path.name == ".venv" else "light", what, path))
+    found += [Entry(f"cell:{p.name}", "a matrix cell's environment", p) for p in _children(envs_root)]
+    jit = envs_root.parent / "flashinfer-jit"
+    if jit.is_dir():
+        found.append(Entry("flashinfer-jit", "FlashInfer kernels the matrix cells built (JIT cache)", jit))
+    found += [Entry(f"preflight:{p.name}", "`preflight --sglang` release environment", p)
+              for p in _children(cache_root / PREFLIGHT_DIR)]
+    found += [Entry(f"cache:{p.name}", "the kit's cache", p) for p in _children(cache_root) if p.name != PREFLIGHT_DIR]
+    return found
+
+
+def _cache() -> Path:
+    try:
+        return resources.cache_dir()
+    except ValueError as exc:  # a relative PCGKIT_CACHE
+        raise UsageError(str(exc)) from None
+
+
+def _entries() -> list[Entry]:
+    return find_entries(resources.bootstrap_envs(), resources.default_envs_root(), _cache())
+
+
+def _list(args: argparse.Namespace) -> int:
+    rows = [(e, usage(e.path)) for e in _entries()]
+    if args.json:
+        doc = {"schema": "pcgkit.cache/1", "cache_root": str(_cache()),
+               "entries": [{"name": e.name, "what": e.what, "path": str(e.path), "bytes": u.bytes,
+                            "hardlinked_bytes": u.shared, "files": u.files} for e, u in rows]}
+        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+        return 0
+    total = sum(u.bytes for _e, u in rows)
+    shared = sum(u.shared for _e, u in rows)
+    print(f"pcgkit cache: {len(rows)} folders, {human(total)} on disk as du counts them"
+          + (f" ({human(shared)} of it in hardlinked files, shared with uv's cache: removing frees less)" if shared else ""))
+    width = max((len(e.name) for e, _u in rows), default=0)
+    for entry, use in rows:
+        print(f"  {entry.name:<{width}}  {human(use.bytes):>10}  {entry.path}  ({entry.what})")
+    if rows:
+        print("remove with: pcgkit cache remove NAME [NAME ...], or --all")
+    print(f"the kit's cache outside checkouts: {_cache()} (set {resources.CACHE_VAR} to move it)")
+    return 0
+
+
+def chosen(entries: list[Entry], names: list[str], everything: bool) -> list[Entry]:
+    """The entries to remove (UsageError naming what exists for a name that matches none). Pure."""
+    if everything == bool(names):
+        raise UsageError("cache remove: name the folders (NAME ...) or pass --all, not both or neither")
+    if everything:
+        return entries
+    by_name = {e.name: e for e in entries}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise UsageError(f"cache remove: no kit folder named {', '.join(unknown)} (there are: "
+                         f"{', '.join(by_name) or 'none'}; `pcgkit cache` lists them)")
+    return [by_name[n] for n in dict.fromkeys(names)]
+
+
+def _remove(args: argparse.Namespace) -> int:
+    running = Path(sys.prefix).resolve()
+    for entry in chosen(_entries(), args.names, args.all):
+        if entry.path.resolve() == running:
+            print(f"pcgkit cache: kept {entry.name}: this command runs from it (remove it with: rm -rf {entry.path})",
+                  file=sys.stderr)
+            continue
+        freed = usage(entry.path).bytes
+        shutil.rmtree(entry.path)
+        for sidecar in (".lock", ".use"):  # the build and use locks the env's builder kept beside it
+            (entry.path.parent / f".{entry.path.name}{sidecar}").unlink(missing_ok=True)
+        print(f"pcgkit cache: removed {entry.name} ({entry.path}, {human(freed)})")
+    return 0
+
+
+def register(subparsers) -> None:
+    cache = subparsers.add_parser(
+        "cache", help="the kit's environments and caches on this machine, with sizes; remove them",
+        description="List the kit's environments and caches (bin/pcgkit's .venv and .venv-light, matrix cells, "
+                    "preflight's release environments, the kit's cache folder) with their sizes; remove them.",
+        epilog="examples:\n  %(prog)s\n  %(prog)s --json\n  %(prog)s remove preflight:sglang-0.5.12-0123456789ab\n  %(prog)s remove --all")
+    cache.add_argument("--json", action="store_true", help="the list as JSON (schema pcgkit.cache/1)")
+    cache.set_defaults(func=_list)
+    sub = cache.add_subparsers(dest="cache_command")
+    remove = sub.add_parser("remove", help="delete the named folders (or --all)",
+                            description="Delete kit folders by the names `pcgkit cache` lists.",
+                            epilog="examples:\n  %(prog)s reference\n  %(prog)s --all")
+    remove.add_argument("names", nargs="*", metavar="NAME", help="a name from `pcgkit cache`")
+    remove.add_argument("--all", action="store_true", help="every folder listed")
+    remove.set_defaults(func=_remove)
