@@ -17,6 +17,7 @@ LAB_COMMANDS: tuple[str, ...] = (
     "lab.commands.lock",
     "lab.commands.discover",
     "lab.commands.tox",
+    "lab.commands.certificate_inputs",
     "lab.commands.payload",
     "lab.commands.validate_launch",
     "lab.commands.refresh_upstream",

@@ -42,12 +42,6 @@ def register(subparsers) -> None:
                       help="print the discovery counts (public callables, registered ops, judged, not judged); write discovery.json")
     mode.add_argument("--certificate", action="store_true",
                       help="the trace-safety certificate: every discovered callable and op judged, stacks unrolled (slow: an explicit run)")
-    mode.add_argument("--derive-inputs", action="store_true",
-                      help="derive every public callable's inputs from the installed release (signature, docstring,"
-                           " FlashInfer's tests at --upstream-ref) into fixtures/certificates/inputs/ (workshop)")
-    parser.add_argument("--upstream-git", type=Path,
-                        help="with --derive-inputs: a git mirror of github:flashinfer-ai/flashinfer (the fetch tool's copy)")
-    parser.add_argument("--upstream-ref", help="with --derive-inputs: the tag (or commit) whose tests/ to read, e.g. v0.6.12")
     parser.add_argument("--inputs", type=Path,
                         help="with --certificate: the derived inputs JSON (default fixtures/certificates/inputs/flashinfer-<installed>.json)")
     parser.add_argument("--unroll-budget", type=float, default=None,
@@ -96,30 +90,6 @@ def discover_main(args: argparse.Namespace) -> int:
 INPUTS_DIR = ("certificates", "inputs")
 
 
-def derive_inputs_main(args: argparse.Namespace) -> int:
-    from collections import Counter
-
-    from pcgkit import resources
-    from pcgkit.sweep.inputs_build import UpstreamReadError, build_inputs, read_tests_at
-
-    if bool(args.upstream_git) != bool(args.upstream_ref):
-        raise PcgkitError("--upstream-git and --upstream-ref go together (or neither: no upstream tests)")
-    folder = atomic.ensure_dir(resources.fixture(*INPUTS_DIR), "fixtures/certificates/inputs")
-    upstream = None
-    if args.upstream_git:
-        try:
-            upstream = read_tests_at(args.upstream_git, args.upstream_ref)
-        except UpstreamReadError as exc:
-            raise PcgkitError(str(exc)) from exc
-        atomic.write_text(folder / f"upstream-tests-{args.upstream_ref}.json", json.dumps(upstream, indent=1))
-    data = build_inputs(upstream)
-    path = folder / f"flashinfer-{data['flashinfer']}.json"
-    atomic.write_text(path, json.dumps(data, indent=1))
-    sources = Counter(e.get("source", "not derived") for e in data["callables"].values())
-    print(f"{path}: {len(data['callables'])} callables; " + ", ".join(f"{k} {v}" for k, v in sorted(sources.items())))
-    return 0
-
-
 def _inputs_for(path: Path | None) -> dict | None:
     from importlib import metadata
 
@@ -131,8 +101,8 @@ def _inputs_for(path: Path | None) -> dict | None:
     path = path or resources.fixture(*INPUTS_DIR, f"flashinfer-{metadata.version('flashinfer-python')}.json")
     if not path.is_file():
         if explicit:  # the user named a file: judging without it would answer another question
-            raise PcgkitError(f"--inputs {path}: no such file (write one with `sweep --derive-inputs`)")
-        print(f"pcgkit: no derived inputs at {path} (run `sweep --derive-inputs`); hand specs only")
+            raise PcgkitError(f"--inputs {path}: no such file (write one with `bin/pcgkit lab certificate-inputs`)")
+        print(f"pcgkit: no derived inputs at {path} (run `bin/pcgkit lab certificate-inputs`); hand specs only")
         return None
     try:
         return atomic.parse_json(atomic.read_user_bytes(path, "--inputs"), str(path))
@@ -174,8 +144,6 @@ def main(args: argparse.Namespace) -> int:
         return discover_main(args)
     if args.certificate:
         return certificate_main(args)
-    if args.derive_inputs:
-        return derive_inputs_main(args)
     from pcgkit.harness.casekit import cuda_toolkit_root
     from pcgkit.sweep import report
     from pcgkit.sweep.engine import arch_of, installed_versions, run_sweep, run_sweep_real

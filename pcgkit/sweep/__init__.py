@@ -3,10 +3,10 @@
 specs.py (the spec table, pure) -> inputs.py (materialize CPU tensors) -> guard.py (no kernel may
 load or run) -> engine.py (import, trace, per simulated arch) -> classify.py (outcome -> class, pure)
 -> report.py (readiness table, pure). Data: entry_points.toml, public_threads.toml, signatures/.
-The certificate (`--discover`, `--derive-inputs`, `--certificate`): discover.py reads every public
-callable and registered op (values: discovery.py); inputs_build.py (workshop) derives each callable's
-inputs from the release (derive.py: signature and numpydoc, pure; upstream_tests.py: FlashInfer's own
-tests, pure; dims.toml: the kit's sizes) into fixtures/certificates/inputs/ -> unroll.py traces and
+The certificate (`--discover`, `--certificate`): discover.py reads every public callable and
+registered op (values: discovery.py); the workshop's `bin/pcgkit lab certificate-inputs`
+(lab/sweep/) derives each callable's inputs from the release with derive.py (signature and numpydoc,
+pure; dims.toml: the kit's sizes) into fixtures/certificates/inputs/ -> unroll.py traces and
 patches site after site (rules: unroll_rules.py) -> fakerun.py runs the call on FakeTensors ->
 opjudge.py judges ops as ops (schema-derived inputs: derive.py) -> certify.py assembles (imports.py:
 why a submodule did not import) -> certificate.py (coverage, table, release diff, the JIT-loader

@@ -139,14 +139,13 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops
     """The certificate of the installed release on `arch` (simulated on CPU, or the real GPU).
     `ops_only`: judge the registered ops alone (the GPU run: no callable's JIT module is built);
     `op_inputs`: inputs for ops from an earlier certificate (op_inputs_from), used where this run
-    recorded none; `inputs`: the release's derived inputs (pcgkit.sweep.inputs_build), used where
+    recorded none; `inputs`: the release's derived inputs (written by lab.sweep.inputs_build), used where
     no hand spec applies; `unroll_budget_s`: once the callables took this long, each later one is
     traced once (its first site) and its row says the unroll was capped."""
-    from pcgkit.sweep.derive import Dim
+    from pcgkit.sweep.derive import KIT, Dim
     from pcgkit.sweep.discover import discover
-    from pcgkit.sweep.inputs_build import dims_for
     from pcgkit.sweep.opjudge import OpJudgement, judge_op
-    from pcgkit.sweep.specs import load_specs
+    from pcgkit.sweep.specs import load_kit_dims, load_specs
 
     start = time.perf_counter()
     found = discover()
@@ -185,7 +184,7 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops
     rows.sort(key=lambda row: rank[row["target"]])
     ops = []
     dims = ({n: Dim(d["value"], d["source"], d["from"]) for n, d in inputs["dims"].items()} if inputs and inputs.get("dims")
-            else dims_for(None))
+            else {n: Dim(v, KIT, "pcgkit/sweep/dims.toml") for n, v in load_kit_dims().items()})
     for op in found.ops:
         spec = by_target.get(op.target)
         call = op_calls.get(op.qualname) or (_spec_call(spec) if spec else None) or (op_inputs or {}).get(op.qualname)

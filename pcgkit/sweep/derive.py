@@ -11,7 +11,7 @@ Sources (SOURCES), per argument:
   signature      a default, `Optional` (None), a `Literal` choice, or the annotation's scalar type
   docstring      the parameter's documented shape / dtype
   upstream test  a shape symbol's value from FlashInfer's own tests at that release
-                 (pcgkit.sweep.upstream_tests: the smallest value a test parametrizes it with)
+                 (lab.sweep.upstream_tests: the smallest value a test parametrizes it with)
   kit default    a shape symbol or dtype none of the above gives: the kit's table (dims.toml), said so
 A callable's source (`primary_source`) is the strongest that shaped a tensor: upstream test >
 docstring > signature; a hand spec (entry_points.toml) is counted apart by the caller.

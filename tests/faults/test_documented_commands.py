@@ -22,7 +22,7 @@ def test_sweep_discover_writes_into_reports(tmp_path, capsys, monkeypatch):
 def test_sweep_certificate_writes_into_reports(tmp_path, capsys, monkeypatch):
     """sweep --certificate writes certificate-*.json/md into --reports instead of an internal error."""
     monkeypatch.setattr("pcgkit.sweep.certify.certify",
-                        lambda arch, device, **kw: {"flashinfer": "0.6.1", "counts": {"judged": 0}})
+                        lambda arch, device, **kw: {"flashinfer": "0.6.1", "counts": {}, "coverage": {"callables judged": 0}})
     monkeypatch.setattr("pcgkit.sweep.certificate.render_certificate", lambda cert: "# stand-in\n")
     status, out, err = run_main(["sweep", "--certificate", "--arch", "sm120", "--reports", str(tmp_path / "c")], capsys)
     assert status == 0, err

@@ -6,7 +6,7 @@ commit id and date -> fixtures/certificates/inputs/upstream-tests-<ref>.json.
 `build_inputs(upstream)`: every public function's parameters (inspect.signature + its numpydoc
 section, parsed by docstring_parser) -> pcgkit.sweep.derive -> fixtures/certificates/inputs/
 flashinfer-<version>.json (schema INPUTS_SCHEMA), one entry per callable: a call with the source
-of every argument, or the reason none could be derived. `bin/pcgkit sweep --derive-inputs` runs it.
+of every argument, or the reason none could be derived. `bin/pcgkit lab certificate-inputs` runs it.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from pcgkit import resources
+from lab.sweep.upstream_tests import read_test_sources, smallest_dims
 from pcgkit.sweep.derive import KIT, UPSTREAM, Dim, Param, derive_call
-from pcgkit.sweep.upstream_tests import read_test_sources, smallest_dims
+from pcgkit.sweep.specs import load_kit_dims
 
 INPUTS_SCHEMA = "pcgkit.certificate-inputs/1"
 UPSTREAM_SCHEMA = "pcgkit.upstream-tests/1"
@@ -59,19 +59,9 @@ def read_tests_at(git_dir: Path, ref: str) -> dict:
             "read": _dt.date.today().isoformat(), "files": len(files), **read_test_sources(files)}
 
 
-def kit_dims() -> dict[str, int]:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-
-    data = tomllib.loads(resources.sweep_data("dims.toml").read_text())
-    return {**data["dims"], **data.get("scalars", {})}
-
-
 def dims_for(upstream: dict | None) -> dict[str, Dim]:
     """Upstream tests' values first, the kit's table for the rest."""
-    dims = {name: Dim(value, KIT, "pcgkit/sweep/dims.toml") for name, value in kit_dims().items()}
+    dims = {name: Dim(value, KIT, "pcgkit/sweep/dims.toml") for name, value in load_kit_dims().items()}
     for name, (value, path) in smallest_dims(upstream or {}).items():
         dims[name] = Dim(value, UPSTREAM, path)
     return dims
