@@ -44,6 +44,17 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pcgkit.commands.ci",
     "pcgkit.commands.cache",
 )
+# Which module registers each command name: a command line that names one imports only that module (a
+# command module pulls in its stage, some of them pytest, jinja2 or rich: ~1 CPU s for all of them).
+# tests/test_cli_lazy.py holds this table to what the modules register.
+COMMAND_MODULE: dict[str, str] = {
+    "run": "pcgkit.commands.run", "matrix": "pcgkit.commands.matrix", "bisect": "pcgkit.commands.matrix",
+    "report": "pcgkit.commands.report", "docker": "pcgkit.commands.docker", "env": "pcgkit.commands.env",
+    "repro": "pcgkit.commands.repro", "issue": "pcgkit.commands.issue", "parity": "pcgkit.commands.parity",
+    "e2e": "pcgkit.commands.e2e", "sweep": "pcgkit.commands.sweep", "triage": "pcgkit.commands.triage",
+    "preflight": "pcgkit.commands.preflight", "advice": "pcgkit.commands.advice", "ci": "pcgkit.commands.ci",
+    "cache": "pcgkit.commands.cache",
+}
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -129,8 +140,18 @@ def redacted_output():
         sys.stdout, sys.stderr = saved
 
 
+def modules_for(argv: list[str]) -> tuple[str, ...]:
+    """The command modules a command line needs: the one that registers the command it names, else every one
+    (`--help`, `--version`, a misspelt or missing command: argparse's answer then lists them all). Pure."""
+    name = next((arg for arg in argv if not arg.startswith("-")), None)
+    module = COMMAND_MODULE.get(name or "")
+    return (module,) if module else COMMAND_MODULES
+
+
 def _main(argv: list[str] | None, parser: argparse.ArgumentParser | None) -> int:
-    args = (parser or build_parser()).parse_args(argv)  # argparse exits 2 on a usage error, as the table says
+    if parser is None:
+        parser = build_parser(modules=modules_for(sys.argv[1:] if argv is None else argv))
+    args = parser.parse_args(argv)  # argparse exits 2 on a usage error, as the table says
     try:
         with signals.stop_policy():
             return int(args.func(args))

@@ -11,13 +11,16 @@ Pure: classify_control, judge_with_control, ControlRecord. The stash helpers onl
 from __future__ import annotations
 
 import dataclasses
-
-import pytest
+import functools
+from typing import TYPE_CHECKING
 
 from pcgkit.e2e.logclass import E2E_MODE, Classification, classify_run
 from pcgkit.e2e.server import ServerRun
 from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.modes import Mode
+
+if TYPE_CHECKING:  # pytest is imported only inside a pytest session: the CLI's catalog imports this module
+    import pytest
 
 
 def _never_the_bug(signature) -> str:
@@ -87,13 +90,17 @@ def judge_with_control(nvfp4: Classification, control: ControlRecord | None) -> 
     return nvfp4
 
 
-_CONTROL_KEY = pytest.StashKey[ControlRecord]()
+@functools.cache
+def _control_key() -> pytest.StashKey[ControlRecord]:
+    import pytest
+
+    return pytest.StashKey[ControlRecord]()
 
 
 def remember_control(config: pytest.Config, record: ControlRecord) -> None:
-    config.stash[_CONTROL_KEY] = record
+    config.stash[_control_key()] = record
 
 
 def control_of_session(config: pytest.Config) -> ControlRecord | None:
     """The control's record when it ran earlier in this pytest session (it sorts before the NVFP4 case)."""
-    return config.stash.get(_CONTROL_KEY, None)
+    return config.stash.get(_control_key(), None)
