@@ -1,8 +1,8 @@
 """`pcgkit cache`: the kit's environments and caches on this machine, with their sizes; `cache remove` deletes them.
 
 What it knows, each folder from the stage that owns it: the checkout's bin/pcgkit environments (.venv: the
-reference pins, ~7 GB; .venv-light: the kit alone, ~20 MB), the matrix's cell environments and FlashInfer JIT
-cache (.pcgkit/), and the kit's cache outside any checkout (${PCGKIT_CACHE:-~/.cache/pcgkit}: `preflight
+reference pins, ~7 GB; .venv-light: the kit alone, ~20 MB), the matrix's cell environments, FlashInfer JIT cache and
+bytecode (.pcgkit/), and the kit's cache outside any checkout (${PCGKIT_CACHE:-~/.cache/pcgkit}: `preflight
 --sglang`'s release environments, the docker base image, act's built actions). `find_entries` only lists
 folders; sizes are read at the edge (pcgkit.util.diskuse, as `du` counts them).
 """
@@ -45,6 +45,9 @@ def find_entries(bootstrap: tuple[Path, ...], envs_root: Path, cache_root: Path)
     jit = envs_root.parent / "flashinfer-jit"
     if jit.is_dir():
         found.append(Entry("flashinfer-jit", "FlashInfer kernels the matrix cells built (JIT cache)", jit))
+    bytecode = envs_root.parent / "cell-bytecode"  # pcgkit.matrix.backends.venv.BYTECODE_DIR
+    if bytecode.is_dir():
+        found.append(Entry("cell-bytecode", "the matrix cells' compiled Python bytecode", bytecode))
     found += [Entry(f"preflight:{p.name}", "`preflight --sglang` release environment", p)
               for p in _children(cache_root / PREFLIGHT_DIR)]
     found += [Entry(f"cache:{p.name}", "the kit's cache", p) for p in _children(cache_root) if p.name != PREFLIGHT_DIR]

@@ -56,6 +56,12 @@ from pcgkit.util.redact import redact_argv, secret_values
 STAMP = ".pcgkit-cell-stamp"
 KIT_PTH = "_pcgkit_kit.pth"
 JIT_CACHE_DIR = "flashinfer-jit"  # beside the environments folder
+# The cells' compiled bytecode, beside it too (PYTHONPYCACHEPREFIX): a fresh environment holds no .pyc (uv
+# installs none), so its first `import torch, flashinfer` compiles ~40 MB of bytecode: ~9 s of a ~16 s import
+# here (docs/lab-notes.md). Python keeps the tree by source path and checks each .pyc against its source's
+# mtime and size, so a rebuilt environment of the same cell (--force, a damage rebuild) reuses it and a
+# changed file is recompiled; cells at other paths never share it.
+BYTECODE_DIR = "cell-bytecode"
 
 
 SUMMARY = "a uv venv each"  # how `--backend`'s help describes it
@@ -361,6 +367,13 @@ def _link_kit(env_dir: Path) -> None:
         (site / KIT_PTH).write_text(f"{root}\n")
 
 
+def bytecode_env(folder: Path) -> dict[str, str]:
+    """The cell interpreter's bytecode settings: written under the kit's `folder`, never into the environment or
+    the checkout; an inherited PYTHONDONTWRITEBYTECODE is emptied (Python reads an empty value as unset) for the
+    cell's interpreter only, since the folder is the kit's own. Pure."""
+    return {"PYTHONPYCACHEPREFIX": str(folder), "PYTHONDONTWRITEBYTECODE": ""}
+
+
 @dataclasses.dataclass(frozen=True)
 class VenvEnvironment:
     """A cell's venv, ready: its interpreter, what it holds, and the lock it came from."""
@@ -379,6 +392,7 @@ class VenvEnvironment:
         key = jitcache.cache_key(installed_mod.freeze(self.installed), self.cell_python, jitcache.machine_arch_facts())
         if key is not None:
             env[jitcache.ENV_VAR] = str(jitcache.workspace_base(self.envs_root.parent / JIT_CACHE_DIR, key))
+        env.update(bytecode_env(self.envs_root.parent / BYTECODE_DIR))
         plan = runjob.RunPlan(
             python=self.python, reports_dir=request.reports_dir, timeout_s=request.timeout_s,
             case_timeout_s=request.case_timeout_s, select=request.select, require_hardware=request.require_hardware,
