@@ -37,7 +37,7 @@ from pcgkit.values.trace import TraceOutcome
 from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.expectations import expected_for, load_expectations
 from pcgkit.verdicts.modes import Mode, classify
-from pcgkit.verdicts.result import JUNIT_RESULT_PROPERTY, CaseResult, write_results
+from pcgkit.verdicts.result import JUNIT_RESULT_PROPERTY, CaseResult, result_dict, write_result_dicts
 
 MARKERS: dict[str, str] = targets.PYTEST_MARKERS  # declared with the targets (`run -m` checks against it)
 
@@ -320,6 +320,7 @@ class ResultCollector:
     def __init__(self, config: pytest.Config):
         self.config = config
         self.results: dict[str, CaseResult] = {}
+        self._dicts: dict[str, dict] = {}  # each result as the file holds it, made once (result_dict)
         self.selected_modes: list[str] | None = None
         self._environment: dict | None = None
 
@@ -338,7 +339,8 @@ class ResultCollector:
         environment = {**self._environment, "complete": complete}
         if self.selected_modes is not None:
             environment["selected_modes"] = self.selected_modes
-        write_results(path, self.results.values(), environment)
+        ordered = sorted(self.results, key=lambda nodeid: (self.results[nodeid].mode, self.results[nodeid].variant))
+        write_result_dicts(path, [self._dicts[nodeid] for nodeid in ordered], environment)  # write_results' order
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         modes = {getattr(getattr(getattr(item, "module", None), "MODE", None), "id", None) for item in session.items}
@@ -348,7 +350,8 @@ class ResultCollector:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in report.user_properties:
             if name == JUNIT_RESULT_PROPERTY and report.nodeid not in self.results:
-                self.results[report.nodeid] = CaseResult.from_dict(json.loads(str(value)))
+                result = self.results[report.nodeid] = CaseResult.from_dict(json.loads(str(value)))
+                self._dicts[report.nodeid] = result_dict(result)
                 self._write(complete=False)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -105,3 +106,19 @@ def test_junit_properties_without_signature():
     flat = dict(_result(verdict=Verdict.ERROR, signature=None).junit_properties())
     assert not any(name.startswith("pcgkit.values.signature.") for name in flat)
     assert json.loads(flat[JUNIT_RESULT_PROPERTY])["verdict"] == "error"
+
+
+def test_result_dicts_written_once_give_the_file_write_results_gives(tmp_path, monkeypatch):
+    """write_result_dicts of result_dict()s (the plugin's per-case rewrite) holds what write_results holds, secret redacted."""
+    from pcgkit.verdicts.result import result_dict, sort_results, write_result_dicts, write_results
+
+    monkeypatch.setenv("HF_TOKEN", "hf_abcdefghijklmnopqrstuvwx123")
+    results = [_result(mode="mode2"), _result(mode="mode1")]
+    results[0] = dataclasses.replace(results[0], reason="token hf_abcdefghijklmnopqrstuvwx123 leaked")
+    env = {"versions": {"torch": "2.9.1"}, "note": "hf_abcdefghijklmnopqrstuvwx123"}
+    write_results(tmp_path / "a.json", results, env)
+    write_result_dicts(tmp_path / "b.json", [result_dict(r) for r in sort_results(results)], env)
+    a, b = (json.loads((tmp_path / name).read_text()) for name in ("a.json", "b.json"))
+    a.pop("created"), b.pop("created")
+    assert a == b and [r["mode"] for r in a["results"]] == ["mode1", "mode2"]
+    assert "hf_abcdefghijklmnopqrstuvwx123" not in (tmp_path / "b.json").read_text()

@@ -9,12 +9,13 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import json
+import os
 from pathlib import Path
 from typing import Any, Iterable
 
 from pcgkit.errors import UsageError
 from pcgkit.util import atomic, untrusted
-from pcgkit.util.redact import redact_text, redact_tree
+from pcgkit.util.redact import redact_text, redact_tree, secret_values
 from pcgkit.util.sanitize import clean_text, clean_tree
 from pcgkit.util.untrusted import UntrustedValueError
 from pcgkit.values.signature import Signature
@@ -115,13 +116,28 @@ class CaseResult:
 
 
 def write_results(path: Path, results: Iterable[CaseResult], environment: dict[str, Any]) -> None:
-    payload = {
+    write_result_dicts(path, [result_dict(r) for r in sort_results(results)], environment)
+
+
+def sort_results(results: Iterable[CaseResult]) -> list[CaseResult]:
+    """The order a results file lists them in: by mode, then target (stable)."""
+    return sorted(results, key=lambda r: (r.mode, r.variant))
+
+
+def result_dict(result: CaseResult) -> dict[str, Any]:
+    """One result as a results file holds it, redacted as atomic.write_json would (made once, written many times)."""
+    return redact_tree(result.to_dict(), secret_values(dict(os.environ)))
+
+
+def write_result_dicts(path: Path, results: list[dict[str, Any]], environment: dict[str, Any]) -> None:
+    """A results file from result_dict()s in sort_results order: the same bytes write_results writes, but a run
+    that rewrites the file after every case (pcgkit.plugin) no longer serialises and redacts every result each time."""
+    head = redact_tree({
         "schema": RESULTS_SCHEMA,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "environment": environment,
-        "results": [r.to_dict() for r in sorted(results, key=lambda r: (r.mode, r.variant))],
-    }
-    atomic.write_json(path, payload)
+    }, secret_values(dict(os.environ)))
+    atomic.write_text(path, json.dumps({**head, "results": results}, indent=2, sort_keys=True) + "\n", redact=False)
 
 
 class ResultsFileError(UsageError, ValueError):
