@@ -34,6 +34,14 @@ def test_a_case_that_only_traced_is_never_fixed_from_anything(report):
     assert "0.5.10" in traced_only(report, "sglang-compile-sm90", "sglang")
 
 
+def test_a_release_counts_when_one_of_its_fixed_cells_ran(report):
+    """FlashInfer 0.7.4: fi-0.7.4's call path ran (torch-2.15.0's only traced): counted, like the snapshot's `ran`."""
+    from pcgkit.report.wording import fixed_from, traced_only
+
+    assert fixed_from(report, "fix-upstream-op", "flashinfer-python") == "0.7.1"
+    assert traced_only(report, "fix-upstream-op", "flashinfer-python") == ()
+
+
 def test_answers_and_compat_md_name_traced_only_releases_apart(report):
     """The first-answers rows carry the traced-only releases apart; compat.md's thread lines say 'traced only'."""
     from pcgkit.report.answers import answers

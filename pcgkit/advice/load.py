@@ -62,7 +62,7 @@ def parse_snapshot(data: dict, source: str = SNAPSHOT_FILE) -> tuple[Measurement
     """One Measurement per (cell, case) with a verdict; cases whose arch cannot be told are left out. Pure."""
     if not str(data.get("schema", "")).startswith("pcgkit.matrix-snapshot/"):
         raise ValueError(f"{source}: not a matrix snapshot (schema {data.get('schema')!r})")
-    as_of = str(data.get("matrix_created", ""))[:10] or "undated"
+    as_of = str(data.get("matrix_created", ""))[:10] or "undated"  # a cell without its own `measured` date
     origin = str(data.get("source") or source)
     out = []
     for cell in data.get("cells", ()):
@@ -74,7 +74,7 @@ def parse_snapshot(data: dict, source: str = SNAPSHOT_FILE) -> tuple[Measurement
             if arch is None or verdict not in _STATEMENTS:
                 continue  # an error or a skip says nothing about the bug: not a measurement (a named gap)
             out.append(Measurement(str(cell["id"]), case, str(verdict), arch, bool(cell.get("simulated", True)),
-                                   versions, as_of, origin, case in ran))
+                                   versions, str(cell.get("measured") or as_of), origin, case in ran))
     return tuple(out)
 
 

@@ -158,8 +158,9 @@ def _fixed_span(a: attr.Attribution | None, axis: str) -> attr.Span | None:
 
 
 def traced_only(report: CompatReport, case: str, axis: str) -> tuple[str, ...]:
-    """The versions of the fixed span on `axis` where some `fixed` cell of `case` only traced (its reason does not
-    say its call path ran: pcgkit.values.runcheck.says_call_path_ran), oldest first. Pure."""
+    """The versions of the fixed span on `axis` where no `fixed` cell of `case` says its call path ran (each only
+    traced: pcgkit.values.runcheck.says_call_path_ran, the rule the advice snapshot's `ran` follows), oldest
+    first. Pure."""
     span = _fixed_span(report.attribution.get(case), axis)
     if span is None:
         return ()
@@ -168,7 +169,7 @@ def traced_only(report: CompatReport, case: str, axis: str) -> tuple[str, ...]:
     for value in _measured(span):
         entries = [e for c in report.cells if c.id in cells and c.axis_value(axis) == value
                    and (e := c.entries.get(case)) is not None and e.verdict == "fixed"]
-        if any(not says_call_path_ran(e.reason) for e in entries):
+        if entries and not any(says_call_path_ran(e.reason) for e in entries):
             out.append(value)
     return tuple(out)
 
