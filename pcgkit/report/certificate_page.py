@@ -11,7 +11,7 @@ from pathlib import Path
 import jinja2
 
 from pcgkit import resources
-from pcgkit.sweep.certificate import SCHEMA, STATUSES, diffs, table
+from pcgkit.sweep.certificate import SCHEMA, STATUSES, diffs, table, with_op_rule
 
 TEMPLATE = "certificate.html.j2"
 PAGE = "certificate.html"
@@ -25,7 +25,7 @@ def load_certificates(folder: Path | None = None) -> tuple[dict, ...]:
         data = json.loads(path.read_text())
         if data.get("schema") != SCHEMA:
             raise ValueError(f"{path}: schema {data.get('schema')!r}, expected {SCHEMA!r}")
-        found.append(data)
+        found.append(with_op_rule(data))  # opaque-op only where the op's fake executed (older rows too)
     return tuple(found)
 
 
