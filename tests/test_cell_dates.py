@@ -42,3 +42,14 @@ def test_the_committed_snapshot_dates_the_cells_re_measured_on_2026_12_05():
     cells = {c["id"]: c for c in json.loads((fixtures_dir() / SNAPSHOT_FILE).read_text())["cells"]}
     assert cells["fi-0.7.1"]["measured"] == cells["sglang-0.5.12"]["measured"] == "2026-12-05"
     assert cells["fi-0.5.0"]["measured"] is None  # not recorded: the matrix's creation date stands for it
+
+
+def test_triage_names_a_re_measured_cells_own_date():
+    """triage's matrix line for a cell re-run after the matrix was created says 'measured <its date>'."""
+    from pcgkit.triage.advice import CatalogView, _matrix
+    from pcgkit.triage.facts import Fact
+
+    snapshot = _snapshot("2026-12-05", None)
+    lines = _matrix(snapshot, (Fact("sglang", "0.5.12", 1, "log"),), "sglang-compile-sm120", CatalogView(()))
+    assert "cell a (measured 2026-12-05; sglang 0.5.12" in lines[0]
+    assert "cell b (sglang 0.5.12" in lines[1]  # unrecorded: the matrix's date in the line's head stands
