@@ -51,3 +51,12 @@ def test_opaque_ops_whose_fake_ran_stay_opaque_and_the_page_loader_applies_the_r
     statuses = {r["status"] for c in loaded.values() for r in c["ops"]
                 if r["status"] == "opaque-op" and not r.get("fake_vs_real", "").startswith(("agrees", "drift", "not run here: nothing"))}
     assert statuses == set()
+
+
+def test_the_certificate_page_says_opaque_op_needs_the_fake_to_execute():
+    """The HTML page states the rule and shows the reclassified H200 row's reason."""
+    from pcgkit.report.certificate_page import build_certificate_page, load_certificates
+
+    page = build_certificate_page(load_certificates())
+    assert "its\nfake executed here" in page or "its fake executed here" in page.replace("\n", " ")
+    assert "fake did not execute here" in page
