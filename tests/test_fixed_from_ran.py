@@ -54,3 +54,12 @@ def test_answers_and_compat_md_name_traced_only_releases_apart(report):
     assert "0.5.13" in rows["sglang-compile-sm120"].traced_only
     text = "\n".join(render_upstream(report, upstream))
     assert "traced only, call path not run: not counted" in text
+
+
+def test_the_dashboard_names_traced_only_releases_beside_first_fixed(report):
+    """The dashboard's first-answers row lists the releases whose `fixed` only traced, apart from the first fixed."""
+    from pcgkit.report.dashboard import render_dashboard
+    from pcgkit.report.upstream import load_upstream
+
+    html = render_dashboard(report, upstream=load_upstream())
+    assert "(traced only, call path not run: 0.5.12.post1, 0.5.13," in html
