@@ -53,3 +53,18 @@ def test_triage_names_a_re_measured_cells_own_date():
     lines = _matrix(snapshot, (Fact("sglang", "0.5.12", 1, "log"),), "sglang-compile-sm120", CatalogView(()))
     assert "cell a (measured 2026-12-05; sglang 0.5.12" in lines[0]
     assert "cell b (sglang 0.5.12" in lines[1]  # unrecorded: the matrix's date in the line's head stands
+
+
+def test_compat_cell_details_say_when_each_cell_was_measured():
+    """compat.md's cell details name a re-run cell's own finished time, and say when a cell recorded none."""
+    import json
+    from pathlib import Path
+
+    from pcgkit.report.markdown import render_cell_details
+    from pcgkit.report.model import from_json
+
+    sample = Path(__file__).resolve().parents[1] / "reports/samples/matrix-2026-12-01/compat.json"
+    text = render_cell_details(from_json(json.loads(sample.read_text())))
+    block = text.split("<code>sglang-0.5.12</code>")[1].split("</details>")[0]
+    assert "- measured: 2026-12-05T09:34:26+00:00" in block
+    assert "- measured: not recorded in this cell" in text.split("<code>fi-0.5.0</code>")[1].split("</details>")[0]

@@ -200,6 +200,9 @@ def _cell_details(report: CompatReport, cell: CellReport) -> list[str]:
                      "cases ran in cells of their own")
     lines += [f"- pins: {cell.pin_status} ({md(cell.pin_note)})", f"- installed: {md(installed) or 'nothing (the install failed)'}",
               f"- duration: {cell.duration_s:.1f} s" + (", reused from a previous run" if cell.from_cache else "")]
+    # the cell's own measurement time (a cell re-run into the report later than its creation says so)
+    lines.append(f"- measured: {md(cell.finished)}" if cell.finished else
+                 f"- measured: not recorded in this cell (the report was created {md(report.created)})")
     if cell.where:
         lines.append(f"- ran on: {md(where_line(cell.where))}")
     if cell.source:
