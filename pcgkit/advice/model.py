@@ -430,3 +430,43 @@ def advise(versions: Versions, arch: str | None, evidence: Evidence) -> Answer:
     if axis == "flashinfer" and release and family:
         return dataclasses.replace(answer, upgrade=_upgrade_flashinfer(release, family, evidence))
     return answer
+
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileSafety:
+    """The certificate's word on one FlashInfer call: `headline` for a diagnosis line, `statement` with its sources."""
+
+    call: str  # flashinfer.single_prefill_with_kv_cache
+    headline: str  # "this FlashInfer call (...) is not compile-safe on this release (certificate of X, simulated SM120, date)"
+    statement: Statement
+
+
+def compile_unsafe(evidence: Evidence, calls: Iterable[str], flashinfer: str | None) -> CompileSafety | None:
+    """"This FlashInfer call is not compile-safe on this release", from the certificates' JIT-loader sets. Pure.
+
+    `calls`: the FlashInfer functions a failure passed through (a traceback's frame names, outermost first);
+    the first one a certificate lists is the call. With the user's FlashInfer release known, only that
+    release's certificate speaks (None when it has none, or does not list the call: nothing is claimed);
+    without it, every certified release that lists the call is named. Simulated certificates say so."""
+    for name in dict.fromkeys(calls):
+        found = sorted((u for u in evidence.unsafe_calls if u.name == name and (not flashinfer or u.flashinfer == flashinfer)),
+                       key=lambda u: version_key(u.flashinfer))
+        if not found:
+            continue
+        newest = found[-1]
+        how = ("simulated " if newest.simulated else "") + _label(newest.arch)
+        if flashinfer:
+            headline = (f"this FlashInfer call ({newest.target}) is not compile-safe on this release "
+                        f"(certificate of {newest.flashinfer}, {how}, {newest.created})")
+        else:
+            releases = ", ".join(u.flashinfer for u in found)
+            headline = (f"this FlashInfer call ({newest.target}) is not compile-safe on FlashInfer {releases} "
+                        f"(their certificates, {how}, {newest.created}; the log names no FlashInfer release)")
+        text = (f"{headline}: its first trace under fullgraph=True broke in a lazy JIT loader ({newest.loader}) at "
+                f"{newest.where}" + (f" on {newest.flashinfer}" if not flashinfer else ""))
+        sources = tuple(Source(MEASUREMENT, f"{u.source} (trace-safety certificate, {'simulated ' if u.simulated else ''}"
+                               f"{_label(u.arch)})", u.created) for u in found)
+        return CompileSafety(newest.target, headline, Statement(text, sources, any(u.simulated for u in found),
+                                                                 topic="compile-safety"))
+    return None
