@@ -179,12 +179,26 @@ def parse_mode2(data: dict, source: str = MODE2_FILE) -> tuple[Mode2Run, ...]:
     return tuple(runs)
 
 
+def certificate_paths(folder: Path | None = None) -> list[Path]:
+    """The committed trace-safety certificates (default fixtures/certificates/), sorted; the one place that
+    names their files (the dashboard's page reads them through here too)."""
+    folder = folder if folder is not None else resources.fixture(CERTIFICATES_DIR)
+    return sorted(folder.glob("certificate-*.json")) if folder.is_dir() else []
+
+
+def read_certificate(path: Path) -> dict:
+    """One certificate's JSON; ValueError when it is not a pcgkit certificate."""
+    data = json.loads(path.read_text())
+    if not isinstance(data, dict) or data.get("schema") != CERTIFICATE_SCHEMA:
+        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        raise ValueError(f"{path}: schema {found!r}, expected {CERTIFICATE_SCHEMA!r}")
+    return data
+
+
 def parse_certificates(certificates: list[tuple[str, dict]]) -> tuple[UnsafeCall, ...]:
     """The compile-unsafe calls of every whole certificate given as (file, data), per release. Pure."""
     out = []
     for source, cert in certificates:
-        if cert.get("schema") != CERTIFICATE_SCHEMA:
-            raise ValueError(f"{source}: schema {cert.get('schema')!r}, expected {CERTIFICATE_SCHEMA!r}")
         for entry in compile_unsafe_calls([cert], str(cert.get("flashinfer", ""))):
             out.append(UnsafeCall(str(entry["target"]), str(entry.get("loader", "")), str(entry.get("where", "")),
                                   str(entry["flashinfer"]), str(entry["arch"]), bool(entry["simulated"]),
@@ -213,8 +227,8 @@ def load_evidence(fixtures: Path | None = None) -> Evidence:
         cost = parse_cost(_json(cost_path), COST_FILE) if cost_path.is_file() else None
         mode2_path = folder / Path(MODE2_FILE).relative_to("fixtures")
         mode2 = parse_mode2(_json(mode2_path)) if mode2_path.is_file() else ()
-        certs = sorted((folder / CERTIFICATES_DIR).glob("certificate-*.json"))
-        unsafe = parse_certificates([(f"fixtures/{CERTIFICATES_DIR}/{p.name}", _json(p)) for p in certs])
+        unsafe = parse_certificates([(f"fixtures/{CERTIFICATES_DIR}/{p.name}", read_certificate(p))
+                                     for p in certificate_paths(folder / CERTIFICATES_DIR)])
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"{exc}" if isinstance(exc, ValueError) else f"an evidence file is malformed: {exc!r}") from exc
     return Evidence(measurements, reads, releases, f"fixtures/{TABLE_FILE}", cost, quotes, mode2, unsafe)
