@@ -77,3 +77,21 @@ def test_compile_unsafe_takes_the_first_listed_call_and_claims_nothing_else():
         "fixtures/certificates/certificate-0.7.0-sm120.json", "fixtures/certificates/certificate-0.7.4-sm120.json"]
     assert compile_unsafe(evidence, ("silu_and_mul",), None) is None
     assert compile_unsafe(evidence, ("rmsnorm",), "0.6.12") is None
+
+
+def test_the_advice_for_a_certified_release_counts_its_calls_not_compile_safe(data):
+    """advise(): a FlashInfer release with a certificate gets one compile-safety statement whose count is that
+    certificate's jit_loader_breaks list, sourced to the file; another arch family or an uncertified release: none."""
+    import json
+
+    from pcgkit.advice import Versions, advise
+
+    cert = json.loads((Path(__file__).parent.parent / "fixtures" / "certificates" / "certificate-0.7.4-sm120.json").read_text())
+    answer = advise(Versions(flashinfer="0.7.4"), "sm120", data.evidence)
+    said = answer.certificate
+    assert said is not None and said.topic == "compile-safety" and said.simulated
+    assert f"finds {len(cert['jit_loader_breaks'])} public calls not compile-safe on this release" in said.text
+    assert said.sources[0].ref.startswith("fixtures/certificates/certificate-0.7.4-sm120.json")
+    assert said in answer.statements()
+    assert advise(Versions(flashinfer="0.7.4"), "sm90", data.evidence).certificate is None
+    assert advise(Versions(flashinfer="0.6.3"), "sm120", data.evidence).certificate is None

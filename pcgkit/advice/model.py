@@ -132,10 +132,12 @@ class Answer:
     upgrade: Statement | None = None
     switch: Statement | None = None
     cost: Statement | None = None
+    certificate: Statement | None = None  # the FlashInfer release's certificate: its calls not compile-safe
 
     def statements(self) -> tuple[Statement, ...]:
         """All statements, in reading order."""
-        return tuple(s for s in (self.affected, self.flashinfer_alone, self.upgrade, self.switch, self.cost) if s)
+        return tuple(s for s in (self.affected, self.flashinfer_alone, self.upgrade, self.switch, self.cost,
+                                 self.certificate) if s)
 
     @property
     def simulated(self) -> bool:
@@ -413,6 +415,12 @@ def call_path_state(evidence: Evidence, sglang: str | None, arch: str | None) ->
 def advise(versions: Versions, arch: str | None, evidence: Evidence) -> Answer:
     """The answers for this user's versions on this arch, each with its sources. Pure."""
     family = arch_family(arch)
+    answer = _advise(versions, family, evidence)
+    certificate = certificate_statement(versions.flashinfer, family, evidence) if versions.flashinfer else None
+    return dataclasses.replace(answer, certificate=certificate) if certificate else answer
+
+
+def _advise(versions: Versions, family: str | None, evidence: Evidence) -> Answer:
     who, axis, case = _user(versions, family)
     release = getattr(versions, axis) if axis else None
     measured = _measured(evidence, case, family, axis) if (case and family and axis) else {}
@@ -431,6 +439,27 @@ def advise(versions: Versions, arch: str | None, evidence: Evidence) -> Answer:
         return dataclasses.replace(answer, upgrade=_upgrade_flashinfer(release, family, evidence))
     return answer
 
+
+_NAMED_CALLS = 6  # the calls a certificate statement names; the certificate's Markdown lists them all
+
+
+def certificate_statement(flashinfer: str, arch: str | None, evidence: Evidence) -> Statement | None:
+    """What the release's trace-safety certificate says a user of it cannot compile: the public FlashInfer calls
+    whose first trace under fullgraph=True breaks in a lazy JIT loader. None without a certificate of that
+    release (for that arch family, when one is asked) or when its list is empty. Pure."""
+    rows = sorted((u for u in evidence.unsafe_calls if u.flashinfer == flashinfer and (arch is None or u.arch == arch)),
+                  key=lambda u: u.target)
+    if not rows:
+        return None
+    first = rows[0]
+    how = ("simulated " if first.simulated else "") + _label(first.arch)
+    named = ", ".join(u.name for u in rows[:_NAMED_CALLS]) + (f" and {len(rows) - _NAMED_CALLS} more" if len(rows) > _NAMED_CALLS else "")
+    text = (f"FlashInfer {flashinfer}'s trace-safety certificate ({how}, {first.created}) finds {len(rows)} public "
+            f"calls not compile-safe on this release: under torch.compile(fullgraph=True) their first trace breaks "
+            f"in a lazy JIT loader ({named}); `pcgkit triage` names the one in a crash log")
+    sources = tuple(Source(MEASUREMENT, f"{src} (trace-safety certificate, {how})", first.created)
+                    for src in dict.fromkeys(u.source for u in rows))
+    return Statement(text, sources, any(u.simulated for u in rows), topic="compile-safety")
 
 
 @dataclasses.dataclass(frozen=True)

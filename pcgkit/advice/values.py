@@ -63,7 +63,7 @@ class Statement:
     text: str  # one sentence (or two) a user reads
     sources: tuple[Source, ...]  # never empty
     simulated: bool  # True when any measured cell behind it was simulated
-    topic: str = ""  # affected | flashinfer-alone | upgrade | switch | cost | mode2 | upstream
+    topic: str = ""  # affected | flashinfer-alone | upgrade | switch | cost | mode2 | upstream | compile-safety
 
     def __post_init__(self) -> None:
         if not self.sources:
