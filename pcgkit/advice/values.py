@@ -47,7 +47,13 @@ class Versions:
 class Source:
     kind: str  # one of SOURCE_KINDS
     ref: str  # cell ids, URL, measurement file, release + parser
-    as_of: str  # ISO date of the read or measurement
+    as_of: str  # ISO date of the read or measurement (the newest, when the cells behind it differ)
+    since: str = ""  # the oldest measurement date when the cells behind it were measured on different dates
+
+    @property
+    def dates(self) -> str:
+        """'2026-12-05', or '2026-12-01 to 2026-12-05' when its cells were measured on different dates."""
+        return f"{self.since} to {self.as_of}" if self.since and self.since != self.as_of else self.as_of
 
     def __post_init__(self) -> None:
         if self.kind not in SOURCE_KINDS:
@@ -55,6 +61,8 @@ class Source:
 
     def cite(self) -> str:
         """'ref, as of DATE' as printed beside a statement."""
+        if self.kind == CELLS and self.since:
+            return f"{self.ref} (measured {self.dates})"
         return f"{self.ref} (as of {self.as_of})"
 
 
@@ -63,7 +71,7 @@ class Statement:
     text: str  # one sentence (or two) a user reads
     sources: tuple[Source, ...]  # never empty
     simulated: bool  # True when any measured cell behind it was simulated
-    topic: str = ""  # affected | flashinfer-alone | upgrade | switch | cost | mode2 | upstream
+    topic: str = ""  # affected | flashinfer-alone | upgrade | switch | cost | mode2 | upstream | compile-safety
 
     def __post_init__(self) -> None:
         if not self.sources:
@@ -75,7 +83,7 @@ class Statement:
         parts = []
         for source in self.sources:
             if source.kind == CELLS:
-                parts.append(f"matrix cells of {source.as_of}")
+                parts.append(f"matrix cells of {source.dates}")
             elif source.kind == PARSER:
                 parts.append(f"release wheels read {source.as_of}")
             elif source.kind == UPSTREAM:
@@ -197,6 +205,27 @@ class Mode2Run:
 
 
 @dataclasses.dataclass(frozen=True)
+class UnsafeCall:
+    """One FlashInfer call a release's trace-safety certificate found breaking in a lazy JIT loader under
+    fullgraph (the certificate's `jit_loader_breaks`, read by pcgkit.sweep.certificate.compile_unsafe_calls)."""
+
+    target: str  # flashinfer.single_prefill_with_kv_cache
+    loader: str  # flashinfer-jit | cute-dsl
+    where: str  # the first untraceable site, e.g. flashinfer/jit/attention/modules.py:1835:gen_customize_single_prefill_module
+    flashinfer: str  # the release certified
+    arch: str  # sm120
+    simulated: bool
+    device: str  # "simulated sm120 on CPU", or the real device
+    created: str  # ISO date of the certificate
+    source: str  # the certificate file
+
+    @property
+    def name(self) -> str:
+        """The call's own name, as a traceback's frame names it ('single_prefill_with_kv_cache')."""
+        return self.target.rsplit(".", 1)[-1]
+
+
+@dataclasses.dataclass(frozen=True)
 class Evidence:
     """Everything the advice is derived from; the loader fills it, advise() only reads it."""
 
@@ -207,6 +236,7 @@ class Evidence:
     cost: CostMeasurement | None = None
     cost_quotes: tuple[Quote, ...] = ()
     mode2: tuple[Mode2Run, ...] = ()  # fixtures/measurements/mode2-condition.json
+    unsafe_calls: tuple[UnsafeCall, ...] = ()  # fixtures/certificates/: each whole certificate's JIT-loader set
 
     def read(self, read_id: str) -> UpstreamRead | None:
         return next((r for r in self.reads if r.id == read_id), None)
