@@ -216,3 +216,16 @@ def test_the_section_and_the_page_show_coverage_before_statuses_and_diff():
     assert text.index("callables judged / listed") < text.index("| kind |") < text.index("0.7.0 → 0.7.4")
     page = build_certificate_page([old, new])
     assert page.index("Coverage: judged out of listed") < page.index("<h2>Statuses</h2>") < page.index("Release to release")
+
+
+def test_the_matrix_samples_certificate_page_is_the_committed_certificates_rendered_now():
+    """reports/samples/matrix-2026-12-01/certificate.html is what this checkout renders from fixtures/certificates/
+    (coverage first): a certificate or page change without `regenerate.sh --report-only` fails here."""
+    from pathlib import Path
+
+    from pcgkit.report.certificate_page import build_certificate_page, load_certificates
+
+    sample = Path(__file__).parent.parent / "reports" / "samples" / "matrix-2026-12-01" / "certificate.html"
+    page = sample.read_text()
+    assert page == build_certificate_page(load_certificates()), "re-render: reports/samples/matrix-2026-12-01/regenerate.sh --report-only"
+    assert page.index("Coverage: judged out of listed") < page.index("Release to release")

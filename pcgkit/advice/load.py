@@ -6,7 +6,9 @@
   (`bin/pcgkit lab refresh-upstream`), and upstream figures kept as quotes;
 - fixtures/sglang_releases.json: every SGLang release in range, read from its own wheel
   (`bin/pcgkit lab read-releases`);
-- fixtures/measurements/piecewise-cost.json: the workaround's measured cost, once it exists.
+- fixtures/measurements/piecewise-cost.json: the workaround's measured cost, once it exists;
+- fixtures/certificates/certificate-*.json: each release's trace-safety certificate, for the FlashInfer
+  calls it found breaking in a JIT loader under fullgraph (pcgkit.sweep.certificate.compile_unsafe_calls).
 `parse_*` functions are pure over the decoded data; ValueError names what is wrong.
 """
 
@@ -25,12 +27,15 @@ from pcgkit.advice.values import (
     Mode2Run,
     ModelCost,
     Quote,
+    UnsafeCall,
     UpstreamRead,
     Versions,
 )
 from pcgkit.e2e.cost import model_effects
 from pcgkit.errors import UsageError
 from pcgkit.sglang.releases import TABLE_FILE, parse_table
+from pcgkit.sweep.certificate import SCHEMA as CERTIFICATE_SCHEMA
+from pcgkit.sweep.certificate import compile_unsafe_calls
 from pcgkit.values.verdict import Verdict
 
 SNAPSHOT_FILE = "matrix_snapshot.json"
@@ -39,6 +44,7 @@ READS_SCHEMA = "pcgkit.upstream-reads/1"
 COST_SCHEMA = "pcgkit.piecewise-cost/1"
 MODE2_FILE = "fixtures/measurements/mode2-condition.json"
 MODE2_SCHEMA = "pcgkit.mode2-condition/1"
+CERTIFICATES_DIR = "certificates"  # under fixtures/: certificate-<release>-<arch>[-scope].json
 READ_KINDS = ("issue", "pr", "doc", "code")
 READ_STATES = ("open", "closed", "merged", "pinned", "read")
 # A case that simulates its own architecture whatever the cell's target (the non-SM120 SGLang case).
@@ -173,6 +179,33 @@ def parse_mode2(data: dict, source: str = MODE2_FILE) -> tuple[Mode2Run, ...]:
     return tuple(runs)
 
 
+def certificate_paths(folder: Path | None = None) -> list[Path]:
+    """The committed trace-safety certificates (default fixtures/certificates/), sorted; the one place that
+    names their files (the dashboard's page reads them through here too)."""
+    folder = folder if folder is not None else resources.fixture(CERTIFICATES_DIR)
+    return sorted(folder.glob("certificate-*.json")) if folder.is_dir() else []
+
+
+def read_certificate(path: Path) -> dict:
+    """One certificate's JSON; ValueError when it is not a pcgkit certificate."""
+    data = json.loads(path.read_text())
+    if not isinstance(data, dict) or data.get("schema") != CERTIFICATE_SCHEMA:
+        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        raise ValueError(f"{path}: schema {found!r}, expected {CERTIFICATE_SCHEMA!r}")
+    return data
+
+
+def parse_certificates(certificates: list[tuple[str, dict]]) -> tuple[UnsafeCall, ...]:
+    """The compile-unsafe calls of every whole certificate given as (file, data), per release. Pure."""
+    out = []
+    for source, cert in certificates:
+        for entry in compile_unsafe_calls([cert], str(cert.get("flashinfer", ""))):
+            out.append(UnsafeCall(str(entry["target"]), str(entry.get("loader", "")), str(entry.get("where", "")),
+                                  str(entry["flashinfer"]), str(entry["arch"]), bool(entry["simulated"]),
+                                  str(entry["device"]), str(entry.get("created", ""))[:10], source))
+    return tuple(out)
+
+
 def _json(path: Path) -> dict:
     try:
         data = json.loads(path.read_text())
@@ -194,6 +227,8 @@ def load_evidence(fixtures: Path | None = None) -> Evidence:
         cost = parse_cost(_json(cost_path), COST_FILE) if cost_path.is_file() else None
         mode2_path = folder / Path(MODE2_FILE).relative_to("fixtures")
         mode2 = parse_mode2(_json(mode2_path)) if mode2_path.is_file() else ()
+        unsafe = parse_certificates([(f"fixtures/{CERTIFICATES_DIR}/{p.name}", read_certificate(p))
+                                     for p in certificate_paths(folder / CERTIFICATES_DIR)])
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"{exc}" if isinstance(exc, ValueError) else f"an evidence file is malformed: {exc!r}") from exc
-    return Evidence(measurements, reads, releases, f"fixtures/{TABLE_FILE}", cost, quotes, mode2)
+    return Evidence(measurements, reads, releases, f"fixtures/{TABLE_FILE}", cost, quotes, mode2, unsafe)

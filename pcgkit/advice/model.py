@@ -132,10 +132,12 @@ class Answer:
     upgrade: Statement | None = None
     switch: Statement | None = None
     cost: Statement | None = None
+    certificate: Statement | None = None  # the FlashInfer release's certificate: its calls not compile-safe
 
     def statements(self) -> tuple[Statement, ...]:
         """All statements, in reading order."""
-        return tuple(s for s in (self.affected, self.flashinfer_alone, self.upgrade, self.switch, self.cost) if s)
+        return tuple(s for s in (self.affected, self.flashinfer_alone, self.upgrade, self.switch, self.cost,
+                                 self.certificate) if s)
 
     @property
     def simulated(self) -> bool:
@@ -413,6 +415,12 @@ def call_path_state(evidence: Evidence, sglang: str | None, arch: str | None) ->
 def advise(versions: Versions, arch: str | None, evidence: Evidence) -> Answer:
     """The answers for this user's versions on this arch, each with its sources. Pure."""
     family = arch_family(arch)
+    answer = _advise(versions, family, evidence)
+    certificate = certificate_statement(versions.flashinfer, family, evidence) if versions.flashinfer else None
+    return dataclasses.replace(answer, certificate=certificate) if certificate else answer
+
+
+def _advise(versions: Versions, family: str | None, evidence: Evidence) -> Answer:
     who, axis, case = _user(versions, family)
     release = getattr(versions, axis) if axis else None
     measured = _measured(evidence, case, family, axis) if (case and family and axis) else {}
@@ -430,3 +438,64 @@ def advise(versions: Versions, arch: str | None, evidence: Evidence) -> Answer:
     if axis == "flashinfer" and release and family:
         return dataclasses.replace(answer, upgrade=_upgrade_flashinfer(release, family, evidence))
     return answer
+
+
+_NAMED_CALLS = 6  # the calls a certificate statement names; the certificate's Markdown lists them all
+
+
+def certificate_statement(flashinfer: str, arch: str | None, evidence: Evidence) -> Statement | None:
+    """What the release's trace-safety certificate says a user of it cannot compile: the public FlashInfer calls
+    whose first trace under fullgraph=True breaks in a lazy JIT loader. None without a certificate of that
+    release (for that arch family, when one is asked) or when its list is empty. Pure."""
+    rows = sorted((u for u in evidence.unsafe_calls if u.flashinfer == flashinfer and (arch is None or u.arch == arch)),
+                  key=lambda u: u.target)
+    if not rows:
+        return None
+    first = rows[0]
+    how = ("simulated " if first.simulated else "") + _label(first.arch)
+    named = ", ".join(u.name for u in rows[:_NAMED_CALLS]) + (f" and {len(rows) - _NAMED_CALLS} more" if len(rows) > _NAMED_CALLS else "")
+    text = (f"FlashInfer {flashinfer}'s trace-safety certificate ({how}, {first.created}) finds {len(rows)} public "
+            f"calls not compile-safe on this release: under torch.compile(fullgraph=True) their first trace breaks "
+            f"in a lazy JIT loader ({named}); `pcgkit triage` names the one in a crash log")
+    sources = tuple(Source(MEASUREMENT, f"{src} (trace-safety certificate, {how})", first.created)
+                    for src in dict.fromkeys(u.source for u in rows))
+    return Statement(text, sources, any(u.simulated for u in rows), topic="compile-safety")
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileSafety:
+    """The certificate's word on one FlashInfer call: `headline` for a diagnosis line, `statement` with its sources."""
+
+    call: str  # flashinfer.single_prefill_with_kv_cache
+    headline: str  # "this FlashInfer call (...) is not compile-safe on this release (certificate of X, simulated SM120, date)"
+    statement: Statement
+
+
+def compile_unsafe(evidence: Evidence, calls: Iterable[str], flashinfer: str | None) -> CompileSafety | None:
+    """"This FlashInfer call is not compile-safe on this release", from the certificates' JIT-loader sets. Pure.
+
+    `calls`: the FlashInfer functions a failure passed through (a traceback's frame names, outermost first);
+    the first one a certificate lists is the call. With the user's FlashInfer release known, only that
+    release's certificate speaks (None when it has none, or does not list the call: nothing is claimed);
+    without it, every certified release that lists the call is named. Simulated certificates say so."""
+    for name in dict.fromkeys(calls):
+        found = sorted((u for u in evidence.unsafe_calls if u.name == name and (not flashinfer or u.flashinfer == flashinfer)),
+                       key=lambda u: version_key(u.flashinfer))
+        if not found:
+            continue
+        newest = found[-1]
+        how = ("simulated " if newest.simulated else "") + _label(newest.arch)
+        if flashinfer:
+            headline = (f"this FlashInfer call ({newest.target}) is not compile-safe on this release "
+                        f"(certificate of {newest.flashinfer}, {how}, {newest.created})")
+        else:
+            releases = ", ".join(u.flashinfer for u in found)
+            headline = (f"this FlashInfer call ({newest.target}) is not compile-safe on FlashInfer {releases} "
+                        f"(their certificates, {how}, {newest.created}; the log names no FlashInfer release)")
+        text = (f"{headline}: its first trace under fullgraph=True broke in a lazy JIT loader ({newest.loader}) at "
+                f"{newest.where}" + (f" on {newest.flashinfer}" if not flashinfer else ""))
+        sources = tuple(Source(MEASUREMENT, f"{u.source} (trace-safety certificate, {'simulated ' if u.simulated else ''}"
+                               f"{_label(u.arch)})", u.created) for u in found)
+        return CompileSafety(newest.target, headline, Statement(text, sources, any(u.simulated for u in found),
+                                                                 topic="compile-safety"))
+    return None

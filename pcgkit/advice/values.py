@@ -63,7 +63,7 @@ class Statement:
     text: str  # one sentence (or two) a user reads
     sources: tuple[Source, ...]  # never empty
     simulated: bool  # True when any measured cell behind it was simulated
-    topic: str = ""  # affected | flashinfer-alone | upgrade | switch | cost | mode2 | upstream
+    topic: str = ""  # affected | flashinfer-alone | upgrade | switch | cost | mode2 | upstream | compile-safety
 
     def __post_init__(self) -> None:
         if not self.sources:
@@ -197,6 +197,27 @@ class Mode2Run:
 
 
 @dataclasses.dataclass(frozen=True)
+class UnsafeCall:
+    """One FlashInfer call a release's trace-safety certificate found breaking in a lazy JIT loader under
+    fullgraph (the certificate's `jit_loader_breaks`, read by pcgkit.sweep.certificate.compile_unsafe_calls)."""
+
+    target: str  # flashinfer.single_prefill_with_kv_cache
+    loader: str  # flashinfer-jit | cute-dsl
+    where: str  # the first untraceable site, e.g. flashinfer/jit/attention/modules.py:1835:gen_customize_single_prefill_module
+    flashinfer: str  # the release certified
+    arch: str  # sm120
+    simulated: bool
+    device: str  # "simulated sm120 on CPU", or the real device
+    created: str  # ISO date of the certificate
+    source: str  # the certificate file
+
+    @property
+    def name(self) -> str:
+        """The call's own name, as a traceback's frame names it ('single_prefill_with_kv_cache')."""
+        return self.target.rsplit(".", 1)[-1]
+
+
+@dataclasses.dataclass(frozen=True)
 class Evidence:
     """Everything the advice is derived from; the loader fills it, advise() only reads it."""
 
@@ -207,6 +228,7 @@ class Evidence:
     cost: CostMeasurement | None = None
     cost_quotes: tuple[Quote, ...] = ()
     mode2: tuple[Mode2Run, ...] = ()  # fixtures/measurements/mode2-condition.json
+    unsafe_calls: tuple[UnsafeCall, ...] = ()  # fixtures/certificates/: each whole certificate's JIT-loader set
 
     def read(self, read_id: str) -> UpstreamRead | None:
         return next((r for r in self.reads if r.id == read_id), None)

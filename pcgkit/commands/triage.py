@@ -25,8 +25,17 @@ from pathlib import Path
 
 from pcgkit import catalog
 from pcgkit.errors import ExitCode, UsageError
-from pcgkit.triage.advice import Advice, CatalogView, KitData, advise, load_data, maintainer_steps, next_steps
-from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose
+from pcgkit.triage.advice import (
+    Advice,
+    CatalogView,
+    KitData,
+    advise,
+    compile_safety,
+    load_data,
+    maintainer_steps,
+    next_steps,
+)
+from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose, with_compile_safety
 from pcgkit.triage.facts import Fact, read_facts
 from pcgkit.triage.personal import ACTION_LINES, Personal, personal_answer, switch_rows_short
 from pcgkit.triage.userenv import BadVersion, UserEnv, from_capture, from_facts, from_flags, merged
@@ -106,7 +115,9 @@ def triage_text(text: str, source: str, data: KitData, view: CatalogView, user: 
     # an SGLang user unless the log shows FlashInfer called directly (no SGLang anywhere) and no release is given
     sglang_user = bool(sglang) or "sglang" in reading.packages_named or "sglang" in text[:65536].lower()
     log = "-" if source == "<stdin>" else shlex.quote(source)  # the log as the user named it
-    advice = advise(diagnosis, facts, data, view, sglang, prog, sglang_user, log)
+    safety = compile_safety(diagnosis, data.evidence, who.flashinfer if who is not None else None)
+    diagnosis = with_compile_safety(diagnosis, safety.headline if safety is not None else "")
+    advice = advise(diagnosis, facts, data, view, sglang, prog, sglang_user, log, safety)
     steps = advice.next_steps if advice else next_steps(diagnosis, facts, data, view, sglang, prog, sglang_user, log)
     personal = personal_answer(diagnosis, who, data.evidence) if who is not None else None
     acts = personal is not None and bool(personal.actions)
@@ -144,7 +155,8 @@ def _head(t: Triage, verbose: bool = False) -> list[str]:
     d = t.diagnosis
     mode = f", {d.mode or 'mode undetermined'}" if d.kind is Kind.KNOWN_BUG else ""
     out = [_fit(f"== {t.source} ({t.lines} lines)"), _fit(f"diagnosis: {d.kind}{mode} (confidence {d.confidence})")]
-    return out + _wrap(d.summary, rows=1000 if verbose else 2)
+    out += _wrap(d.summary, rows=1000 if verbose else 2)
+    return out + (_wrap(d.compile_safety, rows=1000 if verbose else 3) if d.compile_safety else [])
 
 
 def _what_to_do(t: Triage) -> list[str]:
@@ -211,6 +223,7 @@ def render(t: Triage, verbose: bool = False) -> str:
     if t.advice is not None:
         a = t.advice
         out += ["turn piecewise off, per release:"] + [f"  {w}" for w in a.workaround]
+        out += [f"certificate: {c}" for c in a.compile_safety]
         out += [f"cost: {a.cost}", "fixed in:"] + [f"  {f}" for f in a.fixed_in]
         out += ["dead ends (measured by the kit):"] + [f"  {x}" for x in a.dead_ends]
         out += list(a.matrix) + ["upstream:"] + [f"  {link}" for link in a.links]

@@ -4,29 +4,23 @@ Pure but for `load_certificates`."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import jinja2
 
 from pcgkit import resources
-from pcgkit.sweep.certificate import SCHEMA, STATUSES, diffs, table
+from pcgkit.advice.load import certificate_paths, read_certificate
+from pcgkit.sweep.certificate import STATUSES, diffs, table
 
 TEMPLATE = "certificate.html.j2"
 PAGE = "certificate.html"
 
 
 def load_certificates(folder: Path | None = None) -> tuple[dict, ...]:
-    """Every certificate JSON in the folder (default fixtures/certificates/); other files ignored."""
-    folder = folder or resources.fixture("certificates")
-    found = []
-    for path in sorted(folder.glob("certificate-*.json")) if folder.is_dir() else ():
-        data = json.loads(path.read_text())
-        if data.get("schema") != SCHEMA:
-            raise ValueError(f"{path}: schema {data.get('schema')!r}, expected {SCHEMA!r}")
-        found.append(data)
-    return tuple(found)
+    """Every certificate JSON in the folder (default fixtures/certificates/); other files ignored
+    (pcgkit.advice.load reads them, for the dashboard as for the advice model)."""
+    return tuple(read_certificate(path) for path in certificate_paths(folder))
 
 
 def build_certificate_page(certificates: Sequence[Mapping]) -> str:

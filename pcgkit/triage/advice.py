@@ -17,7 +17,7 @@ import json
 import tomllib
 
 from pcgkit import resources
-from pcgkit.advice import Evidence, Statement, Versions, cost_statement, load_evidence
+from pcgkit.advice import CompileSafety, Evidence, Statement, Versions, compile_unsafe, cost_statement, load_evidence
 from pcgkit.advice import advise as advise_versions
 from pcgkit.advice.summary import cite_short, upstream_states, where_fixed
 from pcgkit.advice.values import UpstreamRead
@@ -124,6 +124,15 @@ def _dead_ends(upstream: dict, snapshot: dict, view: CatalogView) -> list[str]:
     return out
 
 
+def compile_safety(diagnosis: Diagnosis, evidence: Evidence, flashinfer: str | None) -> CompileSafety | None:
+    """For a `related` failure whose FlashInfer call a trace-safety certificate lists in its JIT-loader set
+    (fixtures/certificates/, through the advice model): "this FlashInfer call is not compile-safe on this
+    release", for the user's FlashInfer release when known. None otherwise. Pure."""
+    if diagnosis.kind is not Kind.RELATED:
+        return None
+    return compile_unsafe(evidence, diagnosis.flashinfer_calls, flashinfer)
+
+
 @dataclasses.dataclass(frozen=True)
 class Advice:
     workaround: tuple[str, ...]
@@ -133,6 +142,7 @@ class Advice:
     matrix: tuple[str, ...]
     links: tuple[str, ...]
     next_steps: tuple[str, ...]
+    compile_safety: tuple[str, ...] = ()  # the certificate's statement on the failing FlashInfer call, cited
 
     def to_dict(self) -> dict:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
@@ -206,8 +216,9 @@ def maintainer_steps(diagnosis: Diagnosis, data: KitData, view: CatalogView, pro
 
 
 def advise(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: CatalogView,
-           sglang: str | None = None, prog: str = "pcgkit", sglang_user: bool = True, log: str = "LOG") -> Advice | None:
-    """What to do; None when the log does not show this bug or a related one. Pure."""
+           sglang: str | None = None, prog: str = "pcgkit", sglang_user: bool = True, log: str = "LOG",
+           safety: CompileSafety | None = None) -> Advice | None:
+    """What to do; None when the log does not show this bug or a related one. `safety`: compile_safety()'s answer. Pure."""
     if diagnosis.kind not in (Kind.KNOWN_BUG, Kind.RELATED):
         return None
     cost = cost_statement(data.evidence)
@@ -219,4 +230,5 @@ def advise(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: C
         matrix=tuple(_matrix(data.snapshot, facts, diagnosis.mode, view)),
         links=tuple(cite(s) for s in upstream_states(data.evidence, tuple(link["id"] for link in data.upstream.get("link", ())))),
         next_steps=next_steps(diagnosis, facts, data, view, sglang, prog, sglang_user, log),
+        compile_safety=(cite(safety.statement),) if safety is not None else (),
     )

@@ -68,6 +68,8 @@ class Diagnosis:
     log_advice: tuple[str, ...] = ()  # what the log's own message advises (SGLang's hint, in its release's spelling)
     inferred: tuple[str, ...] = ()  # what FlashInfer's own source supplied to a hand-written path (pcgkit.triage.steps)
     also: tuple[str, ...] = ()  # other catalog modes whose rule accepts the same text
+    flashinfer_calls: tuple[str, ...] = ()  # the FlashInfer functions the failure passed through, outermost first
+    compile_safety: str = ""  # related: the certificate's word on the failing FlashInfer call (with_compile_safety)
 
     def to_dict(self) -> dict:
         return {
@@ -83,6 +85,8 @@ class Diagnosis:
             "log_advice": list(self.log_advice),
             "inferred": list(self.inferred),
             "also_consistent_with": list(self.also),
+            "flashinfer_calls": list(self.flashinfer_calls),
+            "compile_safety": self.compile_safety,
             "signature": self.signature.to_dict() if self.signature else None,
         }
 
@@ -322,6 +326,20 @@ def _missing(judged: _Judgement | None, failure: LogFailure | None, reading: Log
     return out
 
 
+def flashinfer_calls(frames: Sequence[Frame]) -> tuple[str, ...]:
+    """The function names of the FlashInfer frames, outermost first, once each: the calls a failure went through,
+    for the certificate's JIT-loader set (pcgkit.advice.compile_unsafe). Pure."""
+    return tuple(dict.fromkeys(f.function for f in frames if f.file.startswith("flashinfer/") and f.function))
+
+
+def with_compile_safety(diagnosis: Diagnosis, sentence: str) -> Diagnosis:
+    """A `related` diagnosis that also says what the release's certificate says of its FlashInfer call
+    ("this FlashInfer call is not compile-safe on this release (certificate of X, simulated SM120, date)"). Pure."""
+    if diagnosis.kind is not Kind.RELATED or not sentence:
+        return diagnosis
+    return dataclasses.replace(diagnosis, compile_safety=sentence)
+
+
 def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = (), source: FlashInferSource | None = None) -> Diagnosis:
     """The diagnosis of one log; `modes`: the catalog's failure modes, in catalog order, as values; `source`: where
     FlashInfer defines the functions of its FP4 path (pcgkit.triage.steps), to place a hand-written path. Pure."""
@@ -391,4 +409,6 @@ def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = (), source: F
         log_advice=tuple(dict.fromkeys(ln.text.strip() for ln in reading.hints))[:3],
         inferred=inferred,
         also=judged.also if judged is not None and kind is Kind.KNOWN_BUG else (),
+        flashinfer_calls=flashinfer_calls(_frames(failure, reading) if failure is not None
+                                          else tuple(f for _, f in reading.frame_refs)),
     )
