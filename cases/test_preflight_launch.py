@@ -17,7 +17,7 @@ if not os.environ.get(ENV_VAR):
 
 
 def test_preflight_launch(pcgkit_case, target):
-    """The team's launch, preflighted in this environment: reproduced (would crash) / fixed / not-applicable."""
+    """The team's launch, preflighted in this environment: reproduced (would crash) / not-applicable / skipped (a launch that only traces: traced only, never fixed)."""
     pcgkit_case.run(PREFLIGHT_LAUNCH, lambda ctx: reproduce(ctx, modes_of(Family.FAILURE)))
 
 

@@ -284,14 +284,19 @@ def test_off_is_not_applicable_and_unknown_is_a_skip_with_the_reason(monkeypatch
         case.reproduce(_ctx(), failure_modes())
 
 
-def test_a_traced_launch_is_fixed(monkeypatch, launch_file):
-    """Piecewise on and the dense apply traces: a traced outcome (fixed)."""
-    from pcgkit.verdicts.modes import classify
+def test_a_traced_launch_is_skipped_as_traced_only_never_fixed(monkeypatch, launch_file):
+    """Piecewise on and the dense apply traces, but nothing ran its call path: skipped, reason says traced only."""
+    from pcgkit.harness.casekit import MissingDependency
 
     traced = {**_probe("probe-sglang-0.5.8-nvfp4-piecewise-sm120.json"),
               "dense": {"linear_method": "M", "observation": {"class": "opaque-op"}}}
     case = _case_with(monkeypatch, traced)
-    assert classify(case.PREFLIGHT_LAUNCH, case.reproduce(_ctx(), failure_modes()))[0].value == "fixed"
+    ctx = _ctx()
+    with pytest.raises(MissingDependency, match="traced only") as raised:
+        case.reproduce(ctx, failure_modes())
+    assert "call path not run" in str(raised.value) and "no statement that the launch works" in str(raised.value)
+    assert ctx.evidence["preflight"]["answer"] == "ok"
+    assert "whether its call path runs is not measured" in ctx.evidence["preflight"]["reason"]
 
 
 @pytest.mark.parametrize("text, message", [

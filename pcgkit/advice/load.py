@@ -35,7 +35,7 @@ from pcgkit.e2e.cost import model_effects
 from pcgkit.errors import UsageError
 from pcgkit.sglang.releases import TABLE_FILE, parse_table
 from pcgkit.sweep.certificate import SCHEMA as CERTIFICATE_SCHEMA
-from pcgkit.sweep.certificate import compile_unsafe_calls
+from pcgkit.sweep.certificate import compile_unsafe_calls, with_op_rule
 from pcgkit.values.verdict import Verdict
 
 SNAPSHOT_FILE = "matrix_snapshot.json"
@@ -68,7 +68,7 @@ def parse_snapshot(data: dict, source: str = SNAPSHOT_FILE) -> tuple[Measurement
     """One Measurement per (cell, case) with a verdict; cases whose arch cannot be told are left out. Pure."""
     if not str(data.get("schema", "")).startswith("pcgkit.matrix-snapshot/"):
         raise ValueError(f"{source}: not a matrix snapshot (schema {data.get('schema')!r})")
-    as_of = str(data.get("matrix_created", ""))[:10] or "undated"
+    as_of = str(data.get("matrix_created", ""))[:10] or "undated"  # a cell without its own `measured` date
     origin = str(data.get("source") or source)
     out = []
     for cell in data.get("cells", ()):
@@ -80,7 +80,7 @@ def parse_snapshot(data: dict, source: str = SNAPSHOT_FILE) -> tuple[Measurement
             if arch is None or verdict not in _STATEMENTS:
                 continue  # an error or a skip says nothing about the bug: not a measurement (a named gap)
             out.append(Measurement(str(cell["id"]), case, str(verdict), arch, bool(cell.get("simulated", True)),
-                                   versions, as_of, origin, case in ran))
+                                   versions, str(cell.get("measured") or as_of), origin, case in ran))
     return tuple(out)
 
 
@@ -187,12 +187,13 @@ def certificate_paths(folder: Path | None = None) -> list[Path]:
 
 
 def read_certificate(path: Path) -> dict:
-    """One certificate's JSON; ValueError when it is not a pcgkit certificate."""
+    """One certificate's JSON, the opaque-op rule applied (pcgkit.sweep.certificate.with_op_rule); ValueError when it
+    is not a pcgkit certificate."""
     data = json.loads(path.read_text())
     if not isinstance(data, dict) or data.get("schema") != CERTIFICATE_SCHEMA:
         found = data.get("schema") if isinstance(data, dict) else type(data).__name__
         raise ValueError(f"{path}: schema {found!r}, expected {CERTIFICATE_SCHEMA!r}")
-    return data
+    return with_op_rule(data)  # opaque-op only where the op's fake executed (rows written before the rule too)
 
 
 def parse_certificates(certificates: list[tuple[str, dict]]) -> tuple[UnsafeCall, ...]:

@@ -76,7 +76,9 @@ def cell_source(measurements: Iterable[Measurement]) -> Source:
     ms = list(measurements)
     cases = sorted({m.case for m in ms})
     refs = ", ".join(sorted({m.cell for m in ms}))
-    return Source(CELLS, f"{'/'.join(cases)} in cells {refs} of {ms[0].source}", max(m.as_of for m in ms))
+    dates = sorted({m.as_of for m in ms})  # each cell's own measurement date (a re-measured cell carries its own)
+    return Source(CELLS, f"{'/'.join(cases)} in cells {refs} of {ms[0].source}", dates[-1],
+                  since=dates[0] if len(dates) > 1 else "")
 
 
 def _state(verdicts: Iterable[str]) -> str:

@@ -47,7 +47,13 @@ class Versions:
 class Source:
     kind: str  # one of SOURCE_KINDS
     ref: str  # cell ids, URL, measurement file, release + parser
-    as_of: str  # ISO date of the read or measurement
+    as_of: str  # ISO date of the read or measurement (the newest, when the cells behind it differ)
+    since: str = ""  # the oldest measurement date when the cells behind it were measured on different dates
+
+    @property
+    def dates(self) -> str:
+        """'2026-12-05', or '2026-12-01 to 2026-12-05' when its cells were measured on different dates."""
+        return f"{self.since} to {self.as_of}" if self.since and self.since != self.as_of else self.as_of
 
     def __post_init__(self) -> None:
         if self.kind not in SOURCE_KINDS:
@@ -55,6 +61,8 @@ class Source:
 
     def cite(self) -> str:
         """'ref, as of DATE' as printed beside a statement."""
+        if self.kind == CELLS and self.since:
+            return f"{self.ref} (measured {self.dates})"
         return f"{self.ref} (as of {self.as_of})"
 
 
@@ -75,7 +83,7 @@ class Statement:
         parts = []
         for source in self.sources:
             if source.kind == CELLS:
-                parts.append(f"matrix cells of {source.as_of}")
+                parts.append(f"matrix cells of {source.dates}")
             elif source.kind == PARSER:
                 parts.append(f"release wheels read {source.as_of}")
             elif source.kind == UPSTREAM:

@@ -2,9 +2,12 @@
 `pcgkit matrix --preflight FILE`: the same probe and answer as `pcgkit preflight`, in the cell's environment.
 
 Verdicts: `reproduced` (the launch would die in piecewise capture: dynamo's Unsupported under fullgraph; the
-evidence names the failure mode), `fixed` (piecewise on and what it compiles traces), `not-applicable` (this
-release does not capture piecewise graphs for that launch), `skipped` (preflight could not judge it here, with
-the reason). Opt-in: without a launch file (PCGKIT_PREFLIGHT) the case is not reported.
+evidence names the failure mode), `not-applicable` (this release does not capture piecewise graphs for that
+launch), `skipped` (preflight could not judge it here, with the reason). A launch whose compiled region traces
+is never `fixed` here: the probe traces on fake tensors and runs none of the captured call path (that needs the
+GPU and the weights), so the cell says `skipped` with TRACED_ONLY as its reason ("traced only ... no statement
+that the launch works"), and the evidence's preflight answer says its call path was not run
+(answer.with_call_path). Opt-in: without a launch file (PCGKIT_PREFLIGHT) the case is not reported.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from pcgkit.harness.casekit import CaseContext, MissingDependency, NotApplicable
-from pcgkit.preflight.answer import Answer, decide
+from pcgkit.preflight.answer import Answer, decide, with_call_path
 from pcgkit.preflight.launchfile import ENV_VAR, load
+from pcgkit.values.runcheck import NOT_RUN_TRACE_ONLY
 from pcgkit.values.signature import Signature
 from pcgkit.values.trace import TraceOutcome
 from pcgkit.verdicts.modes import Mode, is_dynamo_exception
@@ -37,6 +41,14 @@ PREFLIGHT_LAUNCH = Mode(
     seed="issue 30: preflight a launch against every SGLang release before upgrading",
     matches=_crashes_under_fullgraph,
 )
+
+
+# The reason of a launch that traced: said as traced only, never as works (the vocabulary's `fixed` needs the call
+# path to have run: pcgkit.values.runcheck).
+TRACED_ONLY = (f"traced only: what the launch compiles traces under fullgraph=True, so piecewise capture would not "
+               f"crash while compiling; {NOT_RUN_TRACE_ONLY}: the probe traces on fake tensors, running the captured "
+               f"graph needs the GPU and the weights, so this is no statement that the launch works")
+NOT_RUN_HERE = "the preflight probe only traces; nothing ran the captured graph in this cell"
 
 
 def launch_file() -> str:
@@ -67,7 +79,7 @@ def reproduce(ctx: CaseContext, modes: Mapping[str, Any]) -> TraceOutcome:
     launch = load(launch_file())
     ctx.evidence["preflight_launch"] = launch.to_dict()
     probe = run_probe_here(launch.arch if ctx.simulated else "auto", launch.launch)
-    result = decide(probe, modes)
+    result = with_call_path(decide(probe, modes), None, NOT_RUN_HERE)
     ctx.evidence["preflight"] = {k: v for k, v in result.to_dict().items() if k != "probe"}
     ctx.evidence["preflight_piecewise"] = probe.get("piecewise")
     if result.answer is Answer.UNKNOWN:
@@ -78,5 +90,5 @@ def reproduce(ctx: CaseContext, modes: Mapping[str, Any]) -> TraceOutcome:
         return TraceOutcome(traced=False, executed=False, signature=result.signature,
                             lru_cache_warnings=tuple((probe.get("dense") or {}).get("lru_cache_warnings", ())),
                             graph_breaks=None, graph_break_reasons=(), duration_s=float(probe.get("duration_s", 0.0)))
-    return TraceOutcome(traced=True, executed=False, signature=None, lru_cache_warnings=(), graph_breaks=None,
-                        graph_break_reasons=(), duration_s=float(probe.get("duration_s", 0.0)))
+    # Traced: the call path did not run, so no `fixed` (see TRACED_ONLY); the answer stays in the evidence.
+    raise MissingDependency(f"{TRACED_ONLY} ({result.reason})")

@@ -19,7 +19,7 @@ from pcgkit.report import attribution as attr
 from pcgkit.report.history import RunSummary
 from pcgkit.report.model import FIX, CellReport, CompatReport
 from pcgkit.report.upstream import Upstream
-from pcgkit.report.wording import fixed_from
+from pcgkit.report.wording import fixed_from, traced_only
 from pcgkit.values.axes import AXIS_IDS
 from pcgkit.values.verdict import JUDGED
 
@@ -44,6 +44,7 @@ class Answer:
     first_fixed_measured: str | None
     first_fixed_upstream: str | None  # the upstream record's release ("" / None: none names one)
     simulated: bool  # every cell behind it simulated
+    traced_only: tuple[str, ...] = ()  # versions whose `fixed` only traced (call path not run): not in first_fixed_measured
 
     @property
     def question(self) -> str:
@@ -74,9 +75,10 @@ def answers(report: CompatReport, upstream: Upstream) -> list[Answer]:
             links = [link.fixed_in for link in upstream.links_for(project.id) if link.fixed_in and case in link.cases]
             judged = [c for c in report.cells if (e := c.entries.get(case)) and e.verdict in JUDGED]
             out.append(Answer(project.name, project.axis, case, present[case].title, tuple(repro),
-                              fixed_from(report.attribution.get(case), project.axis),
+                              fixed_from(report, case, project.axis),
                               min(links, key=version_key) if links else None,
-                              bool(judged) and all(c.simulated for c in judged)))
+                              bool(judged) and all(c.simulated for c in judged),
+                              traced_only(report, case, project.axis)))
     return out
 
 

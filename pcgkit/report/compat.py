@@ -111,7 +111,7 @@ def cell_report(outcome: CellOutcome, columns: Sequence[CaseColumn]) -> CellRepo
         "covers_sglang": list(cell.covers_sglang), "status": outcome.status, "stage": outcome.stage,
         "reason": outcome.reason, "log_tail": outcome.log_tail, "duration_s": round(outcome.duration_s, 3),
         "from_cache": outcome.from_cache, "versions": outcome.versions, "provenance": outcome.provenance,
-        "where": outcome.where.to_dict() if outcome.where else None,
+        "where": outcome.where.to_dict() if outcome.where else None, "finished": outcome.finished,
         "simulated": any(e.simulated for e in entries.values()),
         "device": next((e.device for e in entries.values() if e.device and e.verdict in BUG_VERDICTS),
                        next((e.device for e in entries.values() if e.device), "")),

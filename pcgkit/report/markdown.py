@@ -22,7 +22,7 @@ from pcgkit.report.sglang_section import render_sglang_facts
 from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.report.sweep_section import is_sweep_case, render_sweep_section
 from pcgkit.report.upstream import Upstream
-from pcgkit.report.wording import axis_name, describe, evidence_label, fixed_from, not_judged
+from pcgkit.report.wording import axis_name, describe, evidence_label, fixed_from, not_judged, traced_only
 from pcgkit.sglang.facts import KEEP_GRAPHS_HEADING
 from pcgkit.util.sanitize import md_cell, md_code
 from pcgkit.values.axes import GRID_AXES
@@ -75,20 +75,24 @@ def _fix_summary(report: CompatReport, case_id: str) -> str:
 
 def _measured_here(report: CompatReport, link, axis: str) -> str:
     """What these cells measure for the cases a thread bears on, said either way, beside its read state."""
-    seen = [(case, fixed_from(report.attribution.get(case), axis)) for case in link.cases if report.case(case)]
+    seen = [(case, fixed_from(report, case, axis), traced_only(report, case, axis))
+            for case in link.cases if report.case(case)]
     if not seen:
         return ""
     parts = []
-    for case, first in seen:
+    for case, first, traced in seen:
+        only = (f" ({axis_name(axis)} {', '.join(traced)} traced only, call path not run: not counted)"
+                if traced else "")
         if first is None:
-            parts.append(f"measured here ({case}): no change to fixed along {axis_name(axis)}")
+            parts.append(f"measured here ({case}): no change to fixed with its call path run along {axis_name(axis)}"
+                         + only)
             continue
         note = ""
         if link.fixed_in and first != link.fixed_in:
             note = f", DISAGREES with the read first release {link.fixed_in}"
         elif link.kind == "issue" and link.state == "open":
             note = ": the thread is open although the case it matches is measured fixed; ask upstream to confirm and close"
-        parts.append(f"measured here ({case}): fixed from {axis_name(axis)} {first}{note}")
+        parts.append(f"measured here ({case}): fixed (call path ran) from {axis_name(axis)} {first}{only}{note}")
     return " " + "; ".join(parts) + "."
 
 
@@ -196,6 +200,9 @@ def _cell_details(report: CompatReport, cell: CellReport) -> list[str]:
                      "cases ran in cells of their own")
     lines += [f"- pins: {cell.pin_status} ({md(cell.pin_note)})", f"- installed: {md(installed) or 'nothing (the install failed)'}",
               f"- duration: {cell.duration_s:.1f} s" + (", reused from a previous run" if cell.from_cache else "")]
+    # the cell's own measurement time (a cell re-run into the report later than its creation says so)
+    lines.append(f"- measured: {md(cell.finished)}" if cell.finished else
+                 f"- measured: not recorded in this cell (the report was created {md(report.created)})")
     if cell.where:
         lines.append(f"- ran on: {md(where_line(cell.where))}")
     if cell.source:

@@ -119,6 +119,7 @@ class CellReport:
     source: Mapping[str, Any] | None = None  # the folder/archive it was read from (`pcgkit report --from`)
     expected: str = ""  # a cannot-run cell: the rule's wording (pcgkit.report.annotations)
     scope: str = "all"  # pcgkit.matrix.cells.SCOPES: a "sglang-level" cell ran only its release's SGLang-level cases
+    finished: str = ""  # when the cell's run finished (ISO, its cell.json); "" in a compat.json written before it
 
     def axis_value(self, axis: str) -> str | None:
         """The installed version on an axis, else the planned one; None when absent (no sglang)."""

@@ -8,6 +8,7 @@ from pcgkit.report import attribution as attr
 from pcgkit.report.model import CompatReport
 from pcgkit.util.ranges import measured_ranges, measured_runs
 from pcgkit.values.axes import AXIS_NAMES
+from pcgkit.values.runcheck import says_call_path_ran
 
 
 def axis_name(axis: str) -> str:
@@ -147,13 +148,42 @@ def not_judged(report: CompatReport, case_id: str) -> str:
     return "; ".join(f"{v} in {n} cell{'s' if n != 1 else ''}" + (f": {r}" if r else "") for (v, r), n in reasons.items())
 
 
-def fixed_from(a: attr.Attribution | None, axis: str) -> str | None:
-    """The first version on `axis` from which the case is measured fixed (None: never, or not along it)."""
+def _fixed_span(a: attr.Attribution | None, axis: str) -> attr.Span | None:
+    """The last span on `axis` when it is a change to `fixed` (None: never fixed, or not along it)."""
     if a is None or axis not in a.spans:
         return None
     spans = a.spans[axis]
     last = spans[-1] if spans else None
-    return last.first if last is not None and last.outcome == "fixed" and len(spans) > 1 else None
+    return last if last is not None and last.outcome == "fixed" and len(spans) > 1 else None
+
+
+def traced_only(report: CompatReport, case: str, axis: str) -> tuple[str, ...]:
+    """The versions of the fixed span on `axis` where no `fixed` cell of `case` says its call path ran (each only
+    traced: pcgkit.values.runcheck.says_call_path_ran, the rule the advice snapshot's `ran` follows), oldest
+    first. Pure."""
+    span = _fixed_span(report.attribution.get(case), axis)
+    if span is None:
+        return ()
+    cells = set(span.cells)
+    out = []
+    for value in _measured(span):
+        entries = [e for c in report.cells if c.id in cells and c.axis_value(axis) == value
+                   and (e := c.entries.get(case)) is not None and e.verdict == "fixed"]
+        if entries and not any(says_call_path_ran(e.reason) for e in entries):
+            out.append(value)
+    return tuple(out)
+
+
+def fixed_from(report: CompatReport, case: str, axis: str) -> str | None:
+    """The first version on `axis` from which `case` is measured fixed, counting only versions whose `fixed` cells
+    say their call path ran (None: never fixed, not along it, or every fixed version only traced). The versions of
+    that span whose `fixed` only traced are not counted: `traced_only` names them, and a statement names them
+    apart. Pure."""
+    span = _fixed_span(report.attribution.get(case), axis)
+    if span is None:
+        return None
+    traced = set(traced_only(report, case, axis))
+    return next((value for value in _measured(span) if value not in traced), None)
 
 
 def short(a: attr.Attribution | None) -> str:

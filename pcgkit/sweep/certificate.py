@@ -6,7 +6,9 @@ pcgkit.certificate/1). Statuses (STATUSES), one per row:
 
   traces        traced under fullgraph=True through torch ops only
   opaque-op     traced; the graph calls a registered op (one opaque node) -- for an op row: it traces
-                as one node and its fake agrees with the real op where that could run
+                as one node AND its fake executed here (FakeTensorMode on the recorded inputs), agreeing
+                with the real op or the op on meta tensors where those could run (opjudge.fake_ran;
+                with_op_rule applies it to rows written before the rule)
   breaks        does not trace; `sites` lists every untraceable site met, in order (pcgkit.sweep.unroll)
   fake-missing  a registered op without a fake (register_fake / abstract impl / Meta kernel)
   fake-drift    a registered op whose fake disagrees with the real op (or opcheck fails)
@@ -23,6 +25,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
+from pcgkit.sweep.opjudge import FAKE_DID_NOT_RUN, fake_ran
 from pcgkit.values.verdict import Verdict
 
 SCHEMA = "pcgkit.certificate/1"
@@ -59,6 +62,19 @@ def judged_status(first_class: str, where: str, runs: bool, run_error_type: str,
 
 def op_status(op_class: str) -> str:
     return _OP_CLASS_STATUS[op_class]
+
+
+def with_op_rule(cert: Mapping) -> dict:
+    """The certificate with the opaque-op rule applied to every op row: `opaque-op` only where the op's fake
+    executed here (pcgkit.sweep.opjudge.fake_ran); a row written before the rule whose fake did not run is shown
+    `not-judged` with the reason. Pure (a new dict; rows that pass are kept as they are)."""
+    ops = []
+    for row in cert.get("ops", ()):
+        if row.get("status") == "opaque-op" and not fake_ran(row.get("fake_vs_real")):
+            note = f"{FAKE_DID_NOT_RUN} ({(row.get('fake_vs_real') or 'not run')[:160]}): not counted opaque-op"
+            row = {**row, "status": "not-judged", "note": "; ".join(t for t in (note, row.get("note", "")) if t)}
+        ops.append(row)
+    return {**cert, "ops": ops}
 
 
 def coverage(callables: Sequence[Mapping], ops: Sequence[Mapping]) -> dict:

@@ -9,8 +9,9 @@ is `not judged: no inputs` for the trace/opcheck parts; its fake's presence is j
 
 Classes (OP_CLASSES), first that applies: fake-missing (no register_fake / abstract impl / Meta
 kernel: dynamo cannot trace it as an opaque node), breaks (its fullgraph trace failed), fake-drift
-(the fake's outputs differ from the real op's), opcheck-fails, opaque-op (one opaque node, fake
-agrees or the real op cannot run here), not-judged (no inputs).
+(the fake's outputs differ from the real op's), opcheck-fails, opaque-op (one opaque node; its fake
+EXECUTED here and agrees with the real op, or with the op on meta tensors, or nothing could run to compare:
+`fake_ran`), not-judged (no inputs, or it traced but its fake did not execute here).
 """
 
 from __future__ import annotations
@@ -19,6 +20,16 @@ import dataclasses
 from typing import Any
 
 OP_CLASSES = ("opaque-op", "fake-missing", "fake-drift", "opcheck-fails", "breaks", "not-judged")
+# What `fake_vs_real` starts with once the op's fake EXECUTED here (FakeTensorMode returned on the recorded inputs):
+# compared with the real op, with the op on meta tensors, or with nothing that could run here. Anything else
+# ("fake raised ...", "", an older row's "not run here: the real op raised ...") is a fake that did not run.
+FAKE_RAN = ("agrees", "drift", "not run here: nothing ran on")
+FAKE_DID_NOT_RUN = "traced as one node, but its fake did not execute here"
+
+
+def fake_ran(fake_vs_real: str | None) -> bool:
+    """Whether an op row's fake executed here (FAKE_RAN): `opaque-op` needs it (tracing clean is not working). Pure."""
+    return (fake_vs_real or "").startswith(FAKE_RAN)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,6 +184,8 @@ def judge_op(op, call: dict | None, device: str, can_run: bool) -> OpJudgement:
         cls = "fake-drift"
     elif opcheck and any(v != "SUCCESS" for v in opcheck.values()):
         cls = "opcheck-fails"
+    elif not fake_ran(fake_vs_real):
+        cls, note = "not-judged", f"{FAKE_DID_NOT_RUN} ({fake_vs_real[:160] or 'not run'}): not counted opaque-op"
     else:
         cls = "opaque-op"
     return OpJudgement(op.qualname, cls, op.has_fake, f"graph of {call['caller']}", one_node, fake_vs_real, opcheck, note, device)

@@ -103,7 +103,10 @@ def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None, view: Cat
         modes = [mode] if mode in cell["verdicts"] else [m.id for m in view.modes[:3]]
         verdicts = ", ".join(f"{m} {_verdict_words(cell, m)}" for m in modes if m and m in cell["verdicts"])
         versions = f"sglang {cell['sglang'] or '-'} / flashinfer {cell['flashinfer-python']} / torch {cell['torch']}"
-        out.append(f"{head}: cell {cell['id']} ({versions}): {verdicts}")
+        # a cell re-measured after the matrix was created says its own date (the snapshot's `measured`)
+        measured = cell.get("measured")
+        when = f"measured {measured}; " if measured and measured != str(snapshot.get("matrix_created", ""))[:10] else ""
+        out.append(f"{head}: cell {cell['id']} ({when}{versions}): {verdicts}")
     return out
 
 

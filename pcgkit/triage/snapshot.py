@@ -39,6 +39,8 @@ def snapshot(compat: dict, source: str) -> dict:
             # the cell's recorded wall time and whether it ran: the nightly's cost is derived from these (pcgkit.ci.costs)
             "duration_s": cell.get("duration_s"),
             "status": cell.get("status"),
+            # the date this cell was measured (a cell re-run later than the matrix carries its own); None: unrecorded
+            "measured": str(cell.get("finished") or "")[:10] or None,
         })
     simulated = sorted({c["device"] for c in cells if c["simulated"]})
     return {
