@@ -248,3 +248,25 @@ def test_certificate_refuses_an_inputs_file_that_is_not_there(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code != 0 and "--inputs" in err and "no such file" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_one_numpydoc_entry_for_several_parameters_documents_each():
+    """numpydoc's "branch, residual : torch.Tensor" (flashinfer 0.7.4's gated_residual_rmsnorm, verbatim) gives
+    both parameters that description, so each gets the documented shape."""
+    from lab.sweep.inputs_build import params_of
+
+    def gated_residual_rmsnorm(branch, residual, alpha, beta):
+        """Gated residual RMSNorm for hidden size 8192: blend a normalized branch into the stream.
+
+        Parameters
+        ----------
+        branch, residual : torch.Tensor
+            Two-dimensional BF16 and FP32 tensors, respectively, with shape
+            ``(rows, 8192)``.
+        alpha, beta : torch.Tensor
+            FP32 gate tensors with shape ``(8192,)``.
+        """
+
+    params = {p.name: p for p in params_of(gated_residual_rmsnorm)}
+    assert shape_text(params["residual"].doc) == "(rows, 8192)" and shape_text(params["branch"].doc) == "(rows, 8192)"
+    assert shape_text(params["beta"].doc) == "(8192,)" and params["beta"].doc_type == "torch.Tensor"

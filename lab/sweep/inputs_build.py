@@ -76,7 +76,10 @@ def params_of(obj) -> list[Param] | None:
     except (TypeError, ValueError):
         return None
     try:
-        documented = {p.arg_name: p for p in docstring_parser.parse(inspect.getdoc(obj) or "").params}
+        # numpydoc lets one entry document several parameters ("branch, residual : torch.Tensor"):
+        # the release states the same description for each of them.
+        documented = {name.strip(): p for p in docstring_parser.parse(inspect.getdoc(obj) or "").params
+                      for name in p.arg_name.split(",") if name.strip()}
     except docstring_parser.ParseError:
         documented = {}
     params = []
