@@ -73,7 +73,7 @@ def matrix(tmp_path_factory) -> tuple[Path, Path]:
 
 
 VOLATILE_TOP = ("created", "environment", "previous_run", "changes", "sources", "source_notes", "kit_version")
-VOLATILE_CELL = ("duration_s", "from_cache", "where", "source", "provenance", "log_tail")
+VOLATILE_CELL = ("duration_s", "finished", "from_cache", "where", "source", "provenance", "log_tail")
 
 
 def comparable(compat: dict) -> dict:

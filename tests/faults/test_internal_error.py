@@ -25,8 +25,8 @@ def broken_command(monkeypatch, tmp_path):
     """Every command's func replaced by one that raises; the temp dir is tmp_path/tmp."""
     real = cli.build_parser
 
-    def build():
-        parser = real()
+    def build(*args, **kwargs):  # the CLI passes the command modules a command line needs (lazy imports)
+        parser = real(*args, **kwargs)
         parse = parser.parse_args
         parser.parse_args = lambda argv=None: argparse.Namespace(**{**vars(parse(argv)), "func": _kit_bug})
         return parser
