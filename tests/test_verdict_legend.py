@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from pcgkit.values.verdict import LEGEND, Verdict
+from pcgkit.values.verdict import CANNOT_RUN_LEGEND, LEGEND, Verdict
 
 
 def test_every_verdict_has_one_distinct_symbol_letter_and_colour():
-    """A new verdict without a legend row, or two verdicts drawn alike, fails here, not in a report."""
+    """A new verdict without a legend row, or two verdicts (or a verdict and the cannot-run cell state) drawn
+    alike, fails here, not in a report (traces-but-fails and cannot-run were both #CC79A7 when they first met)."""
     assert list(LEGEND) == list(Verdict)
     for field in ("symbol", "letter", "colour"):
-        values = [getattr(legend, field) for legend in LEGEND.values()]
+        values = [getattr(legend, field) for legend in (*LEGEND.values(), CANNOT_RUN_LEGEND)]
         assert len(set(values)) == len(values), field
 
 

@@ -81,6 +81,6 @@ LEGEND: dict[Verdict, Legend] = {
 # it was last tried (fixtures/expectations.toml [[cannot-run]]). It says nothing about the bug or the
 # kit, is counted apart, never makes `report` or `matrix` exit non-zero, and is retried on a schedule.
 CANNOT_RUN = "cannot-run"
-CANNOT_RUN_LEGEND = Legend("⊘", "C", "#CC79A7", "magenta",
+CANNOT_RUN_LEGEND = Legend("⊘", "C", "#0072B2", "blue",
                            "cannot run here (a measured reason and the date last tried): no verdict, not an "
                            "error; retried on a schedule")
