@@ -130,3 +130,30 @@ def test_the_same_format_as_another_parameter_with_a_replacement():
                                    "``head_dim // 16``.", annotation=union)
     assert derive_call([cache, scales], TABLE).args == ("u8[4,16,4,32]", "fp8e4m3[4,16,4,4]")
     assert not derive_call([scales], TABLE).ok  # without the shape it refers to, no guess
+
+
+def test_a_docstring_that_refers_to_another_for_its_arguments_takes_that_documentation():
+    """prims_ts_bf16_routed_moe: "Same arguments and return value as :func:`~flashinfer.fused_moe.trtllm_bf16_routed_moe`"
+    (0.7.0 fused_moe/backends/prims_ts/bf16_op.py:460-473): its summary entries ("Packed ``(expert_id, weight)``
+    tensor", "First-layer expert weights.") give way to trtllm_bf16_routed_moe's sized ones (fused_moe/core.py:4932-4941);
+    a parameter the other does not document keeps its own entry."""
+    from pcgkit.sweep.derive import documented_by, with_documentation_of
+
+    doc = ("BF16 Prims-TS MoE with precomputed packed or unpacked routing.\n\nSame arguments and return value as\n"
+           ":func:`~flashinfer.fused_moe.trtllm_bf16_routed_moe`.")
+    assert documented_by(doc) == "flashinfer.fused_moe.trtllm_bf16_routed_moe"
+    assert documented_by("See :func:`cute_dsl_fused_moe` for the full parameter documentation; this\n"
+                         "function forwards every argument unchanged.") == "cute_dsl_fused_moe"  # fused_moe.py:1422
+    assert documented_by("Routing method (default ``0``).  See :func:`trtllm_bf16_moe`.") is None  # a pointer, not the arguments
+    own = [tensor("topk_ids", "Packed ``(expert_id, weight)`` tensor or unpacked\n``(topk_ids, topk_weights)`` pair."),
+           tensor("gemm1_weights", "First-layer expert weights."), tensor("extra", "Only here.")]
+    theirs = [tensor("topk_ids", "``[seq_len, top_k]`` int32 tensor of packed expert indices and\n"
+                                 "weights.  Format ``(expert_id << 16) | (weight_bf16.view(int16))``."),
+              tensor("gemm1_weights", "``[num_experts, M // 128, hidden_size // 128, 128]`` first-layer\n"
+                                      "weights, ``bfloat16``.")]
+    merged = with_documentation_of(own, theirs)
+    assert [p.doc for p in merged] == [theirs[0].doc, theirs[1].doc, "Only here."]
+    table = {**TABLE, "seq_len": Dim(16, UPSTREAM), "top_k": Dim(2, UPSTREAM), "num_experts": Dim(8, UPSTREAM),
+             "M": Dim(64, UPSTREAM)}
+    assert not derive_call(own[:2], table).ok  # its own text sizes nothing
+    assert derive_call(merged[:2], table).args == ("i32[16,2]", "bf16[8,1,1,128]=ones")

@@ -134,6 +134,33 @@ def replaced_shape(doc: str, shapes: Mapping[str, str]) -> str | None:
     return shapes[match.group(1)].replace(match.group(2), match.group(3))
 
 
+# "Same arguments and return value as :func:`~flashinfer.fused_moe.trtllm_bf16_moe`." (the prims_ts MoE entry
+# points); "See :func:`cute_dsl_fused_moe` for the full parameter documentation": another callable documents these.
+_DOCUMENTED_BY_RE = re.compile(r"Same arguments(?: and return values?)? as\s+:func:`~?([\w.]+)`"
+                               r"|See\s+:func:`~?([\w.]+)`\s+for the full parameter documentation")
+
+
+def documented_by(doc: str) -> str | None:
+    """The callable a docstring refers to for its parameters' documentation, as written, or None. Pure."""
+    match = _DOCUMENTED_BY_RE.search(" ".join(doc.split()))
+    return (match.group(1) or match.group(2)) if match else None
+
+
+def with_documentation_of(params: Sequence[Param], documented: Sequence[Param]) -> list[Param]:
+    """Each parameter takes the entry of the same name from the callable its docstring refers to (documented_by)
+    where that entry gives a shape, or where its own gives none: the release says the arguments are the same, and
+    its own entry is then a summary ("Packed ``(expert_id, weight)`` tensor", "First-layer expert weights."). Pure."""
+    by_name = {p.name: p for p in documented if p.doc or p.doc_type}
+    out = []
+    for param in params:
+        other = by_name.get(param.name)
+        own_shape = shape_text(param.doc) is not None or same_shape_as(param.doc) is not None
+        if other is not None and (shape_text(other.doc) is not None or not own_shape):
+            param = dataclasses.replace(param, doc_type=param.doc_type or other.doc_type, doc=other.doc)
+        out.append(param)
+    return out
+
+
 def definitions(text: str) -> list[tuple[str, str]]:
     """(symbol, expression) for each "symbol = expression" a description states, in order. Pure."""
     text = " ".join(text.split())
