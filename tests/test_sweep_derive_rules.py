@@ -128,7 +128,7 @@ def test_the_same_format_as_another_parameter_with_a_replacement():
     scales = tensor("kv_cache_sf", "Caller-owned FP8 E4M3 scale cache with the same tuple or stacked cache\n"
                                    "format as ``paged_kv_cache``, replacing ``head_dim // 2`` with\n"
                                    "``head_dim // 16``.", annotation=union)
-    assert derive_call([cache, scales], TABLE).args == ("u8[4,16,4,32]", "fp8e4m3[4,16,4,4]")
+    assert derive_call([cache, scales], TABLE).args == (["u8[4,16,4,32]"] * 2, ["fp8e4m3[4,16,4,4]"] * 2)
     assert not derive_call([scales], TABLE).ok  # without the shape it refers to, no guess
 
 
@@ -157,3 +157,17 @@ def test_a_docstring_that_refers_to_another_for_its_arguments_takes_that_documen
              "M": Dim(64, UPSTREAM)}
     assert not derive_call(own[:2], table).ok  # its own text sizes nothing
     assert derive_call(merged[:2], table).args == ("i32[16,2]", "bf16[8,1,1,128]=ones")
+
+
+def test_a_shape_documented_for_each_tensor_of_a_tuple_gives_a_pair():
+    """"For tuple input, each tensor has shape ``[max_num_pages, ...]``" (0.7.0 page.py:747-750): a (K, V) pair
+    of that shape, not one 4-D tensor (which _unpack_paged_kv_cache would split along dim 1 into 16 "caches");
+    its scale cache, "the same tuple or stacked cache format", is a pair too."""
+    union = "Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]"
+    cache = tensor("paged_kv_cache", "Caller-owned packed NVFP4 K/V cache. For tuple input, each tensor has\n"
+                                     "shape ``[max_num_pages, page_size, num_kv_heads, head_dim // 2]`` when\n"
+                                     "``kv_layout=\"NHD\"``.", annotation=union)
+    scales = tensor("kv_cache_sf", "Caller-owned FP8 E4M3 scale cache with the same tuple or stacked cache\n"
+                                   "format as ``paged_kv_cache``, replacing ``head_dim // 2`` with\n"
+                                   "``head_dim // 16``.", annotation=union)
+    assert derive_call([cache, scales], TABLE).args == (["u8[4,16,4,32]"] * 2, ["fp8e4m3[4,16,4,4]"] * 2)

@@ -121,7 +121,7 @@ def documented_params(obj) -> tuple[list[Param] | None, str]:
     name = documented_by(inspect.getdoc(obj) or "")
     other = _referred(obj, name) if params is not None and name else None
     documented = params_of(other) if other is not None else None
-    if params is None or not documented:
+    if params is None or not documented or not name:
         return params, ""
     return with_documentation_of(params, documented), name
 

@@ -42,6 +42,7 @@ _BARE_SHAPE_RE = re.compile(r"shape\s*(?:is|of|:)?\s*``\s*([\w*/+\-\s]+(?:,[\w*/
 _ELEMENTS_RE = re.compile(r"with\s+``\s*([\w*/+\-\s]+?)\s*``\s+elements")
 # "the same tuple or stacked cache format as ``paged_kv_cache``, replacing ``head_dim // 2`` with ``head_dim // 16``"
 _REPLACING_RE = re.compile(r"same [\w\s]*?(?:format|shape|layout) as\s+``(\w+)``,?\s+replacing\s+``([^`]+)``\s+with\s+``([^`]+)``")
+_EACH_OF_TUPLE_RE = re.compile(r"for tuple input,\s+each tensor has", re.IGNORECASE)
 # "kv_row_bytes = head_dim/2 + head_dim/sf_vec_size:", "where N_padded = round_up(n, 128) and ...": a symbol the
 # release defines from others (the expression ends at a clause boundary; one that does not parse is ignored).
 _DEFINITION_RE = re.compile(r"(?<![=!<>\w])([A-Za-z_]\w*)\s*=(?!=)\s*")
@@ -301,10 +302,21 @@ def _scalar_type(type_text: str) -> type | None:
 
 
 def _tensor(param: Param, dims: Mapping[str, Dim], used_dims: dict[str, str], earlier: Mapping[str, object],
-            shapes: dict[str, str]) -> tuple[str, str]:
+            shapes: dict[str, str]) -> tuple[object, str]:
     twin = same_shape_as(param.doc)
     if twin is not None and isinstance(earlier.get(twin), str):
         return str(earlier[twin]), DOCSTRING
+    value, source = _one_tensor(param, dims, used_dims, shapes)
+    # "For tuple input, each tensor has shape ...": the documented shape is each member's of a (K, V) pair; a
+    # tensor documented in "the same tuple ... format as ``x``" is a pair when x is.
+    replacing = _REPLACING_RE.search(" ".join(param.doc.split()))
+    if ("Tuple" in param.annotation and (_EACH_OF_TUPLE_RE.search(param.doc)
+                                         or (replacing and isinstance(earlier.get(replacing.group(1)), list)))):
+        return [value, value], source
+    return value, source
+
+
+def _one_tensor(param: Param, dims: Mapping[str, Dim], used_dims: dict[str, str], shapes: dict[str, str]) -> tuple[str, str]:
     text = shape_text(param.doc) or replaced_shape(param.doc, shapes)
     if text is not None:
         shapes[param.name] = text
