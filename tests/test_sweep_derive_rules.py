@@ -171,3 +171,26 @@ def test_a_shape_documented_for_each_tensor_of_a_tuple_gives_a_pair():
                                    "format as ``paged_kv_cache``, replacing ``head_dim // 2`` with\n"
                                    "``head_dim // 16``.", annotation=union)
     assert derive_call([cache, scales], TABLE).args == (["u8[4,16,4,32]"] * 2, ["fp8e4m3[4,16,4,4]"] * 2)
+
+
+def test_an_unsized_workspace_buffer_is_the_kits_bytes_and_says_so():
+    """xqa_mla's "Workspace buffer for temporary computations. Data type should be torch.uint8." (0.7.0 xqa.py)
+    gives no size: the kit's workspace_bytes, counted as kit default; any other unsized tensor stays a reason."""
+    table = {**TABLE, "workspace_bytes": Dim(1048576, KIT, "pcgkit/sweep/dims.toml")}
+    workspace = tensor("workspace_buffer", "Workspace buffer for temporary computations.\nData type should be torch.uint8.")
+    derived = derive_call([workspace], table)
+    assert derived.args == ("u8[1048576]",) and dict(derived.sources) == {"workspace_buffer": KIT}
+    assert not derive_call([workspace], TABLE).ok  # no kit value, no guess
+    assert not derive_call([tensor("semaphores", "Semaphore buffer for synchronization.")], table).ok
+
+
+def test_same_dtype_as_another_parameter_takes_its_dtype():
+    """append_kpe: "shape ``[append_indptr[-1], 64]``, same dtype as ``append_ckv``" (0.7.0
+    nvfp4_quantize_append_paged_mla_kv_cache, page.py) is float16 when append_ckv's entry names float16 first
+    (the release refused float16 with bfloat16: "append_ckv and append_kpe must have the same dtype")."""
+    table = {**TABLE, "nnz": Dim(16, KIT)}
+    ckv = tensor("append_ckv", "The compressed kv tensor to append in ragged tensor format, shape\n"
+                               "``[append_indptr[-1], 512]``, dtype ``torch.float16`` or ``torch.bfloat16``.")
+    kpe = tensor("append_kpe", "The rope part to append in ragged tensor format, shape ``[append_indptr[-1], 64]``,\n"
+                               "same dtype as ``append_ckv``. Rope must already be applied by the caller.")
+    assert derive_call([ckv, kpe], table).args == ("f16[16,512]=ones", "f16[16,64]=ones")

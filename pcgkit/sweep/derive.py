@@ -42,6 +42,7 @@ _BARE_SHAPE_RE = re.compile(r"shape\s*(?:is|of|:)?\s*``\s*([\w*/+\-\s]+(?:,[\w*/
 _ELEMENTS_RE = re.compile(r"with\s+``\s*([\w*/+\-\s]+?)\s*``\s+elements")
 # "the same tuple or stacked cache format as ``paged_kv_cache``, replacing ``head_dim // 2`` with ``head_dim // 16``"
 _REPLACING_RE = re.compile(r"same [\w\s]*?(?:format|shape|layout) as\s+``(\w+)``,?\s+replacing\s+``([^`]+)``\s+with\s+``([^`]+)``")
+_SAME_DTYPE_RE = re.compile(r"same dtype as\s+``(\w+)``", re.IGNORECASE)
 _EACH_OF_TUPLE_RE = re.compile(r"for tuple input,\s+each tensor has", re.IGNORECASE)
 # "kv_row_bytes = head_dim/2 + head_dim/sf_vec_size:", "where N_padded = round_up(n, 128) and ...": a symbol the
 # release defines from others (the expression ends at a clause boundary; one that does not parse is ignored).
@@ -307,6 +308,11 @@ def _tensor(param: Param, dims: Mapping[str, Dim], used_dims: dict[str, str], ea
     if twin is not None and isinstance(earlier.get(twin), str):
         return str(earlier[twin]), DOCSTRING
     value, source = _one_tensor(param, dims, used_dims, shapes)
+    # "shape ``[append_indptr[-1], 64]``, same dtype as ``append_ckv``": that parameter's dtype
+    if (same := _SAME_DTYPE_RE.search(" ".join(param.doc.split()))) and isinstance(earlier.get(same.group(1)), str):
+        twin_dtype = str(earlier[same.group(1)]).split("[", 1)[0]
+        value = twin_dtype + "[" + value.split("[", 1)[1]
+        value = value if twin_dtype in ("bf16", "f16", "f32") or not value.endswith("=ones") else value.removesuffix("=ones")
     # "For tuple input, each tensor has shape ...": the documented shape is each member's of a (K, V) pair; a
     # tensor documented in "the same tuple ... format as ``x``" is a pair when x is.
     replacing = _REPLACING_RE.search(" ".join(param.doc.split()))
@@ -322,6 +328,12 @@ def _one_tensor(param: Param, dims: Mapping[str, Dim], used_dims: dict[str, str]
         shapes[param.name] = text
     if text is None and _SCALAR_TENSOR_RE.search(param.doc.replace("\n", " ")):
         return "f32[1]=ones", DOCSTRING  # "a single-element tensor", "float32 device scalar"
+    if text is None and "workspace" in param.name and re.search(r"\bworkspace\b", param.doc, re.IGNORECASE):
+        # "Workspace buffer for cuDNN. Scales with batch size": bytes whose size only a kernel reads, the kit's
+        workspace = dims.get("workspace_bytes")
+        if workspace is not None:
+            used_dims["workspace_bytes"] = workspace.source
+            return f"u8[{int(workspace.value)}]", KIT
     if text is None:
         raise _NoValue(f"the docstring gives no shape for tensor {param.name!r}")
     shape, used = parse_shape(text, dims)
