@@ -53,7 +53,7 @@ def judge_callable(spec, kind: str, arch: str, device, versions, real: bool, op_
             "run": run.to_dict(), "first_class": unrolled.first_class, "loader": unrolled.first_loader,
             "unroll_capped": unrolled.rounds_capped, "seconds": round(time.perf_counter() - start, 1)}
     status, where = judged_status(unrolled.first_class, unrolled.final_where if sites else unrolled.final_class,
-                                  run.runs, run.error_type, run.error)
+                                  run.runs, run.error_type, run.error, (sites[0].get("graph_break_id") or "") if sites else "")
     if status == "not-judged":
         return {**base, "status": status, "where": where, "sites": sites}
     if unrolled.traces_after:
