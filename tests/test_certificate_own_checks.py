@@ -13,9 +13,9 @@ from pcgkit.sweep.certificate import RAISED_UNDER_TRACE, judged_status
 
 
 def test_a_check_raised_under_the_trace_and_when_run_is_not_judged():
-    """gb0088 first + an argument or backend rejection when run -> not-judged with the run's error; the same
-    run error after a real first break (the nvcc query, gb0007) keeps the break, and gb0088 with a run that
-    died elsewhere (no kernel on this host) stays a break."""
+    """gb0088 first + the eager run raised too -> not-judged with the run's error; the same run error after a
+    real first break (the nvcc query, gb0007) keeps the break, and gb0088 with a run the kit stopped (a kernel
+    the guard refused) stays a break."""
     status, where = judged_status("breaks-elsewhere", "gb0088", False, "ValueError", "ValueError: a must be a CUDA tensor",
                                   RAISED_UNDER_TRACE)
     assert (status, where) == ("not-judged", "the release's own check raised, under the trace and when run: "
@@ -24,7 +24,10 @@ def test_a_check_raised_under_the_trace_and_when_run_is_not_judged():
                          RAISED_UNDER_TRACE)[0] == "not-judged"
     assert judged_status("breaks-in-jit-loader", "gb0007 cpp_ext.py", False, "ValueError", "ValueError: x",
                          "gb0007")[0] == "breaks"
-    assert judged_status("breaks-elsewhere", "gb0088", False, "RuntimeError", "RuntimeError: no kernel",
+    assert judged_status("breaks-elsewhere", "gb0088", False, "RuntimeError",
+                         "RuntimeError: packed KDA T=1 requires compute capability 10.0 or 10.3 in the SM100 family; got 12.0",
+                         RAISED_UNDER_TRACE)[0] == "not-judged"
+    assert judged_status("breaks-elsewhere", "gb0088", False, "KernelLoadRefused", "needs a kernel: refused",
                          RAISED_UNDER_TRACE)[0] == "breaks"
 
 
