@@ -33,3 +33,14 @@ def test_capture_query_answers_no_inside_the_simulation_and_raises_again_outside
     if not torch.cuda.is_available():
         with pytest.raises(RuntimeError):
             torch.cuda.is_current_stream_capturing()
+
+
+def test_simulated_properties_answer_the_threads_per_multiprocessor_of_the_family():
+    """0.7.x's fused_rmsnorm_silu reads `max_threads_per_multi_processor`: 1536 on SM120, 2048 on SM90 (CUDA C++
+    Programming Guide, technical specifications per compute capability)."""
+    from pcgkit.harness.simulate import simulated_sm120
+
+    with simulated_sm120():
+        assert torch.cuda.get_device_properties(0).max_threads_per_multi_processor == 1536
+    with simulated_sm120(capability=(9, 0)):
+        assert torch.cuda.get_device_properties(0).max_threads_per_multi_processor == 2048

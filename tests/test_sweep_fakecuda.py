@@ -29,9 +29,11 @@ def test_inputs_on_fake_cuda_keep_shape_stride_dtype_and_pass_a_device_check_und
 
     mode = FakeTensorMode(allow_non_fake_inputs=True)
     pair = (torch.zeros(4, 16, 2, 8, dtype=torch.uint8), torch.zeros(4, 16, 2, 8, dtype=torch.uint8).transpose(1, 2))
-    args, kwargs = on_fake_cuda((pair, 3), mode), on_fake_cuda({"x": torch.ones(2, 3, dtype=torch.bfloat16)}, mode)
-    fake_pair, count = args
+    args = on_fake_cuda((pair, 3, "cpu"), mode)
+    kwargs = on_fake_cuda({"x": torch.ones(2, 3, dtype=torch.bfloat16), "device": torch.device("cpu")}, mode)
+    fake_pair, count, device = args
     assert count == 3 and isinstance(fake_pair, tuple)
+    assert device == kwargs["device"] == torch.device("cuda:0")  # a device argument follows the inputs
     assert all(isinstance(t, FakeTensor) and t.device == torch.device("cuda:0") for t in (*fake_pair, kwargs["x"]))
     assert [(t.shape, t.stride(), t.dtype) for t in fake_pair] == [(t.shape, t.stride(), t.dtype) for t in pair]
 

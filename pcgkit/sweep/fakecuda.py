@@ -25,7 +25,7 @@ def refused_cpu_inputs(where: str) -> bool:
 
 def on_fake_cuda(value, mode):
     """`value` (a tensor, or a tuple/list/dict of them) as FakeTensors of the same shape, stride and dtype on
-    cuda:0, made in `mode` (a FakeTensorMode); anything else as it is."""
+    cuda:0, made in `mode` (a FakeTensorMode); a CPU device argument as cuda:0; anything else as it is."""
     import torch
 
     if isinstance(value, torch.Tensor):
@@ -35,4 +35,6 @@ def on_fake_cuda(value, mode):
         return type(value)(on_fake_cuda(v, mode) for v in value)
     if isinstance(value, dict):
         return {k: on_fake_cuda(v, mode) for k, v in value.items()}
+    if value == "cpu" or (isinstance(value, torch.device) and value.type == "cpu"):
+        return torch.device("cuda:0")  # a `device` argument: where the inputs live (derive: the kit's "cpu")
     return value
