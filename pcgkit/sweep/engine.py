@@ -108,21 +108,40 @@ def graph_op_names(graphs: Iterable[Any]) -> tuple[str, ...]:
 _StageFailed = SetupFailed  # eager set-up (constructor, plan) failed; the guard is pcgkit.harness.setup's
 
 
-def _stage(name: str, step: Callable) -> Any:
-    return setup_step(name, step, (KernelLoadRefused,), SIMULATION_GAP_MARKERS)
+def _stage(name: str, step: Callable, markers: tuple[str, ...] = ()) -> Any:
+    return setup_step(name, step, (KernelLoadRefused,), SIMULATION_GAP_MARKERS + markers)
 
 
-def _callable_for(spec: EntrySpec, obj: Any, device: str) -> Callable:
-    """The function to trace: the entry point itself, or a bound method of an eagerly built instance."""
+def build_callable(spec: EntrySpec, obj: Any, device: str, simulate_setup: bool = False) -> tuple[Callable, tuple[str, ...]]:
+    """(the function to trace: the entry point itself, or a bound method of an eagerly built instance; what the
+    simulation stood in for while building it). `simulate_setup` (a CPU host): the constructor and plan() run
+    inside pcgkit.sweep.setupsim's simulated set-up (page-locked buffers, the JIT build, the host planner)."""
     if spec.construct is None:
-        return obj
+        return obj, ()
+    from pcgkit.sweep.setupsim import SETUP_GAP_MARKERS, dedupe, simulated_setup
+
     cls = resolve(spec.target.rsplit(".", 1)[0])
     args, kwargs = build_call(spec.construct, device)
-    instance = _stage("construct", lambda: cls(*args, **kwargs))
-    if spec.plan is not None:
-        plan_args, plan_kwargs = build_call(spec.plan, device)
-        _stage("plan()", lambda: instance.plan(*plan_args, **plan_kwargs))
-    return getattr(instance, spec.target.rsplit(".", 1)[1])
+    record: list[str] = []
+    markers = SETUP_GAP_MARKERS if simulate_setup else ()
+    try:
+        with simulated_setup() if simulate_setup else contextlib.nullcontext(record) as record:
+            instance = _stage("construct", lambda: cls(*args, **kwargs), markers)
+            if spec.plan is not None:
+                plan_args, plan_kwargs = build_call(spec.plan, device)
+                planner = getattr(instance, spec.plan_method)
+                _stage(f"{spec.plan_method}()", lambda: planner(*plan_args, **plan_kwargs), markers)
+    except SetupFailed as exc:
+        if simulate_setup and exc.needs_gpu:  # the simulated set-up met what it cannot answer: say so
+            raise SetupFailed(f"simulation gap in the simulated set-up ({'; '.join(dedupe(record)) or 'nothing stood in'}): "
+                              f"{exc}", needs_gpu=True) from exc
+        raise
+    return getattr(instance, spec.target.rsplit(".", 1)[1]), dedupe(record)
+
+
+def _callable_for(spec: EntrySpec, obj: Any, device: str, simulate_setup: bool = False) -> Callable:
+    """The function to trace (build_callable without its record)."""
+    return build_callable(spec, obj, device, simulate_setup)[0]
 
 
 def observe_entry(spec: EntrySpec, obj: Any, real: bool = False) -> Observation:
@@ -133,7 +152,7 @@ def observe_entry(spec: EntrySpec, obj: Any, real: bool = False) -> Observation:
     guard: contextlib.AbstractContextManager[list] = contextlib.nullcontext([]) if real else no_kernels()
     with guard as refusals:
         try:
-            fn = _callable_for(spec, obj, device)
+            fn = _callable_for(spec, obj, device, simulate_setup=not real)
             args, kwargs = build_call(spec.call, device)
             inspect.signature(fn).bind(*args, **kwargs)
         except _StageFailed as exc:

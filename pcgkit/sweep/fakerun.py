@@ -58,7 +58,7 @@ def run_fake(spec, device, real: bool = False) -> RunOutcome:
     guard: contextlib.AbstractContextManager = contextlib.nullcontext([]) if real else no_kernels()
     try:
         with deadline(RUN_DEADLINE_S), simulation, guard as refusals:
-            fn = _callable_for(spec, resolve(spec.target), torch_device)
+            fn = _callable_for(spec, resolve(spec.target), torch_device, simulate_setup=not real)
             args, kwargs = build_call(spec.call, torch_device)
             with FakeTensorMode(allow_non_fake_inputs=True) as mode:
                 fake = lambda v: mode.from_tensor(v) if isinstance(v, torch.Tensor) else v  # noqa: E731
