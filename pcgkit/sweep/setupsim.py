@@ -56,23 +56,20 @@ class UnbuiltModule:
                 planner.append(PLANNED.format(name=name))
             return tvm_ffi.convert([])
 
-        self._name = name
-        self._functions: dict[str, Any] = {}
+        def refuse(*args):
+            raise RuntimeError(f"pcgkit: {name} {NOT_BUILT} (simulated pre-build)")
+
+        # Built once here: dynamo inlines __getattr__ when the trace reads a function off the module, so it must
+        # only hand back an object (a call in it, e.g. tvm_ffi.convert, would be a graph break of the kit's own).
+        self._function = tvm_ffi.convert(refuse)
         self._planner = tvm_ffi.convert(plan) if planner is not None else None
 
-    def __getattr__(self, attr: str):
-        if attr.startswith("__") or attr.startswith("_"):
-            raise AttributeError(attr)
-        if attr in PLANNER_NAMES and self._planner is not None:
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name in PLANNER_NAMES and self._planner is not None:
             return self._planner
-        if attr not in self._functions:
-            import tvm_ffi
-
-            def refuse(*args, _where=f"{self._name}.{attr}"):
-                raise RuntimeError(f"pcgkit: {_where} {NOT_BUILT} (simulated pre-build)")
-
-            self._functions[attr] = tvm_ffi.convert(refuse)
-        return self._functions[attr]
+        return self._function
 
 
 @contextlib.contextmanager
