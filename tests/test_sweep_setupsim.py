@@ -108,3 +108,18 @@ def test_the_seed_releases_decode_wrapper_is_set_up_simulated_and_run_breaks_at_
     assert flashinfer.decode.get_batch_decode_module.cache_info().currsize == 0
     result = classify(observation)
     assert result.cls is SweepClass.BREAKS_ELSEWHERE and result.where.startswith("gb0156 decode.py")
+
+
+def test_the_certificate_page_shows_what_stood_in_for_a_wrappers_set_up():
+    """A row that carries setup_simulated prints it above its unrolled stack, labelled simulated."""
+    from pcgkit.sweep.certificate import render_certificate
+
+    site = {"index": 1, "frame": "flashinfer/decode.py:401:run_batch_decode", "graph_break_id": "gb0156",
+            "what": "Function.__call__", "action": "stop", "patched": "", "answer": "", "simulated": False, "note": "kernel"}
+    row = {"target": "flashinfer.W.run", "status": "breaks", "inputs_from": "hand spec", "where": "gb0156", "sites": [site],
+           "setup_simulated": [f"{PINNED}: empty", SYNCHRONIZED]}
+    cert = {"flashinfer": "0.7.0", "arch": "sm120", "simulated": True, "device": "simulated sm120 on CPU", "torch": "2.9.1",
+            "counts": {}, "coverage": {"callables judged": 1}, "callables": [row], "ops": []}
+    page = render_certificate(cert)
+    assert f"set-up (simulated): {PINNED}: empty; {SYNCHRONIZED}" in page
+    assert page.index("set-up (simulated)") < page.index("1. `flashinfer/decode.py:401:run_batch_decode`")
