@@ -91,23 +91,25 @@ def test_triton_driver_discovery_under_dynamo_is_a_simulation_gap():
 
 
 def test_the_seed_releases_decode_wrapper_is_set_up_simulated_and_run_breaks_at_its_kernel_call():
-    """flashinfer 0.6.1: construct + plan() run simulated (each stand-in listed, the loader cache left empty) and
-    run() traces to the compiled kernel call (gb0156), not to a set-up failure."""
+    """flashinfer 0.6.1: construct + plan() run simulated (each stand-in listed, on the sweep result too; the loader
+    cache left empty) and run() traces to the compiled kernel call (gb0156), not to a set-up failure."""
     pytest.importorskip("flashinfer")
+    from pcgkit.harness.hardware import SIMULATED_ARCHES
     from pcgkit.harness.simulate import simulated_sm120
     from pcgkit.sweep.guard import no_kernels
 
     spec = next(s for s in load_specs() if s.id == "batch_decode_run")
     with simulated_sm120(), no_kernels():
         fn, record = engine.build_callable(spec, engine.resolve(spec.target), "cpu", simulate_setup=True)
-        observation = engine.observe_entry(spec, engine.resolve(spec.target))
     assert [r.split(":")[0] for r in record] == ["pin_memory", "JIT build", "host planner"]
     assert callable(fn)
     import flashinfer.decode
 
     assert flashinfer.decode.get_batch_decode_module.cache_info().currsize == 0
-    result = classify(observation)
-    assert result.cls is SweepClass.BREAKS_ELSEWHERE and result.where.startswith("gb0156 decode.py")
+    result = engine.sweep_entry(spec, "sm120", SIMULATED_ARCHES["sm120"], engine.installed_versions())
+    assert result.classification.cls is SweepClass.BREAKS_ELSEWHERE
+    assert result.classification.where.startswith("gb0156 decode.py")
+    assert [r for r in result.simulation_replaced if r.startswith("set-up: ")] == [f"set-up: {r}" for r in record]
 
 
 def test_the_certificate_page_shows_what_stood_in_for_a_wrappers_set_up():

@@ -144,15 +144,18 @@ def _callable_for(spec: EntrySpec, obj: Any, device: str, simulate_setup: bool =
     return build_callable(spec, obj, device, simulate_setup)[0]
 
 
-def observe_entry(spec: EntrySpec, obj: Any, real: bool = False) -> Observation:
-    """Build inputs and trace one entry point (inside the caller's simulation, or on the real GPU)."""
+def observe_entry(spec: EntrySpec, obj: Any, real: bool = False, setup_record: list[str] | None = None) -> Observation:
+    """Build inputs and trace one entry point (inside the caller's simulation, or on the real GPU). `setup_record`:
+    filled with what the simulated set-up stood in for (a wrapper's constructor and plan(), pcgkit.sweep.setupsim)."""
     from pcgkit.harness.tracing import trace
 
     device = "cuda:0" if real else "cpu"
     guard: contextlib.AbstractContextManager[list] = contextlib.nullcontext([]) if real else no_kernels()
     with guard as refusals:
         try:
-            fn = _callable_for(spec, obj, device, simulate_setup=not real)
+            fn, stood_in = build_callable(spec, obj, device, simulate_setup=not real)
+            if setup_record is not None:
+                setup_record.extend(stood_in)
             args, kwargs = build_call(spec.call, device)
             inspect.signature(fn).bind(*args, **kwargs)
         except _StageFailed as exc:
@@ -196,8 +199,10 @@ def sweep_entry(spec: EntrySpec, arch: str, device: Device, versions: tuple[str,
                         obs = observe_entry(spec, obj, real=True)
                 else:
                     with deadline(ENTRY_DEADLINE_S), simulated_sm120(capability=device.capability) as simulation:
+                        setup: list[str] = []
                         replaced = simulation.replaced
-                        obs = observe_entry(spec, obj)
+                        obs = observe_entry(spec, obj, setup_record=setup)
+                        replaced += tuple(f"set-up: {item}" for item in setup)
             except CaseTimeout as exc:
                 obs = Observation("build-error", f"kit: {exc}")
             except Exception as exc:  # noqa: BLE001 - on a real GPU the eager plan()/constructor may raise anything
