@@ -1,7 +1,8 @@
 """Run the sweep: for each spec and each simulated arch, import the entry point from the installed
 flashinfer, build its inputs on CPU, trace it with the kit's one engine (pcgkit.harness.tracing.observe,
 fullgraph=True, a backend that never runs the graph) under the kit's simulation and the no-kernel
-guard (pcgkit.sweep.guard, whose docstring says how "no real kernel" is guaranteed), and classify.
+guard (pcgkit.sweep.guard, whose docstring says how "no real kernel" is guaranteed), and classify. A wrapper's
+constructor and plan() run first, eagerly, in the simulated set-up (pcgkit.sweep.setupsim).
 
 `real=True` (`pcgkit sweep --real`, a GPU host): inputs on cuda:0, no simulation, no guard, so a
 wrapper's constructor and plan() run for real (JIT builds included); the trace itself still never
