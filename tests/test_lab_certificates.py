@@ -40,7 +40,7 @@ RECIPE = parse_recipe(tomllib.loads((COMMITTED / "recipe.toml").read_text()))
 
 
 def _where(tmp_path: Path) -> dict:
-    return {"kit_requirements": ["pytest>=8"], "checkout": Path("/kit"), "mirror": Path("/mirror.git"),
+    return {"kit_requirements": ["pytest>=8"], "mirror": Path("/mirror.git"),
             "out": tmp_path / "out", "committed": tmp_path / "committed", "work": tmp_path / "work",
             "envs_root": tmp_path / "envs"}
 
@@ -155,6 +155,7 @@ def test_the_table_has_a_line_per_release_and_an_error_rows_reason():
 def _stand_in(job: Job, *, inputs_code: str, certificate_code: str) -> Job:
     """The job with its two commands replaced by short Python scripts (no torch, no FlashInfer)."""
     py = (sys.executable, "-c")
+    job.kit.mkdir(parents=True, exist_ok=True)
     return dataclasses.replace(job, steps=(
         Step("inputs", (*py, inputs_code), job.work / "inputs.log", job.work / "inputs.rusage.json", 60),
         Step("certificate", (*py, certificate_code), job.work / "certificate.log", job.work / "c.rusage.json", 60)))
@@ -184,7 +185,7 @@ def test_a_failing_release_is_an_error_row_and_the_others_finish_and_are_copied(
     committed.parent.mkdir(parents=True)
     committed.write_text(json.dumps({"flashinfer": "0.6.12", "created": "y", "coverage": {"callables judged": 2,
                                                                                         "callables listed": 5}}))
-    rows = run.run_jobs(jobs, tmp_path, parallel=2)
+    rows = run.run_jobs(jobs, parallel=2)
     assert [r.release for r in rows] == ["0.6.1", "0.6.12"]
     assert rows[0].status == "error" and rows[0].reason == "certificate: exit status 4: RuntimeError: the fake run raised"
     assert rows[1].status == "ok" and rows[1].callables == (3, 5)
@@ -203,7 +204,7 @@ def test_tests_read_at_another_commit_are_an_error_row_before_any_certificate(tm
     marker = tmp_path / "certificate-ran"
     job = _stand_in(job, inputs_code=_writer({job.upstream: {"commit": "deadbeef" * 5}}),
                     certificate_code=f"open({str(marker)!r}, 'w')")
-    row = run.run_jobs([job], tmp_path)[0]
+    row = run.run_jobs([job])[0]
     assert row.status == "error" and "resolved to deadbeefdead in the mirror, not the recipe's cc1a362ff936" in row.reason
     assert not marker.exists() and [t.name for t in row.times] == ["inputs"]
 
@@ -227,7 +228,7 @@ def test_a_stop_during_a_parallel_run_kills_every_release_command_and_raises(tmp
     threading.Thread(target=stop_when_running, daemon=True).start()
     start = time.monotonic()
     with signals.stop_policy(), pytest.raises(Interrupted):
-        run.run_jobs(jobs, tmp_path, parallel=2)
+        run.run_jobs(jobs, parallel=2)
     assert time.monotonic() - start < 30
     started = [int(p.name) for p in pids.iterdir()]
     assert len(started) == 2  # the third release never started
@@ -240,6 +241,38 @@ def test_a_stop_during_a_parallel_run_kills_every_release_command_and_raises(tmp
         return True
 
     assert not [pid for pid in started if alive(pid)]
+
+
+def test_the_run_uses_a_copy_of_the_kit_so_an_edit_during_the_run_cannot_mix_in(tmp_path):
+    """copy_kit takes the parts pcgkit.resources needs (no bytecode) and replaces an older copy; the checkout
+    edited afterwards leaves the copy as it was."""
+    checkout = tmp_path / "checkout"
+    for part in ("pcgkit", "lab", "fixtures", "cases", "docker"):
+        (checkout / part / "__pycache__").mkdir(parents=True)
+        (checkout / part / "a.py").write_text("old")
+        (checkout / part / "__pycache__" / "a.cpython-312.pyc").write_text("")
+    (checkout / "pyproject.toml").write_text("[project]")
+    (checkout / "reports").mkdir()
+    kit = tmp_path / "work" / "kit"
+    kit.mkdir(parents=True)
+    (kit / "stale.py").write_text("")
+    run.copy_kit(checkout, kit)
+    (checkout / "pcgkit" / "a.py").write_text("new")
+    assert sorted(p.relative_to(kit).as_posix() for p in kit.rglob("*") if p.is_file()) == [
+        "cases/a.py", "docker/a.py", "fixtures/a.py", "lab/a.py", "pcgkit/a.py", "pyproject.toml"]
+    assert (kit / "pcgkit" / "a.py").read_text() == "old"
+
+
+def test_an_import_error_reads_the_same_whatever_the_environment_folder_is_called():
+    """The certificate's import errors are cut after the install path is taken out: two environments whose folders
+    differ in length give the same text (the committed 0.7.0 and 0.7.2.post1 certificates differed by that alone)."""
+    from pcgkit.sweep.discover import _said
+
+    tail = "flashinfer/moe_ep/kernel_src/cutedsl_megamoe/src/common/__init__.py' " + "x" * 200
+    said = [_said(RuntimeError(f"kernel module 'common' is already imported from '{prefix}/site-packages/{tail}"))
+            for prefix in ("/tmp/v/lib/python3.12", "/root/.cache/pcgkit/certificate-envs/flashinfer-0.7.0-0123456789ab"
+                                                   "/lib/python3.12")]
+    assert said[0] == said[1] and len(said[0]) == len("RuntimeError: ") + 160 and "site-packages" not in said[0]
 
 
 def test_the_child_records_the_commands_cpu_time_and_exit(tmp_path):

@@ -105,6 +105,7 @@ class Step:
 class Job:
     release: Release
     env: EnvPlan
+    kit: Path  # the run's copy of the checkout's kit: PYTHONPATH and working folder of both commands
     work: Path  # the release's run folder: logs, the environment's freeze, the staged files
     steps: tuple[Step, ...]
     certificate: Path  # the staged certificate JSON the row is read from
@@ -114,13 +115,21 @@ class Job:
     committed: tuple[tuple[Path, Path], ...]  # (staged, committed) JSON files compared, times aside
 
 
+KIT_PARTS = ("pcgkit", "lab", "fixtures", "cases", "docker", "pyproject.toml")  # what pcgkit.resources needs of a checkout
+
+
+def kit_copy(work: Path) -> Path:
+    return work / "kit"
+
+
 def certificate_stem(flashinfer: str, arch: str) -> str:
     return f"certificate-{flashinfer}-{arch}"  # as `pcgkit sweep --certificate` names it (simulated, all scopes)
 
 
-def plan_job(recipe: Recipe, release: Release, *, kit_requirements: Sequence[str], checkout: Path, mirror: Path,
+def plan_job(recipe: Recipe, release: Release, *, kit_requirements: Sequence[str], mirror: Path,
              out: Path, committed: Path, work: Path, envs_root: Path) -> Job:
-    """One release's job: inputs into work/staged/inputs, the certificate into work/staged; copied to out. Pure."""
+    """One release's job: inputs into work/X/staged/inputs, the certificate into work/X/staged, both made by the
+    run's copy of the kit (work/kit: an edit of the checkout during the run cannot mix in); copied to out. Pure."""
     env = env_plan(recipe, release, kit_requirements, envs_root)
     folder = work / release.flashinfer
     staged = folder / "staged"
@@ -139,7 +148,7 @@ def plan_job(recipe: Recipe, release: Release, *, kit_requirements: Sequence[str
              folder / "certificate.log", folder / "certificate.rusage.json", CERTIFICATE_TIMEOUT_S),
     )
     files = [f"{stem}.json", f"{stem}.md", f"inputs/{inputs_name}", f"inputs/{upstream_name}"]
-    return Job(release, env, folder, steps, staged / f"{stem}.json", staged / "inputs" / inputs_name,
+    return Job(release, env, kit_copy(work), folder, steps, staged / f"{stem}.json", staged / "inputs" / inputs_name,
                staged / "inputs" / upstream_name,
                tuple((staged / name, out / name) for name in files),
                tuple((staged / name, committed / name) for name in files if name.endswith(".json")))

@@ -3,8 +3,8 @@
 Per release: its environment, built once into the kit's cache (`uv venv`, one `uv pip install` of the plan's
 requirements, behind a file lock, stamped `.complete` with the list it holds: a build that stopped half-way is
 finished by the next run, never reused as it is) and frozen into the run folder (`uv pip freeze`: what the
-certificate was made with); then its two commands (the release's interpreter, the checkout on PYTHONPATH and as
-the working folder), each through pcgkit.util.proc with its log in the run folder; then the checks (the tests read
+certificate was made with); then its two commands (the release's interpreter, the run's copy of the kit on
+PYTHONPATH and as the working folder: `copy_kit`, made once per run), each through pcgkit.util.proc with its log in the run folder; then the checks (the tests read
 are the recipe's commit; the certificate is the release's), the comparison with the committed files (times aside)
 and, only when all of that held, the copy of its four files to the output folder. Anything that fails is that
 release's error row with its one line; the others go on. With --jobs N, N releases at once (threads, each waiting
@@ -17,6 +17,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ from pathlib import Path
 import tomllib
 
 from lab.certificates.plan import (
+    KIT_PARTS,
     EnvPlan,
     Job,
     Row,
@@ -59,11 +61,25 @@ def kit_requirements(extras: Sequence[str]) -> list[str]:
     return [*kit_light_dependencies(), *(req for extra in extras for req in optional[extra])]
 
 
-def child_env(checkout: Path) -> dict[str, str]:
-    """The release's interpreter sees the checkout's pcgkit and lab, never another environment's."""
+def child_env(kit: Path) -> dict[str, str]:
+    """The release's interpreter sees the run's copy of pcgkit and lab, never another environment's."""
     from pcgkit.matrix.backends.venv import uv_env
 
-    return {**uv_env(), "PYTHONPATH": str(checkout)}
+    return {**uv_env(), "PYTHONPATH": str(kit)}
+
+
+def copy_kit(checkout: Path, kit: Path) -> Path:
+    """The checkout's kit as it is now (KIT_PARTS, no bytecode) into `kit`, replacing an older copy: every release
+    of the run is made by this code, whatever is edited in the checkout meanwhile."""
+    shutil.rmtree(kit, ignore_errors=True)
+    kit.mkdir(parents=True)
+    for part in KIT_PARTS:
+        source = checkout / part
+        if source.is_dir():
+            shutil.copytree(source, kit / part, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(source, kit / part)
+    return kit
 
 
 @contextlib.contextmanager
@@ -141,16 +157,16 @@ def versus_committed(job: Job) -> str:
     return said + (f"; not committed: {', '.join(missing)}" if missing else "")
 
 
-def run_job(job: Job, checkout: Path) -> Row:
+def run_job(job: Job) -> Row:
     """One release, start to end: an ok row, or an error row with its one line (Interrupted goes up)."""
     atomic.ensure_dir(job.work, "the run folder")
     times: list[StepTime] = []
     env_said = ""
     try:
         env_said = ensure_env(job.env, job.work)
-        environ = child_env(checkout)
+        environ = child_env(job.kit)
         for step in job.steps:
-            done = proc.run(step.argv, env=environ, cwd=checkout, timeout=step.timeout_s, log_path=step.log)
+            done = proc.run(step.argv, env=environ, cwd=job.kit, timeout=step.timeout_s, log_path=step.log)
             times.append(StepTime(step.name, round(done.duration_s, 1), _cpu(step.rusage)))
             if not done.ok:
                 raise JobFailed(error_reason(step.name, done.describe_failure(), done.output_tail))
@@ -174,18 +190,18 @@ def run_job(job: Job, checkout: Path) -> Row:
                    env=env_said, times=tuple(times))
 
 
-def run_jobs(jobs: Sequence[Job], checkout: Path, parallel: int = 1,
+def run_jobs(jobs: Sequence[Job], parallel: int = 1,
              on_row: Callable[[Row], None] = lambda row: None) -> list[Row]:
     """Every job, `parallel` at a time; the rows in the plan's order. A stop signal: every child group is killed,
     the jobs not started never start, Interrupted goes up (the caller prints what finished)."""
     if parallel <= 1:
         rows = []
         for job in jobs:
-            rows.append(run_job(job, checkout))
+            rows.append(run_job(job))
             on_row(rows[-1])
         return rows
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="certificate")
-    futures = {pool.submit(run_job, job, checkout): job.release.flashinfer for job in jobs}
+    futures = {pool.submit(run_job, job): job.release.flashinfer for job in jobs}
     done: dict[str, Row] = {}
     try:
         for future in concurrent.futures.as_completed(futures):

@@ -45,7 +45,7 @@ def _summary(rows, started: float, note: str) -> str:
 
 def _certificates(args: argparse.Namespace) -> int:
     from lab.certificates import run
-    from lab.certificates.plan import parse_recipe, plan_jobs
+    from lab.certificates.plan import kit_copy, parse_recipe, plan_jobs
 
     checkout = resources.checkout_root()
     if checkout is None:
@@ -61,7 +61,7 @@ def _certificates(args: argparse.Namespace) -> int:
         kit = run.kit_requirements(recipe.kit_extras)
     except run.JobFailed as exc:
         raise UsageError(str(exc)) from None
-    jobs = plan_jobs(recipe, args.release or (), kit_requirements=kit, checkout=checkout,
+    jobs = plan_jobs(recipe, args.release or (), kit_requirements=kit,
                      mirror=_mirror(args.upstream_git) if not args.dry_run else (args.upstream_git or Path("MIRROR")),
                      out=out, committed=committed, work=work, envs_root=run.envs_root())
     if args.dry_run:
@@ -73,6 +73,7 @@ def _certificates(args: argparse.Namespace) -> int:
         return int(ExitCode.SUCCESS)
     atomic.ensure_dir(work, "--work")
     started = time.monotonic()
+    run.copy_kit(checkout, kit_copy(work))
     rows = []
 
     def said(row) -> None:
@@ -82,7 +83,7 @@ def _certificates(args: argparse.Namespace) -> int:
               file=sys.stderr, flush=True)
 
     try:
-        rows = run.run_jobs(jobs, checkout, args.jobs, said)
+        rows = run.run_jobs(jobs, args.jobs, said)
     except Interrupted:
         print(_summary(rows, started, "interrupted: the releases above finished, the others were stopped"))
         raise
