@@ -284,3 +284,18 @@ def test_the_child_records_the_commands_cpu_time_and_exit(tmp_path):
     data = json.loads(record.read_text())
     assert data["argv"] == ["lab", "--help"] and data["exit"] == 0
     assert data["user_s"] > 0 and data["system_s"] >= 0
+
+
+def test_the_command_plans_without_running_and_refuses_a_missing_mirror(capsys, monkeypatch):
+    """--dry-run prints each release's environment and its two commands and starts no process; without
+    --upstream-git (where FlashInfer's tests are read) it stops with a usage error before building anything."""
+    from lab.cli import main
+    from pcgkit.util import proc
+
+    monkeypatch.setattr(proc, "run", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran a process")))
+    assert main(["certificates", "--dry-run", "--release", "0.7.4"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("0.7.4: environment ") and "nvshmem4py-cu13" in out[0]
+    assert [line.split(":")[0].strip() for line in out[1:4]] == ["inputs", "certificate", "then"]
+    assert main(["certificates", "--release", "0.7.4"]) == 2
+    assert "--upstream-git DIR is needed" in capsys.readouterr().err

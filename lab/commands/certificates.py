@@ -36,11 +36,11 @@ def _mirror(path: Path | None) -> Path:
     return path.resolve()
 
 
-def _summary(rows, started: float, note: str) -> str:
+def _summary(rows, arch: str, started: float, note: str) -> str:
     from lab.certificates.plan import render_table
 
-    return (render_table(rows) + f"\n\nsimulated {'/'.join(sorted({'sm120'}))} on CPU; whole run "
-            f"{time.monotonic() - started:.0f} s wall; {note}; CPU = user + system of the command and its children")
+    return (render_table(rows) + f"\n\nsimulated {arch} on CPU; whole run {time.monotonic() - started:.0f} s wall;"
+            f" {note}; CPU = user + system of the command and its children")
 
 
 def _certificates(args: argparse.Namespace) -> int:
@@ -85,9 +85,9 @@ def _certificates(args: argparse.Namespace) -> int:
     try:
         rows = run.run_jobs(jobs, args.jobs, said)
     except Interrupted:
-        print(_summary(rows, started, "interrupted: the releases above finished, the others were stopped"))
+        print(_summary(rows, recipe.arch, started, "interrupted: the releases above finished, the others were stopped"))
         raise
-    text = _summary(rows, started, run.environ_note())
+    text = _summary(rows, recipe.arch, started, run.environ_note())
     atomic.write_text(work / "summary.md", text + "\n")
     atomic.write_text(work / "summary.json", json.dumps({"schema": "pcgkit.lab-certificates/1", "out": str(out),
                                                          "rows": [r.to_dict() for r in rows]}, indent=1))
