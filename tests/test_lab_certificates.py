@@ -26,6 +26,7 @@ from lab.certificates.plan import (
     differences,
     env_plan,
     error_reason,
+    not_remade,
     parse_recipe,
     plan_job,
     render_table,
@@ -57,6 +58,12 @@ def test_the_recipe_names_how_every_committed_simulated_certificate_was_made():
             release.upstream_ref, release.upstream_commit), release.flashinfer
         assert cert["torch"].split("+")[0] == RECIPE.torch and cert["arch"] == RECIPE.arch
         assert cert["unroll_budget_s"] == RECIPE.unroll_budget_s and cert["simulated"] is True
+
+
+def test_the_committed_gpu_certificate_is_named_as_not_remade():
+    """The committed files no recipe release makes are listed by name (the H200 ops-only run), the sm120 ones not."""
+    names = [p.name for p in COMMITTED.glob("certificate-*.json")]
+    assert not_remade(names, RECIPE) == ["certificate-0.7.4-sm90-real-ops.json"]
 
 
 def test_a_release_is_chosen_in_the_recipes_order_and_an_unknown_one_is_refused_by_name():

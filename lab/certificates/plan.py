@@ -235,6 +235,12 @@ def render_table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
+def not_remade(committed_names: Sequence[str], recipe: Recipe) -> list[str]:
+    """The committed certificate JSON files no release of the recipe makes (a GPU run), sorted. Pure."""
+    made = {f"{certificate_stem(r.flashinfer, recipe.arch)}.json" for r in recipe.releases}
+    return sorted(n for n in committed_names if n.startswith("certificate-") and n.endswith(".json") and n not in made)
+
+
 def _keyed(items: Sequence[Any]) -> dict[str, Any] | None:
     """A list of rows keyed by target (how a certificate lists callables and ops), else None."""
     if items and all(isinstance(i, dict) and "target" in i for i in items):

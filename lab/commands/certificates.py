@@ -45,7 +45,7 @@ def _summary(rows, arch: str, started: float, note: str) -> str:
 
 def _certificates(args: argparse.Namespace) -> int:
     from lab.certificates import run
-    from lab.certificates.plan import kit_copy, parse_recipe, plan_jobs
+    from lab.certificates.plan import kit_copy, not_remade, parse_recipe, plan_jobs
 
     checkout = resources.checkout_root()
     if checkout is None:
@@ -88,6 +88,12 @@ def _certificates(args: argparse.Namespace) -> int:
         print(_summary(rows, recipe.arch, started, "interrupted: the releases above finished, the others were stopped"))
         raise
     text = _summary(rows, recipe.arch, started, run.environ_note())
+    others = not_remade([p.name for p in committed.glob("certificate-*.json")], recipe)
+    if others:
+        text += f"\nnot re-made (no recipe: a GPU run, fixtures/certificates/PROVENANCE.md): {', '.join(others)}"
+    if out == committed and any(r.status == "ok" for r in rows):
+        text += ("\nnext: `python docs/gen_facts.py` (the generated certificate counts), then the matrix sample's "
+                 "certificate page (`reports/samples/matrix-2026-12-01/regenerate.sh --report-only`)")
     atomic.write_text(work / "summary.md", text + "\n")
     atomic.write_text(work / "summary.json", json.dumps({"schema": "pcgkit.lab-certificates/1", "out": str(out),
                                                          "rows": [r.to_dict() for r in rows]}, indent=1))
