@@ -160,6 +160,7 @@ def versus_committed(job: Job) -> str:
 def run_job(job: Job) -> Row:
     """One release, start to end: an ok row, or an error row with its one line (Interrupted goes up)."""
     atomic.ensure_dir(job.work, "the run folder")
+    shutil.rmtree(job.certificate.parent, ignore_errors=True)  # an earlier run's staged files are never this run's
     times: list[StepTime] = []
     env_said = ""
     try:
