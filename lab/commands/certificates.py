@@ -108,15 +108,15 @@ def register(subparsers) -> None:
                     " one environment per FlashInfer release (built once, in the kit's cache), its derived inputs,"
                     " its certificate; a table of what each judged, its times and what changed against the"
                     " committed files.",
-        epilog="examples:\n  %(prog)s --upstream-git /work/.mirror/flashinfer-ai+flashinfer/repo\n"
+        epilog="examples:\n  %(prog)s --upstream-git ~/flashinfer.git   # a `git clone --mirror` of github:flashinfer-ai/flashinfer\n"
                "  %(prog)s --upstream-git DIR --release 0.6.1 --out /tmp/certs   # compare without overwriting\n"
                "  %(prog)s --dry-run --release 0.7.4        # the environment and commands, run nothing")
-    cmd.add_argument("--upstream-git", type=Path,
+    cmd.add_argument("--upstream-git", type=Path, metavar="DIR",
                      help="a git mirror of github:flashinfer-ai/flashinfer (FlashInfer's tests are read at each release's ref)")
     cmd.add_argument("--release", action="append", metavar="X", help="only this FlashInfer release (repeatable; default: all)")
-    cmd.add_argument("--jobs", type=int, default=1, help="releases at once (default 1; each takes about one core)")
-    cmd.add_argument("--out", type=Path, help="where the certificates and inputs/ go (default fixtures/certificates/)")
-    cmd.add_argument("--work", type=Path, default=Path("reports/lab-certificates"),
+    cmd.add_argument("--jobs", type=int, default=1, metavar="N", help="releases at once (default 1; each takes about one core)")
+    cmd.add_argument("--out", type=Path, metavar="DIR", help="where the certificates and inputs/ go (default fixtures/certificates/)")
+    cmd.add_argument("--work", type=Path, default=Path("reports/lab-certificates"), metavar="DIR",
                      help="logs, each environment's freeze, the staged files (default reports/lab-certificates)")
     cmd.add_argument("--dry-run", action="store_true", help="print each release's environment and commands, run nothing")
     cmd.set_defaults(func=_certificates)
