@@ -31,7 +31,9 @@ def _mirror(path: Path | None) -> Path:
     if path is None:
         raise UsageError("--upstream-git DIR is needed: a git mirror of github:flashinfer-ai/flashinfer (the `fetch` "
                          "tool's copy, or `git clone --mirror`); the recipe reads FlashInfer's tests in it")
-    if not (path / "HEAD").is_file() and not (path / ".git").exists():
+    if (path / ".git").is_dir():  # a working clone: its git directory is what `git --git-dir` reads
+        path = path / ".git"
+    if not (path / "HEAD").is_file():
         raise UsageError(f"--upstream-git {path}: not a git repository (no HEAD)")
     return path.resolve()
 
