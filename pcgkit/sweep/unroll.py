@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from pcgkit.sweep.certificate import scrub
 from pcgkit.sweep.setupsim import simulated_build as _simulated_build
 from pcgkit.sweep.unroll_rules import (
     ANSWER_QUERY,
@@ -116,7 +117,7 @@ def unroll(trace_once: Callable[[], Any], real: bool = False, max_rounds: int = 
                 patches.enter_context(patched_everywhere(original, _stand_in(value), "flashinfer"))
                 patched.add(candidate.call.where)
                 sites.append(_site(index, outcome.signature, candidate.kind, patched=candidate.call.where,
-                                   answer=repr(value)[:160], simulated=simulated))
+                                   answer=scrub(repr(value))[:160], simulated=simulated))
                 break
             else:
                 reason = "nothing on the failing stack the kit can answer or pre-build"
