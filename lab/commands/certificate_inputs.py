@@ -1,6 +1,6 @@
 """`bin/pcgkit lab certificate-inputs [--upstream-git DIR --upstream-ref REF]`: derive every public callable's inputs
 from the installed FlashInfer release (its signatures and numpydoc sections; FlashInfer's own tests at REF of a git
-mirror) into fixtures/certificates/inputs/, which `bin/pcgkit sweep --certificate` judges with (lab.sweep.inputs_build).
+mirror) into fixtures/certificates/inputs/ (or --out DIR), which `bin/pcgkit sweep --certificate` judges with (lab.sweep.inputs_build).
 Run it in the release's environment, one release at a time."""
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ def _certificate_inputs(args: argparse.Namespace) -> int:
 
     if bool(args.upstream_git) != bool(args.upstream_ref):
         raise PcgkitError("--upstream-git and --upstream-ref go together (or neither: no upstream tests)")
-    folder = atomic.ensure_dir(resources.fixture(*INPUTS_DIR), "fixtures/certificates/inputs")
+    folder = atomic.ensure_dir(args.out or resources.fixture(*INPUTS_DIR),
+                              "--out" if args.out else "fixtures/certificates/inputs")
     upstream = None
     if args.upstream_git:
         try:
@@ -47,4 +48,5 @@ def register(subparsers) -> None:
     cmd.add_argument("--upstream-git", type=Path,
                      help="a git mirror of github:flashinfer-ai/flashinfer (the fetch tool's copy)")
     cmd.add_argument("--upstream-ref", help="the tag (or commit) whose tests/ to read, e.g. v0.6.12")
+    cmd.add_argument("--out", type=Path, help="where the two files go (default fixtures/certificates/inputs/)")
     cmd.set_defaults(func=_certificate_inputs)

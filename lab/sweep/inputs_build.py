@@ -40,7 +40,8 @@ def read_tests_at(git_dir: Path, ref: str) -> dict:
 
     commit = git("rev-parse", f"{ref}^{{commit}}")
     if not commit.ok:
-        raise UpstreamReadError(f"{git_dir}: no commit for {ref!r}: {commit.output_tail.strip()[-200:]}")
+        said = (commit.output_tail.strip().splitlines() or ["no output"])[0]  # git's `fatal: ...` line, whole
+        raise UpstreamReadError(f"{git_dir}: no commit for {ref!r}: {said[:200]}")
     date = git("log", "-1", "--format=%cI", ref)
     with tempfile.TemporaryDirectory() as tmp:
         archive = Path(tmp) / "tests.tar"

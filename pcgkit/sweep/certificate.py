@@ -240,7 +240,8 @@ def render_section(certificates: Sequence[Mapping], md=_plain, heading: str = "#
             lines.append("- appeared: " + ", ".join(f"{n} {s}" for s, n in sorted(appeared.items())))
     if any(c["simulated"] for c in certificates):
         lines += ["", "> Rows marked simulated traced on a CPU with the arch's hardware queries answered; no kernel was"
-                  " built, loaded or run, and a pre-built loader's JIT build was simulated (pcgkit/sweep/unroll.py)."]
+                  " built, loaded or run, and a pre-built loader's JIT build was simulated (pcgkit/sweep/unroll.py); a"
+                  " wrapper's constructor and plan() ran in a simulated set-up (pcgkit/sweep/setupsim.py)."]
     return lines
 
 
@@ -276,6 +277,9 @@ def render_certificate(cert: Mapping, md=_plain) -> str:
         lines += ["", "## Unrolled stacks (every site, in order)", ""]
         for r in unrolled:
             lines.append(f"### `{md(r['target'])}`")
+            if r.get("setup_simulated"):
+                lines.append("set-up (simulated): " + "; ".join(md(item) for item in r["setup_simulated"]))
+                lines.append("")
             lines += [f"{s['index']}. `{md(s['frame'])}` [{s['graph_break_id'] or '-'}] {md(s['what'])[:120]} → "
                       + (f"stop: {md(s['note'])[:200]}" if s["action"] == "stop" else
                          f"{s['action']}{' (simulated)' if s['simulated'] else ''} `{md(s['patched'])}`")

@@ -68,6 +68,8 @@ def _judge_once(spec, kind: str, arch: str, device, versions, real: bool, op_cal
     base = {"target": spec.target, "kind": kind, "spec": spec.id, "inputs_from": inputs_from, "sites": sites,
             "run": run.to_dict(), "first_class": unrolled.first_class, "loader": unrolled.first_loader,
             "unroll_capped": unrolled.rounds_capped, "seconds": round(time.perf_counter() - start, 1)}
+    if unrolled.setup_simulated:
+        base["setup_simulated"] = list(unrolled.setup_simulated)
     status, where = judged_status(unrolled.first_class, unrolled.final_where if sites else unrolled.final_class,
                                   run.runs, run.error_type, run.error, (sites[0].get("graph_break_id") or "") if sites else "")
     if status == "not-judged":

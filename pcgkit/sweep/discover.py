@@ -15,6 +15,7 @@ import sys
 import warnings
 
 from pcgkit.errors import Interrupted
+from pcgkit.sweep.certificate import scrub
 from pcgkit.sweep.discovery import FORWARD_METHODS, TORCH_OP_NAMESPACES, Discovery, PublicCallable, RegisteredOp
 
 # Dispatch keys whose kernel runs the op for real (a fake/Meta kernel is not one).
@@ -61,7 +62,7 @@ def import_all_submodules(package) -> tuple[tuple[str, str], ...]:
 
     def record(name: str) -> None:  # walk_packages imports packages itself; it reports through here
         exc = sys.exc_info()[1]
-        errors.append((name, f"{type(exc).__name__}: {str(exc)[:160]}"))
+        errors.append((name, _said(exc)))
 
     for info in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}.", onerror=record):
         if info.name in sys.modules or any(info.name.startswith(f"{name}.") for name, _ in errors):
@@ -73,8 +74,14 @@ def import_all_submodules(package) -> tuple[tuple[str, str], ...]:
         except (KeyboardInterrupt, Interrupted):
             raise  # the user's Ctrl-C or the kit's stop signal is no submodule's import error
         except BaseException as exc:  # noqa: BLE001 - a submodule may raise anything (SystemExit too) on a CPU host
-            errors.append((info.name, f"{type(exc).__name__}: {str(exc)[:160]}"))
+            errors.append((info.name, _said(exc)))
     return tuple(errors)
+
+
+def _said(exc: BaseException | None) -> str:
+    """The error as the certificate keeps it: the install path taken out BEFORE the cut, so the text is the same
+    whatever the environment's folder is called (cut first, a longer path left less of the message)."""
+    return f"{type(exc).__name__}: {scrub(str(exc))[:160]}"
 
 
 def registered_op(qualname: str) -> RegisteredOp:
@@ -109,5 +116,5 @@ def discover() -> Discovery:
         try:
             ops.append(registered_op(qualname))
         except (RuntimeError, AttributeError) as exc:  # listed by the dispatcher, not resolvable: say so
-            unreadable.append((f"op {qualname}", f"{type(exc).__name__}: {str(exc)[:160]}"))
+            unreadable.append((f"op {qualname}", _said(exc)))
     return Discovery(flashinfer.__version__, torch.__version__, callables, tuple(ops), exported_by, errors + tuple(unreadable))

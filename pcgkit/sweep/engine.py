@@ -1,7 +1,8 @@
 """Run the sweep: for each spec and each simulated arch, import the entry point from the installed
 flashinfer, build its inputs on CPU, trace it with the kit's one engine (pcgkit.harness.tracing.observe,
 fullgraph=True, a backend that never runs the graph) under the kit's simulation and the no-kernel
-guard (pcgkit.sweep.guard, whose docstring says how "no real kernel" is guaranteed), and classify.
+guard (pcgkit.sweep.guard, whose docstring says how "no real kernel" is guaranteed), and classify. A wrapper's
+constructor and plan() run first, eagerly, in the simulated set-up (pcgkit.sweep.setupsim).
 
 `real=True` (`pcgkit sweep --real`, a GPU host): inputs on cuda:0, no simulation, no guard, so a
 wrapper's constructor and plan() run for real (JIT builds included); the trace itself still never
@@ -108,32 +109,54 @@ def graph_op_names(graphs: Iterable[Any]) -> tuple[str, ...]:
 _StageFailed = SetupFailed  # eager set-up (constructor, plan) failed; the guard is pcgkit.harness.setup's
 
 
-def _stage(name: str, step: Callable) -> Any:
-    return setup_step(name, step, (KernelLoadRefused,), SIMULATION_GAP_MARKERS)
+def _stage(name: str, step: Callable, markers: tuple[str, ...] = ()) -> Any:
+    return setup_step(name, step, (KernelLoadRefused,), SIMULATION_GAP_MARKERS + markers)
 
 
-def _callable_for(spec: EntrySpec, obj: Any, device: str) -> Callable:
-    """The function to trace: the entry point itself, or a bound method of an eagerly built instance."""
+def build_callable(spec: EntrySpec, obj: Any, device: str, simulate_setup: bool = False) -> tuple[Callable, tuple[str, ...]]:
+    """(the function to trace: the entry point itself, or a bound method of an eagerly built instance; what the
+    simulation stood in for while building it). `simulate_setup` (a CPU host): the constructor and plan() run
+    inside pcgkit.sweep.setupsim's simulated set-up (page-locked buffers, the JIT build, the host planner)."""
     if spec.construct is None:
-        return obj
+        return obj, ()
+    from pcgkit.sweep.setupsim import SETUP_GAP_MARKERS, dedupe, simulated_setup
+
     cls = resolve(spec.target.rsplit(".", 1)[0])
     args, kwargs = build_call(spec.construct, device)
-    instance = _stage("construct", lambda: cls(*args, **kwargs))
-    if spec.plan is not None:
-        plan_args, plan_kwargs = build_call(spec.plan, device)
-        _stage("plan()", lambda: instance.plan(*plan_args, **plan_kwargs))
-    return getattr(instance, spec.target.rsplit(".", 1)[1])
+    record: list[str] = []
+    markers = SETUP_GAP_MARKERS if simulate_setup else ()
+    try:
+        with simulated_setup() if simulate_setup else contextlib.nullcontext(record) as record:
+            instance = _stage("construct", lambda: cls(*args, **kwargs), markers)
+            if spec.plan is not None:
+                plan_args, plan_kwargs = build_call(spec.plan, device)
+                planner = getattr(instance, spec.plan_method)
+                _stage(f"{spec.plan_method}()", lambda: planner(*plan_args, **plan_kwargs), markers)
+    except SetupFailed as exc:
+        if simulate_setup and exc.needs_gpu:  # the simulated set-up met what it cannot answer: say so
+            raise SetupFailed(f"simulation gap in the simulated set-up ({'; '.join(dedupe(record)) or 'nothing stood in'}): "
+                              f"{exc}", needs_gpu=True) from exc
+        raise
+    return getattr(instance, spec.target.rsplit(".", 1)[1]), dedupe(record)
 
 
-def observe_entry(spec: EntrySpec, obj: Any, real: bool = False) -> Observation:
-    """Build inputs and trace one entry point (inside the caller's simulation, or on the real GPU)."""
+def _callable_for(spec: EntrySpec, obj: Any, device: str, simulate_setup: bool = False) -> Callable:
+    """The function to trace (build_callable without its record)."""
+    return build_callable(spec, obj, device, simulate_setup)[0]
+
+
+def observe_entry(spec: EntrySpec, obj: Any, real: bool = False, setup_record: list[str] | None = None) -> Observation:
+    """Build inputs and trace one entry point (inside the caller's simulation, or on the real GPU). `setup_record`:
+    filled with what the simulated set-up stood in for (a wrapper's constructor and plan(), pcgkit.sweep.setupsim)."""
     from pcgkit.harness.tracing import trace
 
     device = "cuda:0" if real else "cpu"
     guard: contextlib.AbstractContextManager[list] = contextlib.nullcontext([]) if real else no_kernels()
     with guard as refusals:
         try:
-            fn = _callable_for(spec, obj, device)
+            fn, stood_in = build_callable(spec, obj, device, simulate_setup=not real)
+            if setup_record is not None:
+                setup_record.extend(stood_in)
             args, kwargs = build_call(spec.call, device)
             inspect.signature(fn).bind(*args, **kwargs)
         except _StageFailed as exc:
@@ -177,8 +200,10 @@ def sweep_entry(spec: EntrySpec, arch: str, device: Device, versions: tuple[str,
                         obs = observe_entry(spec, obj, real=True)
                 else:
                     with deadline(ENTRY_DEADLINE_S), simulated_sm120(capability=device.capability) as simulation:
+                        setup: list[str] = []
                         replaced = simulation.replaced
-                        obs = observe_entry(spec, obj)
+                        obs = observe_entry(spec, obj, setup_record=setup)
+                        replaced += tuple(f"set-up: {item}" for item in setup)
             except CaseTimeout as exc:
                 obs = Observation("build-error", f"kit: {exc}")
             except Exception as exc:  # noqa: BLE001 - on a real GPU the eager plan()/constructor may raise anything

@@ -59,7 +59,7 @@ def run_fake(spec, device, real: bool = False, fake_cuda: bool = False) -> RunOu
     guard: contextlib.AbstractContextManager = contextlib.nullcontext([]) if real else no_kernels()
     try:
         with deadline(RUN_DEADLINE_S), simulation, guard as refusals:
-            fn = _callable_for(spec, resolve(spec.target), torch_device)
+            fn = _callable_for(spec, resolve(spec.target), torch_device, simulate_setup=not real)
             args, kwargs = build_call(spec.call, torch_device)
             with FakeTensorMode(allow_non_fake_inputs=True) as mode:
                 if fake_cuda and not real:

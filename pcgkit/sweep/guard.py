@@ -16,7 +16,8 @@
 Dynamo traces symbolically; the only Python that really executes during a trace is what dynamo
 folds to a constant and the fake/meta kernels of registered ops. Layer 2 is what stops those from
 reaching a kernel; layer 1 stops the finished graph. Eager set-up (wrapper construction, plan())
-runs inside the block too, so a plan() that needs a JIT module is refused, not built.
+runs inside the block too: its JIT build is simulated, never built (pcgkit.sweep.setupsim), and anything
+else it would load is refused.
 """
 
 from __future__ import annotations

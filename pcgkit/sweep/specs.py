@@ -83,6 +83,7 @@ class EntrySpec:
     call: Call
     construct: Call | None = None  # methods: how to build the instance
     plan: Call | None = None  # wrappers: wrapper.plan(...) before run()
+    plan_method: str = "plan"  # the set-up method `plan` calls (the shared-prefix wrappers have only begin_forward)
     expectations: tuple[Expectation, ...] = ()
 
     def applies_to(self, flashinfer_version: str) -> bool:
@@ -147,7 +148,7 @@ def parse_call(raw: Mapping[str, Any] | None, *, where: str) -> Call:
     )
 
 
-_ENTRY_KEYS = {"id", "target", "family", "releases", "args", "kwargs", "construct", "plan", "expect"}
+_ENTRY_KEYS = {"id", "target", "family", "releases", "args", "kwargs", "construct", "plan", "plan_method", "expect"}
 
 
 def parse_entry(raw: Mapping[str, Any]) -> EntrySpec:
@@ -162,6 +163,8 @@ def parse_entry(raw: Mapping[str, Any]) -> EntrySpec:
         raise SpecError(f"entry {entry_id}: unknown family {raw['family']!r}")
     if raw.get("plan") is not None and raw.get("construct") is None:
         raise SpecError(f"entry {entry_id}: `plan` needs `construct` (plan is a method of the instance)")
+    if "plan_method" in raw and ("plan" not in raw or not str(raw["plan_method"]).isidentifier()):
+        raise SpecError(f"entry {entry_id}: `plan_method` names the method `plan` calls (an identifier, with `plan`)")
     expectations = tuple(
         Expectation(SpecifierSet(e["releases"]), e["behaviour"], e["link"], e.get("note", "")) for e in raw.get("expect", ())
     )
@@ -173,6 +176,7 @@ def parse_entry(raw: Mapping[str, Any]) -> EntrySpec:
         call=parse_call({k: raw[k] for k in ("args", "kwargs") if k in raw}, where=entry_id),
         construct=parse_call(raw["construct"], where=f"{entry_id}.construct") if "construct" in raw else None,
         plan=parse_call(raw["plan"], where=f"{entry_id}.plan") if "plan" in raw else None,
+        plan_method=raw.get("plan_method", "plan"),
         expectations=expectations,
     )
 

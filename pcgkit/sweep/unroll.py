@@ -18,9 +18,11 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
+from pcgkit.sweep.certificate import scrub
+from pcgkit.sweep.setupsim import simulated_build as _simulated_build
 from pcgkit.sweep.unroll_rules import (
     ANSWER_QUERY,
     MAX_ROUNDS,
@@ -56,40 +58,6 @@ def function_object(call: StackCall) -> tuple[Any, Any]:
         if code is not None and code.co_name == call.function and code.co_firstlineno == call.line:
             return value, getattr(value, "__wrapped__", value)
     raise _PatchFailed(f"{call.where} is not a module-level function (a method or a closure): cannot stand in for it")
-
-
-class _UnbuiltModule:
-    """What a JIT build returns, on a host that builds nothing: every function refuses to run."""
-
-    def __init__(self, name: str):
-        import tvm_ffi
-
-        def refuse(*args):
-            raise RuntimeError(f"pcgkit: {name} was not built on this host (simulated pre-build)")
-
-        self._function = tvm_ffi.convert(refuse)
-
-    def __getattr__(self, name: str):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return self._function
-
-
-@contextlib.contextmanager
-def _simulated_build() -> Iterator[list[str]]:
-    """Inside: a JIT build returns an unbuilt module; yields the names of the modules it stood in for."""
-    from unittest import mock
-
-    from flashinfer.jit import core
-
-    stood_in: list[str] = []
-
-    def build_and_load(spec, *args, **kwargs):
-        stood_in.append(getattr(spec, "name", "module"))
-        return _UnbuiltModule(stood_in[-1])
-
-    with mock.patch.object(core.JitSpec, "build_and_load", build_and_load):
-        yield stood_in
 
 
 def answer_for_real(candidate: Candidate, real: bool) -> tuple[Any, Any, bool]:
@@ -149,7 +117,7 @@ def unroll(trace_once: Callable[[], Any], real: bool = False, max_rounds: int = 
                 patches.enter_context(patched_everywhere(original, _stand_in(value), "flashinfer"))
                 patched.add(candidate.call.where)
                 sites.append(_site(index, outcome.signature, candidate.kind, patched=candidate.call.where,
-                                   answer=repr(value)[:160], simulated=simulated))
+                                   answer=scrub(repr(value))[:160], simulated=simulated))
                 break
             else:
                 reason = "nothing on the failing stack the kit can answer or pre-build"
@@ -169,7 +137,7 @@ def unroll_spec(spec, arch: str, device, versions: tuple[str, str], real: bool =
     from pcgkit.harness.simulate import simulated_sm120
     from pcgkit.harness.tracing import trace
     from pcgkit.sweep.classify import Observation, classify
-    from pcgkit.sweep.engine import _callable_for, graph_op_names, resolve
+    from pcgkit.sweep.engine import build_callable, graph_op_names, resolve
     from pcgkit.sweep.guard import no_kernels
     from pcgkit.sweep.inputs import build_call
     from pcgkit.sweep.unroll_rules import Unrolled
@@ -178,7 +146,7 @@ def unroll_spec(spec, arch: str, device, versions: tuple[str, str], real: bool =
     simulation = contextlib.nullcontext() if real else simulated_sm120(capability=device.capability)
     guard: contextlib.AbstractContextManager = contextlib.nullcontext([]) if real else no_kernels()
     with simulation, guard:
-        fn = _callable_for(spec, resolve(spec.target), torch_device)
+        fn, setup_simulated = build_callable(spec, resolve(spec.target), torch_device, simulate_setup=not real)
         args, kwargs = build_call(spec.call, torch_device)
         if fake_cuda and not real:
             from torch._subclasses.fake_tensor import FakeTensorMode
@@ -209,4 +177,4 @@ def unroll_spec(spec, arch: str, device, versions: tuple[str, str], real: bool =
     label = f"real: {device.label}" if real else f"simulated {arch} (CPU; hardware queries answered)"
     capped = bool(sites) and sites[-1].note.startswith(CAPPED)
     return Unrolled(spec.target, arch, versions[0], versions[1], label, tuple(sites), outcome.traced,
-                    final.cls.value, final.where, first[0].cls.value, first[0].loader, capped)
+                    final.cls.value, final.where, first[0].cls.value, first[0].loader, capped, setup_simulated)

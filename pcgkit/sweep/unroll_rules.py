@@ -102,6 +102,7 @@ class Unrolled:
     first_class: str = ""  # the sweep class of the first (unpatched) trace
     first_loader: str = ""  # breaks-in-jit-loader: which loader (pcgkit.sweep.classify.LOADER_*)
     rounds_capped: bool = False  # the unroll stopped at the caller's round limit, not at the stack's end
+    setup_simulated: tuple[str, ...] = ()  # a wrapper's set-up: what the simulation stood in for (pcgkit.sweep.setupsim)
 
     @property
     def breaking_sites(self) -> int:
@@ -113,7 +114,8 @@ class Unrolled:
     @classmethod
     def from_dict(cls, data: dict) -> Unrolled:
         fields = {k: v for k, v in data.items() if k != "schema"}
-        return cls(**{**fields, "sites": tuple(Site(**s) for s in data["sites"])})
+        return cls(**{**fields, "sites": tuple(Site(**s) for s in data["sites"]),
+                      "setup_simulated": tuple(fields.get("setup_simulated", ()))})
 
 
 def render_sites(unrolled: Unrolled) -> list[str]:

@@ -1,0 +1,158 @@
+"""A wrapper's eager set-up (its constructor and `plan()`) on a CPU host, simulated where the host can answer: the edge.
+
+FlashInfer's wrappers (`BatchDecodeWithPagedKVCacheWrapper`, `BatchPrefillWith*`, MLA, POD, cascade, block-sparse,
+...) do four things before `run()` that need a CUDA driver, none of which is on the traced path:
+
+1. **a page-locked host buffer** (`torch.empty(..., pin_memory=True, device="cpu")`, the planner's staging buffer):
+   page-locking asks the driver ("Found no NVIDIA driver"). Simulated: the same host allocation, left pageable
+   (`pin_memory` dropped, or `Tensor.pin_memory()` returning the tensor as it is). Same shape, dtype and device;
+   only `is_pinned()` differs, and nothing on the traced path asks it.
+2. **the JIT module** (`get_batch_decode_module(...)` -> `JitSpec.build_and_load()`): simulated as the unroller's
+   pre-build is (pcgkit.sweep.unroll): an unbuilt module whose functions are `tvm_ffi` Functions that refuse to run.
+3. **a device synchronize** (`torch.cuda.synchronize()` after the planner's non-blocking copies, 0.7.x
+   BlockSparse / BatchAttention): simulated as returning at once; no work was launched on any device here.
+4. **the host-side planner** (`module.plan(...)`, compiled C++ that writes the schedule into the workspace buffers
+   and returns `plan_info`, an `Array<int64>`): it cannot run here. Simulated: in a module built inside this block,
+   `plan` returns an empty `tvm_ffi` Array, the real function's return type. Its values are not computed; the
+   wrapper's Python only stores it and hands it to the kernel call, which refuses to run (the kernel never runs).
+
+What the simulation cannot answer (a CUDA stream, `torch.cuda.device(...)` on a CPU tensor, a device allocation)
+still fails the set-up, and the row says so (a simulation gap, pcgkit.sweep.classify.SIMULATION_GAP_MARKERS).
+Every stand-in that answered is recorded and lands on the certificate's row (`setup_simulated`).
+A loader's `functools.cache` filled inside the block (with a simulated module) is cleared on the way out, so no
+later trace in the process meets a cache the real loader never filled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Any, Iterator
+
+from pcgkit.sweep.unroll_rules import LOADER_NAME_RE
+
+PLANNER_NAMES = frozenset({"plan"})  # the module functions a wrapper's plan() calls for its schedule
+NOT_BUILT = "was not built on this host"
+# A simulated set-up that fails on one of these failed where the host cannot answer (compiled code other than the
+# planner, a check that the page-locked buffer is pinned or a buffer is on CUDA): a simulation gap, named so.
+# An IndexError on the empty plan_info ("Index out of range. size: 0", tvm_ffi's Array) is the release's Python reading
+# the planner's values (0.7.x BatchPOD: `plan_info_d[0]`), which only the compiled planner computes.
+SETUP_GAP_MARKERS = (NOT_BUILT, "pinned", "CUDA tensor", "cuda device", "Index out of range. size: 0")
+PINNED = "pin_memory: page-locked host buffer allocated pageable (no driver to page-lock with)"
+BUILT = "JIT build: {name} (unbuilt module, functions refuse to run)"
+SYNCHRONIZED = "torch.cuda.synchronize: returned at once (nothing was launched on a device here)"
+PLANNED = "host planner: {name}.plan returned an empty plan_info (compiled planner not run)"
+
+
+class UnbuiltModule:
+    """What a JIT build returns, on a host that builds nothing: every function refuses to run
+    (`planner`: its `plan` returns an empty plan_info instead, see the module docstring)."""
+
+    def __init__(self, name: str, planner: list[str] | None = None):
+        import tvm_ffi
+
+        def plan(*args):
+            if planner is not None:
+                planner.append(PLANNED.format(name=name))
+            return tvm_ffi.convert([])
+
+        def refuse(*args):
+            raise RuntimeError(f"pcgkit: {name} {NOT_BUILT} (simulated pre-build)")
+
+        # Built once here: dynamo inlines __getattr__ when the trace reads a function off the module, so it must
+        # only hand back an object (a call in it, e.g. tvm_ffi.convert, would be a graph break of the kit's own).
+        self._function = tvm_ffi.convert(refuse)
+        self._planner = tvm_ffi.convert(plan) if planner is not None else None
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name in PLANNER_NAMES and self._planner is not None:
+            return self._planner
+        return self._function
+
+
+@contextlib.contextmanager
+def simulated_build(planner: list[str] | None = None) -> Iterator[list[str]]:
+    """Inside: a JIT build returns an unbuilt module; yields the names of the modules it stood in for.
+    `planner`: modules built here answer `plan` (each call recorded in that list)."""
+    from unittest import mock
+
+    from flashinfer.jit import core
+
+    stood_in: list[str] = []
+
+    def build_and_load(spec, *args, **kwargs):
+        stood_in.append(getattr(spec, "name", "module"))
+        return UnbuiltModule(stood_in[-1], planner)
+
+    with mock.patch.object(core.JitSpec, "build_and_load", build_and_load):
+        yield stood_in
+
+
+def _pageable_mode(record: list[str]):
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    class PinnedAsPageable(TorchFunctionMode):
+        """`pin_memory=True` allocations and `Tensor.pin_memory()` as pageable host memory (recorded)."""
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if kwargs.get("pin_memory"):
+                record.append(f"{PINNED}: {getattr(func, '__name__', func)}")
+                kwargs = {**kwargs, "pin_memory": False}
+            elif func is torch.Tensor.pin_memory:
+                record.append(f"{PINNED}: Tensor.pin_memory")
+                return args[0]
+            return func(*args, **kwargs)
+
+    return PinnedAsPageable()
+
+
+@contextlib.contextmanager
+def _synchronize_returns(record: list[str]) -> Iterator[None]:
+    from unittest import mock
+
+    import torch
+
+    def synchronize(device=None):
+        record.append(SYNCHRONIZED)
+
+    with mock.patch.object(torch.cuda, "synchronize", synchronize):
+        yield
+
+
+def _loader_caches() -> dict[Any, int]:
+    """Every functools-cached FlashInfer JIT loader imported now -> its cache size."""
+    caches: dict[Any, int] = {}
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("flashinfer") or module is None:
+            continue
+        for attr, value in list(vars(module).items()):
+            if LOADER_NAME_RE.match(attr) and hasattr(value, "cache_info") and hasattr(value, "cache_clear"):
+                caches[value] = value.cache_info().currsize
+    return caches
+
+
+@contextlib.contextmanager
+def simulated_setup() -> Iterator[list[str]]:
+    """Run a wrapper's constructor / plan() inside: yields the list the stand-ins that answered are added to."""
+    record: list[str] = []
+    before = _loader_caches()
+    planner: list[str] = []
+    built: list[str] = []
+    try:
+        with simulated_build(planner) as built, _pageable_mode(record), _synchronize_returns(record):
+            yield record
+    finally:
+        record.extend(BUILT.format(name=name) for name in built)
+        record.extend(planner)
+        for loader, size in _loader_caches().items():
+            if size > before.get(loader, 0):
+                loader.cache_clear()
+
+
+def dedupe(items: list[str]) -> tuple[str, ...]:
+    """The stand-ins that answered, in order, each once."""
+    return tuple(dict.fromkeys(items))
