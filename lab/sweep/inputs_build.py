@@ -19,7 +19,8 @@ import tempfile
 from pathlib import Path
 
 from lab.sweep.upstream_tests import read_test_sources, smallest_dims
-from pcgkit.sweep.derive import KIT, UPSTREAM, Dim, Param, derive_call, documented_by, with_documentation_of
+from pcgkit.sweep.derive import KIT, UPSTREAM, Dim, Param, derive_call, with_documentation_of
+from pcgkit.sweep.doctext import documented_by
 from pcgkit.sweep.specs import load_kit_dims
 
 INPUTS_SCHEMA = "pcgkit.certificate-inputs/1"
