@@ -194,3 +194,39 @@ def test_same_dtype_as_another_parameter_takes_its_dtype():
     kpe = tensor("append_kpe", "The rope part to append in ragged tensor format, shape ``[append_indptr[-1], 64]``,\n"
                                "same dtype as ``append_ckv``. Rope must already be applied by the caller.")
     assert derive_call([ckv, kpe], table).args == ("f16[16,512]=ones", "f16[16,64]=ones")
+
+
+def test_an_upstream_call_the_test_expects_to_raise_or_monkeypatches_is_not_a_call_to_judge():
+    """FlashInfer's tests/gemm/test_mm_bf16_fp4.py:548-555 (fb28d7242b35) calls prepare_bf16_fp4_weights with an int32
+    B inside `with pytest.raises(TypeError)`; tests/kda/test_recurrent_kda_prefill.py:1064-1092 calls recurrent_kda
+    after monkeypatching its backend. Neither is taken; an ordinary call in the same file still is."""
+    from lab.sweep.upstream_tests import calls_in
+
+    source = '''import pytest
+import torch
+from flashinfer import prepare_bf16_fp4_weights, recurrent_kda
+
+
+def test_b_dtype_must_be_uint8_in_prepare():
+    """Prepare rejects non-uint8 B."""
+    device = torch.device("cuda")
+    b_bad = torch.zeros((64, 64), device=device, dtype=torch.int32)
+    b_descale = torch.zeros((4096,), device=device, dtype=torch.uint8)
+    with pytest.raises(TypeError):
+        prepare_bf16_fp4_weights(b_bad, b_descale, None, backend="cute-dsl")
+
+
+def test_decode_and_spec_stay_on_existing_backend(monkeypatch):
+    q = torch.empty((2, 1, 4, 128), dtype=torch.bfloat16)
+    result = recurrent_kda(q, q, q, q, torch.empty((2, 1, 4)))
+
+
+def test_prepare_ok():
+    b = torch.zeros((64, 32), dtype=torch.uint8)
+    b_descale = torch.zeros((4096,), dtype=torch.uint8)
+    prepare_bf16_fp4_weights(b, b_descale, None, backend="cute-dsl")
+'''
+    found = calls_in({"tests/gemm/test_mm_bf16_fp4.py": source})
+    assert set(found) == {"prepare_bf16_fp4_weights"}
+    assert found["prepare_bf16_fp4_weights"]["test"] == "test_prepare_ok"
+    assert found["prepare_bf16_fp4_weights"]["args"][0] == "u8[64,32]"
