@@ -193,7 +193,9 @@ def test_committed_certificates_judge_what_they_list():
     certificates = _committed_whole()
     assert {c["flashinfer"] for c in certificates} >= {"0.6.1", "0.6.12", "0.7.0", "0.7.4"}
     for cert in certificates:
-        assert cert["coverage"] == coverage(cert["callables"], cert["ops"]), cert["flashinfer"]
+        # every count the file holds is what its rows say now (a file written before a count was added lacks it)
+        now = coverage(cert["callables"], cert["ops"])
+        assert cert["coverage"] == {k: now[k] for k in cert["coverage"]}, cert["flashinfer"]
         for row in cert["callables"]:
             assert row["status"] == "not-judged" and row["where"] or "run" in row, (cert["flashinfer"], row["target"])
         unique = {e[0] for e in cert["import_errors"] if not e[0].startswith("op ")}

@@ -76,6 +76,36 @@ def judged_status(first_class: str, where: str, runs: bool, run_error_type: str,
     return "not-judged", where
 
 
+# A not-judged row's reason, by class (NOT_JUDGED_REASONS, in the order they are tried). "refused on this arch by the
+# release": the release's own check named the compute capability or the arch ("supports compute capability
+# [(10, 0), (10, 3)] only, got (12, 0)", "does not support compute capability 120", "TGV GEMM requires SM100, SM103
+# architecture", "requires compute capability 10.0 or 10.3"): no input on the simulated SM120 can change it, so the
+# judgeable set is the listed callables less these.
+ARCH_REFUSAL = re.compile(r"compute capability|requires SM ?1\d\d|SM100|SM103|\barchitecture\b|with capability \d+",
+                          re.IGNORECASE)
+ARCH_REASON = "refused on this arch by the release"
+NOT_JUDGED_REASONS = (ARCH_REASON, "the release's own check refused the inputs",
+                      "simulation gap", "wrapper set-up", "no inputs", "other")
+
+
+def not_judged_reason(row: Mapping) -> str:
+    """The class of a not-judged row's reason (NOT_JUDGED_REASONS). Pure. The retry on the simulated device
+    (`on_fake_cuda`) is the later word when the row has one: a CPU input refused there, then an arch check."""
+    text = row.get("on_fake_cuda") or row.get("where", "")
+    own = ("the release's own check" in text or "the release rejected" in text)
+    if own and ARCH_REFUSAL.search(text):
+        return "refused on this arch by the release"
+    if own:
+        return "the release's own check refused the inputs"
+    if "simulation gap" in text:
+        return "simulation gap"
+    if text.startswith("set-up"):
+        return "wrapper set-up"
+    if "no inputs" in text:
+        return "no inputs"
+    return "other"
+
+
 def op_status(op_class: str) -> str:
     return _OP_CLASS_STATUS[op_class]
 
@@ -105,6 +135,10 @@ def coverage(callables: Sequence[Mapping], ops: Sequence[Mapping]) -> dict:
             (r["call"].get("caller", "") if r["call"].get("caller", "").startswith("op schema") else
              "hand spec" if r["call"].get("caller", "").startswith("spec ") else "a traced callable's graph")
             for r in ops_judged).items())),
+        "callables judgeable on this arch (listed less refused on this arch)": len(callables) - sum(
+            1 for r in callables if r["status"] == "not-judged" and not_judged_reason(r) == ARCH_REASON),
+        "callables not judged by reason": dict(Counter(not_judged_reason(r) for r in callables
+                                                       if r["status"] == "not-judged").most_common()),
         "callables whose fake run returned": sum(1 for r in judged if (r.get("run") or {}).get("runs")),
         "unroll capped (time budget)": sum(1 for r in judged if r.get("unroll_capped")),
     }
@@ -253,6 +287,10 @@ def render_certificate(cert: Mapping, md=_plain) -> str:
     cov = cert.get("coverage") or coverage(cert["callables"], cert["ops"])
     lines += ["", "## Coverage", ""] + [f"- {name}: " + (", ".join(f"{k} {v}" for k, v in n.items()) or "-" if isinstance(n, dict) else str(n))
                                         for name, n in cov.items()]
+    arch = [r for r in cert["callables"] if r["status"] == "not-judged" and not_judged_reason(r) == ARCH_REASON]
+    if arch:
+        lines += ["", f"## Refused on this arch by the release ({len(arch)}: not judgeable on {cert['arch']})", ""]
+        lines += [f"- `{md(r['target'])}`: {md(r.get('on_fake_cuda') or r.get('where', ''))[:200]}" for r in arch]
     lines += ["", "## Discovered", ""] + [f"- {name}: {n}" for name, n in cert["counts"].items()]
     lines += [f"- note: {md(cert['note'])}"] if cert.get("note") else []
     if cert.get("jit_loader_breaks"):

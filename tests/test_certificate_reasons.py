@@ -1,0 +1,49 @@
+"""A not-judged row's reason by class: the arch refusals (no SM120 input can change them) apart from the input
+contracts the right inputs meet. The row texts are the certificate's own, from a trial run of flashinfer-python
+0.7.0's wheel (simulated SM120, torch 2.9.1, 2026-12-05); the messages are the release's (kda_decode's packed path,
+grouped_mm/core.py:168, rope.py:1209)."""
+
+from __future__ import annotations
+
+from pcgkit.sweep.certificate import ARCH_REASON, NOT_JUDGED_REASONS, coverage, not_judged_reason
+
+_OWN = "the release's own check raised, under the trace and when run: "
+ROWS = [
+    {"target": "flashinfer.packed_kda_decode", "status": "not-judged", "where": _OWN + "ValueError: mixed_qkv must be a CUDA tensor",
+     "on_fake_cuda": _OWN + "RuntimeError: packed KDA T=1 requires compute capability 10.0 or 10.3 in the SM100 family; got 12.0"},
+    {"target": "flashinfer.tgv_gemm_sm100", "status": "not-judged",
+     "where": _OWN + "ValueError: TGV GEMM requires SM100, SM103 architecture"},
+    {"target": "flashinfer.fp8_paged_mqa_logits", "status": "not-judged",
+     "where": _OWN + "BackendSupportedError: fp8_paged_mqa_logits does not support compute capability 120"},
+    {"target": "flashinfer.grouped_mm_fp8", "status": "not-judged",
+     "where": _OWN + "ValueError: b must be float8_e4m3fn or float8_e5m2, got torch.bfloat16"},
+    {"target": "flashinfer.fused_dit_residual_layernorm_scale_shift", "status": "not-judged",
+     "where": _OWN + "ValueError: input must be a CUDA tensor",
+     "on_fake_cuda": _OWN + "ValueError: scale row stride must be 18432 (6 * hidden_dim, from WAN's temb.chunk(6, dim=2) pattern), got 3072."},
+    {"target": "flashinfer.cutlass_fused_moe", "status": "not-judged",
+     "where": "the release rejected the inputs: ValueError: Expected a cuda device, but got: cpu",
+     "on_fake_cuda": "simulation gap (Found no NVIDIA driver) at core.py:1528:cutlass_fused_moe"},
+    {"target": "flashinfer.xqa_mla", "status": "not-judged",
+     "where": "not judged: no inputs (the docstring gives no shape for tensor 'semaphores')"},
+    {"target": "flashinfer.rmsnorm", "status": "breaks", "where": "gb0007 cpp_ext.py"},
+]
+
+
+def test_arch_refusals_are_their_own_class_and_the_retry_is_the_later_word():
+    """The three arch messages are "refused on this arch"; dtype and stride contracts are the release's check on
+    the inputs; a CPU refusal whose retry on the simulated device met a driver is a simulation gap."""
+    got = {r["target"].split(".")[-1]: not_judged_reason(r) for r in ROWS if r["status"] == "not-judged"}
+    assert got == {"packed_kda_decode": ARCH_REASON, "tgv_gemm_sm100": ARCH_REASON, "fp8_paged_mqa_logits": ARCH_REASON,
+                   "grouped_mm_fp8": "the release's own check refused the inputs",
+                   "fused_dit_residual_layernorm_scale_shift": "the release's own check refused the inputs",
+                   "cutlass_fused_moe": "simulation gap", "xqa_mla": "no inputs"}
+    assert set(got.values()) <= set(NOT_JUDGED_REASONS)
+
+
+def test_coverage_counts_the_judgeable_set_and_each_reason():
+    """Coverage says listed less the arch refusals, and the not-judged count per class (the judged row is none)."""
+    cov = coverage(ROWS, [])
+    assert cov["callables judgeable on this arch (listed less refused on this arch)"] == 8 - 3
+    assert cov["callables not judged by reason"] == {ARCH_REASON: 3, "the release's own check refused the inputs": 2,
+                                                     "simulation gap": 1, "no inputs": 1}
+    assert sum(cov["callables not judged by reason"].values()) == cov["callables listed"] - cov["callables judged"]
