@@ -35,6 +35,10 @@ def build_tensor(arg: TensorArg, device: str = "cpu"):
 def _host_tensor(arg: TensorArg):
     import torch
 
+    if arg.stride:  # a view: the storage the strides reach, filled as the init says, seen through the strides
+        extent = 1 + sum((dim - 1) * step for dim, step in zip(arg.shape, arg.stride) if dim)
+        flat = _host_tensor(TensorArg(arg.dtype, (extent,), arg.init))
+        return flat.as_strided(arg.shape, arg.stride)
     dtype = torch_dtype(arg.dtype)
     if arg.init == "values":
         return torch.tensor(arg.values, dtype=torch.float64).reshape(arg.shape).to(dtype)

@@ -22,7 +22,9 @@ FAMILIES = ("norm", "activation", "rope", "sampling", "attention", "cascade", "p
 DTYPES = ("bf16", "f16", "f32", "i8", "u8", "i32", "i64", "bool", "fp8e4m3", "fp8e5m2", "e8m0")
 INITS = ("zeros", "ones", "randn", "arange", "probs")
 
-_TENSOR_RE = re.compile(r"^(?P<dtype>[a-z0-9]+)\[(?P<shape>[0-9, ]*)\](?:=(?P<init>.+))?$")
+# "bf16[1,4,3072]@73728,18432,1=randn": an optional stride per dim after "@" (a view into a larger storage, as
+# WAN's temb.chunk(6, dim=2) gives the fused DiT norms); the storage holds exactly what the strides reach.
+_TENSOR_RE = re.compile(r"^(?P<dtype>[a-z0-9]+)\[(?P<shape>[0-9, ]*)\](?:@(?P<stride>[0-9, ]+))?(?:=(?P<init>.+))?$")
 
 
 class SpecError(ValueError):
@@ -35,10 +37,12 @@ class TensorArg:
     shape: tuple[int, ...]
     init: str = "zeros"  # one of INITS
     values: tuple[float, ...] = ()  # literal values ("i32[2]=0,4"), row-major
+    stride: tuple[int, ...] = ()  # () contiguous; else one stride per dim ("bf16[1,4,64]@1536,384,1")
 
     def __str__(self) -> str:
         init = ",".join(f"{v:g}" for v in self.values) if self.values else self.init
-        return f"{self.dtype}[{','.join(map(str, self.shape))}]" + ("" if init == "zeros" else f"={init}")
+        return (f"{self.dtype}[{','.join(map(str, self.shape))}]" + (f"@{','.join(map(str, self.stride))}" if self.stride else "")
+                + ("" if init == "zeros" else f"={init}"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,8 +107,11 @@ def parse_tensor(text: str) -> TensorArg:
         raise SpecError(f"unknown dtype {dtype!r} in {text!r} (known: {', '.join(DTYPES)})")
     shape = tuple(int(d) for d in match["shape"].replace(" ", "").split(",") if d)
     init = match["init"] or "zeros"
+    stride = tuple(int(d) for d in (match["stride"] or "").replace(" ", "").split(",") if d)
+    if stride and (len(stride) != len(shape) or init not in ("zeros", "ones", "randn")):
+        raise SpecError(f"{text!r}: a stride per dim ({len(shape)}), with zeros, ones or randn")
     if init in INITS:
-        return TensorArg(dtype, shape, init)
+        return TensorArg(dtype, shape, init, stride=stride)
     try:
         values = tuple(float(v) for v in init.split(","))
     except ValueError:
