@@ -47,3 +47,16 @@ def test_coverage_counts_the_judgeable_set_and_each_reason():
     assert cov["callables not judged by reason"] == {ARCH_REASON: 3, "the release's own check refused the inputs": 2,
                                                      "simulation gap": 1, "no inputs": 1}
     assert sum(cov["callables not judged by reason"].values()) == cov["callables listed"] - cov["callables judged"]
+
+
+def test_a_break_whose_run_met_the_arch_refusal_is_not_judged_on_this_arch():
+    """0.7.0's silu_and_mul_mxfp8_quantize with inputs that meet its shape checks: the trace breaks at
+    `gated_input.data_ptr() % 32` (gb0059), then the run raises "requires SM100 or SM103" (gated_act_mxfp8.py:50):
+    not judged, in the arch class; the same break with a driver error stays `breaks`."""
+    from pcgkit.sweep.certificate import judged_status
+
+    status, where = judged_status("breaks-elsewhere", "gb0059 gated_act_mxfp8.py:47:_validate_inputs", False, "RuntimeError",
+                                  "RuntimeError: fused gated MXFP8 quantization requires SM100 or SM103", "gb0059")
+    assert status == "not-judged" and not_judged_reason({"where": where}) == ARCH_REASON
+    assert judged_status("breaks-elsewhere", "gb0156 rope.py:356", False, "RuntimeError",
+                         "RuntimeError: No supported CUDA architectures found for major versions None.", "gb0156")[0] == "breaks"

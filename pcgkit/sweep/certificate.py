@@ -58,11 +58,15 @@ def judged_status(first_class: str, where: str, runs: bool, run_error_type: str,
     on the row), unless its first break (`first_break`, the graph-break id) is the release's own code
     raising under the trace (RAISED_UNDER_TRACE) and the eager run raised too (not a kit stop): "x must be a
     CUDA tensor", "requires compute capability 10.0", "does not support backend": the inputs or the host
-    were refused, eagerly as under the trace, which says nothing about compile safety -> not-judged; a
+    were refused, eagerly as under the trace, which says nothing about compile safety -> not-judged; a break
+    whose eager run met the release's arch refusal (ARCH_REFUSAL: "requires SM100 or SM103") -> not-judged: the
+    callable cannot run on this arch at all, so its sites are no verdict for it here (they stay on the row); a
     simulation gap or set-up the kit could not do -> not-judged with the reason."""
     if (first_class in BREAKS and first_break == RAISED_UNDER_TRACE and not runs and run_error_type
             and run_error_type not in KIT_STOPS):
         return "not-judged", f"the release's own check raised, under the trace and when run: {run_error[:160]}"
+    if first_class in BREAKS and not runs and run_error_type not in KIT_STOPS and ARCH_REFUSAL.search(run_error or ""):
+        return "not-judged", f"the release's own check refused this arch when run (the trace broke first): {run_error[:160]}"
     if first_class in ("traces-through", "opaque-op"):
         if runs:
             return ("opaque-op" if first_class == "opaque-op" else "traces-and-runs"), where
