@@ -105,3 +105,13 @@ def test_a_strided_tensor_kind_is_a_view_with_those_strides():
     assert tensor.untyped_storage().nbytes() == (3 * 18432 + 3072) * 2
     with pytest.raises(SpecError, match="a stride per dim"):
         parse_tensor("bf16[4,8]@8=ones")
+
+
+def test_a_uint32_tensor_kind_builds():
+    """"u32[1,1]=64" (xqa's seq_lens and semaphores are torch.uint32, tests/attention/test_xqa.py) builds as uint32."""
+    import torch
+
+    from pcgkit.sweep.inputs import build_tensor
+
+    tensor = build_tensor(parse_tensor("u32[1,1]=64"))
+    assert tensor.dtype == torch.uint32 and tensor.to(torch.int64).tolist() == [[64]]

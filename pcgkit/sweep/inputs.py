@@ -17,7 +17,7 @@ def torch_dtype(name: str):
 
     table = {
         "bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32, "i8": torch.int8,
-        "u8": torch.uint8, "i32": torch.int32, "i64": torch.int64, "bool": torch.bool,
+        "u8": torch.uint8, "i32": torch.int32, "u32": getattr(torch, "uint32", None), "i64": torch.int64, "bool": torch.bool,
         "fp8e4m3": getattr(torch, "float8_e4m3fn", None), "fp8e5m2": getattr(torch, "float8_e5m2", None),
         "e8m0": getattr(torch, "float8_e8m0fnu", None),
     }

@@ -19,7 +19,7 @@ from pcgkit import resources
 SCHEMA = "pcgkit.sweep-specs/1"
 SPEC_FILE = "entry_points.toml"
 FAMILIES = ("norm", "activation", "rope", "sampling", "attention", "cascade", "page", "quant", "gemm", "moe", "torch-op")
-DTYPES = ("bf16", "f16", "f32", "i8", "u8", "i32", "i64", "bool", "fp8e4m3", "fp8e5m2", "e8m0")
+DTYPES = ("bf16", "f16", "f32", "i8", "u8", "i32", "u32", "i64", "bool", "fp8e4m3", "fp8e5m2", "e8m0")
 INITS = ("zeros", "ones", "randn", "arange", "probs")
 
 # "bf16[1,4,3072]@73728,18432,1=randn": an optional stride per dim after "@" (a view into a larger storage, as
