@@ -1,0 +1,153 @@
+"""A registered op's `str` arguments read from the release's own code (lab.sweep.op_strings, pure), and the op
+schemas with alias annotations (pcgkit.sweep.derive.schema_args).
+
+Every source text below is copied verbatim from flashinfer-python 0.7.4's wheel (`pip download --no-deps
+flashinfer-python==0.7.4`, read 2026-12-05), padded with blank lines so that a reported line is the wheel's line (indentation taken off; an excerpt that
+ends mid-call is closed with `)`, and `_ops.py:41`, a keyword line, sits in the call it is part of):
+`fused_moe/cute_dsl/blackwell_sm12x/moe_activation.py:14-28` and `moe_w4a16_activations.py:17-25`,
+`experimental/b12x/gemm/blockscaled/_a16.py:163-164`, `.../blockscaled/_ops.py:41`, `.../blockscaled/api.py:50-57`,
+`mamba/cake_ssd_combined.py:436` and `:806`, `trace/solution.py:33-41` and `:102`,
+`experimental/b12x/quantization/mxfp6/fp6_dense_op.py:55-68`. The schemas are as torch's dispatcher printed them
+(0.7.4's `b12x::qsa_validate_draft_buffers`, `b12x::blockscaled_bf16`)."""
+
+from __future__ import annotations
+
+from lab.sweep.op_strings import package_imports, str_value
+from pcgkit.sweep.derive import KIT, RELEASE_CODE, Dim, derive_op_call, schema_args
+
+
+def _at(line: int, text: str) -> str:
+    """`text` placed so that its first line is line `line` of the file."""
+    return "\n" * (line - 1) + text
+
+
+MOE_ACTIVATION = _at(14, '''SWIGLUOAI_UNINTERLEAVE = "swigluoai_uninterleave"
+SWIGLUOAI_DEFAULT_LIMIT = 7.0
+SWIGLUOAI_DEFAULT_ALPHA = 1.702
+SWIGLUOAI_DEFAULT_BETA = 1.0
+
+SUPPORTED_MOE_ACTIVATIONS = frozenset(
+    {"silu", "gelu_tanh", "relu2", SWIGLUOAI_UNINTERLEAVE}
+)
+GATED_MOE_ACTIVATIONS = frozenset({"silu", "gelu_tanh", SWIGLUOAI_UNINTERLEAVE})
+
+
+def normalize_moe_activation(activation: str) -> str:
+    activation = str(activation)
+    if activation not in SUPPORTED_MOE_ACTIVATIONS:
+        raise ValueError(f"unsupported activation {activation!r}")
+''')
+W4A16_ACTIVATIONS = _at(17, '''SUPPORTED_MOE_ACTIVATIONS = frozenset({"silu", "relu2"})
+GATED_MOE_ACTIVATIONS = frozenset({"silu"})
+
+
+def normalize_moe_activation(activation: str) -> str:
+    activation = str(activation)
+    if activation not in SUPPORTED_MOE_ACTIVATIONS:
+        raise ValueError(f"unsupported activation {activation!r}")
+    return activation
+''')
+A16 = _at(163, '''if global_scale_kind not in ("multiplier", "reciprocal"):
+    raise ValueError("global_scale_kind must be 'multiplier' or 'reciprocal'")
+''')
+OPS_41 = _at(40, '''BlockscaledQuery(
+    activation_mode="a16" if required_mode == "a16" else "auto",
+)
+''')
+API = _at(50, '''return mm(
+    (lhs_values, lhs_scale_storage),
+    (rhs_values, rhs_scale_storage),
+    plan=plan,
+    ab_dtype="float4_e2m1fn",
+    sf_dtype="float8_e8m0fnu",
+    c_dtype=_output_dtype_name(out_dtype),
+    sf_vec_size=32,
+)
+''')
+SSD = _at(436, '''_STATE_DTYPE_CODES = {"bf16": (4, 16), "f16": (2, 16), "f32": (2, 32)}
+''') + _at(806 - 436, '''code, bits = _STATE_DTYPE_CODES[state_key]
+''')
+SOLUTION = _at(33, '''class SupportedLanguages(str, Enum):
+    """Languages a solution implementation may be written in."""
+
+    PYTHON = "python"
+    TRITON = "triton"
+    CUTEDSL = "cutedsl"
+    TILELANG = "tilelang"
+    CPP = "cpp"
+    CUDA = "cuda"
+''') + _at(102 - 41, '''language = SupportedLanguages(self.language)
+''')
+FP6_FAKE = _at(55, '''@fp6_dense_linear.register_fake
+def _fp6_dense_linear_fake(
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    scale_storage: torch.Tensor,
+    global_scale: torch.Tensor,
+    fmt: str,
+    out_features: int,
+    in_features: int,
+    plan_handle: int,
+    act_fmt: str = "",
+) -> torch.Tensor:
+    del weight, scale_storage, global_scale, fmt, in_features, act_fmt, plan_handle
+    return x.new_empty((x.shape[0], out_features), dtype=torch.bfloat16)
+''')
+
+
+def test_an_allow_list_names_the_first_member_even_through_a_module_level_set_of_constants():
+    """`x not in (...)` and `x not in NAMES` (NAMES = frozenset({..., CONST})) give the first member, line cited."""
+    found = str_value([("moe_activation.py", MOE_ACTIVATION)], "activation")
+    assert found is not None and found.to_dict() == {"value": "silu", "from": "moe_activation.py:27", "rule": "allow-list"}
+    assert str_value([("_a16.py", A16)], "global_scale_kind").to_dict()["from"] == "_a16.py:163"  # type: ignore[union-attr]
+    assert str_value([("_a16.py", A16)], "global_scale_kind").value == "multiplier"  # type: ignore[union-attr]
+
+
+def test_a_comparison_a_table_lookup_and_an_enum_name_a_value():
+    """`x == "a"`, `TABLE[x]` (a str-keyed module dict: its first key) and `Enum(x.attr)` (its first value)."""
+    assert str_value([("_ops.py", OPS_41)], "required_mode").to_dict() == {  # type: ignore[union-attr]
+        "value": "a16", "from": "_ops.py:41", "rule": "compared"}
+    assert str_value([("ssd.py", SSD)], "state_key").to_dict() == {  # type: ignore[union-attr]
+        "value": "bf16", "from": "ssd.py:806", "rule": "compared"}
+    assert str_value([("solution.py", SOLUTION)], "language").to_dict() == {  # type: ignore[union-attr]
+        "value": "python", "from": "solution.py:102", "rule": "compared"}
+
+
+def test_a_keyword_the_release_passes_is_the_weakest_rule_and_an_empty_default_is_no_value():
+    """`f(ab_dtype="...")` is a `passed` value; an allow-list in the same source outranks it; `act_fmt: str = ""`
+    names nothing, and a source with no finding hands over to the next one."""
+    assert str_value([("api.py", API)], "ab_dtype").to_dict() == {  # type: ignore[union-attr]
+        "value": "float4_e2m1fn", "from": "api.py:54", "rule": "passed"}
+    assert str_value([("fp6_dense_op.py", FP6_FAKE)], "act_fmt") is None
+    assert str_value([("fp6_dense_op.py", FP6_FAKE)], "fmt") is None
+    both = str_value([("api.py", API + A16.replace("global_scale_kind", "ab_dtype"))], "ab_dtype")
+    assert both is not None and both.rule == "allow-list" and both.value == "multiplier"
+    # The op's own module answers first: the w4a16 module's allow-list, not its neighbour's wider one.
+    first = str_value([("moe_w4a16_activations.py", W4A16_ACTIVATIONS), ("moe_activation.py", MOE_ACTIVATION)], "activation")
+    assert first is not None and first.where == "moe_w4a16_activations.py:23"
+    later = str_value([("fp6_dense_op.py", FP6_FAKE), ("_a16.py", A16.replace("global_scale_kind", "fmt"))], "fmt")
+    assert later is not None and later.where == "_a16.py:163"
+
+
+def test_package_imports_lists_the_sibling_modules_a_module_imports_in_order():
+    """`from .x import y` and `from . import z` (level 1) are siblings; absolute and `..` imports are not."""
+    text = "from .moe_w4a16_compiler import a\nimport torch\nfrom . import moe_activation\nfrom ..x import b\n" \
+           "def f():\n    from ._preparation import heuristic_plan\nfrom .moe_w4a16_compiler import c\n"
+    assert package_imports(text) == ["moe_w4a16_compiler", "moe_activation", "_preparation"]
+
+
+def test_an_alias_annotation_before_a_list_suffix_parses_and_str_values_fill_the_op_call():
+    """`Tensor(a0!)[] mutable` is a Tensor[] (it was 'unparsed'); a str argument takes the value read from the
+    release's code, source RELEASE_CODE; without one it is still the reason."""
+    assert schema_args("b12x::qsa_validate_draft_buffers(Tensor(a0!)[] mutable, Tensor[] inputs) -> ()") == [
+        ("Tensor[]", "mutable", None, False), ("Tensor[]", "inputs", None, False)]
+    dims = {"batch_size": Dim(4, KIT), "hidden_size": Dim(128, KIT)}
+    listed = derive_op_call("b12x::qsa_validate_draft_buffers(Tensor(a0!)[] mutable, Tensor[] inputs) -> ()", dims)
+    assert listed.ok and listed.args == (["bf16[4,128]=ones"], ["bf16[4,128]=ones"])
+    schema = ("b12x::blockscaled_bf16(Tensor source, Tensor values, Tensor scales, Tensor? global_scale, "
+              "Tensor? activation_scale, str global_scale_kind, SymInt? stream, SymInt plan_handle, str required_mode, "
+              "SymInt? expected_m=None) -> Tensor")
+    derived = derive_op_call(schema, dims, {}, {"global_scale_kind": "multiplier", "required_mode": "a16"})
+    assert derived.ok and "multiplier" in derived.args and "a16" in derived.args
+    assert dict(derived.sources)["global_scale_kind"] == RELEASE_CODE
+    assert "required_mode" in derive_op_call(schema, dims, {}, {"global_scale_kind": "multiplier"}).reason
