@@ -7,7 +7,8 @@ ends mid-call is closed with `)`, and `_ops.py:41`, a keyword line, sits in the 
 `fused_moe/cute_dsl/blackwell_sm12x/moe_activation.py:14-28` and `moe_w4a16_activations.py:17-25`,
 `experimental/b12x/gemm/blockscaled/_a16.py:163-164`, `.../blockscaled/_ops.py:41`, `.../blockscaled/api.py:50-57`,
 `mamba/cake_ssd_combined.py:436` and `:806`, `trace/solution.py:33-41` and `:102`,
-`experimental/b12x/quantization/mxfp6/fp6_dense_op.py:55-68`. The schemas are as torch's dispatcher printed them
+`experimental/b12x/quantization/mxfp6/fp6_dense_op.py:55-68`, `experimental/b12x/_lib/dense_gemm.py:7093-7096` and
+`experimental/b12x/_lib/utils.py:51-66`. The schemas are as torch's dispatcher printed them
 (0.7.4's `b12x::qsa_validate_draft_buffers`, `b12x::blockscaled_bf16`)."""
 
 from __future__ import annotations
@@ -94,6 +95,44 @@ def _fp6_dense_linear_fake(
     return x.new_empty((x.shape[0], out_features), dtype=torch.bfloat16)
 ''')
 
+DENSE_GEMM = _at(7092, '''_compile(
+    ab_dtype=get_cutlass_dtype(ab_dtype),
+    sf_dtype=get_cutlass_dtype(sf_dtype),
+    c_dtype=get_cutlass_dtype(c_dtype),
+    alpha_dtype=get_cutlass_dtype(alpha_dtype),
+)
+''')
+UTILS = _at(51, '''def get_cutlass_dtype(dtype: str) -> cutlass.dtype:
+    dtype_map = {
+        "float16": cutlass.Float16,
+        "bfloat16": cutlass.BFloat16,
+        "float32": cutlass.Float32,
+        "float8_e5m2": cutlass.Float8E5M2,
+        "float8_e4m3fn": cutlass.Float8E4M3FN,
+        "float8_e8m0fnu": cutlass.Float8E8M0FNU,
+        "float4_e2m1fn": cutlass.Float4E2M1FN,
+        "float6_e3m2fn": cutlass.Float6E3M2FN,
+        "float6_e2m3fn": cutlass.Float6E2M3FN,
+    }
+    try:
+        return dtype_map[dtype]
+    except KeyError as exc:
+        raise KeyError(f"unsupported cutlass dtype string: {dtype!r}") from exc
+''')
+
+
+def test_an_argument_handed_on_to_a_function_takes_the_value_that_function_names_for_its_parameter():
+    """Nothing names `alpha_dtype`; it is handed to get_cutlass_dtype(dtype), whose local table is keyed by `dtype`:
+    its first key, with the call it went through; a function not among the sources is no answer; two steps
+    (a launcher that renames the argument, written here in 0.7.4's dense_gemm_launch_functional's shape) say both."""
+    found = str_value([("dense_gemm.py", DENSE_GEMM), ("utils.py", UTILS)], "alpha_dtype")
+    assert found is not None and found.to_dict() == {"value": "float16", "from": "utils.py:64", "rule": "table key",
+                                                     "via": "get_cutlass_dtype() at dense_gemm.py:7096"}
+    assert str_value([("dense_gemm.py", DENSE_GEMM)], "alpha_dtype") is None
+    wrapped = _at(7379, "def _launch_flat(a, kernel_c_dtype):\n    return get_cutlass_dtype(kernel_c_dtype)\n")
+    through = str_value([("d.py", "_launch_flat(x, c_dtype)\n" + wrapped), ("utils.py", UTILS)], "c_dtype")
+    assert through is not None and through.via == "_launch_flat() at d.py:1 -> get_cutlass_dtype() at d.py:7381"
+
 
 def test_an_allow_list_names_the_first_member_even_through_a_module_level_set_of_constants():
     """`x not in (...)` and `x not in NAMES` (NAMES = frozenset({..., CONST})) give the first member, line cited."""
@@ -108,9 +147,9 @@ def test_a_comparison_a_table_lookup_and_an_enum_name_a_value():
     assert str_value([("_ops.py", OPS_41)], "required_mode").to_dict() == {  # type: ignore[union-attr]
         "value": "a16", "from": "_ops.py:41", "rule": "compared"}
     assert str_value([("ssd.py", SSD)], "state_key").to_dict() == {  # type: ignore[union-attr]
-        "value": "bf16", "from": "ssd.py:806", "rule": "compared"}
+        "value": "bf16", "from": "ssd.py:806", "rule": "table key"}
     assert str_value([("solution.py", SOLUTION)], "language").to_dict() == {  # type: ignore[union-attr]
-        "value": "python", "from": "solution.py:102", "rule": "compared"}
+        "value": "python", "from": "solution.py:102", "rule": "enum member"}
 
 
 def test_a_keyword_the_release_passes_is_the_weakest_rule_and_an_empty_default_is_no_value():
