@@ -190,3 +190,31 @@ def test_an_alias_annotation_before_a_list_suffix_parses_and_str_values_fill_the
     assert derived.ok and "multiplier" in derived.args and "a16" in derived.args
     assert dict(derived.sources)["global_scale_kind"] == RELEASE_CODE
     assert "required_mode" in derive_op_call(schema, dims, {}, {"global_scale_kind": "multiplier"}).reason
+
+
+def test_the_inputs_builder_reads_a_custom_ops_module_then_what_it_imports(tmp_path, monkeypatch):
+    """lab.sweep.inputs_build.op_str_values on a real torch.library.custom_op: its str argument's value comes from
+    the module it imports (the op's own module names none), path relative to the package's parent, with line."""
+    import importlib
+    import types
+
+    from lab.sweep.inputs_build import op_str_values
+
+    package = tmp_path / "pkg_op_strings"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "_acts.py").write_text(W4A16_ACTIVATIONS)
+    (package / "ops.py").write_text(
+        "import torch\nfrom ._acts import normalize_moe_activation\n\n\n"
+        "@torch.library.custom_op('pcgkit_test::op_strings_launch', mutates_args=())\n"
+        "def launch(x: torch.Tensor, activation: str) -> torch.Tensor:\n"
+        "    return x.clone() if normalize_moe_activation(activation) else x\n\n\n"
+        "@launch.register_fake\ndef _fake(x, activation):\n    return torch.empty_like(x)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("pkg_op_strings.ops")
+    op = types.SimpleNamespace(qualname="pcgkit_test::op_strings_launch",
+                               schemas=("pcgkit_test::op_strings_launch(Tensor x, str activation) -> Tensor",))
+    read = op_str_values([op], package=package)
+    assert read == {"pcgkit_test::op_strings_launch": {"str_values": {"activation": {
+        "value": "silu", "from": "pkg_op_strings/_acts.py:23", "rule": "allow-list"}}}}
+    assert op_str_values([op], package=tmp_path / "elsewhere") == {}  # not the package's code: nothing read

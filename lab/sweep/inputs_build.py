@@ -113,20 +113,23 @@ def _from_upstream_call(obj, call: dict, docstring_reason: str) -> dict:
             "source": UPSTREAM, "dims": [], "upstream_call": f"{call['file']}:{call['line']} ({call['test']})"}
 
 
-def op_str_values(ops) -> dict[str, dict]:
+def op_str_values(ops, package: Path | None = None) -> dict[str, dict]:
     """qualname -> the values the release's code names for each required `str` argument of the op's schema
     (lab.sweep.op_strings, read from the source of the op's registered Python function and its fake: their
     modules first, then the package modules they import, then their package's other modules), each with
-    file:line and rule; or the reason none."""
+    file:line and rule; or the reason none. `package`: the folder whose code is read (default: flashinfer's)."""
     import inspect
 
-    import flashinfer
     from torch._library.custom_ops import OPDEFS
 
     from lab.sweep.op_strings import package_imports, str_value
     from pcgkit.sweep.derive import schema_args
 
-    package = Path(flashinfer.__file__).resolve().parent
+    if package is None:
+        import flashinfer
+
+        package = Path(flashinfer.__file__).parent
+    package = package.resolve()
     root = package.parent
     out: dict[str, dict] = {}
     for op in ops:
