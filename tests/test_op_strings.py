@@ -180,6 +180,9 @@ def test_an_alias_annotation_before_a_list_suffix_parses_and_str_values_fill_the
     release's code, source RELEASE_CODE; without one it is still the reason."""
     assert schema_args("b12x::qsa_validate_draft_buffers(Tensor(a0!)[] mutable, Tensor[] inputs) -> ()") == [
         ("Tensor[]", "mutable", None, False), ("Tensor[]", "inputs", None, False)]
+    assert schema_args("ns::op(Tensor(a!)? out, int[2] stride, Tensor?[] maybe, *, SymInt[] sizes=[1]) -> ()") == [
+        ("Tensor?", "out", None, False), ("int[2]", "stride", None, False), ("Tensor?[]", "maybe", None, False),
+        ("SymInt[]", "sizes", "[1]", True)]
     dims = {"batch_size": Dim(4, KIT), "hidden_size": Dim(128, KIT)}
     listed = derive_op_call("b12x::qsa_validate_draft_buffers(Tensor(a0!)[] mutable, Tensor[] inputs) -> ()", dims)
     assert listed.ok and listed.args == (["bf16[4,128]=ones"], ["bf16[4,128]=ones"])

@@ -267,7 +267,7 @@ def derive_call(params: Sequence[Param], dims: Mapping[str, Dim]) -> Derived:
 
 
 # "Tensor(a0!)[] mutable": the alias annotation sits between the base type and its list/optional suffix.
-_SCHEMA_ARG_RE = re.compile(r"^(?P<base>\w+)(?:\([^)]*\))?(?P<suffix>[\[\]?]*)\s+(?P<name>\w+)(?:=(?P<default>.+))?$")
+_SCHEMA_ARG_RE = re.compile(r"^(?P<base>\w+)(?:\([^)]*\))?(?P<suffix>(?:\[\w*\]|\?)*)\s+(?P<name>\w+)(?:=(?P<default>.+))?$")
 RELEASE_CODE = "release code"  # an op's str argument: a value the release's own code names for it (lab.sweep.op_strings)
 
 
