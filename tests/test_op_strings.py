@@ -221,3 +221,26 @@ def test_the_inputs_builder_reads_a_custom_ops_module_then_what_it_imports(tmp_p
     assert read == {"pcgkit_test::op_strings_launch": {"str_values": {"activation": {
         "value": "silu", "from": "pkg_op_strings/_acts.py:23", "rule": "allow-list"}}}}
     assert op_str_values([op], package=tmp_path / "elsewhere") == {}  # not the package's code: nothing read
+
+
+def test_the_certificate_builds_an_ops_call_with_the_read_values_and_says_where_each_came_from():
+    """pcgkit.sweep.certify.op_call_from_schema with an inputs-file entry: the call carries the value, the row's
+    caller says `str: release code`, `str_values` keeps file:line; a value the file lacks is the reason, with the
+    file's own reason; without an entry the call is what it was (no str: the same caller as before)."""
+    import types
+
+    from pcgkit.sweep.certify import op_call_from_schema
+
+    dims = {"batch_size": Dim(4, KIT), "hidden_size": Dim(128, KIT)}
+    op = types.SimpleNamespace(qualname="pcgkit_test::not_registered",
+                               schemas=("pcgkit_test::not_registered(Tensor x, str activation, SymInt n) -> Tensor",))
+    entry = {"value": "silu", "from": "flashinfer/x.py:23", "rule": "allow-list"}
+    call, reason = op_call_from_schema(op, dims, {"str_values": {"activation": entry}})
+    assert reason == "" and call is not None
+    assert call["args"][1] == "silu" and call["sources"]["activation"] == RELEASE_CODE
+    assert call["caller"] == "op schema (types; tensor shapes: kit default; str: release code)"
+    assert call["str_values"] == {"activation": entry}
+    none, why = op_call_from_schema(op, dims, {"str_values": {}, "reason": "no value in the release's code for activation"})
+    assert none is None and why.endswith("has no derivable value (no value in the release's code for activation)")
+    plain = types.SimpleNamespace(qualname=op.qualname, schemas=("pcgkit_test::not_registered(Tensor x) -> Tensor",))
+    assert op_call_from_schema(plain, dims)[0]["caller"] == "op schema (types; tensor shapes: kit default)"  # type: ignore[index]
