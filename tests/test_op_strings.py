@@ -226,7 +226,8 @@ def test_the_inputs_builder_reads_a_custom_ops_module_then_what_it_imports(tmp_p
 def test_the_certificate_builds_an_ops_call_with_the_read_values_and_says_where_each_came_from():
     """pcgkit.sweep.certify.op_call_from_schema with an inputs-file entry: the call carries the value, the row's
     caller says `str: release code`, `str_values` keeps file:line; a value the file lacks is the reason, with the
-    file's own reason; without an entry the call is what it was (no str: the same caller as before)."""
+    file's own reason; without an entry the call is what it was (no str: the same caller as before); the
+    certificate page prints each value with its line."""
     import types
 
     from pcgkit.sweep.certify import op_call_from_schema
@@ -242,5 +243,12 @@ def test_the_certificate_builds_an_ops_call_with_the_read_values_and_says_where_
     assert call["str_values"] == {"activation": entry}
     none, why = op_call_from_schema(op, dims, {"str_values": {}, "reason": "no value in the release's code for activation"})
     assert none is None and why.endswith("has no derivable value (no value in the release's code for activation)")
+    from pcgkit.sweep.certificate import render_certificate
+
+    row = {"target": "torch.ops.pcgkit_test.not_registered", "status": "opaque-op", "has_fake": True, "call": call,
+           "inputs_from": f"graph of {call['caller']}", "fake_vs_real": "agrees with meta", "note": ""}
+    page = render_certificate({"flashinfer": "0.7.4", "arch": "sm120", "simulated": True, "device": "simulated sm120 on CPU",
+                               "torch": "2.9.1", "counts": {}, "callables": [], "ops": [row]})
+    assert "str: release code): activation = silu (flashinfer/x.py:23) |" in page  # the page shows the line too
     plain = types.SimpleNamespace(qualname=op.qualname, schemas=("pcgkit_test::not_registered(Tensor x) -> Tensor",))
     assert op_call_from_schema(plain, dims)[0]["caller"] == "op schema (types; tensor shapes: kit default)"  # type: ignore[index]
