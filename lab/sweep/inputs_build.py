@@ -113,13 +113,22 @@ def _from_upstream_call(obj, call: dict, docstring_reason: str) -> dict:
             "source": UPSTREAM, "dims": [], "upstream_call": f"{call['file']}:{call['line']} ({call['test']})"}
 
 
+def _source_file(function) -> Path | None:
+    """The file a Python function was defined in, or None (a builtin, a partial: no source to read)."""
+    import inspect
+
+    try:
+        found = inspect.getsourcefile(function)
+    except TypeError:
+        return None
+    return Path(found).resolve() if found and Path(found).is_file() else None
+
+
 def op_str_values(ops, package: Path | None = None) -> dict[str, dict]:
     """qualname -> the values the release's code names for each required `str` argument of the op's schema
     (lab.sweep.op_strings, read from the source of the op's registered Python function and its fake: their
     modules first, then the package modules they import, then their package's other modules), each with
     file:line and rule; or the reason none. `package`: the folder whose code is read (default: flashinfer's)."""
-    import inspect
-
     from torch._library.custom_ops import OPDEFS
 
     from lab.sweep.op_strings import package_imports, str_value
@@ -141,8 +150,8 @@ def op_str_values(ops, package: Path | None = None) -> dict[str, dict]:
             continue
         opdef = OPDEFS.get(op.qualname)
         functions = [getattr(opdef, "_init_fn", None), getattr(opdef, "_abstract_fn", None)]
-        files = list(dict.fromkeys(Path(inspect.getsourcefile(f) or "").resolve() for f in functions if f is not None))
-        files = [f for f in files if f.is_file() and f.is_relative_to(package)]
+        files = list(dict.fromkeys(path for f in functions if f is not None and (path := _source_file(f)) is not None))
+        files = [f for f in files if f.is_relative_to(package)]
         if not files:  # not a custom_op of the release's Python (torch.library.define, another package's): nothing to read
             continue
         own = list(files)
