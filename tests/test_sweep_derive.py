@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from lab.sweep.upstream_tests import read_test_sources, smallest_dims
 from pcgkit.sweep.certificate import coverage, jit_loader_breaks, judged_status
-from pcgkit.sweep.derive import DOCSTRING, KIT, SIGNATURE, UPSTREAM, Dim, Param, derive_call, derive_op_call, shape_text
+from pcgkit.sweep.derive import DOCSTRING, KIT, SIGNATURE, UPSTREAM, Dim, Param, derive_call, derive_op_call
+from pcgkit.sweep.doctext import shape_text
 from pcgkit.sweep.imports import import_reasons
 
 DIMS = {"batch_size": Dim(4, KIT), "hidden_size": Dim(128, UPSTREAM, "tests/test_norm.py"), "num_heads": Dim(4, KIT),

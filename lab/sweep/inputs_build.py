@@ -21,7 +21,8 @@ import tempfile
 from pathlib import Path
 
 from lab.sweep.upstream_tests import read_test_sources, smallest_dims
-from pcgkit.sweep.derive import KIT, UPSTREAM, Dim, Param, derive_call
+from pcgkit.sweep.derive import KIT, UPSTREAM, Dim, Param, derive_call, with_documentation_of
+from pcgkit.sweep.doctext import documented_by
 from pcgkit.sweep.specs import load_kit_dims
 
 INPUTS_SCHEMA = "pcgkit.certificate-inputs/1"
@@ -95,6 +96,38 @@ def params_of(obj) -> list[Param] | None:
         params.append(Param(name, p.kind.name, annotation, default, (doc.type_name or "") if doc else "",
                             (doc.description or "") if doc else ""))
     return params
+
+
+def _referred(obj, name: str):
+    """The callable a docstring names (":func:`~flashinfer.fused_moe.trtllm_bf16_moe`", ":func:`cute_dsl_fused_moe`"):
+    a dotted path from the top, else a name in the referring function's module or in flashinfer."""
+    import importlib
+
+    import flashinfer
+
+    module_name, _, attr = name.rpartition(".")
+    candidates = [module_name] if module_name else [getattr(inspect.unwrap(obj), "__module__", ""), "flashinfer"]
+    for candidate in candidates:
+        try:
+            found = getattr(importlib.import_module(candidate), attr, None) if candidate else None
+        except ImportError:
+            found = None
+        if callable(found) and found is not obj:
+            return found
+    return getattr(flashinfer, attr, None)
+
+
+def documented_params(obj) -> tuple[list[Param] | None, str]:
+    """params_of(obj), where its docstring refers to another callable for the parameters' documentation
+    (pcgkit.sweep.derive.documented_by), with that callable's entries for the ones it leaves unsized; and the
+    name it referred to ("" if none)."""
+    params = params_of(obj)
+    name = documented_by(inspect.getdoc(obj) or "")
+    other = _referred(obj, name) if params is not None and name else None
+    documented = params_of(other) if other is not None else None
+    if params is None or not documented or not name:
+        return params, ""
+    return with_documentation_of(params, documented), name
 
 
 def _from_upstream_call(obj, call: dict, docstring_reason: str) -> dict:
@@ -183,11 +216,13 @@ def build_inputs(upstream: dict | None) -> dict:
         if found.kind == "method":
             entries[found.target] = {"reason": METHOD_REASON}
             continue
-        params = params_of(resolve(found.target))
+        params, documented_by_name = documented_params(resolve(found.target))
         if params is None:
             entries[found.target] = {"reason": "no signature to read"}
             continue
         derived = derive_call(params, dims).to_dict()
+        if documented_by_name:
+            derived["documented_by"] = documented_by_name
         call = (upstream or {}).get("evaluated_calls", {}).get(found.target.removeprefix("flashinfer."))
         if "reason" in derived and call is not None:
             derived = _from_upstream_call(resolve(found.target), call, derived["reason"])

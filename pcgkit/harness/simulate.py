@@ -1,7 +1,8 @@
 """Simulated SM120: answer the *hardware queries* on the traced path as an SM120 GPU would.
 
 Only queries are replaced (FlashInfer's compute-capability and PDL queries and its JIT arch
-check, and torch's device *properties* under the real torch.cuda.get_device_capability, and which device is current); every line of FlashInfer and SGLang code under test is the real one.
+check, and torch's device *properties* under the real torch.cuda.get_device_capability, which device is current,
+and whether a CUDA graph capture is under way: no); every line of FlashInfer and SGLang code under test is the real one.
 Patches live exactly as long as the `with` block, so cases and xdist workers never leak into
 each other. On a real GPU nothing here is used.
 """
@@ -65,11 +66,15 @@ class SimulatedDeviceProperties:
     total_memory: int = 96 * 1024**3
     # FlashInfer's CuTe-DSL norms (0.6.12+) size their tiles by it in the kernel's constructor.
     shared_memory_per_block_optin: int = 99 * 1024
+    # 0.7.x's fused_rmsnorm_silu sizes its grid by it.
+    max_threads_per_multi_processor: int = 1536
 
 
 # Maximum shared memory per block (opt-in), per compute-capability major: 99 KB on 12.x, 227 KB on
 # 9.0 and 10.0 (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability").
 SHARED_MEMORY_PER_BLOCK_OPTIN: dict[int, int] = {12: 99 * 1024, 10: 227 * 1024, 9: 227 * 1024}
+# Maximum resident threads per multiprocessor, per major (same table): 1536 on 12.x, 2048 on 9.0 and 10.0.
+MAX_THREADS_PER_MULTIPROCESSOR: dict[int, int] = {12: 1536, 10: 2048, 9: 2048}
 
 
 def _answers(capability: tuple[int, int], told: list[tuple[str, object]]) -> dict[str, object]:
@@ -94,7 +99,8 @@ def _answers(capability: tuple[int, int], told: list[tuple[str, object]]) -> dic
         # Named and sized after the family actually answered (simulated_sm120 is also used for SM90/SM100).
         sms, memory = SIMULATED_PART_SHAPE.get(capability[0], (188, 96 * 1024**3))
         properties = SimulatedDeviceProperties(f"simulated SM{capability[0]}{capability[1]}", *capability, sms, memory,
-                                               SHARED_MEMORY_PER_BLOCK_OPTIN.get(capability[0], 99 * 1024))
+                                               SHARED_MEMORY_PER_BLOCK_OPTIN.get(capability[0], 99 * 1024),
+                                               MAX_THREADS_PER_MULTIPROCESSOR.get(capability[0], 1536))
         told.append(("torch.cuda.get_device_properties", (properties.major, properties.minor)))
         return properties
 
@@ -102,12 +108,19 @@ def _answers(capability: tuple[int, int], told: list[tuple[str, object]]) -> dic
         told.append(("torch.cuda.current_device", 0))
         return 0  # the simulated part is the process's one device
 
+    def is_current_stream_capturing():
+        # The driver's answer on a GPU where no CUDA graph capture is under way, as during the compile:
+        # torch.compile traces before SGLang's runner starts capturing (FlashInfer's top-k dispatch asks).
+        told.append(("torch.cuda.graphs.is_current_stream_capturing", False))
+        return False
+
     return {
         "current_device": current_device,
         "get_compute_capability": get_compute_capability,
         "device_support_pdl": device_support_pdl,
         "check_cuda_arch": check_cuda_arch,
         "get_device_properties": get_device_properties,
+        "is_current_stream_capturing": is_current_stream_capturing,
     }
 
 
@@ -160,4 +173,10 @@ def simulated_sm120(capability: tuple[int, int] | None = None) -> Iterator[Simul
         # Which device is current is a driver query too (CuTe-DSL constructors ask it, 0.6.12's norms).
         stack.enter_context(mock.patch.object(torch.cuda, "current_device", answers["current_device"]))
         replaced.append("torch.cuda.current_device")
+        # Below torch.cuda.is_current_stream_capturing (the real function object, so dynamo sees it as on a
+        # GPU): the binding it calls, which on a host without a driver raises "CUDA driver version is insufficient".
+        graphs = importlib.import_module("torch.cuda.graphs")
+        if hasattr(graphs, "_cuda_isCurrentStreamCapturing"):
+            stack.enter_context(mock.patch.object(graphs, "_cuda_isCurrentStreamCapturing", answers["is_current_stream_capturing"]))
+            replaced.append("torch.cuda.graphs._cuda_isCurrentStreamCapturing")
         yield Simulation(capability, tuple(sorted(replaced)), told)

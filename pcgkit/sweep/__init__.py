@@ -6,8 +6,9 @@ load or run) -> engine.py (import, trace, per simulated arch) -> classify.py (ou
 The certificate (`--discover`, `--certificate`): discover.py reads every public callable and
 registered op (values: discovery.py); the workshop's `bin/pcgkit lab certificate-inputs`
 (lab/sweep/) derives each callable's inputs from the release with derive.py (signature and numpydoc,
-pure; dims.toml: the kit's sizes) into fixtures/certificates/inputs/ -> unroll.py traces and
-patches site after site (rules: unroll_rules.py) -> fakerun.py runs the call on FakeTensors ->
+pure; doctext.py reads the docstring's prose; dims.toml: the kit's sizes) into fixtures/certificates/inputs/
+-> unroll.py traces and patches site after site (rules: unroll_rules.py) -> fakerun.py runs the call on
+FakeTensors (fakecuda.py: the retry with inputs on the simulated cuda:0) ->
 opjudge.py judges ops as ops (schema-derived inputs: derive.py) -> certify.py assembles (imports.py:
 why a submodule did not import) -> certificate.py (coverage, table, release diff, the JIT-loader
 set triage reads, Markdown; pure).

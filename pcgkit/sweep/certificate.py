@@ -40,13 +40,29 @@ _OP_CLASS_STATUS = {"opaque-op": "opaque-op", "fake-missing": "fake-missing", "f
 INPUT_REJECTIONS = ("ValueError", "AssertionError", "IndexError", "KeyError", "NotImplementedError", "TypeError")
 
 
-def judged_status(first_class: str, where: str, runs: bool, run_error_type: str, run_error: str) -> tuple[str, str]:
+# Dynamo's graph-break id for an exception the traced code raised itself and nothing caught ("Dynamo found no
+# exception handler at the top-level compiled function"): the release's own check ran under the trace.
+RAISED_UNDER_TRACE = "gb0088"
+# A run that stopped for the kit's own reasons (a kernel the guard refused, the time limit): it says nothing
+# about whether the call raises by itself.
+KIT_STOPS = ("KernelLoadRefused", "CaseTimeout")
+
+
+def judged_status(first_class: str, where: str, runs: bool, run_error_type: str, run_error: str,
+                  first_break: str = "") -> tuple[str, str]:
     """(status, where) of a judged callable from its first trace's sweep class and its fake run. Pure.
 
     traced (through / an opaque op) and the fake run returned -> traces-and-runs / opaque-op;
     traced but the run raised -> traces-but-fails, unless the release's argument checks rejected
     the inputs (INPUT_REJECTIONS) -> not-judged; a first trace that broke -> breaks (the sites are
-    on the row); a simulation gap or set-up the kit could not do -> not-judged with the reason."""
+    on the row), unless its first break (`first_break`, the graph-break id) is the release's own code
+    raising under the trace (RAISED_UNDER_TRACE) and the eager run raised too (not a kit stop): "x must be a
+    CUDA tensor", "requires compute capability 10.0", "does not support backend": the inputs or the host
+    were refused, eagerly as under the trace, which says nothing about compile safety -> not-judged; a
+    simulation gap or set-up the kit could not do -> not-judged with the reason."""
+    if (first_class in BREAKS and first_break == RAISED_UNDER_TRACE and not runs and run_error_type
+            and run_error_type not in KIT_STOPS):
+        return "not-judged", f"the release's own check raised, under the trace and when run: {run_error[:160]}"
     if first_class in ("traces-through", "opaque-op"):
         if runs:
             return ("opaque-op" if first_class == "opaque-op" else "traces-and-runs"), where

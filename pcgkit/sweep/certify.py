@@ -30,7 +30,22 @@ def _not_judged(target: str, kind: str, reason: str) -> dict:
 
 def judge_callable(spec, kind: str, arch: str, device, versions, real: bool, op_calls: dict,
                    max_rounds: int = MAX_ROUNDS, inputs_from: str = "hand spec") -> dict:
-    """Unroll the callable's stack, then run it on fake tensors (pcgkit.sweep.fakerun): one row."""
+    """Unroll the callable's stack, then run it on fake tensors (pcgkit.sweep.fakerun): one row. Simulated, a
+    callable whose release refused CPU inputs ("x must be a CUDA tensor") is judged again with its inputs on the
+    simulated cuda:0 (pcgkit.sweep.fakecuda); the row says so (`inputs_device`), and keeps the first reason."""
+    from pcgkit.sweep.fakecuda import INPUTS_DEVICE, refused_cpu_inputs
+
+    row = _judge_once(spec, kind, arch, device, versions, real, op_calls, max_rounds, inputs_from)
+    if real or row["status"] != "not-judged" or not refused_cpu_inputs(row.get("where", "")):
+        return row
+    again = _judge_once(spec, kind, arch, device, versions, real, op_calls, max_rounds, inputs_from, fake_cuda=True)
+    if again["status"] == "not-judged":
+        return {**row, "on_fake_cuda": again.get("where", "")}
+    return {**again, "inputs_device": INPUTS_DEVICE, "on_cpu_inputs": row.get("where", "")}
+
+
+def _judge_once(spec, kind: str, arch: str, device, versions, real: bool, op_calls: dict,
+                max_rounds: int, inputs_from: str, fake_cuda: bool = False) -> dict:
     from pcgkit.sweep.engine import _StageFailed
     from pcgkit.sweep.fakerun import run_fake
     from pcgkit.sweep.inputs import InputBuildError
@@ -41,13 +56,14 @@ def judge_callable(spec, kind: str, arch: str, device, versions, real: bool, op_
     start = time.perf_counter()
     try:
         with deadline(CALLABLE_DEADLINE_S):
-            unrolled = unroll_spec(spec, arch, device, versions, real=real, graphs=graphs, max_rounds=max_rounds)
+            unrolled = unroll_spec(spec, arch, device, versions, real=real, graphs=graphs, max_rounds=max_rounds,
+                                   fake_cuda=fake_cuda)
     except _StageFailed as exc:
         return {**_not_judged(spec.target, kind, f"set-up: {exc}"), "spec": spec.id, "inputs_from": inputs_from}
     except (InputBuildError, TypeError, ValueError, AttributeError, RuntimeError, CaseTimeout) as exc:
         return {**_not_judged(spec.target, kind, f"kit could not build the call: {type(exc).__name__}: {str(exc)[:160]}"),
                 "spec": spec.id, "inputs_from": inputs_from}
-    run = run_fake(spec, device, real=real)
+    run = run_fake(spec, device, real=real, fake_cuda=fake_cuda)
     sites = [s.__dict__ for s in unrolled.sites]
     base = {"target": spec.target, "kind": kind, "spec": spec.id, "inputs_from": inputs_from, "sites": sites,
             "run": run.to_dict(), "first_class": unrolled.first_class, "loader": unrolled.first_loader,
@@ -55,7 +71,7 @@ def judge_callable(spec, kind: str, arch: str, device, versions, real: bool, op_
     if unrolled.setup_simulated:
         base["setup_simulated"] = list(unrolled.setup_simulated)
     status, where = judged_status(unrolled.first_class, unrolled.final_where if sites else unrolled.final_class,
-                                  run.runs, run.error_type, run.error)
+                                  run.runs, run.error_type, run.error, (sites[0].get("graph_break_id") or "") if sites else "")
     if status == "not-judged":
         return {**base, "status": status, "where": where, "sites": sites}
     if unrolled.traces_after:

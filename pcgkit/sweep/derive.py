@@ -21,28 +21,27 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import math
 import re
 from collections.abc import Mapping, Sequence
+
+from pcgkit.sweep.doctext import (
+    EACH_OF_TUPLE_RE,
+    REPLACING_RE,
+    SAME_DTYPE_RE,
+    definitions,
+    dtype_in,
+    replaced_shape,
+    same_shape_as,
+    shape_text,
+)
 
 SOURCES = ("signature", "docstring", "upstream test", "kit default", "hand spec")
 SIGNATURE, DOCSTRING, UPSTREAM, KIT = SOURCES[:4]
 MAX_ELEMENTS = 1 << 20  # a CPU trace: no derived tensor above a million elements
 
-# "shape (a, b)", "shape: ``[a, b]``", "of shape ``(a,)``", "2D shape (a, b)": the first group after "shape".
-_SHAPE_RE = re.compile(r"shape\s*(?:is|should be|of|:)?\s*`{0,2}\s*([(\[](?:[^()\[\]]|\[[^()\[\]]*\]|\([^()\[\]]*\))*[)\]])")
-# First dtype a description names wins (docstrings list the preferred one first).
-_LITERAL_SHAPE_RE = re.compile(r"``\s*([(\[](?:[\w\s,*/+\-.]|\[[^()\[\]]*\]|\([^()\[\]]*\))*[)\]])\s*``")
-_SAME_SHAPE_RE = re.compile(r"same (?:shape|layout)(?: and dtype)?(?: as|\s*\(?)\s*(?:the )?`{0,2}(\w+)`{0,2}")
-# A description that opens with the shape itself: "[batch_size, next_n, num_heads, head_dim]  uint8".
-_LEADING_SHAPE_RE = re.compile(r"^\s*([(\[][\w\s,*/+\-.\[\]]*[)\]])(?:\s|$)")
 _SCALAR_TENSOR_RE = re.compile(r"single-element tensor|device scalar|scalar tensor|float scalar|\(1,\)|a scalar\b", re.IGNORECASE)
 _IMPLICIT_PRODUCT_RE = re.compile(r"\b(\d+)([A-Za-z_])")  # "4H" -> "4*H"
-_DTYPE_WORDS = (
-    (r"float8_e4m3fn|\bfp8\b|e4m3|\bfloat8\b", "fp8e4m3"), (r"float8_e5m2|e5m2", "fp8e5m2"),
-    (r"\buint8\b|e2m1|\bfp4\b|nvfp4", "u8"), (r"\bint8\b", "i8"), (r"\bint32\b", "i32"), (r"\bint64\b|\blong\b", "i64"),
-    (r"bfloat16|\bbf16\b", "bf16"), (r"float16|\bfp16\b|\bhalf\b", "f16"), (r"float32|\bfp32\b", "f32"),
-    (r"\bbool\b", "bool"),
-)
 _SCALAR_TYPES = {"int": int, "float": float, "bool": bool}
 
 
@@ -73,6 +72,8 @@ class Derived:
     kwargs: tuple[tuple[str, object], ...] = ()
     sources: tuple[tuple[str, str], ...] = ()  # (parameter, source)
     dims: tuple[tuple[str, str], ...] = ()  # the shape symbols it used, each with its value's source
+    # the symbols this call's own text gave or raised (call_dims): (name, "value: where from")
+    own_dims: tuple[tuple[str, str], ...] = ()
     reason: str = ""  # non-empty: not derived
 
     @property
@@ -84,7 +85,8 @@ class Derived:
             return {"reason": self.reason}
         return {"args": list(self.args), "kwargs": dict(self.kwargs), "sources": dict(self.sources),
                 "source": primary_source(dict(self.sources).values()), "dims": dict(self.dims),
-                "sized_by": " + ".join(sorted(set(dict(self.dims).values()))) or "-"}
+                "sized_by": " + ".join(sorted(set(dict(self.dims).values()))) or "-",
+                **({"own_dims": dict(self.own_dims)} if self.own_dims else {})}
 
 
 class _NoValue(Exception):
@@ -100,28 +102,19 @@ def primary_source(sources) -> str:
     return KIT if KIT in found else SIGNATURE
 
 
-def shape_text(doc: str) -> str | None:
-    """The first shape a parameter's description gives ("(batch_size, hidden_size)"), or None: after
-    the word "shape", else the first literal ``[S, C]`` / ``(S, C)`` of symbols and numbers. Pure."""
-    text = doc.replace("\n", " ")
-    match = _SHAPE_RE.search(text) or _LITERAL_SHAPE_RE.search(text) or _LEADING_SHAPE_RE.search(text)
-    return match.group(1) if match else None
-
-
-def same_shape_as(doc: str) -> str | None:
-    """"Must have the same shape and dtype as ``input``" -> "input". Pure."""
-    match = _SAME_SHAPE_RE.search(doc.replace("\n", " "))
-    return match.group(1) if match else None
-
-
-def dtype_in(text: str) -> str | None:
-    """The first dtype a description or type names, in the spec language ("bf16", "u8"), or None. Pure."""
-    best: tuple[int, str] | None = None
-    for pattern, dtype in _DTYPE_WORDS:
-        match = re.search(pattern, text, re.IGNORECASE)
-        if match and (best is None or match.start() < best[0]):
-            best = (match.start(), dtype)
-    return best[1] if best else None
+def with_documentation_of(params: Sequence[Param], documented: Sequence[Param]) -> list[Param]:
+    """Each parameter takes the entry of the same name from the callable its docstring refers to (documented_by)
+    where that entry gives a shape, or where its own gives none: the release says the arguments are the same, and
+    its own entry is then a summary ("Packed ``(expert_id, weight)`` tensor", "First-layer expert weights."). Pure."""
+    by_name = {p.name: p for p in documented if p.doc or p.doc_type}
+    out = []
+    for param in params:
+        other = by_name.get(param.name)
+        own_shape = shape_text(param.doc) is not None or same_shape_as(param.doc) is not None
+        if other is not None and (shape_text(other.doc) is not None or not own_shape):
+            param = dataclasses.replace(param, doc_type=param.doc_type or other.doc_type, doc=other.doc)
+        out.append(param)
+    return out
 
 
 def _eval_dim(expr: str, dims: Mapping[str, Dim], used: dict[str, str]) -> int:
@@ -144,6 +137,11 @@ def _eval_dim(expr: str, dims: Mapping[str, Dim], used: dict[str, str]) -> int:
             return value(ast.Name("nnz"))  # ``append_indptr[-1]``: the total length the indptr spans
         if isinstance(node, ast.IfExp):
             return value(node.orelse)  # ``hidden_size // (32 if mxfp4 else 16)``: the default (else) case
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _ROUNDING
+                and len(node.args) == 2 and not node.keywords):
+            return _ROUNDING[node.func.id](value(node.args[0]), max(value(node.args[1]), 1))
+        if (alternatives := _alternatives(node)) is not None:
+            return value(alternatives[0])  # ``num_k_heads / num_v_heads``: either one; the first named
         if isinstance(node, ast.BinOp):
             left, right = value(node.left), value(node.right)
             ops = {ast.Add: lambda: left + right, ast.Sub: lambda: left - right, ast.Mult: lambda: left * right,
@@ -158,12 +156,44 @@ def _eval_dim(expr: str, dims: Mapping[str, Dim], used: dict[str, str]) -> int:
     return result
 
 
+_ROUNDING = {"round_up": lambda x, m: -(-x // m) * m, "ceil_div": lambda x, m: -(-x // m)}
+
+
+def _alternatives(node: ast.AST) -> list[ast.Name] | None:
+    """``num_q_heads / num_k_heads / num_v_heads``: symbols of one kind (their names differ in one `_` part)
+    joined by "/" name alternatives, not a quotient (``head_dim/sf_vec_size`` stays a division). Pure."""
+    names: list[ast.AST] = []
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        names.insert(0, node.right)
+        node = node.left
+    names.insert(0, node)
+    if len(names) < 2 or not all(isinstance(n, ast.Name) for n in names):
+        return None
+    parts = [n.id.split("_") for n in names if isinstance(n, ast.Name)]
+    first = parts[0]
+    if len(first) < 2 or any(len(p) != len(first) or sum(a != b for a, b in zip(p, first)) > 1 for p in parts[1:]):
+        return None
+    return [n for n in names if isinstance(n, ast.Name)]
+
+
+def _elements(text: str) -> list[str]:
+    """"(round_up(b, 4), h // 128)" -> ["round_up(b, 4)", " h // 128"]: split at the top level's commas. Pure."""
+    parts, depth, part = [], 0, ""
+    for char in text.strip()[1:-1] + ",":
+        if char == "," and depth == 0:
+            parts.append(part)
+            part = ""
+            continue
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(char, 0)
+        part += char
+    return parts
+
+
 def parse_shape(text: str, dims: Mapping[str, Dim]) -> tuple[tuple[int, ...], dict[str, str]]:
     """"(batch_size, 2 * hidden_size)" -> ((4, 128), {symbol: source}). `...` is one batch dim. Pure."""
     used: dict[str, str] = {}
-    inner = text.strip()[1:-1]
     shape: list[int] = []
-    for part in (p for p in inner.split(",") if p.strip()):
+    for part in (p for p in _elements(text) if p.strip()):
         if part.strip() in ("...", "…"):
             shape.append(_eval_dim("batch_size", dims, used))
             continue
@@ -193,13 +223,38 @@ def _scalar_type(type_text: str) -> type | None:
     return None
 
 
-def _tensor(param: Param, dims: Mapping[str, Dim], used_dims: dict[str, str], earlier: Mapping[str, object]) -> tuple[str, str]:
+def _tensor(param: Param, dims: Mapping[str, Dim], used_dims: dict[str, str], earlier: Mapping[str, object],
+            shapes: dict[str, str]) -> tuple[object, str]:
     twin = same_shape_as(param.doc)
     if twin is not None and isinstance(earlier.get(twin), str):
         return str(earlier[twin]), DOCSTRING
-    text = shape_text(param.doc)
+    value, source = _one_tensor(param, dims, used_dims, shapes)
+    # "shape ``[append_indptr[-1], 64]``, same dtype as ``append_ckv``": that parameter's dtype
+    if (same := SAME_DTYPE_RE.search(" ".join(param.doc.split()))) and isinstance(earlier.get(same.group(1)), str):
+        twin_dtype = str(earlier[same.group(1)]).split("[", 1)[0]
+        value = twin_dtype + "[" + value.split("[", 1)[1]
+        value = value if twin_dtype in ("bf16", "f16", "f32") or not value.endswith("=ones") else value.removesuffix("=ones")
+    # "For tuple input, each tensor has shape ...": the documented shape is each member's of a (K, V) pair; a
+    # tensor documented in "the same tuple ... format as ``x``" is a pair when x is.
+    replacing = REPLACING_RE.search(" ".join(param.doc.split()))
+    if ("Tuple" in param.annotation and (EACH_OF_TUPLE_RE.search(param.doc)
+                                         or (replacing and isinstance(earlier.get(replacing.group(1)), list)))):
+        return [value, value], source
+    return value, source
+
+
+def _one_tensor(param: Param, dims: Mapping[str, Dim], used_dims: dict[str, str], shapes: dict[str, str]) -> tuple[str, str]:
+    text = shape_text(param.doc) or replaced_shape(param.doc, shapes)
+    if text is not None:
+        shapes[param.name] = text
     if text is None and _SCALAR_TENSOR_RE.search(param.doc.replace("\n", " ")):
         return "f32[1]=ones", DOCSTRING  # "a single-element tensor", "float32 device scalar"
+    if text is None and "workspace" in param.name and re.search(r"\bworkspace\b", param.doc, re.IGNORECASE):
+        # "Workspace buffer for cuDNN. Scales with batch size": bytes whose size only a kernel reads, the kit's
+        workspace = dims.get("workspace_bytes")
+        if workspace is not None:
+            used_dims["workspace_bytes"] = workspace.source
+            return f"u8[{int(workspace.value)}]", KIT
     if text is None:
         raise _NoValue(f"the docstring gives no shape for tensor {param.name!r}")
     shape, used = parse_shape(text, dims)
@@ -211,9 +266,9 @@ def _tensor(param: Param, dims: Mapping[str, Dim], used_dims: dict[str, str], ea
 
 
 def derive_param(param: Param, dims: Mapping[str, Dim], used_dims: dict[str, str],
-                 earlier: Mapping[str, object] | None = None) -> tuple[object, str] | None:
+                 earlier: Mapping[str, object] | None = None, shapes: dict[str, str] | None = None) -> tuple[object, str] | None:
     """(value in the spec language, source) for one parameter; None: leave it to its default.
-    `used_dims` collects the shape symbols it used. Pure."""
+    `used_dims` collects the shape symbols it used; `shapes` the earlier tensors' shape texts (and this one's). Pure."""
     if param.default is not None:
         return None
     type_text = f"{param.annotation} {param.doc_type}"
@@ -223,7 +278,7 @@ def derive_param(param: Param, dims: Mapping[str, Dim], used_dims: dict[str, str
         return choice, SIGNATURE
     scalar = _scalar_type(param.annotation)
     if _is_tensor(param.annotation or param.doc_type) and not (scalar and "Union" in param.annotation):
-        return _tensor(param, dims, used_dims, earlier or {})
+        return _tensor(param, dims, used_dims, earlier or {}, {} if shapes is None else shapes)
     if "dtype" in type_text and "torch.dtype" in type_text:
         return f"dtype:{dtype_in(param.doc) or 'bf16'}", DOCSTRING if dtype_in(param.doc) else KIT
     if "torch.device" in type_text:
@@ -239,6 +294,68 @@ def derive_param(param: Param, dims: Mapping[str, Dim], used_dims: dict[str, str
     raise _NoValue(f"parameter {param.name!r} ({param.annotation or 'unannotated'}) has no derivable value")
 
 
+def _divisors(text: str, dims: Mapping[str, Dim]) -> list[tuple[str, int]]:
+    """(symbol, divisor) for each ``symbol // k`` (or ``/ k``) in a shape text, k evaluated. Pure."""
+    found = []
+    for part in _elements(text):
+        try:
+            tree = ast.parse(_IMPLICIT_PRODUCT_RE.sub(r"\1*\2", part.strip().strip("`")), mode="eval")
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Div))
+                    and isinstance(node.left, ast.Name) and _alternatives(node) is None):
+                try:
+                    found.append((node.left.id, _eval_dim(ast.unparse(node.right), dims, {})))
+                except _NoValue:
+                    continue
+    return found
+
+
+def _parses(expr: str) -> bool:
+    try:
+        ast.parse(expr, mode="eval")
+    except SyntaxError:
+        return False
+    return True
+
+
+def call_dims(params: Sequence[Param], dims: Mapping[str, Dim]) -> dict[str, Dim]:
+    """The symbol values one call uses: the table (upstream tests, the kit), then what the callable's own text
+    says. A symbol the table lacks takes the signature's int default of the parameter of that name, else a
+    definition a description states ("kv_row_bytes = head_dim/2 + head_dim/sf_vec_size"; a definition also
+    replaces a kit default). A symbol a documented shape divides (``hidden_size // 128``) is raised to the
+    smallest multiple of its divisors at or above its value, so that no such dimension is 0. Pure."""
+    local = dict(dims)
+    for param in params:
+        if param.name not in local and param.default is not None and re.fullmatch(r"\d+", param.default):
+            local[param.name] = Dim(int(param.default), SIGNATURE, "the signature's default")
+    text = " ".join(f"{p.doc}" for p in params)
+    for _ in range(2):  # a definition may use another
+        for name, expr in definitions(text):
+            symbols = {n.id for n in ast.walk(ast.parse(expr, mode="eval"))
+                       if isinstance(n, ast.Name)} if _parses(expr) else set()
+            # a formula over other symbols, not an example value ("context_len=257 with block_size=64")
+            if not symbols - set(_ROUNDING) or (name in local and local[name].source != KIT):
+                continue
+            try:
+                local[name] = Dim(_eval_dim(expr, local, {}), DOCSTRING, f"the docstring: {name} = {expr}")
+            except _NoValue:
+                continue
+    multiple: dict[str, int] = {}
+    for param in params:
+        shape = shape_text(param.doc)
+        for name, divisor in _divisors(shape, local) if shape else ():
+            multiple[name] = math.lcm(multiple.get(name, 1), divisor)
+    for name, step in multiple.items():
+        dim = local.get(name)
+        if dim is not None and int(dim.value) % step:
+            raised = -(-int(dim.value) // step) * step
+            local[name] = Dim(raised, DOCSTRING, f"the smallest multiple of {step} at or above {dim.value} ({dim.source}"
+                              f"{': ' + dim.note if dim.note else ''}): a documented shape divides {name} by {step}")
+    return local
+
+
 def derive_call(params: Sequence[Param], dims: Mapping[str, Dim]) -> Derived:
     """The call for a function with these parameters (self/cls already dropped). Pure."""
     args: list = []
@@ -246,11 +363,13 @@ def derive_call(params: Sequence[Param], dims: Mapping[str, Dim]) -> Derived:
     sources: list[tuple[str, str]] = []
     used: dict[str, str] = {}
     values: dict[str, object] = {}  # earlier parameters' values ("same shape as ``input``")
+    shapes: dict[str, str] = {}  # earlier tensors' shape texts ("the same format as ``x``, replacing ...")
+    table, dims = dims, call_dims(params, dims)
     try:
         for param in params:
             if param.kind in ("VAR_POSITIONAL", "VAR_KEYWORD"):
                 continue
-            derived = derive_param(param, dims, used, values)
+            derived = derive_param(param, dims, used, values, shapes)
             if derived is None:
                 continue
             value, source = derived
@@ -263,7 +382,8 @@ def derive_call(params: Sequence[Param], dims: Mapping[str, Dim]) -> Derived:
                 args.append(value)
     except _NoValue as exc:
         return Derived(reason=str(exc))
-    return Derived(tuple(args), tuple(kwargs), tuple(sources), tuple(sorted(used.items())))
+    own = tuple((n, f"{dims[n].value}: {dims[n].note}") for n in sorted(used) if dims[n] is not table.get(n))
+    return Derived(tuple(args), tuple(kwargs), tuple(sources), tuple(sorted(used.items())), own_dims=own)
 
 
 # "Tensor(a0!)[] mutable": the alias annotation sits between the base type and its list/optional suffix.

@@ -43,8 +43,9 @@ def _metadata(value) -> str:
     return type(value).__name__
 
 
-def run_fake(spec, device, real: bool = False) -> RunOutcome:
-    """Call the spec's callable eagerly on FakeTensors (inside the simulation and guard on CPU)."""
+def run_fake(spec, device, real: bool = False, fake_cuda: bool = False) -> RunOutcome:
+    """Call the spec's callable eagerly on FakeTensors (inside the simulation and guard on CPU; `fake_cuda`: on
+    the simulated cuda:0, pcgkit.sweep.fakecuda)."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
@@ -61,7 +62,11 @@ def run_fake(spec, device, real: bool = False) -> RunOutcome:
             fn = _callable_for(spec, resolve(spec.target), torch_device, simulate_setup=not real)
             args, kwargs = build_call(spec.call, torch_device)
             with FakeTensorMode(allow_non_fake_inputs=True) as mode:
-                fake = lambda v: mode.from_tensor(v) if isinstance(v, torch.Tensor) else v  # noqa: E731
+                if fake_cuda and not real:
+                    from pcgkit.sweep.fakecuda import on_fake_cuda
+
+                    args, kwargs = on_fake_cuda(args, mode), on_fake_cuda(kwargs, mode)
+                fake = lambda v: mode.from_tensor(v) if isinstance(v, torch.Tensor) and not fake_cuda else v  # noqa: E731
                 out = fn(*(fake(a) for a in args), **{k: fake(v) for k, v in kwargs.items()})
             return RunOutcome(True, _metadata(out), refused_kernel=bool(refusals))
     except KernelLoadRefused as exc:

@@ -128,10 +128,11 @@ def unroll(trace_once: Callable[[], Any], real: bool = False, max_rounds: int = 
 
 
 def unroll_spec(spec, arch: str, device, versions: tuple[str, str], real: bool = False, graphs: list | None = None,
-                max_rounds: int = MAX_ROUNDS):
+                max_rounds: int = MAX_ROUNDS, fake_cuda: bool = False):
     """The whole stack of one spec's callable on one arch, as an Unrolled value (`graphs`: filled with
     the FX graphs of the last trace, for the registered ops it reached; `max_rounds` < MAX_ROUNDS:
-    stop after that many traces, the value says the unroll was capped)."""
+    stop after that many traces, the value says the unroll was capped; `fake_cuda`: the inputs as
+    FakeTensors on the simulated cuda:0, pcgkit.sweep.fakecuda)."""
     from pcgkit.harness.pathrecord import record_inlined_calls
     from pcgkit.harness.simulate import simulated_sm120
     from pcgkit.harness.tracing import trace
@@ -147,6 +148,13 @@ def unroll_spec(spec, arch: str, device, versions: tuple[str, str], real: bool =
     with simulation, guard:
         fn, setup_simulated = build_callable(spec, resolve(spec.target), torch_device, simulate_setup=not real)
         args, kwargs = build_call(spec.call, torch_device)
+        if fake_cuda and not real:
+            from torch._subclasses.fake_tensor import FakeTensorMode
+
+            from pcgkit.sweep.fakecuda import on_fake_cuda
+
+            mode = FakeTensorMode(allow_non_fake_inputs=True)
+            args, kwargs = on_fake_cuda(args, mode), on_fake_cuda(kwargs, mode)
         names, count = tuple(kwargs), len(args)
         traced_fn = lambda *a: fn(*a[:count], **dict(zip(names, a[count:])))  # noqa: E731
         graphs = [] if graphs is None else graphs

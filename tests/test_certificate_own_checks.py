@@ -1,0 +1,43 @@
+"""A first "break" that is the release's own check raising under the trace is not a verdict on compile safety.
+
+The rows below are the committed 0.7.0 certificate's (fixtures/certificates/certificate-0.7.0-sm120.json, 2026-12-05):
+`mxfp8_grouped_quantize` was counted `breaks` at gb0088 ("Dynamo found no exception handler ...") while its eager
+fake run raised "ValueError: a must be a CUDA tensor": the CPU inputs were refused, under the trace and when run."""
+
+from __future__ import annotations
+
+import json
+
+from pcgkit import resources
+from pcgkit.sweep.certificate import RAISED_UNDER_TRACE, judged_status
+
+
+def test_a_check_raised_under_the_trace_and_when_run_is_not_judged():
+    """gb0088 first + the eager run raised too -> not-judged with the run's error; the same run error after a
+    real first break (the nvcc query, gb0007) keeps the break, and gb0088 with a run the kit stopped (a kernel
+    the guard refused) stays a break."""
+    status, where = judged_status("breaks-elsewhere", "gb0088", False, "ValueError", "ValueError: a must be a CUDA tensor",
+                                  RAISED_UNDER_TRACE)
+    assert (status, where) == ("not-judged", "the release's own check raised, under the trace and when run: "
+                                             "ValueError: a must be a CUDA tensor")
+    assert judged_status("breaks-elsewhere", "gb0088", False, "BackendSupportedError", "mm_fp8 does not support backend",
+                         RAISED_UNDER_TRACE)[0] == "not-judged"
+    assert judged_status("breaks-in-jit-loader", "gb0007 cpp_ext.py", False, "ValueError", "ValueError: x",
+                         "gb0007")[0] == "breaks"
+    assert judged_status("breaks-elsewhere", "gb0088", False, "RuntimeError",
+                         "RuntimeError: packed KDA T=1 requires compute capability 10.0 or 10.3 in the SM100 family; got 12.0",
+                         RAISED_UNDER_TRACE)[0] == "not-judged"
+    assert judged_status("breaks-elsewhere", "gb0088", False, "KernelLoadRefused", "needs a kernel: refused",
+                         RAISED_UNDER_TRACE)[0] == "breaks"
+
+
+def test_the_committed_rows_this_rule_reclassifies_are_such_rejections():
+    """Every committed 0.7.0 `breaks` row whose first site is gb0088 and whose run raised a rejection names the
+    rejection in its run: the rule reads the row's own evidence, nothing else."""
+    cert = json.loads(resources.fixture("certificates", "certificate-0.7.0-sm120.json").read_text())
+    rows = [r for r in cert["callables"] if r["status"] == "breaks" and r["sites"][0].get("graph_break_id") == RAISED_UNDER_TRACE]
+    assert rows, "the committed certificate has such rows"
+    judged = {r["target"]: judged_status(r["first_class"], r["where"], r["run"]["runs"], r["run"]["error_type"],
+                                         r["run"]["error"], r["sites"][0]["graph_break_id"]) for r in rows}
+    assert judged["flashinfer.mxfp8_grouped_quantize"][0] == "not-judged"
+    assert "must be a CUDA tensor" in judged["flashinfer.mxfp8_grouped_quantize"][1]
