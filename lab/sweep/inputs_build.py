@@ -6,7 +6,9 @@ commit id and date -> fixtures/certificates/inputs/upstream-tests-<ref>.json.
 `build_inputs(upstream)`: every public function's parameters (inspect.signature + its numpydoc
 section, parsed by docstring_parser) -> pcgkit.sweep.derive -> fixtures/certificates/inputs/
 flashinfer-<version>.json (schema INPUTS_SCHEMA), one entry per callable: a call with the source
-of every argument, or the reason none could be derived. `bin/pcgkit lab certificate-inputs` runs it.
+of every argument, or the reason none could be derived; and `ops`: per registered op with a required
+`str` schema argument, the value the release's own code names for it (`op_str_values`, lab.sweep.op_strings),
+with file:line. `bin/pcgkit lab certificate-inputs` runs it.
 """
 
 from __future__ import annotations
@@ -144,11 +146,64 @@ def _from_upstream_call(obj, call: dict, docstring_reason: str) -> dict:
             "source": UPSTREAM, "dims": [], "upstream_call": f"{call['file']}:{call['line']} ({call['test']})"}
 
 
+def _source_file(function) -> Path | None:
+    """The file a Python function was defined in, or None (a builtin, a partial: no source to read)."""
+    import inspect
+
+    try:
+        found = inspect.getsourcefile(function)
+    except TypeError:
+        return None
+    return Path(found).resolve() if found and Path(found).is_file() else None
+
+
+def op_str_values(ops, package: Path | None = None) -> dict[str, dict]:
+    """qualname -> the values the release's code names for each required `str` argument of the op's schema
+    (lab.sweep.op_strings, read from the source of the op's registered Python function and its fake: their
+    modules first, then the package modules they import, then their package's other modules), each with
+    file:line and rule; or the reason none. `package`: the folder whose code is read (default: flashinfer's)."""
+    from torch._library.custom_ops import OPDEFS
+
+    from lab.sweep.op_strings import package_imports, str_value
+    from pcgkit.sweep.derive import schema_args
+
+    if package is None:
+        import flashinfer
+
+        package = Path(flashinfer.__file__).parent
+    package = package.resolve()
+    root = package.parent
+    out: dict[str, dict] = {}
+    for op in ops:
+        try:
+            names = [name for type_, name, default, _ in schema_args(op.schemas[0]) if type_ == "str" and default is None]
+        except (ValueError, IndexError):
+            continue  # derive_op_call says why
+        if not names:
+            continue
+        opdef = OPDEFS.get(op.qualname)
+        functions = [getattr(opdef, "_init_fn", None), getattr(opdef, "_abstract_fn", None)]
+        files = list(dict.fromkeys(path for f in functions if f is not None and (path := _source_file(f)) is not None))
+        files = [f for f in files if f.is_relative_to(package)]
+        if not files:  # not a custom_op of the release's Python (torch.library.define, another package's): nothing to read
+            continue
+        own = list(files)
+        imported = [f.parent / f"{stem}.py" for f in own for stem in package_imports(f.read_text(encoding="utf-8", errors="replace"))]
+        files += [f for f in dict.fromkeys(imported) if f.is_file() and f not in files]
+        files += sorted({n for f in own for n in f.parent.glob("*.py")} - set(files))
+        sources = [(f.relative_to(root).as_posix(), f.read_text(encoding="utf-8", errors="replace")) for f in files]
+        values = {name: found.to_dict() for name in names if (found := str_value(sources, name)) is not None}
+        missing = [name for name in names if name not in values]
+        out[op.qualname] = {"str_values": values, **({"reason": f"no value in the release's code for {', '.join(missing)}"}
+                                                      if missing else {})}
+    return out
+
+
 def build_inputs(upstream: dict | None) -> dict:
     """The derived inputs of every public callable of the installed release."""
     import flashinfer
 
-    from pcgkit.sweep.discover import public_callables
+    from pcgkit.sweep.discover import discover, public_callables
     from pcgkit.sweep.discovery import judgeable
     from pcgkit.sweep.engine import resolve
 
@@ -177,4 +232,5 @@ def build_inputs(upstream: dict | None) -> dict:
         "upstream_tests": {k: upstream[k] for k in ("repo", "ref", "commit", "commit_date")} if upstream else None,
         "dims": {name: {"value": d.value, "source": d.source, "from": d.note} for name, d in sorted(dims.items())},
         "callables": entries,
+        "ops": op_str_values(discover().ops),
     }

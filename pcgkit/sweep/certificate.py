@@ -312,7 +312,10 @@ def render_certificate(cert: Mapping, md=_plain) -> str:
                      f" {md(r.get('where', ''))[:120]} | {ran} |")
     lines += ["", "## Registered ops", "", "| op | status | fake | inputs from | fake vs real | note |", "|---|---|---|---|---|---|"]
     for r in cert["ops"]:
-        lines.append(f"| `{md(r['target'])}` | {r['status']} | {'yes' if r['has_fake'] else 'no'} | {md(r.get('inputs_from', ''))} |"
+        # a str value read from the release's code is shown with the line that names it
+        read = "; ".join(f"{name} = {v['value']} ({v['from']})" for name, v in ((r.get("call") or {}).get("str_values") or {}).items())
+        inputs = md(r.get("inputs_from", "")) + (f": {md(read)}" if read else "")
+        lines.append(f"| `{md(r['target'])}` | {r['status']} | {'yes' if r['has_fake'] else 'no'} | {inputs} |"
                      f" {md(r.get('fake_vs_real', ''))[:100]} | {md(r.get('note', ''))[:100]} |")
     unrolled = [r for r in cert["callables"] if r.get("sites")]
     if unrolled:

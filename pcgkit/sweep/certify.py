@@ -136,19 +136,28 @@ def _python_annotations(qualname: str) -> dict[str, str]:
             if p.annotation is not inspect.Parameter.empty}
 
 
-def op_call_from_schema(op, dims) -> tuple[dict | None, str]:
-    """An op's inputs derived from its schema (pcgkit.sweep.derive.derive_op_call), in op_calls' form."""
-    from pcgkit.sweep.derive import derive_op_call
+def op_call_from_schema(op, dims, read: dict | None = None) -> tuple[dict | None, str]:
+    """An op's inputs derived from its schema (pcgkit.sweep.derive.derive_op_call), in op_calls' form.
+    `read`: the inputs file's entry for the op (lab.sweep.inputs_build.op_str_values): its `str` values,
+    each named by the release's code at a file:line that the call keeps (`str_values`)."""
+    from pcgkit.sweep.derive import RELEASE_CODE, derive_op_call
     from pcgkit.sweep.inputs import build_call
     from pcgkit.sweep.opjudge import _describe
     from pcgkit.sweep.specs import parse_call
 
-    derived = derive_op_call(op.schemas[0], dims, _python_annotations(op.qualname)) if op.schemas else None
+    read = read or {}
+    read_values = read.get("str_values") or {}
+    str_values = {name: entry["value"] for name, entry in read_values.items()}
+    derived = derive_op_call(op.schemas[0], dims, _python_annotations(op.qualname), str_values) if op.schemas else None
     if derived is None or not derived.ok:
-        return None, derived.reason if derived else "no schema"
+        reason = derived.reason if derived else "no schema"
+        return None, f"{reason} ({read['reason']})" if derived and read.get("reason") else reason
     args, kwargs = build_call(parse_call({"args": list(derived.args), "kwargs": dict(derived.kwargs)}, where=op.qualname))
-    return ({"caller": "op schema (types; tensor shapes: kit default)", "args": [_describe(a) for a in args],
-             "kwargs": {k: _describe(v) for k, v in kwargs.items()}, "sources": dict(derived.sources)}, "")
+    used = {name: read_values[name] for name, source in derived.sources if source == RELEASE_CODE}
+    caller = "op schema (types; tensor shapes: kit default" + ("; str: release code)" if used else ")")
+    return ({"caller": caller, "args": [_describe(a) for a in args],
+             "kwargs": {k: _describe(v) for k, v in kwargs.items()}, "sources": dict(derived.sources),
+             **({"str_values": used} if used else {})}, "")
 
 
 def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops_only: bool = False,
@@ -208,7 +217,7 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops
         call = op_calls.get(op.qualname) or (_spec_call(spec) if spec else None) or (op_inputs or {}).get(op.qualname)
         schema_reason = ""
         if call is None and not (only and op.target not in only):
-            call, schema_reason = op_call_from_schema(op, dims)
+            call, schema_reason = op_call_from_schema(op, dims, ((inputs or {}).get("ops") or {}).get(op.qualname))
         # A custom_op without device types has a composite kernel: it may run on either (or raise: said so).
         can_run = any(k in op.kernels for k in ("CUDA" if real else "CPU", *COMPOSITE_KEYS))
         try:

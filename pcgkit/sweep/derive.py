@@ -386,7 +386,9 @@ def derive_call(params: Sequence[Param], dims: Mapping[str, Dim]) -> Derived:
     return Derived(tuple(args), tuple(kwargs), tuple(sources), tuple(sorted(used.items())), own_dims=own)
 
 
-_SCHEMA_ARG_RE = re.compile(r"^(?P<type>[\w\[\]?]+)(?:\([^)]*\))?\s+(?P<name>\w+)(?:=(?P<default>.+))?$")
+# "Tensor(a0!)[] mutable": the alias annotation sits between the base type and its list/optional suffix.
+_SCHEMA_ARG_RE = re.compile(r"^(?P<base>\w+)(?:\([^)]*\))?(?P<suffix>(?:\[\w*\]|\?)*)\s+(?P<name>\w+)(?:=(?P<default>.+))?$")
+RELEASE_CODE = "release code"  # an op's str argument: a value the release's own code names for it (lab.sweep.op_strings)
 
 
 def schema_args(schema: str) -> list[tuple[str, str, str | None, bool]]:
@@ -403,18 +405,20 @@ def schema_args(schema: str) -> list[tuple[str, str, str | None, bool]]:
                 match = _SCHEMA_ARG_RE.match(token)
                 if match is None:
                     raise ValueError(f"unparsed schema argument {token!r}")
-                out.append((match["type"], match["name"], match["default"], keyword_only))
+                out.append((match["base"] + match["suffix"], match["name"], match["default"], keyword_only))
             continue
         depth += char in "([" and 1 or (char in ")]" and -1 or 0)
         part += char
     return out
 
 
-def derive_op_call(schema: str, dims: Mapping[str, Dim], annotations: Mapping[str, str] | None = None) -> Derived:
+def derive_op_call(schema: str, dims: Mapping[str, Dim], annotations: Mapping[str, str] | None = None,
+                   str_values: Mapping[str, str] | None = None) -> Derived:
     """An op's call from its schema: types from the schema, tensor shapes from the kit's
     (batch_size, hidden_size) -- a schema never gives shapes, so every tensor is a kit default; a
     `str` argument takes the first `Literal` choice of the op's Python function (`annotations`:
-    parameter -> annotation text), the only place a release names its values. Pure."""
+    parameter -> annotation text), else the value the release's code names for it (`str_values`:
+    parameter -> value, read by lab.sweep.op_strings, source RELEASE_CODE). Pure."""
     generic = f"{dims['batch_size'].value},{dims['hidden_size'].value}" if "batch_size" in dims and "hidden_size" in dims else "4,128"
     args: list = []
     kwargs: list[tuple[str, object]] = []
@@ -448,6 +452,8 @@ def derive_op_call(schema: str, dims: Mapping[str, Dim], annotations: Mapping[st
             value, source = "dtype:bf16", KIT
         elif base == "str" and (choice := _literal_choice((annotations or {}).get(name, ""))) is not None:
             value, source = choice, SIGNATURE
+        elif base == "str" and name in (str_values or {}):
+            value, source = (str_values or {})[name], RELEASE_CODE
         else:
             return Derived(reason=f"schema argument {name!r} of type {type_} has no derivable value")
         sources.append((name, source))
