@@ -58,5 +58,8 @@ def test_a_break_whose_run_met_the_arch_refusal_is_not_judged_on_this_arch():
     status, where = judged_status("breaks-elsewhere", "gb0059 gated_act_mxfp8.py:47:_validate_inputs", False, "RuntimeError",
                                   "RuntimeError: fused gated MXFP8 quantization requires SM100 or SM103", "gb0059")
     assert status == "not-judged" and not_judged_reason({"where": where}) == ARCH_REASON
+    backend = "BackendSupportedError: mm_fp8 does not support backend 'trtllm_low_latency' with capability 120"
+    assert judged_status("breaks-elsewhere", "gb0007 x.py:1", False, "BackendSupportedError", backend, "gb0007")[0] == "breaks"
+    assert not_judged_reason({"where": _OWN + backend}) == "the release's own check refused the inputs"
     assert judged_status("breaks-elsewhere", "gb0156 rope.py:356", False, "RuntimeError",
                          "RuntimeError: No supported CUDA architectures found for major versions None.", "gb0156")[0] == "breaks"
