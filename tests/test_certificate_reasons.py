@@ -63,3 +63,21 @@ def test_a_break_whose_run_met_the_arch_refusal_is_not_judged_on_this_arch():
     assert not_judged_reason({"where": _OWN + backend}) == "the release's own check refused the inputs"
     assert judged_status("breaks-elsewhere", "gb0156 rope.py:356", False, "RuntimeError",
                          "RuntimeError: No supported CUDA architectures found for major versions None.", "gb0156")[0] == "breaks"
+
+
+def test_a_spec_whose_target_the_release_lacks_is_a_not_judged_row_not_a_stopped_certificate():
+    """A hand spec scoped wider than the release exports (0.6.12 and fused_dit_residual_layernorm_scale_shift,
+    2026-12-05: the whole run ended "internal error: _Missing") gives its own not-judged row with the reason; other
+    rows' judging is untouched."""
+    from pcgkit.sweep.certify import judged_or_missing
+    from pcgkit.sweep.engine import MissingTarget, resolve
+
+    def judge():
+        resolve("flashinfer.no_such_entry_point_in_any_release")
+        raise AssertionError("resolve returned")
+
+    row = judged_or_missing(judge, "flashinfer.no_such_entry_point_in_any_release", "spec only (not exported)")
+    assert row["status"] == "not-judged"
+    assert "does not resolve in this release" in row["where"] and "no_such_entry_point_in_any_release" in row["where"]
+    assert judged_or_missing(lambda: {"status": "breaks"}, "t", "callable") == {"status": "breaks"}
+    assert issubclass(MissingTarget, Exception)

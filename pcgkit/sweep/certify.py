@@ -9,8 +9,9 @@ handed it, or a spec's -> rows. A callable without a spec is a `not-judged` row 
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pcgkit.harness.casekit import CaseTimeout, deadline
 from pcgkit.sweep.certificate import SCHEMA, coverage, jit_loader_breaks, judged_status, op_status, scrub
@@ -26,6 +27,17 @@ UNROLL_BUDGET_S = 120.0  # the full certificate must stay under 10 minutes on 2 
 
 def _not_judged(target: str, kind: str, reason: str) -> dict:
     return {"target": target, "kind": kind, "status": "not-judged", "spec": None, "where": reason, "sites": []}
+
+
+def judged_or_missing(judge: Callable[[], dict], target: str, kind: str) -> dict:
+    """`judge()`'s row, or -- when the spec's target does not resolve in the installed release (a spec scoped wider
+    than the release exports) -- a `not-judged` row that says so: one bad spec never stops the certificate."""
+    from pcgkit.sweep.engine import MissingTarget
+
+    try:
+        return judge()
+    except (MissingTarget, ImportError) as exc:
+        return _not_judged(target, kind, f"not judged: the spec's target does not resolve in this release ({exc})")
 
 
 def judge_callable(spec, kind: str, arch: str, device, versions, real: bool, op_calls: dict,
@@ -199,7 +211,8 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops
             continue
         rounds = MAX_ROUNDS if time.perf_counter() - callables_start < unroll_budget_s else 1
         if spec is not None:
-            rows.append(judge_callable(spec, kind, arch, device, versions, real, op_calls, rounds, "hand spec"))
+            judge = functools.partial(judge_callable, spec, kind, arch, device, versions, real, op_calls, rounds, "hand spec")
+            rows.append(judged_or_missing(judge, target, kind))
         elif target in derived:
             entry = (inputs or {})["callables"][target]
             row = judge_callable(derived[target], kind, arch, device, versions, real, op_calls, rounds, entry["source"])

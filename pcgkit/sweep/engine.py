@@ -57,7 +57,7 @@ class SweepResult:
         return data
 
 
-class _Missing(Exception):
+class MissingTarget(Exception):
     """The installed release has no such entry point."""
 
 
@@ -68,14 +68,14 @@ def resolve(target: str) -> Any:
 
         namespace, _, op = target.removeprefix("torch.ops.").partition(".")
         if not hasattr(getattr(torch.ops, namespace), op):
-            raise _Missing(f"torch.ops.{namespace} has no {op!r} in this release")
+            raise MissingTarget(f"torch.ops.{namespace} has no {op!r} in this release")
         return getattr(getattr(torch.ops, namespace), op)
     parts = target.split(".")
     module = importlib.import_module(parts[0])
     obj: Any = module
     for depth, name in enumerate(parts[1:], start=1):
         if not hasattr(obj, name):
-            raise _Missing(f"{'.'.join(parts[:depth])} has no attribute {name!r}")
+            raise MissingTarget(f"{'.'.join(parts[:depth])} has no attribute {name!r}")
         obj = getattr(obj, name)
     return obj
 
@@ -187,7 +187,7 @@ def sweep_entry(spec: EntrySpec, arch: str, device: Device, versions: tuple[str,
         try:
             obj = resolve(spec.target)
             installed = _signature_text(obj)
-        except (_Missing, ImportError) as exc:
+        except (MissingTarget, ImportError) as exc:
             obj = None
             obs = Observation("missing", str(exc))
         else:
@@ -247,4 +247,4 @@ def run_sweep_real(specs: Sequence[EntrySpec], device: Device) -> list[SweepResu
     return [sweep_entry(spec, arch_of(device), device, versions, real=True) for spec in specs]
 
 
-__all__ = ["SweepClass", "SweepResult", "run_sweep", "sweep_entry", "observe_entry", "resolve"]
+__all__ = ["MissingTarget", "SweepClass", "SweepResult", "run_sweep", "sweep_entry", "observe_entry", "resolve"]

@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 
 from pcgkit import resources
-from pcgkit.sweep.engine import _Missing, _signature_text, installed_versions, resolve
+from pcgkit.sweep.engine import MissingTarget, _signature_text, installed_versions, resolve
 from pcgkit.sweep.specs import load_specs
 from pcgkit.util import atomic
 
@@ -21,7 +21,7 @@ def collect() -> dict:
     for spec in load_specs():
         try:
             entries[spec.id] = {"target": spec.target, "signature": _signature_text(resolve(spec.target))}
-        except (_Missing, ImportError) as exc:
+        except (MissingTarget, ImportError) as exc:
             entries[spec.id] = {"target": spec.target, "signature": None, "missing": str(exc)}
     return {"schema": SCHEMA, "flashinfer": flashinfer_version, "torch": torch_version, "entries": entries}
 
