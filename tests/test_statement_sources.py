@@ -166,7 +166,7 @@ def test_breakable_is_never_offered_as_measured():
 
 
 def test_cost_statement_never_pools_models():
-    """The cost statement names each measured model on its own, with its noise, and says what it was not measured on."""
+    """The cost statement names each measured model on its own, with its noise, and says what the models were."""
     text = cost_statement(load_evidence()).text
-    assert text.count("M-parameter model turning piecewise off") == 2 and text.count("noise of up to") == 2
-    assert "not measured at a real model's size" in text and "median" not in text
+    assert text.count("B-parameter model (llama-3.") == 6 and text.count("noise of up to") == 2  # 2 models x 3 phases
+    assert "random-weight bf16 checkpoints in the shapes of llama-3.1-8b, llama-3.2-1b" in text and "median" not in text

@@ -28,7 +28,7 @@ from pcgkit.advice.values import (
     Statement,
     Versions,
 )
-from pcgkit.e2e.cost import effect_sentence, startup_sentence
+from pcgkit.e2e.cost import decode_sentence, effect_sentence, models_caveat, startup_sentence
 from pcgkit.sglang import facts as sglang_facts
 from pcgkit.sglang.case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120
 from pcgkit.sglang.releases import ReleaseFacts, version_key
@@ -383,9 +383,10 @@ def cost_statement(evidence: Evidence) -> Statement | None:
                  + (f", SGLang {cost.sglang}" if cost.sglang else "") + f", {cost.date}")
         if cost.effects:
             prefill = "; ".join(effect_sentence(e) for e in cost.effects)
+            decode = "; ".join(s for e in cost.effects if (s := decode_sentence(e)))
             startup = "; ".join(s for e in cost.effects if (s := startup_sentence(e)))
-            text = (f"Measured cost of running without piecewise CUDA graphs ({where}; tiny random-weight bf16 models "
-                    f"only, not measured at a real model's size): {prefill}."
+            text = (f"Measured cost of running without piecewise CUDA graphs ({where}; {models_caveat(cost.effects)}): "
+                    f"prefill/extend: {prefill}." + (f" Decode: {decode}." if decode else "")
                     + (f" Start-up: {startup}." if startup else ""))
         else:
             figures = "; ".join(f"{phase}: {figure}" for phase, figure in cost.figures)
