@@ -402,11 +402,11 @@ def size_words(parameters: int | None, model: str, shape: str | None = None) -> 
     return f"{article} {size}-parameter model" + (f" ({shape} shape)" if shape else "")
 
 
-def _size(effect: "ModelEffect") -> str:
+def _size(effect: ModelEffect) -> str:
     return size_words(effect.parameters, effect.model, effect.shape)
 
 
-def models_caveat(effects: "tuple[ModelEffect, ...] | list[ModelEffect]") -> str:
+def models_caveat(effects: tuple[ModelEffect, ...] | list[ModelEffect]) -> str:
     """What the measured models are, in a user's words: 'tiny random-weight bf16 models only, not measured at a real
     model's size' for the kit's tiny models; the published shapes for real-size random checkpoints. Pure."""
     shapes = [e.shape for e in effects if e.shape]
