@@ -315,6 +315,8 @@ def test_committed_cost_is_stated_per_model_in_user_words():
     assert "Decode: an 8.03 B-parameter model (llama-3.1-8b shape): turning piecewise off made the decode step" in text
     assert "not measured at a real model's size" not in text and "median" not in text and "vs" not in text
     assert "launch to ready with piecewise on minus off" in text and "confounded with launch order" in text
+    assert ("a 1.24 B-parameter model (llama-3.2-1b shape): with the breakable CUDA graph instead of piecewise off "
+            "(+ slower): 128-token prefill +2 %") in text and "decode batch 32 +33 %" in text
 
 
 def test_graph_limit_is_the_last_flag_on_the_command_line():

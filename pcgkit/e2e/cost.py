@@ -299,6 +299,8 @@ class ModelEffect:
     shape: str | None = None  # the published model whose shape the random checkpoint has ("llama-3.1-8b"), if any
     repeats: int | None = None  # the fewest timed repeats behind one served prefill median
     repeat_spread: float | None = None  # the largest (max - min) / median, in %, of those repeats (on or off)
+    breakable: tuple[tuple[str, tuple[float, ...]], ...] = ()  # ("128-token prefill" / "decode batch 1", % breakable
+    # took longer than off, per run): SGLang's breakable CUDA graph where the runs measured it
 
     @property
     def served_all(self) -> tuple[float, ...]:
@@ -356,7 +358,13 @@ def _effect(model: str, runs: list[Mapping]) -> ModelEffect:
     unserved: dict[str, list[float]] = {}
     capture, ready = [], []
     spreads: list[dict] = []
+    breakable: dict[str, list[float]] = {}
     for run in runs:
+        for f in run["phases"][PREFILL]["figures"] + run["phases"][DECODE]["figures"]:
+            pct = slower_pct(f.get("off"), f.get("breakable")) if "batch" not in f or f["phase"] == DECODE else None
+            if pct is not None:
+                name = f"decode batch {f['batch']}" if f["phase"] == DECODE else f"{f['prompt_tokens']}-token prefill"
+                breakable.setdefault(name, []).append(pct)
         for f in run["phases"][PREFILL]["figures"]:
             if "batch" in f:  # B prompts at once: not one prompt's latency (the batched figures keep their own ratios)
                 continue
@@ -385,7 +393,8 @@ def _effect(model: str, runs: list[Mapping]) -> ModelEffect:
     return ModelEffect(model, int(params) if params else None, len(runs), limit,
                        tuple((t, tuple(v)) for t, v in sorted(served.items())),
                        tuple((k, tuple(v)) for k, v in unserved.items()), tuple(capture), tuple(ready), first,
-                       str(shape) if shape else None, min(counts) if counts else None, max(pcts) if pcts else None)
+                       str(shape) if shape else None, min(counts) if counts else None, max(pcts) if pcts else None,
+                       tuple((k, tuple(v)) for k, v in breakable.items()))
 
 
 def _decode(effect: ModelEffect) -> tuple[float, ...]:
@@ -463,6 +472,14 @@ def startup_sentence(effect: ModelEffect) -> str:
                  "difference is confounded with launch order" if len(set(effect.first_launched)) == 1 else "")
         parts.append(f"launch to ready with piecewise on minus off: {diffs} (per run{order})")
     return f"{_size(effect)}: " + "; ".join(parts) if parts else ""
+
+
+def breakable_sentence(effect: ModelEffect) -> str:
+    """SGLang's breakable CUDA graph against piecewise off on one model, where measured. Pure."""
+    if not effect.breakable:
+        return ""
+    parts = ", ".join(f"{name} " + "/".join(_signed(v) for v in vs) for name, vs in effect.breakable)
+    return f"{_size(effect)}: with the breakable CUDA graph instead of piecewise off (+ slower): {parts}"
 
 
 def decode_sentence(effect: ModelEffect) -> str:
