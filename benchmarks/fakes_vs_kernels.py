@@ -123,8 +123,19 @@ def materialize(value: Any, device: str) -> Any:
     return value
 
 
-def _error(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+def _error(exc: BaseException, limit: int = 300) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())[:limit]}"
+
+
+def _error_chain(exc: BaseException, limit: int = 1500) -> str:
+    """The error and what caused it (opcheck's OpCheckError names the failing test; its cause says what differed:
+    the 2026-12-05 H200 run kept only the first 300 characters of the first and lost the second)."""
+    parts, seen, cur = [], set(), exc
+    while cur is not None and id(cur) not in seen and len(parts) < 4:
+        seen.add(id(cur))
+        parts.append(_error(cur, limit))
+        cur = cur.__cause__ or cur.__context__
+    return " <- caused by: ".join(parts)
 
 
 def judge(qualname: str, args: tuple, kwargs: dict, inputs_from: str, device: str,
@@ -160,7 +171,7 @@ def judge(qualname: str, args: tuple, kwargs: dict, inputs_from: str, device: st
         chosen = {"test_utils": opcheck_tests} if opcheck_tests else {}
         row["opcheck"] = {k: str(v) for k, v in torch.library.opcheck(overload, args, kwargs, **chosen).items()}
     except Exception as exc:  # noqa: BLE001
-        row["opcheck"] = {"opcheck": _error(exc)}
+        row["opcheck"] = {"opcheck": _error_chain(exc)}
     row["class"] = classify(row)
     return row
 

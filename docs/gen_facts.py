@@ -442,6 +442,7 @@ def blocks() -> dict[str, dict[str, Callable[[], str]]]:
         "docs/reference/certificate.md": {"certificate-counts": render_certificate_counts},
         "reports/samples/README.md": {"samples": lambda: render_samples(load_samples())},
         "docs/ci.md": {"nightly-cost": render_nightly_cost},
+        "docs/gpu-and-ci.md": {"workaround-cost": lambda: (cost or "not measured") + "\n"},
     }
 
 

@@ -80,7 +80,7 @@ def test_box_states_where_it_is_fixed_from_the_advice_model():
     for statement in statements:
         assert statement.text in box
     # the cost is the kit's own measurement (issue 26), cited with its file and date; never folklore
-    assert "[fixtures/measurements/piecewise-cost.json, 2026-12-01" in box
+    assert "[fixtures/measurements/piecewise-cost.json, 2026-12-05" in box
     assert "2-3x" not in box.split("Upstream says, not measured by the kit:")[0]  # upstream's figure only as its claim
 
 

@@ -64,6 +64,24 @@ def test_a_fake_with_other_strides_is_drift():
     assert row["class"] == fvk.FAKE_DRIFT and row["differences"] == ["out.stride: real [1, 4], fake [3, 1]"]
 
 
+@torch.library.custom_op("pcgkit_fvk_opcheck::wrong_dtype_fake", mutates_args=())
+def _wrong_dtype_fake(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+@_wrong_dtype_fake.register_fake
+def _(x):
+    return x.new_empty(x.shape, dtype=torch.float64)
+
+
+def test_an_opcheck_failure_keeps_what_caused_it():
+    """opcheck's error names the failing test; its cause (what differed) is kept beside it, not cut off."""
+    row = fvk.judge("pcgkit_fvk_opcheck::wrong_dtype_fake", (torch.randn(4, 3),), {}, "test", "cpu", QUICK)
+    text = row["opcheck"]["opcheck"]
+    assert row["class"] == fvk.FAKE_DRIFT and text.startswith("OpCheckError: ") and " <- caused by: " in text
+    assert "float64" in text.split(" <- caused by: ", 1)[1]
+
+
 def test_a_kernel_that_refuses_this_gpu_is_recorded_not_judged():
     """The kernel's own refusal is the record; no fake comparison and no opcheck are claimed."""
     row = fvk.judge("pcgkit_fvk_test::other_gpu", (torch.randn(2),), {}, "test", "cpu")

@@ -57,14 +57,15 @@ def test_committed_measurement_is_real_dated_and_recomputable_from_its_raw_numbe
     phase summarised, and each prefill/decode median equal to the median of the raw values stored beside it."""
     doc = json.loads(MEASUREMENT.read_text())
     assert doc["schema"] == cost.COST_SCHEMA and doc["simulated"] is False
-    assert doc["device"] == "NVIDIA H200 (CC 9.0)" and doc["date"] == "2026-12-01" and "parameters" in doc["model"]
+    assert doc["device"] == "NVIDIA H200 (SM90, CC 9.0)" and doc["date"] == "2026-12-05" and "parameters" in doc["model"]
     assert set(doc["phases"]) == set(cost.PHASES) and all(doc["phases"][p]["summary"] for p in cost.PHASES)
     for figure in doc["phases"][cost.PREFILL]["figures"] + doc["phases"][cost.DECODE]["figures"]:
         for state in ("on", "off"):
             assert figure[state] == pytest.approx(statistics.median(figure["raw_s"][state]) * 1000, abs=1e-3)
     for run in doc["runs"]:
         assert run["raw"]["on"]["piecewise_captured"] is True and run["raw"]["off"]["piecewise_captured"] is False
-        assert run["raw"]["on"]["group_left_after_stop"] == [] == run["raw"]["off"]["group_left_after_stop"]
+        assert run["raw"]["breakable"]["piecewise_captured"] is True
+        assert all(run["raw"][mode]["group_left_after_stop"] == [] for mode in ("on", "off", "breakable"))
 
 
 def _bench():
@@ -144,15 +145,15 @@ def test_arch_label_names_the_measured_family():
 
 
 def test_committed_measurement_is_regenerated_by_code_from_the_recorded_runs():
-    """fixtures/measurements/piecewise-cost.json is exactly `combine` over the sample's three recorded run documents,
-    with per-model summaries (tiny 1.31 M over its two runs, 38.28 M over its one) labelled SM90."""
-    sample = ROOT / "reports" / "samples" / "e2e-h200-mode5-2026-12-01" / "cost"
-    docs = [json.loads((sample / run / "piecewise-cost.json").read_text()) for run in ("tiny-run1", "tiny-run2", "l4-h1024")]
+    """fixtures/measurements/piecewise-cost.json is exactly `combine` over the 2026-12-05 H200 sample's two documents
+    (Llama-3.1-8B and Llama-3.2-1B shapes, each `assemble`d from its mode records), per model, labelled SM90."""
+    sample = ROOT / "reports" / "samples" / "cost-real-shapes-h200-2026-12-05"
+    docs = [json.loads((sample / run / "piecewise-cost.json").read_text()) for run in ("cost-llama-3.1-8b", "cost-llama-3.2-1b")]
     combined = cost.combine(docs)
     assert combined == json.loads(MEASUREMENT.read_text())
-    assert combined["arch"] == "SM90" and [m["runs"] for m in combined["per_model"]] == [[0, 1], [2]]
-    assert [m["parameters"] for m in combined["per_model"]] == [1_312_000, 38_282_240]
-    assert "0.96-1.29 (median 1.08) over 1 runs" in combined["per_model"][1]["phases"][cost.PREFILL]["summary"]
+    assert combined["arch"] == "SM90" and [m["runs"] for m in combined["per_model"]] == [[0], [1]]
+    assert [m["parameters"] for m in combined["per_model"]] == [8_030_261_248, 1_235_814_400]
+    assert [r["modes"] for r in combined["runs"]] == [["off", "on", "breakable"]] * 2
     assert all("raw_s" not in f for m in combined["per_model"] for b in m["phases"].values() for f in b["figures"])
 
 
@@ -161,8 +162,8 @@ def test_the_advice_reads_per_model_figures_and_still_reads_files_without_them()
     from pcgkit.advice.load import parse_cost
 
     parsed = parse_cost(json.loads(MEASUREMENT.read_text()))
-    assert parsed.arch == "SM90" and len(parsed.per_model) == 2 and parsed.per_model[0].parameters == 1_312_000
-    assert dict(parsed.per_model[1].figures)[cost.DECODE].startswith("decode step time ratio on / off 0.91-1.01")
+    assert parsed.arch == "SM90" and len(parsed.per_model) == 2 and parsed.per_model[0].parameters == 8_030_261_248
+    assert dict(parsed.per_model[1].figures)[cost.DECODE].startswith("decode step time ratio on / off 1.01-1.08")
     old = {k: v for k, v in json.loads(MEASUREMENT.read_text()).items() if k not in ("arch", "per_model")}
     assert parse_cost(old).per_model == () and parse_cost(old).arch is None
     assert parse_cost(old).figures == parsed.figures
@@ -302,12 +303,32 @@ def test_cost_sentence_names_each_model_separately_with_its_noise():
 
 
 def test_committed_cost_is_stated_per_model_in_user_words():
-    """The committed measurement's statement names the 1.31 M and the 38.28 M parameter models separately, says it
-    was not measured at a real model's size, and labels every launch-to-ready figure as on minus off."""
+    """The committed measurement's statement names the 8.03 B and the 1.24 B parameter models (their shapes) separately,
+    per phase, on the SM90 H200, and labels launch to ready as on minus off, n = 1 and confounded with launch order."""
     from pcgkit.advice import cost_statement, load_evidence
 
     text = cost_statement(load_evidence()).text
-    assert "on a 1.31 M-parameter model turning piecewise off made prefill" in text
-    assert "on a 38.28 M-parameter model turning piecewise off changed prefill" in text
-    assert "not measured at a real model's size" in text and "median" not in text and "vs" not in text
-    assert "launch to ready with piecewise on minus off" in text
+    assert "NVIDIA H200 (SM90, CC 9.0), SGLang 0.5.12, 2026-12-05" in text
+    assert "on an 8.03 B-parameter model (llama-3.1-8b shape) turning piecewise off changed prefill" in text
+    assert "128 tokens +18 %, 512 tokens +46 %, 2048 tokens -3 %, 8192 tokens -2 %" in text
+    assert "on a 1.24 B-parameter model (llama-3.2-1b shape) turning piecewise off changed prefill" in text
+    assert "Decode: an 8.03 B-parameter model (llama-3.1-8b shape): turning piecewise off made the decode step" in text
+    assert "not measured at a real model's size" not in text and "median" not in text and "vs" not in text
+    assert "launch to ready with piecewise on minus off" in text and "confounded with launch order" in text
+    assert ("a 1.24 B-parameter model (llama-3.2-1b shape): with the breakable CUDA graph instead of piecewise off "
+            "(+ slower): 128-token prefill +2 %") in text and "decode batch 32 +33 %" in text
+
+
+def test_graph_limit_is_the_last_flag_on_the_command_line():
+    """The piecewise graphs' token limit is the LAST --piecewise-cuda-graph-max-tokens (argparse keeps it): the
+    2026-12-05 servers got 256 from the payload's arguments, then 8192; 512-8192-token prompts are served, not noise."""
+    run = _model_run("m", 1_000, {128: (1.0, 1.1), 8192: (2.0, 2.0)}, (1.0, 1.0))
+    run["raw"] = {"off": {"argv": ["x"]}, "on": {"argv": ["--piecewise-cuda-graph-max-tokens", "256",
+                                                          "--piecewise-cuda-graph-max-tokens", "8192"]}}
+    assert cost.graph_max_tokens(run) == 8192
+    effect, = cost.model_effects({"runs": [run]})
+    assert [t for t, _ in effect.served] == [128, 8192] and effect.first_launched == ("off",)
+    del run["raw"]
+    run["launch"] = {"server_args_env": "--piecewise-cuda-graph-max-tokens 256", "common_extra_args":
+                     ["--piecewise-cuda-graph-max-tokens", "8192"]}
+    assert cost.graph_max_tokens(run) == 8192

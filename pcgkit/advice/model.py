@@ -28,7 +28,7 @@ from pcgkit.advice.values import (
     Statement,
     Versions,
 )
-from pcgkit.e2e.cost import effect_sentence, startup_sentence
+from pcgkit.e2e.cost import breakable_sentence, decode_sentence, effect_sentence, models_caveat, startup_sentence
 from pcgkit.sglang import facts as sglang_facts
 from pcgkit.sglang.case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120
 from pcgkit.sglang.releases import ReleaseFacts, version_key
@@ -357,9 +357,13 @@ def _switch(release: str, evidence: Evidence) -> Statement:
     if facts.flags.default_state == sglang_facts.ON_BY_DEFAULT and facts.flags.breakable:
         text = (f"On SGLang {release} piecewise CUDA graphs are {default}; first try passing `{facts.flags.breakable}`, "
                 f"which this release's parser has (read from its wheel): SGLang then captures prefill CUDA graphs with its "
-                f"breakable CUDA graph runner instead of torch.compile, so this trace never runs and the graphs stay. The "
-                f"kit has not run it: whether it serves your model and what it costs are not measured. To run without "
-                f"them, {turn_off}.{what}")
+                f"breakable CUDA graph runner instead of torch.compile, so this trace never runs and the graphs stay. "
+                + (f"The kit has not run it on SM120 or with NVFP4: whether it serves your model there is not measured; "
+                   f"its speed against piecewise off was measured on {evidence.cost.device} with bf16 models "
+                   f"(SGLang {evidence.cost.sglang}, {evidence.cost.date}: the cost statement)."
+                   if evidence.cost is not None and any(e.breakable for e in evidence.cost.effects) else
+                   "The kit has not run it: whether it serves your model and what it costs are not measured.")
+                + f" To run without them, {turn_off}.{what}")
     else:
         text = f"On SGLang {release} piecewise CUDA graphs are {default}; to run without them, {turn_off}.{what}"
     return Statement(text, tuple(sources), False, "switch")
@@ -383,10 +387,13 @@ def cost_statement(evidence: Evidence) -> Statement | None:
                  + (f", SGLang {cost.sglang}" if cost.sglang else "") + f", {cost.date}")
         if cost.effects:
             prefill = "; ".join(effect_sentence(e) for e in cost.effects)
+            decode = "; ".join(s for e in cost.effects if (s := decode_sentence(e)))
             startup = "; ".join(s for e in cost.effects if (s := startup_sentence(e)))
-            text = (f"Measured cost of running without piecewise CUDA graphs ({where}; tiny random-weight bf16 models "
-                    f"only, not measured at a real model's size): {prefill}."
-                    + (f" Start-up: {startup}." if startup else ""))
+            breakable = "; ".join(s for e in cost.effects if (s := breakable_sentence(e)))
+            text = (f"Measured cost of running without piecewise CUDA graphs ({where}; {models_caveat(cost.effects)}): "
+                    f"prefill/extend: {prefill}." + (f" Decode: {decode}." if decode else "")
+                    + (f" Start-up: {startup}." if startup else "")
+                    + (f" Breakable CUDA graph: {breakable}." if breakable else ""))
         else:
             figures = "; ".join(f"{phase}: {figure}" for phase, figure in cost.figures)
             text = f"Measured cost of running without piecewise CUDA graphs ({where}, {cost.model}): {figures}."

@@ -295,6 +295,12 @@ class ModelEffect:
     unserved: tuple[tuple[str, tuple[float, ...]], ...]  # ("decode batch 1" / "1024-token prefill", % per run)
     capture_s: tuple[float, ...]  # piecewise capture per run (SGLang's log)
     ready_s: tuple[tuple[float, float], ...]  # (on, off) launch to /health ready per run
+    first_launched: tuple[str, ...] = ()  # per run, the mode whose server launched first (its machine the coldest)
+    shape: str | None = None  # the published model whose shape the random checkpoint has ("llama-3.1-8b"), if any
+    repeats: int | None = None  # the fewest timed repeats behind one served prefill median
+    repeat_spread: float | None = None  # the largest (max - min) / median, in %, of those repeats (on or off)
+    breakable: tuple[tuple[str, tuple[float, ...]], ...] = ()  # ("128-token prefill" / "decode batch 1", % breakable
+    # took longer than off, per run): SGLang's breakable CUDA graph where the runs measured it
 
     @property
     def served_all(self) -> tuple[float, ...]:
@@ -329,14 +335,36 @@ def model_effects(doc: Mapping) -> tuple[ModelEffect, ...]:
     return tuple(_effect(model, rs) for model, rs in grouped.items())
 
 
+def graph_max_tokens(run: Mapping) -> int | None:
+    """The --piecewise-cuda-graph-max-tokens a run's server took: the LAST one on its command line (argparse keeps
+    the last), read from the recorded argv of a graphs-on server, else from the launch's environment arguments
+    followed by its common extra arguments (the order the benchmark passes them). Pure."""
+    for state in ("on", "breakable"):
+        argv = ((run.get("raw") or {}).get(state) or {}).get("argv")
+        if argv:
+            found = _MAX_TOKENS.findall(" ".join(str(a) for a in argv))
+            if found:
+                return int(found[-1])
+    launch = run.get("launch") or {}
+    line = " ".join([str(launch.get("server_args_env", "")), *(str(a) for a in launch.get("common_extra_args") or [])])
+    found = _MAX_TOKENS.findall(line)
+    return int(found[-1]) if found else None
+
+
 def _effect(model: str, runs: list[Mapping]) -> ModelEffect:
-    launch = " ".join(str(run.get("launch", {}).get("server_args_env", "")) for run in runs)
-    limits = {int(n) for n in _MAX_TOKENS.findall(launch)}
+    limits = [n for run in runs if (n := graph_max_tokens(run)) is not None]
     limit = min(limits) if limits else None
     served: dict[int, list[float]] = {}
     unserved: dict[str, list[float]] = {}
     capture, ready = [], []
+    spreads: list[dict] = []
+    breakable: dict[str, list[float]] = {}
     for run in runs:
+        for f in run["phases"][PREFILL]["figures"] + run["phases"][DECODE]["figures"]:
+            pct = slower_pct(f.get("off"), f.get("breakable")) if "batch" not in f or f["phase"] == DECODE else None
+            if pct is not None:
+                name = f"decode batch {f['batch']}" if f["phase"] == DECODE else f"{f['prompt_tokens']}-token prefill"
+                breakable.setdefault(name, []).append(pct)
         for f in run["phases"][PREFILL]["figures"]:
             if "batch" in f:  # B prompts at once: not one prompt's latency (the batched figures keep their own ratios)
                 continue
@@ -345,6 +373,7 @@ def _effect(model: str, runs: list[Mapping]) -> ModelEffect:
                 continue
             if limit is None or f["prompt_tokens"] <= limit:
                 served.setdefault(int(f["prompt_tokens"]), []).append(pct)
+                spreads += [s for mode in (ON, OFF) if isinstance(s := (f.get("spread") or {}).get(mode), dict)]
             else:
                 unserved.setdefault(f"{f['prompt_tokens']}-token prefill", []).append(pct)
         for f in run["phases"][DECODE]["figures"]:
@@ -357,18 +386,43 @@ def _effect(model: str, runs: list[Mapping]) -> ModelEffect:
             if f["name"] == "launch to /health ready" and f.get("on") is not None and f.get("off") is not None:
                 ready.append((float(f["on"]), float(f["off"])))
     params = (runs[0].get("model_detail") or {}).get("parameters")
+    first = tuple(str(order[0]) for run in runs if (order := run.get("modes") or list(run.get("raw") or {})))
+    shape = (runs[0].get("model_detail") or {}).get("name")
+    counts = [int(s["n"]) for s in spreads if s.get("n")]
+    pcts = [float(s["spread_pct"]) for s in spreads if s.get("spread_pct") is not None]
     return ModelEffect(model, int(params) if params else None, len(runs), limit,
                        tuple((t, tuple(v)) for t, v in sorted(served.items())),
-                       tuple((k, tuple(v)) for k, v in unserved.items()), tuple(capture), tuple(ready))
+                       tuple((k, tuple(v)) for k, v in unserved.items()), tuple(capture), tuple(ready), first,
+                       str(shape) if shape else None, min(counts) if counts else None, max(pcts) if pcts else None,
+                       tuple((k, tuple(v)) for k, v in breakable.items()))
 
 
 def _decode(effect: ModelEffect) -> tuple[float, ...]:
     return tuple(v for name, vs in effect.unserved if name.startswith("decode") for v in vs)
 
 
-def size_words(parameters: int | None, model: str) -> str:
-    """'a 38.28 M-parameter model' (or the model's own label when its size is not recorded). Pure."""
-    return f"a {parameters / 1e6:.2f} M-parameter model" if parameters else model
+def size_words(parameters: int | None, model: str, shape: str | None = None) -> str:
+    """'a 38.28 M-parameter model', 'an 8.03 B-parameter model (llama-3.1-8b shape)' (or the model's own label
+    when its size is not recorded). Pure."""
+    if not parameters:
+        return model
+    size = f"{parameters / 1e9:.2f} B" if parameters >= 1e9 else f"{parameters / 1e6:.2f} M"
+    article = "an" if size[0] == "8" or size.startswith(("11", "18")) else "a"
+    return f"{article} {size}-parameter model" + (f" ({shape} shape)" if shape else "")
+
+
+def _size(effect: ModelEffect) -> str:
+    return size_words(effect.parameters, effect.model, effect.shape)
+
+
+def models_caveat(effects: tuple[ModelEffect, ...] | list[ModelEffect]) -> str:
+    """What the measured models are, in a user's words: 'tiny random-weight bf16 models only, not measured at a real
+    model's size' for the kit's tiny models; the published shapes for real-size random checkpoints. Pure."""
+    shapes = [e.shape for e in effects if e.shape]
+    if effects and len(shapes) == len(effects):
+        return (f"random-weight bf16 checkpoints in the shapes of {', '.join(dict.fromkeys(shapes))}: speed only, "
+                "one server launch per mode and model")
+    return "tiny random-weight bf16 models only, not measured at a real model's size"
 
 
 def change_words(values: tuple[float, ...], what: str) -> str:
@@ -381,14 +435,25 @@ def change_words(values: tuple[float, ...], what: str) -> str:
     return f"changed {what} between {-low} % faster and {high} % slower"
 
 
+def _signed(pct: float) -> str:
+    """'+18 %', '-3 %', '0 %' (never '-0 %'). Pure."""
+    return f"{round(pct):+d} %" if round(pct) else "0 %"
+
+
 def effect_sentence(effect: ModelEffect) -> str:
     """One model's prefill effect with its noise, in a user's words. Pure."""
     prompts = [t for t, _ in effect.served]
-    text = (f"on {size_words(effect.parameters, effect.model)} turning piecewise off "
-            f"{change_words(effect.served_all, 'prefill')} (prompts of "
+    text = (f"on {_size(effect)} turning piecewise off "
+            f"{change_words(effect.served_all, 'prefill')} ("
+            + (("by prompt length, + slower: " + ", ".join(f"{t} tokens " + "/".join(_signed(v) for v in vs)
+                                                          for t, vs in effect.served) + "; ")
+               if len(effect.served) > 1 else "")
+            + "prompts of "
             + (f"{prompts[0]}-{prompts[-1]}" if len(prompts) > 1 else f"{prompts[0]}") + " tokens, "
             + (f"{effect.runs} runs, which differed by up to {effect.run_to_run:.0f} points"
-               if effect.run_to_run is not None else f"{effect.runs} run" + ("s" if effect.runs > 1 else "")) + ")")
+               if effect.run_to_run is not None else f"{effect.runs} run" + ("s" if effect.runs > 1 else ""))
+            + (f", {effect.repeats} timed repeats per figure, spread up to {effect.repeat_spread:.0f} % ((max - min) / middle value)"
+               if effect.repeats and effect.repeat_spread is not None else "") + ")")
     if effect.noise is not None:
         unserved = ", ".join(name for name, _ in effect.unserved)
         text += (f", against noise of up to {effect.noise:.0f} % (what the graphs do not serve moved that much "
@@ -403,8 +468,25 @@ def startup_sentence(effect: ModelEffect) -> str:
         parts.append(f"piecewise capture took {', '.join(f'{s:.2f}' for s in effect.capture_s)} s (SGLang's log, per run)")
     if effect.ready_s:
         diffs = ", ".join(f"{on - off:+.1f} s" for on, off in effect.ready_s)
-        parts.append(f"launch to ready with piecewise on minus off: {diffs} (per run)")
-    return f"{size_words(effect.parameters, effect.model)}: " + "; ".join(parts) if parts else ""
+        order = (f"; one launch per mode, and the {effect.first_launched[0]} server launched first, so this "
+                 "difference is confounded with launch order" if len(set(effect.first_launched)) == 1 else "")
+        parts.append(f"launch to ready with piecewise on minus off: {diffs} (per run{order})")
+    return f"{_size(effect)}: " + "; ".join(parts) if parts else ""
+
+
+def breakable_sentence(effect: ModelEffect) -> str:
+    """SGLang's breakable CUDA graph against piecewise off on one model, where measured. Pure."""
+    if not effect.breakable:
+        return ""
+    parts = ", ".join(f"{name} " + "/".join(_signed(v) for v in vs) for name, vs in effect.breakable)
+    return f"{_size(effect)}: with the breakable CUDA graph instead of piecewise off (+ slower): {parts}"
+
+
+def decode_sentence(effect: ModelEffect) -> str:
+    """Decode on one model: what turning piecewise off did to the decode step. Pure."""
+    values = _decode(effect)
+    return (f"{_size(effect)}: turning piecewise off {change_words(values, 'the decode step')}"
+            " (decode runs on the regular CUDA graphs either way)") if values else ""
 
 
 def combine(docs: list[dict]) -> dict:
@@ -427,7 +509,8 @@ def combine(docs: list[dict]) -> dict:
         "versions": docs[0]["versions"],
         "method": docs[0]["method"],
         "phases": _per_model_phases(docs),
-        "runs": [{**{k: d[k] for k in ("model", "model_detail", "date", "cache_state", "launch")}, "phases": _resummarised(d),
+        "runs": [{**{k: d[k] for k in ("model", "model_detail", "date", "cache_state", "launch") if k in d},
+                  **({"modes": d["modes"]} if "modes" in d else {}), "phases": _resummarised(d),
                   "raw": {state: _without_temp_paths(run) for state, run in d["raw"].items()}} for d in docs],
         "arch": arch_label(docs[0]["device_detail"].get("compute_capability")),
         "per_model": per_model(docs),
@@ -447,8 +530,7 @@ def _per_model_phases(docs: list[dict]) -> dict[str, dict]:
     effects = model_effects({"runs": docs})
     words = {
         PREFILL: "; ".join(effect_sentence(e) for e in effects if e.served),
-        DECODE: "; ".join(f"{size_words(e.parameters, e.model)}: turning piecewise off {change_words(_decode(e), 'the decode step')}"
-                          " (decode runs on the regular CUDA graphs either way)" for e in effects if _decode(e)),
+        DECODE: "; ".join(s for e in effects if (s := decode_sentence(e))),
         STARTUP: "; ".join(s for e in effects if (s := startup_sentence(e))),
     }
     return {phase: {**body, "summary": words[phase] or body["summary"]} for phase, body in phases.items()}
