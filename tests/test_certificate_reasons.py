@@ -81,3 +81,18 @@ def test_a_spec_whose_target_the_release_lacks_is_a_not_judged_row_not_a_stopped
     assert "does not resolve in this release" in row["where"] and "no_such_entry_point_in_any_release" in row["where"]
     assert judged_or_missing(lambda: {"status": "breaks"}, "t", "callable") == {"status": "breaks"}
     assert issubclass(MissingTarget, Exception)
+
+
+def test_committed_certificates_carry_no_home_cache_path_or_colour_code():
+    """The re-made 0.7.4 certificate had '/root/.cache/flashinfer/...' (a JIT spec's repr) and a CuTe-DSL error's
+    ANSI colour codes with '/root/.cache/pcgkit/certificate-envs/...' cut mid-path (2026-12-05): scrub maps home
+    caches to '~/.cache/' and drops colour codes, and no committed certificate keeps either."""
+    from pcgkit import resources
+    from pcgkit.sweep.certificate import scrub
+
+    assert scrub(scrub("at /root/.cache/flashinfer/0.7.4/generated/x \x1b[91m\x1b[1merror:\x1b[0m /home/u/.cache/pcgkit/certifi")) == (
+        "at ~/.cache/flashinfer/0.7.4/generated/x error: ~/.cache/pcgkit/certifi")
+    folder = resources.fixture("certificates")
+    for path in sorted(folder.glob("certificate-*")):
+        text = path.read_text()
+        assert "/root/" not in text and "\x1b[" not in text and "\\u001b[" not in text, path.name

@@ -160,13 +160,17 @@ def jit_loader_breaks(callables: Sequence[Mapping]) -> list[dict]:
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")  # object reprs: differ on every run
 # An install root: a venv's site-packages, or the GPU run's `pip install --target /tmp/site`.
 _INSTALL_PREFIX = re.compile(r"(?:/[^\s'\"(),\[\]]+)?/(?:site|dist)-packages/|/tmp/site/")
+# A home cache (FlashInfer's JIT folder, the kit's certificate environments): '/root/.cache/x' -> '~/.cache/x'.
+_HOME_CACHE = re.compile(r"(?<!~)(?:/[^\s'\"(),\[\]]+)?/\.cache/")  # idempotent: '~/.cache/' stays
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # a DSL's coloured error text: escape codes are not evidence
 
 
 def scrub(value):
-    """The certificate without this host's install paths and object addresses ('/x/.venv/lib/python3.12/site-packages/flashinfer/..'
-    -> 'flashinfer/..'): committed data must read the same from any machine. Pure."""
+    """The certificate without this host's install paths, home caches, object addresses and colour codes
+    ('/x/.venv/lib/python3.12/site-packages/flashinfer/..' -> 'flashinfer/..', '/root/.cache/flashinfer/..' ->
+    '~/.cache/flashinfer/..'): committed data must read the same from any machine. Pure."""
     if isinstance(value, str):
-        return _ADDRESS.sub("", _INSTALL_PREFIX.sub("", value))
+        return _ANSI.sub("", _HOME_CACHE.sub("~/.cache/", _ADDRESS.sub("", _INSTALL_PREFIX.sub("", value))))
     if isinstance(value, list):
         return [scrub(v) for v in value]
     if isinstance(value, dict):
