@@ -60,7 +60,22 @@ def read_tests_at(git_dir: Path, ref: str) -> dict:
                         files[member.name] = io.TextIOWrapper(handle, encoding="utf-8", errors="replace").read()
     return {"schema": UPSTREAM_SCHEMA, "repo": "github:flashinfer-ai/flashinfer", "ref": ref,
             "commit": commit.output_tail.strip().splitlines()[-1], "commit_date": date.output_tail.strip(),
-            "read": _dt.date.today().isoformat(), "files": len(files), **read_test_sources(files)}
+            "read": _dt.date.today().isoformat(), "files": len(files), **read_test_sources(files),
+            "template_calls": _template_calls(files)}
+
+
+def _template_calls(files: dict[str, str]) -> list[dict]:
+    """The calls tests/trace/ makes with a trace template's init() output (pcgkit.sweep.template_calls)."""
+    from pcgkit.sweep.template_calls import template_test_calls
+
+    found = []
+    for path, source in sorted(files.items()):
+        if path.startswith("tests/trace/"):
+            try:
+                found += template_test_calls(source, path)
+            except SyntaxError:
+                continue
+    return found
 
 
 def dims_for(upstream: dict | None) -> dict[str, Dim]:
@@ -199,6 +214,74 @@ def op_str_values(ops, package: Path | None = None) -> dict[str, dict]:
     return out
 
 
+def _template_entry(call: dict, version: str) -> dict[str, dict]:
+    """The derived inputs one tests/trace/ call gives: the wrapper's run() (and forward(), where the class has one
+    the same call binds to), with its constructor and plan() calls, from the installed release's template init()
+    at its defaults on the CPU. Raises TemplateError, or ImportError / AttributeError / TypeError / KeyError from
+    the release, when the release cannot give it."""
+    import importlib
+
+    import flashinfer
+
+    from pcgkit.sweep.derive import KIT
+    from pcgkit.sweep.inputs import build_call
+    from pcgkit.sweep.specs import parse_call
+    from pcgkit.sweep.template_calls import TEMPLATE, spec_call
+
+    module_name, _, name = call["template"].partition(":")
+    template = getattr(importlib.import_module(module_name), name)
+    cls = getattr(flashinfer, call["class"])
+    init = template.init
+    inputs = init(device="cpu")
+    workspace = "u8[1048576]"  # the kit's workspace, as the hand specs (nothing traced reads its size)
+    where = f"{Path(inspect.getsourcefile(init) or "").as_posix().rpartition('site-packages/')[2]}:{inspect.getsourcelines(init)[1]}"
+    construct = spec_call(call["construct"], inputs, workspace)
+    plan = spec_call(call["plan"], inputs, workspace) if "plan" in call else None
+    run = spec_call(call["run"], inputs, workspace)
+    instance_args = build_call(parse_call(construct, where=call["file"]))
+    inspect.signature(cls).bind(*instance_args[0], **instance_args[1])
+    if plan is not None:
+        plan_args = build_call(parse_call(plan, where=call["file"]))
+        inspect.signature(cls.plan).bind(None, *plan_args[0], **plan_args[1])
+    run_args = build_call(parse_call(run, where=call["file"]))
+    lines = ", ".join(f"{k} :{call[k]['line']}" for k in ("construct", "plan", "run") if k in call)
+    out = {}
+    for method in ("run", "forward"):
+        function = getattr(cls, method, None)
+        if function is None:
+            continue
+        try:
+            inspect.signature(function).bind(None, *run_args[0], **run_args[1])
+        except TypeError:
+            continue
+        names = [*inspect.signature(function).parameters][1: 1 + len(run["args"])]
+        alias = "" if method == "run" else "; forward() given run()'s call"
+        out[f"flashinfer.{call['class']}.{method}"] = {
+            **run, "construct": construct, **({"plan": plan} if plan is not None else {}),
+            "sources": {**dict.fromkeys([*names, *run["kwargs"]], TEMPLATE), "float_workspace_buffer": KIT},
+            "source": TEMPLATE,
+            "template": f"{where} ({name}.init() at its defaults, flashinfer {version}, device cpu)",
+            "upstream_call": f"{call['file']} ({lines}){alias}",
+        }
+    return out
+
+
+def template_inputs(calls: list[dict], version: str) -> dict[str, dict]:
+    """target -> derived inputs from the release's trace templates (tests/trace/ calls read from the upstream tests);
+    a call the installed release cannot give is left out (the hand spec, where one exists, judges the target)."""
+    from pcgkit.sweep.template_calls import TemplateError
+
+    out: dict[str, dict] = {}
+    for call in calls:
+        try:
+            entries = _template_entry(call, version)
+        except (TemplateError, ImportError, AttributeError, TypeError, KeyError, ValueError):
+            continue
+        for target, entry in entries.items():
+            out.setdefault(target, entry)
+    return out
+
+
 def build_inputs(upstream: dict | None) -> dict:
     """The derived inputs of every public callable of the installed release."""
     import flashinfer
@@ -209,12 +292,13 @@ def build_inputs(upstream: dict | None) -> dict:
 
     dims = dims_for(upstream)
     callables, _ = public_callables(flashinfer)
+    templated = template_inputs((upstream or {}).get("template_calls") or [], flashinfer.__version__)
     entries: dict[str, dict] = {}
     for found in callables:
         if not judgeable(found):
             continue
         if found.kind == "method":
-            entries[found.target] = {"reason": METHOD_REASON}
+            entries[found.target] = templated.get(found.target) or {"reason": METHOD_REASON}
             continue
         params, documented_by_name = documented_params(resolve(found.target))
         if params is None:

@@ -128,8 +128,12 @@ def derived_specs(inputs: dict | None, flashinfer_version: str) -> tuple[dict, d
             reasons[target] = f"not judged: no inputs ({entry['reason']})"
             continue
         call = parse_call({"args": entry["args"], "kwargs": entry["kwargs"]}, where=f"derived {target}")
+        # A wrapper method from the release's trace template (lab.sweep.inputs_build.template_inputs) has its
+        # instance's constructor and plan() calls too.
+        construct, plan = (parse_call(entry[k], where=f"derived {target}.{k}") if k in entry else None
+                           for k in ("construct", "plan"))
         specs[target] = EntrySpec(f"derived:{target.removeprefix('flashinfer.')}", target, "derived",
-                                  SpecifierSet(f"=={flashinfer_version}"), call)
+                                  SpecifierSet(f"=={flashinfer_version}"), call, construct=construct, plan=plan)
     return specs, reasons
 
 
@@ -185,6 +189,7 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops
     from pcgkit.sweep.discover import discover
     from pcgkit.sweep.opjudge import OpJudgement, judge_op
     from pcgkit.sweep.specs import load_kit_dims, load_specs
+    from pcgkit.sweep.template_calls import TEMPLATE
 
     start = time.perf_counter()
     found = discover()
@@ -203,6 +208,10 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops
     order = [] if ops_only else callable_targets + extra
     # Hand-specced callables first: they carry the public expectations, so their stacks are unrolled in
     # full before the time budget caps the rest at their first site; rows keep discovery's order.
+    # A wrapper method the release's own trace template gives inputs for is judged on those, not on its hand
+    # spec (kept for the releases without templates: 0.6.x).
+    templated = {t for t, e in ((inputs or {}).get("callables") or {}).items() if e.get("source") == TEMPLATE and t in derived}
+    by_target = {t: s for t, s in by_target.items() if t not in templated}
     judge_order = sorted(order, key=lambda t: by_target.get(t) is None)
     for target in judge_order:
         kind = "callable" if target in callable_targets else "spec only (not exported)"
@@ -216,7 +225,8 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops
         elif target in derived:
             entry = (inputs or {})["callables"][target]
             row = judge_callable(derived[target], kind, arch, device, versions, real, op_calls, rounds, entry["source"])
-            row["inputs"] = {k: entry[k] for k in ("args", "kwargs", "sources", "sized_by", "upstream_call") if k in entry}
+            row["inputs"] = {k: entry[k] for k in ("args", "kwargs", "sources", "sized_by", "upstream_call", "construct", "plan",
+                                                   "template") if k in entry}
             rows.append(row)
         else:
             rows.append(_not_judged(target, kind, underived.get(target, NOT_JUDGED_NO_INPUTS)))

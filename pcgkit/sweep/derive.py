@@ -13,6 +13,9 @@ Sources (SOURCES), per argument:
   upstream test  a shape symbol's value from FlashInfer's own tests at that release
                  (lab.sweep.upstream_tests: the smallest value a test parametrizes it with)
   kit default    a shape symbol or dtype none of the above gives: the kit's table (dims.toml), said so
+Per wrapper method (constructor, plan() and run() together):
+  upstream trace template  the release's own trace template's init() output, passed as FlashInfer's
+                 tests/trace/ pass it (pcgkit.sweep.template_calls); used over the method's hand spec
 A callable's source (`primary_source`) is the strongest that shaped a tensor: upstream test >
 docstring > signature; a hand spec (entry_points.toml) is counted apart by the caller.
 """
@@ -36,8 +39,9 @@ from pcgkit.sweep.doctext import (
     shape_text,
 )
 
-SOURCES = ("signature", "docstring", "upstream test", "kit default", "hand spec")
+SOURCES = ("signature", "docstring", "upstream test", "kit default", "hand spec", "upstream trace template")
 SIGNATURE, DOCSTRING, UPSTREAM, KIT = SOURCES[:4]
+TEMPLATE = SOURCES[5]
 MAX_ELEMENTS = 1 << 20  # a CPU trace: no derived tensor above a million elements
 
 _SCALAR_TENSOR_RE = re.compile(r"single-element tensor|device scalar|scalar tensor|float scalar|\(1,\)|a scalar\b", re.IGNORECASE)
