@@ -234,7 +234,8 @@ def _template_entry(call: dict, version: str) -> dict[str, dict]:
     init = template.init
     inputs = init(device="cpu")
     workspace = "u8[1048576]"  # the kit's workspace, as the hand specs (nothing traced reads its size)
-    where = f"{Path(inspect.getsourcefile(init) or "").as_posix().rpartition('site-packages/')[2]}:{inspect.getsourcelines(init)[1]}"
+    source_file = Path(inspect.getsourcefile(init) or "").as_posix().rpartition("site-packages/")[2]
+    where = f"{source_file}:{inspect.getsourcelines(init)[1]}"
     construct = spec_call(call["construct"], inputs, workspace)
     plan = spec_call(call["plan"], inputs, workspace) if "plan" in call else None
     run = spec_call(call["run"], inputs, workspace)
