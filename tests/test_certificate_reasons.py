@@ -96,3 +96,20 @@ def test_committed_certificates_carry_no_home_cache_path_or_colour_code():
     for path in sorted(folder.glob("certificate-*")):
         text = path.read_text()
         assert "/root/" not in text and "\x1b[" not in text and "\\u001b[" not in text, path.name
+
+
+def test_each_committed_simulated_page_is_its_json_rendered():
+    """certificate-X-sm120.md is render_certificate(certificate-X-sm120.json) byte for byte (a page edited or
+    scrubbed apart from its data drifts; 2026-12-05 the scrubbed pages had cut text the JSON no longer had); a row
+    judged again on the simulated cuda:0 says so on the page."""
+    import json
+
+    from pcgkit import resources
+    from pcgkit.sweep.certificate import render_certificate
+
+    folder = resources.fixture("certificates")
+    pages = sorted(folder.glob("certificate-*-sm120.json"))
+    assert len(pages) >= 5
+    for path in pages:
+        assert render_certificate(json.loads(path.read_text())) == path.with_suffix(".md").read_text(), path.name
+    assert "inputs on cuda:0" in (folder / "certificate-0.7.0-sm120.md").read_text()

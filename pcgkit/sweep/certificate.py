@@ -330,6 +330,9 @@ def render_certificate(cert: Mapping, md=_plain) -> str:
             if r.get("setup_simulated"):
                 lines.append("set-up (simulated): " + "; ".join(md(item) for item in r["setup_simulated"]))
                 lines.append("")
+            if r.get("inputs_device"):  # judged again on the simulated cuda:0 after the release refused CPU inputs
+                lines.append(f"inputs on {md(r['inputs_device'])}; on CPU inputs: {md(r.get('on_cpu_inputs', ''))[:160]}")
+                lines.append("")
             lines += [f"{s['index']}. `{md(s['frame'])}` [{s['graph_break_id'] or '-'}] {md(s['what'])[:120]} → "
                       + (f"stop: {md(s['note'])[:200]}" if s["action"] == "stop" else
                          f"{s['action']}{' (simulated)' if s['simulated'] else ''} `{md(s['patched'])}`")
