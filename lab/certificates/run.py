@@ -13,13 +13,11 @@ on its own children); a stop signal kills every child group (pcgkit.util.signals
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
-import fcntl
 import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import tomllib
@@ -38,6 +36,7 @@ from lab.certificates.plan import (
 from pcgkit import resources
 from pcgkit.errors import Interrupted
 from pcgkit.util import atomic, proc, signals
+from pcgkit.util.envlock import build_lock
 from pcgkit.util.interpreters import find_python
 
 ENVS_DIR = "certificate-envs"  # under the kit's cache (`bin/pcgkit cache` lists it as cache:certificate-envs)
@@ -82,14 +81,6 @@ def copy_kit(checkout: Path, kit: Path) -> Path:
     return kit
 
 
-@contextlib.contextmanager
-def _env_lock(env: EnvPlan) -> Iterator[None]:
-    env.folder.parent.mkdir(parents=True, exist_ok=True)
-    with open(env.folder.parent / f".{env.folder.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
 def _stamped(env: EnvPlan) -> bool:
     try:
         return json.loads((env.folder / STAMP).read_text()).get("requirements") == list(env.requirements)
@@ -102,7 +93,7 @@ def ensure_env(env: EnvPlan, work: Path) -> str:
     from pcgkit.matrix.backends.venv import uv_env
 
     uv = proc.uv_command()
-    with _env_lock(env):
+    with build_lock(env.folder):
         if _stamped(env) and env.interpreter.exists():
             said = "reused"
         else:

@@ -10,7 +10,6 @@ behind a file lock so parallel callers build it once. `plan_env` is pure; `relea
 from __future__ import annotations
 
 import dataclasses
-import fcntl
 import hashlib
 import json
 import os
@@ -22,6 +21,7 @@ from packaging.utils import canonicalize_name
 
 from pcgkit import resources
 from pcgkit.errors import EnvironmentSetupError, UsageError
+from pcgkit.util.envlock import build_lock
 
 PIN_NAMES = ("torch", "flashinfer-python", "flashinfer-cubin")  # canonical names (releases spell them _ or -)
 PYTHON = "3.12"  # the SGLang wheels in range are cp312 (pcgkit/matrix: the cells' default python)
@@ -92,9 +92,7 @@ def release_env(sglang: str) -> ReleaseEnv:
 
     requires = tomllib.loads(resources.fixture("sglang_requires.toml").read_text())
     env = plan_env(sglang, requires, sweep_import_dependencies(sglang), cache_root())
-    env.folder.parent.mkdir(parents=True, exist_ok=True)
-    with open(env.folder.parent / f".{env.folder.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with build_lock(env.folder):
         if (env.folder / ".complete").is_file():
             _say(f"using sglang {sglang}'s environment in {env.folder} (built earlier; `pcgkit cache` lists it)")
             return env

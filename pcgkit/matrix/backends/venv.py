@@ -50,6 +50,7 @@ from pcgkit.matrix.outcome import (
     uv_culprit,
 )
 from pcgkit.util import atomic, proc, signals
+from pcgkit.util.envlock import build_lock
 from pcgkit.util.interpreters import find_python
 from pcgkit.util.redact import redact_argv, secret_values
 
@@ -89,16 +90,6 @@ def uv_env() -> dict[str, str]:
 
 def _tail(text: str) -> str:
     return text[-LOG_TAIL_CHARS:]
-
-
-@contextlib.contextmanager
-def _env_lock(env_dir: Path):
-    """Two matrix runs sharing an envs folder (a bisect beside a matrix, two test workers) must not
-    install into one environment at once: the second waits, then finds the stamp and reuses it."""
-    env_dir.parent.mkdir(parents=True, exist_ok=True)
-    with open(env_dir.parent / f".{env_dir.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
 
 
 # Environments a cell of this process is using, and the shared lock it holds on each (run_cell).
@@ -172,7 +163,7 @@ def prepare_env(cell: Cell, cell_dir: Path, config: BackendConfig, deadline: Dea
         return PreparedEnv(cell.interpreter)
     stages = stages or Stages()
     env_dir = env_dir_for(cell, config)
-    with _env_lock(env_dir):
+    with build_lock(env_dir):
         prepared = _prepare_locked(cell, cell_dir, env_dir, config, deadline, stages)
     if prepared.python is None:
         return prepared
