@@ -264,3 +264,15 @@ def test_asks_are_re_derived_from_the_wheels_and_the_run_rule():
     assert "0.6.12" in flashinfer.statements[0].text.split("the op traces but")[0].rsplit("On ", 1)[1]
     unrun = dataclasses.replace(evidence, measurements=tuple(dataclasses.replace(m, ran=False) for m in evidence.measurements))
     assert "callers must switch" not in ask_for("flashinfer", unrun).headline  # nothing ran: no recommendation
+
+
+def test_the_docs_page_says_what_the_sglang_draft_asks():
+    """docs/reproduce-and-report.md describes the SGLang draft's ask as the draft makes it: with the committed evidence it
+    asks for nothing, so the page must not tell readers it asks to confirm or close the open report."""
+    from pcgkit.advice import load_evidence
+    from pcgkit.bugreport.asks import ask_for
+
+    page = " ".join((REPO_ROOT / "docs" / "reproduce-and-report.md").read_text().split())
+    asks_nothing = "no change asked" in ask_for("sglang", load_evidence()).headline
+    assert asks_nothing == ("it asks for nothing" in page)
+    assert "confirm the open report" not in page and "asks no thread to be closed" in page
