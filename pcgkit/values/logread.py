@@ -64,12 +64,23 @@ _TRACEBACK_RE = re.compile(r"Traceback \(most recent call last\)")
 _CHAIN_RE = re.compile(r"direct cause of the following exception|During handling of the above exception")
 _HIT_EXCEPTION_RE = re.compile(r"\b\w+ hit an exception\b")
 # SGLang's piecewise runner prints the message first, then its hint block, then the traceback.
-# Each release's own wording, read from its wheel: 0.5.8-0.5.12 "Piecewise CUDA Graph failed with error: <e>";
-# 0.5.14 "Piecewise CUDA graph failed."; later "Piecewise CUDA Graph capture failed." (sglang#28291, 2026-06);
-# 0.5.16 "Fail when using backend: tc_piecewise for prefill runner." (the message follows on later lines).
+# Each release's own wording, read from its PyPI wheel on 2026-12-07 (`pip download --no-deps sglang==X`, 0.5.10
+# and later with `--platform manylinux_2_34_x86_64`; the date is the wheel's file date):
+# - 0.5.8 (2026-01-23) and 0.5.9 (2026-02-23): `raise Exception(f"Capture cuda graph failed: {e}\n{PIECEWISE_...}")`
+#   (model_executor/piecewise_cuda_graph_runner.py:280 / :281), whose hint block ends "3. disable Piecewise CUDA
+#   graph by unset --enable-piecewise-cuda-graph" (:749 in 0.5.8). The first line is also the decode runner's
+#   (cuda_graph_runner.py:369) in every release: it is read as an exception, and only the hint marks it piecewise.
+# - 0.5.10 (2026-04-05) to 0.5.13.post1 (2026-06-15): "Piecewise CUDA Graph failed with error: <e>"
+#   (compilation/piecewise_context_manager.py:49, logger.error).
+# - 0.5.14 (2026-06-26): "Piecewise CUDA graph failed." (runner_backend_utils/tc_piecewise_cuda_graph/
+#   context_manager.py:105), and `raise Exception(f"Capture prefill CUDA graph failed: {e}\n...")`
+#   (model_executor/runner/prefill_cuda_graph_runner.py:228, :317) when the prefill backend cannot be built.
+# - 0.5.15 (2026-07-10): "Capture prefill CUDA graph failed: <e>" (runner/prefill_cuda_graph_runner.py:270, for
+#   tc_piecewise and breakable), then "Fail when using backend: {backend} for prefill runner." (runner_backend_utils/
+#   __init__.py:24; the message follows on later lines). Later: "Piecewise CUDA Graph capture failed." (sglang#28291).
 _PCG_FAILED_RE = re.compile(
     r"Piecewise CUDA Graph failed with error: ?(?P<head>.*)|Piecewise CUDA [Gg]raph (?:capture )?failed\.|"
-    r"Fail when using backend: tc_piecewise for prefill runner"
+    r"Fail when using backend: \w+ for prefill runner"
 )
 # Failures printed by C++/CUDA code, not Python: no exception line at all.
 _NATIVE_ERROR_RE = re.compile(
@@ -162,9 +173,10 @@ _CAPTURE_EVENT_RES: tuple[tuple[CaptureEvent, re.Pattern[str]], ...] = (
     (CaptureEvent.BEGIN, re.compile(
         r"Capture (?:piecewise|target prefill) CUDA graph begin|Capture cuda graph num tokens \[|"
         r"C(?:ompil|aptur)ing num tokens \(num_tokens=|Capturing CUDA graphs \([^)]*PIECEWISE")),
-    (CaptureEvent.FAILED, re.compile(
+    (CaptureEvent.FAILED, re.compile(  # each release's wording: the comment above _PCG_FAILED_RE
         r"Piecewise CUDA Graph failed with error|Piecewise CUDA Graph is enabled by default as an experimental|"
-        r"Piecewise CUDA [Gg]raph (?:capture )?failed\.|Fail when using backend: tc_piecewise for prefill runner")),
+        r"Piecewise CUDA [Gg]raph (?:capture )?failed\.|Fail when using backend: \w+ for prefill runner|"
+        r"Capture prefill CUDA graph failed:|disable Piecewise CUDA graph by unset --enable-piecewise-cuda-graph")),
     (CaptureEvent.DISABLED, re.compile(r"[Dd]isabl\w* [Pp]iecewise (?:CUDA|cuda) [Gg]raph")),
     (CaptureEvent.READY, re.compile(
         r"The server is fired up and ready to roll|Uvicorn running on|Application startup complete|"
