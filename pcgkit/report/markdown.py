@@ -226,21 +226,71 @@ def _cell_details(report: CompatReport, cell: CellReport) -> list[str]:
 
 
 GITHUB_BODY_LIMIT = 65536  # characters GitHub accepts in an issue, comment or PR body
-CELL_DETAILS_FILE = "compat-cells.md"  # where the per-cell evidence goes when compat.md would pass the limit
+# compat.md's own budget (issue 44): under GitHub's limit with room for a sentence around it when pasted upstream.
+COMPAT_BUDGET = 60_000
+CELL_DETAILS_FILE = "compat-cells.md"  # where the sections that grow with the cells go when compat.md would pass it
+# Sections that grow with the number of cells, moved to CELL_DETAILS_FILE in this order until compat.md fits.
+MOVABLE: tuple[str, ...] = ("details", "sglang-facts", "certificate", "grid")
+_MOVED_TITLES = {"details": "each cell's evidence (pins, versions, every case's signature, log tails)",
+                 "sglang-facts": "the SGLang per-version facts", "certificate": "the trace-safety certificate's tables",
+                 "grid": "the verdict grid"}
 
 
 def render_cell_details(report: CompatReport) -> str:
-    """Every cell's evidence (<details> blocks), the sidecar of a compat.md over GitHub's limit. Pure."""
-    lines = ["# pcgkit compatibility report: cell details", "", f"The evidence behind compat.md of {report.created}."]
-    for cell in report.cells:
-        lines += _cell_details(report, cell)
+    """Every cell's evidence (<details> blocks), the sidecar of a compat.md over its budget. Pure."""
+    return _sidecar(report, None, ("details",), ())
+
+
+def _section(report: CompatReport, upstream: Upstream, key: str, certificate: Sequence[str]) -> list[str]:
+    if key == "details":
+        return ["", "## Cell details"] + [ln for cell in report.cells for ln in _cell_details(report, cell)]
+    if key == "sglang-facts":
+        wheel_states = {r.sglang: r.flags.default_state for r in upstream.evidence.releases}
+        return render_sglang_facts([dict(f) for f in report.sglang_facts], md, wheel_states)
+    if key == "certificate":
+        return ["", *certificate] if certificate else []
+    return render_grid(report)
+
+
+def _sidecar(report: CompatReport, upstream: Upstream | None, moved: Sequence[str], certificate: Sequence[str]) -> str:
+    from pcgkit.report.upstream import EMPTY
+
+    lines = ["# pcgkit compatibility report: cell details", "",
+             f"The parts of compat.md of {report.created} that grow with the number of cells."]
+    for key in moved:
+        lines += _section(report, upstream or EMPTY, key, certificate)
     return "\n".join(lines) + "\n"
 
 
-def render_markdown(report: CompatReport, upstream: Upstream | None = None, details: bool = True) -> str:
-    """reports/compat.md; with details=False each cell's evidence is a pointer to CELL_DETAILS_FILE. Pure."""
+def split_markdown(report: CompatReport, upstream: Upstream | None = None,
+                   certificate: Sequence[str] = ()) -> tuple[str, str | None]:
+    """(compat.md, its sidecar or None): whole when it fits COMPAT_BUDGET; else the MOVABLE sections go to
+    CELL_DETAILS_FILE, one at a time in that order, each leaving a linked line. Pure."""
+    text = ""
+    for n in range(len(MOVABLE) + 1):
+        moved = MOVABLE[:n]
+        text = render_markdown(report, upstream, moved=moved, certificate=certificate)
+        if len(text) <= COMPAT_BUDGET:
+            return text, (_sidecar(report, upstream, moved, certificate) if moved else None)
+    # what stays grows with the cases and the upstream threads, not the cells: say so rather than pass the limit
+    raise ValueError(f"compat.md is {len(text):,} characters with every cell-sized section moved out "
+                     f"(budget {COMPAT_BUDGET:,})")
+
+
+def _cannot_run_lines(expected: Sequence[CellReport]) -> list[str]:
+    """One line per distinct measured reason, naming its cells (five cells with one reason are one line). Pure."""
+    by_reason: dict[str, list[str]] = {}
+    for cell in expected:
+        by_reason.setdefault(cell.expected, []).append(cell.id)
+    return [f"- {EXPECTED_SYMBOL} {', '.join(md_code(c) for c in cells)}: {md(reason)}" for reason, cells in by_reason.items()]
+
+
+def render_markdown(report: CompatReport, upstream: Upstream | None = None, moved: Sequence[str] = (),
+                    certificate: Sequence[str] = ()) -> str:
+    """reports/compat.md; each section named in `moved` (MOVABLE) is a pointer to CELL_DETAILS_FILE instead. Pure."""
     from pcgkit.report.upstream import EMPTY
 
+    upstream = upstream or EMPTY
     ran = [c for c in report.cells if not c.is_error]
     expected = [c for c in report.cells if c.expected]
     errors = [c for c in report.cells if c.broken]
@@ -250,11 +300,16 @@ def render_markdown(report: CompatReport, upstream: Upstream | None = None, deta
              + f" (no statement about the bug). Evidence: {evidence_label(report)}."]
     if report.simulated:
         lines += ["", f"> {SIMULATION_NOTE}"]
-    lines += render_upstream(report, upstream or EMPTY)
-    others = [c.id for c in report.cases if not any(c.id in p.cases for p in (upstream or EMPTY).projects)]
+    if moved:
+        lines += ["", f"Moved to [{CELL_DETAILS_FILE}]({CELL_DETAILS_FILE}) to keep this page under "
+                  f"{COMPAT_BUDGET:,} characters (GitHub refuses a body over {GITHUB_BODY_LIMIT:,}): "
+                  + "; ".join(_MOVED_TITLES[k] for k in moved) + ". The dashboard's drill-down has each cell too."]
+    lines += render_upstream(report, upstream)
+    others = [c.id for c in report.cases if not any(c.id in p.cases for p in upstream.projects)]
     if others:
         lines += ["", "## Other cases", ""] + [ln for case in others if (ln := _case_line(report, case))]
-    lines += render_grid(report)
+    if "grid" not in moved:
+        lines += render_grid(report)
     if report.changes:
         lines += ["", f"## Changed since the previous run ({report.previous_run})", ""]
         lines += [f"- ⚑ `{ch.cell}` {ch.case}: {ch.previous} → {ch.current}" for ch in report.changes]
@@ -266,7 +321,7 @@ def render_markdown(report: CompatReport, upstream: Upstream | None = None, deta
     if expected:
         lines += ["", f"## Cells that cannot run ({EXPECTED_LABEL}: a measured reason in fixtures/expectations.toml, the date "
                   "last tried, retried on a schedule; not an error, no statement about the bug)", ""]
-        lines += [f"- {EXPECTED_SYMBOL} {md_code(c.id)}: {md(c.expected)}" for c in expected]
+        lines += _cannot_run_lines(expected)
     if report.disagreements:  # pcgkit/report/sources.py: parity at matrix scale (`pcgkit report --from`)
         lines += ["", "## Results that disagree (simulated vs real hardware, or between machines)", ""]
         for d in report.disagreements:
@@ -274,21 +329,15 @@ def render_markdown(report: CompatReport, upstream: Upstream | None = None, deta
                      for w in (d["first"], d["second"])]
             lines.append(f"- {DISAGREE_SYMBOL} {md_code(d['cell'])} {md(d['case'])} ({md(d['kind'])}; {', '.join(d['fields'])} differ): "
                          f"{md(sides[0])} vs {md(sides[1])}")
-    lines += ["", "## Cell details"]
-    if details:
-        for cell in report.cells:
-            lines += _cell_details(report, cell)
-    else:
-        lines += ["", f"Each cell's evidence (pins, versions, every case's signature, log tails) is in [{CELL_DETAILS_FILE}]"
-                  f"({CELL_DETAILS_FILE}) and in the dashboard's drill-down: here it would take compat.md past GitHub's "
-                  f"{GITHUB_BODY_LIMIT:,}-character limit."]
+    if "details" not in moved:
+        lines += _section(report, upstream, "details", certificate)
     if report.sweep:
         changes: dict[str, list] = {}
         for ch in report.changes:
             changes.setdefault(ch.cell, []).append({"mode": ch.case, "previous": ch.previous, "current": ch.current})
         lines += render_sweep_section(report.sweep, changes, md)
-    wheel_states = {r.sglang: r.flags.default_state for r in (upstream or EMPTY).evidence.releases}
-    lines += render_sglang_facts([dict(f) for f in report.sglang_facts], md, wheel_states)
+    if "sglang-facts" not in moved:
+        lines += _section(report, upstream, "sglang-facts", certificate)
     lines += render_images(report.cells)
     lines += ["", "## Legend and environment", ""]
     lines += [f"- {symbol(v)} **{v}**: {text}" for v, text in report.legend.items()]
@@ -296,6 +345,8 @@ def render_markdown(report: CompatReport, upstream: Upstream | None = None, deta
               f"- pcgkit {report.kit_version}, created {report.created}, host {report.environment.get('platform', '?')}"]
     lines += [f"- {c.id} ({c.family}): {md(c.title)}" + (f"; known signature: {md(c.known_signature)}" if c.known_signature else "")
               for c in report.cases]
+    if "certificate" not in moved:
+        lines += _section(report, upstream, "certificate", certificate)
     return "\n".join(lines) + "\n"
 
 

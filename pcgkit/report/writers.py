@@ -14,7 +14,7 @@ from pcgkit.matrix.uninstallable import Uninstallable, load_uninstallable
 from pcgkit.report import history as hist
 from pcgkit.report.annotations import mark_expected
 from pcgkit.report.dashboard import build_page, write_page
-from pcgkit.report.markdown import CELL_DETAILS_FILE, GITHUB_BODY_LIMIT, render_cell_details, render_markdown
+from pcgkit.report.markdown import CELL_DETAILS_FILE, split_markdown
 from pcgkit.report.model import CompatReport, to_json
 from pcgkit.report.site import FLIPS_FILE, STEP_SUMMARY_FILE, render_flips, render_step_summary
 from pcgkit.report.upstream import EMPTY, Upstream, load_upstream
@@ -47,19 +47,17 @@ def write_json(report: CompatReport, ctx: WriteContext) -> list[Path]:
 
 
 def write_markdown(report: CompatReport, ctx: WriteContext) -> list[Path]:
-    """compat.md whole when it fits GitHub's body limit; else without the cell details, which go to a sidecar.
-    The certificate section (pcgkit.sweep.certificate) is appended either way and counts toward the limit."""
+    """compat.md within its budget (pcgkit.report.markdown.COMPAT_BUDGET, under GitHub's body limit): whole when it
+    fits, else its cell-sized sections move to a sidecar. The certificate section (pcgkit.sweep.certificate) counts."""
     from pcgkit.sweep.certificate import render_section
 
-    section = "\n".join(render_section(ctx.certificates))
-    tail = section + "\n" if section else ""
-    text = render_markdown(report, ctx.upstream) + tail
+    text, sidecar_text = split_markdown(report, ctx.upstream, render_section(ctx.certificates))
     sidecar = ctx.reports_dir / CELL_DETAILS_FILE
-    if len(text) <= GITHUB_BODY_LIMIT:
+    written = [_atomic(ctx.reports_dir / "compat.md", text)]
+    if sidecar_text is None:
         sidecar.unlink(missing_ok=True)  # a smaller run after a larger one: no stale details
-        return [_atomic(ctx.reports_dir / "compat.md", text)]
-    return [_atomic(ctx.reports_dir / "compat.md", render_markdown(report, ctx.upstream, details=False) + tail),
-            _atomic(sidecar, render_cell_details(report))]
+        return written
+    return written + [_atomic(sidecar, sidecar_text)]
 
 
 def write_dashboard(report: CompatReport, ctx: WriteContext) -> list[Path]:
