@@ -76,7 +76,7 @@ def test_compat_md_labels_expected_cells_apart_from_errors_and_shows_where_and_s
     grid_row = next(line for line in text.splitlines() if line.startswith("| `sglang-0.5.4`"))
     assert "⊘" in grid_row and "!" not in grid_row and "| expected |" in grid_row
     assert "- ran on: gpu-box[self-hosted,h200] / docker; image lmsysorg/sglang:v0.5.12 (sha256:abc)" in text
-    assert "- read from: `artifacts/h200.tar.gz: here/cell.json`" in text
+    assert "- read from: `h200.tar.gz: here/cell.json`" in text  # its name, not the folder it lay in
 
 
 def test_disagreement_is_flagged_on_both_rows_of_the_grid():
@@ -99,7 +99,7 @@ def test_dashboard_grid_flags_disagreements_and_carries_where_in_the_sidecar():
     assert 'data-verdict="cannot-run"' in page.html and 'id="count-expected">1 cannot-run' in page.html
     sidecar = json.loads(page.sidecars["index.files/cells/0.js"].split(", ", 1)[1].removesuffix(");\n"))
     assert sidecar["where_line"] == where_line(GPU_BOX.to_dict())
-    assert sidecar["source_line"] == "artifacts/h200.tar.gz: here/cell.json"
+    assert sidecar["source_line"] == "h200.tar.gz: here/cell.json" and "source" not in sidecar
     assert sidecar["entries"]["mode1"]["disagrees"][0].startswith("simulated-vs-real")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from pathlib import PurePath
 from typing import Any
 
 from pcgkit.matrix.outcome import STAGE_CANNOT_RUN, STAGE_INSTALL
@@ -52,11 +53,13 @@ def where_line(where: Mapping[str, Any] | None) -> str:
 
 
 def source_line(source: Mapping[str, Any] | None) -> str:
-    """'artifacts/h200.tar.gz: cells/fi-0.6.1/cell.json' (`pcgkit report --from`)."""
+    """'h200.tar.gz: cells/fi-0.6.1/cell.json' (`pcgkit report --from`): the source by its own name only, never the
+    folder it lay in on the machine that made the report (pages are pasted and published; issue 44)."""
     if not source:
         return ""
     member = source.get("member") or ""
-    return f"{source.get('from', '?')}" + (f": {member}" if member else "")
+    origin = PurePath(str(source.get("from") or "?")).name or "?"
+    return origin + (f": {member}" if member else "")
 
 
 def _side(w: Mapping[str, Any]) -> str:

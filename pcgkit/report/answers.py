@@ -45,10 +45,25 @@ class Answer:
     first_fixed_upstream: str | None  # the upstream record's release ("" / None: none names one)
     simulated: bool  # every cell behind it simulated
     traced_only: tuple[str, ...] = ()  # versions whose `fixed` only traced (call path not run): not in first_fixed_measured
+    arch: str = "sm120"  # the architecture the case judges (arch_of_case)
+
+    workaround: str = ""  # the workaround the case measures (catalog), in the user's words; "" for the bug itself
 
     @property
     def question(self) -> str:
-        return f"Does {self.project} crash on SM120 ({self.case})?"
+        """The reader's question, on the architecture the case judges; a workaround's case asks whether it still
+        crashes with that workaround (the case id is shown beside it)."""
+        with_it = f" with the workaround: {self.workaround}" if self.workaround else ""
+        return f"Does {self.project} still crash on {self.arch.upper()}{with_it}?" if with_it else \
+            f"Does {self.project} crash on {self.arch.upper()}?"
+
+
+def arch_of_case(case: str) -> str:
+    """The architecture a case judges: the SGLang-level cases each name theirs (pcgkit.advice.model's table; the
+    non-SM120 one simulates SM90); every other case of the kit judges SM120. Pure."""
+    from pcgkit.advice.model import SGLANG_CASE_BY_ARCH
+
+    return next((arch for arch, id_ in SGLANG_CASE_BY_ARCH.items() if id_ == case), "sm120")
 
     @property
     def reproduced_range(self) -> str:
@@ -78,8 +93,15 @@ def answers(report: CompatReport, upstream: Upstream) -> list[Answer]:
                               fixed_from(report, case, project.axis),
                               min(links, key=version_key) if links else None,
                               bool(judged) and all(c.simulated for c in judged),
-                              traced_only(report, case, project.axis)))
+                              traced_only(report, case, project.axis), arch_of_case(case), _workaround(case)))
     return out
+
+
+def _workaround(case: str) -> str:
+    from pcgkit import catalog
+
+    entry = catalog.entry(case)
+    return entry.workaround if entry is not None else ""
 
 
 def unjudged_cases(report: CompatReport) -> list[str]:

@@ -73,6 +73,7 @@ def _evidence(cell: CellReport, lines: Mapping[tuple[str, str], Timeline], run_i
         entries[case] = data
     data = cell.to_dict()
     data.pop("modes", None)
+    data.pop("source", None)  # shown as source_line: its name, not the folder of the machine that made the report
     return {**data, "entries": entries, "where_line": where_line(cell.where), "source_line": source_line(cell.source)}
 
 
