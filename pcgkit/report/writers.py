@@ -49,9 +49,10 @@ def write_json(report: CompatReport, ctx: WriteContext) -> list[Path]:
 def write_markdown(report: CompatReport, ctx: WriteContext) -> list[Path]:
     """compat.md within its budget (pcgkit.report.markdown.COMPAT_BUDGET, under GitHub's body limit): whole when it
     fits, else its cell-sized sections move to a sidecar. The certificate section (pcgkit.sweep.certificate) counts."""
+    from pcgkit.report.certificate_page import with_matrix_runs
     from pcgkit.sweep.certificate import render_section
 
-    text, sidecar_text = split_markdown(report, ctx.upstream, render_section(ctx.certificates))
+    text, sidecar_text = split_markdown(report, ctx.upstream, render_section(with_matrix_runs(ctx.certificates, report)))
     sidecar = ctx.reports_dir / CELL_DETAILS_FILE
     written = [_atomic(ctx.reports_dir / "compat.md", text)]
     if sidecar_text is None:
@@ -61,11 +62,11 @@ def write_markdown(report: CompatReport, ctx: WriteContext) -> list[Path]:
 
 
 def write_dashboard(report: CompatReport, ctx: WriteContext) -> list[Path]:
-    from pcgkit.report.certificate_page import PAGE, build_certificate_page
+    from pcgkit.report.certificate_page import PAGE, build_certificate_page, with_matrix_runs
 
     written = [write_page(build_page(report, ctx.runs, ctx.upstream), ctx.reports_dir)]
     if ctx.certificates:
-        written.append(_atomic(ctx.reports_dir / PAGE, build_certificate_page(ctx.certificates)))
+        written.append(_atomic(ctx.reports_dir / PAGE, build_certificate_page(with_matrix_runs(ctx.certificates, report))))
     return written
 
 
