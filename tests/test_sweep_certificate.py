@@ -220,12 +220,17 @@ def test_the_section_and_the_page_show_coverage_before_statuses_and_diff():
 
 def test_the_matrix_samples_certificate_page_is_the_committed_certificates_rendered_now():
     """reports/samples/matrix-2026-12-01/certificate.html is what this checkout renders from fixtures/certificates/
-    (coverage first): a certificate or page change without `regenerate.sh --report-only` fails here."""
+    and the sample's matrix (coverage first): a certificate or page change without `regenerate.sh --report-only`
+    fails here."""
+    import json
     from pathlib import Path
 
-    from pcgkit.report.certificate_page import build_certificate_page, load_certificates
+    from pcgkit.report.certificate_page import build_certificate_page, load_certificates, with_matrix_runs
+    from pcgkit.report.model import from_json
 
-    sample = Path(__file__).parent.parent / "reports" / "samples" / "matrix-2026-12-01" / "certificate.html"
-    page = sample.read_text()
-    assert page == build_certificate_page(load_certificates()), "re-render: reports/samples/matrix-2026-12-01/regenerate.sh --report-only"
+    folder = Path(__file__).parent.parent / "reports" / "samples" / "matrix-2026-12-01"
+    page = (folder / "certificate.html").read_text()
+    report = from_json(json.loads((folder / "compat.json").read_text()))
+    assert page == build_certificate_page(with_matrix_runs(load_certificates(), report)), \
+        "re-render: reports/samples/matrix-2026-12-01/regenerate.sh --report-only"
     assert page.index("Coverage: judged out of listed") < page.index("Release to release")
