@@ -464,12 +464,18 @@ def render_nightly_cost() -> str:
 
 def render_certificate_counts() -> str:
     """Coverage and input sources of the committed certificates (fixtures/certificates/), then their
-    status table and diffs (pcgkit.sweep.certificate.render_section)."""
-    from pcgkit.report.certificate_page import load_certificates
+    status table and diffs (pcgkit.sweep.certificate.render_section), each op the matrix runs with a caller's
+    arguments given the newest matrix sample's result for its release (pcgkit.report.certificate_page)."""
+    import json
+
+    from pcgkit.bugreport.evidence import newest_matrix
+    from pcgkit.report.certificate_page import load_certificates, with_matrix_runs
+    from pcgkit.report.model import from_json
     from pcgkit.sweep.certificate import render_section, table
     from pcgkit.sweep.derive import SOURCES
 
-    certificates = load_certificates()
+    newest = newest_matrix(sorted((ROOT / "reports" / "samples").glob("*/compat.json")))
+    certificates = with_matrix_runs(load_certificates(), from_json(json.loads(newest.compat.read_text())) if newest else None)
     out = ["| flashinfer | arch | callables judged / listed | " + " | ".join(SOURCES) + " | ops judged with inputs / listed"
            " | fake run returned | JIT-loader breaks |", "|---" * (6 + len(SOURCES)) + "|"]
     for row, cert in zip(table(certificates), sorted(certificates, key=lambda c: (version_key(c["flashinfer"]), c["arch"]))):
