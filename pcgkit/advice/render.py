@@ -1,0 +1,114 @@
+"""Short templates over the one Answer (pcgkit.advice.answer): every surface prints these and decides nothing. Pure.
+
+- `answer_lines(answer)`: one line per question (affected, this launch, pass first, turn off, cost, fixed in, safe
+  call), each ending in its sources' kind and date (`tag`): what `advice show`, `triage` and `preflight` print;
+- `cost_statement(evidence)` (pcgkit.advice.answer): the cost in one sentence, the worst case named, the table linked;
+- `cost_table_lines(table)`: the cost table as Markdown (docs/answers.md, the one page that gives it whole);
+- `release_row(answer)`: one row of the per-release table (README box, docs/answers.md).
+Each line starts with its question's label (QUESTIONS): the agreement check (tests/test_agreement.py) reads them back.
+"""
+
+from __future__ import annotations
+
+from pcgkit.advice.answer import Answer, cost_statement
+from pcgkit.advice.cost import COST_PAGE, CostTable
+from pcgkit.advice.values import AFFECTED, CELLS, MEASUREMENT, NOT_AFFECTED, PARSER, Source, Statement
+
+# The questions, as each surface labels its line (and the agreement check reads them back).
+AFFECTED_Q, LAUNCH_Q, PASS_Q, OFF_Q, COST_Q, FIXED_Q, SAFE_Q = (
+    "affected", "this launch", "pass first", "turn off", "cost", "fixed in", "safe call")
+QUESTIONS = (AFFECTED_Q, LAUNCH_Q, PASS_Q, OFF_Q, COST_Q, FIXED_Q, SAFE_Q)
+STATE_WORDS = {AFFECTED: "yes", NOT_AFFECTED: "no"}
+
+
+def _kind(source: Source) -> str:
+    if source.kind == CELLS:
+        return f"matrix {source.as_of}"
+    if source.kind == PARSER:
+        return f"wheel {source.as_of}"
+    if source.kind == MEASUREMENT:
+        return f"measured {source.as_of}"
+    return f"{source.ref.split(' ')[0]} {source.as_of}"
+
+
+def tag(statement: Statement | None) -> str:
+    """'[wheel 2026-12-05; matrix 2026-12-05, simulated]': each source's kind and date, in a few words. Pure."""
+    if statement is None:
+        return ""
+    kinds = "; ".join(dict.fromkeys(_kind(s) for s in statement.sources))
+    return f" [{kinds}{', simulated' if statement.simulated else ''}]"
+
+
+def state_words(state: str | None) -> str:
+    return STATE_WORDS.get(state or "", "unknown")
+
+
+def pass_words(answer: Answer) -> str:
+    """What to pass first, in a few words (the same words on every surface). Pure."""
+    if answer.first_try:
+        return f"`{answer.first_try}`"
+    if answer.state == NOT_AFFECTED:
+        return "nothing needed: measured not affected"
+    if answer.turn_off:
+        return "no breakable runner in this release: turn piecewise off"
+    return "nothing: torch.compile piecewise graphs are not on by default" if answer.switch else "not read"
+
+
+def off_words(answer: Answer) -> str:
+    return f"`{answer.turn_off}`" if answer.turn_off else "nothing to turn off"
+
+
+def fixed_words(answer: Answer) -> str:
+    return f"SGLang {answer.fixed_in}" if answer.fixed_in else "no measured release"
+
+
+def answer_lines(answer: Answer) -> list[str]:
+    """One line per question, its sources' kind and date at the end. Pure."""
+    who = answer.versions.describe()
+    where = answer.arch.upper() if answer.arch else "an unknown architecture"
+    out = [f"{AFFECTED_Q}: {state_words(answer.state)} ({who} on {where}){tag(answer.affected)}"]
+    if answer.launch is not None:
+        out.append(f"{LAUNCH_Q}: {answer.launch.text}{tag(answer.launch)}")
+    if answer.switch is not None:
+        out.append(f"{PASS_Q}: {pass_words(answer)}{tag(answer.switch)}")
+        if answer.runner is not None:
+            out.append(f"  {answer.runner.text}{tag(answer.runner)}")
+        out.append(f"{OFF_Q}: {off_words(answer)}{tag(answer.switch)}")
+    if answer.cost is not None and answer.table is not None:
+        out.append(f"{COST_Q}: {worst_words(answer.table)}; table: {COST_PAGE}{tag(answer.cost)}")
+    if answer.first_try_cost is not None:
+        out.append(f"  {answer.first_try_cost.text}{tag(answer.first_try_cost)}")
+    if answer.fixed_in or answer.upgrade is not None:
+        out.append(f"{FIXED_Q}: {fixed_words(answer)} (its call path ran){tag(answer.upgrade or answer.affected)}")
+    if answer.safe_call is not None:
+        out.append(f"{SAFE_Q}: {answer.safe_call.text}{tag(answer.safe_call)}")
+    return out
+
+
+def worst_words(table: CostTable) -> str:
+    """'up to 80 % slower with piecewise off (4 prompts of 128 tokens at once, 8.03 B ..., NVIDIA H200, SGLang 0.5.12)'."""
+    return f"up to {table.worst} ({table.worst_case}; {table.device}, SGLang {table.sglang})"
+
+
+def cost_table_lines(table: CostTable) -> list[str]:
+    """The table as Markdown: one row per workload, one column per model, each figure's direction in words. Pure."""
+    out = [f"| workload | {' | '.join(table.models)} |", "|---" * (len(table.models) + 1) + "|"]
+    for row in table.rows:
+        cells = [(f"**{c.words}** (worst)" if c.words.startswith(table.worst) and row.what in table.worst_case else c.words)
+                 if c else "not measured" for c in row.cells]
+        out.append(f"| {row.what} | {' | '.join(cells)} |")
+    return out + ["", f"Worst case: {table.worst_case}, {table.worst}. Each figure against {table.baseline}, "
+                      f"medians of the timed repeats; {table.where} (`{table.source}`)."]
+
+
+def release_row(answers: list[Answer], span: str) -> str:
+    """'| 0.5.11–0.5.13.post1 | yes | `--enable-breakable-cuda-graph` | `--disable-piecewise-cuda-graph` | 0.5.12 |'. Pure."""
+    first = answers[0]
+    states = "/".join(dict.fromkeys(state_words(a.state) for a in answers))
+    return f"| {span} | {states} | {pass_words(first)} | {off_words(first)} | {fixed_words(first)} |"
+
+
+RELEASE_HEAD = ["| SGLang | affected (SM120) | pass first | turn off | fixed in |", "|---|---|---|---|---|"]
+
+
+__all__ = ["QUESTIONS", "answer_lines", "cost_statement", "cost_table_lines", "release_row", "tag"]
