@@ -207,17 +207,17 @@ def _safe_call(evidence: Evidence, release: str | None, arch: str) -> Statement 
         return None
     facts = m.find_release(evidence, release)
     calls = bool(facts and facts.calls_flashinfer_fp4_op)
-    text = (f"`torch.ops.flashinfer.fp4_quantize` from FlashInfer {works[0]} (its call path ran"
-            + (f"; it fails when run on {failing[0]}-{failing[-1]}" if failing else "") + ")"
+    text = (f"`torch.ops.flashinfer.fp4_quantize` from FlashInfer {works[0]}"
+            + (f" (fails when run on {failing[0]}-{failing[-1]})" if failing else "")
             if works else "no FlashInfer release measured has a compile-safe `fp4_quantize`")
-    untraceable = (f" (untraceable on every FlashInfer measured, {list(public)[0]}-{list(public)[-1]})"
+    untraceable = (f" (untraceable on {list(public)[0]}-{list(public)[-1]})"
                    if public and not m.fixed_after_last_broken(public) else "")
     if release and facts is not None:
         text += (f"; SGLang {release} calls it." if calls else
-                 f"; SGLang {release} calls the public `flashinfer.fp4_quantize`{untraceable}, so upgrading FlashInfer "
+                 f"; SGLang {release} calls the public `flashinfer.fp4_quantize`{untraceable}: upgrading FlashInfer "
                  f"alone does not help.")
     else:
-        text += f"; the public `flashinfer.fp4_quantize` is not compile-safe{untraceable}."
+        text += f"; not the public `flashinfer.fp4_quantize`{untraceable}."
     used = [x for ms in (*op.values(), *public.values()) for x in ms]
     sources = [m.cell_source(used)] + ([m.table_source(evidence)] if facts is not None else [])
     return Statement(text, tuple(sources), any(x.simulated for x in used), "safe-call")
@@ -234,12 +234,11 @@ def _launch(facts: ReleaseFacts, flags: tuple[str, ...], state: str, runner: Sta
     breakable = f.breakable and (f.breakable in spelled or f.breakable in flags)
     forced_on = any(x in flags for x in f.enable_argv if x.startswith("--")) and f.default_state != sglang_facts.ON_BY_DEFAULT
     if off:
-        return NOT_AFFECTED, Statement(f"With `{f.disable}` SGLang {facts.sglang} captures no torch.compile piecewise "
-                                       f"graphs: this launch will not hit this bug.", source, False, "launch")
+        return NOT_AFFECTED, Statement(f"`{f.disable}`: SGLang {facts.sglang} captures no torch.compile piecewise "
+                                       f"graphs, so this launch will not hit this bug.", source, False, "launch")
     if breakable:
-        text = (f"With `{f.breakable}` SGLang {facts.sglang} captures prefill graphs with its breakable runner, "
-                f"without torch.compile: this launch will not hit this bug."
-                + (f" {runner.text}" if runner else ""))
+        text = (f"`{f.breakable}`: SGLang {facts.sglang}'s breakable runner captures prefill graphs without "
+                f"torch.compile, so this launch will not hit this bug.")
         return NOT_AFFECTED, Statement(text, source + (runner.sources if runner else ()), False, "launch")
     if f.default_state == sglang_facts.OPT_IN and not forced_on:
         return NOT_AFFECTED, Statement(f"On SGLang {facts.sglang} piecewise graphs are opt-in and this launch ({argv or 'no flags'}) "

@@ -52,7 +52,7 @@ def model_label(run: Mapping) -> str:
     if not params:
         return str(run.get("model", "?"))
     size = f"{params / 1e9:.2f} B" if params >= 1e9 else f"{params / 1e6:.2f} M"
-    return f"{size} ({shape} shape)" if shape else size
+    return f"{size} ({shape} shape)" if shape else size  # e.g. "8.03 B (llama-3.1-8b shape)"
 
 
 def figures(doc: Mapping) -> tuple[Figure, ...]:

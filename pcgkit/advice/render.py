@@ -59,7 +59,8 @@ def off_words(answer: Answer) -> str:
 
 
 def fixed_words(answer: Answer) -> str:
-    return f"SGLang {answer.fixed_in}" if answer.fixed_in else "no measured release"
+    project = "SGLang" if answer.versions.sglang else "FlashInfer"
+    return f"{project} {answer.fixed_in} (its call path ran)" if answer.fixed_in else f"no measured {project} release"
 
 
 def answer_lines(answer: Answer) -> list[str]:
@@ -79,7 +80,7 @@ def answer_lines(answer: Answer) -> list[str]:
     if answer.first_try_cost is not None:
         out.append(f"  {answer.first_try_cost.text}{tag(answer.first_try_cost)}")
     if answer.fixed_in or answer.upgrade is not None:
-        out.append(f"{FIXED_Q}: {fixed_words(answer)} (its call path ran){tag(answer.upgrade or answer.affected)}")
+        out.append(f"{FIXED_Q}: {fixed_words(answer)}{tag(answer.upgrade or answer.affected)}")
     if answer.safe_call is not None:
         out.append(f"{SAFE_Q}: {answer.safe_call.text}{tag(answer.safe_call)}")
     return out
