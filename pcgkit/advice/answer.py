@@ -158,8 +158,7 @@ def _runner(facts: ReleaseFacts, first: str | None) -> Statement | None:
     limit = ONE_REQUEST_BREAKABLE.get(facts.sglang)
     if limit is None:
         return None
-    text = (f"On SGLang {facts.sglang} the breakable runner serves one-request prefills only: a prefill of more than one "
-            f"request runs eagerly (without CUDA graphs).")
+    text = f"SGLang {facts.sglang}'s breakable runner serves one-request prefills only; larger prefills run eagerly."
     return Statement(text, (Source(PARSER, limit[0], limit[1]),), False, "runner")
 
 

@@ -177,9 +177,10 @@ def cost_table(doc: Mapping, source: str, breakable: bool = False) -> CostTable 
     date = str(doc.get("date", ""))[:10]
     where = (f"{doc.get('device')}, SGLang {sglang}, {date}; random-weight bf16 checkpoints (speed only), "
              f"one server launch per mode and model")
-    device = str(doc.get("device", "")).split(" (")[0]
+    device = str(doc.get("device", "")).split(" (")[0].removeprefix("NVIDIA ")
     return CostTable(compared, "piecewise off" if breakable else "piecewise on", models, rows,
-                     _words(worst[0], 0.0, compared), f"{worst[2]}, {worst[1]}", device, where, sglang, date, source)
+                     _words(worst[0], 0.0, compared), f"{worst[2]}, {worst[1].split(' (')[0]}", device, where,
+                     sglang, date, source)
 
 
 def capture_line(doc: Mapping) -> str:

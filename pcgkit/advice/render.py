@@ -31,12 +31,19 @@ def _kind(source: Source) -> str:
     return f"{source.ref.split(' ')[0]} {source.as_of}"
 
 
-def tag(statement: Statement | None) -> str:
+def tag(*statements: Statement | None) -> str:
     """'[wheel 2026-12-05; matrix 2026-12-05, simulated]': each source's kind and date, in a few words. Pure."""
-    if statement is None:
+    said = [s for s in statements if s is not None]
+    if not said:
         return ""
-    kinds = "; ".join(dict.fromkeys(_kind(s) for s in statement.sources))
-    return f" [{kinds}{', simulated' if statement.simulated else ''}]"
+    by_kind: dict[str, list[str]] = {}
+    for source in (source for s in said for source in s.sources):
+        kind, _, date = _kind(source).rpartition(" ")
+        by_kind.setdefault(kind, [])
+        if date not in by_kind[kind]:
+            by_kind[kind].append(date)
+    kinds = "; ".join(f"{kind} {', '.join(dates)}" for kind, dates in by_kind.items())
+    return f" [{kinds}{', simulated' if any(s.simulated for s in said) else ''}]"
 
 
 def state_words(state: str | None) -> str:
@@ -71,12 +78,11 @@ def answer_lines(answer: Answer) -> list[str]:
     if answer.launch is not None:
         out.append(f"{LAUNCH_Q}: {answer.launch.text}{tag(answer.launch)}")
     if answer.switch is not None:
-        out.append(f"{PASS_Q}: {pass_words(answer)}{tag(answer.switch)}")
-        if answer.runner is not None:
-            out.append(f"  {answer.runner.text}{tag(answer.runner)}")
+        runner = f"; {answer.runner.text}" if answer.runner is not None else ""
+        out.append(f"{PASS_Q}: {pass_words(answer)}{runner}{tag(answer.switch, answer.runner)}")
         out.append(f"{OFF_Q}: {off_words(answer)}{tag(answer.switch)}")
     if answer.cost is not None and answer.table is not None:
-        out.append(f"{COST_Q}: {worst_words(answer.table)}; table: {COST_PAGE}{tag(answer.cost)}")
+        out.append(f"{COST_Q}: {worst_words(answer.table)}; {COST_PAGE}{tag(answer.cost)}")
     if answer.first_try_cost is not None:
         out.append(f"  {answer.first_try_cost.text}{tag(answer.first_try_cost)}")
     if answer.fixed_in or answer.upgrade is not None:
@@ -88,7 +94,7 @@ def answer_lines(answer: Answer) -> list[str]:
 
 def worst_words(table: CostTable) -> str:
     """'up to 80 % slower with piecewise off (4 prompts of 128 tokens at once, 8.03 B ..., NVIDIA H200, SGLang 0.5.12)'."""
-    return f"up to {table.worst} ({table.worst_case}; {table.device}, SGLang {table.sglang})"
+    return f"up to {table.worst} ({table.worst_case}, {table.device}, SGLang {table.sglang})"
 
 
 def cost_table_lines(table: CostTable) -> list[str]:
