@@ -57,7 +57,7 @@ def pass_words(answer: Answer) -> str:
     if answer.state == NOT_AFFECTED:
         return "nothing needed: measured not affected"
     if answer.turn_off:
-        return "no breakable runner in this release: turn piecewise off"
+        return "none in this release (turn off instead)"
     return "nothing: torch.compile piecewise graphs are not on by default" if answer.switch else "not read"
 
 
@@ -72,7 +72,7 @@ def fixed_words(answer: Answer) -> str:
 
 def answer_lines(answer: Answer) -> list[str]:
     """One line per question, its sources' kind and date at the end. Pure."""
-    who = answer.versions.describe()
+    who = f"SGLang {answer.versions.sglang}" if answer.versions.sglang else answer.versions.describe()
     where = answer.arch.upper() if answer.arch else "an unknown architecture"
     out = [f"{AFFECTED_Q}: {state_words(answer.state)} ({who} on {where}){tag(answer.affected)}"]
     if answer.launch is not None:

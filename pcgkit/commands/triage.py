@@ -146,7 +146,9 @@ def _wrap(text: str, indent: str = "  ") -> list[str]:
 def _head(t: Triage, verbose: bool = False) -> list[str]:
     d = t.diagnosis
     mode = f", {d.mode or 'mode undetermined'}" if d.kind is Kind.KNOWN_BUG else ""
-    out = [*_wrap(f"== {t.source} ({t.lines} lines)", ""), f"diagnosis: {d.kind}{mode} (confidence {d.confidence})"]
+    head = f"== {t.source} ({t.lines} lines)"
+    head = head if len(head) <= SCREEN_COLUMNS or verbose else f"== {Path(t.source).name} ({t.lines} lines)"
+    out = [*_wrap(head, ""), f"diagnosis: {d.kind}{mode} (confidence {d.confidence})"]
     out += _wrap(d.summary)
     return out + (_wrap(d.compile_safety) if d.compile_safety else [])
 
@@ -181,15 +183,14 @@ def _evidence_lines(d: Diagnosis, short: bool = False) -> list[str]:
 def _screen(top: list[str], tail: list[str], evidence: list[str], notes: list[str], notes_head: str) -> list[str]:
     """One SCREEN_ROWS screen: the answer whole, then as many evidence lines (at least one) and whole notes as fit,
     then what --verbose adds. Pure."""
-    room = SCREEN_ROWS - len(top) - len(tail) - 2  # the evidence heading and the --verbose line
+    room = SCREEN_ROWS - len(top) - len(tail) - 1  # the evidence heading
     shown = evidence[: max(1, room - min(len(notes), room // 2) - (1 if notes else 0))]
     left = room - len(shown) - 1
     shown_notes = notes[:left] if notes and left > 0 else []
     more = len(evidence) - len(shown) + len(notes) - len(shown_notes)
-    out = top + [f"evidence{f' ({len(shown)} of {len(evidence)} lines)' if len(shown) < len(evidence) else ''}:"]
+    out = top + [f"evidence ({len(shown)} of {len(evidence)} lines; --verbose: {more} more lines):" if more else "evidence:"]
     out += (shown or ["  (none)"]) + tail
-    out += [notes_head, *shown_notes] if shown_notes else []
-    return out + ([f"(--verbose: {more} more lines)"] if more else [])
+    return out + ([notes_head, *shown_notes] if shown_notes else [])
 
 
 def render(t: Triage, verbose: bool = False) -> str:
