@@ -184,8 +184,8 @@ def _first_try_cost(evidence: Evidence, release: str, first: str | None, runner:
         text = (f"The breakable runner against piecewise off, measured on {release}: up to {table.worst} "
                 f"({table.worst_case}; {COST_PAGE}).")
     else:
-        text = (f"The breakable runner's cost is not measured on {release}: the kit measured it on SGLang "
-                f"{table.sglang} only" + (", whose runner also serves multi-request prefills" if runner else "") + ".")
+        text = (f"The breakable runner's cost: not measured on {release} (measured on {table.sglang}"
+                + (", whose runner serves multi-request prefills too)." if runner else ")."))
     return Statement(text, source, False, "first-try-cost")
 
 
@@ -225,7 +225,6 @@ def _safe_call(evidence: Evidence, release: str | None, arch: str) -> Statement 
 def _launch(facts: ReleaseFacts, flags: tuple[str, ...], state: str, runner: Statement | None) -> tuple[str, Statement]:
     """What these launch flags do on this release, from its parser's flags. Pure."""
     f = facts.flags
-    argv = " ".join(flags)
     joined = {x.replace(" ", "=") for x in flags} | {" ".join(p) for p in zip(flags, flags[1:])}
     spelled = {a.replace(" ", "=") for a in joined}
     source = (m.release_source(facts),)
@@ -240,13 +239,13 @@ def _launch(facts: ReleaseFacts, flags: tuple[str, ...], state: str, runner: Sta
                 f"torch.compile, so this launch will not hit this bug.")
         return NOT_AFFECTED, Statement(text, source + (runner.sources if runner else ()), False, "launch")
     if f.default_state == sglang_facts.OPT_IN and not forced_on:
-        return NOT_AFFECTED, Statement(f"On SGLang {facts.sglang} piecewise graphs are opt-in and this launch ({argv or 'no flags'}) "
-                                       f"does not turn them on: it will not hit this bug.", source, False, "launch")
+        return NOT_AFFECTED, Statement(f"SGLang {facts.sglang}'s piecewise graphs are opt-in and its flags do not turn "
+                                       f"them on, so this launch will not hit this bug.", source, False, "launch")
     if f.default_state == sglang_facts.NOT_SHIPPED:
         return NOT_AFFECTED, Statement(f"SGLang {facts.sglang} has no torch.compile piecewise backend: this launch will "
                                        f"not hit this bug.", source, False, "launch")
-    return state, Statement(f"This launch ({argv or 'no flags'}) keeps SGLang {facts.sglang}'s torch.compile piecewise "
-                            f"graphs on: the release's answer holds ({state}).", source, False, "launch")
+    return state, Statement(f"its flags keep SGLang {facts.sglang}'s torch.compile piecewise graphs on, so the "
+                            f"release's answer holds ({state}).", source, False, "launch")
 
 
 # --- the answer -----------------------------------------------------------------------------------

@@ -70,26 +70,27 @@ def fixed_words(answer: Answer) -> str:
     return f"{project} {answer.fixed_in} (its call path ran)" if answer.fixed_in else f"no measured {project} release"
 
 
-def answer_lines(answer: Answer) -> list[str]:
-    """One line per question, its sources' kind and date at the end. Pure."""
+def answer_lines(answer: Answer, questions: tuple[str, ...] = QUESTIONS) -> list[str]:
+    """One line per question asked (a sub-line, indented, belongs to the question above it), its sources' kind and
+    date at the end. Pure."""
     who = f"SGLang {answer.versions.sglang}" if answer.versions.sglang else answer.versions.describe()
     where = answer.arch.upper() if answer.arch else "an unknown architecture"
-    out = [f"{AFFECTED_Q}: {state_words(answer.state)} ({who} on {where}){tag(answer.affected)}"]
+    said: list[tuple[str, str]] = [(AFFECTED_Q, f"{state_words(answer.state)} ({who} on {where}){tag(answer.affected)}")]
     if answer.launch is not None:
-        out.append(f"{LAUNCH_Q}: {answer.launch.text}{tag(answer.launch)}")
+        said.append((LAUNCH_Q, f"{answer.launch.text}{tag(answer.launch)}"))
     if answer.switch is not None:
         runner = f"; {answer.runner.text}" if answer.runner is not None else ""
-        out.append(f"{PASS_Q}: {pass_words(answer)}{runner}{tag(answer.switch, answer.runner)}")
-        out.append(f"{OFF_Q}: {off_words(answer)}{tag(answer.switch)}")
+        said.append((PASS_Q, f"{pass_words(answer)}{runner}{tag(answer.switch, answer.runner)}"))
+        said.append((OFF_Q, f"{off_words(answer)}{tag(answer.switch)}"))
     if answer.cost is not None and answer.table is not None:
-        out.append(f"{COST_Q}: {worst_words(answer.table)}; {COST_PAGE}{tag(answer.cost)}")
+        said.append((COST_Q, f"{worst_words(answer.table)}; {COST_PAGE}{tag(answer.cost)}"))
     if answer.first_try_cost is not None:
-        out.append(f"  {answer.first_try_cost.text}{tag(answer.first_try_cost)}")
+        said.append((COST_Q, f"  {answer.first_try_cost.text}{tag(answer.first_try_cost)}"))
     if answer.fixed_in or answer.upgrade is not None:
-        out.append(f"{FIXED_Q}: {fixed_words(answer)}{tag(answer.upgrade or answer.affected)}")
+        said.append((FIXED_Q, f"{fixed_words(answer)}{tag(answer.upgrade or answer.affected)}"))
     if answer.safe_call is not None:
-        out.append(f"{SAFE_Q}: {answer.safe_call.text}{tag(answer.safe_call)}")
-    return out
+        said.append((SAFE_Q, f"{answer.safe_call.text}{tag(answer.safe_call)}"))
+    return [text if text.startswith("  ") else f"{question}: {text}" for question, text in said if question in questions]
 
 
 def worst_words(table: CostTable) -> str:

@@ -214,12 +214,13 @@ def render(t: Triage, verbose: bool = False) -> str:
         out += [f"placed with FlashInfer's source ({t.placed_with}):"] + [f"  {x}" for x in d.inferred]
     out.append("facts: " + ("; ".join(f"{f.name}={f.value} (line {f.line}, {f.how})" for f in t.facts) or "none in the log"))
     if t.personal is not None:
-        out += ["the advice model's statements for your release:"] + [f"  {s}" for s in t.personal.full]
+        out += ["the answer for your release, each statement whole:"] + [f"  {s}" for s in t.personal.full]
     if t.advice is not None:
         a = t.advice
-        out += ["turn piecewise off, per release:"] + [f"  {w}" for w in a.workaround]
+        if t.personal is None:  # with a release, the answer's statements above say these once
+            out += ["turn piecewise off, per release:"] + [f"  {w}" for w in a.workaround]
+            out += [f"cost: {a.cost}", "fixed in:"] + [f"  {f}" for f in a.fixed_in]
         out += [f"certificate: {c}" for c in a.compile_safety]
-        out += [f"cost: {a.cost}", "fixed in:"] + [f"  {f}" for f in a.fixed_in]
         out += ["dead ends (measured by the kit):"] + [f"  {x}" for x in a.dead_ends]
         out += list(a.matrix) + ["upstream:"] + [f"  {link}" for link in a.links]
     if t.maintainer_steps:
