@@ -59,6 +59,7 @@ class Answer:
     certificate: Statement | None = None  # the FlashInfer release's certificate: its calls not compile-safe
     first_try: str | None = None  # the argv to pass first (keeps prefill graphs without torch.compile), or None
     turn_off: str | None = None  # the argv that turns the torch.compile piecewise graphs off, or None (nothing to)
+    turn_on: str | None = None  # where they are opt-in: the argv that turns them on (not to pass), else None
     runner: Statement | None = None  # what the first try's runner serves on this release (0.5.11: one request only)
     first_try_cost: Statement | None = None  # the first try's measured cost, or on which release it was measured
     fixed_in: str | None = None  # the first release measured fixed with its call path run (this user's axis)
@@ -79,7 +80,7 @@ class Answer:
     def to_dict(self) -> dict:
         return {"schema": SCHEMA, "versions": self.versions.known(), "arch": self.arch, "case": self.case,
                 "state": self.state, "launch_state": self.launch_state, "first_try": self.first_try,
-                "turn_off": self.turn_off, "fixed_in": self.fixed_in, "simulated": self.simulated,
+                "turn_off": self.turn_off, "turn_on": self.turn_on, "fixed_in": self.fixed_in, "simulated": self.simulated,
                 "statements": [s.to_dict() for s in self.statements()]}
 
 
@@ -130,7 +131,7 @@ def _release_flags(facts: ReleaseFacts) -> set[str]:
 # --- the pieces -----------------------------------------------------------------------------------
 
 def _switch(facts: ReleaseFacts) -> tuple[str | None, str | None, Statement]:
-    """(first try, turn off, the statement) from the release's own parser. Pure."""
+    """(first try, turn off, the statement) from the release's own parser (turn_on: pcgkit.sglang.facts). Pure."""
     flags = facts.flags
     source = m.release_source(facts)
     on = flags.default_state == sglang_facts.ON_BY_DEFAULT
@@ -275,6 +276,7 @@ def advise(versions: Versions, arch: str | None, evidence: Evidence, flags: tupl
     launch = _launch(facts, tuple(flags), state, runner) if flags is not None else None
     return dataclasses.replace(
         answer, switch=switch, first_try=first, turn_off=off, runner=runner, upgrade=upgrade,
+        turn_on=facts.flags.enable if facts.flags.default_state == sglang_facts.OPT_IN else None,
         flashinfer_alone=m.flashinfer_alone(release, evidence) if state != NOT_AFFECTED else None,
         cost=cost_statement(evidence) if off and state != NOT_AFFECTED else None, first_try_cost=_first_try_cost(evidence, release, first, runner),
         launch=launch[1] if launch else None, launch_state=launch[0] if launch else None)

@@ -188,5 +188,5 @@ def capture_line(doc: Mapping) -> str:
     found = startup_capture(doc)
     if not found:
         return ""
-    parts = " and ".join(f"{seconds:.1f} s ({model})" for model, seconds in found)
+    parts = " and ".join(f"{seconds:.1f} s on the {model} model" for model, seconds in found)
     return f"start-up: piecewise capture takes {parts} (SGLang's log); piecewise off saves it"

@@ -55,14 +55,16 @@ def pass_words(answer: Answer) -> str:
     if answer.first_try:
         return f"`{answer.first_try}`"
     if answer.state == NOT_AFFECTED:
-        return "nothing needed: measured not affected"
+        return "nothing (not affected)"
     if answer.turn_off:
-        return "none in this release (turn off instead)"
-    return "nothing: torch.compile piecewise graphs are not on by default" if answer.switch else "not read"
+        return "none in this release (turn off)"
+    return "nothing (opt-in)" if answer.turn_on else "nothing (not shipped)" if answer.switch else "not read"
 
 
 def off_words(answer: Answer) -> str:
-    return f"`{answer.turn_off}`" if answer.turn_off else "nothing to turn off"
+    if answer.turn_off:
+        return f"`{answer.turn_off}`"
+    return f"do not pass `{answer.turn_on}`" if answer.turn_on else "nothing (not shipped)"
 
 
 def fixed_words(answer: Answer) -> str:
@@ -110,13 +112,31 @@ def cost_table_lines(table: CostTable) -> list[str]:
 
 
 def release_row(answers: list[Answer], span: str) -> str:
-    """'| 0.5.11–0.5.13.post1 | yes | `--enable-breakable-cuda-graph` | `--disable-piecewise-cuda-graph` | 0.5.12 |'. Pure."""
+    """'| 0.5.11 | yes | `--enable-breakable-cuda-graph` | `--disable-piecewise-cuda-graph` |'. Pure."""
     first = answers[0]
     states = "/".join(dict.fromkeys(state_words(a.state) for a in answers))
-    return f"| {span} | {states} | {pass_words(first)} | {off_words(first)} | {fixed_words(first)} |"
+    return f"| {span} ({states}) | {pass_words(first)} | {off_words(first)} |"
 
 
-RELEASE_HEAD = ["| SGLang | affected (SM120) | pass first | turn off | fixed in |", "|---|---|---|---|---|"]
+def what_to_pass(answer: Answer) -> str:
+    """Both what-to-pass answers in one cell, for the README's short table. Pure."""
+    if answer.state == NOT_AFFECTED:
+        return "nothing (not affected)"
+    if answer.first_try:
+        return f"first try {pass_words(answer)}; turn off: {off_words(answer)}"
+    if answer.turn_off:
+        return f"turn off: {off_words(answer)}"
+    return f"nothing; {off_words(answer)}"
+
+
+def short_row(answers: list[Answer], span: str) -> str:
+    """'| 0.5.11 | yes | first try `--enable-breakable-cuda-graph`; turn off: `--disable-piecewise-cuda-graph` |'."""
+    states = "/".join(dict.fromkeys(state_words(a.state) for a in answers))
+    return f"| {span} | {states} | {what_to_pass(answers[0])} |"
+
+
+SHORT_HEAD = ["| SGLang | affected (SM120) | what to pass |", "|---|---|---|"]
+RELEASE_HEAD = ["| SGLang (affected on SM120?) | pass first | turn off |", "|---|---|---|"]
 
 
 __all__ = ["QUESTIONS", "answer_lines", "cost_statement", "cost_table_lines", "release_row", "tag"]
