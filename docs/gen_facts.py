@@ -468,8 +468,8 @@ def blocks() -> dict[str, dict[str, Callable[[], str]]]:
     rows = release_rows(answers, in_range)
     found, warnings = error_strings(seed_logs())
     spellings, spelled_from = fp4_spellings()
-    one_line = (f"The answer for each SGLang release (affected, what to pass, what turning piecewise off costs, where "
-                f"it is fixed, the safe call), each with its source and date: [answers.md](answers.md).\n")
+    one_line = ("The answer for each SGLang release (affected, what to pass, what turning piecewise off costs, where "
+                "it is fixed, the safe call), each with its source and date: [answers.md](answers.md).\n")
     return {
         "README.md": {"have-this-bug": lambda: render_bug_box(answers, evidence, in_range)},
         "docs/answers.md": {"answers": lambda: render_answers(rows, answers, evidence),
