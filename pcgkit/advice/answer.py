@@ -31,14 +31,6 @@ from pcgkit.sglang.releases import ReleaseFacts, version_key
 
 SCHEMA = "pcgkit.advice/2"
 
-# Interim, until h44b's per-release runner facts land in fixtures/sglang_releases.json (pcgkit.sglang.facts):
-# SGLang 0.5.11's breakable runner refuses prefills of more than one request. Read from the 0.5.11 wheel,
-# sglang/srt/model_executor/breakable_cuda_graph_runner.py `can_run` (returns False when forward_batch.batch_size > 1,
-# "falls back to the eager extend path"); 0.5.12 and 0.5.13.post1 have no such check (read 2026-12-07, issue 44).
-ONE_REQUEST_BREAKABLE = {"0.5.11": ("sglang-0.5.11 wheel, model_executor/breakable_cuda_graph_runner.py `can_run`",
-                                    "2026-12-07")}
-
-
 class UnknownInput(ValueError):
     """A release, architecture or flag the model does not know: the message says which, and where it would come from."""
 
@@ -153,14 +145,13 @@ def _switch(facts: ReleaseFacts) -> tuple[str | None, str | None, Statement]:
 
 
 def _runner(facts: ReleaseFacts, first: str | None) -> Statement | None:
-    """What the first try's runner serves on this release: 0.5.11's breakable runner serves one-request prefills only."""
-    if first is None:
-        return None
-    limit = ONE_REQUEST_BREAKABLE.get(facts.sglang)
-    if limit is None:
+    """What the first try's runner serves on this release, read from its wheel (pcgkit.sglang.runners): 0.5.11's
+    breakable runner refuses prefills of more than one request (`can_run`), which then run eagerly. Pure."""
+    runners = facts.runners
+    if first is None or runners is None or not runners.one_request_only:
         return None
     text = f"SGLang {facts.sglang}'s breakable runner serves one-request prefills only; larger prefills run eagerly."
-    return Statement(text, (Source(PARSER, limit[0], limit[1]),), False, "runner")
+    return Statement(text, (Source(PARSER, f"{facts.wheel}: {runners.one_request_at}", facts.read_on),), False, "runner")
 
 
 def cost_statement(evidence: Evidence) -> Statement | None:
