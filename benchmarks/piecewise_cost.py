@@ -14,7 +14,7 @@ prompt. Against each, the same requests from this process over loopback:
   outputs (--generations K): K fixed prompts, greedy, --gen-tokens new tokens each, twice (passes A, B),
           with the top-2 log-probabilities (pcgkit.e2e.outputs compares the modes).
 Each mode's record is written as DIR/server-<mode>.json as soon as its server is stopped, and the
-documents are rebuilt from every record in DIR: DIR/piecewise-cost.json (pcgkit.e2e.cost.document,
+documents are rebuilt from every record in DIR: DIR/piecewise-cost.json (lab.e2e.cost_file.document,
 schema pcgkit.piecewise-cost/1) and DIR/outputs-unchanged.json (pcgkit.e2e.outputs). So the modes of one
 model may run in separate invocations (separate device calls) into the same DIR.
 
@@ -43,7 +43,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from pcgkit.e2e import cost, outputs
+from lab.e2e import cost_file as cost
+from pcgkit.e2e import outputs
 from pcgkit.e2e.case import launch_port, plan_for_checkpoint
 from pcgkit.e2e.checkpoint import BF16, NAMED_SHAPES, TINY, TinyLlamaShape, named_shape, write_checkpoint
 from pcgkit.e2e.logclass import log_timings

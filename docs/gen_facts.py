@@ -2,10 +2,12 @@
 
 Each block sits between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->` in a Markdown file
 and is rewritten from data, never by hand:
-- `have-this-bug` (README.md) and `bug-facts` (docs/check-environment.md): the error strings users
-  see (from the seed-derived server logs in tests/data/e2e_logs/), the switch that turns piecewise
-  CUDA graphs off per SGLang release (fixtures/sglang_launch_validation.json, read back through
-  pcgkit.sglang.facts.PiecewiseFlags) and the fixed-in releases (fixtures/upstream.toml, once it exists);
+- `have-this-bug` (README.md): a short table of the one answer per SGLang release (pcgkit.advice.every_release,
+  rendered by pcgkit.advice.render) and one line per other answer, linking docs/answers.md;
+- `answers`, `cost`, `threads` (docs/answers.md): the whole answer per release, the cost tables, the upstream threads;
+- `error-strings` and `bug-facts` (docs/check-environment.md): the error strings users see (from the seed-derived
+  server logs in tests/data/e2e_logs/) and a link to docs/answers.md;
+- `workaround-cost` (docs/gpu-and-ci.md): the cost in one line;
 - `exit-codes` (docs/reference/exit-codes.md): the PcgkitError classes of pcgkit.errors;
 - `precedence` (same page): pcgkit.values.targets.PRECEDENCE;
 - `packages` (docs/reference/layout.md): each package's __init__ docstring;
@@ -36,9 +38,9 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: the checkout's p
     sys.path.insert(0, str(ROOT))
 
 from pcgkit import advice, catalog, errors  # noqa: E402
+from pcgkit.advice import render as answer_render  # noqa: E402
 from pcgkit.advice import summary  # noqa: E402
 from pcgkit.matrix.pins import version_key  # noqa: E402
-from pcgkit.sglang import facts as sglang_facts  # noqa: E402
 from pcgkit.util.ranges import measured_ranges  # noqa: E402
 from pcgkit.values import targets  # noqa: E402
 
@@ -96,16 +98,9 @@ def _code(text: str) -> str:
     return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
-# --- the switch per release, where it is fixed, the cost, upstream states (all from pcgkit.advice) ------
+# --- the one answer per release, the cost, where it is fixed, upstream states (all from pcgkit.advice) ------
 
-# The wording and the merge live in pcgkit.sglang.facts (compat.md's SGLang section uses them too).
-SwitchRow = sglang_facts.SwitchRow
-KEEP_GRAPHS = sglang_facts.KEEP_GRAPHS_HEADING
-
-
-def switch_rows(evidence: advice.Evidence) -> list[SwitchRow]:
-    """Consecutive releases with the same switch, merged into one row; every release in range was read. Pure."""
-    return sglang_facts.switch_rows(r.flags for r in evidence.releases)
+ANSWERS_PAGE = "docs/answers.md"  # the one page that gives every release's answer and the cost table whole
 
 
 def sglang_releases_in_range() -> tuple[str, ...]:
@@ -122,6 +117,26 @@ def _span(releases: tuple[str, ...], in_range: tuple[str, ...] = ()) -> str:
     return measured_ranges(in_range, releases)
 
 
+def release_rows(answers: tuple[advice.Answer, ...], in_range: tuple[str, ...],
+                 row: Callable[[list[advice.Answer], str], str] = answer_render.release_row,
+                 key: Callable[[advice.Answer], str] | None = None) -> list[str]:
+    """One table row per run of consecutive releases whose answer reads the same (or whose `key` is the same: the
+    row then names each state of the run) (pcgkit.advice.render). Pure."""
+    same = key or (lambda a: row([a], ""))
+    groups: list[list[advice.Answer]] = []
+    for answer in answers:
+        if groups and same(groups[-1][0]) == same(answer):
+            groups[-1].append(answer)
+        else:
+            groups.append([answer])
+    return [row(group, _span(tuple(a.versions.sglang or "?" for a in group), in_range)) for group in groups]
+
+
+def runner_lines(answers: tuple[advice.Answer, ...]) -> list[str]:
+    """The first try's runner limits (SGLang 0.5.11's one-request prefills), each with its source. Pure."""
+    return [f"{a.runner.text}{answer_render.tag(a.runner)}" for a in answers if a.runner is not None]
+
+
 def statement_lines(statements) -> list[str]:
     """One line per statement, its sources and dates in brackets. Pure."""
     return [f"{s.text} [{summary.cite_short(s)}]" for s in statements]
@@ -133,9 +148,9 @@ def fixed_in_lines(evidence: advice.Evidence) -> list[str]:
 
 
 def cost_line(evidence: advice.Evidence) -> str:
-    """What turning piecewise off costs: the kit's measurement, or 'not measured' with upstream quotes. Pure."""
+    """The cost of turning piecewise off in one line, the worst case named, the table linked. Pure."""
     cost = advice.cost_statement(evidence)
-    return statement_lines([cost])[0] if cost else ""
+    return statement_lines([cost])[0] if cost else "not measured"
 
 
 def known_threads(evidence: advice.Evidence) -> list[str]:
@@ -186,34 +201,61 @@ def render_error_list(found: list[ErrorString], warnings: list[str], prefix: str
     return out
 
 
-def render_bug_box(found: list[ErrorString], warnings: list[str], rows: list[SwitchRow], fixed: list[str],
-                   generated: str, cost: str = "", spellings: tuple[Spelling, ...] = (), spelled_from: str = "") -> str:
-    """The README's "Have this bug?" box. Pure."""
-    out = ["> **Have this bug?** SGLang dies during \"Capture piecewise CUDA graph\" with one of:", ">"]
-    out += render_error_list(found, warnings, prefix="> ", spellings=spellings)
-    out += [">", f"> The file names are FlashInfer's, as each release has them ({spelled_from})."] if spelled_from else []
-    out += [">", f"> First command: `{CLI} triage server.log` (which failure, your versions, what to do).", ">",
-            f"> | SGLang | piecewise CUDA graphs | {KEEP_GRAPHS} | to run without them |", "> |---|---|---|---|"]
-    in_range = sglang_releases_in_range()
-    out += [f"> | {_span(r.releases, in_range)} | {r.default} | {r.keep_graphs} | {r.turn_off} |" for r in rows]
-    out += [">", f"> Every release in range read from its own wheel ({generated}).", ">",
-            "> Where it is fixed, measured (a range covers only the releases run as themselves):"]
-    out += [f"> - {line}" for line in fixed]
-    out += [">", f"> {cost}"] if cost else []
+def render_bug_box(answers: tuple[advice.Answer, ...], evidence: advice.Evidence, in_range: tuple[str, ...]) -> str:
+    """The README's "Have this bug?" box: a short table, then one line per answer, the rest on ANSWERS_PAGE. Pure."""
+    newest = answers[-1]
+    table = evidence.cost_table
+    out = ["> **Have this bug?** (\"Capture piecewise CUDA graph\" dies with dynamo's `Unsupported` in FlashInfer's "
+           "`fp4_quantize`: [the messages](docs/check-environment.md#1-is-it-this-bug-triage)) Run "
+           f"`{CLI} triage server.log`.", ">", *[f"> {line}" for line in answer_render.SHORT_HEAD],
+           *[f"> {row}" for row in release_rows(answers, in_range, answer_render.short_row, answer_render.what_to_pass)],
+           ">"]
+    out += [f"> - {line}" for line in runner_lines(answers)]
+    out.append(f"> - Fixed in {answer_render.fixed_words(newest)}{answer_render.tag(newest.upgrade or newest.affected)}.")
+    if table is not None:
+        out.append(f"> - Cost: {answer_render.worst_words(table)} ([table]({ANSWERS_PAGE}#cost))"
+                   f"{answer_render.tag(advice.cost_statement(evidence))}.")
+    if newest.safe_call is not None:
+        out.append(f"> - Safe call: {newest.safe_call.text.split(' (')[0]}; no SGLang release calls it"
+                   f"{answer_render.tag(newest.safe_call)}.")
+    out.append(f"> - More, with sources: [{ANSWERS_PAGE}]({ANSWERS_PAGE}).")
     return "\n".join(out) + "\n"
 
 
-def render_bug_facts(rows: list[SwitchRow], fixed: list[str], generated: str, cost: str = "",
-                     threads: tuple[str, ...] = ()) -> str:
-    """The per-release table in full (every release the kit read), fixes and threads, for the user's page. Pure."""
-    out = [f"Read by `{CLI} lab read-releases` from each release's own wheel ({generated}):", "",
-           f"| SGLang releases read | piecewise CUDA graphs | {KEEP_GRAPHS} | to run without them |", "|---|---|---|---|"]
-    out += [f"| {', '.join(r.releases)} | {r.default} | {r.keep_graphs} | {r.turn_off} |" for r in rows]
-    out += ["", cost] if cost else []
-    out += ["", "Where it is fixed, measured:", ""] + [f"- {line}" for line in fixed]
-    if threads:
-        out += ["", "Upstream threads about this bug (state as read, with the date):", ""] + [f"- {line}" for line in threads]
+def render_answers(rows: list[str], answers: tuple[advice.Answer, ...], evidence: advice.Evidence) -> str:
+    """docs/answers.md's per-release block: the table, the runner limits, where it is fixed, the safe call. Pure."""
+    generated = f"`{evidence.releases_source}`, read {max((r.read_on for r in evidence.releases), default='never')}"
+    newest = answers[-1]
+    out = [f"Every SGLang release in range, each read from its own wheel ({generated}); affected on SM120 from the "
+           "kit's matrix cells (simulated SM120, each cell's date below).", "", *answer_render.RELEASE_HEAD, *rows, ""]
+    out += [f"- {line}" for line in runner_lines(answers)]
+    out += [f"- Fixed in {answer_render.fixed_words(newest)}; per project:"] + [f"  - {line}" for line in fixed_in_lines(evidence)]
+    out += ([f"- Safe call: {newest.safe_call.text.split('; SGLang')[0]}; no SGLang release calls it"
+             f"{answer_render.tag(newest.safe_call)}."] if newest.safe_call else [])
     return "\n".join(out) + "\n"
+
+
+def render_cost(evidence: advice.Evidence, answers: tuple[advice.Answer, ...]) -> str:
+    """docs/answers.md's cost block: turning piecewise off, the breakable runner, start-up, upstream's claims. Pure."""
+    if evidence.cost_table is None:
+        return "Not measured by the kit.\n"
+    out = ["Turning piecewise CUDA graphs off, against piecewise on (how much longer the same work took):", "",
+           *answer_render.cost_table_lines(evidence.cost_table)]
+    if evidence.breakable_table is not None:
+        limited = [a.versions.sglang for a in answers if a.runner is not None]
+        out += ["", f"The first try, SGLang's breakable runner, against piecewise off (measured on SGLang "
+                    f"{evidence.breakable_table.sglang} only" + (f"; not measured on {', '.join(limited)}, whose "
+                    "breakable runner serves one-request prefills only" if limited else "") + "):", "",
+                *answer_render.cost_table_lines(evidence.breakable_table)]
+    if evidence.capture:
+        out += ["", evidence.capture[0].upper() + evidence.capture[1:] + "."]
+    out += ["", "Upstream says, not measured by the kit:", ""]
+    out += [f"- {q.text} ({q.phase}; {q.url}, read {q.as_of})" for q in evidence.cost_quotes]
+    return "\n".join(out) + "\n"
+
+
+def render_threads(threads: tuple[str, ...]) -> str:
+    return "\n".join(f"- {line}" for line in threads) + "\n"
 
 
 def _error_classes() -> list[type]:
@@ -421,19 +463,23 @@ def render_samples(samples: tuple[Sample, ...]) -> str:
 def blocks() -> dict[str, dict[str, Callable[[], str]]]:
     """File (relative to the checkout) -> block name -> renderer."""
     evidence = advice.load_evidence()
-    generated = f"`{evidence.releases_source}`, read {max((r.read_on for r in evidence.releases), default='never')}"
-    rows = switch_rows(evidence)
-    fixed, cost, threads = fixed_in_lines(evidence), cost_line(evidence), tuple(known_threads(evidence))
+    answers = advice.every_release(evidence, "sm120")
+    in_range = sglang_releases_in_range()
+    rows = release_rows(answers, in_range)
     found, warnings = error_strings(seed_logs())
     spellings, spelled_from = fp4_spellings()
-    bug_facts = {"error-strings": lambda: "\n".join(render_error_list(found, warnings, spellings=spellings)
-                                                      + ["", f"The file names are FlashInfer's, as each release has "
-                                                             f"them ({spelled_from})."]) + "\n",
-                 "bug-facts": lambda: render_bug_facts(rows, fixed, generated, cost, threads)}
+    one_line = ("The answer for each SGLang release (affected, what to pass, what turning piecewise off costs, where "
+                "it is fixed, the safe call), each with its source and date: [answers.md](answers.md).\n")
     return {
-        "README.md": {"have-this-bug": lambda: render_bug_box(found, warnings, rows, fixed, generated, cost,
-                                                              spellings, spelled_from)},
-        "docs/check-environment.md": bug_facts,
+        "README.md": {"have-this-bug": lambda: render_bug_box(answers, evidence, in_range)},
+        "docs/answers.md": {"answers": lambda: render_answers(rows, answers, evidence),
+                            "cost": lambda: render_cost(evidence, answers),
+                            "threads": lambda: render_threads(tuple(known_threads(evidence)))},
+        "docs/check-environment.md": {"error-strings": lambda: "\n".join(
+                                          render_error_list(found, warnings, spellings=spellings)
+                                          + ["", f"The file names are FlashInfer's, as each release has them "
+                                                 f"({spelled_from})."]) + "\n",
+                                      "bug-facts": lambda: one_line},
         "docs/reference/exit-codes.md": {"exit-codes": lambda: render_exit_codes(
                                              exit_code_rows(), tuple(int(c) for c in getattr(errors, "SEVERITY", ()))),
                                          "precedence": lambda: render_precedence(targets.PRECEDENCE)},
@@ -442,7 +488,7 @@ def blocks() -> dict[str, dict[str, Callable[[], str]]]:
         "docs/reference/certificate.md": {"certificate-counts": render_certificate_counts},
         "reports/samples/README.md": {"samples": lambda: render_samples(load_samples())},
         "docs/ci.md": {"nightly-cost": render_nightly_cost},
-        "docs/gpu-and-ci.md": {"workaround-cost": lambda: (cost or "not measured") + "\n"},
+        "docs/gpu-and-ci.md": {"workaround-cost": lambda: cost_line(evidence) + "\n"},
     }
 
 

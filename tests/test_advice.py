@@ -354,7 +354,7 @@ def test_a_fixed_that_only_traced_is_never_an_upgrade_target():
 
 def test_snapshot_marks_which_fixed_verdicts_ran():
     """The snapshot keeps, per cell, the `fixed` cases whose reason says the call path ran; the loader reads them."""
-    from pcgkit.triage.snapshot import snapshot
+    from lab.triage.snapshot import snapshot
 
     compat = {"created": "2026-12-05", "cells": [{"id": "fi-0.7.1", "axes": {"flashinfer-python": "0.7.1"}, "modes": {
         "fix-upstream-op": {"verdict": "fixed", "simulated": True,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lab.cli import main as lab_main
-from pcgkit.advice import github
+from lab import github
 from pcgkit.advice.load import parse_reads
 from pcgkit.advice.values import UpstreamRead
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit.e2e import cost
+from lab.e2e import cost_file as cost
 
 ROOT = Path(__file__).resolve().parent.parent
 MEASUREMENT = ROOT / "fixtures" / "measurements" / "piecewise-cost.json"

@@ -1,5 +1,5 @@
 """Every statement the kit prints is measured or dated-sourced, and none is older than its threshold
-(pcgkit.advice.staleness documents the thresholds). When this fails on fresh data, refresh the data
+(lab.staleness documents the thresholds). When this fails on fresh data, refresh the data
 (`bin/pcgkit lab refresh-upstream`, `read-releases`, the matrix) rather than raising a threshold."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import tomllib
 
 from pcgkit import resources
 from pcgkit.advice import Versions, advise, cost_statement, load_evidence
-from pcgkit.advice.staleness import STALE_AFTER_DAYS, statement_problems, upstream_file_problems
+from lab.staleness import STALE_AFTER_DAYS, statement_problems, upstream_file_problems
 from pcgkit.advice.summary import mode2_condition, upstream_states, where_fixed
 from pcgkit.advice.values import SOURCE_KINDS, Source, Statement
 from pcgkit.report.upstream import load_upstream

@@ -183,8 +183,9 @@ def test_sglang_flag_gives_that_releases_switch_and_the_upgrade(capsys):
     assert main(["triage", str(CORPUS / "04_dgxarley_glm47_spark_posix_stat.log"), "--sglang", "0.5.11"]) == 0
     screen = "\n".join(_screen(capsys.readouterr().out))
     assert "your release: sglang 0.5.11 [from --sglang 0.5.11]" in screen
-    assert "switch: On SGLang 0.5.11" in screen and "`--disable-piecewise-cuda-graph`" in screen
-    assert "upgrade: Upgrade SGLang to 0.5.12" in screen
+    assert "pass first: `--enable-breakable-cuda-graph`" in screen and "turn off: `--disable-piecewise-cuda-graph`" in screen
+    assert "one-request prefills only" in " ".join(screen.split())  # 0.5.11's own breakable runner, stated
+    assert "fixed in: SGLang 0.5.12" in screen
 
 
 def test_a_cublas_crash_with_an_environment_is_never_affected(tmp_path, capsys):
@@ -211,7 +212,7 @@ def test_versions_are_read_from_a_pip_list_in_the_log():
     result = triage_text(text, "x", load_data(), VIEW)
     assert result.user is not None and (result.user.sglang, result.user.flashinfer) == ("0.5.11", "0.6.8.post1")
     assert result.personal is not None and "[from the log]" in " ".join(result.personal.environment.split())
-    assert any("On SGLang 0.5.11" in a for a in result.personal.actions)
+    assert any("`--enable-breakable-cuda-graph`" in a for a in result.personal.actions)
 
 
 @pytest.mark.parametrize("text, sglang", [
@@ -304,18 +305,3 @@ def test_slips_of_the_second_pass_are_gone():
         if "also consistent with" in line or "consistent with" in line:
             heading = next(lines[j] for j in range(i, -1, -1) if not lines[j].startswith(" "))
             assert not heading.startswith(("missing", "the paste lacks")), heading
-
-
-def test_the_actions_of_a_statement_keep_their_caveat():
-    """A switch statement with a better workaround first: each action sentence, and the caveat that follows it."""
-    from pcgkit.advice import Source, Statement
-    from pcgkit.triage.personal import _actions
-
-    text = ("On SGLang 0.5.11 piecewise CUDA graphs are on by default. First try: pass `--enable-breakable-cuda-graph`, "
-            "which keeps prefill graphs without torch.compile. The kit has not run it: its cost is not measured. "
-            "To run without them, pass `--disable-piecewise-cuda-graph`. Decode CUDA graphs stay on.")
-    statement = Statement(text, (Source("parser", "sglang 0.5.11", "2026-12-01"),), False, "switch")
-    assert _actions(statement) == [
-        "First try: pass `--enable-breakable-cuda-graph`, which keeps prefill graphs without torch.compile.",
-        "The kit has not run it: its cost is not measured.",
-        "To run without them, pass `--disable-piecewise-cuda-graph`."]

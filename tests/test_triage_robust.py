@@ -194,9 +194,8 @@ def test_personal_answer_is_first_and_fits_80x24(tmp_path, capsys):
     log = CORPUS / "04_dgxarley_glm47_spark_posix_stat.log"
     assert main(["triage", str(log), "--env", str(env)]) == 0
     screen = "\n".join(_screen(capsys.readouterr().out))
-    assert "sm121 is SM12x" in screen and "measured for it: SGLang 0.5.10.post1 on SM120: affected" in screen
-    assert "switch: On SGLang 0.5.10.post1" in screen and "--disable-piecewise-cuda-graph" in screen
-    assert "upgrade: Upgrade SGLang to 0.5.12" in screen
+    assert "sm121 is SM12x" in screen and "affected: yes (SGLang 0.5.10.post1" in screen
+    assert "turn off: `--disable-piecewise-cuda-graph`" in screen and "fixed in: SGLang 0.5.12" in screen
 
 
 def test_no_affectedness_without_this_bug_in_the_log():
@@ -206,7 +205,7 @@ def test_no_affectedness_without_this_bug_in_the_log():
     out = render(result)
     assert result.personal is not None and "0.5.12" in result.personal.environment
     assert "affected" not in out.lower() and not result.personal.notes and not result.personal.actions
-    assert result.personal.full and all("as of" in s for s in result.personal.sources)  # --verbose keeps them, dated
+    assert result.personal.full and all(" (as of " in s or "measured" in s for s in result.personal.sources)
     assert dataclasses.asdict(result.user)["sglang"] == "0.5.12"
 
 

@@ -26,7 +26,7 @@ def reads_file(reads, quotes, generated: str, how: str) -> dict:
 
 
 def _refresh_upstream(args: argparse.Namespace) -> int:
-    from pcgkit.advice import github
+    from lab import github
     from pcgkit.advice.load import READS_FILE, parse_reads
 
     source = Path(args.reads) if args.reads else resources.fixture(READS_FILE)

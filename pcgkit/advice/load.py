@@ -19,19 +19,17 @@ import re
 from pathlib import Path
 
 from pcgkit import resources
+from pcgkit.advice.cost import CostTable, capture_line, cost_table
 from pcgkit.advice.model import COST_FILE, SGLANG_CASE_BY_ARCH, arch_family
 from pcgkit.advice.values import (
-    CostMeasurement,
     Evidence,
     Measurement,
     Mode2Run,
-    ModelCost,
     Quote,
     UnsafeCall,
     UpstreamRead,
     Versions,
 )
-from pcgkit.e2e.cost import model_effects
 from pcgkit.errors import UsageError
 from pcgkit.sglang.releases import TABLE_FILE, parse_table
 from pcgkit.sweep.certificate import SCHEMA as CERTIFICATE_SCHEMA
@@ -111,39 +109,15 @@ def _iso_date(text: str) -> bool:
     return bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}", text or ""))
 
 
-def parse_cost(data: dict, source: str = COST_FILE) -> CostMeasurement:
-    """The measured cost file (issue 26 writes it from the H200): device, model, date, figures per phase. Pure.
-
-    `phases` maps a phase (prefill/extend, decode) to either a one-line `summary` or its figures.
-    Optional (issue 40; older files lack them): `arch` (the measured GPU's family, "SM90") and
-    `per_model` (each model's `phases` in the same form, its `parameters` and `arch`).
-    `runs` (the combined file) gives the per-model effects the statement is worded from
-    (pcgkit.e2e.cost.model_effects).
-    """
+def parse_cost(data: dict, source: str = COST_FILE) -> tuple[CostTable | None, CostTable | None, str]:
+    """(piecewise off against on, the breakable runner against off, the start-up line) from the measured cost file
+    (benchmarks/piecewise_cost.py writes it on the lent GPU). Pure."""
     if data.get("schema") != COST_SCHEMA:
         raise ValueError(f"{source}: schema {data.get('schema')!r}, expected {COST_SCHEMA!r}")
     missing = [k for k in ("device", "model", "date", "phases") if not data.get(k)]
     if missing:
         raise ValueError(f"{source}: missing {missing}")
-    per_model = []
-    for i, entry in enumerate(data.get("per_model", ())):
-        if not entry.get("model") or not entry.get("phases"):
-            raise ValueError(f"{source}: per_model[{i}] needs a model and its phases")
-        parameters = entry.get("parameters")
-        per_model.append(ModelCost(str(entry["model"]), int(parameters) if parameters is not None else None,
-                                   entry.get("arch") or data.get("arch"), _phase_lines(entry["phases"])))
-    effects = model_effects(data) if data.get("runs") else ()
-    return CostMeasurement(str(data["device"]), str(data["model"]), str(data["date"])[:10], _phase_lines(data["phases"]),
-                           bool(data.get("simulated", False)), source, data.get("arch"), tuple(per_model), effects,
-                           str((data.get("versions") or {}).get("sglang") or ""))
-
-
-def _phase_lines(phases) -> tuple[tuple[str, str], ...]:
-    """(phase, one line) per phase: its `summary`, else its fields flattened. Pure."""
-    items = phases.items() if isinstance(phases, dict) else ((p.get("phase", "?"), p) for p in phases)
-    return tuple((str(phase), str(body.get("summary")) if isinstance(body, dict) and body.get("summary") else
-                  ", ".join(f"{k} {v}" for k, v in body.items()) if isinstance(body, dict) else str(body))
-                 for phase, body in items)
+    return cost_table(data, source), cost_table(data, source, breakable=True), capture_line(data)
 
 
 def mode2_record(results: dict, source: str) -> dict:
@@ -225,11 +199,11 @@ def load_evidence(fixtures: Path | None = None) -> Evidence:
         reads, quotes = parse_reads(_json(folder / READS_FILE), f"fixtures/{READS_FILE}")
         releases = parse_table(_json(folder / TABLE_FILE), f"fixtures/{TABLE_FILE}")
         cost_path = folder / Path(COST_FILE).relative_to("fixtures")
-        cost = parse_cost(_json(cost_path), COST_FILE) if cost_path.is_file() else None
+        costs = parse_cost(_json(cost_path), COST_FILE) if cost_path.is_file() else (None, None, "")
         mode2_path = folder / Path(MODE2_FILE).relative_to("fixtures")
         mode2 = parse_mode2(_json(mode2_path)) if mode2_path.is_file() else ()
         unsafe = parse_certificates([(f"fixtures/{CERTIFICATES_DIR}/{p.name}", read_certificate(p))
                                      for p in certificate_paths(folder / CERTIFICATES_DIR)])
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"{exc}" if isinstance(exc, ValueError) else f"an evidence file is malformed: {exc!r}") from exc
-    return Evidence(measurements, reads, releases, f"fixtures/{TABLE_FILE}", cost, quotes, mode2, unsafe)
+    return Evidence(measurements, reads, releases, f"fixtures/{TABLE_FILE}", quotes, mode2, unsafe, *costs)

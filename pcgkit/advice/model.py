@@ -1,4 +1,4 @@
-"""advise(): given a user's versions and arch, the answers from measured cells and dated reads. Pure.
+"""The statements the answer (pcgkit.advice.answer) is built from: measured cells and dated reads per question. Pure.
 
 The case that matters depends on who the user is. An SGLang user runs SGLang's own FP4 call
 under SGLang's compile wrapper (the SGLang-level case); upgrading FlashInfer does nothing for them
@@ -19,7 +19,6 @@ from pcgkit.advice.values import (
     MEASUREMENT,
     NOT_AFFECTED,
     PARSER,
-    SCHEMA,
     UNKNOWN,
     UPSTREAM,
     Evidence,
@@ -28,8 +27,6 @@ from pcgkit.advice.values import (
     Statement,
     Versions,
 )
-from pcgkit.e2e.cost import breakable_sentence, decode_sentence, effect_sentence, models_caveat, startup_sentence
-from pcgkit.sglang import facts as sglang_facts
 from pcgkit.sglang.case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120
 from pcgkit.sglang.releases import ReleaseFacts, version_key
 from pcgkit.values.verdict import BROKEN
@@ -123,37 +120,9 @@ def _span(releases: list[str]) -> str:
     return releases[0] if len(releases) == 1 else f"{releases[0]} through {releases[-1]}"
 
 
-@dataclasses.dataclass(frozen=True)
-class Answer:
-    versions: Versions
-    arch: str | None
-    case: str | None  # the case that matters to this user
-    state: str  # AFFECTED | NOT_AFFECTED | UNKNOWN
-    affected: Statement
-    flashinfer_alone: Statement | None = None  # SGLang users: why a FlashInfer upgrade does not reach it
-    upgrade: Statement | None = None
-    switch: Statement | None = None
-    cost: Statement | None = None
-    certificate: Statement | None = None  # the FlashInfer release's certificate: its calls not compile-safe
-
-    def statements(self) -> tuple[Statement, ...]:
-        """All statements, in reading order."""
-        return tuple(s for s in (self.affected, self.flashinfer_alone, self.upgrade, self.switch, self.cost,
-                                 self.certificate) if s)
-
-    @property
-    def simulated(self) -> bool:
-        return any(s.simulated for s in self.statements())
-
-    def to_dict(self) -> dict:
-        return {"schema": SCHEMA, "versions": self.versions.known(), "arch": self.arch, "case": self.case,
-                "state": self.state, "simulated": self.simulated,
-                "statements": [s.to_dict() for s in self.statements()]}
-
-
 # --- the pieces ---------------------------------------------------------------------------------
 
-def _user(versions: Versions, arch: str | None) -> tuple[str, str | None, str | None]:
+def user_case(versions: Versions, arch: str | None) -> tuple[str, str | None, str | None]:
     """(who, axis, the case that matters) for this user on this arch family. Pure."""
     if versions.sglang:
         return "SGLang", "sglang", SGLANG_CASE_BY_ARCH.get(arch or "")
@@ -162,11 +131,11 @@ def _user(versions: Versions, arch: str | None) -> tuple[str, str | None, str | 
     return "", None, None
 
 
-def _measured(evidence: Evidence, case: str, arch: str, axis: str) -> dict[str, list[Measurement]]:
+def measured_cells(evidence: Evidence, case: str, arch: str, axis: str) -> dict[str, list[Measurement]]:
     return by_release((m for m in evidence.measurements if m.case == case and m.arch == arch), axis)
 
 
-def _affected(who: str, axis: str | None, case: str | None, release: str | None, arch: str | None,
+def affected(who: str, axis: str | None, case: str | None, release: str | None, arch: str | None,
               measured: dict[str, list[Measurement]], versions: Versions,
               evidence: Evidence) -> tuple[str, Statement]:
     if axis is None or release is None:
@@ -225,11 +194,11 @@ def table_source(evidence: Evidence) -> Source:
     return Source(PARSER, evidence.releases_source or "no release table loaded", newest)
 
 
-def _release(evidence: Evidence, release: str | None) -> ReleaseFacts | None:
+def find_release(evidence: Evidence, release: str | None) -> ReleaseFacts | None:
     return next((r for r in evidence.releases if r.sglang == release), None)
 
 
-def _release_source(facts: ReleaseFacts) -> Source:
+def release_source(facts: ReleaseFacts) -> Source:
     return Source(PARSER, f"sglang {facts.sglang}: {facts.flags.source}", facts.read_on)
 
 
@@ -238,9 +207,9 @@ def release_range(evidence: Evidence) -> str:
     return _span([releases[0], releases[-1]]) if releases else "none"
 
 
-def _flashinfer_alone(release: str, evidence: Evidence) -> Statement | None:
+def flashinfer_alone(release: str, evidence: Evidence) -> Statement | None:
     """Why upgrading FlashInfer does not reach an SGLang user (from every release's wheel). Pure."""
-    facts = _release(evidence, release)
+    facts = find_release(evidence, release)
     if facts is None or facts.registers_own_fp4_op:
         return None
     callers = [r.sglang for r in evidence.releases if r.calls_flashinfer_fp4_op]
@@ -254,7 +223,7 @@ def _flashinfer_alone(release: str, evidence: Evidence) -> Statement | None:
     return Statement(text, (table_source(evidence),), False, "flashinfer-alone")
 
 
-def _upgrade_sglang(release: str, case: str, arch: str, measured: dict[str, list[Measurement]],
+def upgrade_sglang(release: str, case: str, arch: str, measured: dict[str, list[Measurement]],
                     evidence: Evidence) -> Statement:
     later = {r: ms for r, ms in measured.items() if version_key(r) > version_key(release)}
     works = fixed_after_last_broken(later)
@@ -292,9 +261,9 @@ def _upgrade_sglang(release: str, case: str, arch: str, measured: dict[str, list
     return Statement(text, tuple(cited), any(m.simulated for m in proof_ms), "upgrade")
 
 
-def _upgrade_flashinfer(release: str, arch: str, evidence: Evidence) -> Statement:
-    public = _measured(evidence, FLASHINFER_CASE, arch, "flashinfer")
-    op = _measured(evidence, FLASHINFER_OP_CASE, arch, "flashinfer")
+def upgrade_flashinfer(release: str, arch: str, evidence: Evidence) -> Statement:
+    public = measured_cells(evidence, FLASHINFER_CASE, arch, "flashinfer")
+    op = measured_cells(evidence, FLASHINFER_OP_CASE, arch, "flashinfer")
     public_fixed = fixed_after_last_broken(public)
     op_fixed = fixed_after_last_broken(op)
     op_traced = [r for r in fixed_after_last_broken(op, traced=True) if not op_fixed or version_key(r) < version_key(op_fixed[0])]
@@ -337,74 +306,6 @@ def _upgrade_flashinfer(release: str, arch: str, evidence: Evidence) -> Statemen
     return Statement(" ".join(parts), tuple(sources), any(m.simulated for m in used), "upgrade")
 
 
-def _switch(release: str, evidence: Evidence) -> Statement:
-    facts = _release(evidence, release)
-    if facts is None:
-        text = (f"The piecewise switch of SGLang {release} was not read: the release table covers "
-                f"{release_range(evidence)}.")
-        return Statement(text, (table_source(evidence),), False, "switch")
-    default, turn_off = sglang_facts.switch_wording(facts.flags)
-    sources = [_release_source(facts)]
-    if facts.flags.default_state == sglang_facts.NOT_SHIPPED:
-        text = f"SGLang {release} has no torch.compile piecewise backend (read from its parser): nothing to turn off."
-        return Statement(text, tuple(sources), False, "switch")
-    scope = evidence.read(PIECEWISE_SCOPE_READ)
-    what = ""
-    if scope is not None:
-        what = (" That turns off the torch.compile'd piecewise CUDA graphs, which SGLang replays for prefill/extend "
-                "batches only; decode CUDA graphs stay on.")
-        sources.append(Source(UPSTREAM, f"{scope.url}: {scope.title}", scope.as_of))
-    if facts.flags.default_state == sglang_facts.ON_BY_DEFAULT and facts.flags.breakable:
-        text = (f"On SGLang {release} piecewise CUDA graphs are {default}; first try passing `{facts.flags.breakable}`, "
-                f"which this release's parser has (read from its wheel): SGLang then captures prefill CUDA graphs with its "
-                f"breakable CUDA graph runner instead of torch.compile, so this trace never runs and the graphs stay. "
-                + (f"The kit has not run it on SM120 or with NVFP4: whether it serves your model there is not measured; "
-                   f"its speed against piecewise off was measured on {evidence.cost.device} with bf16 models "
-                   f"(SGLang {evidence.cost.sglang}, {evidence.cost.date}: the cost statement)."
-                   if evidence.cost is not None and any(e.breakable for e in evidence.cost.effects) else
-                   "The kit has not run it: whether it serves your model and what it costs are not measured.")
-                + f" To run without them, {turn_off}.{what}")
-    else:
-        text = f"On SGLang {release} piecewise CUDA graphs are {default}; to run without them, {turn_off}.{what}"
-    return Statement(text, tuple(sources), False, "switch")
-
-
-def _upstream_claims(evidence: Evidence, phases: tuple[str, ...] = ()) -> tuple[str, tuple[Source, ...]]:
-    """Upstream figures as upstream's claims, each with its link and the date it was read (never the kit's). Pure."""
-    quotes = [q for q in evidence.cost_quotes if not phases or q.phase in phases]
-    text = "; ".join(f"{q.text} ({q.phase}; {q.url}, read {q.as_of})" for q in quotes)
-    return text, tuple(Source(UPSTREAM, q.url, q.as_of) for q in quotes)
-
-
-def cost_statement(evidence: Evidence) -> Statement | None:
-    """What running without piecewise graphs costs: the kit's measurement per model, with the setup's noise and
-    what it was not measured on, then upstream's figures as upstream's claims; else 'not measured'. Pure."""
-    claims, claim_sources = _upstream_claims(evidence)
-    upstream = f" Upstream says, not measured by the kit: {claims}." if claims else ""
-    if evidence.cost is not None:
-        cost = evidence.cost
-        where = (f"{cost.device}{', simulated' if cost.simulated else ''}"
-                 + (f", SGLang {cost.sglang}" if cost.sglang else "") + f", {cost.date}")
-        if cost.effects:
-            prefill = "; ".join(effect_sentence(e) for e in cost.effects)
-            decode = "; ".join(s for e in cost.effects if (s := decode_sentence(e)))
-            startup = "; ".join(s for e in cost.effects if (s := startup_sentence(e)))
-            breakable = "; ".join(s for e in cost.effects if (s := breakable_sentence(e)))
-            text = (f"Measured cost of running without piecewise CUDA graphs ({where}; {models_caveat(cost.effects)}): "
-                    f"prefill/extend: {prefill}." + (f" Decode: {decode}." if decode else "")
-                    + (f" Start-up: {startup}." if startup else "")
-                    + (f" Breakable CUDA graph: {breakable}." if breakable else ""))
-        else:
-            figures = "; ".join(f"{phase}: {figure}" for phase, figure in cost.figures)
-            text = f"Measured cost of running without piecewise CUDA graphs ({where}, {cost.model}): {figures}."
-        return Statement(text + upstream, (Source(MEASUREMENT, cost.source, cost.date), *claim_sources),
-                         cost.simulated, "cost")
-    if not evidence.cost_quotes:
-        return None
-    text = f"Cost of running without piecewise CUDA graphs: not measured by the kit ({COST_FILE} does not exist yet).{upstream}"
-    return Statement(text, claim_sources, False, "cost")
-
-
 def call_path_state(evidence: Evidence, sglang: str | None, arch: str | None) -> tuple[bool | None, str]:
     """What the kit's matrix measured of this SGLang release's compiled call path on this arch family: True (`fixed`,
     its call path ran), False (it fails: traces-but-fails, reproduced, drifted), None (only traced, or not run as
@@ -419,34 +320,6 @@ def call_path_state(evidence: Evidence, sglang: str | None, arch: str | None) ->
     if any(x.verdict in _BROKEN for x in own):
         return False, where
     return (True, where) if any(x.works for x in own) else (None, where)
-
-
-def advise(versions: Versions, arch: str | None, evidence: Evidence) -> Answer:
-    """The answers for this user's versions on this arch, each with its sources. Pure."""
-    family = arch_family(arch)
-    answer = _advise(versions, family, evidence)
-    certificate = certificate_statement(versions.flashinfer, family, evidence) if versions.flashinfer else None
-    return dataclasses.replace(answer, certificate=certificate) if certificate else answer
-
-
-def _advise(versions: Versions, family: str | None, evidence: Evidence) -> Answer:
-    who, axis, case = _user(versions, family)
-    release = getattr(versions, axis) if axis else None
-    measured = _measured(evidence, case, family, axis) if (case and family and axis) else {}
-    state, affected = _affected(who, axis, case, release, family, measured, versions, evidence)
-    answer = Answer(versions, family, case, state, affected)
-    if axis == "sglang" and release:
-        alone = _flashinfer_alone(release, evidence) if state != NOT_AFFECTED else None
-        upgrade = (_upgrade_sglang(release, case, family, measured, evidence)
-                   if case and family and state != NOT_AFFECTED else None)
-        switch = _switch(release, evidence)
-        facts = _release(evidence, release)
-        has_piecewise = facts is not None and facts.flags.default_state != sglang_facts.NOT_SHIPPED
-        cost = cost_statement(evidence) if has_piecewise and state != NOT_AFFECTED else None
-        return dataclasses.replace(answer, flashinfer_alone=alone, upgrade=upgrade, switch=switch, cost=cost)
-    if axis == "flashinfer" and release and family:
-        return dataclasses.replace(answer, upgrade=_upgrade_flashinfer(release, family, evidence))
-    return answer
 
 
 _NAMED_CALLS = 6  # the calls a certificate statement names; the certificate's Markdown lists them all

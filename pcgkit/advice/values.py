@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from pcgkit.e2e.cost import ModelEffect
+from pcgkit.advice.cost import CostTable
 from pcgkit.sglang.releases import ReleaseFacts
 
 SCHEMA = "pcgkit.advice/1"
@@ -165,32 +165,6 @@ class Quote:
 
 
 @dataclasses.dataclass(frozen=True)
-class ModelCost:
-    """One model's own measured cost (the cost file's `per_model`): per-phase lines for that model alone."""
-
-    model: str
-    parameters: int | None
-    arch: str | None  # the GPU family measured on, e.g. "SM90" (never the SM120 the bug is about)
-    figures: tuple[tuple[str, str], ...]  # (phase, one-line figure)
-
-
-@dataclasses.dataclass(frozen=True)
-class CostMeasurement:
-    """The workaround's cost as the kit measured it (fixtures/measurements/piecewise-cost.json)."""
-
-    device: str
-    model: str
-    date: str
-    figures: tuple[tuple[str, str], ...]  # (phase, the file's one-line summary), for a file without per-run data
-    simulated: bool
-    source: str  # the file
-    arch: str | None = None  # "SM90": the family of the GPU the file was measured on (absent in older files)
-    per_model: tuple[ModelCost, ...] = ()  # each model's own lines (absent in older files)
-    effects: tuple[ModelEffect, ...] = ()  # per model, over its runs (pcgkit.e2e.cost.model_effects)
-    sglang: str = ""  # the release the servers ran
-
-
-@dataclasses.dataclass(frozen=True)
 class Mode2Run:
     """One measurement of where mode 2 stops, in one process state (the fp4 JIT spec registered or not)."""
 
@@ -233,10 +207,12 @@ class Evidence:
     reads: tuple[UpstreamRead, ...] = ()
     releases: tuple[ReleaseFacts, ...] = ()  # every SGLang release in range, read from its wheel
     releases_source: str = ""  # the table file
-    cost: CostMeasurement | None = None
     cost_quotes: tuple[Quote, ...] = ()
     mode2: tuple[Mode2Run, ...] = ()  # fixtures/measurements/mode2-condition.json
     unsafe_calls: tuple[UnsafeCall, ...] = ()  # fixtures/certificates/: each whole certificate's JIT-loader set
+    cost_table: CostTable | None = None  # piecewise off against on (pcgkit.advice.cost), from the measurement file
+    breakable_table: CostTable | None = None  # the breakable runner against piecewise off, where measured
+    capture: str = ""  # the start-up line: what piecewise capture takes (pcgkit.advice.cost.capture_line)
 
     def read(self, read_id: str) -> UpstreamRead | None:
         return next((r for r in self.reads if r.id == read_id), None)

@@ -16,6 +16,7 @@ import json
 import os
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
@@ -94,13 +95,20 @@ def render(p: Preflight) -> str:
                      f"{dense.get('linear_method', 'not resolved')}")
     if p.signature is not None:
         lines.append(f"  signature: {p.signature.short()}")
-        lines += [f"    {frame}" for frame in p.signature.frame_chain[-6:]]
-    if p.answer is Answer.WILL_CRASH and (switch := switch_line(probe)):
-        lines.append(f"  to launch without piecewise capture: {switch}")
-    if p.advice:
-        lines.append("  what the kit's measurements say for these versions:")
+        lines += [f"    {frame}" for frame in p.signature.frame_chain[-3:]]
+    if p.advice:  # the kit's one answer (its `turn off:` line is the release's own switch)
+        lines.append("  the kit's answer for this release and launch:")
         lines += [f"    {line}" for line in p.advice.get("lines", ())]
-    return "\n".join(lines)
+    elif p.answer is Answer.WILL_CRASH and (switch := switch_line(probe)):
+        lines.append(f"  to launch without piecewise capture: {switch}")
+    return "\n".join(row for line in lines for row in _wrapped(line))
+
+
+def _wrapped(line: str) -> list[str]:
+    """One line at most 80 columns wide, whole: its indent kept, the rows after the first two further in."""
+    lead = line[: len(line) - len(line.lstrip())]
+    return textwrap.wrap(line.strip(), 80, initial_indent=lead, subsequent_indent=lead + "  ",
+                         break_on_hyphens=False) or [line]
 
 
 def _launch_arguments(args: argparse.Namespace) -> list[str]:
@@ -131,20 +139,27 @@ def interpreter(args: argparse.Namespace) -> str:
 
 
 def advice_for(result: Preflight) -> dict[str, Any] | None:
-    """What the advice model says for the probed versions (the switch for this release, the release measured fixed,
-    the measured cost), each statement with its dated source; only where the launch will crash or is unknown, and
-    not where the release refuses it at model load (no piecewise switch or upgrade changes that GPU's answer)."""
-    if result.answer is Answer.OK or (result.probe.get("load_check") or {}).get("refusal"):
+    """The kit's one answer for the probed versions and this launch's flags (pcgkit.advice: affected, what to pass,
+    the cost, where it is fixed, the safe call), one line per question with its dated sources (pcgkit.advice.render);
+    not where the release refuses the launch at model load (no switch or upgrade changes that GPU's answer)."""
+    if (result.probe.get("load_check") or {}).get("refusal"):
         return None
     from pcgkit.advice import Versions, advise, load_evidence
-    from pcgkit.advice.summary import cite_short
+    from pcgkit.advice.render import answer_lines
 
     versions = result.probe.get("versions") or {}
+    if not versions.get("sglang"):
+        return None
     answer = advise(Versions(sglang=versions.get("sglang"), flashinfer=versions.get("flashinfer-python"),
-                             torch=versions.get("torch")), probe_arch(result), load_evidence())
-    return {**answer.to_dict(), "lines": [f"{s.text} [{cite_short(s)}]" for s in answer.statements()]}
+                             torch=versions.get("torch")), probe_arch(result), load_evidence(),
+                    tuple(result.probe.get("launch") or ()))
+    asked = PREFLIGHT_QUESTIONS if answer.launch_state != answer.state else PREFLIGHT_QUESTIONS[1:]
+    return {**answer.to_dict(), "lines": answer_lines(answer, asked)}
 
 
+# preflight's own verdict says whether this launch crashes: the answer adds what to pass, the cost and the fix (and
+# what the launch's flags change, where they change the release's answer)
+PREFLIGHT_QUESTIONS = ("this launch", "pass first", "turn off", "cost", "fixed in")
 NVFP4_METHOD = "ModelOptFp4LinearMethod"  # what the SGLang-level case (sglang-compile-sm120) measures
 
 

@@ -20,6 +20,7 @@ import json
 import os
 import shlex
 import sys
+import textwrap
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -131,32 +132,25 @@ SCREEN_ROWS, SCREEN_COLUMNS = 24, 80
 
 
 def _fit(line: str) -> str:
-    return line if len(line) <= SCREEN_COLUMNS else line[: SCREEN_COLUMNS - 1] + "…"
+    """A quoted log line at most SCREEN_COLUMNS wide: a longer quote ends in ' [...]' (an elided quote, not a cut
+    sentence of the kit's)."""
+    return line if len(line) <= SCREEN_COLUMNS else line[: SCREEN_COLUMNS - 6].rstrip() + " [...]"
 
 
-def _wrap(text: str, indent: str = "  ", rows: int = 2) -> list[str]:
-    """`text` in at most `rows` lines of SCREEN_COLUMNS, the rest cut with '…'."""
-    words, out, line = text.split(), [], indent
-    for word in words:
-        if line.strip() and len(line) + 1 + len(word) > SCREEN_COLUMNS:
-            out.append(line)
-            line = indent + "  " + word
-        else:
-            line = f"{line} {word}" if line.strip() else indent + word
-    if line.strip():
-        out.append(line)
-    if len(out) > rows:
-        out = out[:rows]
-        out[-1] = out[-1][: SCREEN_COLUMNS - 1] + "…"
-    return out
+def _wrap(text: str, indent: str = "  ") -> list[str]:
+    """`text` wrapped at SCREEN_COLUMNS, whole."""
+    return textwrap.wrap(text, SCREEN_COLUMNS, initial_indent=indent, subsequent_indent=indent + "  ",
+                         break_on_hyphens=False) or [indent]
 
 
 def _head(t: Triage, verbose: bool = False) -> list[str]:
     d = t.diagnosis
     mode = f", {d.mode or 'mode undetermined'}" if d.kind is Kind.KNOWN_BUG else ""
-    out = [_fit(f"== {t.source} ({t.lines} lines)"), _fit(f"diagnosis: {d.kind}{mode} (confidence {d.confidence})")]
-    out += _wrap(d.summary, rows=1000 if verbose else 2)
-    return out + (_wrap(d.compile_safety, rows=1000 if verbose else 3) if d.compile_safety else [])
+    head = f"== {t.source} ({t.lines} lines)"
+    head = head if len(head) <= SCREEN_COLUMNS or verbose else f"== {Path(t.source).name} ({t.lines} lines)"
+    out = [*_wrap(head, ""), f"diagnosis: {d.kind}{mode} (confidence {d.confidence})"]
+    out += _wrap(d.summary)
+    return out + (_wrap(d.compile_safety) if d.compile_safety else [])
 
 
 def _what_to_do(t: Triage) -> list[str]:
@@ -174,7 +168,7 @@ def _what_to_do(t: Triage) -> list[str]:
             out += list(t.switches)[: ACTION_LINES - 1]
     if t.next_steps:
         out.append("next:")
-        out += [line for step in t.next_steps for line in _wrap(step, "    " if step.startswith("  ") else "  ", 3)]
+        out += [line for step in t.next_steps for line in _wrap(step.strip(), "    " if step.startswith("  ") else "  ")]
     return out
 
 
@@ -186,28 +180,29 @@ def _evidence_lines(d: Diagnosis, short: bool = False) -> list[str]:
     return [f"  line {line}: {text}" for line, text in seen]
 
 
+def _screen(top: list[str], tail: list[str], evidence: list[str], notes: list[str], notes_head: str) -> list[str]:
+    """One SCREEN_ROWS screen: the answer whole, then as many evidence lines (at least one) and whole notes as fit,
+    then what --verbose adds. Pure."""
+    room = SCREEN_ROWS - len(top) - len(tail) - 1  # the evidence heading
+    shown = evidence[: max(1, room - min(len(notes), room // 2) - (1 if notes else 0))]
+    left = room - len(shown) - 1
+    shown_notes = notes[:left] if notes and left > 0 else []
+    more = len(evidence) - len(shown) + len(notes) - len(shown_notes)
+    out = top + [f"evidence ({len(shown)} of {len(evidence)} lines; --verbose: {more} more lines):" if more else "evidence:"]
+    out += (shown or ["  (none)"]) + tail
+    return out + ([notes_head, *shown_notes] if shown_notes else [])
+
+
 def render(t: Triage, verbose: bool = False) -> str:
     """Diagnosis, then what to do on the user's release, then the evidence. Default: fits SCREEN_ROWS x
     SCREEN_COLUMNS (evidence and notes cut to fit, `--verbose` says how much more); verbose: everything."""
     d = t.diagnosis
     top = _head(t, verbose) + _what_to_do(t)
-    tail = [_fit(f"piecewise: {d.piecewise} ({d.piecewise_reason})")]
+    tail = _wrap(f"piecewise: {d.piecewise} ({d.piecewise_reason})", "")
     notes = [f"  {m}" for m in d.missing] + [f"  also consistent with {m} (its rule accepts the same text)" for m in d.also]
     if not verbose:
-        evidence = [_fit(line) for line in _evidence_lines(d, short=True)]
-        room = SCREEN_ROWS - len(top) - len(tail) - 1 - (1 if notes else 0)  # less the two headings
-        wanted = min(len(notes), max(1, room // 2))  # what the paste lacks: at most half of what is left
-        shown = evidence[: max(1, room - wanted)]
-        shown_notes = [_fit(n) for n in notes][: max(0, min(wanted, room - len(shown)))]
-        more = len(evidence) - len(shown) + len(notes) - len(shown_notes)
-        out = top + [f"evidence{f' ({len(shown)} of {len(evidence)} lines; --verbose for all)' if len(shown) < len(evidence) else ''}:"]
-        out += shown or ["  (none)"]
-        out += tail
-        if shown_notes:
-            out += ["the paste lacks:" if d.missing else "also:"] + shown_notes
-        if more and len(shown) == len(evidence):
-            out.append(f"(--verbose: {more} more lines)")
-        return "\n".join(out[:SCREEN_ROWS])
+        return "\n".join(_screen(top, tail, [_fit(line) for line in _evidence_lines(d, short=True)],
+                                  [row for n in notes for row in _wrap(n.strip())], "the paste lacks:" if d.missing else "also:"))
     out = top + ["evidence:"] + (_evidence_lines(d) or ["  (none)"]) + tail
     if d.survived:
         out.append("survived in the paste: " + ", ".join(d.survived))
@@ -219,12 +214,13 @@ def render(t: Triage, verbose: bool = False) -> str:
         out += [f"placed with FlashInfer's source ({t.placed_with}):"] + [f"  {x}" for x in d.inferred]
     out.append("facts: " + ("; ".join(f"{f.name}={f.value} (line {f.line}, {f.how})" for f in t.facts) or "none in the log"))
     if t.personal is not None:
-        out += ["the advice model's statements for your release:"] + [f"  {s}" for s in t.personal.full]
+        out += ["the answer for your release, each statement whole:"] + [f"  {s}" for s in t.personal.full]
     if t.advice is not None:
         a = t.advice
-        out += ["turn piecewise off, per release:"] + [f"  {w}" for w in a.workaround]
+        if t.personal is None:  # with a release, the answer's statements above say these once
+            out += ["turn piecewise off, per release:"] + [f"  {w}" for w in a.workaround]
+            out += [f"cost: {a.cost}", "fixed in:"] + [f"  {f}" for f in a.fixed_in]
         out += [f"certificate: {c}" for c in a.compile_safety]
-        out += [f"cost: {a.cost}", "fixed in:"] + [f"  {f}" for f in a.fixed_in]
         out += ["dead ends (measured by the kit):"] + [f"  {x}" for x in a.dead_ends]
         out += list(a.matrix) + ["upstream:"] + [f"  {link}" for link in a.links]
     if t.maintainer_steps:

@@ -84,7 +84,7 @@ def sidecar_script(cell_index: int, evidence: dict) -> str:
 
 def _advice_statements(upstream: Upstream) -> tuple:
     """Where it is fixed, mode 2's condition and the workaround's cost, from the advice model (each sourced)."""
-    from pcgkit.advice.model import cost_statement
+    from pcgkit.advice import cost_statement
     from pcgkit.advice.summary import mode2_condition, where_fixed
 
     evidence = upstream.evidence

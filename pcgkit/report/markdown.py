@@ -114,7 +114,7 @@ def _statement_line(statement) -> str:
 
 
 def render_upstream(report: CompatReport, upstream: Upstream) -> list[str]:
-    from pcgkit.advice.model import cost_statement
+    from pcgkit.advice import cost_statement
     from pcgkit.advice.summary import mode2_condition, where_fixed
 
     lines: list[str] = []

@@ -7,7 +7,9 @@ typed by hand:
   and the flag that turns it off;
 - whether it registers its own FP4 quantize op (`op_name="flashinfer_fp4_quantize"`, the change
   that makes SGLang's dense NVFP4 call traceable) and whether anything in it calls FlashInfer's
-  `torch.ops.flashinfer.fp4_quantize` (it matters for "does upgrading FlashInfer alone help?").
+  `torch.ops.flashinfer.fp4_quantize` (it matters for "does upgrading FlashInfer alone help?");
+- which runner its piecewise/prefill capture builds and what the breakable runner refuses
+  (pcgkit.sglang.runners: `ReleaseFacts.runners`, each finding with its file:line in the wheel).
 
 The table lives in fixtures/sglang_releases.json, written by `bin/pcgkit lab read-releases`, which
 downloads each wheel with `pip download --no-deps` into a cache folder outside the checkout.
@@ -24,6 +26,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from pcgkit.sglang.facts import PiecewiseFlags, flags_from_source, prefill_default_from_source
+from pcgkit.sglang.runners import RunnerFacts, runner_facts_from_texts
 
 TABLE_FILE = "sglang_releases.json"
 TABLE_SCHEMA = "pcgkit.sglang-releases/1"
@@ -49,6 +52,7 @@ class ReleaseFacts:
     # The flags the release's own message names when piecewise capture fails (its `*_CAPTURE_FAILED_MSG`
     # constants), e.g. 0.5.10-0.5.13.post1 print "add --disable-piecewise-cuda-graph to your launch command".
     capture_failure_flags: tuple[str, ...] = ()
+    runners: RunnerFacts | None = None  # None: a table written before the runner facts were read
 
     @property
     def prints_switch_on_failure(self) -> bool:
@@ -58,13 +62,15 @@ class ReleaseFacts:
     def to_dict(self) -> dict:
         return {"sglang": self.sglang, "flags": self.flags.to_dict(), "registers_own_fp4_op": self.registers_own_fp4_op,
                 "calls_flashinfer_fp4_op": list(self.calls_flashinfer_fp4_op), "wheel": self.wheel,
-                "read_on": self.read_on, "capture_failure_flags": list(self.capture_failure_flags)}
+                "read_on": self.read_on, "capture_failure_flags": list(self.capture_failure_flags),
+                "runners": self.runners.to_dict() if self.runners else None}
 
     @classmethod
     def from_dict(cls, data: dict) -> ReleaseFacts:
         return cls(str(data["sglang"]), PiecewiseFlags.from_dict(data["flags"]), bool(data["registers_own_fp4_op"]),
                    tuple(data.get("calls_flashinfer_fp4_op", ())), str(data["wheel"]), str(data["read_on"]),
-                   tuple(data.get("capture_failure_flags", ())))
+                   tuple(data.get("capture_failure_flags", ())),
+                   RunnerFacts.from_dict(data["runners"]) if data.get("runners") else None)
 
 
 _FAILED_MSG = re.compile(r"^\w*(?:PIECEWISE|PREFILL)\w*CAPTURE_FAILED_MSG\s*=\s*\((.*?)^\)", re.S | re.M)
@@ -86,7 +92,8 @@ def release_facts_from_texts(sglang: str, texts: dict[str, str], wheel: str, rea
     flags = flags_from_source(parser, sglang, prefill_default, origin=f"the release wheel {wheel}")
     own = any(OWN_OP.search(text) for text in texts.values())
     calls = tuple(sorted(name for name, text in texts.items() if FLASHINFER_OP_CALL in text))
-    return ReleaseFacts(sglang, flags, own, calls, wheel, read_on, capture_failure_flags(texts))
+    return ReleaseFacts(sglang, flags, own, calls, wheel, read_on, capture_failure_flags(texts),
+                        runner_facts_from_texts(texts))
 
 
 def read_wheel(path: Path, sglang: str, read_on: str) -> ReleaseFacts:
@@ -120,6 +127,16 @@ def parse_table(data: dict, source: str = TABLE_FILE) -> tuple[ReleaseFacts, ...
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{source}: a release row is malformed: {exc}") from exc
     return tuple(sorted(facts, key=lambda f: version_key(f.sglang)))
+
+
+def runner_facts(table: tuple[ReleaseFacts, ...], sglang: str) -> tuple[RunnerFacts | None, str]:
+    """(that release's runner facts or None, where they were read: wheel and date, or why there are none). Pure."""
+    row = next((r for r in table if r.sglang == sglang), None)
+    if row is None:
+        return None, f"sglang {sglang} is not in fixtures/{TABLE_FILE} (`bin/pcgkit lab read-releases` reads it)"
+    if row.runners is None:
+        return None, f"fixtures/{TABLE_FILE} has no runner facts for sglang {sglang} (read {row.read_on})"
+    return row.runners, f"{row.wheel}, read {row.read_on} (fixtures/{TABLE_FILE})"
 
 
 def download_argv(pip: list[str], release: str, dest: Path) -> list[str]:

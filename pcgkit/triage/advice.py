@@ -1,7 +1,7 @@
 """What to do about a diagnosis, from the kit's data only (no advice typed in code).
 
-- the advice model (pcgkit.advice: measured cells, dated upstream reads, every SGLang release's own
-  piecewise switch read from its wheel, the measured cost): every sentence about upstream, with its source;
+- the one answer (pcgkit.advice.advise, rendered by pcgkit.advice.render: measured cells, dated upstream reads, every
+  SGLang release's own switch read from its wheel, the measured cost): every sentence about upstream, with its source;
 - fixtures/upstream.toml: the projects (which cases each one's code breaks) and the measured dead ends;
 - fixtures/matrix_snapshot.json: the kit's newest matrix, verdicts per version (simulated: said);
 - the case catalog's view (CatalogView: its modes, which export, each dead end's workaround wording),
@@ -19,6 +19,7 @@ import tomllib
 from pcgkit import resources
 from pcgkit.advice import CompileSafety, Evidence, Statement, Versions, compile_unsafe, cost_statement, load_evidence
 from pcgkit.advice import advise as advise_versions
+from pcgkit.advice.render import off_words, pass_words, tag
 from pcgkit.advice.summary import cite_short, upstream_states, where_fixed
 from pcgkit.advice.values import UpstreamRead
 from pcgkit.sglang import facts as sglang_facts
@@ -75,7 +76,7 @@ def switch_for(evidence: Evidence, sglang: str | None) -> list[str]:
     if sglang:
         answer = advise_versions(Versions(sglang=sglang), "sm120", evidence)
         if answer.switch is not None:
-            return [cite(answer.switch)]
+            return [f"SGLang {sglang}: pass first {pass_words(answer)}; turn off: {off_words(answer)}{tag(answer.switch)}"]
     rows = sglang_facts.switch_rows(r.flags for r in evidence.releases)
     where = f" [{evidence.releases_source}]" if evidence.releases_source else ""
     return [f"SGLang {_span(row.releases)}: piecewise {row.default}; {row.turn_off}{where}" for row in rows]

@@ -3,7 +3,7 @@
 `pcgkit triage` answers offline, so it reads this snapshot of the kit's newest matrix, never a
 report folder. Regenerate after a new matrix run:
 
-    python -m pcgkit.triage.snapshot reports/samples/matrix-2026-12-01/compat.json fixtures/matrix_snapshot.json
+    python -m lab.triage.snapshot reports/samples/matrix-2026-12-01/compat.json fixtures/matrix_snapshot.json
 
 `snapshot()` is pure (compat dict in, snapshot dict out); only main() reads and writes files.
 """
@@ -57,7 +57,7 @@ def snapshot(compat: dict, source: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2:
-        print("usage: python -m pcgkit.triage.snapshot COMPAT_JSON OUT_JSON", file=sys.stderr)
+        print("usage: python -m lab.triage.snapshot COMPAT_JSON OUT_JSON", file=sys.stderr)
         return 2
     compat_path, out = Path(args[0]), Path(args[1])
     data = snapshot(json.loads(compat_path.read_text()), source=str(compat_path))
