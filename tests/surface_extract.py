@@ -4,8 +4,8 @@ branch's tests/test_surfaces_agree.py and the answer model's tests/test_agreemen
 Questions use the answer model's labels (pcgkit.advice.render.QUESTIONS): "affected" ("yes" / "no" / "unknown"),
 "fixed in" (the first SGLang release measured fixed, or ""), "safe call" (the status the page gives
 torch.ops.flashinfer.fp4_quantize for a FlashInfer release: "compile-safe", "traces-but-fails", "not-judged", ...).
-- extract_compat_md(text, release): compat.md (its SGLang section and verdict grid; the grid may be in the sidecar:
-  pass compat.md + compat-cells.md joined);
+- extract_compat_md(text, release): compat.md (its SGLang section, its per-release "what to pass" table: "pass first",
+  "turn off", and its verdict grid; the grid may be in the sidecar: pass compat.md + compat-cells.md joined);
 - extract_issue_draft(text, release): the SGLang issue draft, above its fold;
 - extract_dashboard(html, release): the dashboard's answers table and grid;
 - extract_certificate_page(html, flashinfer, arch="sm120"): the certificate page's row of the op.
@@ -51,7 +51,13 @@ def extract_compat_md(text: str, release: str) -> dict[str, str]:
         if head and row.startswith("| `") and len(cells) > column and cells[1] == release:
             symbols.add(cells[column][:1])
     affected = "yes" if "✗" in symbols else "no" if "✓" in symbols else "unknown"
-    return {"affected": affected, "fixed in": fixed[1] if fixed else ""}
+    said = {"affected": affected, "fixed in": fixed[1] if fixed else ""}
+    for row in text.split("**What to pass, per SGLang release**", 1)[-1].splitlines()[3:]:
+        cells = [c.strip() for c in row.strip("|").split("|")] if row.startswith("| ") else []
+        if len(cells) == 3 and _in(release, cells[0].split(" (")[0].replace("–", "-")):
+            said.update({"pass first": cells[1], "turn off": cells[2]})
+            break
+    return said
 
 
 def extract_issue_draft(text: str, release: str) -> dict[str, str]:

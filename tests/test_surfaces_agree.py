@@ -96,3 +96,15 @@ def test_the_committed_certificate_page_and_compat_md_say_it_too():
     page = (SAMPLE / "certificate.html").read_text()
     assert extract_certificate_page(page, "0.6.12")["safe call"] == "traces-but-fails"
     assert extract_certificate_page(page, "0.7.2.post1")["safe call"] == "not-judged"
+
+
+@pytest.mark.parametrize("release", _releases())
+def test_compat_md_says_what_the_answer_model_says_to_pass(site, release):
+    """compat.md's per-release table gives the answer model's 'pass first' and 'turn off' for every release (it had
+    composed its own table, headed 'not run by the kit; cost not measured' beside measured breakable figures)."""
+    from pcgkit.advice import Versions, advise, load_evidence, render
+
+    answer = advise(Versions(sglang=release), "sm120", load_evidence())
+    said = extract_compat_md(site["compat"], release)
+    assert (said.get("pass first"), said.get("turn off")) == (render.pass_words(answer), render.off_words(answer)), release
+    assert "cost not measured" not in site["compat"]

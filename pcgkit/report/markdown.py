@@ -23,7 +23,6 @@ from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.report.sweep_section import is_sweep_case, render_sweep_section
 from pcgkit.report.upstream import Upstream
 from pcgkit.report.wording import axis_name, describe, evidence_label, fixed_from, not_judged, traced_only
-from pcgkit.sglang.facts import KEEP_GRAPHS_HEADING
 from pcgkit.util.sanitize import md_cell, md_code
 from pcgkit.values.axes import GRID_AXES
 from pcgkit.values.runcheck import says_call_path_ran
@@ -96,15 +95,37 @@ def _measured_here(report: CompatReport, link, axis: str) -> str:
     return " " + "; ".join(parts) + "."
 
 
-def _switch_table(upstream: Upstream) -> list[str]:
-    """Every SGLang release in range, one row per run of identical switches, every release named."""
-    if not upstream.switches:
+def release_table(answers: Sequence, in_range: Sequence[str]) -> list[str]:
+    """The one answer per SGLang release (pcgkit.advice.every_release), one row per run of consecutive releases that
+    read the same, rendered by the answer model's own row template (pcgkit.advice.render.release_row). Pure."""
+    from pcgkit.advice import render
+    from pcgkit.util.ranges import measured_ranges
+
+    groups: list[list] = []
+    for answer in answers:
+        if groups and render.release_row([groups[-1][0]], "") == render.release_row([answer], ""):
+            groups[-1].append(answer)
+        else:
+            groups.append([answer])
+    return [*render.RELEASE_HEAD, *(render.release_row(group, measured_ranges(
+        tuple(in_range), tuple(a.versions.sglang or "?" for a in group))) for group in groups)]
+
+
+def _answer_table(report: CompatReport, upstream: Upstream) -> list[str]:
+    """What to pass per SGLang release, from the answer model (not composed here), and where the rest is."""
+    from pcgkit.advice import every_release, render
+
+    evidence = upstream.evidence
+    if not evidence.releases:
         return []
-    lines = ["", f"**Piecewise CUDA graph switch per release** (read from each release's own wheel, "
-             f"{md_code(upstream.evidence.releases_source or 'fixtures/sglang_releases.json')}):", "",
-             f"| SGLang releases | piecewise CUDA graphs | {KEEP_GRAPHS_HEADING} | to run without them |", "|---|---|---|---|"]
-    return lines + [f"| {md(', '.join(s.releases))} | {md(s.default)} | {s.keep_graphs.replace('|', chr(92) + '|')} | "
-                    f"{s.turn_off.replace('|', chr(92) + '|')} |" for s in upstream.switches]
+    answers = every_release(evidence, "sm120")
+    read = max((r.read_on for r in evidence.releases), default="never")
+    lines = ["", f"**What to pass, per SGLang release** (the kit's one answer, `pcgkit.advice`; flags read from each "
+             f"release's wheel, {md_code(evidence.releases_source or 'fixtures/sglang_releases.json')}, {read}; "
+             "affected from the matrix cells; the cost and every release's whole answer: docs/answers.md):", "",
+             *release_table(answers, report.releases.get("sglang", ()) or tuple(a.versions.sglang or "" for a in answers))]
+    runners = [f"- {a.runner.text}{render.tag(a.runner)}" for a in answers if a.runner is not None]
+    return lines + ([""] + runners if runners else [])
 
 
 def _statement_line(statement) -> str:
@@ -140,7 +161,7 @@ def render_upstream(report: CompatReport, upstream: Upstream) -> list[str]:
         if project.id == "flashinfer" and (mode2 := mode2_condition(evidence, report)) is not None:
             lines += ["", "**Mode 2 (where the trace stops once get_cuda_version is patched):**", _statement_line(mode2)]
         if project.id == "sglang":
-            lines += _switch_table(upstream)
+            lines += _answer_table(report, upstream)
             cost = cost_statement(evidence)
             if cost is not None:
                 lines += ["", "**Cost of running without piecewise CUDA graphs:**", _statement_line(cost)]
