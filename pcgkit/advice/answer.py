@@ -44,7 +44,6 @@ class Answer:
     case: str | None  # the case that matters to this user
     state: str  # affected? AFFECTED | NOT_AFFECTED | UNKNOWN, for the release as it starts by default
     affected: Statement
-    flashinfer_alone: Statement | None = None  # SGLang users: why a FlashInfer upgrade does not reach it
     upgrade: Statement | None = None  # fixed where: the upgrade that fixes it, measured
     switch: Statement | None = None  # what to pass: the release's own flags, read from its wheel
     cost: Statement | None = None  # what turning piecewise off costs, in one sentence (the table: COST_PAGE)
@@ -63,7 +62,7 @@ class Answer:
     def statements(self) -> tuple[Statement, ...]:
         """All statements, in reading order."""
         return tuple(s for s in (self.affected, self.launch, self.switch, self.runner, self.cost, self.first_try_cost,
-                                 self.upgrade, self.safe_call, self.flashinfer_alone, self.certificate) if s)
+                                 self.upgrade, self.safe_call, self.certificate) if s)
 
     @property
     def simulated(self) -> bool:
@@ -210,6 +209,8 @@ def _safe_call(evidence: Evidence, release: str | None, arch: str) -> Statement 
                    if public and not m.fixed_after_last_broken(public) else "")
     if release and facts is not None:
         text += (f"; SGLang {release} calls it." if calls else
+                 f"; SGLang {release} quantizes through its own registered op (`flashinfer_fp4_quantize`), not "
+                 f"FlashInfer's." if facts.registers_own_fp4_op else
                  f"; SGLang {release} calls the public `flashinfer.fp4_quantize`{untraceable}: upgrading FlashInfer "
                  f"alone does not help.")
     else:
@@ -272,7 +273,6 @@ def advise(versions: Versions, arch: str | None, evidence: Evidence, flags: tupl
     return dataclasses.replace(
         answer, switch=switch, first_try=first, turn_off=off, runner=runner, upgrade=upgrade,
         turn_on=facts.flags.enable if facts.flags.default_state == sglang_facts.OPT_IN else None,
-        flashinfer_alone=m.flashinfer_alone(release, evidence) if state != NOT_AFFECTED else None,
         cost=cost_statement(evidence) if off and state != NOT_AFFECTED else None, first_try_cost=_first_try_cost(evidence, release, first, runner),
         launch=launch[1] if launch else None, launch_state=launch[0] if launch else None)
 
