@@ -139,7 +139,7 @@ def runner_lines(answers: tuple[advice.Answer, ...]) -> list[str]:
 
 def statement_lines(statements) -> list[str]:
     """One line per statement, its sources and dates in brackets. Pure."""
-    return [f"{s.text} [{summary.cite_short(s)}]" for s in statements]
+    return [f"{s.text} [{s.cite_short()}]" for s in statements]
 
 
 def fixed_in_lines(evidence: advice.Evidence) -> list[str]:

@@ -55,7 +55,7 @@ def test_sglang_user_upgrades_sglang_not_flashinfer():
     assert answer.state == AFFECTED and answer.case == SM120_CASE
     assert "Upgrade SGLang to 0.5.12" in answer.upgrade.text
     assert "s-0.5.12" in answer.upgrade.sources[0].ref and answer.upgrade.simulated
-    assert "FlashInfer alone does not reach it" in answer.flashinfer_alone.text
+    assert "upgrading FlashInfer alone does not help" in answer.safe_call.text
     assert "0.5.13" in answer.upgrade.text and "not measured in that range" in answer.upgrade.text
 
 
@@ -80,16 +80,21 @@ def test_switch_is_read_for_the_users_own_release():
 
 
 def test_release_outside_the_table_says_not_read():
-    """A release the table does not hold gets no invented switch."""
+    """A release the table does not hold gets no invented switch, and the input check names the table it would come from."""
+    from pcgkit.advice import UnknownInput, check_input
+
     answer = advise(Versions(sglang="0.6.0"), "sm120", EVIDENCE)
-    assert "was not read" in answer.switch.text
+    assert answer.switch is None and answer.first_try is None and answer.turn_off is None
+    with pytest.raises(UnknownInput, match="fixtures/sglang_releases.json"):
+        check_input(EVIDENCE, Versions(sglang="0.6.0"))
 
 
 def test_not_shipped_release_has_nothing_to_turn_off():
     """A release without a torch.compile piecewise backend says so, and carries no cost statement."""
     evidence = Evidence(EVIDENCE.measurements, releases=(_release("0.5.22", NOT_SHIPPED),), releases_source="t")
     answer = advise(Versions(sglang="0.5.22"), "sm120", evidence)
-    assert "nothing to turn off" in answer.switch.text and answer.cost is None
+    assert "no torch.compile piecewise backend" in answer.switch.text and answer.cost is None
+    assert answer.turn_off is None and answer.first_try is None
 
 
 def test_flashinfer_user_must_switch_to_the_op():
@@ -101,27 +106,27 @@ def test_flashinfer_user_must_switch_to_the_op():
 
 
 def test_cost_is_not_measured_until_the_file_exists():
-    """Without the measurement file the cost says 'not measured' and shows upstream only as quotes with links."""
+    """Without the measurement file nothing states a cost (no figure of upstream's is offered as the kit's)."""
+    from pcgkit.advice import cost_statement
     from pcgkit.advice.values import Quote
 
     evidence = Evidence(EVIDENCE.measurements, releases=EVIDENCE.releases, releases_source="t",
                         cost_quotes=(Quote("a figure", "https://example.org/pr/1", "prefill/extend", "2026-12-01"),))
     answer = advise(Versions(sglang="0.5.11"), "sm120", evidence)
-    assert "not measured by the kit" in answer.cost.text and "prefill/extend" in answer.cost.text
-    assert "Upstream says, not measured by the kit: a figure" in answer.cost.text
-    assert answer.cost.sources[0].kind == "upstream"
+    assert answer.cost is None and cost_statement(evidence) is None
 
 
 def test_measured_cost_replaces_quotes():
-    """Once the cost file exists its device, model, date and per-phase figures are the statement (a file without
-    per-run data falls back to its one-line summaries)."""
-    cost = parse_cost({"schema": "pcgkit.piecewise-cost/1", "device": "NVIDIA H200", "model": "tiny llama 2x256",
-                       "date": "2026-12-01T23:00:00Z", "phases": {"prefill/extend": {"summary": "TTFT +12%"},
-                                                                  "decode": {"summary": "no change"}}})
-    evidence = Evidence(EVIDENCE.measurements, releases=EVIDENCE.releases, releases_source="t", cost=cost)
+    """Once the cost file exists its worst figure, device, release and date are the statement, cited to the file."""
+    doc = {"schema": "pcgkit.piecewise-cost/1", "device": "NVIDIA H200 (SM90)", "model": "m", "date": "2026-12-01T23:00Z",
+           "versions": {"sglang": "0.5.12"}, "phases": {"prefill/extend": {"figures": [
+               {"prompt_tokens": 128, "on": 10.0, "off": 12.0}]}, "decode": {"figures": []}}}
+    table, breakable, _ = parse_cost(doc)
+    evidence = dataclasses.replace(EVIDENCE, cost_table=table, breakable_table=breakable)
     answer = advise(Versions(sglang="0.5.11"), "sm120", evidence)
-    assert "NVIDIA H200" in answer.cost.text and "prefill/extend: TTFT +12%" in answer.cost.text
+    assert "20 % slower with piecewise off" in answer.cost.text and "NVIDIA H200" in answer.cost.text
     assert answer.cost.sources[0].kind == "measurement" and answer.cost.sources[0].as_of == "2026-12-01"
+    assert breakable is None  # no breakable figures in this file: no breakable table
 
 
 def test_unknown_arch_answers_per_measured_arch():
@@ -204,7 +209,7 @@ def test_committed_evidence_every_statement_is_sourced_and_dated():
 def test_to_dict_is_json_with_schema():
     """The answer serialises to JSON with the agreed schema id."""
     data = advise(Versions(sglang="0.5.11"), "sm120", load_evidence()).to_dict()
-    assert data["schema"] == "pcgkit.advice/1" and json.loads(json.dumps(data)) == data
+    assert data["schema"] == "pcgkit.advice/2" and json.loads(json.dumps(data)) == data
 
 
 def test_advice_imports_without_torch_flashinfer_or_sglang():

@@ -56,32 +56,33 @@ def test_generated_blocks_match_the_data():
 
 
 def test_readme_box_gives_each_releases_switch_from_its_wheel():
-    """For every SGLang release in range, the README box names the switch its own wheel's parser has."""
-    from pcgkit.advice import load_evidence
+    """For every affected SGLang release in range, the README box names what its own wheel's parser has: the off
+    switch where piecewise is on by default, the enable switch (not to pass) where it is opt-in."""
+    from pcgkit.advice import every_release, load_evidence
 
     box = README.read_text().split("<!-- generated:have-this-bug -->")[1].split("<!-- /generated:have-this-bug -->")[0]
-    for release in load_evidence().releases:
-        flags = release.flags
-        expected = flags.disable if flags.default_state == ON_BY_DEFAULT else flags.enable
+    for answer in every_release(load_evidence()):
+        if answer.state == "not affected":
+            continue
+        expected = answer.turn_off or answer.turn_on
         if expected:
-            assert f"`{expected}`" in box, (release.sglang, expected)
-    assert "bin/pcgkit triage" in box
-    assert "_thread.allocate_lock" in box and "torch.compiler.disable()" in box
+            assert f"`{expected}`" in box, (answer.versions.sglang, expected)
+    assert "bin/pcgkit triage" in box and "docs/answers.md" in box
 
 
-def test_box_states_where_it_is_fixed_from_the_advice_model():
-    """The README box carries the advice model's where-fixed statements, each with its dated sources; no folklore."""
+def test_answers_page_states_where_it_is_fixed_from_the_advice_model():
+    """docs/answers.md carries the advice model's where-fixed statements, each with its dated sources; the box says
+    where it is fixed in one line, cited."""
     from pcgkit.advice import load_evidence
     from pcgkit.advice.summary import where_fixed
 
-    box = README.read_text().split("<!-- generated:have-this-bug -->")[1].split("<!-- /generated:have-this-bug -->")[0]
+    page = (ROOT / "docs" / "answers.md").read_text()
     statements = where_fixed(load_evidence())
     assert statements
     for statement in statements:
-        assert statement.text in box
-    # the cost is the kit's own measurement (issue 26), cited with its file and date; never folklore
-    assert "[fixtures/measurements/piecewise-cost.json, 2026-12-05" in box
-    assert "2-3x" not in box.split("Upstream says, not measured by the kit:")[0]  # upstream's figure only as its claim
+        assert statement.text in page
+    assert "[measured 2026-12-05]" in README.read_text()  # the cost line, cited with its measurement's date
+    assert "2-3x" not in page.split("Upstream says, not measured by the kit:")[0]  # upstream's figure only as its claim
 
 
 def test_upstream_renderers_follow_the_evidence():
@@ -99,7 +100,7 @@ def test_upstream_renderers_follow_the_evidence():
     assert "untraceable on every measured release (0.6.3 through 0.6.12)" in line
     assert "on 0.6.12 it traced, its call path not yet run by the kit" in line  # a `fixed` from before the run rule
     assert "flashinfer#3081 as of 2026-12-01" in line and line.endswith("simulated]")
-    assert gen.cost_line(evidence) == ""
+    assert gen.cost_line(evidence) == "not measured"
     assert gen.known_threads(evidence) == [
         "[flashinfer#3081](https://github.com/flashinfer-ai/flashinfer/pull/3081) custom op: merged 2026-05-22, "
         "first released in 0.6.12 (as of 2026-12-01)"]
@@ -109,7 +110,7 @@ def test_upstream_renderers_follow_the_evidence():
 def test_stale_block_is_reported(tmp_path, monkeypatch):
     """--check's engine notices a hand edit inside a generated block (so the test above can fail)."""
     gen = _gen_facts()
-    text = README.read_text().replace("| opt-in |", "| on by default |", 1)
+    text = README.read_text().replace("| yes |", "| no |", 1)
     new, missing = gen.fill(text, gen.blocks()["README.md"])
     assert missing == [] and new != text and new == README.read_text()
 

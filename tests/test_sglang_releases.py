@@ -113,18 +113,22 @@ def test_breakable_switch_is_read_from_the_wheel_text():
 
 
 def test_breakable_offered_first_exactly_where_the_release_has_it_and_needs_it():
-    """The advice offers the breakable runner first only where torch.compile piecewise is on by default and the
-    wheel has a breakable switch: `--enable-breakable-cuda-graph` on 0.5.11-0.5.13.post1, the backend choice on
-    0.5.14; never on 0.5.10 (no switch) nor where piecewise is opt-in or gone; always with 'not measured'."""
+    """The answer offers the breakable runner first only where torch.compile piecewise is on by default, the wheel has a
+    breakable switch and the release is not measured fixed: on SM120 only 0.5.11 (0.5.12+ measured not affected);
+    with the architecture unknown, `--enable-breakable-cuda-graph` on 0.5.11-0.5.13.post1 and the backend choice on
+    0.5.14; never on 0.5.10 (no switch) nor where piecewise is opt-in or gone; always said not run on SM120/NVFP4."""
     from pcgkit.advice import Versions, advise
 
     evidence = load_evidence()
-    offered = {}
-    for release in evidence.releases:
-        switch = advise(Versions(sglang=release.sglang), "sm120", evidence).switch
-        if "first try passing" in switch.text:
-            offered[release.sglang] = switch.text
-            assert "not measured" in switch.text and switch.text.index("first try") < switch.text.index("To run without")
-    assert sorted(offered) == ["0.5.11", "0.5.12", "0.5.12.post1", "0.5.13", "0.5.13.post1", "0.5.14"]
-    assert all("`--enable-breakable-cuda-graph`" in offered[r] for r in offered if r != "0.5.14")
-    assert "`--cuda-graph-backend-prefill=breakable`" in offered["0.5.14"]
+    for arch, expected in (("sm120", ["0.5.11"]),
+                           (None, ["0.5.11", "0.5.12", "0.5.12.post1", "0.5.13", "0.5.13.post1", "0.5.14"])):
+        offered = {}
+        for release in evidence.releases:
+            answer = advise(Versions(sglang=release.sglang), arch, evidence)
+            if answer.first_try:
+                offered[release.sglang] = answer.first_try
+                assert f"First try `{answer.first_try}`" in answer.switch.text
+                assert "has not run it on SM120 or with NVFP4" in answer.switch.text
+        assert sorted(offered) == expected, arch
+    assert offered["0.5.14"] == "--cuda-graph-backend-prefill=breakable"
+    assert all(offered[r] == "--enable-breakable-cuda-graph" for r in offered if r != "0.5.14")

@@ -8,12 +8,29 @@ import sys
 from pathlib import Path
 
 from pcgkit import resources
+from pcgkit.advice.load import MODE2_FILE, MODE2_SCHEMA
 from pcgkit.errors import UsageError
 from pcgkit.util import atomic
 
 
+def mode2_record(results: dict, source: str) -> dict:
+    """The mode-2 condition file's content from a pcgkit results file (`bin/pcgkit lab record-mode2`). Pure.
+
+    Keeps, per mode2 result that measured both process states (evidence `jit_spec_condition`), its
+    versions, device and the two stop locations; ValueError when the results hold none.
+    """
+    kept = [{"versions": {k: v for k, v in r.get("versions", {}).items() if v}, "device": r["device"].get("label", ""),
+             "simulated": bool(r.get("simulated")), "verdict": r.get("verdict"),
+             "jit_spec_condition": r["evidence"]["jit_spec_condition"]}
+            for r in results.get("results", ())
+            if r.get("mode") == "mode2" and "registered" in (r.get("evidence") or {}).get("jit_spec_condition", {})]
+    if not kept:
+        raise ValueError(f"{source}: no mode2 result measured both ways (evidence jit_spec_condition); run the mode2 case")
+    return {"schema": MODE2_SCHEMA, "date": str(results.get("created", ""))[:10], "source": source, "results": kept}
+
+
+
 def _record_mode2(args: argparse.Namespace) -> int:
-    from pcgkit.advice.load import MODE2_FILE, mode2_record
 
     results = atomic.read_json_object(Path(args.results), "results file")
     try:

@@ -44,7 +44,6 @@ class Answer:
     case: str | None  # the case that matters to this user
     state: str  # affected? AFFECTED | NOT_AFFECTED | UNKNOWN, for the release as it starts by default
     affected: Statement
-    flashinfer_alone: Statement | None = None  # SGLang users: why a FlashInfer upgrade does not reach it
     upgrade: Statement | None = None  # fixed where: the upgrade that fixes it, measured
     switch: Statement | None = None  # what to pass: the release's own flags, read from its wheel
     cost: Statement | None = None  # what turning piecewise off costs, in one sentence (the table: COST_PAGE)
@@ -63,7 +62,7 @@ class Answer:
     def statements(self) -> tuple[Statement, ...]:
         """All statements, in reading order."""
         return tuple(s for s in (self.affected, self.launch, self.switch, self.runner, self.cost, self.first_try_cost,
-                                 self.upgrade, self.safe_call, self.flashinfer_alone, self.certificate) if s)
+                                 self.upgrade, self.safe_call, self.certificate) if s)
 
     @property
     def simulated(self) -> bool:
@@ -122,22 +121,27 @@ def _release_flags(facts: ReleaseFacts) -> set[str]:
 
 # --- the pieces -----------------------------------------------------------------------------------
 
-def _switch(facts: ReleaseFacts) -> tuple[str | None, str | None, Statement]:
-    """(first try, turn off, the statement) from the release's own parser (turn_on: pcgkit.sglang.facts). Pure."""
+def _switch(facts: ReleaseFacts, state: str) -> tuple[str | None, str | None, Statement]:
+    """(first try, turn off, the statement) from the release's own parser; nothing to try first where the release is
+    measured not affected. Pure."""
     flags = facts.flags
     source = m.release_source(facts)
     on = flags.default_state == sglang_facts.ON_BY_DEFAULT
-    first = flags.breakable if on and flags.breakable else None
+    first = flags.breakable if on and flags.breakable and state != NOT_AFFECTED else None
     off = flags.disable if on else None
     default, turn_off = sglang_facts.switch_wording(flags)
     if flags.default_state == sglang_facts.NOT_SHIPPED:
         text = f"SGLang {facts.sglang} has no torch.compile piecewise backend (read from its parser): nothing to pass."
     elif not on:
         text = f"On SGLang {facts.sglang} piecewise CUDA graphs are {default}: {turn_off}."
+    elif state == NOT_AFFECTED:
+        text = (f"On SGLang {facts.sglang} piecewise CUDA graphs are on by default and the release is measured not "
+                f"affected: nothing to pass. To run without them anyway, pass `{off}`.")
     elif first:
         text = (f"On SGLang {facts.sglang} piecewise CUDA graphs are on by default. First try `{first}`: prefill CUDA "
                 f"graphs are then captured by SGLang's breakable runner, without torch.compile, so this trace never "
-                f"runs. To run without prefill graphs instead, pass `{off}`.")
+                f"runs. The kit has not run it on SM120 or with NVFP4. To run without prefill graphs instead, pass "
+                f"`{off}`.")
     else:
         text = (f"On SGLang {facts.sglang} piecewise CUDA graphs are on by default and its parser has no breakable "
                 f"runner: pass `{off}` to run without them.")
@@ -173,8 +177,8 @@ def _first_try_cost(evidence: Evidence, release: str, first: str | None, runner:
                          False, "first-try-cost")
     source = (Source(MEASUREMENT, table.source, table.date),)
     if table.sglang == release:
-        text = (f"The breakable runner against piecewise off, measured on {release}: up to {table.worst} "
-                f"({table.worst_case}; {COST_PAGE}).")
+        text = (f"The breakable runner against piecewise off, measured on {release} ({table.device}): up to "
+                f"{table.worst} ({table.worst_case}; {COST_PAGE}).")
     else:
         text = (f"The breakable runner's cost: not measured on {release} (measured on {table.sglang}"
                 + (", whose runner serves multi-request prefills too)." if runner else ")."))
@@ -205,6 +209,8 @@ def _safe_call(evidence: Evidence, release: str | None, arch: str) -> Statement 
                    if public and not m.fixed_after_last_broken(public) else "")
     if release and facts is not None:
         text += (f"; SGLang {release} calls it." if calls else
+                 f"; SGLang {release} quantizes through its own registered op (`flashinfer_fp4_quantize`), not "
+                 f"FlashInfer's." if facts.registers_own_fp4_op else
                  f"; SGLang {release} calls the public `flashinfer.fp4_quantize`{untraceable}: upgrading FlashInfer "
                  f"alone does not help.")
     else:
@@ -259,8 +265,7 @@ def advise(versions: Versions, arch: str | None, evidence: Evidence, flags: tupl
     facts = m.find_release(evidence, release) if axis == "sglang" else None
     if facts is None:
         return answer
-    first, off, switch = _switch(facts)
-    first = first if state != NOT_AFFECTED else None  # nothing to try where the release is measured fixed
+    first, off, switch = _switch(facts, state)
     runner = _runner(facts, first)
     upgrade = (m.upgrade_sglang(release, case, family, measured, evidence)
                if case and family and state != NOT_AFFECTED else None)
@@ -268,7 +273,6 @@ def advise(versions: Versions, arch: str | None, evidence: Evidence, flags: tupl
     return dataclasses.replace(
         answer, switch=switch, first_try=first, turn_off=off, runner=runner, upgrade=upgrade,
         turn_on=facts.flags.enable if facts.flags.default_state == sglang_facts.OPT_IN else None,
-        flashinfer_alone=m.flashinfer_alone(release, evidence) if state != NOT_AFFECTED else None,
         cost=cost_statement(evidence) if off and state != NOT_AFFECTED else None, first_try_cost=_first_try_cost(evidence, release, first, runner),
         launch=launch[1] if launch else None, launch_state=launch[0] if launch else None)
 

@@ -120,22 +120,6 @@ def parse_cost(data: dict, source: str = COST_FILE) -> tuple[CostTable | None, C
     return cost_table(data, source), cost_table(data, source, breakable=True), capture_line(data)
 
 
-def mode2_record(results: dict, source: str) -> dict:
-    """The mode-2 condition file's content from a pcgkit results file (`bin/pcgkit lab record-mode2`). Pure.
-
-    Keeps, per mode2 result that measured both process states (evidence `jit_spec_condition`), its
-    versions, device and the two stop locations; ValueError when the results hold none.
-    """
-    kept = [{"versions": {k: v for k, v in r.get("versions", {}).items() if v}, "device": r["device"].get("label", ""),
-             "simulated": bool(r.get("simulated")), "verdict": r.get("verdict"),
-             "jit_spec_condition": r["evidence"]["jit_spec_condition"]}
-            for r in results.get("results", ())
-            if r.get("mode") == "mode2" and "registered" in (r.get("evidence") or {}).get("jit_spec_condition", {})]
-    if not kept:
-        raise ValueError(f"{source}: no mode2 result measured both ways (evidence jit_spec_condition); run the mode2 case")
-    return {"schema": MODE2_SCHEMA, "date": str(results.get("created", ""))[:10], "source": source, "results": kept}
-
-
 def parse_mode2(data: dict, source: str = MODE2_FILE) -> tuple[Mode2Run, ...]:
     """The mode-2 runs, both process states per measured environment. Pure."""
     if data.get("schema") != MODE2_SCHEMA or not _iso_date(str(data.get("date", ""))):

@@ -207,22 +207,6 @@ def release_range(evidence: Evidence) -> str:
     return _span([releases[0], releases[-1]]) if releases else "none"
 
 
-def flashinfer_alone(release: str, evidence: Evidence) -> Statement | None:
-    """Why upgrading FlashInfer does not reach an SGLang user (from every release's wheel). Pure."""
-    facts = find_release(evidence, release)
-    if facts is None or facts.registers_own_fp4_op:
-        return None
-    callers = [r.sglang for r in evidence.releases if r.calls_flashinfer_fp4_op]
-    if callers:
-        text = (f"SGLang {release} quantizes through `flashinfer.fp4_quantize`; the SGLang releases that call "
-                f"FlashInfer's traceable op `torch.ops.flashinfer.fp4_quantize` are {', '.join(callers)}.")
-    else:
-        text = (f"Upgrading FlashInfer alone does not reach it: SGLang {release} quantizes through the public "
-                f"`flashinfer.fp4_quantize`, and no SGLang release read ({release_range(evidence)}, every release in range) "
-                f"calls FlashInfer's traceable op `torch.ops.flashinfer.fp4_quantize`.")
-    return Statement(text, (table_source(evidence),), False, "flashinfer-alone")
-
-
 def upgrade_sglang(release: str, case: str, arch: str, measured: dict[str, list[Measurement]],
                     evidence: Evidence) -> Statement:
     later = {r: ms for r, ms in measured.items() if version_key(r) > version_key(release)}

@@ -146,8 +146,3 @@ def mode2_condition(evidence: Evidence, report: object = None) -> Statement | No
             f"({warm[0].stops_at}). Measured both ways on {', '.join(envs)} ({'; '.join(device)}).")
     sources = tuple(dict.fromkeys(Source(MEASUREMENT, r.source, r.as_of) for r in evidence.mode2))
     return Statement(text, sources, any(r.simulated for r in evidence.mode2), "mode2")
-
-
-def cite_short(statement: Statement) -> str:
-    """The sources in a few words (Statement.cite_short). Pure."""
-    return statement.cite_short()

@@ -20,7 +20,7 @@ from pcgkit import resources
 from pcgkit.advice import CompileSafety, Evidence, Statement, Versions, compile_unsafe, cost_statement, load_evidence
 from pcgkit.advice import advise as advise_versions
 from pcgkit.advice.render import off_words, pass_words, tag
-from pcgkit.advice.summary import cite_short, upstream_states, where_fixed
+from pcgkit.advice.summary import upstream_states, where_fixed
 from pcgkit.advice.values import UpstreamRead
 from pcgkit.sglang import facts as sglang_facts
 from pcgkit.sglang.case import SGLANG_COMPILE_SM120
@@ -56,8 +56,8 @@ def load_data() -> KitData:
 
 
 def cite(statement: Statement) -> str:
-    """A statement with its sources in a few words and their dates (pcgkit.advice.summary.cite_short), one line."""
-    return f"{statement.text} [{cite_short(statement)}]"
+    """A statement with its sources in a few words and their dates (Statement.cite_short), one line."""
+    return f"{statement.text} [{statement.cite_short()}]"
 
 
 def _fixed_in(evidence: Evidence, facts: tuple[Fact, ...], sglang: str | None) -> list[str]:
@@ -67,7 +67,7 @@ def _fixed_in(evidence: Evidence, facts: tuple[Fact, ...], sglang: str | None) -
     if not versions.known():
         return [cite(s) for s in where_fixed(evidence)]
     answer = advise_versions(versions, fact(facts, "compute_capability"), evidence)
-    return [cite(s) for s in (answer.affected, answer.flashinfer_alone, answer.upgrade) if s]
+    return [cite(s) for s in (answer.affected, answer.upgrade, answer.safe_call) if s]
 
 
 def switch_for(evidence: Evidence, sglang: str | None) -> list[str]:
