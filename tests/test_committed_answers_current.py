@@ -24,3 +24,12 @@ def test_every_committed_preflight_answer_quotes_the_current_cost():
         assert "tiny random-weight" not in json.dumps(advice) and "1.31 M-parameter" not in json.dumps(advice), path.name
         quoted += len(costs)
     assert quoted >= 2  # the answers for releases with piecewise on by default state it (0.5.10.post1, 0.5.11)
+
+
+def test_device_answers_that_quote_a_superseded_cost_say_so():
+    """The H200 sample's answers are the record of a device run and are kept as printed; where they quote the
+    tiny-model cost, its RUN.md says that cost is superseded and where today's is."""
+    folder = SAMPLES.parent / "preflight-h200-2026-12-02"
+    stale = [p.name for p in sorted((folder / "answers").glob("*.json")) if "1.31 M parameters" in p.read_text()]
+    run = " ".join((folder / "RUN.md").read_text().split())
+    assert stale and "Dated sample" in run and "superseded" in run and "docs/answers.md#cost" in run, stale
