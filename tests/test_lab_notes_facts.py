@@ -4,8 +4,9 @@ cuda-python requirement from 0.6.18 while the 0.6.15-0.6.17 wheels declare it an
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 
