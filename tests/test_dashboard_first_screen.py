@@ -61,6 +61,8 @@ def test_each_question_names_the_architecture_its_case_judges(tmp_path):
     assert questions["sglang-compile-sm120"] == "Does SGLang crash on SM120?"
     assert questions["mode1"] == "Does FlashInfer crash on SM120?"
     assert questions["mode4"].startswith("Does PyTorch still crash on SM120 with the workaround: wrap")
+    row = re.search(r'<tr data-case="sglang-compile-sm120">(.*?)</tr>', page, re.DOTALL)[1]
+    assert "SGLang 0.5.4.post3 – 0.5.11 (15 releases measured)" in row and "★ SGLang 0.5.12" in row
 
 
 def test_no_generated_page_carries_a_machine_folder(tmp_path):

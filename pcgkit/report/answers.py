@@ -46,7 +46,6 @@ class Answer:
     simulated: bool  # every cell behind it simulated
     traced_only: tuple[str, ...] = ()  # versions whose `fixed` only traced (call path not run): not in first_fixed_measured
     arch: str = "sm120"  # the architecture the case judges (arch_of_case)
-
     workaround: str = ""  # the workaround the case measures (catalog), in the user's words; "" for the bug itself
 
     @property
@@ -57,14 +56,6 @@ class Answer:
         return f"Does {self.project} still crash on {self.arch.upper()}{with_it}?" if with_it else \
             f"Does {self.project} crash on {self.arch.upper()}?"
 
-
-def arch_of_case(case: str) -> str:
-    """The architecture a case judges: the SGLang-level cases each name theirs (pcgkit.advice.model's table; the
-    non-SM120 one simulates SM90); every other case of the kit judges SM120. Pure."""
-    from pcgkit.advice.model import SGLANG_CASE_BY_ARCH
-
-    return next((arch for arch, id_ in SGLANG_CASE_BY_ARCH.items() if id_ == case), "sm120")
-
     @property
     def reproduced_range(self) -> str:
         """'0.5.0 – 0.7.4 (21 releases)': the measured releases that reproduced it, as a range."""
@@ -73,6 +64,14 @@ def arch_of_case(case: str) -> str:
             return "in no measured release"
         span = found[0] if len(found) == 1 else f"{found[0]} – {found[-1]}"
         return f"{self.project} {span}" + (f" ({len(found)} releases measured)" if len(found) > 2 else "")
+
+
+def arch_of_case(case: str) -> str:
+    """The architecture a case judges: the SGLang-level cases each name theirs (pcgkit.advice.model's table; the
+    non-SM120 one simulates SM90); every other case of the kit judges SM120. Pure."""
+    from pcgkit.advice.model import SGLANG_CASE_BY_ARCH
+
+    return next((arch for arch, id_ in SGLANG_CASE_BY_ARCH.items() if id_ == case), "sm120")
 
 
 def answers(report: CompatReport, upstream: Upstream) -> list[Answer]:
