@@ -239,7 +239,10 @@ def render_cost(evidence: advice.Evidence, answers: tuple[advice.Answer, ...]) -
     """docs/answers.md's cost block: turning piecewise off, the breakable runner, start-up, upstream's claims. Pure."""
     if evidence.cost_table is None:
         return "Not measured by the kit.\n"
-    out = ["Turning piecewise CUDA graphs off, against piecewise on (how much longer the same work took):", "",
+    scope = evidence.read("sglang-piecewise-scope")  # which phase the graphs serve, read from SGLang's code
+    out = ([f"SGLang replays piecewise CUDA graphs for prefill/extend batches only; decode runs on its regular CUDA "
+            f"graphs either way ([{scope.title}]({scope.url}), read {scope.as_of}).", ""] if scope else [])
+    out += ["Turning piecewise CUDA graphs off, against piecewise on (how much longer the same work took):", "",
            *answer_render.cost_table_lines(evidence.cost_table)]
     if evidence.breakable_table is not None:
         limited = [a.versions.sglang for a in answers if a.runner is not None]

@@ -110,13 +110,14 @@ def _looks_like_release(text: str) -> bool:
 
 
 def _graph_flag(name: str) -> bool:
-    return any(word in name for word in ("piecewise", "cuda-graph"))
+    """A flag about the prefill graphs' runner (the only flags the release table reads from each parser)."""
+    return any(word in name for word in ("piecewise", "breakable", "cuda-graph-backend"))
 
 
 def _release_flags(facts: ReleaseFacts) -> set[str]:
     f = facts.flags
     return {x.split(" ")[0].split("=")[0] for x in (*f.all_flags, f.breakable or "", f.disable or "", f.enable or "",
-                                                     f.force or "") if x} | {"--cuda-graph-max-bs", "--disable-cuda-graph"}
+                                                     f.force or "") if x}
 
 
 # --- the pieces -----------------------------------------------------------------------------------
@@ -267,13 +268,14 @@ def advise(versions: Versions, arch: str | None, evidence: Evidence, flags: tupl
         return answer
     first, off, switch = _switch(facts, state)
     runner = _runner(facts, first)
-    upgrade = (m.upgrade_sglang(release, case, family, measured, evidence)
+    upgrade = (m.upgrade_sglang(facts.sglang, case, family, measured, evidence)
                if case and family and state != NOT_AFFECTED else None)
     launch = _launch(facts, tuple(flags), state, runner) if flags is not None else None
     return dataclasses.replace(
         answer, switch=switch, first_try=first, turn_off=off, runner=runner, upgrade=upgrade,
         turn_on=facts.flags.enable if facts.flags.default_state == sglang_facts.OPT_IN else None,
-        cost=cost_statement(evidence) if off and state != NOT_AFFECTED else None, first_try_cost=_first_try_cost(evidence, release, first, runner),
+        cost=cost_statement(evidence) if off and state != NOT_AFFECTED else None,
+        first_try_cost=_first_try_cost(evidence, facts.sglang, first, runner),
         launch=launch[1] if launch else None, launch_state=launch[0] if launch else None)
 
 

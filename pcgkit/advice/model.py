@@ -37,8 +37,6 @@ from pcgkit.verdicts.modes import MODE1
 SGLANG_CASE_BY_ARCH: dict[str, str] = {"sm120": SGLANG_COMPILE_SM120.id, "sm90": SGLANG_COMPILE_OTHER.id}
 FLASHINFER_CASE = MODE1.id  # the public flashinfer.fp4_quantize under fullgraph=True
 FLASHINFER_OP_CASE = FIX_UPSTREAM_OP.id  # torch.ops.flashinfer.fp4_quantize under fullgraph=True
-# The one read that says which phase piecewise graphs serve (upstream code, dated).
-PIECEWISE_SCOPE_READ = "sglang-piecewise-scope"
 COST_FILE = "fixtures/measurements/piecewise-cost.json"
 
 _BROKEN = BROKEN

@@ -92,6 +92,8 @@ def answer_lines(answer: Answer, questions: tuple[str, ...] = QUESTIONS) -> list
         said.append((FIXED_Q, f"{fixed_words(answer)}{tag(answer.upgrade or answer.affected)}"))
     if answer.safe_call is not None:
         said.append((SAFE_Q, f"{answer.safe_call.text}{tag(answer.safe_call)}"))
+    if answer.certificate is not None:  # the FlashInfer release's own calls that are not compile-safe
+        said.append((SAFE_Q, f"  {answer.certificate.text}{tag(answer.certificate)}"))
     return [text if text.startswith("  ") else f"{question}: {text}" for question, text in said if question in questions]
 
 
