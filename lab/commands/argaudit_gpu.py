@@ -193,7 +193,7 @@ def _argaudit_gpu(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> None:
     cmd = subparsers.add_parser("argaudit-gpu", help="the argument audit of FlashInfer's fp4_quantize op against its real kernel, on this GPU",
-                                description=__doc__.splitlines()[0].split(": ", 1)[1],
+                                description="Audit torch.ops.flashinfer.fp4_quantize's arguments against its real compiled kernel, one FlashInfer release per process, on this GPU.",
                                 epilog="example:\n  %(prog)s --site 0.7.1=/tmp/fi/fi-0.7.1 --also /tmp/fi/tvm --out /tmp/argaudit")
     cmd.add_argument("--site", action="append", required=True, help="VERSION=FOLDER: an unpacked FlashInfer release (repeat)")
     cmd.add_argument("--also", action="append", default=[], help="a folder put after each site on PYTHONPATH (repeat)")
