@@ -1,5 +1,5 @@
 # ruff: noqa: UP045  (Optional[...] on purpose: the planted path is annotated as FlashInfer annotates its own)
-"""The argument audit against real kernels (issue 48): the pass-through recorder (pcgkit.fp4.fake_shapes) in front
+"""The argument audit against real kernels (issue 48): the pass-through recorder (lab/commands/argaudit_gpu.py) in front
 of a planted "compiled" kernel that checks its values as FlashInfer's does, and the lab command's rows
 (lab/commands/argaudit_gpu.py) against the committed matrix. No GPU: the kernel here is planted; on the device
 the same recorder wraps the module FlashInfer built for the GPU."""
@@ -15,9 +15,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from lab.commands import argaudit_gpu as cmd  # noqa: E402
+from lab.commands.argaudit_gpu import PassThroughKernelModule  # noqa: E402
 from pcgkit.errors import UsageError  # noqa: E402
 from pcgkit.fp4.argaudit import audit  # noqa: E402
-from pcgkit.fp4.fake_shapes import KernelCall, PassThroughKernelModule  # noqa: E402
+from pcgkit.fp4.fake_shapes import KernelCall  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -140,3 +141,38 @@ def test_bad_site_arguments_are_one_clear_line():
     assert cmd.parse_sites(["0.7.1=/tmp/a", "0.6.12=/tmp/b"]) == {"0.7.1": Path("/tmp/a"), "0.6.12": Path("/tmp/b")}
     with pytest.raises(UsageError, match="--site takes VERSION=FOLDER"):
         cmd.parse_sites(["/tmp/a"])
+
+
+def test_the_recorder_sits_between_flashinfers_own_loader_and_the_module_it_builds():
+    """recording_real_modules over the installed FlashInfer's real Python (not written here): whatever its JIT loader
+    builds is wrapped, so the audit records every kernel call of its fp4_quantize and the built module still runs
+    them. The build itself is stood in for (no nvcc here) and the hardware answered as SM120 (no GPU here)."""
+    pytest.importorskip("flashinfer")
+    from unittest import mock
+
+    from flashinfer.jit import core
+
+    from lab.commands.argaudit_gpu import recording_real_modules
+    from pcgkit.fp4.fake_shapes import flashinfer_python_fp4_quantize
+    from pcgkit.harness.simulate import simulated_sm120
+
+    built: list[str] = []
+
+    class Built:
+        ran = 0
+
+        def __getattr__(self, name):
+            def kernel(*args, **kwargs):
+                Built.ran += 1
+            return kernel
+
+    def stand_in_build(spec, *args, **kwargs):
+        built.append(spec.name)
+        return Built()
+
+    log: list[KernelCall] = []
+    with simulated_sm120(), mock.patch.object(core.JitSpec, "build_and_load", stand_in_build), recording_real_modules(log):
+        result = audit(flashinfer_python_fp4_quantize(), "flashinfer.fp4_quantize", log)
+    assert built and Built.ran == len(log) > 0 and all(k.raised is None for k in log)
+    assert result.passed, result.findings
+    assert result.boundaries[-1] == f"kernel {built[0]}.fp4_quantize"

@@ -3,7 +3,7 @@ compiled kernel, one FlashInfer release per process, on this machine's GPU (issu
 
 The simulated audit (pcgkit.fp4.argaudit, any machine) runs FlashInfer's own Python over a recording kernel that
 computes nothing. Here nothing is simulated: each release builds and loads its own module for the real GPU, and
-every call to it is recorded on its way in and passed through (pcgkit.fp4.fake_shapes.recording_real_modules), so
+every call to it is recorded on its way in and passed through (recording_real_modules, below), so
 a row says what reached the compiled kernel itself. Output bytes are never read (below SM100 the kernel writes
 nothing). Each row is set beside the matrix's simulated SM120 verdict of the fix for the same FlashInfer
 (fixtures/matrix_snapshot.json, the FlashInfer-only cell `fi-<version>`): they agree, disagree, or cannot be
@@ -20,15 +20,19 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import json
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Iterator, Mapping
+from unittest import mock
 
 from pcgkit import resources
 from pcgkit.errors import UsageError
+from pcgkit.fp4.argaudit import ArgumentAudit
+from pcgkit.fp4.fake_shapes import KernelCall, call_site_argument_names
 from pcgkit.util import proc
 
 ENTRY = "torch.ops.flashinfer.fp4_quantize"
@@ -37,6 +41,76 @@ MATRIX_MODE = "fix-upstream-op"  # the matrix's verdict for a caller that calls 
 CHILD = "lab.commands.argaudit_gpu"
 # status -> the matrix verdict it agrees with (the fix is judged by this audit on the simulated target)
 AGREES_WITH = {"passed": "fixed", "fails": "traces-but-fails", "absent": "not-applicable"}
+
+
+class PassThroughKernelModule:
+    """Wraps a real JIT-built module: each kernel call is recorded as the recording module records it, then
+    handed to the real kernel; a refusal of the real kernel is recorded too and raised on (pcgkit.fp4.argaudit
+    on a GPU)."""
+
+    def __init__(self, real: Any, spec_name: str, log: list[KernelCall]):
+        self._real, self._spec_name, self._log = real, spec_name, log
+
+    def __getattr__(self, name: str):
+        target = getattr(self._real, name)
+        if name.startswith("__") or not callable(target):
+            return target
+
+        def recorded_kernel(*args, **kwargs):
+            names = call_site_argument_names(sys._getframe(1), name, len(args))
+            try:
+                result = target(*args, **kwargs)
+            except Exception as exc:  # the kernel's own check: recorded, then the caller sees it as before
+                self._log.append(KernelCall(f"{self._spec_name}.{name}", args, dict(kwargs), names,
+                                            f"{type(exc).__name__}: {str(exc)[:200]}"))
+                raise
+            self._log.append(KernelCall(f"{self._spec_name}.{name}", args, dict(kwargs), names))
+            return result
+
+        return recorded_kernel
+
+
+@contextlib.contextmanager
+def recording_real_modules(log: list[KernelCall]) -> Iterator[None]:
+    """Inside the block, every JitSpec.build_and_load builds and loads the real module (nvcc, on the GPU's
+    arch) and returns it wrapped in a PassThroughKernelModule, so each kernel call lands in `log`."""
+    from flashinfer.jit import core
+
+    from pcgkit.fp4.fake_shapes import _fp4_quantization_module
+
+    original = core.JitSpec.build_and_load
+
+    def build_and_load(spec, *args, **kwargs):
+        return PassThroughKernelModule(original(spec, *args, **kwargs), getattr(spec, "name", "?"), log)
+
+    loader = _fp4_quantization_module().get_fp4_quantization_module
+    loader.cache_clear()
+    try:
+        with mock.patch.object(core.JitSpec, "build_and_load", build_and_load):
+            yield
+    finally:
+        loader.cache_clear()
+
+
+def gpu_label(device_name: str, capability: tuple[int, int]) -> str:
+    """The audit's label on a real GPU. Pure."""
+    return (f"argument audit on a real GPU: {device_name} (SM{capability[0]}{capability[1]}, CC {capability[0]}."
+            f"{capability[1]}), FlashInfer's own Python over its compiled kernel, each kernel call recorded and passed "
+            "through; each parameter changed alone, checked at every Python call boundary and the kernel boundary")
+
+
+def audit_flashinfer_entry_on_gpu(entry: Any, name: str) -> ArgumentAudit:
+    """`audit` on the real GPU: nothing simulated, FlashInfer builds and loads its real module for this GPU and
+    every call to it is recorded on its way in (recording_real_modules). Values written by
+    the kernel are not read: below SM100 the kernel writes nothing."""
+    import torch
+
+    from pcgkit.fp4.argaudit import audit
+
+    log: list[KernelCall] = []
+    label = gpu_label(torch.cuda.get_device_name(0), torch.cuda.get_device_capability(0))
+    with recording_real_modules(log):
+        return audit(entry, name, log, device="cuda", label=label)
 
 
 def child_record() -> dict:
@@ -56,8 +130,6 @@ def child_record() -> dict:
         entry.default  # noqa: B018  (an OpOverloadPacket resolves lazily: a missing op raises here)
     except (AttributeError, RuntimeError):
         return {**record, "absent": f"flashinfer {flashinfer.__version__} registers no {ENTRY}"}
-    from pcgkit.fp4.argaudit import audit_flashinfer_entry_on_gpu
-
     result = audit_flashinfer_entry_on_gpu(entry, ENTRY)
     return {**record, "audit": result.to_dict(), "seconds": round(time.monotonic() - started, 1)}
 

@@ -381,27 +381,6 @@ def audit_flashinfer_entry(entry: Any, name: str) -> ArgumentAudit:
         return audit(entry, name, log)
 
 
-def gpu_label(device_name: str, capability: tuple[int, int]) -> str:
-    """The audit's label on a real GPU. Pure."""
-    return (f"argument audit on a real GPU: {device_name} (SM{capability[0]}{capability[1]}, CC {capability[0]}."
-            f"{capability[1]}), FlashInfer's own Python over its compiled kernel, each kernel call recorded and passed "
-            "through; each parameter changed alone, checked at every Python call boundary and the kernel boundary")
-
-
-def audit_flashinfer_entry_on_gpu(entry: Any, name: str) -> ArgumentAudit:
-    """`audit` on the real GPU: nothing simulated, FlashInfer builds and loads its real module for this GPU and
-    every call to it is recorded on its way in (pcgkit.fp4.fake_shapes.recording_real_modules). Values written by
-    the kernel are not read: below SM100 the kernel writes nothing."""
-    import torch
-
-    from pcgkit.fp4.fake_shapes import recording_real_modules
-
-    log: list[KernelCall] = []
-    label = gpu_label(torch.cuda.get_device_name(0), torch.cuda.get_device_capability(0))
-    with recording_real_modules(log):
-        return audit(entry, name, log, device="cuda", label=label)
-
-
 def fake_execution(entry: Any, name: str) -> tuple[str, ...]:
     """Findings from running `entry` under FakeTensorMode (its fake, or its Python over fake tensors) with
     the leading arguments alone and with every argument given: a TypeError or a schema mismatch is one."""

@@ -79,53 +79,6 @@ class RecordingKernelModule:
         return recording_kernel
 
 
-class PassThroughKernelModule:
-    """Wraps a real JIT-built module: each kernel call is recorded as the recording module records it, then
-    handed to the real kernel; a refusal of the real kernel is recorded too and raised on (pcgkit.fp4.argaudit
-    on a GPU)."""
-
-    def __init__(self, real: Any, spec_name: str, log: list[KernelCall]):
-        self._real, self._spec_name, self._log = real, spec_name, log
-
-    def __getattr__(self, name: str):
-        target = getattr(self._real, name)
-        if name.startswith("__") or not callable(target):
-            return target
-
-        def recorded_kernel(*args, **kwargs):
-            names = call_site_argument_names(sys._getframe(1), name, len(args))
-            try:
-                result = target(*args, **kwargs)
-            except Exception as exc:  # the kernel's own check: recorded, then the caller sees it as before
-                self._log.append(KernelCall(f"{self._spec_name}.{name}", args, dict(kwargs), names,
-                                            f"{type(exc).__name__}: {str(exc)[:200]}"))
-                raise
-            self._log.append(KernelCall(f"{self._spec_name}.{name}", args, dict(kwargs), names))
-            return result
-
-        return recorded_kernel
-
-
-@contextlib.contextmanager
-def recording_real_modules(log: list[KernelCall]) -> Iterator[None]:
-    """Inside the block, every JitSpec.build_and_load builds and loads the real module (nvcc, on the GPU's
-    arch) and returns it wrapped in a PassThroughKernelModule, so each kernel call lands in `log`."""
-    from flashinfer.jit import core
-
-    original = core.JitSpec.build_and_load
-
-    def build_and_load(spec, *args, **kwargs):
-        return PassThroughKernelModule(original(spec, *args, **kwargs), getattr(spec, "name", "?"), log)
-
-    loader = _fp4_quantization_module().get_fp4_quantization_module
-    loader.cache_clear()
-    try:
-        with mock.patch.object(core.JitSpec, "build_and_load", build_and_load):
-            yield
-    finally:
-        loader.cache_clear()
-
-
 @dataclasses.dataclass(frozen=True)
 class ShapeCheck:
     checked: int  # (shape, layout) pairs compared
