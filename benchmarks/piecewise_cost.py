@@ -26,6 +26,9 @@ Rebuild the documents from the records in DIR (anywhere, no GPU):
     python3 benchmarks/piecewise_cost.py assemble DIR
 Several runs (other model sizes, repeats) into the one committed file, anywhere:
     python3 benchmarks/piecewise_cost.py combine RUN1.json RUN2.json ... --out fixtures/measurements/piecewise-cost.json
+One SGLang release's runs into that file's `by_release[<release>]` (each release's cost kept under its own key, so a
+figure is never read as another release's; the top level stays as `combine` wrote it), anywhere:
+    python3 benchmarks/piecewise_cost.py add-release fixtures/measurements/piecewise-cost.json RUN1.json ...
 """
 
 from __future__ import annotations
@@ -185,6 +188,34 @@ def combine_main(argv: list[str]) -> int:
     return 0
 
 
+BY_RELEASE = "by_release"  # the committed file's key: SGLang release -> `combine` of that release's runs
+
+
+def with_release(committed: dict, runs: list[dict]) -> dict:
+    """The committed cost file with `runs` (one SGLang release, one device) combined under by_release[release]. Pure."""
+    releases = {r["versions"].get("sglang") for r in runs}
+    if len(releases) != 1 or None in releases:
+        raise ValueError(f"add-release takes the runs of one SGLang release; these are of {sorted(map(str, releases))}")
+    release = releases.pop()
+    return {**committed, BY_RELEASE: {**committed.get(BY_RELEASE, {}), release: cost.combine(runs)}}
+
+
+def add_release_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="piecewise_cost.py add-release")
+    parser.add_argument("file")
+    parser.add_argument("runs", nargs="+")
+    args = parser.parse_args(argv)
+    try:
+        doc = with_release(json.loads(Path(args.file).read_text()), [json.loads(Path(p).read_text()) for p in args.runs])
+    except ValueError as exc:
+        print(f"piecewise_cost: {exc}", file=sys.stderr)
+        return 2
+    Path(args.file).write_text(json.dumps(doc, indent=1) + "\n")
+    for release, body in doc[BY_RELEASE].items():
+        print(f"{release} ({body['device']}): {body['phases'][cost.PREFILL]['summary']}")
+    return 0
+
+
 def _ints(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in text.split(",") if x.strip())
 
@@ -238,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["combine"]:
         return combine_main(argv[1:])
+    if argv[:1] == ["add-release"]:
+        return add_release_main(argv[1:])
     if argv[:1] == ["assemble"]:
         doc, outs = assemble_dir(Path(argv[1]))
         print(cost.render(doc))

@@ -25,6 +25,7 @@ LAB_COMMANDS: tuple[str, ...] = (
     "lab.commands.read_releases",
     "lab.commands.read_flashinfer",
     "lab.commands.record_mode2",
+    "lab.commands.argaudit_gpu",
 )
 
 

@@ -326,3 +326,20 @@ def test_graph_limit_is_the_last_flag_on_the_command_line():
     run["launch"] = {"server_args_env": "--piecewise-cuda-graph-max-tokens 256", "common_extra_args":
                      ["--piecewise-cuda-graph-max-tokens", "8192"]}
     assert cost.graph_max_tokens(run) == 8192
+
+
+def test_a_releases_runs_are_kept_under_that_release_and_never_mixed():
+    """add-release: one SGLang release's runs combined under by_release[<release>], the top level untouched; runs of
+    two releases at once are refused, so a figure cannot be filed under another release."""
+    bench = _bench()
+    committed = json.loads(MEASUREMENT.read_text())
+    sample = ROOT / "reports" / "samples" / "cost-real-shapes-h200-2026-12-05" / "cost-llama-3.1-8b" / "piecewise-cost.json"
+    run = json.loads(sample.read_text())
+    older = {**run, "versions": {**run["versions"], "sglang": "0.5.11"}}
+    added = bench.with_release(committed, [older])
+    assert {k: v for k, v in added.items() if k != bench.BY_RELEASE} == committed
+    assert list(added[bench.BY_RELEASE]) == ["0.5.11"] and added[bench.BY_RELEASE]["0.5.11"]["versions"]["sglang"] == "0.5.11"
+    again = bench.with_release(added, [run])
+    assert list(again[bench.BY_RELEASE]) == ["0.5.11", "0.5.12"] and again[bench.BY_RELEASE]["0.5.11"] == added[bench.BY_RELEASE]["0.5.11"]
+    with pytest.raises(ValueError, match="one SGLang release; these are of \\['0.5.11', '0.5.12'\\]"):
+        bench.with_release(committed, [older, run])

@@ -155,6 +155,12 @@ _WRONG_ARCH_KERNEL_RE = re.compile(
 )
 
 
+def wrong_arch_kernel(log: str) -> str | None:
+    """The log's words for a kernel built for the answered arch that the real GPU could not run, or None. Pure."""
+    found = _WRONG_ARCH_KERNEL_RE.search(log)
+    return found.group(0) if found else None
+
+
 def took(plan: HybridPlan, evidence: HybridEvidence) -> str | None:
     """None when the hybrid took in the server (the shim loaded and SGLang or FlashInfer got the answer);
     else why not, which makes the run an `error`: nothing about the bug was tested on the hybrid. Pure."""
@@ -182,7 +188,7 @@ def judge_hybrid(c: Classification, log: str, plan: HybridPlan, evidence: Hybrid
     if c.verdict is Verdict.ERROR and c.capture_began:
         reading = read_log(log)
         compiled = reading.events(CaptureEvent.COMPILED)
-        wrong_arch = _WRONG_ARCH_KERNEL_RE.search(log)
+        wrong_arch = wrong_arch_kernel(log)
         if compiled and wrong_arch:
             said = _COMPILED_RE.search(compiled[0].text)
             return dataclasses.replace(
@@ -190,6 +196,6 @@ def judge_hybrid(c: Classification, log: str, plan: HybridPlan, evidence: Hybrid
                 verdict=Verdict.SKIPPED,
                 reason=f"hybrid limit: the piecewise trace ran without a dynamo failure (SGLang: "
                 f"{said.group(0) if said else compiled[0].text.strip()[-100:]!r}), then a kernel built for sm_{plan.answer[0]}{plan.answer[1]} could "
-                f"not run on this GPU ({wrong_arch.group(0)}): serving needs a real SM120 GPU; {c.reason}",
+                f"not run on this GPU ({wrong_arch}): serving needs a real SM120 GPU; {c.reason}",
             )
     return dataclasses.replace(c, reason=f"on the hybrid target: {c.reason}")

@@ -40,21 +40,22 @@ SHORT = "argument audit over FlashInfer's own Python and a recording kernel, sim
 ROWS, COLS = 8, 64  # K a multiple of 32, so sf_vec_size 16 and 32 are both valid
 
 
-def _tensor(seed: int, scale: float = 1.0):
+def _tensor(seed: int, device: str = "cpu"):
     import torch
 
     generator = torch.Generator().manual_seed(seed)
-    return (torch.randn(ROWS, COLS, generator=generator) * scale).to(torch.bfloat16)
+    return torch.randn(ROWS, COLS, generator=generator).to(torch.bfloat16).to(device)
 
 
-def variants() -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
+def variants(device: str = "cpu") -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
     """(baseline, changed) value makers per parameter name of FlashInfer's fp4_quantize family. Neither
-    side is a default that the wrapper resolves (enable_pdl=None), so a change cannot vanish on the way."""
+    side is a default that the wrapper resolves (enable_pdl=None), so a change cannot vanish on the way.
+    Tensors on `device` ("cuda" for the audit over real kernels)."""
     import torch
 
     return {
-        "input": (lambda: _tensor(0), lambda: _tensor(1)),
-        "global_scale": (lambda: torch.tensor([1.0]), lambda: torch.tensor([0.5])),
+        "input": (lambda: _tensor(0, device), lambda: _tensor(1, device)),
+        "global_scale": (lambda: torch.tensor([1.0], device=device), lambda: torch.tensor([0.5], device=device)),
         "sf_vec_size": (lambda: 16, lambda: 32),
         "sf_use_ue8m0": (lambda: False, lambda: True),
         "is_sf_swizzled_layout": (lambda: True, lambda: False),
@@ -83,6 +84,12 @@ class ArgumentAudit:
     findings: tuple[str, ...]  # empty: every argument reaches its own parameter everywhere
     how_called: str = ""  # "" = called as a caller calls it; else how (a CUDA-only op called through its kernel)
     label: str = LABEL
+    # A real kernel (the audit on a GPU) refusing a changed value after the call reached it: the kernel's own
+    # check of values (sf_vec_size 32 needs ue8m0), not a forwarding finding; the boundaries are compared anyway.
+    kernel_refusals: tuple[str, ...] = ()
+    # What reached the kernel boundary, per call: (call, {slot name: value}) for the baseline, the call with the
+    # leading arguments only, and enable_pdl changed alone (where those calls reached a kernel).
+    kernel_args: tuple[tuple[str, dict[str, Any]], ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -303,29 +310,42 @@ def parameters_of(entry: Any) -> tuple[str, ...]:
     return tuple(inspect.signature(entry).parameters)
 
 
-def audit(entry: Any, name: str, kernel_log: list[KernelCall]) -> ArgumentAudit:
+def _kernel_args(label: str, calls: list[KernelCall]) -> list[tuple[str, dict[str, Any]]]:
+    """The plain values each kernel call received, by slot name (tensors left out). Pure."""
+    plain = (bool, int, float, str, type(None))
+    return [(label, {n: v for n, v in zip(k.arg_names + tuple(k.kwargs), (*k.args, *k.kwargs.values()))
+                     if isinstance(v, plain)}) for k in calls]
+
+
+def audit(entry: Any, name: str, kernel_log: list[KernelCall], device: str = "cpu", label: str = LABEL) -> ArgumentAudit:
     """The audit of `entry` (see the module docstring); the caller arranges that kernel calls land in
-    `kernel_log` (pcgkit.fp4.fake_shapes.recording_jit_modules for FlashInfer)."""
-    table = variants()
+    `kernel_log` (pcgkit.fp4.fake_shapes.recording_jit_modules for FlashInfer, recording_real_modules on a GPU)."""
+    table = variants(device)
     params = parameters_of(entry)
     audited = tuple(p for p in params if p in table)
     not_audited = tuple(p for p in params if p not in table)
 
-    runnable, how_called = runnable_here(entry)
+    runnable, how_called = runnable_here(entry) if device == "cpu" else (entry, "")
 
     def call_with(kwargs: Mapping[str, Any]) -> Callable[[], Any]:
         return lambda: runnable(**kwargs)
 
     base_kwargs = {p: table[p][0]() for p in audited}
     tensors = tuple(v for v in base_kwargs.values() if hasattr(v, "untyped_storage"))
+    seen: list[tuple[str, dict[str, Any]]] = []
+    refusals: list[str] = []
+    start = len(kernel_log)
     baseline, raw, raised = record_call(call_with(base_kwargs), tensors, kernel_log)
+    seen += _kernel_args("every argument given", kernel_log[start:])
     findings: list[str] = []  # misbindings first (the verdict's reason leads with the first), then the rest
     typed: list[str] = []
     if raised is not None:
         findings.append(f"the call with every argument given raised {type(raised).__name__}: {str(raised)[:160]}")
     typed += annotation_findings(raw, baseline)
     leading = {p: base_kwargs[p] for p in params[:2] if p in base_kwargs}  # apply()'s call: (x, input_scale_inv)
+    start = len(kernel_log)
     short, short_raw, short_raised = record_call(call_with(leading), tuple(leading.values()), kernel_log)
+    seen += _kernel_args(f"only {', '.join(leading)} given", kernel_log[start:])
     if short_raised is not None:
         typed.append(f"the call with only {', '.join(leading)} raised {type(short_raised).__name__}: "
                      f"{str(short_raised)[:160]}")
@@ -334,14 +354,21 @@ def audit(entry: Any, name: str, kernel_log: list[KernelCall]) -> ArgumentAudit:
         for parameter in audited:
             changed_kwargs = {**base_kwargs, parameter: table[parameter][1]()}
             changed_tensors = tuple(v for v in changed_kwargs.values() if hasattr(v, "untyped_storage"))
+            start = len(kernel_log)
             changed, _, changed_raised = record_call(call_with(changed_kwargs), changed_tensors, kernel_log)
-            if changed_raised is not None:
+            calls = kernel_log[start:]
+            if parameter == "enable_pdl":
+                seen += _kernel_args("enable_pdl changed alone", calls)
+            refused = [k.raised for k in calls if k.raised]
+            if changed_raised is not None and not refused:  # raised before any kernel: the Python path failed
                 findings.append(f"changing {parameter} alone raised {type(changed_raised).__name__}: "
                                 f"{str(changed_raised)[:160]}")
                 continue
+            refusals += [f"changing {parameter} alone: the kernel refused ({r})" for r in refused]
             findings += compare(parameter, baseline, changed)
     return ArgumentAudit(name, audited, not_audited, tuple(b.where for b in baseline),
-                         tuple(dict.fromkeys(findings + typed)), how_called=how_called)
+                         tuple(dict.fromkeys(findings + typed)), how_called=how_called, label=label,
+                         kernel_refusals=tuple(refusals), kernel_args=tuple(seen))
 
 
 def audit_flashinfer_entry(entry: Any, name: str) -> ArgumentAudit:

@@ -35,6 +35,7 @@ class KernelCall:
     args: tuple[Any, ...]
     kwargs: Mapping[str, Any]
     arg_names: tuple[str, ...]  # each positional slot named by the caller's expression at the call site
+    raised: str | None = None  # a real kernel's refusal ("TypeError: ..."); a recording kernel never raises
 
 
 def call_site_argument_names(frame: FrameType | None, function: str, count: int) -> tuple[str, ...]:
