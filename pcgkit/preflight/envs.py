@@ -92,8 +92,11 @@ def release_env(sglang: str) -> ReleaseEnv:
 
     requires = tomllib.loads(resources.fixture("sglang_requires.toml").read_text())
     env = plan_env(sglang, requires, sweep_import_dependencies(sglang), cache_root())
+    if (env.folder / ".complete").is_file():  # written last: a complete env is only read, no lock to write
+        _say(f"using sglang {sglang}'s environment in {env.folder} (built earlier; `pcgkit cache` lists it)")
+        return env
     with build_lock(env.folder):
-        if (env.folder / ".complete").is_file():
+        if (env.folder / ".complete").is_file():  # another preflight built it while this one waited
             _say(f"using sglang {sglang}'s environment in {env.folder} (built earlier; `pcgkit cache` lists it)")
             return env
         interpreter = interpreters.find_python(PYTHON)
