@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -59,6 +61,28 @@ class Completed:
         return f"exit status {self.returncode}"
 
 
+def open_log(path: Path):
+    """A child's log file, emptied and open for reading and writing: never through a link (a planted one would
+    empty what it names), never blocking (a FIFO there would hang the kit), a regular file or one OutputPathError
+    line."""
+    from pcgkit.errors import OutputPathError
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    except OSError as exc:
+        why = "is a symbolic link" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        raise OutputPathError(f"log {path}: {why}; remove it or choose another folder") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise OutputPathError(f"log {path}: is {kind}; remove it or choose another folder")
+    os.set_blocking(fd, True)
+    os.ftruncate(fd, 0)
+    return os.fdopen(fd, "w+b")
+
+
 def _kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -84,8 +108,7 @@ def run(
     if echo:
         print(f"+ {redact_argv(argv, secrets)}", file=sys.stderr, flush=True)
     if log_path is not None:
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        sink = open(log_path, "w+b")
+        sink = open_log(log_path)
     else:
         import tempfile
 
@@ -215,8 +238,7 @@ def spawn(
     secrets = secret_values(dict(env) if env is not None else dict(os.environ))
     if echo:
         print(f"+ {redact_argv(argv, secrets)} > {log_path}", file=sys.stderr, flush=True)
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    sink = open(log_path, "wb")
+    sink = open_log(log_path)
     try:
         popen = subprocess.Popen(
             argv,

@@ -123,7 +123,7 @@ def test_a_fifo_as_the_build_lock_is_one_line_not_a_hang(tmp_path):
     """A FIFO at `.NAME.lock`: a fresh kit process says so within seconds (it hung forever opening it to write)."""
     env_dir = tmp_path / "envs" / "seed-abc"
     env_dir.parent.mkdir()
-    os.mkfifo((env_dir.parent / f".{env_dir.name}.lock"))
+    os.mkfifo(env_dir.parent / f".{env_dir.name}.lock")
     code = ("from pathlib import Path\nfrom pcgkit.util.envlock import build_lock\n"
             f"with build_lock(Path({str(env_dir)!r})):\n    pass\n")
     try:
