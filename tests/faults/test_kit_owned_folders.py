@@ -16,7 +16,7 @@ from pcgkit import resources
 from pcgkit.errors import EnvironmentSetupError
 from pcgkit.util.envlock import build_lock
 
-from .helpers import REPO_ROOT, assert_one_line_error, kit_env, run_main
+from .helpers import REPO_ROOT, assert_one_line_error, kit_env, run_main, second_user
 
 
 def _home_as_cache(tmp_path: Path, monkeypatch) -> Path:
@@ -133,21 +133,7 @@ def test_a_fifo_as_the_build_lock_is_one_line_not_a_hang(tmp_path):
     assert done.returncode != 0 and "named pipe" in done.stderr
 
 
-@pytest.fixture
-def second_user():
-    """A real unprivileged user (created once; the tests run as root on the kit's CI machines)."""
-    if os.geteuid() != 0 or shutil.which("runuser") is None or shutil.which("useradd") is None:
-        pytest.skip("needs root with useradd/runuser to act as a second user")
-    python = shutil.which("python3", path="/usr/bin:/bin")  # the kit's own interpreter may sit under /root (0700)
-    if python is None:
-        pytest.skip("no system python3 for the second user")
-    name = "pcgkit-other"
-    if subprocess.run(["id", name], capture_output=True).returncode != 0:
-        subprocess.run(["useradd", "--no-create-home", name], check=True)
-    return name, python
-
-
-def test_another_user_uses_a_complete_shared_environment(second_user):
+def test_another_user_uses_a_complete_shared_environment():
     """An environment built by one user, in a folder another user may read but not write: the other user's build
     lock is taken (read-only) and the env is used (was PermissionError opening `.NAME.lock` for writing)."""
     shared = Path(tempfile.mkdtemp(prefix="pcgkit-shared-"))
@@ -161,7 +147,7 @@ def test_another_user_uses_a_complete_shared_environment(second_user):
             folder.chmod(0o755)
         code = ("from pathlib import Path\nfrom pcgkit.util.envlock import build_lock\n"
                 f"with build_lock(Path({str(env_dir)!r})):\n    print('used', flush=True)\n")
-        user, python = second_user
+        user, python = second_user()
         done = subprocess.run(["runuser", "-u", user, "--", python, "-c", code],
                               env=kit_env(PYTHONPATH=str(REPO_ROOT)), capture_output=True, text=True, timeout=60,
                               cwd="/")
