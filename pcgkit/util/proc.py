@@ -9,6 +9,10 @@ command line, so no log, log tail, terminal line or report built from them can c
 
 Every child's process group is registered with pcgkit.util.signals while it runs: the first
 Ctrl-C or SIGTERM kills them all, and no new child starts after it (`run` raises Interrupted).
+A SIGKILL of the kit cannot be caught: on Linux each child is started with PR_SET_PDEATHSIG, so the
+kernel kills it when the kit dies (its own children, in its session, are for it to stop). The signal
+follows the *thread* that started the child: `run` waits in that thread, and `spawn`'s callers start
+servers from the main thread.
 """
 
 from __future__ import annotations
@@ -83,6 +87,37 @@ def open_log(path: Path):
     return os.fdopen(fd, "w+b")
 
 
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _prctl():
+    """libc's prctl, looked up in the parent (the child between fork and exec only calls it); None off Linux."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl()
+
+
+def _dies_with(parent: int):
+    """The preexec hook that ties a child's life to the kit's: SIGKILL when the kit dies, and at once if it
+    died already (between fork and the prctl, the child was re-parented)."""
+
+    def hook() -> None:
+        if _PRCTL is not None:
+            _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return hook
+
+
 def _kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -124,6 +159,7 @@ def run(
             env=dict(env) if env is not None else None,
             cwd=cwd,
             start_new_session=True,
+            preexec_fn=_dies_with(os.getpid()),
         )
         signals.register_group(proc.pid)
         try:
@@ -248,6 +284,7 @@ def spawn(
             env=dict(env) if env is not None else None,
             cwd=cwd,
             start_new_session=True,
+            preexec_fn=_dies_with(os.getpid()),
         )
     except BaseException:
         sink.close()

@@ -119,3 +119,13 @@ def second_user() -> tuple[str, str]:
     if subprocess.run(["id", name], capture_output=True).returncode != 0:
         subprocess.run(["useradd", "--no-create-home", name], check=True)
     return name, python
+
+
+def shared_temp(prefix: str) -> Path:
+    """A fresh folder in /tmp that another user may enter (0755): pytest's tmp_path and the kit's own per-run temp
+    folder are private (0700)."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    folder.chmod(0o755)
+    return folder

@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from pcgkit import resources
 from pcgkit.errors import EnvironmentSetupError
 from pcgkit.util.envlock import build_lock
 
-from .helpers import REPO_ROOT, assert_one_line_error, kit_env, run_main, second_user
+from .helpers import REPO_ROOT, assert_one_line_error, kit_env, run_main, second_user, shared_temp
 
 
 def _home_as_cache(tmp_path: Path, monkeypatch) -> Path:
@@ -136,9 +135,8 @@ def test_a_fifo_as_the_build_lock_is_one_line_not_a_hang(tmp_path):
 def test_another_user_uses_a_complete_shared_environment():
     """An environment built by one user, in a folder another user may read but not write: the other user's build
     lock is taken (read-only) and the env is used (was PermissionError opening `.NAME.lock` for writing)."""
-    shared = Path(tempfile.mkdtemp(prefix="pcgkit-shared-"))
+    shared = shared_temp("pcgkit-shared-")
     try:
-        shared.chmod(0o755)
         env_dir = shared / "envs" / "seed-abc"
         with build_lock(env_dir):
             env_dir.mkdir(exist_ok=True)

@@ -7,10 +7,9 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from .helpers import REPO_ROOT, second_user
+from .helpers import REPO_ROOT, second_user, shared_temp
 
 # python3 as bin/pcgkit calls it: `-m uv ...` stood in (records the call, builds a tiny environment whose
 # pcgkit prints "rebuilt"), anything else (pcgkit/util/interpreters.py) the real interpreter.
@@ -77,9 +76,8 @@ def test_another_user_on_a_root_owned_checkout_gets_one_line_and_nothing_deleted
     user is told in one line that the checkout is not theirs to build in (exit 4), and the environment is left
     whole (was: "this checkout moved", `rm -rf` of .venv-light, 1,028 permission errors)."""
     user, python = second_user()
-    where = Path(tempfile.mkdtemp(prefix="pcgkit-rootowned-"))
+    where = shared_temp("pcgkit-rootowned-")
     try:
-        where.chmod(0o755)
         private = where / "private"  # like /root/.pyenv: the interpreter root built the environment with
         private.mkdir(mode=0o700)
         (private / "python").symlink_to(python)
