@@ -118,12 +118,14 @@ def owned_dir(folder: Path) -> Path:
         missing.append(candidate)
     folder.mkdir(parents=True, exist_ok=True)
     for created in missing:
-        _stamp(created)
+        stamp(created)
     return folder
 
 
-def _stamp(folder: Path) -> None:
-    with contextlib.suppress(OSError):  # a read-only folder stays unstamped: then the kit never deletes it
+def stamp(folder: Path) -> None:
+    """Write the kit's stamp into `folder` (best effort: a folder this user cannot write stays unstamped, and then
+    the kit never deletes it)."""
+    with contextlib.suppress(OSError):
         fd = os.open(folder / OWNED_MARK, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
         with os.fdopen(fd, "w") as handle:
             if os.fstat(fd).st_size == 0:
@@ -150,4 +152,4 @@ def build_lock(env_dir: Path) -> Iterator[None]:
             yield
         finally:
             if env_dir.is_dir() and not env_dir.is_symlink() and not is_owned(env_dir):
-                _stamp(env_dir)
+                stamp(env_dir)
