@@ -36,6 +36,8 @@ _MARK_TEXT = "made by pcgkit: `pcgkit cache remove` may delete this folder; the 
 class LockFileError(EnvironmentSetupError):
     """A lock path the kit cannot use (a link, a FIFO, a folder, no permission): exit 4, one line."""
 
+    hint = "the kit's lock files are plain files it creates beside each environment; nothing was built or changed"
+
 
 def open_lock(path: Path) -> IO[bytes]:
     """The lock file at `path`, opened read-only (created 0644 when absent), not through a link, never blocking."""
@@ -44,13 +46,13 @@ def open_lock(path: Path) -> IO[bytes]:
         fd = os.open(path, flags, 0o644)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise LockFileError(f"lock {path}: is a symbolic link, not the kit's lock file; remove the link") from None
+            raise LockFileError(f"lock {path}: is a symbolic link, not the kit's lock file (remove the link)") from None
         raise LockFileError(f"lock {path}: cannot open ({exc.strerror or exc})") from None
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
         kind = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "not a regular file"
-        raise LockFileError(f"lock {path}: is {kind}, not the kit's lock file; remove it")
+        raise LockFileError(f"lock {path}: is {kind}, not the kit's lock file (remove it)")
     return os.fdopen(fd, "rb")
 
 
@@ -97,7 +99,7 @@ def _command_line(pid: int) -> str:
         words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return "gone"
-    return " ".join(w.decode("utf-8", "replace") for w in words if w)[:120] or "?"
+    return " ".join(" ".join(w.decode("utf-8", "replace") for w in words).split())[:120] or "?"  # one line
 
 
 def is_owned(folder: Path) -> bool:
