@@ -126,12 +126,15 @@ def chosen(entries: list[Entry], names: list[str], everything: bool) -> list[Ent
 
 
 def held_locks(path: Path) -> list[Path]:
-    """The kit's lock files that guard `path`: its own build and use locks beside it, and those of the environments
-    inside it (a folder of environments). Reads a directory listing only."""
+    """The kit's lock files that guard `path`: its own build and use locks beside it (in a kit folder, also ones not
+    made yet: holding them keeps a builder from starting while the folder goes), and those of the environments inside
+    it (a folder of environments). Reads directory listings only."""
     beside = [envlock.build_lock_path(path), envlock.use_lock_path(path)]
+    if not envlock.is_owned(path.parent):  # bin/pcgkit's envs in the checkout: no locks; none is made there
+        beside = [p for p in beside if p.exists() or p.is_symlink()]
     inside = sorted(p for p in path.iterdir() if p.name.startswith(".") and p.suffix in (".lock", ".use")) \
         if path.is_dir() else []
-    return [p for p in (*beside, *inside) if p.exists() or p.is_symlink()]
+    return [*beside, *inside]
 
 
 def _remove_one(entry: Entry) -> str | None:
