@@ -12,6 +12,7 @@ from pcgkit import cli, resources
 from pcgkit.commands.cache import chosen, find_entries
 from pcgkit.errors import UsageError
 from pcgkit.util.diskuse import human, usage
+from pcgkit.util.envlock import OWNED_MARK
 
 
 def _layout(tmp_path: Path) -> tuple[tuple[Path, Path], Path, Path]:
@@ -19,12 +20,15 @@ def _layout(tmp_path: Path) -> tuple[tuple[Path, Path], Path, Path]:
     for folder in (checkout / ".venv" / "bin", checkout / ".pcgkit" / "envs" / "seed-abc", checkout / ".pcgkit" / "flashinfer-jit",
                    cache / "preflight-envs" / "sglang-0.5.12-0123", cache / "docker"):
         folder.mkdir(parents=True)
+        (folder.parent if folder.name == "bin" else folder).joinpath(OWNED_MARK).write_text("")  # as the kit stamps them
+    (cache / "theirs").mkdir()  # no stamp: the user's, never listed
     (checkout / ".venv" / "bin" / "python").write_bytes(b"x" * 10000)
     return (checkout / ".venv", checkout / ".venv-light"), checkout / ".pcgkit" / "envs", cache
 
 
 def test_find_entries_names_each_kit_folder_that_exists(tmp_path):
-    """Reference env, a cell, the JIT cache, a preflight env and the cache's docker folder; the absent light env is not listed."""
+    """Reference env, a cell, the JIT cache, a preflight env and the cache's docker folder; the absent light env and
+    the cache's unstamped folder are not listed."""
     bootstrap, envs, cache = _layout(tmp_path)
     names = [e.name for e in find_entries(bootstrap, envs, cache)]
     assert names == ["reference", "cell:seed-abc", "flashinfer-jit", "preflight:sglang-0.5.12-0123", "cache:docker"]

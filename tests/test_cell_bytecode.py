@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pcgkit.commands.cache import find_entries
 from pcgkit.matrix.backends.venv import BYTECODE_DIR, bytecode_env
+from pcgkit.util.envlock import owned_dir
 
 
 def test_bytecode_goes_to_the_kit_folder_even_when_the_caller_forbids_writing_it(tmp_path: Path):
@@ -25,8 +26,8 @@ def test_bytecode_goes_to_the_kit_folder_even_when_the_caller_forbids_writing_it
 
 
 def test_cache_lists_the_bytecode_folder_under_the_backend_s_name(tmp_path: Path):
-    """`pcgkit cache` names the folder the venv backend writes (one name in both places)."""
+    """`pcgkit cache` names the folder the venv backend writes (one name in both places), stamped as the kit's."""
     envs = tmp_path / ".pcgkit" / "envs"
-    (tmp_path / ".pcgkit" / BYTECODE_DIR).mkdir(parents=True)
+    owned_dir(tmp_path / ".pcgkit" / BYTECODE_DIR)  # made and stamped as the backend makes it
     entries = find_entries((tmp_path / ".venv", tmp_path / ".venv-light"), envs, tmp_path / "cache")
     assert [(e.name, e.path.name) for e in entries] == [(BYTECODE_DIR, BYTECODE_DIR)]

@@ -10,7 +10,7 @@ from pcgkit.util.envlock import build_lock
 
 
 def test_the_build_lock_is_exclusive_while_held_and_free_after(tmp_path):
-    """Inside build_lock another holder cannot take `.NAME.lock` (the sidecar `pcgkit cache remove` deletes);
+    """Inside build_lock another holder cannot take `.NAME.lock` (the sidecar `pcgkit cache remove` honours);
     after it, it can; the parent folder is made."""
     env = tmp_path / "envs" / "flashinfer-0.7.4-abc"
     sidecar = env.parent / f".{env.name}.lock"

@@ -5,11 +5,17 @@ reference pins, ~7 GB; .venv-light: the kit alone, ~20 MB), the matrix's cell en
 bytecode (.pcgkit/), and the kit's cache outside any checkout (${PCGKIT_CACHE:-~/.cache/pcgkit}: `preflight
 --sglang`'s release environments, the docker base image, act's built actions). `find_entries` only lists
 folders; sizes are read at the edge (pcgkit.util.diskuse, as `du` counts them).
+
+Only folders that carry the kit's stamp (pcgkit.util.envlock.OWNED_MARK, written into every folder the kit creates)
+are listed or removed: a `PCGKIT_CACHE` pointed at `$HOME` or `~/.cache` lists the kit's folders in it and never the
+user's projects or a model hub's downloads. An environment that a matrix cell uses (its `.NAME.use` lock) or that is
+being built (`.NAME.lock`) is kept with a line naming the holder; lock files are never unlinked.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import shutil
@@ -17,7 +23,8 @@ import sys
 from pathlib import Path
 
 from pcgkit import resources
-from pcgkit.errors import UsageError
+from pcgkit.errors import ExitCode, UsageError
+from pcgkit.util import envlock
 from pcgkit.util.diskuse import human, usage
 
 PREFLIGHT_DIR = "preflight-envs"  # under the cache root (pcgkit.preflight.envs.cache_root)
@@ -31,22 +38,25 @@ class Entry:
 
 
 def _children(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")) if folder.is_dir() else []
+    """The kit-stamped folders in `folder` (a folder without the stamp is someone else's, never listed)."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if not p.name.startswith(".") and envlock.is_owned(p))
 
 
 def find_entries(bootstrap: tuple[Path, ...], envs_root: Path, cache_root: Path) -> list[Entry]:
-    """Every kit folder that exists, one Entry each (nothing sized, nothing read but directory listings)."""
+    """Every kit-stamped folder that exists, one Entry each (nothing sized, nothing read but directory listings)."""
     found: list[Entry] = []
     for path, what in zip(bootstrap, ("bin/pcgkit's reference environment: torch, FlashInfer; `run`, `test`",
                                       "bin/pcgkit's light environment: the kit alone; triage, advice, help")):
-        if path.is_dir():
+        if envlock.is_owned(path):
             found.append(Entry("reference" if path.name == ".venv" else "light", what, path))
     found += [Entry(f"cell:{p.name}", "a matrix cell's environment", p) for p in _children(envs_root)]
     jit = envs_root.parent / "flashinfer-jit"
-    if jit.is_dir():
+    if envlock.is_owned(jit):
         found.append(Entry("flashinfer-jit", "FlashInfer kernels the matrix cells built (JIT cache)", jit))
     bytecode = envs_root.parent / "cell-bytecode"  # pcgkit.matrix.backends.venv.BYTECODE_DIR
-    if bytecode.is_dir():
+    if envlock.is_owned(bytecode):
         found.append(Entry("cell-bytecode", "the matrix cells' compiled Python bytecode", bytecode))
     found += [Entry(f"preflight:{p.name}", "`preflight --sglang` release environment", p)
               for p in _children(cache_root / PREFLIGHT_DIR)]
@@ -83,7 +93,22 @@ def _list(args: argparse.Namespace) -> int:
     if rows:
         print("remove with: pcgkit cache remove NAME [NAME ...], or --all")
     print(f"the kit's cache outside checkouts: {_cache()} (set {resources.CACHE_VAR} to move it)")
+    note = foreign_note(_cache())
+    if note:
+        print(note)
     return 0
+
+
+def foreign_note(cache_root: Path) -> str | None:
+    """A line when the cache root holds folders the kit did not make (PCGKIT_CACHE=$HOME): they are never listed."""
+    if not cache_root.is_dir() or envlock.is_owned(cache_root):
+        return None
+    others = [p.name for p in cache_root.iterdir() if p.is_dir() and not p.name.startswith(".")
+              and not envlock.is_owned(p)]
+    if not others:
+        return None
+    return (f"{cache_root} was not made by the kit: its {len(others)} other folder(s) ({', '.join(sorted(others)[:3])}"
+            f"{', ...' if len(others) > 3 else ''}) are not the kit's and are never listed or removed")
 
 
 def chosen(entries: list[Entry], names: list[str], everything: bool) -> list[Entry]:
@@ -96,23 +121,51 @@ def chosen(entries: list[Entry], names: list[str], everything: bool) -> list[Ent
     unknown = [n for n in names if n not in by_name]
     if unknown:
         raise UsageError(f"cache remove: no kit folder named {', '.join(unknown)} (there are: "
-                         f"{', '.join(by_name) or 'none'}; `pcgkit cache` lists them)")
+                         f"{', '.join(by_name) or 'none'}; `pcgkit cache` lists them; a folder the kit did not make is never removed)")
     return [by_name[n] for n in dict.fromkeys(names)]
+
+
+def held_locks(path: Path) -> list[Path]:
+    """The kit's lock files that guard `path`: its own build and use locks beside it (in a kit folder, also ones not
+    made yet: holding them keeps a builder from starting while the folder goes), and those of the environments inside
+    it (a folder of environments). Reads directory listings only."""
+    beside = [envlock.build_lock_path(path), envlock.use_lock_path(path)]
+    if not envlock.is_owned(path.parent):  # bin/pcgkit's envs in the checkout: no locks; none is made there
+        beside = [p for p in beside if p.exists() or p.is_symlink()]
+    inside = sorted(p for p in path.iterdir() if p.name.startswith(".") and p.suffix in (".lock", ".use")) \
+        if path.is_dir() else []
+    return [*beside, *inside]
+
+
+def _remove_one(entry: Entry) -> str | None:
+    """Delete one entry while holding every lock that guards it; the reason it was kept, else None."""
+    with contextlib.ExitStack() as holds:
+        for lock in held_locks(entry.path):
+            handle = envlock.try_exclusive(lock)
+            if handle is None:
+                holder = "; ".join(envlock.holders(lock)) or "another process"
+                use = "a matrix run is using it" if lock.suffix == ".use" else "it is being built"
+                return f"{use}: {lock.name} is held by {holder}; remove it when that ends"
+            holds.callback(handle.close)
+        freed = usage(entry.path).bytes
+        shutil.rmtree(entry.path)  # the lock files beside it stay: a waiter holds their inode
+        print(f"pcgkit cache: removed {entry.name} ({entry.path}, {human(freed)})")
+    return None
 
 
 def _remove(args: argparse.Namespace) -> int:
     running = Path(sys.prefix).resolve()
+    status = ExitCode.SUCCESS
     for entry in chosen(_entries(), args.names, args.all):
         if entry.path.resolve() == running:
             print(f"pcgkit cache: kept {entry.name}: this command runs from it (remove it with: rm -rf {entry.path})",
                   file=sys.stderr)
             continue
-        freed = usage(entry.path).bytes
-        shutil.rmtree(entry.path)
-        for sidecar in (".lock", ".use"):  # the build and use locks the env's builder kept beside it
-            (entry.path.parent / f".{entry.path.name}{sidecar}").unlink(missing_ok=True)
-        print(f"pcgkit cache: removed {entry.name} ({entry.path}, {human(freed)})")
-    return 0
+        kept = _remove_one(entry)
+        if kept is not None:
+            print(f"pcgkit cache: kept {entry.name}: {kept}", file=sys.stderr)
+            status = ExitCode.ENVIRONMENT
+    return int(status)
 
 
 def register(subparsers) -> None:

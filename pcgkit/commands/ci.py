@@ -86,10 +86,10 @@ def _cmd_github(args) -> int:
         out = atomic.check_file_target(Path(args.out))
         lint = actionlint_config(plan)
         # beside the workflows folder, where actionlint looks for it; the org's own is never replaced unasked
-        lint_folder = atomic.OutputFolder(out.parent.parent, force=args.force, what="actionlint config")
+        lint_folder = atomic.OutputFolder(out.parent.parent, force=args.force, what="actionlint config", ledger=True)
         if lint is not None:
             lint_folder.check(["actionlint.yaml"])  # both refusals before either file is written
-        atomic.OutputFolder(out.parent, force=args.force).check([out.name])
+        atomic.OutputFolder(out.parent, force=args.force, ledger=True).check([out.name])
         atomic.write_output(out, text, force=args.force)  # whole or old: a full disk keeps the previous workflow
         print(f"pcgkit ci: {len(plan.jobs)} cell jobs in {len(plan.groups)} group(s) -> {out}")
         print(f"  {budget}")

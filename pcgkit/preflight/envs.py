@@ -21,7 +21,7 @@ from packaging.utils import canonicalize_name
 
 from pcgkit import resources
 from pcgkit.errors import EnvironmentSetupError, UsageError
-from pcgkit.util.envlock import build_lock
+from pcgkit.util.envlock import build_lock, stamp
 
 PIN_NAMES = ("torch", "flashinfer-python", "flashinfer-cubin")  # canonical names (releases spell them _ or -)
 PYTHON = "3.12"  # the SGLang wheels in range are cp312 (pcgkit/matrix: the cells' default python)
@@ -92,8 +92,12 @@ def release_env(sglang: str) -> ReleaseEnv:
 
     requires = tomllib.loads(resources.fixture("sglang_requires.toml").read_text())
     env = plan_env(sglang, requires, sweep_import_dependencies(sglang), cache_root())
+    if (env.folder / ".complete").is_file():  # written last: a complete env is only read, no lock to write
+        stamp(env.folder)  # one an older kit built, before the stamp existed (best effort)
+        _say(f"using sglang {sglang}'s environment in {env.folder} (built earlier; `pcgkit cache` lists it)")
+        return env
     with build_lock(env.folder):
-        if (env.folder / ".complete").is_file():
+        if (env.folder / ".complete").is_file():  # another preflight built it while this one waited
             _say(f"using sglang {sglang}'s environment in {env.folder} (built earlier; `pcgkit cache` lists it)")
             return env
         interpreter = interpreters.find_python(PYTHON)

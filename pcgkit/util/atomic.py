@@ -17,20 +17,23 @@ What the user owns is never replaced unasked. A command that writes into a folde
 (`repro --out`, `e2e checkpoint --out`, `docker context DEST`, `ci github`, `env --out`, `issue --out`)
 goes through `OutputFolder`: an existing file there is replaced only when the folder's manifest
 (`.pcgkit-written.json`, the names and SHA-256 of what the kit wrote) says the kit wrote exactly
-those bytes, or with `--force`; `write_output` is the same rule for one file, with `-` for stdout.
+those bytes, or with `--force`; `write_output` is the same rule for one file the user named, with `-` for
+stdout, its record kept in the kit's state folder (`state_dir()`, LEDGER_NAME) instead of beside the file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
+import fcntl
 import hashlib
 import json
 import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -241,11 +244,16 @@ def append_line(path: Path, line: str, *, drop: str | None = None, what: str = "
     return write_bytes(path, body + text.encode("utf-8"))
 
 
+def redacted_text(path: Path, text: str) -> str:
+    """text through the one redaction pass, its marker escaped for XML and HTML files."""
+    markup = Path(path).suffix.lower() in MARKUP_SUFFIXES
+    return redact_text(text, secret_values(dict(os.environ)), marker=ESCAPED_MARKER if markup else REDACTED)
+
+
 def write_text(path: Path, text: str, *, redact: bool = True) -> Path:
     """Atomically write text (UTF-8), redacted unless the caller has redacted it already."""
     if redact:
-        markup = Path(path).suffix.lower() in MARKUP_SUFFIXES
-        text = redact_text(text, secret_values(dict(os.environ)), marker=ESCAPED_MARKER if markup else REDACTED)
+        text = redacted_text(path, text)
     return write_bytes(path, text.encode("utf-8", "replace"))
 
 
@@ -256,12 +264,21 @@ def write_json(path: Path, data: Any, *, indent: int | None = 2) -> Path:
     return write_text(path, json.dumps(clean, indent=indent, sort_keys=True) + "\n", redact=False)
 
 
-MANIFEST_NAME = ".pcgkit-written.json"
+MANIFEST_NAME = ".pcgkit-written.json"  # in a folder the kit fills (repro --out DIR): what it wrote there
 MANIFEST_SCHEMA = "pcgkit.written/1"
+LEDGER_NAME = "written.json"  # in the kit's state folder: the single files the user named (`env --out FILE`)
 _MAX_MANIFEST_BYTES = 1 << 20
 
 
 MAX_HASHED_BYTES = 256 << 20  # above this (an 8B model's weight shards) a file is known by size and mtime
+
+
+def state_dir(environ: dict[str, str] | None = None) -> Path:
+    """The kit's own state (not a cache: deleting it only costs a --force): $XDG_STATE_HOME/pcgkit, else
+    ~/.local/state/pcgkit (the XDG rule: an empty or relative value is unset)."""
+    value = (os.environ if environ is None else environ).get("XDG_STATE_HOME", "").strip()
+    base = Path(value) if value and os.path.isabs(value) else Path.home() / ".local" / "state"
+    return base / "pcgkit"
 
 
 def _digest(path: Path) -> str | None:
@@ -282,6 +299,45 @@ def _digest(path: Path) -> str | None:
         return None
 
 
+@contextlib.contextmanager
+def _folder_locked(folder: Path) -> Iterator[None]:
+    """flock on the folder itself (no lock file dropped beside the user's files): one manifest writer at a time."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise as_kit_error(folder, exc) from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _read_manifest(path: Path) -> dict[str, frozenset[str]]:
+    """{key: digests the kit accepts as its own}; a missing, unreadable or non-regular manifest is empty (opened
+    without blocking: a FIFO there is no hang)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return {}
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return {}
+        try:
+            data = json.loads(handle.read(_MAX_MANIFEST_BYTES).decode("utf-8"))
+        except (OSError, ValueError):
+            return {}
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict):
+        return {}
+    out = {}
+    for key, value in files.items():  # one digest, or several while a write is under way (_begin/_finish)
+        digests = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        if isinstance(key, str) and digests and all(isinstance(d, str) for d in digests):
+            out[key] = frozenset(digests)
+    return out
+
+
 @dataclasses.dataclass(frozen=True)
 class OutputFolder:
     """A folder the user named for the kit's output: files the kit did not write are never replaced.
@@ -290,27 +346,33 @@ class OutputFolder:
     `write_bytes` for the kit's own text; `record(name)` for a file a library wrote (a tokenizer,
     safetensors). Each write records the file's digest in the manifest; an existing file is replaced
     only when its bytes are the ones recorded there (the kit wrote it and nobody changed it), or `force`.
+
+    The manifest is read, changed and written under a lock on its folder (concurrent writers lose no entry), and
+    a write is recorded in two steps: the new digest is added beside the old one before the file is replaced,
+    and the old one dropped after, so a failure at any point (a full disk) leaves a file the manifest accepts.
+    With `ledger` (a single file the user named: `env --out FILE`) ownership is kept in the kit's state folder,
+    keyed by absolute path, never as a file beside the user's.
     """
 
     root: Path
     force: bool = False
     what: str = "--out"
+    ledger: bool = False
 
     @property
     def manifest_path(self) -> Path:
-        return Path(self.root) / MANIFEST_NAME
+        return state_dir() / LEDGER_NAME if self.ledger else Path(self.root) / MANIFEST_NAME
 
-    def written(self) -> dict[str, str]:
-        """{relative name: sha256} of what the kit wrote here; a missing or unreadable manifest is empty."""
-        try:
-            with open(self.manifest_path, "rb") as handle:
-                data = json.loads(handle.read(_MAX_MANIFEST_BYTES).decode("utf-8"))
-        except (OSError, ValueError):
-            return {}
-        files = data.get("files") if isinstance(data, dict) else None
-        if not isinstance(files, dict):
-            return {}
-        return {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, str)}
+    def _key(self, name: str) -> str:
+        return os.path.join(os.path.abspath(self.root), name) if self.ledger else name
+
+    def written(self) -> dict[str, frozenset[str]]:
+        """{key: digests} of what the kit wrote (keys: names in the folder, or absolute paths in the ledger; a
+        ledger also honours what an older kit recorded beside the file)."""
+        if not self.ledger:
+            return _read_manifest(self.manifest_path)
+        beside = {self._key(k): v for k, v in _read_manifest(Path(self.root) / MANIFEST_NAME).items()}
+        return {**beside, **_read_manifest(self.manifest_path)}
 
     def foreign(self, names: Iterable[str]) -> list[str]:
         """The names among `names` that exist here and are not the kit's unchanged output. Reads only."""
@@ -329,7 +391,7 @@ class OutputFolder:
                 raise OutputPathError(f"{self.what} {path}: is a device or pipe, not a file")
             if not (path.exists() or path.is_symlink()):
                 continue
-            if path.is_symlink() or path.is_dir() or written.get(name) != _digest(path):
+            if path.is_symlink() or path.is_dir() or _digest(path) not in written.get(self._key(name), ()):
                 out.append(name)
         return out
 
@@ -344,25 +406,48 @@ class OutputFolder:
         ensure_dir(Path(self.root), self.what)
         return self
 
+    def _update(self, changes: dict[str, frozenset[str]], *, merge: bool = False) -> None:
+        """Set (or with `merge`, add to) each key's digests in the manifest, under its folder's lock. The ledger
+        is a convenience (a home that cannot take it costs a --force next time): failing to keep it is a note."""
+        try:
+            with _folder_locked(ensure_dir(self.manifest_path.parent)):
+                written = _read_manifest(self.manifest_path)
+                written.update({k: (written.get(k, frozenset()) | v) if merge else v for k, v in changes.items()})
+                if self.ledger:  # the ledger outlives its files: forget the ones that are gone
+                    written = {k: v for k, v in written.items() if k in changes or os.path.lexists(k)}
+                files = {k: sorted(v)[0] if len(v) == 1 else sorted(v) for k, v in sorted(written.items()) if v}
+                write_json(self.manifest_path, {"schema": MANIFEST_SCHEMA, "files": files})
+        except (OutputPathError, UnwritableOutputError) as exc:
+            if not self.ledger:
+                raise
+            print(f"pcgkit: note: not recorded as the kit's ({exc}): replacing it later needs --force", file=sys.stderr)
+
     def record(self, *names: str) -> None:
         """Note in the manifest that the kit has just written these files (their current digests)."""
-        written = self.written()
+        changes = {}
         for name in names:
             digest = _digest(Path(self.root) / name)
             if digest is not None:
-                written[name] = digest
-        write_json(self.manifest_path, {"schema": MANIFEST_SCHEMA, "files": dict(sorted(written.items()))})
+                changes[self._key(name)] = frozenset([digest])
+        self._update(changes)
 
     def write_text(self, name: str, text: str, *, redact: bool = True) -> Path:
-        self.check([name])
-        path = write_text(Path(self.root) / name, text, redact=redact)
-        self.record(name)
-        return path
+        if redact:
+            text = redacted_text(Path(name), text)
+        return self.write_bytes(name, text.encode("utf-8", "replace"))
 
     def write_bytes(self, name: str, data: bytes) -> Path:
+        """Check, then: the new digest joins the old in the manifest, the file is replaced, the old digest goes."""
         self.check([name])
-        path = write_bytes(Path(self.root) / name, data)
-        self.record(name)
+        path, key = Path(self.root) / name, self._key(name)
+        new = hashlib.sha256(data).hexdigest() if len(data) <= MAX_HASHED_BYTES else None
+        if new is None:  # known by size and time: only once it is written
+            write_bytes(path, data)
+            self.record(name)
+            return path
+        self._update({key: frozenset([new])}, merge=True)
+        write_bytes(path, data)
+        self._update({key: frozenset([new])})
         return path
 
 
@@ -374,4 +459,4 @@ def write_output(out: str | Path, text: str, *, force: bool = False, what: str =
         sys.stdout.flush()
         return None
     path = check_file_target(Path(out), what)
-    return OutputFolder(path.parent, force=force, what=what).write_text(path.name, text)
+    return OutputFolder(path.parent, force=force, what=what, ledger=True).write_text(path.name, text)

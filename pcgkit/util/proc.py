@@ -9,15 +9,21 @@ command line, so no log, log tail, terminal line or report built from them can c
 
 Every child's process group is registered with pcgkit.util.signals while it runs: the first
 Ctrl-C or SIGTERM kills them all, and no new child starts after it (`run` raises Interrupted).
+A SIGKILL of the kit cannot be caught: on Linux each child is started with PR_SET_PDEATHSIG, so the
+kernel kills it when the kit dies (its own children, in its session, are for it to stop). The signal
+follows the *thread* that started the child: `run` waits in that thread, and `spawn`'s callers start
+servers from the main thread.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -59,6 +65,59 @@ class Completed:
         return f"exit status {self.returncode}"
 
 
+def open_log(path: Path):
+    """A child's log file, emptied and open for reading and writing: never through a link (a planted one would
+    empty what it names), never blocking (a FIFO there would hang the kit), a regular file or one OutputPathError
+    line."""
+    from pcgkit.errors import OutputPathError
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    except OSError as exc:
+        why = "is a symbolic link" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        raise OutputPathError(f"log {path}: {why}; remove it or choose another folder") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise OutputPathError(f"log {path}: is {kind}; remove it or choose another folder")
+    os.set_blocking(fd, True)
+    os.ftruncate(fd, 0)
+    return os.fdopen(fd, "w+b")
+
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _prctl():
+    """libc's prctl, looked up in the parent (the child between fork and exec only calls it); None off Linux."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl()
+
+
+def _dies_with(parent: int):
+    """The preexec hook that ties a child's life to the kit's: SIGKILL when the kit dies, and at once if it
+    died already (between fork and the prctl, the child was re-parented)."""
+
+    def hook() -> None:
+        if _PRCTL is not None:
+            _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return hook
+
+
 def _kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -84,8 +143,7 @@ def run(
     if echo:
         print(f"+ {redact_argv(argv, secrets)}", file=sys.stderr, flush=True)
     if log_path is not None:
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        sink = open(log_path, "w+b")
+        sink = open_log(log_path)
     else:
         import tempfile
 
@@ -101,6 +159,7 @@ def run(
             env=dict(env) if env is not None else None,
             cwd=cwd,
             start_new_session=True,
+            preexec_fn=_dies_with(os.getpid()),
         )
         signals.register_group(proc.pid)
         try:
@@ -215,8 +274,7 @@ def spawn(
     secrets = secret_values(dict(env) if env is not None else dict(os.environ))
     if echo:
         print(f"+ {redact_argv(argv, secrets)} > {log_path}", file=sys.stderr, flush=True)
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    sink = open(log_path, "wb")
+    sink = open_log(log_path)
     try:
         popen = subprocess.Popen(
             argv,
@@ -226,6 +284,7 @@ def spawn(
             env=dict(env) if env is not None else None,
             cwd=cwd,
             start_new_session=True,
+            preexec_fn=_dies_with(os.getpid()),
         )
     except BaseException:
         sink.close()

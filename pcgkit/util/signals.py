@@ -16,17 +16,29 @@ starts after the signal is killed at registration and its `proc.run` raises Inte
 new work begins. Later signals SIGKILL any group at once and are otherwise ignored: no second
 traceback, no orphan. The caller turns Interrupted into exit status 128 + the signal's number
 (130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT).
+
+A SIGKILL runs no handler: the children die with the kit (pcgkit.util.proc, PR_SET_PDEATHSIG), and the
+kit's temp folders live in one folder per process, `<tmp>/pcgkit-<uid>/run-*` (`claim_temp_dir`, made the
+default of `tempfile` for the command), locked while the process lives: each command removes its own when it
+ends and sweeps those whose owner is gone.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import fcntl
 import os
+import shutil
 import signal
+import stat
+import tempfile
 import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
-from pcgkit.errors import Interrupted
+from pcgkit.errors import EnvironmentSetupError, Interrupted
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 GRACE_S = 10.0  # how long the children get to stop on SIGTERM before SIGKILL
@@ -40,6 +52,7 @@ class _State:
         self.signum: int | None = None
         self.defer_depth = 0
         self.installed = False
+        self.temp_owner: int | None = None  # the pid whose temp folder claim_temp_dir made
 
 
 _STATE = _State()
@@ -166,6 +179,75 @@ def deferred() -> Iterator[None]:
         raise_if_stopping()
 
 
+TEMP_HELD = ".held"  # the lock a live process holds in its temp folder
+_UNFINISHED_AGE_S = 60.0  # a `new-*` folder older than this lost its process before it could lock it
+
+
+def _private_base(base: Path) -> bool:
+    """The shared temp dir's pcgkit-<uid> folder is ours alone: a real folder, this user's, mode 0700."""
+    try:
+        base.mkdir(mode=0o700, exist_ok=True)
+        info = os.lstat(base)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
+
+
+def sweep_temp(base: Path) -> None:
+    """Remove the run folders in `base` whose process is gone (its lock is free); a live one is never touched."""
+    from pcgkit.util.envlock import try_exclusive
+
+    for folder in base.iterdir():
+        if folder.name.startswith("new-"):
+            with contextlib.suppress(OSError):
+                if time.time() - os.lstat(folder).st_mtime > _UNFINISHED_AGE_S:
+                    shutil.rmtree(folder, ignore_errors=True)
+            continue
+        if not folder.name.startswith("run-") or folder.is_symlink() or not folder.is_dir():
+            continue
+        try:
+            hold = try_exclusive(folder / TEMP_HELD)
+        except EnvironmentSetupError:
+            continue
+        if hold is not None:
+            with hold:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+def claim_temp_dir() -> Path | None:
+    """This process's temp folder (once per process): `tempfile` creates everything under it from now on; it is
+    removed at exit, and a later command sweeps it if this one was killed. None where the shared temp dir holds
+    no private pcgkit-<uid> folder (then tempfile's default stays)."""
+    if _STATE.temp_owner == os.getpid():
+        return Path(tempfile.gettempdir())
+    from pcgkit.util.envlock import open_lock
+
+    base = Path(tempfile.gettempdir()) / f"pcgkit-{os.getuid()}"
+    if not _private_base(base):
+        return None
+    with contextlib.suppress(OSError):
+        sweep_temp(base)
+    try:
+        fresh = Path(tempfile.mkdtemp(prefix="new-", dir=base))
+        hold = open_lock(fresh / TEMP_HELD)  # O_CLOEXEC: no child keeps it
+        fcntl.flock(hold, fcntl.LOCK_EX)
+        folder = fresh.with_name("run-" + fresh.name[len("new-"):])
+        os.rename(fresh, folder)  # a sweeper only looks at run-* folders, and only at those whose lock is free
+    except (OSError, EnvironmentSetupError):
+        return None
+    owner = os.getpid()
+    _STATE.temp_owner = owner
+    tempfile.tempdir = str(folder)
+
+    def remove() -> None:
+        if os.getpid() == owner:
+            shutil.rmtree(folder, ignore_errors=True)
+            hold.close()
+
+    atexit.register(remove)
+    return folder
+
+
 @contextlib.contextmanager
 def stop_policy() -> Iterator[None]:
     """Install the handlers for STOP_SIGNALS (main thread only; elsewhere a no-op)."""
@@ -178,6 +260,7 @@ def stop_policy() -> Iterator[None]:
         finally:
             _STATE.signum = None  # a request_stop off the main thread must not outlive its run
         return
+    claim_temp_dir()
     previous = {sig: signal.signal(sig, _handler) for sig in STOP_SIGNALS}
     _STATE.installed, _STATE.signum = True, None
     try:

@@ -101,3 +101,31 @@ def stand_in_backend(monkeypatch, tmp_path: Path, cell: Cell, extra_argv: tuple[
         f"# inputs: {backend_venv.cell_lock_inputs(cell).digest}\n" + "".join(f"{c}\n" for c in cell.companions))
     config = BackendConfig(cells_root=tmp_path / "cells", envs_root=tmp_path / "envs", locks_dir=locks_dir)
     return config, installs
+
+
+def second_user() -> tuple[str, str]:
+    """(name, python) of a real unprivileged user, created once, and a system interpreter it can run (the kit's own
+    may sit under /root, 0700). Skips where the tests do not run as root with useradd/runuser."""
+    import shutil
+
+    import pytest
+
+    if os.geteuid() != 0 or shutil.which("runuser") is None or shutil.which("useradd") is None:
+        pytest.skip("needs root with useradd/runuser to act as a second user")
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if python is None:
+        pytest.skip("no system python3 for the second user")
+    name = "pcgkit-other"
+    if subprocess.run(["id", name], capture_output=True).returncode != 0:
+        subprocess.run(["useradd", "--no-create-home", name], check=True)
+    return name, python
+
+
+def shared_temp(prefix: str) -> Path:
+    """A fresh folder in /tmp that another user may enter (0755): pytest's tmp_path and the kit's own per-run temp
+    folder are private (0700)."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    folder.chmod(0o755)
+    return folder

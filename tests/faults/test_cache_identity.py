@@ -12,6 +12,7 @@ from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import RAN, CellOutcome
 from pcgkit.matrix.runner import run_matrix
+from pcgkit.util.envlock import use_lock_path
 
 from .helpers import VERSIONS, result, stand_in_backend
 
@@ -75,7 +76,7 @@ def test_a_run_holds_its_environment_for_its_whole_cell(monkeypatch, tmp_path):
     seen = {}
 
     def execute(plan):
-        with open(venv._use_lock_path(env_dir), "w") as probe:
+        with open(use_lock_path(env_dir)) as probe:
             try:
                 fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 seen["exclusive"] = True

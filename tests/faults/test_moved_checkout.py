@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .helpers import REPO_ROOT
+from .helpers import REPO_ROOT, second_user, shared_temp
 
 # python3 as bin/pcgkit calls it: `-m uv ...` stood in (records the call, builds a tiny environment whose
 # pcgkit prints "rebuilt"), anything else (pcgkit/util/interpreters.py) the real interpreter.
@@ -69,3 +69,32 @@ def test_an_unmoved_checkout_is_not_rebuilt(tmp_path):
     done = subprocess.run([str(tmp_path / "link" / "bin" / "pcgkit"), "--version"], capture_output=True, text=True,
                           timeout=60, env={k: v for k, v in os.environ.items() if k != "PCGKIT_LIGHT_VENV"})
     assert "moved" not in done.stderr and done.stdout.strip() == "same", done.stderr
+
+
+def test_another_user_on_a_root_owned_checkout_gets_one_line_and_nothing_deleted():
+    """A root-owned checkout whose light environment runs an interpreter in a folder only root can enter: another
+    user is told in one line that the checkout is not theirs to build in (exit 4), and the environment is left
+    whole (was: "this checkout moved", `rm -rf` of .venv-light, 1,028 permission errors)."""
+    user, python = second_user()
+    where = shared_temp("pcgkit-rootowned-")
+    try:
+        private = where / "private"  # like /root/.pyenv: the interpreter root built the environment with
+        private.mkdir(mode=0o700)
+        (private / "python").symlink_to(python)
+        root = _checkout(where / "checkout")
+        light = root / ".venv-light"
+        (light / "bin" / "pcgkit").write_text(f"#!{private}/python\nprint('root')\n")
+        for n in range(20):
+            (light / "lib" / f"f{n}").parent.mkdir(exist_ok=True)
+            (light / "lib" / f"f{n}").write_text("x")
+        before = sorted(str(p.relative_to(light)) for p in light.rglob("*"))
+        env = {k: v for k, v in os.environ.items() if k != "PCGKIT_LIGHT_VENV"}
+        done = subprocess.run(["runuser", "-u", user, "--", str(root / "bin" / "pcgkit"), "--version"], env=env,
+                              capture_output=True, text=True, timeout=60, cwd="/")
+        assert done.returncode == 4, done.stderr
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith("pcgkit: error:") and "not writable by you" in lines[0], lines
+        assert "this checkout moved" not in lines[0] and "Permission denied" not in done.stderr
+        assert sorted(str(p.relative_to(light)) for p in light.rglob("*")) == before
+    finally:
+        shutil.rmtree(where)

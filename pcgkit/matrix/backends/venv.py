@@ -50,7 +50,7 @@ from pcgkit.matrix.outcome import (
     uv_culprit,
 )
 from pcgkit.util import atomic, proc, signals
-from pcgkit.util.envlock import build_lock
+from pcgkit.util.envlock import build_lock, held, open_lock, owned_dir, use_lock_path
 from pcgkit.util.interpreters import find_python
 from pcgkit.util.redact import redact_argv, secret_values
 
@@ -93,21 +93,17 @@ def _tail(text: str) -> str:
 
 
 # Environments a cell of this process is using, and the shared lock it holds on each (run_cell).
-_IN_USE: dict[Path, IO[str]] = {}
+_IN_USE: dict[Path, IO[bytes]] = {}
 IN_USE_POLL_S = 0.5
-
-
-def _use_lock_path(env_dir: Path) -> Path:
-    return env_dir.parent / f".{env_dir.name}.use"
 
 
 @contextlib.contextmanager
 def env_in_use(env_dir: Path):
     """A shared hold on an environment for as long as a cell runs in it (install, import check, cases):
-    `--force` or a damage rebuild in another run must wait for it, never delete the env under it."""
-    env_dir.parent.mkdir(parents=True, exist_ok=True)
-    with open(_use_lock_path(env_dir), "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_SH)
+    `--force` or a damage rebuild in another run, or `pcgkit cache remove`, must wait for it, never delete the
+    env under it. Taken through envlock.held: never through a link, never truncating."""
+    owned_dir(env_dir.parent)
+    with held(use_lock_path(env_dir), shared=True) as handle:
         _IN_USE[env_dir] = handle
         try:
             yield
@@ -119,7 +115,7 @@ def _take_for_rebuild(env_dir: Path, deadline: Deadline) -> bool:
     """The use lock exclusively (this cell's own shared hold converted), waiting while another run
     uses the environment; False when it is still in use at the cell's deadline."""
     own = _IN_USE.get(env_dir)
-    handle = own if own is not None else open(_use_lock_path(env_dir), "w")
+    handle = own if own is not None else open_lock(use_lock_path(env_dir))
     try:
         while True:
             try:
@@ -382,8 +378,8 @@ class VenvEnvironment:
         env = dict(request.env)
         key = jitcache.cache_key(installed_mod.freeze(self.installed), self.cell_python, jitcache.machine_arch_facts())
         if key is not None:
-            env[jitcache.ENV_VAR] = str(jitcache.workspace_base(self.envs_root.parent / JIT_CACHE_DIR, key))
-        env.update(bytecode_env(self.envs_root.parent / BYTECODE_DIR))
+            env[jitcache.ENV_VAR] = str(jitcache.workspace_base(owned_dir(self.envs_root.parent / JIT_CACHE_DIR), key))
+        env.update(bytecode_env(owned_dir(self.envs_root.parent / BYTECODE_DIR)))  # stamped: `cache remove` may delete them
         plan = runjob.RunPlan(
             python=self.python, reports_dir=request.reports_dir, timeout_s=request.timeout_s,
             case_timeout_s=request.case_timeout_s, select=request.select, require_hardware=request.require_hardware,
