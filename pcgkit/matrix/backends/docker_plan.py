@@ -21,6 +21,8 @@ from pcgkit.matrix.cells import SCOPE_ALL, Cell
 KIT_ROOT = resources.workspace_root()  # the build context is cut from a checkout
 DOCKER_DIR = resources.docker_dir()
 DOCKERFILE = DOCKER_DIR / "Dockerfile"
+IMAGE_SCRIPTS = ("cuda-toolkit.sh", "jit-prebuild.py", "entrypoint.sh")  # docker/image/, copied into image/
+CUDA_FROM_BASE, CUDA_FROM_WHEELS = "base", "pypi-wheels"  # the Dockerfile's CUDA_SOURCE
 DEFAULT_IMAGE_PINS = DOCKER_DIR / "pins.toml"
 PINS_SCHEMA = "pcgkit.docker-pins/1"
 NOT_RECORDED = "not recorded yet"
@@ -43,6 +45,12 @@ class BaseImage:
     digest: str = NOT_RECORDED
     cuda: str = NOT_RECORDED
     python: str = NOT_RECORDED
+    cuda_wheels: str = ""  # a set of docker/cuda-toolkits.toml: the toolkit comes from PyPI's wheels
+    local: bool = False  # made on this machine (docker/local-base.sh): no registry holds it
+
+    @property
+    def cuda_source(self) -> str:
+        return CUDA_FROM_WHEELS if self.cuda_wheels else CUDA_FROM_BASE
 
     @property
     def pinned_ref(self) -> str:
@@ -55,6 +63,8 @@ class ImagePins:
     default_base: str
     uv: str
     bases: dict[str, BaseImage]
+    cuda_arch_list: str = ""  # FLASHINFER_CUDA_ARCH_LIST for the modules compiled at build time
+    jit_prebuild: tuple[str, ...] = ()  # flashinfer.jit generators compiled into the image
 
 
 def parse_image_pins(text: str) -> ImagePins:
@@ -67,11 +77,13 @@ def parse_image_pins(text: str) -> ImagePins:
         if "ref" not in table:
             raise ValueError(f"[bases.{name}] has no ref")
         known = {k: str(table[k]) for k in ("digest", "cuda", "python") if k in table}
-        bases[name] = BaseImage(name, table["ref"], **known)
+        bases[name] = BaseImage(name, table["ref"], **known, cuda_wheels=str(table.get("cuda-wheels", "")),
+                                local=bool(table.get("local", False)))
     default = data.get("default_base", "")
     if default not in bases:
         raise ValueError(f"default_base {default!r} is not one of [bases]: {sorted(bases)}")
-    return ImagePins(default, str(data.get("uv", "")), bases)
+    return ImagePins(default, str(data.get("uv", "")), bases, str(data.get("cuda-arch-list", "")),
+                     tuple(data.get("jit-prebuild", ())))
 
 
 def load_image_pins(path: Path = DEFAULT_IMAGE_PINS) -> ImagePins:
@@ -105,6 +117,9 @@ def build_args(cell: Cell, base: BaseImage, pins: ImagePins, kit_deps: list[str]
         "SGLANG_PIN": f"sglang=={cell.sglang}" if cell.sglang else "",
         "KIT_DEPS": " ".join(kit_deps),
         "UV_VERSION": pins.uv,
+        "CUDA_SOURCE": base.cuda_source,
+        "CUDA_ARCH_LIST": pins.cuda_arch_list,
+        "JIT_PREBUILD": " ".join(pins.jit_prebuild),
     }
 
 
@@ -123,10 +138,15 @@ def kit_files(root: Path = KIT_ROOT) -> list[Path]:
     return sorted(found)
 
 
-def context_hash(args: dict[str, str], root: Path = KIT_ROOT, aids: tuple[Path, ...] = ()) -> str:
-    """What decides the image's bytes: the Dockerfile, the build arguments, the kit's files and
-    the names and sizes of the build aids. An image labelled with the same hash is reused."""
+def context_hash(args: dict[str, str], root: Path = KIT_ROOT, aids: tuple[Path, ...] = (),
+                 cuda_requirements: str = "") -> str:
+    """What decides the image's bytes: the Dockerfile and its scripts, the build arguments, the CUDA
+    wheel pins, the kit's files and the names and sizes of the build aids. An image labelled with the
+    same hash is reused."""
     digest = hashlib.sha256(DOCKERFILE.read_bytes())
+    for script in IMAGE_SCRIPTS:
+        digest.update((DOCKER_DIR / "image" / script).read_bytes())
+    digest.update(cuda_requirements.encode())
     for key in sorted(args):
         digest.update(f"{key}={args[key]}\n".encode())
     for rel in kit_files(root):
@@ -138,19 +158,22 @@ def context_hash(args: dict[str, str], root: Path = KIT_ROOT, aids: tuple[Path, 
 
 def write_context(
     dest: Path, root: Path = KIT_ROOT, ca_bundle: Path | None = None, wheelhouse: Path | None = None,
-    force: bool = False,
+    force: bool = False, cuda_requirements: str = "",
 ) -> Path:
-    """The build context: Dockerfile, kit/ (KIT_PATHS only), build-aids/ (CA bundle, wheelhouse).
+    """The build context: Dockerfile, image/ (its scripts and the CUDA wheel pins, empty unless the
+    base takes its toolkit from PyPI), kit/ (KIT_PATHS only), build-aids/ (CA bundle, wheelhouse).
 
     A file in DEST that the kit did not write (a Dockerfile of the user's) is never replaced without
     force: every name is checked before the first copy (util/atomic.OutputFolder)."""
     from pcgkit.util import atomic
 
     rels = kit_files(root)
-    copies = {"Dockerfile": DOCKERFILE, **{str(Path("kit") / rel): root / rel for rel in rels}}
+    copies = {"Dockerfile": DOCKERFILE, **{f"image/{s}": DOCKER_DIR / "image" / s for s in IMAGE_SCRIPTS},
+              **{str(Path("kit") / rel): root / rel for rel in rels}}
     if ca_bundle is not None:
         copies["build-aids/ca.pem"] = ca_bundle
-    folder = atomic.OutputFolder(dest, force=force, what="DEST").check([*copies, "build-aids/README"])
+    written = ["build-aids/README", "image/cuda-requirements.txt"]
+    folder = atomic.OutputFolder(dest, force=force, what="DEST").check([*copies, *written])
     for name, source in copies.items():
         target = dest / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -159,6 +182,8 @@ def write_context(
         shutil.copy2(source, target)
     aids = dest / "build-aids"
     folder.write_text("build-aids/README", "Build-stage only: never copied into the shipped image.\n")
+    folder.write_text("image/cuda-requirements.txt", cuda_requirements or "# the base image's own CUDA (if any)\n",
+                      redact=False)  # sha256 pins are not secrets
     folder.record(*copies)
     if wheelhouse is not None:
         (aids / "wheelhouse").mkdir(exist_ok=True)
