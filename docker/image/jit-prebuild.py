@@ -2,25 +2,40 @@
 
     jit-prebuild.py WORKSPACE RECORD GENERATOR...
 
-Each GENERATOR is a name in flashinfer.jit (e.g. gen_fp4_quantization_sm120_module); one this
-FlashInfer lacks is recorded as absent, one that fails to build fails the image. RECORD gets, per
+Each GENERATOR is a function of flashinfer.jit or of one of its modules (e.g.
+gen_fp4_quantization_sm120_module, in flashinfer/jit/fp4_quantization.py); one this FlashInfer lacks
+is recorded as absent, one that fails to build fails the image. RECORD gets, per
 module, the built library, its build time and `cuobjdump --list-elf` of it, so the image says what
 machine code it carries. FLASHINFER_WORKSPACE_BASE and FLASHINFER_CUDA_ARCH_LIST come from the caller.
 """
 
+import importlib
+import pkgutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 
+def find_generator(name: str):
+    """flashinfer.jit.<name>, else <name> in the first of flashinfer.jit's modules that has it."""
+    import flashinfer.jit as jit
+
+    if hasattr(jit, name):
+        return getattr(jit, name)
+    for info in pkgutil.iter_modules(jit.__path__):
+        module = importlib.import_module(f"flashinfer.jit.{info.name}")
+        if hasattr(module, name):
+            return getattr(module, name)
+    return None
+
+
 def main(workspace: str, record: str, *generators: str) -> int:
     import flashinfer
-    import flashinfer.jit as jit
 
     lines = [f"flashinfer {flashinfer.__version__}; workspace {workspace}"]
     for name in generators:
-        make = getattr(jit, name, None)
+        make = find_generator(name)
         if make is None:
             lines.append(f"{name}: absent in flashinfer {flashinfer.__version__}")
             continue

@@ -100,9 +100,8 @@ def build_command_line(context: Path, tag: str, args: dict[str, str]) -> str:
 
 
 def _cmd_context(args) -> int:
-    from pcgkit.matrix.deps import kit_light_dependencies
-
     from pcgkit.matrix.backends import docker_cuda
+    from pcgkit.matrix.deps import kit_light_dependencies
 
     cell = _cell(args)
     pins = plan.load_image_pins(Path(args.docker_pins))

@@ -113,9 +113,15 @@ def image_env(image) -> dict[str, str]:
     return env
 
 
-def provenance(image, base: plan.BaseImage, base_image, driver: str | None, gpus: bool) -> dict:
-    """What the report says about where a cell ran: image id and digest, base, CUDA, host driver."""
+def provenance(image, base: plan.BaseImage, base_image, driver: str | None, gpus: bool, lock: dict | None = None) -> dict:
+    """What the report says about where a cell ran: image id and digest, base, CUDA (and where it came
+    from, with its hashed wheels when assembled from PyPI), the image's context hash, host driver."""
     digests = image.attrs.get("RepoDigests") or []
+    lock = lock or {}
+    cuda_source = (image.labels or {}).get("pcgkit.cuda-source", "")
+    cuda = image_env(image).get("CUDA_VERSION") or (
+        f"{base.cuda} from PyPI's NVIDIA wheels" if cuda_source == plan.CUDA_FROM_WHEELS
+        else "none (no CUDA toolkit in the image)")
     base_digests = (base_image.attrs.get("RepoDigests") or []) if base_image is not None else []
     return {
         "backend": "docker",
@@ -127,9 +133,10 @@ def provenance(image, base: plan.BaseImage, base_image, driver: str | None, gpus
         "base_image_digest": base_digests[0] if base_digests else (
             base.digest if base.digest.startswith("sha256:") else f"{plan.NOT_RECORDED} (local or untagged base)"
         ),
-        "cuda_in_image": image_env(image).get("CUDA_VERSION") or "none (no CUDA toolkit in the image)",
-        "cuda_source": (image.labels or {}).get("pcgkit.cuda-source", ""),
-        "cuda_wheels": (image.labels or {}).get("pcgkit.cuda-wheels", ""),
+        "cuda_in_image": cuda,
+        "cuda_source": cuda_source,
+        "cuda_lock": list(lock.get("cuda_wheels", ())),
+        "context_hash": lock.get("context_hash", ""),
         "jit_prebuild": (image.labels or {}).get("pcgkit.jit-prebuild", ""),
         "build_aids": (image.labels or {}).get("pcgkit.build-aids", ""),
         "host_driver": driver if gpus else "none (no GPU requested)",
@@ -275,8 +282,8 @@ class DockerBackend:
                                                           ctx.deadline.end - time.monotonic())
         except engine.DockerFailure as exc:
             raise StageFailed(STAGE_IMAGE, exc.reason, exc.log_tail, provenance=known) from None
-        yield DockerEnvironment(client, image, self.docker, ctx, gpus, provenance(image, base, base_image, driver, gpus),
-                                lock=lock)
+        yield DockerEnvironment(client, image, self.docker, ctx, gpus,
+                                provenance(image, base, base_image, driver, gpus, lock), lock=lock)
 
 
 def make_backend(args) -> DockerBackend:
