@@ -140,3 +140,16 @@ def test_docker_context_refuses_a_mismatched_cell_in_one_line(tmp_path):
     with pytest.raises(UsageError, match="CUDA mismatch: torch 2.9.1 is built for CUDA 12.8"):
         args.func(args)
     assert not (tmp_path / "ctx").exists()
+
+
+def test_a_cell_without_a_base_takes_the_one_for_its_torchs_cuda():
+    """torch 2.9.1 (CUDA 12.8) -> cuda-12.8; torch 2.11.0 (CUDA 13.0) -> cuda-13.0; a CPU torch -> the default."""
+    pins = plan.load_image_pins()
+    for torch, wheels, base in (("2.9.1", (), "cuda-12.8"), ("2.11.0", (), "cuda-13.0"),
+                                ("2.13.0", ("torch-2.13.0+cpu-cp311-cp311-x.whl",), pins.default_base)):
+        cell = Cell(id="c", flashinfer="0.6.1", torch=torch)
+        chosen, pinned = backend_docker.base_and_cuda(cell, pins, tuple(plan.Path(w) for w in wheels))
+        assert chosen.name == base and pinned == ""
+    named = Cell(id="n", flashinfer="0.6.1", torch="2.11.0", base_image="cuda-12.8")  # named: kept, and refused
+    with pytest.raises(StageFailed, match="CUDA mismatch: torch 2.11.0 is built for CUDA 13.0"):
+        backend_docker.base_and_cuda(named, pins, ())

@@ -7,7 +7,7 @@
 # then fill the three gaps FlashInfer's JIT trips on: lib64 (its -L$cuda_home/lib64), libcudart.so
 # (the wheels ship only libcudart.so.<major>) and lib64/stubs/libcuda.so (its -lcuda; the driver
 # library is the host's at run time). Headers-only parts (cuBLAS, cuRAND) keep include/ only.
-set -euf
+set -eu  # no -f: the headers-only parts below are removed by glob
 source="$1"; home="$2"; here="$(dirname "$0")"; record=/opt/pcgkit/cuda-source.txt
 case "$source" in
   base)
@@ -37,6 +37,10 @@ case "$source" in
     mkdir -p "$home/lib/stubs"
     # a real (empty) shared object with the driver's soname, as the toolkit's own stub has
     gcc -shared -Wl,-soname,libcuda.so.1 -o "$home/lib/stubs/libcuda.so" -x c /dev/null
+    # the loader finds the toolkit's runtime as in NVIDIA's images (their cuda-cudart package adds
+    # the toolkit's lib folder to ld.so.conf.d): a JIT module's NEEDED libcudart.so.<major> resolves
+    echo "$home/lib" > /etc/ld.so.conf.d/pcgkit-cuda.conf
+    ldconfig
     { echo "cuda-source=pypi-wheels ($("$home/bin/nvcc" --version | tail -n 1))"
       grep -v '^#' "$here/cuda-requirements.txt"; } > "$record"
     ;;

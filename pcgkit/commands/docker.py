@@ -100,16 +100,16 @@ def build_command_line(context: Path, tag: str, args: dict[str, str]) -> str:
 
 
 def _cmd_context(args) -> int:
-    from pcgkit.matrix.backends import docker_cuda
+    from pcgkit.matrix.backends.base import StageFailed
+    from pcgkit.matrix.backends.docker import base_and_cuda
     from pcgkit.matrix.deps import kit_light_dependencies
 
     cell = _cell(args)
     pins = plan.load_image_pins(Path(args.docker_pins))
-    base = plan.base_for(cell, pins)
-    cuda_pins, mismatch = docker_cuda.cuda_for_cell(base.name, base.ref, base.cuda, base.cuda_wheels, cell.torch,
-                                                    docker_cuda.load_cuda_toolkits())
-    if mismatch:
-        raise UsageError(f"--cell {cell.id}: CUDA mismatch: {mismatch}")
+    try:
+        base, cuda_pins = base_and_cuda(cell, pins, ())
+    except StageFailed as failed:
+        raise UsageError(f"--cell {cell.id}: {failed.reason}") from None
     build = plan.build_args(cell, base, pins, kit_light_dependencies())
     context = plan.write_context(Path(args.dest), force=args.force, cuda_requirements=cuda_pins)
     print(build_command_line(context, plan.image_tag(cell), build))

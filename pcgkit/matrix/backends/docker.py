@@ -151,14 +151,19 @@ def build_aids_label(ca_bundle: Path | None, wheels: tuple[Path, ...]) -> str:
     return "; ".join(parts) or "none"
 
 
-def cuda_requirements(cell: Cell, base: plan.BaseImage, aids: tuple[Path, ...]) -> str:
-    """The base's CUDA wheel pins ('' for its own toolkit); a toolkit that does not fit the cell's
-    torch is refused here, in one line, before anything is built (docker_cuda says what fits)."""
+def base_and_cuda(cell: Cell, pins: plan.ImagePins, aids: tuple[Path, ...]) -> tuple[plan.BaseImage, str]:
+    """The cell's base (by its torch's CUDA unless it names one) and the base's CUDA wheel pins ('' for
+    its own toolkit); a toolkit that does not fit the cell's torch is refused here, in one line, before
+    anything is built (docker_cuda says what fits)."""
+    known = docker_cuda.load_cuda_toolkits()
+    wheels = tuple(a.name for a in aids)
+    torch_cuda = docker_cuda.torch_cuda_build(cell.torch, known.torch_cuda, wheels) if cell.torch else None
+    base = plan.base_for(cell, pins, torch_cuda)
     wanted, mismatch = docker_cuda.cuda_for_cell(base.name, base.ref, base.cuda, base.cuda_wheels, cell.torch,
-                                                 docker_cuda.load_cuda_toolkits(), tuple(a.name for a in aids))
+                                                 known, wheels)
     if mismatch:
         raise StageFailed(STAGE_IMAGE, f"CUDA mismatch: {mismatch}", provenance={"backend": "docker"})
-    return wanted
+    return base, wanted
 
 
 def image_lock(image, cuda_pins: str) -> dict:
@@ -176,10 +181,9 @@ def image_lock(image, cuda_pins: str) -> dict:
 def prepare_image(client, cell: Cell, docker: DockerConfig, cell_dir: Path, timeout_s: float):
     """(image, base, base image, lock): the cell's image, built unless one with the same context hash exists."""
     pins = plan.load_image_pins(docker.image_pins)
-    base = plan.base_for(cell, pins)
-    args = plan.build_args(cell, base, pins, kit_light_dependencies())
     aids = tuple(sorted(docker.wheelhouse.glob("*.whl"))) if docker.wheelhouse else ()
-    cuda_pins = cuda_requirements(cell, base, aids)
+    base, cuda_pins = base_and_cuda(cell, pins, aids)
+    args = plan.build_args(cell, base, pins, kit_light_dependencies())
     tag = plan.image_tag(cell)
     log_path = cell_dir / "build.log"
     log_path.write_text("")

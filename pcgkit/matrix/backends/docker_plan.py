@@ -63,6 +63,7 @@ class ImagePins:
     default_base: str
     uv: str
     bases: dict[str, BaseImage]
+    default_by_cuda: dict[str, str] = dataclasses.field(default_factory=dict)  # torch's CUDA major -> base name
     cuda_arch_list: str = ""  # FLASHINFER_CUDA_ARCH_LIST for the modules compiled at build time
     jit_prebuild: tuple[str, ...] = ()  # flashinfer.jit generators compiled into the image
 
@@ -82,7 +83,11 @@ def parse_image_pins(text: str) -> ImagePins:
     default = data.get("default_base", "")
     if default not in bases:
         raise ValueError(f"default_base {default!r} is not one of [bases]: {sorted(bases)}")
-    return ImagePins(default, str(data.get("uv", "")), bases, str(data.get("cuda-arch-list", "")),
+    by_cuda = {str(k): str(v) for k, v in data.get("default-base-by-cuda", {}).items()}
+    unknown = sorted(v for v in by_cuda.values() if v not in bases)
+    if unknown:
+        raise ValueError(f"default-base-by-cuda names {unknown}, not in [bases]: {sorted(bases)}")
+    return ImagePins(default, str(data.get("uv", "")), bases, by_cuda, str(data.get("cuda-arch-list", "")),
                      tuple(data.get("jit-prebuild", ())))
 
 
@@ -90,9 +95,11 @@ def load_image_pins(path: Path = DEFAULT_IMAGE_PINS) -> ImagePins:
     return parse_image_pins(path.read_text())
 
 
-def base_for(cell: Cell, pins: ImagePins) -> BaseImage:
-    """The base image a cell builds on: its `base-image` (a pins name or a full ref), else the default."""
-    wanted = cell.base_image or pins.default_base
+def base_for(cell: Cell, pins: ImagePins, torch_cuda: str | None = None) -> BaseImage:
+    """The base image a cell builds on: its `base-image` (a pins name or a full ref), else the base for
+    its torch's CUDA major (default-base-by-cuda: a CUDA 13 torch needs a CUDA 13 toolkit), else the default."""
+    major = (torch_cuda or "").split(".")[0]
+    wanted = cell.base_image or pins.default_by_cuda.get(major) or pins.default_base
     if wanted in pins.bases:
         return pins.bases[wanted]
     return BaseImage(name=wanted, ref=wanted)
