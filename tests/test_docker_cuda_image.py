@@ -94,6 +94,10 @@ def test_cases_run_in_the_cuda_image_with_the_real_toolkit(cuda_outcome):
     assert table[("mode3", "sim-sm120")] == "reproduced"
     mode3 = next(r for r in cuda_outcome.results if (r.mode, r.variant) == ("mode3", "sim-sm120"))
     assert mode3.evidence["get_cuda_version.cache_info"]["currsize"] >= 1
+    # allow-in-graph: the loader, run at trace time, finds the compiled module warm and loads it (from the
+    # exec /tmp); dynamo then refuses the module object it returns (gb0208), not a failed load (gb4315)
+    allow = next(r for r in cuda_outcome.results if (r.mode, r.variant) == ("fix-allow-in-graph", "sim-sm120"))
+    assert allow.signature.graph_break_id == "gb0208", allow.signature
     assert all(r.simulated for r in cuda_outcome.results if r.variant.startswith("sim-"))
 
 

@@ -121,6 +121,7 @@ def test_run_settings_lock_the_container_down():
     assert kwargs["network_mode"] == "none" and kwargs["read_only"] is True
     assert kwargs["user"] == plan.CONTAINER_USER != "root"
     assert kwargs["volumes"] == {"vol": {"bind": "/out", "mode": "rw"}}
+    assert kwargs["tmpfs"]["/tmp"].split(",")[:2] == ["rw", "exec"]  # JIT modules are loaded from /tmp
     assert "device_requests" not in kwargs
     gpu = plan.RunSettings("img", (), "vol", gpus=True, environment={}, labels={}).create_kwargs()
     assert gpu["device_requests"] == [{"Driver": "", "Count": -1, "Capabilities": [["gpu"]]}]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import math
+import re
 from collections.abc import Mapping, Sequence
 
 from pcgkit.ci.plan import CellJob, CiPlan, JobGroup
@@ -129,9 +130,12 @@ def _hosted(group_jobs: Sequence[CellJob], measured: Measured, concurrency: int,
 
 
 def runner_order(jobs: Sequence[CellJob]) -> list[CellJob]:
-    """One runner's jobs in the order that builds each torch layer once: by torch, then FlashInfer's cell
-    id, the cells with SGLang (server launches) last in each torch group. Pure."""
-    return sorted(jobs, key=lambda j: (j.torch, bool(j.sglang), j.cell_id))
+    """One runner's jobs in the order that builds each torch layer once: by torch version, the cells
+    without SGLang first in each torch group (no server launch: minutes sooner), then by cell id. Pure."""
+    def torch_version(job: CellJob) -> tuple[int, ...]:
+        return tuple(int(part) for part in re.findall(r"\d+", job.torch))
+
+    return sorted(jobs, key=lambda j: (torch_version(j), bool(j.sglang), j.cell_id))
 
 
 def first_night_seconds(jobs: Sequence[CellJob], gpu: GpuMeasured) -> list[float]:

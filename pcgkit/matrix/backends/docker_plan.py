@@ -225,7 +225,9 @@ class RunSettings:
             "user": CONTAINER_USER,
             "network_mode": "none",  # the cases need no network: a case that reaches out is a bug
             "read_only": True,  # nothing writable but the output volume and a scratch /tmp
-            "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={self.tmpfs_mb}m"},
+            # exec: FlashInfer's JIT modules live (and are dlopen'ed) under /tmp; Docker's default noexec
+            # made every load fail with "failed to map segment from shared object" (measured 2026-12-07)
+            "tmpfs": {"/tmp": f"rw,exec,nosuid,nodev,size={self.tmpfs_mb}m"},
             "volumes": {self.volume: {"bind": OUT_DIR, "mode": "rw"}},
             "environment": dict(self.environment),
             "labels": dict(self.labels),
@@ -261,7 +263,7 @@ def docker_run_command(tag: str, gpus: bool = True, results: str = "$PWD/pcgkit-
     if gpus:
         parts.append("--gpus all")
     parts += [
-        "--network none --read-only --tmpfs /tmp:size=1g",
+        "--network none --read-only --tmpfs /tmp:exec,size=1g",
         "-e HOME=/tmp/home -e XDG_CACHE_HOME=/tmp/cache",
         "--user \"$(id -u):$(id -g)\" -e USER=pcgkit",
         f"-v \"{results}:{OUT_DIR}\"",
