@@ -45,10 +45,14 @@ def nightly_cost_of(plan: CiPlan, gpu_wait: int | None = None, hosted_concurrenc
     cell times and the uv cache measurement (the edge: reads the two package data files)."""
     from pcgkit.advice.load import SNAPSHOT_FILE
     from pcgkit.ci.cache import MEASUREMENTS
-    from pcgkit.ci.costs import DEFAULT_HOSTED_CONCURRENCY, measured_from, nightly_cost
+    from pcgkit.ci.costs import (
+        DEFAULT_HOSTED_CONCURRENCY,
+        GPU_MEASUREMENTS,
+        gpu_measured_from,
+        measured_from,
+        nightly_cost,
+    )
     from pcgkit.ci.github import gpu_wait_minutes
-
-    from pcgkit.ci.costs import GPU_MEASUREMENTS, gpu_measured_from
 
     measured = measured_from(json.loads(resources.fixture(SNAPSHOT_FILE).read_text()),
                              json.loads(resources.fixture(MEASUREMENTS).read_text()),
