@@ -10,7 +10,6 @@ from pcgkit.ci.costs import (
     GpuMeasured,
     Measured,
     first_night_seconds,
-    gpu_case_seconds,
     later_night_seconds,
     makespan,
     nightly_cost,
@@ -72,6 +71,12 @@ def test_gpu_wait_is_an_input_of_the_workflow_and_of_the_cost():
     assert wait_step["env"]["PCGKIT_GPU_WAIT_MINUTES"] == "${{ vars.PCGKIT_GPU_WAIT_MINUTES || '25' }}"
     assert "waits up to 25 min" in "\n".join(render_table(nightly_cost_of(plan, gpu_wait=25)))
     assert gpu_wait_minutes(plan_ci(_default_cells()[:2])) == 0
+
+
+def gpu_case_seconds(results, variant: str = "gpu") -> float:
+    """The summed durations of one target's cases that ran on a real device in a results.json."""
+    return sum(float(r.get("duration_s") or 0.0) for r in results
+               if r.get("variant") == variant and not (r.get("device") or {}).get("simulated", True))
 
 
 GPU = GpuMeasured(flashinfer_cases_s=10.0, sglang_cases_s=100.0, run_overhead_s=20.0, base_s=300.0,

@@ -265,12 +265,6 @@ def header_lines(cost: NightlyCost) -> list[str]:
     return out
 
 
-def gpu_case_seconds(results: Sequence[Mapping], variant: str = "gpu") -> float:
-    """The summed durations of one target's cases that ran on a real device in a results.json. Pure."""
-    return sum(float(r.get("duration_s") or 0.0) for r in results
-               if r.get("variant") == variant and not (r.get("device") or {}).get("simulated", True))
-
-
 def gpu_measured_from(data: Mapping, name: str) -> GpuMeasured:
     """GpuMeasured from fixtures/measurements/gpu-runner.json (its case sums are gpu_case_seconds of the
     samples it names: tests/test_ci_costs.py re-derives them from the committed files). Pure."""
