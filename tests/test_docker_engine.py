@@ -82,7 +82,7 @@ def cell_image(client, local_base, tmp_path_factory):
     """The cell's image, built through docker/Dockerfile (or reused when its context hash matches)."""
     cell_dir = tmp_path_factory.mktemp("build")
     with exclusive():
-        image, base, _ = backend_docker.prepare_image(client, CELL, docker_config(), cell_dir, timeout_s=2400)
+        image, base, _, _ = backend_docker.prepare_image(client, CELL, docker_config(), cell_dir, timeout_s=2400)
     return image
 
 

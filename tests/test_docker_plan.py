@@ -83,25 +83,30 @@ def test_dockerfile_declares_every_build_arg():
 
 
 def test_context_hash_changes_with_args_and_kit_files(tmp_path):
-    """Another pin or an edited kit file gives another context hash (and so a rebuild)."""
+    """Another pin, other CUDA wheel pins or an edited kit file give another context hash (and so a rebuild)."""
     (tmp_path / "pcgkit").mkdir()
     (tmp_path / "pcgkit" / "x.py").write_text("a = 1\n")
     first = plan.context_hash({"TORCH_PIN": "torch==2.9.1"}, root=tmp_path)
     assert first == plan.context_hash({"TORCH_PIN": "torch==2.9.1"}, root=tmp_path)
     assert first != plan.context_hash({"TORCH_PIN": "torch==2.9.0"}, root=tmp_path)
+    assert first != plan.context_hash({"TORCH_PIN": "torch==2.9.1"}, root=tmp_path, cuda_requirements="x==1\n")
     (tmp_path / "pcgkit" / "x.py").write_text("a = 2\n")
     assert first != plan.context_hash({"TORCH_PIN": "torch==2.9.1"}, root=tmp_path)
 
 
 def test_write_context_holds_the_kit_and_build_aids_only(tmp_path):
-    """The context has the Dockerfile, kit/ (package, cases, fixtures) and build-aids/, nothing else."""
+    """The context has the Dockerfile, image/ (its scripts, the CUDA wheel pins), kit/ (package, cases,
+    fixtures) and build-aids/, nothing else."""
     ca = tmp_path / "ca.crt"
     ca.write_text("-----BEGIN CERTIFICATE-----\n")
     house = tmp_path / "house"
     house.mkdir()
     (house / "torch-0-py3-none-any.whl").write_bytes(b"w")
-    ctx = plan.write_context(tmp_path / "ctx", ca_bundle=ca, wheelhouse=house)
-    assert sorted(p.name for p in ctx.iterdir()) == [".pcgkit-written.json", "Dockerfile", "build-aids", "kit"]
+    ctx = plan.write_context(tmp_path / "ctx", ca_bundle=ca, wheelhouse=house, cuda_requirements="# cuda: 13.0\n")
+    assert sorted(p.name for p in ctx.iterdir()) == [".pcgkit-written.json", "Dockerfile", "build-aids", "image", "kit"]
+    assert sorted(p.name for p in (ctx / "image").iterdir()) == [
+        "cuda-requirements.txt", "cuda-toolkit.sh", "entrypoint.sh", "jit-prebuild.py"]
+    assert (ctx / "image" / "cuda-requirements.txt").read_text() == "# cuda: 13.0\n"
     assert (ctx / "kit" / "pcgkit" / "matrix" / "backends" / "docker_plan.py").is_file()
     assert (ctx / "kit" / "cases" / "test_mode1_nvcc_subprocess.py").is_file()
     assert not (ctx / "kit" / "tests").exists() and not (ctx / "kit" / ".venv").exists()
@@ -116,6 +121,7 @@ def test_run_settings_lock_the_container_down():
     assert kwargs["network_mode"] == "none" and kwargs["read_only"] is True
     assert kwargs["user"] == plan.CONTAINER_USER != "root"
     assert kwargs["volumes"] == {"vol": {"bind": "/out", "mode": "rw"}}
+    assert kwargs["tmpfs"]["/tmp"].split(",")[:2] == ["rw", "exec"]  # JIT modules are loaded from /tmp
     assert "device_requests" not in kwargs
     gpu = plan.RunSettings("img", (), "vol", gpus=True, environment={}, labels={}).create_kwargs()
     assert gpu["device_requests"] == [{"Driver": "", "Count": -1, "Capabilities": [["gpu"]]}]
@@ -181,8 +187,12 @@ def test_lock_keeps_the_file_when_no_registry_answers(tmp_path):
 
     report = docker_cli.lock(path, resolve=unreachable)
     assert path.read_text() == plan.DEFAULT_IMAGE_PINS.read_text()
-    assert {name for name, ok, _ in report if not ok} == set(plan.load_image_pins().bases)
-    assert all("registry unreachable" in msg for _, _, msg in report)
+    bases = plan.load_image_pins().bases
+    assert {name for name, ok, _ in report if not ok} == {name for name, base in bases.items() if not base.local}
+    assert all("registry unreachable" in msg for _, ok, msg in report if not ok)
+    # a base made here (docker/local-base.sh) has no registry to ask: reported, never resolved
+    assert [msg for name, ok, msg in report if ok] == [
+        "pcgkit-local/bookworm-py311:minbase: made on this machine (docker/local-base.sh), no registry digest"]
 
 
 def test_lock_records_what_the_registry_returns(tmp_path):
@@ -283,7 +293,7 @@ def _run_with_exit(monkeypatch, tmp_path, exited, write_results=False):
     monkeypatch.setattr(engine, "connect", lambda timeout_s=60.0: object())
     monkeypatch.setattr(backend_docker, "host_gpu_driver", lambda: None)
     monkeypatch.setattr(backend_docker, "prepare_image",
-                        lambda *a, **k: (_FakeImage(), plan.BaseImage("b", "base:1"), None))
+                        lambda *a, **k: (_FakeImage(), plan.BaseImage("b", "base:1"), None, {}))
 
     def fake_run_cases(client, image, cell, config, docker, cell_dir, gpus, timeout_s):
         if write_results:

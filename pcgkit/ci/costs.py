@@ -5,8 +5,10 @@ Read, never guessed: each cell job's time is the cell's recorded wall time in th
 of one cell into an empty uv cache (fixtures/measurements/uv-cache-size.json): the hosted jobs restore a
 cache pruned with `uv cache prune --ci`, which keeps only wheels built from source, so every night, the
 first included, downloads the pre-built wheels again. A job whose cell has no recorded time is counted
-and named, never given a made-up one. What was not measured (job set-up, a GPU runner's cells, its image
-build) is said as such, with the plan's limits as the only bound.
+and named, never given a made-up one. A GPU runner's jobs are derived from `GpuMeasured`
+(fixtures/measurements/gpu-runner.json): the cases' own durations on a real GPU (the committed H200
+samples: no SM120 run exists) plus the CUDA cell image's build, reuse and case-run overhead measured on
+the CPU machine. What was not measured (job set-up, an image pull) is said as such.
 
 The wall per night packs the hosted jobs longest first onto the concurrency the account allows (an
 input: GitHub sets it per plan); runner-minutes round each job up to a whole minute.
@@ -17,12 +19,14 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import math
+import re
 from collections.abc import Mapping, Sequence
 
 from pcgkit.ci.plan import CellJob, CiPlan, JobGroup
 
 DEFAULT_HOSTED_CONCURRENCY = 20  # an input, not a fact about your account: set it to your plan's
 DEFAULT_GPU_RUNNERS = 1
+GPU_MEASUREMENTS = "measurements/gpu-runner.json"  # under fixtures/: GpuMeasured's numbers and their sources
 OTHER_JOBS = ("report", "deploy")  # the jobs after the cells (pcgkit.ci.github)
 
 
@@ -35,6 +39,25 @@ class Measured:
     cold_install_s: Mapping[str, float]  # torch build -> install of one cell into an empty uv cache
     disk_bytes: Mapping[str, int]  # torch build -> that uv cache's size on disk before the prune
     sizes_source: str
+
+
+@dataclasses.dataclass(frozen=True)
+class GpuMeasured:
+    """What one GPU runner's job costs, each part measured somewhere named in `sources`."""
+
+    flashinfer_cases_s: float  # the case suite's own durations on a real GPU, summed (every cell runs them)
+    sglang_cases_s: float  # the SGLang-level and end-to-end cases' durations (cells with an SGLang pin)
+    run_overhead_s: float  # a case container's start, imports and pytest around the cases
+    base_s: float  # the CUDA base: Debian base + toolkit from PyPI's wheels, once per runner
+    torch_layer_s: float  # one torch layer, once per torch version (cells sharing torch reuse it)
+    cell_layers_s: float  # FlashInfer & deps, the JIT modules compiled with nvcc, the kit: per cell
+    image_reuse_s: float  # finding a cell's image again by its context hash (later nights)
+    image_bytes: int  # one cell image on disk
+    sources: tuple[str, ...]
+
+    def job_seconds(self, job: CellJob) -> float:
+        """One job's cases in its container, image aside."""
+        return self.run_overhead_s + self.flashinfer_cases_s + (self.sglang_cases_s if job.sglang else 0.0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,6 +129,43 @@ def _hosted(group_jobs: Sequence[CellJob], measured: Measured, concurrency: int,
                       sum(j.timeout_minutes for j in group_jobs), disk, cache_line)
 
 
+def runner_order(jobs: Sequence[CellJob]) -> list[CellJob]:
+    """One runner's jobs in the order that builds each torch layer once: by torch version, the cells
+    without SGLang first in each torch group (no server launch: minutes sooner), then by cell id. Pure."""
+    def torch_version(job: CellJob) -> tuple[int, ...]:
+        return tuple(int(part) for part in re.findall(r"\d+", job.torch))
+
+    return sorted(jobs, key=lambda j: (torch_version(j), bool(j.sglang), j.cell_id))
+
+
+def first_night_seconds(jobs: Sequence[CellJob], gpu: GpuMeasured) -> list[float]:
+    """Per job in runner_order: the first night builds the base once and each torch layer once. Pure."""
+    out, torches = [], set()
+    for n, job in enumerate(runner_order(jobs)):
+        image = gpu.cell_layers_s + (gpu.base_s if n == 0 else 0.0)
+        if job.torch not in torches:
+            torches.add(job.torch)
+            image += gpu.torch_layer_s
+        out.append(image + gpu.job_seconds(job))
+    return out
+
+
+def later_night_seconds(jobs: Sequence[CellJob], gpu: GpuMeasured) -> list[float]:
+    """Per job in runner_order: the image found again, the cases run. Pure."""
+    return [gpu.image_reuse_s + gpu.job_seconds(j) for j in runner_order(jobs)]
+
+
+def _gpu_measured(group_jobs: Sequence[CellJob], gpu: GpuMeasured, runners: int) -> RunnerCost:
+    runner = group_jobs[0].runner
+    first, later = first_night_seconds(group_jobs, gpu), later_night_seconds(group_jobs, gpu)
+    return RunnerCost(runner.id, runner.labels, len(group_jobs), (),
+                      (sum(_minutes(s) for s in first), sum(_minutes(s) for s in later)),
+                      (_minutes(makespan(first, runners)), _minutes(makespan(later, runners))),
+                      sum(j.timeout_minutes for j in group_jobs),
+                      f"{_gb(gpu.image_bytes)} per cell image (layers shared by torch)",
+                      "the runner's own docker engine (later nights reuse each image by its context hash)")
+
+
 def _self_hosted(group_jobs: Sequence[CellJob]) -> RunnerCost:
     runner = group_jobs[0].runner
     return RunnerCost(runner.id, runner.labels, len(group_jobs), tuple(j.cell_id for j in group_jobs), None, None,
@@ -122,17 +182,36 @@ def _merge(groups: Sequence[JobGroup]) -> dict[str, list[CellJob]]:
 
 
 def nightly_cost(plan: CiPlan, measured: Measured, cache_line: str, gpu_wait_minutes: int,
-                 hosted_concurrency: int = DEFAULT_HOSTED_CONCURRENCY) -> NightlyCost:
-    """The night of this plan, from these measurements. Pure."""
+                 hosted_concurrency: int = DEFAULT_HOSTED_CONCURRENCY, gpu: GpuMeasured | None = None,
+                 gpu_runners: int = DEFAULT_GPU_RUNNERS) -> NightlyCost:
+    """The night of this plan, from these measurements (GPU jobs unmeasured without `gpu`). Pure."""
     runners = []
     for jobs in _merge(plan.groups).values():
         if jobs[0].runner.hosted:
             runners.append(_hosted(jobs, measured, hosted_concurrency, cache_line))
+        elif gpu is not None:
+            runners.append(_gpu_measured(jobs, gpu, gpu_runners))
         else:
             runners.append(_self_hosted(jobs))
     cells = len({j.cell_id for j in plan.jobs} | {c for c, _ in plan.excluded})
+    sources = (measured.cells_source, measured.sizes_source) + (gpu.sources if gpu is not None and any(
+        not j.runner.hosted for j in plan.jobs) else ())
     return NightlyCost(cells, len(plan.jobs), len(OTHER_JOBS), tuple(runners), gpu_wait_minutes, hosted_concurrency,
-                       (measured.cells_source, measured.sizes_source))
+                       sources)
+
+
+def render_runner_plan(jobs: Sequence[CellJob], gpu: GpuMeasured) -> list[str]:
+    """One GPU runner's night, job by job in runner_order: the Markdown table docs/gpu-and-ci.md shows. Pure."""
+    first, later = first_night_seconds(jobs, gpu), later_night_seconds(jobs, gpu)
+    lines = ["| # | cell | torch | SGLang | first night | later nights | later nights, cumulative |",
+             "|---|---|---|---|---|---|---|"]
+    total = 0.0
+    for n, (job, f, s) in enumerate(zip(runner_order(jobs), first, later), start=1):
+        total += s
+        lines.append(f"| {n} | `{job.cell_id}` | {job.torch or '-'} | {job.sglang or '-'} | {f / 60:.1f} min | "
+                     f"{s / 60:.1f} min | {total / 60:.0f} min |")
+    lines.append(f"| | **{len(jobs)} jobs** | | | **{sum(first) / 60:.0f} min** | **{sum(later) / 60:.0f} min** | |")
+    return lines
 
 
 def _gb(n: int) -> str:
@@ -180,9 +259,24 @@ def header_lines(cost: NightlyCost) -> list[str]:
         else:
             first, later = r.runner_minutes
             wall_first, wall_later = r.wall_minutes or (0, 0)
+            slots = f"{cost.hosted_concurrency} concurrent jobs" if r.runner == "hosted" else f"{DEFAULT_GPU_RUNNERS} runner"
             out.append(f"  {r.runner}: {r.jobs} jobs, {first} runner-minutes and {wall_first} min wall the first night, "
-                       f"{later} and {wall_later} later (at {cost.hosted_concurrency} concurrent jobs); disk per job {r.disk}")
+                       f"{later} and {wall_later} later (at {slots}); disk per job {r.disk}")
     return out
+
+
+def gpu_measured_from(data: Mapping, name: str) -> GpuMeasured:
+    """GpuMeasured from fixtures/measurements/gpu-runner.json (its case sums are gpu_case_seconds of the
+    samples it names: tests/test_ci_costs.py re-derives them from the committed files). Pure."""
+    cases, image = data["cases"], data["image"]
+    flashinfer, sglang = float(cases["flashinfer_cases_s"]), float(cases["sglang_cases_s"])
+    steps = image["steps_s"]
+    sources = (f"GPU cases: the gpu target's own durations in {cases['flashinfer_sample']} ({flashinfer:.0f} s) and "
+               f"{cases['sglang_sample']} ({sglang:.0f} s), {cases['device']}; no SM120 run exists",
+               f"CUDA cell image and case-run overhead: {name} ({image['measured']})")
+    return GpuMeasured(flashinfer, sglang, float(image["run_overhead_s"]), float(steps["base"]),
+                       float(steps["torch"]), float(steps["flashinfer"] + steps["jit"] + steps["kit"]),
+                       float(image["reuse_s"]), int(image["bytes"]), sources)
 
 
 def measured_from(snapshot: Mapping, uv_cache: Mapping, snapshot_name: str, uv_cache_name: str) -> Measured:

@@ -60,6 +60,7 @@ class CellJob:
     artifact: str  # unique per run: cell-<id>-<target>
     command: tuple[str, ...]  # the pcgkit argv (without the leading interpreter)
     torch_build: str = TORCH_BUILD_CUDA  # which build of the locked torch it installs: keys the uv cache too
+    sglang: str = ""  # the cell's SGLang pin: its jobs also run the SGLang-level and end-to-end cases
 
     @property
     def cell_folder(self) -> str:
@@ -183,6 +184,7 @@ def plan_ci(
                 timeout_s=timeout_s, timeout_minutes=_timeout_minutes(timeout_s, runner),
                 artifact=artifact_name(cell.id, runner.target.id),
                 command=job_command(cell, runner, timeout_s, matrix_args, build), torch_build=build,
+                sglang=cell.sglang or "",
             ))
     groups = []
     for runner in runners:

@@ -45,14 +45,21 @@ def nightly_cost_of(plan: CiPlan, gpu_wait: int | None = None, hosted_concurrenc
     cell times and the uv cache measurement (the edge: reads the two package data files)."""
     from pcgkit.advice.load import SNAPSHOT_FILE
     from pcgkit.ci.cache import MEASUREMENTS
-    from pcgkit.ci.costs import DEFAULT_HOSTED_CONCURRENCY, measured_from, nightly_cost
+    from pcgkit.ci.costs import (
+        DEFAULT_HOSTED_CONCURRENCY,
+        GPU_MEASUREMENTS,
+        gpu_measured_from,
+        measured_from,
+        nightly_cost,
+    )
     from pcgkit.ci.github import gpu_wait_minutes
 
     measured = measured_from(json.loads(resources.fixture(SNAPSHOT_FILE).read_text()),
                              json.loads(resources.fixture(MEASUREMENTS).read_text()),
                              f"fixtures/{SNAPSHOT_FILE}", f"fixtures/{MEASUREMENTS}")
+    gpu = gpu_measured_from(json.loads(resources.fixture(GPU_MEASUREMENTS).read_text()), f"fixtures/{GPU_MEASUREMENTS}")
     return nightly_cost(plan, measured, _cache_budget(plan), gpu_wait_minutes(plan, gpu_wait),
-                        hosted_concurrency or DEFAULT_HOSTED_CONCURRENCY)
+                        hosted_concurrency or DEFAULT_HOSTED_CONCURRENCY, gpu)
 
 
 def _matrix_args(args, absolute: bool) -> list[str]:

@@ -55,6 +55,9 @@ def lock(path: Path, resolve: Callable[[str], str] = registry_digest) -> list[tu
     pins = plan.parse_image_pins(text)
     report = []
     for name, base in pins.bases.items():
+        if base.local:
+            report.append((name, True, f"{base.ref}: made on this machine (docker/local-base.sh), no registry digest"))
+            continue
         try:
             digest = resolve(base.ref)
         except Exception as exc:  # noqa: BLE001 - one unreachable registry must not stop the others
@@ -97,12 +100,18 @@ def build_command_line(context: Path, tag: str, args: dict[str, str]) -> str:
 
 
 def _cmd_context(args) -> int:
+    from pcgkit.matrix.backends.base import StageFailed
+    from pcgkit.matrix.backends.docker import base_and_cuda
     from pcgkit.matrix.deps import kit_light_dependencies
 
     cell = _cell(args)
     pins = plan.load_image_pins(Path(args.docker_pins))
-    build = plan.build_args(cell, plan.base_for(cell, pins), pins, kit_light_dependencies())
-    context = plan.write_context(Path(args.dest), force=args.force)
+    try:
+        base, cuda_pins = base_and_cuda(cell, pins, ())
+    except StageFailed as failed:
+        raise UsageError(f"--cell {cell.id}: {failed.reason}") from None
+    build = plan.build_args(cell, base, pins, kit_light_dependencies())
+    context = plan.write_context(Path(args.dest), force=args.force, cuda_requirements=cuda_pins)
     print(build_command_line(context, plan.image_tag(cell), build))
     return 0
 

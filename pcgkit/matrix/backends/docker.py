@@ -21,6 +21,7 @@ from typing import Any, Iterator
 
 from pcgkit.errors import UsageError
 from pcgkit.jobs.run import RunFiles
+from pcgkit.matrix.backends import docker_cuda
 from pcgkit.matrix.backends import docker_engine as engine
 from pcgkit.matrix.backends import docker_plan as plan
 from pcgkit.matrix.backends.base import CaseRequest, CasesRan, CellContext, StageFailed
@@ -112,9 +113,15 @@ def image_env(image) -> dict[str, str]:
     return env
 
 
-def provenance(image, base: plan.BaseImage, base_image, driver: str | None, gpus: bool) -> dict:
-    """What the report says about where a cell ran: image id and digest, base, CUDA, host driver."""
+def provenance(image, base: plan.BaseImage, base_image, driver: str | None, gpus: bool, lock: dict | None = None) -> dict:
+    """What the report says about where a cell ran: image id and digest, base, CUDA (and where it came
+    from, with its hashed wheels when assembled from PyPI), the image's context hash, host driver."""
     digests = image.attrs.get("RepoDigests") or []
+    lock = lock or {}
+    cuda_source = (image.labels or {}).get("pcgkit.cuda-source", "")
+    cuda = image_env(image).get("CUDA_VERSION") or (
+        f"{base.cuda} from PyPI's NVIDIA wheels" if cuda_source == plan.CUDA_FROM_WHEELS
+        else "none (no CUDA toolkit in the image)")
     base_digests = (base_image.attrs.get("RepoDigests") or []) if base_image is not None else []
     return {
         "backend": "docker",
@@ -126,7 +133,11 @@ def provenance(image, base: plan.BaseImage, base_image, driver: str | None, gpus
         "base_image_digest": base_digests[0] if base_digests else (
             base.digest if base.digest.startswith("sha256:") else f"{plan.NOT_RECORDED} (local or untagged base)"
         ),
-        "cuda_in_image": image_env(image).get("CUDA_VERSION") or "none (no CUDA toolkit in the image)",
+        "cuda_in_image": cuda,
+        "cuda_source": cuda_source,
+        "cuda_lock": list(lock.get("cuda_wheels", ())),
+        "context_hash": lock.get("context_hash", ""),
+        "jit_prebuild": (image.labels or {}).get("pcgkit.jit-prebuild", ""),
         "build_aids": (image.labels or {}).get("pcgkit.build-aids", ""),
         "host_driver": driver if gpus else "none (no GPU requested)",
         "gpus": gpus,
@@ -140,31 +151,62 @@ def build_aids_label(ca_bundle: Path | None, wheels: tuple[Path, ...]) -> str:
     return "; ".join(parts) or "none"
 
 
+def base_and_cuda(cell: Cell, pins: plan.ImagePins, aids: tuple[Path, ...]) -> tuple[plan.BaseImage, str]:
+    """The cell's base (by its torch's CUDA unless it names one) and the base's CUDA wheel pins ('' for
+    its own toolkit); a toolkit that does not fit the cell's torch is refused here, in one line, before
+    anything is built (docker_cuda says what fits)."""
+    known = docker_cuda.load_cuda_toolkits()
+    wheels = tuple(a.name for a in aids)
+    torch_cuda = docker_cuda.torch_cuda_build(cell.torch, known.torch_cuda, wheels) if cell.torch else None
+    base = plan.base_for(cell, pins, torch_cuda)
+    wanted, mismatch = docker_cuda.cuda_for_cell(base.name, base.ref, base.cuda, base.cuda_wheels, cell.torch,
+                                                 known, wheels)
+    if mismatch:
+        raise StageFailed(STAGE_IMAGE, f"CUDA mismatch: {mismatch}", provenance={"backend": "docker"})
+    return base, wanted
+
+
+def image_lock(image, cuda_pins: str) -> dict:
+    """What pins the image: its context hash (Dockerfile, build arguments, kit), the CUDA source and
+    the hashed CUDA wheels it was assembled from (none for a base's own toolkit). Pure."""
+    labels = image.labels or {}
+    return {
+        "source": "docker image", "context_hash": labels.get("pcgkit.context-hash", ""),
+        "cuda_source": labels.get("pcgkit.cuda-source", ""),
+        "cuda_wheels": [line.replace(" --hash=", " ") for line in cuda_pins.splitlines()
+                        if line and not line.startswith("#")],
+    }
+
+
 def prepare_image(client, cell: Cell, docker: DockerConfig, cell_dir: Path, timeout_s: float):
-    """(image, base, base image): the cell's image, built unless one with the same context hash exists."""
+    """(image, base, base image, lock): the cell's image, built unless one with the same context hash exists."""
     pins = plan.load_image_pins(docker.image_pins)
-    base = plan.base_for(cell, pins)
-    args = plan.build_args(cell, base, pins, kit_light_dependencies())
     aids = tuple(sorted(docker.wheelhouse.glob("*.whl"))) if docker.wheelhouse else ()
+    base, cuda_pins = base_and_cuda(cell, pins, aids)
+    args = plan.build_args(cell, base, pins, kit_light_dependencies())
     tag = plan.image_tag(cell)
     log_path = cell_dir / "build.log"
     log_path.write_text("")
     base_image = engine.ensure_base(client, base.pinned_ref, log_path)
     # The base's id joins the hash: a base re-imported or re-pulled under the same tag rebuilds.
-    chash = plan.context_hash({**args, "base image id": base_image.id}, aids=aids)
+    chash = plan.context_hash({**args, "base image id": base_image.id}, aids=aids, cuda_requirements=cuda_pins)
     image = engine.find_image(client, tag)
     if image is not None and image.labels.get("pcgkit.context-hash") == chash:
         with open(log_path, "a") as log:
             log.write(f"reused {tag} ({image.id}): same context hash {chash}\n")
-        return image, base, base_image
+        return image, base, base_image, image_lock(image, cuda_pins)
     labels = {
         "pcgkit.cell": cell.id, "pcgkit.definition-hash": cell.definition_hash, "pcgkit.context-hash": chash,
         "pcgkit.base-image": base.ref, "pcgkit.build-aids": build_aids_label(docker.ca_bundle, aids),
+        "pcgkit.cuda-wheels": " ".join(line.split(" --hash")[0] for line in cuda_pins.splitlines()
+                                       if line and not line.startswith("#")),
+        "pcgkit.jit-prebuild": " ".join(pins.jit_prebuild),
     }
     with tempfile.TemporaryDirectory(prefix="pcgkit-ctx-") as tmp:
-        context = plan.write_context(Path(tmp), ca_bundle=docker.ca_bundle, wheelhouse=docker.wheelhouse)
+        context = plan.write_context(Path(tmp), ca_bundle=docker.ca_bundle, wheelhouse=docker.wheelhouse,
+                                     cuda_requirements=cuda_pins)
         image = engine.build(client, context, tag, args, labels, log_path, timeout_s)
-    return image, base, base_image
+    return image, base, base_image, image_lock(image, cuda_pins)
 
 
 def run_cases(client, image, cell: Cell, request: CaseRequest, docker: DockerConfig, cell_dir: Path,
@@ -240,11 +282,12 @@ class DockerBackend:
         gpus = wants_gpus(self.docker.gpus, driver)
         try:
             client = engine.connect()
-            image, base, base_image = prepare_image(client, ctx.cell, self.docker, ctx.cell_dir,
-                                                    ctx.deadline.end - time.monotonic())
+            image, base, base_image, lock = prepare_image(client, ctx.cell, self.docker, ctx.cell_dir,
+                                                          ctx.deadline.end - time.monotonic())
         except engine.DockerFailure as exc:
             raise StageFailed(STAGE_IMAGE, exc.reason, exc.log_tail, provenance=known) from None
-        yield DockerEnvironment(client, image, self.docker, ctx, gpus, provenance(image, base, base_image, driver, gpus))
+        yield DockerEnvironment(client, image, self.docker, ctx, gpus,
+                                provenance(image, base, base_image, driver, gpus, lock), lock=lock)
 
 
 def make_backend(args) -> DockerBackend:

@@ -21,6 +21,8 @@ from pcgkit.matrix.cells import SCOPE_ALL, Cell
 KIT_ROOT = resources.workspace_root()  # the build context is cut from a checkout
 DOCKER_DIR = resources.docker_dir()
 DOCKERFILE = DOCKER_DIR / "Dockerfile"
+IMAGE_SCRIPTS = ("cuda-toolkit.sh", "jit-prebuild.py", "entrypoint.sh")  # docker/image/, copied into image/
+CUDA_FROM_BASE, CUDA_FROM_WHEELS = "base", "pypi-wheels"  # the Dockerfile's CUDA_SOURCE
 DEFAULT_IMAGE_PINS = DOCKER_DIR / "pins.toml"
 PINS_SCHEMA = "pcgkit.docker-pins/1"
 NOT_RECORDED = "not recorded yet"
@@ -43,6 +45,12 @@ class BaseImage:
     digest: str = NOT_RECORDED
     cuda: str = NOT_RECORDED
     python: str = NOT_RECORDED
+    cuda_wheels: str = ""  # a set of docker/cuda-toolkits.toml: the toolkit comes from PyPI's wheels
+    local: bool = False  # made on this machine (docker/local-base.sh): no registry holds it
+
+    @property
+    def cuda_source(self) -> str:
+        return CUDA_FROM_WHEELS if self.cuda_wheels else CUDA_FROM_BASE
 
     @property
     def pinned_ref(self) -> str:
@@ -55,6 +63,9 @@ class ImagePins:
     default_base: str
     uv: str
     bases: dict[str, BaseImage]
+    default_by_cuda: dict[str, str] = dataclasses.field(default_factory=dict)  # torch's CUDA major -> base name
+    cuda_arch_list: str = ""  # FLASHINFER_CUDA_ARCH_LIST for the modules compiled at build time
+    jit_prebuild: tuple[str, ...] = ()  # flashinfer.jit generators compiled into the image
 
 
 def parse_image_pins(text: str) -> ImagePins:
@@ -67,20 +78,28 @@ def parse_image_pins(text: str) -> ImagePins:
         if "ref" not in table:
             raise ValueError(f"[bases.{name}] has no ref")
         known = {k: str(table[k]) for k in ("digest", "cuda", "python") if k in table}
-        bases[name] = BaseImage(name, table["ref"], **known)
+        bases[name] = BaseImage(name, table["ref"], **known, cuda_wheels=str(table.get("cuda-wheels", "")),
+                                local=bool(table.get("local", False)))
     default = data.get("default_base", "")
     if default not in bases:
         raise ValueError(f"default_base {default!r} is not one of [bases]: {sorted(bases)}")
-    return ImagePins(default, str(data.get("uv", "")), bases)
+    by_cuda = {str(k): str(v) for k, v in data.get("default-base-by-cuda", {}).items()}
+    unknown = sorted(v for v in by_cuda.values() if v not in bases)
+    if unknown:
+        raise ValueError(f"default-base-by-cuda names {unknown}, not in [bases]: {sorted(bases)}")
+    return ImagePins(default, str(data.get("uv", "")), bases, by_cuda, str(data.get("cuda-arch-list", "")),
+                     tuple(data.get("jit-prebuild", ())))
 
 
 def load_image_pins(path: Path = DEFAULT_IMAGE_PINS) -> ImagePins:
     return parse_image_pins(path.read_text())
 
 
-def base_for(cell: Cell, pins: ImagePins) -> BaseImage:
-    """The base image a cell builds on: its `base-image` (a pins name or a full ref), else the default."""
-    wanted = cell.base_image or pins.default_base
+def base_for(cell: Cell, pins: ImagePins, torch_cuda: str | None = None) -> BaseImage:
+    """The base image a cell builds on: its `base-image` (a pins name or a full ref), else the base for
+    its torch's CUDA major (default-base-by-cuda: a CUDA 13 torch needs a CUDA 13 toolkit), else the default."""
+    major = (torch_cuda or "").split(".")[0]
+    wanted = cell.base_image or pins.default_by_cuda.get(major) or pins.default_base
     if wanted in pins.bases:
         return pins.bases[wanted]
     return BaseImage(name=wanted, ref=wanted)
@@ -105,6 +124,9 @@ def build_args(cell: Cell, base: BaseImage, pins: ImagePins, kit_deps: list[str]
         "SGLANG_PIN": f"sglang=={cell.sglang}" if cell.sglang else "",
         "KIT_DEPS": " ".join(kit_deps),
         "UV_VERSION": pins.uv,
+        "CUDA_SOURCE": base.cuda_source,
+        "CUDA_ARCH_LIST": pins.cuda_arch_list,
+        "JIT_PREBUILD": " ".join(pins.jit_prebuild),
     }
 
 
@@ -123,10 +145,15 @@ def kit_files(root: Path = KIT_ROOT) -> list[Path]:
     return sorted(found)
 
 
-def context_hash(args: dict[str, str], root: Path = KIT_ROOT, aids: tuple[Path, ...] = ()) -> str:
-    """What decides the image's bytes: the Dockerfile, the build arguments, the kit's files and
-    the names and sizes of the build aids. An image labelled with the same hash is reused."""
+def context_hash(args: dict[str, str], root: Path = KIT_ROOT, aids: tuple[Path, ...] = (),
+                 cuda_requirements: str = "") -> str:
+    """What decides the image's bytes: the Dockerfile and its scripts, the build arguments, the CUDA
+    wheel pins, the kit's files and the names and sizes of the build aids. An image labelled with the
+    same hash is reused."""
     digest = hashlib.sha256(DOCKERFILE.read_bytes())
+    for script in IMAGE_SCRIPTS:
+        digest.update((DOCKER_DIR / "image" / script).read_bytes())
+    digest.update(cuda_requirements.encode())
     for key in sorted(args):
         digest.update(f"{key}={args[key]}\n".encode())
     for rel in kit_files(root):
@@ -138,19 +165,22 @@ def context_hash(args: dict[str, str], root: Path = KIT_ROOT, aids: tuple[Path, 
 
 def write_context(
     dest: Path, root: Path = KIT_ROOT, ca_bundle: Path | None = None, wheelhouse: Path | None = None,
-    force: bool = False,
+    force: bool = False, cuda_requirements: str = "",
 ) -> Path:
-    """The build context: Dockerfile, kit/ (KIT_PATHS only), build-aids/ (CA bundle, wheelhouse).
+    """The build context: Dockerfile, image/ (its scripts and the CUDA wheel pins, empty unless the
+    base takes its toolkit from PyPI), kit/ (KIT_PATHS only), build-aids/ (CA bundle, wheelhouse).
 
     A file in DEST that the kit did not write (a Dockerfile of the user's) is never replaced without
     force: every name is checked before the first copy (util/atomic.OutputFolder)."""
     from pcgkit.util import atomic
 
     rels = kit_files(root)
-    copies = {"Dockerfile": DOCKERFILE, **{str(Path("kit") / rel): root / rel for rel in rels}}
+    copies = {"Dockerfile": DOCKERFILE, **{f"image/{s}": DOCKER_DIR / "image" / s for s in IMAGE_SCRIPTS},
+              **{str(Path("kit") / rel): root / rel for rel in rels}}
     if ca_bundle is not None:
         copies["build-aids/ca.pem"] = ca_bundle
-    folder = atomic.OutputFolder(dest, force=force, what="DEST").check([*copies, "build-aids/README"])
+    written = ["build-aids/README", "image/cuda-requirements.txt"]
+    folder = atomic.OutputFolder(dest, force=force, what="DEST").check([*copies, *written])
     for name, source in copies.items():
         target = dest / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -159,6 +189,8 @@ def write_context(
         shutil.copy2(source, target)
     aids = dest / "build-aids"
     folder.write_text("build-aids/README", "Build-stage only: never copied into the shipped image.\n")
+    folder.write_text("image/cuda-requirements.txt", cuda_requirements or "# the base image's own CUDA (if any)\n",
+                      redact=False)  # sha256 pins are not secrets
     folder.record(*copies)
     if wheelhouse is not None:
         (aids / "wheelhouse").mkdir(exist_ok=True)
@@ -193,7 +225,9 @@ class RunSettings:
             "user": CONTAINER_USER,
             "network_mode": "none",  # the cases need no network: a case that reaches out is a bug
             "read_only": True,  # nothing writable but the output volume and a scratch /tmp
-            "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={self.tmpfs_mb}m"},
+            # exec: FlashInfer's JIT modules live (and are dlopen'ed) under /tmp; Docker's default noexec
+            # made every load fail with "failed to map segment from shared object" (measured 2026-12-07)
+            "tmpfs": {"/tmp": f"rw,exec,nosuid,nodev,size={self.tmpfs_mb}m"},
             "volumes": {self.volume: {"bind": OUT_DIR, "mode": "rw"}},
             "environment": dict(self.environment),
             "labels": dict(self.labels),
@@ -229,7 +263,7 @@ def docker_run_command(tag: str, gpus: bool = True, results: str = "$PWD/pcgkit-
     if gpus:
         parts.append("--gpus all")
     parts += [
-        "--network none --read-only --tmpfs /tmp:size=1g",
+        "--network none --read-only --tmpfs /tmp:exec,size=1g",
         "-e HOME=/tmp/home -e XDG_CACHE_HOME=/tmp/cache",
         "--user \"$(id -u):$(id -g)\" -e USER=pcgkit",
         f"-v \"{results}:{OUT_DIR}\"",
