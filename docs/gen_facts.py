@@ -153,8 +153,8 @@ def fp4_spellings() -> tuple[tuple[Spelling, ...], str]:
     as (path, release range) pairs, and the provenance line for the box."""
     import json
 
+    import lab.flashinfer_releases as fi
     from pcgkit import resources
-    from pcgkit.fp4 import releases as fi
 
     data = json.loads(resources.fixture(fi.TABLE_FILE).read_text())
     table = fi.parse_table(data, f"fixtures/{fi.TABLE_FILE}")
@@ -465,9 +465,9 @@ def render_nightly_cost() -> str:
 def render_certificate_counts() -> str:
     """Coverage and input sources of the committed certificates (fixtures/certificates/), then their
     status table and diffs (pcgkit.sweep.certificate.render_section)."""
+    from lab.sweep.derive import SOURCES
     from pcgkit.report.certificate_page import load_certificates
     from pcgkit.sweep.certificate import render_section, table
-    from pcgkit.sweep.derive import SOURCES
 
     certificates = load_certificates()
     out = ["| flashinfer | arch | callables judged / listed | " + " | ".join(SOURCES) + " | ops judged with inputs / listed"

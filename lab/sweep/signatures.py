@@ -1,13 +1,12 @@
 """Record the installed release's signature of every spec's entry point (data for reviewing the spec
-table against each release): `python -m pcgkit.sweep.signatures [--out DIR]` writes
-signatures/flashinfer-<version>.json. Needs torch and flashinfer; imports only."""
+table against each release): `python -m lab.sweep.signatures [--out DIR]` writes
+lab/sweep/signatures/flashinfer-<version>.json. Needs torch and flashinfer; imports only."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from pcgkit import resources
 from pcgkit.sweep.engine import MissingTarget, _signature_text, installed_versions, resolve
 from pcgkit.sweep.specs import load_specs
 from pcgkit.util import atomic
@@ -27,8 +26,8 @@ def collect() -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m pcgkit.sweep.signatures")
-    parser.add_argument("--out", type=Path, default=resources.sweep_data("signatures"))
+    parser = argparse.ArgumentParser(prog="python -m lab.sweep.signatures")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "signatures")
     out = parser.parse_args().out
     data = collect()
     out.mkdir(parents=True, exist_ok=True)

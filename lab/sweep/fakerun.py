@@ -45,7 +45,7 @@ def _metadata(value) -> str:
 
 def run_fake(spec, device, real: bool = False, fake_cuda: bool = False) -> RunOutcome:
     """Call the spec's callable eagerly on FakeTensors (inside the simulation and guard on CPU; `fake_cuda`: on
-    the simulated cuda:0, pcgkit.sweep.fakecuda)."""
+    the simulated cuda:0, lab.sweep.fakecuda)."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
@@ -63,7 +63,7 @@ def run_fake(spec, device, real: bool = False, fake_cuda: bool = False) -> RunOu
             args, kwargs = build_call(spec.call, torch_device)
             with FakeTensorMode(allow_non_fake_inputs=True) as mode:
                 if fake_cuda and not real:
-                    from pcgkit.sweep.fakecuda import on_fake_cuda
+                    from lab.sweep.fakecuda import on_fake_cuda
 
                     args, kwargs = on_fake_cuda(args, mode), on_fake_cuda(kwargs, mode)
                 fake = lambda v: mode.from_tensor(v) if isinstance(v, torch.Tensor) and not fake_cuda else v  # noqa: E731

@@ -1,8 +1,8 @@
 """Build one trace-safety certificate (pcgkit.sweep.certificate) for the installed FlashInfer: the edge.
 
 discover (every public callable and registered op) -> for each callable with a spec: unroll its
-whole stack under fullgraph=True (pcgkit.sweep.unroll; its first trace is the sweep's own) -> for
-each registered op: judge it as an op (pcgkit.sweep.opjudge) with the inputs a traced callable
+whole stack under fullgraph=True (lab.sweep.unroll; its first trace is the sweep's own) -> for
+each registered op: judge it as an op (lab.sweep.opjudge) with the inputs a traced callable
 handed it, or a spec's -> rows. A callable without a spec is a `not-judged` row saying so.
 """
 
@@ -13,11 +13,12 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 
+from lab.sweep.certificate_build import jit_loader_breaks, judged_status, scrub
+from lab.sweep.discovery import NOT_JUDGED_NO_INPUTS, counts, judgeable, plan_judgement, spec_targets_for
+from lab.sweep.imports import import_reasons
+from lab.sweep.unroll_rules import MAX_ROUNDS
 from pcgkit.harness.casekit import CaseTimeout, deadline
-from pcgkit.sweep.certificate import SCHEMA, coverage, jit_loader_breaks, judged_status, op_status, scrub
-from pcgkit.sweep.discovery import NOT_JUDGED_NO_INPUTS, counts, judgeable, plan_judgement, spec_targets_for
-from pcgkit.sweep.imports import import_reasons
-from pcgkit.sweep.unroll_rules import MAX_ROUNDS
+from pcgkit.sweep.certificate import SCHEMA, coverage, op_status
 
 CALLABLE_DEADLINE_S = 600.0
 OP_DEADLINE_S = 300.0  # the real op's first call may JIT-build its module  # every round of one callable's unroll together (a GPU pre-build JIT-builds)
@@ -42,10 +43,10 @@ def judged_or_missing(judge: Callable[[], dict], target: str, kind: str) -> dict
 
 def judge_callable(spec, kind: str, arch: str, device, versions, real: bool, op_calls: dict,
                    max_rounds: int = MAX_ROUNDS, inputs_from: str = "hand spec") -> dict:
-    """Unroll the callable's stack, then run it on fake tensors (pcgkit.sweep.fakerun): one row. Simulated, a
+    """Unroll the callable's stack, then run it on fake tensors (lab.sweep.fakerun): one row. Simulated, a
     callable whose release refused CPU inputs ("x must be a CUDA tensor") is judged again with its inputs on the
-    simulated cuda:0 (pcgkit.sweep.fakecuda); the row says so (`inputs_device`), and keeps the first reason."""
-    from pcgkit.sweep.fakecuda import INPUTS_DEVICE, refused_cpu_inputs
+    simulated cuda:0 (lab.sweep.fakecuda); the row says so (`inputs_device`), and keeps the first reason."""
+    from lab.sweep.fakecuda import INPUTS_DEVICE, refused_cpu_inputs
 
     row = _judge_once(spec, kind, arch, device, versions, real, op_calls, max_rounds, inputs_from)
     if real or row["status"] != "not-judged" or not refused_cpu_inputs(row.get("where", "")):
@@ -58,11 +59,11 @@ def judge_callable(spec, kind: str, arch: str, device, versions, real: bool, op_
 
 def _judge_once(spec, kind: str, arch: str, device, versions, real: bool, op_calls: dict,
                 max_rounds: int, inputs_from: str, fake_cuda: bool = False) -> dict:
+    from lab.sweep.fakerun import run_fake
+    from lab.sweep.opjudge import op_calls_in
+    from lab.sweep.unroll import unroll_spec
     from pcgkit.sweep.engine import _StageFailed
-    from pcgkit.sweep.fakerun import run_fake
     from pcgkit.sweep.inputs import InputBuildError
-    from pcgkit.sweep.opjudge import op_calls_in
-    from pcgkit.sweep.unroll import unroll_spec
 
     graphs: list = []
     start = time.perf_counter()
@@ -95,8 +96,8 @@ def _judge_once(spec, kind: str, arch: str, device, versions, real: bool, op_cal
 
 def _spec_call(spec) -> dict:
     """A spec's arguments in op_calls' form (for an op whose inputs a spec gives)."""
+    from lab.sweep.opjudge import _describe
     from pcgkit.sweep.inputs import build_call
-    from pcgkit.sweep.opjudge import _describe
 
     args, kwargs = build_call(spec.call, "cpu")
     return {"caller": f"spec {spec.id}", "args": [_describe(a) for a in args], "kwargs": {k: _describe(v) for k, v in kwargs.items()}}
@@ -153,12 +154,12 @@ def _python_annotations(qualname: str) -> dict[str, str]:
 
 
 def op_call_from_schema(op, dims, read: dict | None = None) -> tuple[dict | None, str]:
-    """An op's inputs derived from its schema (pcgkit.sweep.derive.derive_op_call), in op_calls' form.
+    """An op's inputs derived from its schema (lab.sweep.derive.derive_op_call), in op_calls' form.
     `read`: the inputs file's entry for the op (lab.sweep.inputs_build.op_str_values): its `str` values,
     each named by the release's code at a file:line that the call keeps (`str_values`)."""
-    from pcgkit.sweep.derive import RELEASE_CODE, derive_op_call
+    from lab.sweep.derive import RELEASE_CODE, derive_op_call
+    from lab.sweep.opjudge import _describe
     from pcgkit.sweep.inputs import build_call
-    from pcgkit.sweep.opjudge import _describe
     from pcgkit.sweep.specs import parse_call
 
     read = read or {}
@@ -185,11 +186,11 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops
     recorded none; `inputs`: the release's derived inputs (written by lab.sweep.inputs_build), used where
     no hand spec applies; `unroll_budget_s`: once the callables took this long, each later one is
     traced once (its first site) and its row says the unroll was capped."""
-    from pcgkit.sweep.derive import KIT, Dim
-    from pcgkit.sweep.discover import discover
-    from pcgkit.sweep.opjudge import OpJudgement, judge_op
+    from lab.sweep.derive import KIT, Dim
+    from lab.sweep.discover import discover
+    from lab.sweep.opjudge import OpJudgement, judge_op
+    from lab.sweep.template_calls import TEMPLATE
     from pcgkit.sweep.specs import load_kit_dims, load_specs
-    from pcgkit.sweep.template_calls import TEMPLATE
 
     start = time.perf_counter()
     found = discover()
