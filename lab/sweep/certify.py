@@ -62,7 +62,7 @@ def _judge_once(spec, kind: str, arch: str, device, versions, real: bool, op_cal
     from lab.sweep.fakerun import run_fake
     from lab.sweep.opjudge import op_calls_in
     from lab.sweep.unroll import unroll_spec
-    from pcgkit.sweep.engine import _StageFailed
+    from pcgkit.harness.setup import SetupFailed
     from pcgkit.sweep.inputs import InputBuildError
 
     graphs: list = []
@@ -71,7 +71,7 @@ def _judge_once(spec, kind: str, arch: str, device, versions, real: bool, op_cal
         with deadline(CALLABLE_DEADLINE_S):
             unrolled = unroll_spec(spec, arch, device, versions, real=real, graphs=graphs, max_rounds=max_rounds,
                                    fake_cuda=fake_cuda)
-    except _StageFailed as exc:
+    except SetupFailed as exc:
         return {**_not_judged(spec.target, kind, f"set-up: {exc}"), "spec": spec.id, "inputs_from": inputs_from}
     except (InputBuildError, TypeError, ValueError, AttributeError, RuntimeError, CaseTimeout) as exc:
         return {**_not_judged(spec.target, kind, f"kit could not build the call: {type(exc).__name__}: {str(exc)[:160]}"),

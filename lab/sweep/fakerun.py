@@ -50,7 +50,7 @@ def run_fake(spec, device, real: bool = False, fake_cuda: bool = False) -> RunOu
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     from pcgkit.harness.simulate import simulated_sm120
-    from pcgkit.sweep.engine import _callable_for, resolve
+    from pcgkit.sweep.engine import build_callable, resolve
     from pcgkit.sweep.guard import KernelLoadRefused, no_kernels
     from pcgkit.sweep.inputs import build_call
 
@@ -59,7 +59,7 @@ def run_fake(spec, device, real: bool = False, fake_cuda: bool = False) -> RunOu
     guard: contextlib.AbstractContextManager = contextlib.nullcontext([]) if real else no_kernels()
     try:
         with deadline(RUN_DEADLINE_S), simulation, guard as refusals:
-            fn = _callable_for(spec, resolve(spec.target), torch_device, simulate_setup=not real)
+            fn = build_callable(spec, resolve(spec.target), torch_device, simulate_setup=not real)[0]
             args, kwargs = build_call(spec.call, torch_device)
             with FakeTensorMode(allow_non_fake_inputs=True) as mode:
                 if fake_cuda and not real:

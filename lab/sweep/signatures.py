@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pcgkit.sweep.engine import MissingTarget, _signature_text, installed_versions, resolve
+from pcgkit.sweep.engine import MissingTarget, installed_versions, resolve, signature_text
 from pcgkit.sweep.specs import load_specs
 from pcgkit.util import atomic
 
@@ -19,7 +19,7 @@ def collect() -> dict:
     entries = {}
     for spec in load_specs():
         try:
-            entries[spec.id] = {"target": spec.target, "signature": _signature_text(resolve(spec.target))}
+            entries[spec.id] = {"target": spec.target, "signature": signature_text(resolve(spec.target))}
         except (MissingTarget, ImportError) as exc:
             entries[spec.id] = {"target": spec.target, "signature": None, "missing": str(exc)}
     return {"schema": SCHEMA, "flashinfer": flashinfer_version, "torch": torch_version, "entries": entries}
