@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 from lab.sweep import sglang_methods
+from lab.sweep.sglang_methods import MethodSpecError, load_methods, parse_method
 from pcgkit.harness.setup import SetupFailed
 from pcgkit.harness.versions import installed_version
 from pcgkit.sglang import cudastub, quant_sweep
-from pcgkit.sglang.quant_specs import MethodSpecError, load_methods, parse_method, sweep_import_dependencies
+from pcgkit.sglang.quant_specs import sweep_import_dependencies
 from pcgkit.sweep.classify import Observation, SweepClass, classify
 
 

@@ -37,7 +37,7 @@ def _read_flashinfer(args: argparse.Namespace) -> int:
     import shutil
 
     import lab.flashinfer_releases as fi
-    from pcgkit.sglang.releases import pip_command
+    from lab.sglang_releases import pip_command
     from pcgkit.util import proc
 
     wanted = args.release or _flashinfer_in_range()

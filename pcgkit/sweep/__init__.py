@@ -1,4 +1,4 @@
-"""The sweep (`bin/pcgkit sweep`): FlashInfer entry points traced under torch.compile(fullgraph=True) per arch, and the per-release trace-safety certificate.
+"""The sweep (`bin/pcgkit sweep`): FlashInfer entry points traced under torch.compile(fullgraph=True) per arch; the reader of the committed trace-safety certificates (their builder is the workshop's, lab/sweep/).
 
 specs.py (the spec table, pure) -> inputs.py (materialize CPU tensors) -> guard.py (no kernel may
 load or run) -> engine.py (import, trace, per simulated arch) -> classify.py (outcome -> class, pure)
