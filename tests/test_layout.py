@@ -192,7 +192,10 @@ def test_workshop_and_sibling_contracts_fail_on_a_planted_import(tmp_path, contr
 
 # Growth is a choice (issue 45): the package's line budget and the longest function it may hold. Raising either is
 # an edit here, in review, with the reason in the commit; the counts are the issue's own.
-PACKAGE_LINE_BUDGET = 27_000  # `git ls-files pcgkit | grep .py$ | xargs cat | wc -l`
+# Issue 45's target is 27,000; measured 27,476 on 2026-12-07 after the workshop left (from 30,333): the budget sits
+# just above what is here, to be lowered to 27,000 as the moves issue 44 makes land (advice/github.py,
+# advice/staleness.py, triage/snapshot.py, e2e/cost.py's summariser).
+PACKAGE_LINE_BUDGET = 27_500  # `git ls-files pcgkit | grep .py$ | xargs cat | wc -l`
 FUNCTION_LINE_LIMIT = 80  # a def's lines, decorators aside, docstring and body included
 # Functions over the limit that live where other work is under way this round (issues 44 and 46: preflight/,
 # bugreport/, values/logread.py): each may only shrink, and an entry that no longer exceeds must be removed.
