@@ -180,7 +180,7 @@ def _switch_flags(piecewise: list[ActionInfo], by_prefix: dict[str, ActionInfo |
     # where the default could not be read), the disable switch never.
     enable_argv = (enable.option_strings[0],) if enable is not None and state != ON_BY_DEFAULT else ()
     force_argv = (force.option_strings[0],) if force is not None and not force.deprecated else ()
-    on_values = ()
+    on_values: tuple[tuple[str, object], ...] = ()
     if enable is not None and enable_argv:
         on_values += ((enable.dest, True),)
     if disable is not None:
