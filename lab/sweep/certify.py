@@ -177,6 +177,38 @@ def op_call_from_schema(op, dims, read: dict | None = None) -> tuple[dict | None
              **({"str_values": used} if used else {})}, "")
 
 
+def judge_ops(found_ops, by_target: dict, op_calls: dict[str, dict], op_inputs: dict[str, dict], inputs: dict | None,
+              only: Sequence[str], real: bool) -> list[dict]:
+    """Every registered op judged as an op (lab.sweep.opjudge), on the first inputs it has: those a traced callable's
+    graph recorded, a hand spec's, an earlier certificate's (`op_inputs`), else derived from its schema."""
+    from lab.sweep.derive import KIT, Dim
+    from lab.sweep.opjudge import OpJudgement, judge_op
+    from pcgkit.sweep.specs import load_kit_dims
+
+    ops = []
+    dims = ({n: Dim(d["value"], d["source"], d["from"]) for n, d in inputs["dims"].items()} if inputs and inputs.get("dims")
+            else {n: Dim(v, KIT, "pcgkit/sweep/dims.toml") for n, v in load_kit_dims().items()})
+    for op in found_ops:
+        spec = by_target.get(op.target)
+        call = op_calls.get(op.qualname) or (_spec_call(spec) if spec else None) or op_inputs.get(op.qualname)
+        schema_reason = ""
+        if call is None and not (only and op.target not in only):
+            call, schema_reason = op_call_from_schema(op, dims, ((inputs or {}).get("ops") or {}).get(op.qualname))
+        # A custom_op without device types has a composite kernel: it may run on either (or raise: said so).
+        can_run = any(k in op.kernels for k in ("CUDA" if real else "CPU", *COMPOSITE_KEYS))
+        try:
+            with deadline(OP_DEADLINE_S):
+                judged = judge_op(op, call, "cuda:0" if real else "cpu", can_run)
+        except CaseTimeout as exc:
+            judged = OpJudgement(op.qualname, "not-judged", op.has_fake, "", None, "", {}, f"kit: {exc}")
+        row = {"target": op.target, "kind": "op", "status": op_status(judged.cls), "schemas": list(op.schemas),
+               "kernels": list(op.kernels), "call": call, **judged.to_dict()}
+        if schema_reason and call is None:
+            row["note"] = f"no inputs: {schema_reason}"
+        ops.append(row)
+    return ops
+
+
 def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops_only: bool = False,
             op_inputs: dict[str, dict] | None = None, inputs: dict | None = None,
             unroll_budget_s: float = UNROLL_BUDGET_S) -> dict:
@@ -186,11 +218,9 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops
     recorded none; `inputs`: the release's derived inputs (written by lab.sweep.inputs_build), used where
     no hand spec applies; `unroll_budget_s`: once the callables took this long, each later one is
     traced once (its first site) and its row says the unroll was capped."""
-    from lab.sweep.derive import KIT, Dim
     from lab.sweep.discover import discover
-    from lab.sweep.opjudge import OpJudgement, judge_op
     from lab.sweep.template_calls import TEMPLATE
-    from pcgkit.sweep.specs import load_kit_dims, load_specs
+    from pcgkit.sweep.specs import load_specs
 
     start = time.perf_counter()
     found = discover()
@@ -233,27 +263,7 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops
             rows.append(_not_judged(target, kind, underived.get(target, NOT_JUDGED_NO_INPUTS)))
     rank = {target: i for i, target in enumerate(order)}
     rows.sort(key=lambda row: rank[row["target"]])
-    ops = []
-    dims = ({n: Dim(d["value"], d["source"], d["from"]) for n, d in inputs["dims"].items()} if inputs and inputs.get("dims")
-            else {n: Dim(v, KIT, "pcgkit/sweep/dims.toml") for n, v in load_kit_dims().items()})
-    for op in found.ops:
-        spec = by_target.get(op.target)
-        call = op_calls.get(op.qualname) or (_spec_call(spec) if spec else None) or (op_inputs or {}).get(op.qualname)
-        schema_reason = ""
-        if call is None and not (only and op.target not in only):
-            call, schema_reason = op_call_from_schema(op, dims, ((inputs or {}).get("ops") or {}).get(op.qualname))
-        # A custom_op without device types has a composite kernel: it may run on either (or raise: said so).
-        can_run = any(k in op.kernels for k in ("CUDA" if real else "CPU", *COMPOSITE_KEYS))
-        try:
-            with deadline(OP_DEADLINE_S):
-                judged = judge_op(op, call, "cuda:0" if real else "cpu", can_run)
-        except CaseTimeout as exc:
-            judged = OpJudgement(op.qualname, "not-judged", op.has_fake, "", None, "", {}, f"kit: {exc}")
-        row = {"target": op.target, "kind": "op", "status": op_status(judged.cls), "schemas": list(op.schemas),
-               "kernels": list(op.kernels), "call": call, **judged.to_dict()}
-        if schema_reason and call is None:
-            row["note"] = f"no inputs: {schema_reason}"
-        ops.append(row)
+    ops = judge_ops(found.ops, by_target, op_calls, op_inputs or {}, inputs, only, real)
     callables_rows = rows
     return scrub({
         "schema": SCHEMA, "flashinfer": found.flashinfer, "torch": found.torch, "arch": arch,
