@@ -12,10 +12,10 @@ prompt. Against each, the same requests from this process over loopback:
           requests: (wall(1+S) - wall(1)) / S is the time of one decode step;
   start-up: launch to /health ready, and the capture times SGLang logs;
   outputs (--generations K): K fixed prompts, greedy, --gen-tokens new tokens each, twice (passes A, B),
-          with the top-2 log-probabilities (pcgkit.e2e.outputs compares the modes).
+          with the top-2 log-probabilities (lab.e2e.outputs compares the modes).
 Each mode's record is written as DIR/server-<mode>.json as soon as its server is stopped, and the
 documents are rebuilt from every record in DIR: DIR/piecewise-cost.json (lab.e2e.cost_file.document,
-schema pcgkit.piecewise-cost/1) and DIR/outputs-unchanged.json (pcgkit.e2e.outputs). So the modes of one
+schema pcgkit.piecewise-cost/1) and DIR/outputs-unchanged.json (lab.e2e.outputs). So the modes of one
 model may run in separate invocations (separate device calls) into the same DIR.
 
 Needs SGLang installed (on the lent GPU machine: the payload site, `eval "$(python3 -m lab.e2e.devicerun env --site S)"`):
@@ -47,7 +47,7 @@ import urllib.request
 from pathlib import Path
 
 from lab.e2e import cost_file as cost
-from pcgkit.e2e import outputs
+from lab.e2e import outputs
 from pcgkit.e2e.case import launch_port, plan_for_checkpoint
 from pcgkit.e2e.checkpoint import BF16, NAMED_SHAPES, TINY, TinyLlamaShape, named_shape, write_checkpoint
 from pcgkit.e2e.logclass import log_timings
@@ -124,7 +124,7 @@ def measure_requests(url: str, vocab: int, repeats: int, rng: random.Random, *, 
 
 
 def generation_passes(url: str, prompts: list[list[int]], new_tokens: int) -> dict:
-    """Each prompt alone (batch 1, greedy), twice: passes A and B, as pcgkit.e2e.outputs.generation reads them."""
+    """Each prompt alone (batch 1, greedy), twice: passes A and B, as lab.e2e.outputs.generation reads them."""
     body = lambda ids: {"input_ids": ids, "return_logprob": True, "top_logprobs_num": 2,  # noqa: E731
                         "sampling_params": {"max_new_tokens": new_tokens, "temperature": 0.0, "ignore_eos": True}}
     return {name: [outputs.generation(_post(url, body(ids))[1]) for ids in prompts] for name in ("A", "B")}

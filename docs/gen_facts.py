@@ -168,8 +168,8 @@ def fp4_spellings() -> tuple[tuple[Spelling, ...], str]:
     as (path, release range) pairs, and the provenance line for the box."""
     import json
 
+    import lab.flashinfer_releases as fi
     from pcgkit import resources
-    from pcgkit.fp4 import releases as fi
 
     data = json.loads(resources.fixture(fi.TABLE_FILE).read_text())
     table = fi.parse_table(data, f"fixtures/{fi.TABLE_FILE}")
@@ -517,11 +517,11 @@ def render_certificate_counts() -> str:
     arguments given the newest matrix sample's result for its release (pcgkit.report.certificate_page)."""
     import json
 
+    from lab.sweep.derive import SOURCES
     from pcgkit.bugreport.evidence import newest_matrix
     from pcgkit.report.certificate_page import load_certificates, with_matrix_runs
     from pcgkit.report.model import from_json
     from pcgkit.sweep.certificate import render_section, table
-    from pcgkit.sweep.derive import SOURCES
 
     newest = newest_matrix(sorted((ROOT / "reports" / "samples").glob("*/compat.json")))
     certificates = with_matrix_runs(load_certificates(), from_json(json.loads(newest.compat.read_text())) if newest else None)

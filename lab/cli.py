@@ -18,6 +18,7 @@ LAB_COMMANDS: tuple[str, ...] = (
     "lab.commands.discover",
     "lab.commands.tox",
     "lab.commands.certificate_inputs",
+    "lab.commands.certify",
     "lab.commands.certificates",
     "lab.commands.payload",
     "lab.commands.validate_launch",

@@ -20,7 +20,7 @@ import pytest
 ])
 def test_fake_ran_reads_whether_the_fake_executed(fake_vs_real, ran):
     """Only a fake_vs_real written after the fake returned counts as a fake that executed."""
-    from pcgkit.sweep.opjudge import fake_ran
+    from lab.sweep.opjudge import fake_ran
 
     assert fake_ran(fake_vs_real) is ran
 

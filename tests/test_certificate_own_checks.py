@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
+from lab.sweep.certificate_build import RAISED_UNDER_TRACE, judged_status
 from pcgkit import resources
-from pcgkit.sweep.certificate import RAISED_UNDER_TRACE, judged_status
 
 
 def test_a_check_raised_under_the_trace_and_when_run_is_not_judged():

@@ -53,7 +53,7 @@ def test_a_break_whose_run_met_the_arch_refusal_is_not_judged_on_this_arch():
     """0.7.0's silu_and_mul_mxfp8_quantize with inputs that meet its shape checks: the trace breaks at
     `gated_input.data_ptr() % 32` (gb0059), then the run raises "requires SM100 or SM103" (gated_act_mxfp8.py:50):
     not judged, in the arch class; the same break with a driver error stays `breaks`."""
-    from pcgkit.sweep.certificate import judged_status
+    from lab.sweep.certificate_build import judged_status
 
     status, where = judged_status("breaks-elsewhere", "gb0059 gated_act_mxfp8.py:47:_validate_inputs", False, "RuntimeError",
                                   "RuntimeError: fused gated MXFP8 quantization requires SM100 or SM103", "gb0059")
@@ -69,7 +69,7 @@ def test_a_spec_whose_target_the_release_lacks_is_a_not_judged_row_not_a_stopped
     """A hand spec scoped wider than the release exports (0.6.12 and fused_dit_residual_layernorm_scale_shift,
     2026-12-05: the whole run ended "internal error: _Missing") gives its own not-judged row with the reason; other
     rows' judging is untouched."""
-    from pcgkit.sweep.certify import judged_or_missing
+    from lab.sweep.certify import judged_or_missing
     from pcgkit.sweep.engine import MissingTarget, resolve
 
     def judge():
@@ -87,8 +87,8 @@ def test_committed_certificates_carry_no_home_cache_path_or_colour_code():
     """The re-made 0.7.4 certificate had '/root/.cache/flashinfer/...' (a JIT spec's repr) and a CuTe-DSL error's
     ANSI colour codes with '/root/.cache/pcgkit/certificate-envs/...' cut mid-path (2026-12-05): scrub maps home
     caches to '~/.cache/' and drops colour codes, and no committed certificate keeps either."""
+    from lab.sweep.certificate_build import scrub
     from pcgkit import resources
-    from pcgkit.sweep.certificate import scrub
 
     assert scrub(scrub("at /root/.cache/flashinfer/0.7.4/generated/x \x1b[91m\x1b[1merror:\x1b[0m /home/u/.cache/pcgkit/certifi")) == (
         "at ~/.cache/flashinfer/0.7.4/generated/x error: ~/.cache/pcgkit/certifi")
@@ -104,8 +104,8 @@ def test_each_committed_simulated_page_is_its_json_rendered():
     judged again on the simulated cuda:0 says so on the page."""
     import json
 
+    from lab.sweep.certificate_build import render_certificate
     from pcgkit import resources
-    from pcgkit.sweep.certificate import render_certificate
 
     folder = resources.fixture("certificates")
     pages = sorted(folder.glob("certificate-*-sm120.json"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pcgkit.e2e import outputs
+from lab.e2e import outputs
 
 # One /generate answer as SGLang 0.5.12 returns it with return_logprob and top_logprobs_num=2 (fields:
 # tokenizer_manager.py `out_dict` and detokenize_top_logprobs_tokens: [logprob, token_id, text]).

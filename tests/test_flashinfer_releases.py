@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
+import lab.flashinfer_releases as fi
 from pcgkit import resources
-from pcgkit.fp4 import releases as fi
 
 
 def _table():

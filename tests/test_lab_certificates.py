@@ -273,7 +273,7 @@ def test_the_run_uses_a_copy_of_the_kit_so_an_edit_during_the_run_cannot_mix_in(
 def test_an_import_error_reads_the_same_whatever_the_environment_folder_is_called():
     """The certificate's import errors are cut after the install path is taken out: two environments whose folders
     differ in length give the same text (the committed 0.7.0 and 0.7.2.post1 certificates differed by that alone)."""
-    from pcgkit.sweep.discover import _said
+    from lab.sweep.discover import _said
 
     tail = "flashinfer/moe_ep/kernel_src/cutedsl_megamoe/src/common/__init__.py' " + "x" * 200
     said = [_said(RuntimeError(f"kernel module 'common' is already imported from '{prefix}/site-packages/{tail}"))

@@ -188,3 +188,73 @@ def test_workshop_and_sibling_contracts_fail_on_a_planted_import(tmp_path, contr
     done = subprocess.run([str(Path(sys.executable).parent / "lint-imports"), "--config", "contract.toml", "--no-cache"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "BROKEN" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+# Growth is a choice (issue 45): the package's line budget and the longest function it may hold. Raising either is
+# an edit here, in review, with the reason in the commit; the counts are the issue's own.
+# Issue 45's target is 27,000; measured 27,476 on 2026-12-07 after the workshop left (from 30,333): the budget sits
+# just above what is here, to be lowered to 27,000 as the moves issue 44 makes land (advice/github.py,
+# advice/staleness.py, triage/snapshot.py, e2e/cost.py's summariser).
+PACKAGE_LINE_BUDGET = 27_500  # `git ls-files pcgkit | grep .py$ | xargs cat | wc -l`
+FUNCTION_LINE_LIMIT = 80  # a def's lines, decorators aside, docstring and body included
+# Functions over the limit that live where other work is under way this round (issues 44 and 46: preflight/,
+# bugreport/, values/logread.py): each may only shrink, and an entry that no longer exceeds must be removed.
+KNOWN_OVER_LIMIT = {
+    "pcgkit/preflight/probe.py:probe": 102,
+    "pcgkit/preflight/probe.py:trace_dense_layer": 91,
+    "pcgkit/values/logread.py:read_log": 87,
+    "pcgkit/bugreport/issuedraft.py:build_draft": 85,
+}
+
+
+def _package_sources() -> list[Path]:
+    """The package's tracked .py files, as the budget counts them (git ls-files pcgkit)."""
+    done = subprocess.run(["git", "ls-files", "pcgkit"], cwd=ROOT, capture_output=True, text=True, check=True)
+    return [ROOT / name for name in done.stdout.split() if name.endswith(".py")]
+
+
+def package_lines(files: list[Path]) -> int:
+    """What `xargs cat | wc -l` prints for `files`: their newline count."""
+    return sum(path.read_bytes().count(b"\n") for path in files)
+
+
+def long_functions(source: str, limit: int = FUNCTION_LINE_LIMIT) -> dict[str, int]:
+    """{name: lines} of every function or method in `source` longer than `limit` lines (def line to last line)."""
+    import ast
+
+    return {node.name: node.end_lineno - node.lineno + 1 for node in ast.walk(ast.parse(source))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > limit}
+
+
+def test_the_package_stays_within_its_line_budget():
+    """pcgkit/ is at most PACKAGE_LINE_BUDGET lines, counted as the issue counts them (git ls-files, wc -l)."""
+    files = _package_sources()
+    assert files and all(path.is_relative_to(ROOT / "pcgkit") for path in files)
+    lines = package_lines(files)
+    assert lines <= PACKAGE_LINE_BUDGET, (
+        f"pcgkit/ is {lines} lines, over its budget of {PACKAGE_LINE_BUDGET}: move what only the workshop, tests or "
+        f"benchmarks read to lab/ (docs/reference/layout.md), or raise the budget here with the reason")
+
+
+def test_the_line_count_is_wc_l():
+    """The counter agrees with `wc -l`: a file without a final newline adds none (a plausible off-by-one)."""
+    assert package_lines([ROOT / "pcgkit" / "__init__.py"]) == len((ROOT / "pcgkit" / "__init__.py").read_text().splitlines())
+
+
+def test_no_function_over_the_line_limit():
+    """No function in the package is over FUNCTION_LINE_LIMIT lines, but the listed ones (which may only shrink)."""
+    over = {f"{path.relative_to(ROOT).as_posix()}:{name}": lines for path in _package_sources()
+            for name, lines in long_functions(path.read_text()).items()}
+    new = {name: lines for name, lines in over.items() if lines > KNOWN_OVER_LIMIT.get(name, FUNCTION_LINE_LIMIT)}
+    assert new == {}, f"functions over {FUNCTION_LINE_LIMIT} lines (split where a function has more than one job): {new}"
+    fixed = sorted(set(KNOWN_OVER_LIMIT) - set(over))
+    assert fixed == [], f"no longer over the limit: remove from KNOWN_OVER_LIMIT: {fixed}"
+
+
+def test_the_function_counter_sees_methods_and_nested_functions():
+    """long_functions counts methods and nested functions, and not a function at the limit exactly."""
+    body = "".join(f"    x{i} = {i}\n" for i in range(FUNCTION_LINE_LIMIT - 1))
+    source = f"class A:\n  def method(self):\n{body}    return 1\n\ndef outer():\n  def inner():\n{body}    pass\n"
+    assert long_functions(source) == {"method": FUNCTION_LINE_LIMIT + 1, "inner": FUNCTION_LINE_LIMIT + 1,
+                                      "outer": FUNCTION_LINE_LIMIT + 2}
+    assert long_functions(f"def at_limit():\n{body}") == {}

@@ -1,5 +1,5 @@
 """A registered op's `str` arguments read from the release's own code (lab.sweep.op_strings, pure), and the op
-schemas with alias annotations (pcgkit.sweep.derive.schema_args).
+schemas with alias annotations (lab.sweep.derive.schema_args).
 
 Every source text below is copied verbatim from flashinfer-python 0.7.4's wheel (`pip download --no-deps
 flashinfer-python==0.7.4`, read 2026-12-05), padded with blank lines so that a reported line is the wheel's line (indentation taken off; an excerpt that
@@ -13,8 +13,8 @@ ends mid-call is closed with `)`, and `_ops.py:41`, a keyword line, sits in the 
 
 from __future__ import annotations
 
+from lab.sweep.derive import KIT, RELEASE_CODE, Dim, derive_op_call, schema_args
 from lab.sweep.op_strings import package_imports, str_value
-from pcgkit.sweep.derive import KIT, RELEASE_CODE, Dim, derive_op_call, schema_args
 
 
 def _at(line: int, text: str) -> str:
@@ -224,13 +224,13 @@ def test_the_inputs_builder_reads_a_custom_ops_module_then_what_it_imports(tmp_p
 
 
 def test_the_certificate_builds_an_ops_call_with_the_read_values_and_says_where_each_came_from():
-    """pcgkit.sweep.certify.op_call_from_schema with an inputs-file entry: the call carries the value, the row's
+    """lab.sweep.certify.op_call_from_schema with an inputs-file entry: the call carries the value, the row's
     caller says `str: release code`, `str_values` keeps file:line; a value the file lacks is the reason, with the
     file's own reason; without an entry the call is what it was (no str: the same caller as before); the
     certificate page prints each value with its line."""
     import types
 
-    from pcgkit.sweep.certify import op_call_from_schema
+    from lab.sweep.certify import op_call_from_schema
 
     dims = {"batch_size": Dim(4, KIT), "hidden_size": Dim(128, KIT)}
     op = types.SimpleNamespace(qualname="pcgkit_test::not_registered",
@@ -243,7 +243,7 @@ def test_the_certificate_builds_an_ops_call_with_the_read_values_and_says_where_
     assert call["str_values"] == {"activation": entry}
     none, why = op_call_from_schema(op, dims, {"str_values": {}, "reason": "no value in the release's code for activation"})
     assert none is None and why.endswith("has no derivable value (no value in the release's code for activation)")
-    from pcgkit.sweep.certificate import render_certificate
+    from lab.sweep.certificate_build import render_certificate
 
     row = {"target": "torch.ops.pcgkit_test.not_registered", "status": "opaque-op", "has_fake": True, "call": call,
            "inputs_from": f"graph of {call['caller']}", "fake_vs_real": "agrees with meta", "note": ""}

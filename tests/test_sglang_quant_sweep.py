@@ -10,13 +10,16 @@ import importlib
 import importlib.util
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from lab.sweep import sglang_methods
+from lab.sweep.sglang_methods import MethodSpecError, load_methods, parse_method
 from pcgkit.harness.setup import SetupFailed
 from pcgkit.harness.versions import installed_version
 from pcgkit.sglang import cudastub, quant_sweep
-from pcgkit.sglang.quant_specs import MethodSpecError, load_methods, parse_method, sweep_import_dependencies
+from pcgkit.sglang.quant_specs import sweep_import_dependencies
 from pcgkit.sweep.classify import Observation, SweepClass, classify
 
 
@@ -151,14 +154,14 @@ def test_readiness_rows_put_arches_in_order_and_mark_gaps():
     rows = [{"method_id": "fp8", "arch": "sm90", "classification": {"class": "opaque-op"}},
             {"method_id": "fp8", "arch": "sm120", "classification": {"class": "needs-gpu"}},
             {"method_id": "awq", "arch": "sm120", "classification": {"class": "error"}}]
-    assert quant_sweep.readiness_rows(rows) == [("fp8", "needs-gpu", "opaque-op"), ("awq", "error", "-")]
+    assert sglang_methods.readiness_rows(rows) == [("fp8", "needs-gpu", "opaque-op"), ("awq", "error", "-")]
 
 
 def test_without_sglang_the_arch_sweep_says_so(monkeypatch):
     """No sglang installed: a LookupError saying so, not an empty table."""
     monkeypatch.setattr("pcgkit.harness.versions.installed_version", lambda name: None)
     with pytest.raises(LookupError, match="not installed"):
-        quant_sweep.sweep_arch("sm90", load_methods()[:1])
+        sglang_methods.sweep_arch("sm90", load_methods()[:1])
 
 
 @pytest.mark.skipif(installed_version("sglang") is None, reason="sglang not installed (the reference .venv); "
@@ -168,8 +171,9 @@ def test_installed_sglang_unquantized_apply_traces_through_install_torch_compile
     import json
 
     out = tmp_path / "sm90.json"
-    done = subprocess.run([sys.executable, "-m", "pcgkit.sglang.quant_sweep", "--arch", "sm90", "--only",
-                           "unquantized", "--json", str(out)], capture_output=True, text=True, timeout=600)
+    done = subprocess.run([sys.executable, "-m", "lab.sweep.sglang_methods", "--arch", "sm90", "--only",
+                           "unquantized", "--json", str(out)], capture_output=True, text=True, timeout=600,
+                          cwd=Path(__file__).resolve().parent.parent)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     [row] = json.loads(out.read_text())
     assert row["classification"]["class"] == "traces-through" and row["simulated"] is True

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 import tomllib
 
+from lab.sglang_releases import release_facts_from_texts
 from pcgkit import resources
 from pcgkit.advice import load_evidence
 from pcgkit.sglang import facts
-from pcgkit.sglang.releases import parse_table, release_facts_from_texts
+from pcgkit.sglang.releases import parse_table
 
 SOURCES = Path(__file__).resolve().parent / "data" / "sglang_source"  # excerpts of the release wheels
 
@@ -91,7 +92,7 @@ def test_broken_table_is_a_value_error():
 
 def test_pip_is_this_interpreters_or_the_one_on_path():
     """Wheels are downloaded with this interpreter's pip, else the pip on PATH (uv venvs have none), else not at all."""
-    from pcgkit.sglang.releases import download_argv, pip_command
+    from lab.sglang_releases import download_argv, pip_command
 
     assert pip_command("/v/python", True, "/usr/bin/pip3") == ["/v/python", "-m", "pip"]
     assert pip_command("/v/python", False, "/usr/bin/pip3") == ["/usr/bin/pip3"]

@@ -2,7 +2,7 @@
 
 Pure tests first (no torch); then small real slices in the reference environment (flashinfer 0.6.1),
 which, like test_sweep_trace.py, must fail rather than skip on a broken install. The full
-certificate per release is an explicit command (`bin/pcgkit sweep --certificate`), never run here.
+certificate per release is an explicit command (`bin/pcgkit lab certify`), never run here.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ import subprocess
 
 import pytest
 
-from pcgkit.sweep.certificate import diff, diffs, render_section, table
-from pcgkit.sweep.discovery import (
+from lab.sweep.discovery import (
     NOT_JUDGED_NO_INPUTS,
     Discovery,
     PublicCallable,
@@ -21,7 +20,8 @@ from pcgkit.sweep.discovery import (
     counts,
     plan_judgement,
 )
-from pcgkit.sweep.unroll_rules import ANSWER_QUERY, NOT_CONSTANT, PRE_BUILD, StackCall, candidates
+from lab.sweep.unroll_rules import ANSWER_QUERY, NOT_CONSTANT, PRE_BUILD, StackCall, candidates
+from pcgkit.sweep.certificate import diff, diffs, render_section, table
 
 
 def _discovery() -> Discovery:
@@ -125,8 +125,8 @@ def test_ops_judged_as_ops_find_a_drifting_and_a_missing_fake():
     an honest one traces as one opaque node with its fake agreeing."""
     import torch
 
-    from pcgkit.sweep.discovery import RegisteredOp
-    from pcgkit.sweep.opjudge import judge_op
+    from lab.sweep.discovery import RegisteredOp
+    from lab.sweep.opjudge import judge_op
 
     @torch.library.custom_op("pcgkit_test::honest", mutates_args=(), schema="(Tensor x) -> Tensor")
     def honest(x: torch.Tensor) -> torch.Tensor:
@@ -159,7 +159,7 @@ def test_discovery_reads_the_installed_release_exports_and_registered_op():
     registered op, trtllm::reswizzle_sf, is read with its schema and fake."""
     import flashinfer
 
-    from pcgkit.sweep.discover import public_callables, registered_op
+    from lab.sweep.discover import public_callables, registered_op
 
     found, exported_by = public_callables(flashinfer)
     targets = {c.target for c in found}
@@ -172,11 +172,11 @@ def test_discovery_reads_the_installed_release_exports_and_registered_op():
 def test_fp4_quantize_unrolled_on_the_seed_release_lists_every_site_in_order(monkeypatch):
     """flashinfer 0.6.1, simulated SM120: nvcc's subprocess (query answered), FlashInfer's JIT loader
     (pre-built), then the kernel call dynamo cannot trace (Function.__call__): three sites, in order."""
+    from lab.sweep.unroll import unroll_spec
     from pcgkit.harness.casekit import cuda_toolkit_root
     from pcgkit.harness.hardware import SIMULATED_ARCHES
     from pcgkit.sweep.engine import installed_versions
     from pcgkit.sweep.specs import load_specs
-    from pcgkit.sweep.unroll import unroll_spec
 
     if cuda_toolkit_root():
         monkeypatch.setenv("CUDA_HOME", cuda_toolkit_root())
@@ -193,8 +193,8 @@ def test_fp4_quantize_unrolled_on_the_seed_release_lists_every_site_in_order(mon
 
 def test_committed_certificates_carry_no_host_paths_or_object_addresses():
     """scrub() strips install roots and `at 0x..` addresses; every committed certificate is already scrubbed."""
+    from lab.sweep.certificate_build import scrub
     from pcgkit.report.certificate_page import load_certificates
-    from pcgkit.sweep.certificate import scrub
 
     raw = {"a": ["/x/.venv/lib/python3.12/site-packages/flashinfer/jit/core.py:1:f", "<m at 0x7fda15>"], "b": "/tmp/site/flashinfer/x.py"}
     assert scrub(raw) == {"a": ["flashinfer/jit/core.py:1:f", "<m>"], "b": "flashinfer/x.py"}

@@ -7,11 +7,12 @@ the schema is `b12x::bf16_gemv_small_n`'s as torch's dispatcher printed it (0.7.
 
 from __future__ import annotations
 
+from lab.sweep.certificate_build import jit_loader_breaks, judged_status
+from lab.sweep.derive import DOCSTRING, KIT, SIGNATURE, UPSTREAM, Dim, Param, derive_call, derive_op_call
+from lab.sweep.doctext import shape_text
+from lab.sweep.imports import import_reasons
 from lab.sweep.upstream_tests import read_test_sources, smallest_dims
-from pcgkit.sweep.certificate import coverage, jit_loader_breaks, judged_status
-from pcgkit.sweep.derive import DOCSTRING, KIT, SIGNATURE, UPSTREAM, Dim, Param, derive_call, derive_op_call
-from pcgkit.sweep.doctext import shape_text
-from pcgkit.sweep.imports import import_reasons
+from pcgkit.sweep.certificate import coverage
 
 DIMS = {"batch_size": Dim(4, KIT), "hidden_size": Dim(128, UPSTREAM, "tests/test_norm.py"), "num_heads": Dim(4, KIT),
         "S": Dim(16, KIT), "C": Dim(128, KIT), "H": Dim(128, KIT)}
@@ -224,10 +225,10 @@ def test_ci_slice_a_docstring_derived_callable_is_judged_and_run_in_the_referenc
     and the fake run names why it could not run (the simulated host builds no kernel)."""
     import json
 
+    from lab.sweep.certify import derived_specs, judge_callable
     from pcgkit import resources
     from pcgkit.harness.casekit import cuda_toolkit_root
     from pcgkit.harness.hardware import SIMULATED_ARCHES
-    from pcgkit.sweep.certify import derived_specs, judge_callable
     from pcgkit.sweep.engine import installed_versions
 
     if cuda_toolkit_root():
@@ -245,9 +246,9 @@ def test_ci_slice_a_docstring_derived_callable_is_judged_and_run_in_the_referenc
 
 def test_certificate_refuses_an_inputs_file_that_is_not_there(tmp_path, capsys):
     """`--inputs` naming a missing file is a one-line error before any work, never a silent hand-specs-only run."""
-    from pcgkit.cli import main
+    from lab.cli import main
 
-    code = main(["sweep", "--certificate", "--inputs", str(tmp_path / "none.json"), "--reports", str(tmp_path / "out")])
+    code = main(["certify", "--inputs", str(tmp_path / "none.json"), "--reports", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code != 0 and "--inputs" in err and "no such file" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

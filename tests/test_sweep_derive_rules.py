@@ -6,7 +6,7 @@ the installed package given at each); the symbols' values are a stand-in table l
 
 from __future__ import annotations
 
-from pcgkit.sweep.derive import (
+from lab.sweep.derive import (
     DOCSTRING,
     KIT,
     SIGNATURE,
@@ -16,7 +16,7 @@ from pcgkit.sweep.derive import (
     call_dims,
     derive_call,
 )
-from pcgkit.sweep.doctext import definitions, shape_text
+from lab.sweep.doctext import definitions, shape_text
 
 TABLE = {"batch_size": Dim(16, UPSTREAM, "tests/attention/test_attention_sink.py"),
          "hidden_size": Dim(64, UPSTREAM, "tests/comm/test_allreduce_unified_api.py"),
@@ -136,8 +136,8 @@ def test_a_docstring_that_refers_to_another_for_its_arguments_takes_that_documen
     (0.7.0 fused_moe/backends/prims_ts/bf16_op.py:460-473): its summary entries ("Packed ``(expert_id, weight)``
     tensor", "First-layer expert weights.") give way to trtllm_bf16_routed_moe's sized ones (fused_moe/core.py:4932-4941);
     a parameter the other does not document keeps its own entry."""
-    from pcgkit.sweep.derive import with_documentation_of
-    from pcgkit.sweep.doctext import documented_by
+    from lab.sweep.derive import with_documentation_of
+    from lab.sweep.doctext import documented_by
 
     doc = ("BF16 Prims-TS MoE with precomputed packed or unpacked routing.\n\nSame arguments and return value as\n"
            ":func:`~flashinfer.fused_moe.trtllm_bf16_routed_moe`.")

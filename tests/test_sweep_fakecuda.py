@@ -1,11 +1,11 @@
-"""The certificate's retry with inputs on the simulated cuda:0 (pcgkit.sweep.fakecuda): FakeTensors that say
+"""The certificate's retry with inputs on the simulated cuda:0 (lab.sweep.fakecuda): FakeTensors that say
 `cuda:0` on a host without a GPU, which dynamo traces under fullgraph=True like real CUDA tensors."""
 
 from __future__ import annotations
 
 import pytest
 
-from pcgkit.sweep.fakecuda import on_fake_cuda, refused_cpu_inputs
+from lab.sweep.fakecuda import on_fake_cuda, refused_cpu_inputs
 
 torch = pytest.importorskip("torch")
 

@@ -114,7 +114,7 @@ def test_the_seed_releases_decode_wrapper_is_set_up_simulated_and_run_breaks_at_
 
 def test_the_certificate_page_shows_what_stood_in_for_a_wrappers_set_up():
     """A row that carries setup_simulated prints it above its unrolled stack, labelled simulated."""
-    from pcgkit.sweep.certificate import render_certificate
+    from lab.sweep.certificate_build import render_certificate
 
     site = {"index": 1, "frame": "flashinfer/decode.py:401:run_batch_decode", "graph_break_id": "gb0156",
             "what": "Function.__call__", "action": "stop", "patched": "", "answer": "", "simulated": False, "note": "kernel"}

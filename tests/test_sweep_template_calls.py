@@ -1,4 +1,4 @@
-"""Wrapper inputs from a release's own trace template (pcgkit.sweep.template_calls), on real text: FlashInfer's
+"""Wrapper inputs from a release's own trace template (lab.sweep.template_calls), on real text: FlashInfer's
 tests/trace/ files at fb28d7242b35 (the 0.7.x recipe ref) and the 0.7.4 wheel's pod template init()
 (flashinfer/trace/templates/attention.py:6178-6241), both under tests/data/trace_templates/."""
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit.sweep.derive import SOURCES, TEMPLATE
+from lab.sweep.derive import SOURCES, TEMPLATE
+from lab.sweep.template_calls import TemplateError, spec_call, spec_value, template_test_calls
 from pcgkit.sweep.specs import load_specs, parse_call
-from pcgkit.sweep.template_calls import TemplateError, spec_call, spec_value, template_test_calls
 
 DATA = Path(__file__).parent / "data" / "trace_templates"
 
@@ -77,7 +77,7 @@ def test_values_the_spec_language_cannot_say_are_refused():
 
 
 def test_a_template_entry_becomes_a_wrapper_spec_with_its_set_up():
-    from pcgkit.sweep.certify import derived_specs
+    from lab.sweep.certify import derived_specs
 
     entry = {"args": ["bf16[1,8,64]", "bf16[1,2,16,2,64]"], "kwargs": {}, "source": TEMPLATE,
              "construct": {"args": [1, "u8[1048576]", "NHD"], "kwargs": {}},

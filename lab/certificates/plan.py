@@ -123,7 +123,7 @@ def kit_copy(work: Path) -> Path:
 
 
 def certificate_stem(flashinfer: str, arch: str) -> str:
-    return f"certificate-{flashinfer}-{arch}"  # as `pcgkit sweep --certificate` names it (simulated, all scopes)
+    return f"certificate-{flashinfer}-{arch}"  # as `bin/pcgkit lab certify` names it (simulated, all scopes)
 
 
 def plan_job(recipe: Recipe, release: Release, *, kit_requirements: Sequence[str], mirror: Path,
@@ -142,7 +142,7 @@ def plan_job(recipe: Recipe, release: Release, *, kit_requirements: Sequence[str
                         "--upstream-git", str(mirror), "--upstream-ref", release.upstream_ref,
                         "--out", str(staged / "inputs")),
              folder / "inputs.log", folder / "inputs.rusage.json", INPUTS_TIMEOUT_S),
-        Step("certificate", (*child, str(folder / "certificate.rusage.json"), "pcgkit", "sweep", "--certificate",
+        Step("certificate", (*child, str(folder / "certificate.rusage.json"), "lab", "certify",
                              "--arch", recipe.arch, "--unroll-budget", f"{recipe.unroll_budget_s:g}",
                              "--inputs", str(staged / "inputs" / inputs_name), "--reports", str(staged)),
              folder / "certificate.log", folder / "certificate.rusage.json", CERTIFICATE_TIMEOUT_S),

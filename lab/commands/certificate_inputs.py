@@ -1,6 +1,6 @@
 """`bin/pcgkit lab certificate-inputs [--upstream-git DIR --upstream-ref REF]`: derive every public callable's inputs
 from the installed FlashInfer release (its signatures and numpydoc sections; FlashInfer's own tests at REF of a git
-mirror) into fixtures/certificates/inputs/ (or --out DIR), which `bin/pcgkit sweep --certificate` judges with (lab.sweep.inputs_build).
+mirror) into fixtures/certificates/inputs/ (or --out DIR), which `bin/pcgkit lab certify` judges with (lab.sweep.inputs_build).
 Run it in the release's environment, one release at a time."""
 
 from __future__ import annotations

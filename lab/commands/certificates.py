@@ -2,8 +2,8 @@
 trace-safety certificate, one command for what PROVENANCE.md describes.
 
 For each release of fixtures/certificates/recipe.toml (or those named): its environment from PyPI, built once into
-the kit's cache; `lab certificate-inputs` against FlashInfer's tests at the recipe's ref of a git mirror; `sweep
---certificate` with the recipe's arch and unroll budget; the four files copied to fixtures/certificates/ (or --out)
+the kit's cache; `lab certificate-inputs` against FlashInfer's tests at the recipe's ref of a git mirror; `lab
+certify` with the recipe's arch and unroll budget; the four files copied to fixtures/certificates/ (or --out)
 when both ran and the checks held. Prints one row per release (judged / listed, input sources, wall and CPU time,
 what changed against the committed files, times aside); a failing release is an error row with its one line and
 the others still finish (exit 3 when any did). Logs, each environment's freeze and the staged files stay in --work.

@@ -1,15 +1,16 @@
 """`bin/pcgkit lab pins`: re-read each SGLang release's Requires-Dist from PyPI into fixtures/sglang_requires.toml
-(pcgkit.matrix.pins.refresh), from which the planner derives each release's cell."""
+(lab.matrix.pins_refresh), from which the planner derives each release's cell."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from lab.matrix import pins_refresh
 from pcgkit.matrix import pins as pins_mod
 
 
 def _cmd_pins(args) -> int:
-    index = pins_mod.refresh(Path(args.pins))
+    index = pins_refresh.refresh(Path(args.pins))
     print(f"bin/pcgkit lab pins: {len(index.releases)} sglang releases cached in {args.pins}")
     return 0
 

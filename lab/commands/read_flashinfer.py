@@ -22,7 +22,7 @@ TODAY = _dt.date.today
 def _flashinfer_in_range() -> list[str]:
     """Every final FlashInfer release from the oldest any SGLang release in range pins (fixtures/sglang_requires.toml's
     known versions), oldest first: the releases whose error strings a user of the matrix range can paste."""
-    from pcgkit.fp4.releases import version_key
+    from lab.flashinfer_releases import version_key
 
     data = tomllib.loads(resources.fixture("sglang_requires.toml").read_text())
     pinned = [req.split("==", 1)[1] for r in data.get("release", ()) if r.get("piecewise_cuda_graph")
@@ -36,8 +36,8 @@ def _read_flashinfer(args: argparse.Namespace) -> int:
     import importlib.util
     import shutil
 
-    from pcgkit.fp4 import releases as fi
-    from pcgkit.sglang.releases import pip_command
+    import lab.flashinfer_releases as fi
+    from lab.sglang_releases import pip_command
     from pcgkit.util import proc
 
     wanted = args.release or _flashinfer_in_range()

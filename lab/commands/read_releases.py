@@ -12,6 +12,7 @@ from pathlib import Path
 
 import tomllib
 
+from lab.commands import write_fixture
 from pcgkit import resources
 from pcgkit.errors import UsageError
 from pcgkit.util import atomic
@@ -30,7 +31,8 @@ def _read_releases(args: argparse.Namespace) -> int:
     import importlib.util
     import shutil
 
-    from pcgkit.sglang import releases as rel
+    import lab.sglang_releases as rel
+    from pcgkit.sglang.releases import TABLE_FILE
     from pcgkit.util import proc
 
     wanted = args.release or _releases_in_range()
@@ -50,9 +52,8 @@ def _read_releases(args: argparse.Namespace) -> int:
             if not done.ok or not wheels:
                 raise UsageError(f"sglang=={version}: no wheel downloaded ({done.describe_failure()})")
         facts.append(rel.read_wheel(wheels[-1], version, today))
-    target = Path(args.out) if args.out else resources.fixture(rel.TABLE_FILE)
-    atomic.write_json(target, rel.table_dict(facts, today, "bin/pcgkit lab read-releases"), indent=1)
-    print(f"bin/pcgkit lab read-releases: {len(facts)} SGLang releases read into {target}", file=sys.stderr)
+    write_fixture("bin/pcgkit lab read-releases", args.out, resources.fixture(TABLE_FILE),
+                  rel.table_dict(facts, today, "bin/pcgkit lab read-releases"), f"{len(facts)} SGLang releases read into")
     return 0
 
 

@@ -4,9 +4,9 @@ not) from a results file in fixtures/measurements/mode2-condition.json."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from lab.commands import write_fixture
 from pcgkit import resources
 from pcgkit.advice.load import MODE2_FILE, MODE2_SCHEMA
 from pcgkit.errors import UsageError
@@ -37,9 +37,8 @@ def _record_mode2(args: argparse.Namespace) -> int:
         record = mode2_record(results, args.how or f"results file {Path(args.results).name}")
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
-    target = Path(args.out) if args.out else resources.fixtures_dir().parent / MODE2_FILE
-    atomic.write_json(target, record, indent=1)
-    print(f"bin/pcgkit lab record-mode2: mode 2 condition recorded in {target}", file=sys.stderr)
+    write_fixture("bin/pcgkit lab record-mode2", args.out, resources.fixtures_dir().parent / MODE2_FILE, record,
+                  "mode 2 condition recorded in")
     return 0
 
 

@@ -4,7 +4,7 @@
 copy of github:flashinfer-ai/flashinfer), read as syntax (pcgkit.sweep.upstream_tests), with the
 commit id and date -> fixtures/certificates/inputs/upstream-tests-<ref>.json.
 `build_inputs(upstream)`: every public function's parameters (inspect.signature + its numpydoc
-section, parsed by docstring_parser) -> pcgkit.sweep.derive -> fixtures/certificates/inputs/
+section, parsed by docstring_parser) -> lab.sweep.derive -> fixtures/certificates/inputs/
 flashinfer-<version>.json (schema INPUTS_SCHEMA), one entry per callable: a call with the source
 of every argument, or the reason none could be derived; and `ops`: per registered op with a required
 `str` schema argument, the value the release's own code names for it (`op_str_values`, lab.sweep.op_strings),
@@ -20,9 +20,9 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from lab.sweep.derive import KIT, UPSTREAM, Dim, Param, derive_call, with_documentation_of
+from lab.sweep.doctext import documented_by
 from lab.sweep.upstream_tests import read_test_sources, smallest_dims
-from pcgkit.sweep.derive import KIT, UPSTREAM, Dim, Param, derive_call, with_documentation_of
-from pcgkit.sweep.doctext import documented_by
 from pcgkit.sweep.specs import load_kit_dims
 
 INPUTS_SCHEMA = "pcgkit.certificate-inputs/1"
@@ -65,8 +65,8 @@ def read_tests_at(git_dir: Path, ref: str) -> dict:
 
 
 def _template_calls(files: dict[str, str]) -> list[dict]:
-    """The calls tests/trace/ makes with a trace template's init() output (pcgkit.sweep.template_calls)."""
-    from pcgkit.sweep.template_calls import template_test_calls
+    """The calls tests/trace/ makes with a trace template's init() output (lab.sweep.template_calls)."""
+    from lab.sweep.template_calls import template_test_calls
 
     found = []
     for path, source in sorted(files.items()):
@@ -134,7 +134,7 @@ def _referred(obj, name: str):
 
 def documented_params(obj) -> tuple[list[Param] | None, str]:
     """params_of(obj), where its docstring refers to another callable for the parameters' documentation
-    (pcgkit.sweep.derive.documented_by), with that callable's entries for the ones it leaves unsized; and the
+    (lab.sweep.derive.documented_by), with that callable's entries for the ones it leaves unsized; and the
     name it referred to ("" if none)."""
     params = params_of(obj)
     name = documented_by(inspect.getdoc(obj) or "")
@@ -179,8 +179,8 @@ def op_str_values(ops, package: Path | None = None) -> dict[str, dict]:
     file:line and rule; or the reason none. `package`: the folder whose code is read (default: flashinfer's)."""
     from torch._library.custom_ops import OPDEFS
 
+    from lab.sweep.derive import schema_args
     from lab.sweep.op_strings import package_imports, str_value
-    from pcgkit.sweep.derive import schema_args
 
     if package is None:
         import flashinfer
@@ -223,10 +223,10 @@ def _template_entry(call: dict, version: str) -> dict[str, dict]:
 
     import flashinfer
 
-    from pcgkit.sweep.derive import KIT
+    from lab.sweep.derive import KIT
+    from lab.sweep.template_calls import TEMPLATE, spec_call
     from pcgkit.sweep.inputs import build_call
     from pcgkit.sweep.specs import parse_call
-    from pcgkit.sweep.template_calls import TEMPLATE, spec_call
 
     module_name, _, name = call["template"].partition(":")
     template = getattr(importlib.import_module(module_name), name)
@@ -270,7 +270,7 @@ def _template_entry(call: dict, version: str) -> dict[str, dict]:
 def template_inputs(calls: list[dict], version: str) -> dict[str, dict]:
     """target -> derived inputs from the release's trace templates (tests/trace/ calls read from the upstream tests);
     a call the installed release cannot give is left out (the hand spec, where one exists, judges the target)."""
-    from pcgkit.sweep.template_calls import TemplateError
+    from lab.sweep.template_calls import TemplateError
 
     out: dict[str, dict] = {}
     for call in calls:
@@ -287,8 +287,8 @@ def build_inputs(upstream: dict | None) -> dict:
     """The derived inputs of every public callable of the installed release."""
     import flashinfer
 
-    from pcgkit.sweep.discover import discover, public_callables
-    from pcgkit.sweep.discovery import judgeable
+    from lab.sweep.discover import discover, public_callables
+    from lab.sweep.discovery import judgeable
     from pcgkit.sweep.engine import resolve
 
     dims = dims_for(upstream)

@@ -2,7 +2,7 @@
 
 `read_test_sources({path: source})` walks each test module's syntax tree (never runs it) for
   - dims: every `@pytest.mark.parametrize("name", [...])` (and "a,b" with tuples) over positive
-    integers -> the values per name; the derivation (pcgkit.sweep.derive) takes the smallest, the
+    integers -> the values per name; the derivation (lab.sweep.derive) takes the smallest, the
     size FlashInfer itself tests a CPU trace can afford;
   - calls: every `flashinfer.<...>.<name>(...)` call -> the test files that call `name`.
 The edge that reads the files at a tag from a git mirror is in pcgkit.sweep.inputs_build.

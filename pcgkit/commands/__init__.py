@@ -2,4 +2,22 @@
 
 A command module reads the arguments, asks the stage packages below for values, and hands the
 catalog's cases, the chosen backend and the writers down to them; no stage imports a command.
+Its one output goes through `emit` (the workshop's commands too: lab.commands.write_fixture).
 """
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from pcgkit.util import atomic
+
+
+def emit(prog: str, out: str | Path | None, text: str, *, force: bool = False, note: str = "") -> Path | None:
+    """A command's one output: the file `out` names (stdout when None or '-'), written whole or not at all and never
+    over a file the kit did not write unless `force` (pcgkit.util.atomic.write_output); then, for a file, one line on
+    stderr saying so ("pcgkit env: wrote env.txt"), so stdout holds only the output itself."""
+    written = atomic.write_output(out or atomic.STDOUT, text, force=force)
+    if written is not None:
+        print(f"{prog}: wrote {out}{note}", file=sys.stderr)
+    return written

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from pcgkit.bugreport.envcapture import ENV_SCHEMA, capture, render_text
 from pcgkit.bugreport.envdiff import diff_lines, load_capture, resolve_side
-from pcgkit.util import atomic
+from pcgkit.commands import emit
 from pcgkit.util.argtypes import add_force
 from pcgkit.util.foreign_env import capture_in
 from pcgkit.util.progress import activity
@@ -26,8 +25,7 @@ def _cmd_env(args) -> int:
             with activity("capturing this environment (imports torch and FlashInfer)"):
                 data = capture()
         output = json.dumps(data, indent=2, sort_keys=True) + "\n" if args.json else render_text(data)
-    if atomic.write_output(args.out or atomic.STDOUT, output, force=args.force) is not None:
-        print(f"pcgkit env: wrote {args.out}", file=sys.stderr)
+    emit("pcgkit env", args.out, output, force=args.force)
     return 0
 
 

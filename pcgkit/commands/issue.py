@@ -14,8 +14,8 @@ from pcgkit.bugreport.issuedraft import (
     render_draft,
     upstream_inputs,
 )
+from pcgkit.commands import emit
 from pcgkit.errors import UsageError
-from pcgkit.util import atomic
 from pcgkit.util.argtypes import add_force
 from pcgkit.util.atomic import read_json_object
 from pcgkit.util.redact import redact_text, secret_values
@@ -73,8 +73,7 @@ def _cmd_issue(args) -> int:
 
     draft = draft_for(args)
     text = redact_text(render_draft(draft), secret_values(dict(os.environ)))
-    if atomic.write_output(args.out or atomic.STDOUT, text, force=args.force) is not None:
-        print(f"pcgkit issue: wrote {args.out} (draft only: nothing was posted)", file=sys.stderr)
+    emit("pcgkit issue", args.out, text, force=args.force, note=" (draft only: nothing was posted)")
     return 0
 
 

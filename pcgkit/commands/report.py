@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from pcgkit.errors import ExitCode, UsageError, status_for_results, worst
 from pcgkit.matrix.outcome import STAGE_NOT_RUN, cells_root, not_run_outcome, read_outcome_row
@@ -75,40 +76,11 @@ def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = ()
     atomic.check_writable_dir(reports)
     if over is not None and compat is not None:
         raise UsageError("--over and --compat: pass one (--over splices cells into a compat.json; --compat renders one)")
-    outcomes: list = []
-    bad_inputs: list[str] = []
-    notes: list[str] = []
-    disagreements: list = []
-    root = cells_root(reports)
     if compat is not None:
-        typed = _read_compat(compat)
+        merged = Merged(_read_compat(compat), [], cells_root(reports), [], [], [])
     else:
-        if sources:
-            loaded = load_sources(sources, reports / "matrix" / "merged")
-            root = reports / "matrix" / "merged" / "cells"
-        else:
-            if not root.is_dir():
-                raise UsageError(f"no cells under {root}: run `pcgkit matrix` first (or pass --compat compat.json)")
-            loaded = local_rows(cell_outcomes(reports, with_bisect=True), root)
-        if not with_bisect:
-            loaded = dataclasses.replace(loaded, rows=tuple(r for r in loaded.rows if BISECT_ID_MARK not in r.cell_id))
-        if sources:
-            try:
-                stage_cells(loaded.rows, root)
-            finally:
-                remove_unpacked(reports / "matrix" / "merged")
-        present = {r.outcome.cell.id for r in loaded.rows}
-        outcomes = [r.outcome for r in loaded.rows] + [not_run_outcome(i, why) for i, why in not_run if i not in present]
-        if not outcomes:
-            raise UsageError(f"no cells under {root}: run `pcgkit matrix` first (or pass --compat compat.json)")
-        disagreements = find_disagreements(loaded.rows)
-        typed = annotate(build_compat(outcomes, releases=default_axis_releases()), loaded, disagreements)
-        if over is not None:
-            from pcgkit.report.compat import splice
-
-            typed = splice(_read_compat(over), typed, releases=default_axis_releases())
-        bad_inputs = [f"{s.source}: {p}" for s in loaded.sources for p in s.problems]
-        notes = list(loaded.notes)
+        merged = merge_cells(reports, with_bisect, sources, not_run, over)
+    typed, outcomes, root, bad_inputs, notes, disagreements = merged
     with signals.deferred():
         try:
             typed, written = publish(typed, reports, outcomes, root)
@@ -138,6 +110,50 @@ def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = ()
         if any(unexpectedly_installed(o, rules) is not None for o in outcomes):
             status = worst(status, ExitCode.CHANGED)
     return int(worst(status, ExitCode.ERROR_CELLS if bad_inputs else ExitCode.SUCCESS))
+
+
+class Merged(NamedTuple):
+    """What the report renders: the typed table and what it was built from."""
+
+    typed: Any  # pcgkit.report.model.CompatReport
+    outcomes: list
+    root: Path  # the cells' folder
+    bad_inputs: list[str]
+    notes: list[str]
+    disagreements: list
+
+
+def merge_cells(reports: Path, with_bisect: bool, sources: Sequence[str], not_run: Sequence[tuple[str, str]],
+                over: Path | None) -> Merged:
+    """The cells on disk (or from `sources`, staged under reports/matrix/merged) as one typed table, spliced into
+    `over`'s when given; unreadable inputs become error rows with the reason (report()'s docstring)."""
+    root = cells_root(reports)
+    if sources:
+        loaded = load_sources(sources, reports / "matrix" / "merged")
+        root = reports / "matrix" / "merged" / "cells"
+    else:
+        if not root.is_dir():
+            raise UsageError(f"no cells under {root}: run `pcgkit matrix` first (or pass --compat compat.json)")
+        loaded = local_rows(cell_outcomes(reports, with_bisect=True), root)
+    if not with_bisect:
+        loaded = dataclasses.replace(loaded, rows=tuple(r for r in loaded.rows if BISECT_ID_MARK not in r.cell_id))
+    if sources:
+        try:
+            stage_cells(loaded.rows, root)
+        finally:
+            remove_unpacked(reports / "matrix" / "merged")
+    present = {r.outcome.cell.id for r in loaded.rows}
+    outcomes = [r.outcome for r in loaded.rows] + [not_run_outcome(i, why) for i, why in not_run if i not in present]
+    if not outcomes:
+        raise UsageError(f"no cells under {root}: run `pcgkit matrix` first (or pass --compat compat.json)")
+    disagreements = find_disagreements(loaded.rows)
+    typed = annotate(build_compat(outcomes, releases=default_axis_releases()), loaded, disagreements)
+    if over is not None:
+        from pcgkit.report.compat import splice
+
+        typed = splice(_read_compat(over), typed, releases=default_axis_releases())
+    return Merged(typed, outcomes, root, [f"{s.source}: {p}" for s in loaded.sources for p in s.problems],
+                  list(loaded.notes), disagreements)
 
 
 def _splice_junit(over: Path, merged: Path) -> None:

@@ -104,9 +104,12 @@ def render_lock(cell_id: str, inputs: LockInputs, resolved: str, resolved_no_dep
         *(f"# constraint: {c}" for c in inputs.constraints),
         *(f"# without dependencies: {r}" for r in inputs.no_deps),
     ]
-    body = resolved.strip() + "\n"
-    if inputs.no_deps:
-        body += f"{NO_DEPS_MARK}\n{resolved_no_deps.strip()}\n"
+    return lock_text(header, resolved, resolved_no_deps if inputs.no_deps else "")
+
+
+def lock_text(header: list[str], resolved: str, no_deps: str) -> str:
+    """A lock file: its header lines, uv's resolution, then the no-deps part under NO_DEPS_MARK when there is one. Pure."""
+    body = resolved.strip() + "\n" + (f"{NO_DEPS_MARK}\n{no_deps.strip()}\n" if no_deps else "")
     return "\n".join(header) + "\n" + body
 
 

@@ -87,10 +87,7 @@ def render_cpu_lock(cell_id: str, plan: CpuLockPlan, derived_from: str, resolved
         f"# (digest {derived_from}): every other pin as locked; what only the CUDA torch required left out.",
         f"# python {plan.python}, platform {plan.platform}; the CPU wheels from {plan.find_links}",
     ]
-    body = resolved.strip() + "\n"
-    if plan.no_deps:
-        body += f"{locks.NO_DEPS_MARK}\n{plan.no_deps}\n"
-    return "\n".join(header) + "\n" + body
+    return locks.lock_text(header, resolved, plan.no_deps)
 
 
 _HREF = re.compile(r"""href=["']([^"']+)["']""")

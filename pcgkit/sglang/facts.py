@@ -130,30 +130,42 @@ def flags_from_actions(
     breakable = (f"{_PREFILL_BACKEND_FLAG}={BREAKABLE}" if backend is not None and BREAKABLE in (backend.choices or ())
                  else BREAKABLE_SWITCH if switch is not None else None)
     if backend is not None and backend.choices and TC_PIECEWISE in backend.choices:
-        default = backend.default if backend.default is not None else prefill_default
-        state = UNKNOWN if default is None else (ON_BY_DEFAULT if default == TC_PIECEWISE else OPT_IN)
-        forced = by_prefix["--enforce-"]
-        # 0.5.16-0.5.19's --enforce-... is a deprecated alias of this very backend choice (and an
-        # explicit backend skips the auto-disable cascade): passed only if it is a real switch.
-        force_argv = (forced.option_strings[0],) if forced and not forced.deprecated else ()
-        on_values: tuple[tuple[str, object], ...] = (("cuda_graph_backend_prefill", TC_PIECEWISE),)
-        if forced is not None and force_argv and forced.dest != "cuda_graph_backend_prefill":
-            on_values += ((forced.dest, forced.const if forced.const is not None else True),)
-        return PiecewiseFlags(
-            sglang=sglang,
-            default_state=state,
-            enable=f"{_PREFILL_BACKEND_FLAG}={TC_PIECEWISE}",
-            disable=f"{_PREFILL_BACKEND_FLAG}=disabled",
-            force=_flag_state(forced) if forced else None,
-            all_flags=tuple(sorted(set(all_flags) | {_PREFILL_BACKEND_FLAG})),
-            source=source,
-            note=f"prefill CUDA-graph backend default: {default or 'resolved at runtime, not read'}; "
-            f"choices {list(backend.choices)}",
-            enable_argv=(_PREFILL_BACKEND_FLAG, TC_PIECEWISE),
-            force_argv=force_argv,
-            on_values=on_values,
-            breakable=breakable,
-        )
+        return _backend_choice_flags(backend, by_prefix["--enforce-"], all_flags, sglang, prefill_default, source, breakable)
+    return _switch_flags(piecewise, by_prefix, backend, all_flags, sglang, source, breakable)
+
+
+def _backend_choice_flags(backend: ActionInfo, forced: ActionInfo | None, all_flags: tuple[str, ...], sglang: str | None,
+                          prefill_default: str | None, source: str, breakable: str | None) -> PiecewiseFlags:
+    """The second generation: a per-phase backend choice (`--cuda-graph-backend-prefill` with `tc_piecewise`). Pure."""
+    default = backend.default if backend.default is not None else prefill_default
+    state = UNKNOWN if default is None else (ON_BY_DEFAULT if default == TC_PIECEWISE else OPT_IN)
+    # 0.5.16-0.5.19's --enforce-... is a deprecated alias of this very backend choice (and an
+    # explicit backend skips the auto-disable cascade): passed only if it is a real switch.
+    force_argv = (forced.option_strings[0],) if forced and not forced.deprecated else ()
+    on_values: tuple[tuple[str, object], ...] = (("cuda_graph_backend_prefill", TC_PIECEWISE),)
+    if forced is not None and force_argv and forced.dest != "cuda_graph_backend_prefill":
+        on_values += ((forced.dest, forced.const if forced.const is not None else True),)
+    return PiecewiseFlags(
+        sglang=sglang,
+        default_state=state,
+        enable=f"{_PREFILL_BACKEND_FLAG}={TC_PIECEWISE}",
+        disable=f"{_PREFILL_BACKEND_FLAG}=disabled",
+        force=_flag_state(forced) if forced else None,
+        all_flags=tuple(sorted(set(all_flags) | {_PREFILL_BACKEND_FLAG})),
+        source=source,
+        note=f"prefill CUDA-graph backend default: {default or 'resolved at runtime, not read'}; "
+        f"choices {list(backend.choices or ())}",
+        enable_argv=(_PREFILL_BACKEND_FLAG, TC_PIECEWISE),
+        force_argv=force_argv,
+        on_values=on_values,
+        breakable=breakable,
+    )
+
+
+def _switch_flags(piecewise: list[ActionInfo], by_prefix: dict[str, ActionInfo | None], backend: ActionInfo | None,
+                  all_flags: tuple[str, ...], sglang: str | None, source: str, breakable: str | None) -> PiecewiseFlags:
+    """The first generation: boolean switches (`--enable-piecewise-cuda-graph` opt-in; later `--disable-...` /
+    `--enforce-...` once it became the default). Pure."""
     enable, disable, force = by_prefix["--enable-"], by_prefix["--disable-"], by_prefix["--enforce-"]
     if enable is None and disable is None:
         offered = f"; {_PREFILL_BACKEND_FLAG} offers {list(backend.choices or ())}, no {TC_PIECEWISE}" if backend else ""
@@ -168,7 +180,7 @@ def flags_from_actions(
     # where the default could not be read), the disable switch never.
     enable_argv = (enable.option_strings[0],) if enable is not None and state != ON_BY_DEFAULT else ()
     force_argv = (force.option_strings[0],) if force is not None and not force.deprecated else ()
-    on_values = ()
+    on_values: tuple[tuple[str, object], ...] = ()
     if enable is not None and enable_argv:
         on_values += ((enable.dest, True),)
     if disable is not None:

@@ -32,20 +32,14 @@ ENTRY_DEADLINE_S = 120.0
 REAL_ENTRY_DEADLINE_S = 300.0  # plan() may JIT-build its module with nvcc (~15-60 s each)
 
 
-@dataclasses.dataclass(frozen=True)
-class SweepResult:
-    entry_id: str
-    family: str
-    target: str
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ClassifiedRow:
+    """What every swept row carries (an entry point here, an SGLang method in lab.sweep.sglang_methods)."""
+
     arch: str
-    device: dict
-    flashinfer: str
     torch: str
     classification: Classification
     verdict: str
-    expected: str | None  # the public expectation's behaviour for this release, if any
-    expectation_link: str | None
-    installed_signature: str | None
     simulation_replaced: tuple[str, ...]
     refused: tuple[tuple[str, str, bool], ...]
     signature: dict | None
@@ -55,6 +49,18 @@ class SweepResult:
         data = dataclasses.asdict(self)
         data["classification"] = self.classification.to_dict()
         return data
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SweepResult(ClassifiedRow):
+    entry_id: str
+    family: str
+    target: str
+    device: dict
+    flashinfer: str
+    expected: str | None  # the public expectation's behaviour for this release, if any
+    expectation_link: str | None
+    installed_signature: str | None
 
 
 class MissingTarget(Exception):
@@ -80,7 +86,7 @@ def resolve(target: str) -> Any:
     return obj
 
 
-def _signature_text(obj: Any) -> str | None:
+def signature_text(obj: Any) -> str | None:
     try:
         return str(inspect.signature(obj))
     except (TypeError, ValueError):
@@ -106,11 +112,12 @@ def graph_op_names(graphs: Iterable[Any]) -> tuple[str, ...]:
     return tuple(names)
 
 
-_StageFailed = SetupFailed  # eager set-up (constructor, plan) failed; the guard is pcgkit.harness.setup's
-
-
-def _stage(name: str, step: Callable, markers: tuple[str, ...] = ()) -> Any:
-    return setup_step(name, step, (KernelLoadRefused,), SIMULATION_GAP_MARKERS + markers)
+def eager_setup(name: str, step: Callable, markers: tuple[str, ...] = (),
+                gpu_errors: tuple[type[BaseException], ...] = ()) -> Any:
+    """The one guard of an eager set-up step before a trace (a constructor, plan(), a layer's weights): a refused
+    kernel load, a simulation gap (SIMULATION_GAP_MARKERS) or the caller's own `markers` / `gpu_errors` are a GPU
+    need; anything else the step's own failure (pcgkit.harness.setup.SetupFailed)."""
+    return setup_step(name, step, (KernelLoadRefused, *gpu_errors), SIMULATION_GAP_MARKERS + markers)
 
 
 def build_callable(spec: EntrySpec, obj: Any, device: str, simulate_setup: bool = False) -> tuple[Callable, tuple[str, ...]]:
@@ -127,22 +134,17 @@ def build_callable(spec: EntrySpec, obj: Any, device: str, simulate_setup: bool 
     markers = SETUP_GAP_MARKERS if simulate_setup else ()
     try:
         with simulated_setup() if simulate_setup else contextlib.nullcontext(record) as record:
-            instance = _stage("construct", lambda: cls(*args, **kwargs), markers)
+            instance = eager_setup("construct", lambda: cls(*args, **kwargs), markers)
             if spec.plan is not None:
                 plan_args, plan_kwargs = build_call(spec.plan, device)
                 planner = getattr(instance, spec.plan_method)
-                _stage(f"{spec.plan_method}()", lambda: planner(*plan_args, **plan_kwargs), markers)
+                eager_setup(f"{spec.plan_method}()", lambda: planner(*plan_args, **plan_kwargs), markers)
     except SetupFailed as exc:
         if simulate_setup and exc.needs_gpu:  # the simulated set-up met what it cannot answer: say so
             raise SetupFailed(f"simulation gap in the simulated set-up ({'; '.join(dedupe(record)) or 'nothing stood in'}): "
                               f"{exc}", needs_gpu=True) from exc
         raise
     return getattr(instance, spec.target.rsplit(".", 1)[1]), dedupe(record)
-
-
-def _callable_for(spec: EntrySpec, obj: Any, device: str, simulate_setup: bool = False) -> Callable:
-    """The function to trace (build_callable without its record)."""
-    return build_callable(spec, obj, device, simulate_setup)[0]
 
 
 def observe_entry(spec: EntrySpec, obj: Any, real: bool = False, setup_record: list[str] | None = None) -> Observation:
@@ -159,7 +161,7 @@ def observe_entry(spec: EntrySpec, obj: Any, real: bool = False, setup_record: l
                 setup_record.extend(stood_in)
             args, kwargs = build_call(spec.call, device)
             inspect.signature(fn).bind(*args, **kwargs)
-        except _StageFailed as exc:
+        except SetupFailed as exc:
             return Observation("needs-gpu" if exc.needs_gpu and not real else "build-error", str(exc))
         except (InputBuildError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
             return Observation("build-error", f"spec cannot build inputs: {type(exc).__name__}: {str(exc)[:200]}")
@@ -186,7 +188,7 @@ def sweep_entry(spec: EntrySpec, arch: str, device: Device, versions: tuple[str,
     else:
         try:
             obj = resolve(spec.target)
-            installed = _signature_text(obj)
+            installed = signature_text(obj)
         except (MissingTarget, ImportError) as exc:
             obj = None
             obs = Observation("missing", str(exc))

@@ -8,7 +8,7 @@ FlashInfer's wrappers (`BatchDecodeWithPagedKVCacheWrapper`, `BatchPrefillWith*`
    (`pin_memory` dropped, or `Tensor.pin_memory()` returning the tensor as it is). Same shape, dtype and device;
    only `is_pinned()` differs, and nothing on the traced path asks it.
 2. **the JIT module** (`get_batch_decode_module(...)` -> `JitSpec.build_and_load()`): simulated as the unroller's
-   pre-build is (pcgkit.sweep.unroll): an unbuilt module whose functions are `tvm_ffi` Functions that refuse to run.
+   pre-build is (lab.sweep.unroll): an unbuilt module whose functions are `tvm_ffi` Functions that refuse to run.
 3. **a device synchronize** (`torch.cuda.synchronize()` after the planner's non-blocking copies, 0.7.x
    BlockSparse / BatchAttention): simulated as returning at once; no work was launched on any device here.
 4. **the host-side planner** (`module.plan(...)`, compiled C++ that writes the schedule into the workspace buffers
@@ -26,10 +26,13 @@ later trace in the process meets a cache the real loader never filled.
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 from typing import Any, Iterator
 
-from pcgkit.sweep.unroll_rules import LOADER_NAME_RE
+# The same loader names the classifier reads (pcgkit.sweep.classify), for functions on the stack (lab.sweep.unroll_rules).
+LOADER_NAME_RE = re.compile(r"^(?:get|gen)_\w*module\w*$|^build_and_load$|^load_cuda_ops$|^_get_compiled_kernel$"
+                            r"|^_get_compiled_\w+$|^cute_dsl_compile\w*$")
 
 PLANNER_NAMES = frozenset({"plan"})  # the module functions a wrapper's plan() calls for its schedule
 NOT_BUILT = "was not built on this host"

@@ -1,8 +1,8 @@
 """Build one trace-safety certificate (pcgkit.sweep.certificate) for the installed FlashInfer: the edge.
 
 discover (every public callable and registered op) -> for each callable with a spec: unroll its
-whole stack under fullgraph=True (pcgkit.sweep.unroll; its first trace is the sweep's own) -> for
-each registered op: judge it as an op (pcgkit.sweep.opjudge) with the inputs a traced callable
+whole stack under fullgraph=True (lab.sweep.unroll; its first trace is the sweep's own) -> for
+each registered op: judge it as an op (lab.sweep.opjudge) with the inputs a traced callable
 handed it, or a spec's -> rows. A callable without a spec is a `not-judged` row saying so.
 """
 
@@ -13,11 +13,12 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 
+from lab.sweep.certificate_build import jit_loader_breaks, judged_status, scrub
+from lab.sweep.discovery import NOT_JUDGED_NO_INPUTS, counts, judgeable, plan_judgement, spec_targets_for
+from lab.sweep.imports import import_reasons
+from lab.sweep.unroll_rules import MAX_ROUNDS
 from pcgkit.harness.casekit import CaseTimeout, deadline
-from pcgkit.sweep.certificate import SCHEMA, coverage, jit_loader_breaks, judged_status, op_status, scrub
-from pcgkit.sweep.discovery import NOT_JUDGED_NO_INPUTS, counts, judgeable, plan_judgement, spec_targets_for
-from pcgkit.sweep.imports import import_reasons
-from pcgkit.sweep.unroll_rules import MAX_ROUNDS
+from pcgkit.sweep.certificate import SCHEMA, coverage, op_status
 
 CALLABLE_DEADLINE_S = 600.0
 OP_DEADLINE_S = 300.0  # the real op's first call may JIT-build its module  # every round of one callable's unroll together (a GPU pre-build JIT-builds)
@@ -42,10 +43,10 @@ def judged_or_missing(judge: Callable[[], dict], target: str, kind: str) -> dict
 
 def judge_callable(spec, kind: str, arch: str, device, versions, real: bool, op_calls: dict,
                    max_rounds: int = MAX_ROUNDS, inputs_from: str = "hand spec") -> dict:
-    """Unroll the callable's stack, then run it on fake tensors (pcgkit.sweep.fakerun): one row. Simulated, a
+    """Unroll the callable's stack, then run it on fake tensors (lab.sweep.fakerun): one row. Simulated, a
     callable whose release refused CPU inputs ("x must be a CUDA tensor") is judged again with its inputs on the
-    simulated cuda:0 (pcgkit.sweep.fakecuda); the row says so (`inputs_device`), and keeps the first reason."""
-    from pcgkit.sweep.fakecuda import INPUTS_DEVICE, refused_cpu_inputs
+    simulated cuda:0 (lab.sweep.fakecuda); the row says so (`inputs_device`), and keeps the first reason."""
+    from lab.sweep.fakecuda import INPUTS_DEVICE, refused_cpu_inputs
 
     row = _judge_once(spec, kind, arch, device, versions, real, op_calls, max_rounds, inputs_from)
     if real or row["status"] != "not-judged" or not refused_cpu_inputs(row.get("where", "")):
@@ -58,11 +59,11 @@ def judge_callable(spec, kind: str, arch: str, device, versions, real: bool, op_
 
 def _judge_once(spec, kind: str, arch: str, device, versions, real: bool, op_calls: dict,
                 max_rounds: int, inputs_from: str, fake_cuda: bool = False) -> dict:
-    from pcgkit.sweep.engine import _StageFailed
-    from pcgkit.sweep.fakerun import run_fake
+    from lab.sweep.fakerun import run_fake
+    from lab.sweep.opjudge import op_calls_in
+    from lab.sweep.unroll import unroll_spec
+    from pcgkit.harness.setup import SetupFailed
     from pcgkit.sweep.inputs import InputBuildError
-    from pcgkit.sweep.opjudge import op_calls_in
-    from pcgkit.sweep.unroll import unroll_spec
 
     graphs: list = []
     start = time.perf_counter()
@@ -70,7 +71,7 @@ def _judge_once(spec, kind: str, arch: str, device, versions, real: bool, op_cal
         with deadline(CALLABLE_DEADLINE_S):
             unrolled = unroll_spec(spec, arch, device, versions, real=real, graphs=graphs, max_rounds=max_rounds,
                                    fake_cuda=fake_cuda)
-    except _StageFailed as exc:
+    except SetupFailed as exc:
         return {**_not_judged(spec.target, kind, f"set-up: {exc}"), "spec": spec.id, "inputs_from": inputs_from}
     except (InputBuildError, TypeError, ValueError, AttributeError, RuntimeError, CaseTimeout) as exc:
         return {**_not_judged(spec.target, kind, f"kit could not build the call: {type(exc).__name__}: {str(exc)[:160]}"),
@@ -95,8 +96,8 @@ def _judge_once(spec, kind: str, arch: str, device, versions, real: bool, op_cal
 
 def _spec_call(spec) -> dict:
     """A spec's arguments in op_calls' form (for an op whose inputs a spec gives)."""
+    from lab.sweep.opjudge import _describe
     from pcgkit.sweep.inputs import build_call
-    from pcgkit.sweep.opjudge import _describe
 
     args, kwargs = build_call(spec.call, "cpu")
     return {"caller": f"spec {spec.id}", "args": [_describe(a) for a in args], "kwargs": {k: _describe(v) for k, v in kwargs.items()}}
@@ -153,12 +154,12 @@ def _python_annotations(qualname: str) -> dict[str, str]:
 
 
 def op_call_from_schema(op, dims, read: dict | None = None) -> tuple[dict | None, str]:
-    """An op's inputs derived from its schema (pcgkit.sweep.derive.derive_op_call), in op_calls' form.
+    """An op's inputs derived from its schema (lab.sweep.derive.derive_op_call), in op_calls' form.
     `read`: the inputs file's entry for the op (lab.sweep.inputs_build.op_str_values): its `str` values,
     each named by the release's code at a file:line that the call keeps (`str_values`)."""
-    from pcgkit.sweep.derive import RELEASE_CODE, derive_op_call
+    from lab.sweep.derive import RELEASE_CODE, derive_op_call
+    from lab.sweep.opjudge import _describe
     from pcgkit.sweep.inputs import build_call
-    from pcgkit.sweep.opjudge import _describe
     from pcgkit.sweep.specs import parse_call
 
     read = read or {}
@@ -176,6 +177,38 @@ def op_call_from_schema(op, dims, read: dict | None = None) -> tuple[dict | None
              **({"str_values": used} if used else {})}, "")
 
 
+def judge_ops(found_ops, by_target: dict, op_calls: dict[str, dict], op_inputs: dict[str, dict], inputs: dict | None,
+              only: Sequence[str], real: bool) -> list[dict]:
+    """Every registered op judged as an op (lab.sweep.opjudge), on the first inputs it has: those a traced callable's
+    graph recorded, a hand spec's, an earlier certificate's (`op_inputs`), else derived from its schema."""
+    from lab.sweep.derive import KIT, Dim
+    from lab.sweep.opjudge import OpJudgement, judge_op
+    from pcgkit.sweep.specs import load_kit_dims
+
+    ops = []
+    dims = ({n: Dim(d["value"], d["source"], d["from"]) for n, d in inputs["dims"].items()} if inputs and inputs.get("dims")
+            else {n: Dim(v, KIT, "pcgkit/sweep/dims.toml") for n, v in load_kit_dims().items()})
+    for op in found_ops:
+        spec = by_target.get(op.target)
+        call = op_calls.get(op.qualname) or (_spec_call(spec) if spec else None) or op_inputs.get(op.qualname)
+        schema_reason = ""
+        if call is None and not (only and op.target not in only):
+            call, schema_reason = op_call_from_schema(op, dims, ((inputs or {}).get("ops") or {}).get(op.qualname))
+        # A custom_op without device types has a composite kernel: it may run on either (or raise: said so).
+        can_run = any(k in op.kernels for k in ("CUDA" if real else "CPU", *COMPOSITE_KEYS))
+        try:
+            with deadline(OP_DEADLINE_S):
+                judged = judge_op(op, call, "cuda:0" if real else "cpu", can_run)
+        except CaseTimeout as exc:
+            judged = OpJudgement(op.qualname, "not-judged", op.has_fake, "", None, "", {}, f"kit: {exc}")
+        row = {"target": op.target, "kind": "op", "status": op_status(judged.cls), "schemas": list(op.schemas),
+               "kernels": list(op.kernels), "call": call, **judged.to_dict()}
+        if schema_reason and call is None:
+            row["note"] = f"no inputs: {schema_reason}"
+        ops.append(row)
+    return ops
+
+
 def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops_only: bool = False,
             op_inputs: dict[str, dict] | None = None, inputs: dict | None = None,
             unroll_budget_s: float = UNROLL_BUDGET_S) -> dict:
@@ -185,11 +218,9 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops
     recorded none; `inputs`: the release's derived inputs (written by lab.sweep.inputs_build), used where
     no hand spec applies; `unroll_budget_s`: once the callables took this long, each later one is
     traced once (its first site) and its row says the unroll was capped."""
-    from pcgkit.sweep.derive import KIT, Dim
-    from pcgkit.sweep.discover import discover
-    from pcgkit.sweep.opjudge import OpJudgement, judge_op
-    from pcgkit.sweep.specs import load_kit_dims, load_specs
-    from pcgkit.sweep.template_calls import TEMPLATE
+    from lab.sweep.discover import discover
+    from lab.sweep.template_calls import TEMPLATE
+    from pcgkit.sweep.specs import load_specs
 
     start = time.perf_counter()
     found = discover()
@@ -232,27 +263,7 @@ def certify(arch: str, device, real: bool = False, only: Sequence[str] = (), ops
             rows.append(_not_judged(target, kind, underived.get(target, NOT_JUDGED_NO_INPUTS)))
     rank = {target: i for i, target in enumerate(order)}
     rows.sort(key=lambda row: rank[row["target"]])
-    ops = []
-    dims = ({n: Dim(d["value"], d["source"], d["from"]) for n, d in inputs["dims"].items()} if inputs and inputs.get("dims")
-            else {n: Dim(v, KIT, "pcgkit/sweep/dims.toml") for n, v in load_kit_dims().items()})
-    for op in found.ops:
-        spec = by_target.get(op.target)
-        call = op_calls.get(op.qualname) or (_spec_call(spec) if spec else None) or (op_inputs or {}).get(op.qualname)
-        schema_reason = ""
-        if call is None and not (only and op.target not in only):
-            call, schema_reason = op_call_from_schema(op, dims, ((inputs or {}).get("ops") or {}).get(op.qualname))
-        # A custom_op without device types has a composite kernel: it may run on either (or raise: said so).
-        can_run = any(k in op.kernels for k in ("CUDA" if real else "CPU", *COMPOSITE_KEYS))
-        try:
-            with deadline(OP_DEADLINE_S):
-                judged = judge_op(op, call, "cuda:0" if real else "cpu", can_run)
-        except CaseTimeout as exc:
-            judged = OpJudgement(op.qualname, "not-judged", op.has_fake, "", None, "", {}, f"kit: {exc}")
-        row = {"target": op.target, "kind": "op", "status": op_status(judged.cls), "schemas": list(op.schemas),
-               "kernels": list(op.kernels), "call": call, **judged.to_dict()}
-        if schema_reason and call is None:
-            row["note"] = f"no inputs: {schema_reason}"
-        ops.append(row)
+    ops = judge_ops(found.ops, by_target, op_calls, op_inputs or {}, inputs, only, real)
     callables_rows = rows
     return scrub({
         "schema": SCHEMA, "flashinfer": found.flashinfer, "torch": found.torch, "arch": arch,

@@ -4,7 +4,7 @@ On a CPU host the certificate's inputs are CPU tensors, and a FlashInfer check s
 tensor" refuses them under the trace and when run: that says nothing about compile safety. torch's
 FakeTensorMode makes tensors that report `device == cuda:0` without a GPU or a driver (metadata only, no
 storage); dynamo traces them under fullgraph=True as it does real CUDA tensors. The certificate retries such a
-refused callable once with its inputs made so (pcgkit.sweep.certify), and the row says `inputs_device`:
+refused callable once with its inputs made so (lab.sweep.certify), and the row says `inputs_device`:
 simulated. Values are not kept (a FakeTensor has none): only shapes, strides and dtypes.
 """
 

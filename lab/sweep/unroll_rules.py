@@ -4,7 +4,7 @@ A callable that breaks under fullgraph=True usually breaks at the *first* untrac
 stack of them: a DGX Spark user needed four patch rounds before fp4_quantize got past FlashInfer's
 JIT loader (github.com/vroomfondel/dgxarley FLASHINFER_CUDA_VERSION_SUBPROCESS_UPSTREAM_BUG.md:
 nvcc subprocess, then posix.stat in is_aot, then Function.__call__). The unroller
-(pcgkit.sweep.unroll) patches each site the way the kit's dead-end and fix cases do and traces
+(lab.sweep.unroll) patches each site the way the kit's dead-end and fix cases do and traces
 again, until it traces or nothing more can be patched. The patches, smallest first:
 
   answer-query  the innermost FlashInfer function on the failing stack that, called for real with
@@ -22,8 +22,9 @@ again, until it traces or nothing more can be patched. The patches, smallest fir
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Sequence
+
+from pcgkit.sweep.setupsim import LOADER_NAME_RE  # noqa: F401  (the loader names, declared once)
 
 SCHEMA = "pcgkit.unroll/1"
 ANSWER_QUERY = "answer-query"
@@ -31,9 +32,6 @@ PRE_BUILD = "pre-build"
 STOP = "stop"
 NOT_CONSTANT = "(no constant answer)"  # pcgkit.harness.pathrecord's marker for a symbolic value
 MAX_ROUNDS = 8
-# The same loader names the classifier reads (pcgkit.sweep.classify), for functions on the stack.
-LOADER_NAME_RE = re.compile(r"^(?:get|gen)_\w*module\w*$|^build_and_load$|^load_cuda_ops$|^_get_compiled_kernel$"
-                            r"|^_get_compiled_\w+$|^cute_dsl_compile\w*$")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,14 +1,13 @@
 """Record the installed release's signature of every spec's entry point (data for reviewing the spec
-table against each release): `python -m pcgkit.sweep.signatures [--out DIR]` writes
-signatures/flashinfer-<version>.json. Needs torch and flashinfer; imports only."""
+table against each release): `python -m lab.sweep.signatures [--out DIR]` writes
+lab/sweep/signatures/flashinfer-<version>.json. Needs torch and flashinfer; imports only."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from pcgkit import resources
-from pcgkit.sweep.engine import MissingTarget, _signature_text, installed_versions, resolve
+from pcgkit.sweep.engine import MissingTarget, installed_versions, resolve, signature_text
 from pcgkit.sweep.specs import load_specs
 from pcgkit.util import atomic
 
@@ -20,15 +19,15 @@ def collect() -> dict:
     entries = {}
     for spec in load_specs():
         try:
-            entries[spec.id] = {"target": spec.target, "signature": _signature_text(resolve(spec.target))}
+            entries[spec.id] = {"target": spec.target, "signature": signature_text(resolve(spec.target))}
         except (MissingTarget, ImportError) as exc:
             entries[spec.id] = {"target": spec.target, "signature": None, "missing": str(exc)}
     return {"schema": SCHEMA, "flashinfer": flashinfer_version, "torch": torch_version, "entries": entries}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m pcgkit.sweep.signatures")
-    parser.add_argument("--out", type=Path, default=resources.sweep_data("signatures"))
+    parser = argparse.ArgumentParser(prog="python -m lab.sweep.signatures")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "signatures")
     out = parser.parse_args().out
     data = collect()
     out.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,6 @@
 """What a FlashInfer docstring's prose says about one parameter, read as text. Pure.
 
-The readers pcgkit.sweep.derive builds calls from: the shape a description gives (every spelling the
+The readers lab.sweep.derive builds calls from: the shape a description gives (every spelling the
 releases use), the parameter whose shape or dtype it shares, the symbols it defines ("kv_row_bytes =
 head_dim/2 + head_dim/sf_vec_size"), the callable it refers to for its arguments' documentation, and the
 first dtype it names. Nothing here evaluates a shape: derive does, with the symbols' values.

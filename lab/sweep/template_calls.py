@@ -22,7 +22,7 @@ import ast
 from collections.abc import Mapping
 from typing import Any
 
-from pcgkit.sweep.derive import TEMPLATE
+from lab.sweep.derive import TEMPLATE
 
 __all__ = ["TEMPLATE", "TemplateError", "evaluate", "spec_call", "spec_value", "template_test_calls"]
 _CALLS = ("plan", "run")

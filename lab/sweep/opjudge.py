@@ -19,17 +19,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from pcgkit.sweep.certificate import FAKE_DID_NOT_RUN, FAKE_RAN, fake_ran  # noqa: F401  (the reader owns the rule)
+
 OP_CLASSES = ("opaque-op", "fake-missing", "fake-drift", "opcheck-fails", "breaks", "not-judged")
-# What `fake_vs_real` starts with once the op's fake EXECUTED here (FakeTensorMode returned on the recorded inputs):
-# compared with the real op, with the op on meta tensors, or with nothing that could run here. Anything else
-# ("fake raised ...", "", an older row's "not run here: the real op raised ...") is a fake that did not run.
-FAKE_RAN = ("agrees", "drift", "not run here: nothing ran on")
-FAKE_DID_NOT_RUN = "traced as one node, but its fake did not execute here"
-
-
-def fake_ran(fake_vs_real: str | None) -> bool:
-    """Whether an op row's fake executed here (FAKE_RAN): `opaque-op` needs it (tracing clean is not working). Pure."""
-    return (fake_vs_real or "").startswith(FAKE_RAN)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,7 +125,7 @@ def _fake_vs_meta(packet, args: tuple, kwargs: dict, op, device: str) -> tuple[s
 
 
 def judge_op(op, call: dict | None, device: str, can_run: bool) -> OpJudgement:
-    """One op (a pcgkit.sweep.discovery.RegisteredOp). `call`: its recorded inputs ({"caller", "args", "kwargs"}) or None; `can_run`: a real
+    """One op (a lab.sweep.discovery.RegisteredOp). `call`: its recorded inputs ({"caller", "args", "kwargs"}) or None; `can_run`: a real
     kernel for `device` exists (CPU host: a CPU or composite kernel; GPU host: CUDA)."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode

@@ -1,4 +1,4 @@
-"""Unroll a breaking callable's whole failure stack (the edge; the rules are pcgkit.sweep.unroll_rules).
+"""Unroll a breaking callable's whole failure stack (the edge; the rules are lab.sweep.unroll_rules).
 
 Trace; at a failure, read which FlashInfer functions were on the failing stack and with which
 arguments (pcgkit.harness.pathrecord records what dynamo inlined), take the first candidate patch
@@ -21,9 +21,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from pcgkit.sweep.certificate import scrub
-from pcgkit.sweep.setupsim import simulated_build as _simulated_build
-from pcgkit.sweep.unroll_rules import (
+from lab.sweep.certificate_build import scrub
+from lab.sweep.unroll_rules import (
     ANSWER_QUERY,
     MAX_ROUNDS,
     PRE_BUILD,
@@ -33,6 +32,7 @@ from pcgkit.sweep.unroll_rules import (
     StackCall,
     candidates,
 )
+from pcgkit.sweep.setupsim import simulated_build as _simulated_build
 
 PLAIN_TYPES = (bool, int, float, str, bytes, type(None), tuple)
 CAPPED = "unroll capped (the certificate's time budget; later sites not looked for) at"
@@ -132,7 +132,8 @@ def unroll_spec(spec, arch: str, device, versions: tuple[str, str], real: bool =
     """The whole stack of one spec's callable on one arch, as an Unrolled value (`graphs`: filled with
     the FX graphs of the last trace, for the registered ops it reached; `max_rounds` < MAX_ROUNDS:
     stop after that many traces, the value says the unroll was capped; `fake_cuda`: the inputs as
-    FakeTensors on the simulated cuda:0, pcgkit.sweep.fakecuda)."""
+    FakeTensors on the simulated cuda:0, lab.sweep.fakecuda)."""
+    from lab.sweep.unroll_rules import Unrolled
     from pcgkit.harness.pathrecord import record_inlined_calls
     from pcgkit.harness.simulate import simulated_sm120
     from pcgkit.harness.tracing import trace
@@ -140,7 +141,6 @@ def unroll_spec(spec, arch: str, device, versions: tuple[str, str], real: bool =
     from pcgkit.sweep.engine import build_callable, graph_op_names, resolve
     from pcgkit.sweep.guard import no_kernels
     from pcgkit.sweep.inputs import build_call
-    from pcgkit.sweep.unroll_rules import Unrolled
 
     torch_device = "cuda:0" if real else "cpu"
     simulation = contextlib.nullcontext() if real else simulated_sm120(capability=device.capability)
@@ -151,7 +151,7 @@ def unroll_spec(spec, arch: str, device, versions: tuple[str, str], real: bool =
         if fake_cuda and not real:
             from torch._subclasses.fake_tensor import FakeTensorMode
 
-            from pcgkit.sweep.fakecuda import on_fake_cuda
+            from lab.sweep.fakecuda import on_fake_cuda
 
             mode = FakeTensorMode(allow_non_fake_inputs=True)
             args, kwargs = on_fake_cuda(args, mode), on_fake_cuda(kwargs, mode)

@@ -15,7 +15,7 @@ Sources (SOURCES), per argument:
   kit default    a shape symbol or dtype none of the above gives: the kit's table (dims.toml), said so
 Per wrapper method (constructor, plan() and run() together):
   upstream trace template  the release's own trace template's init() output, passed as FlashInfer's
-                 tests/trace/ pass it (pcgkit.sweep.template_calls); used over the method's hand spec
+                 tests/trace/ pass it (lab.sweep.template_calls); used over the method's hand spec
 A callable's source (`primary_source`) is the strongest that shaped a tensor: upstream test >
 docstring > signature; a hand spec (entry_points.toml) is counted apart by the caller.
 """
@@ -28,7 +28,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 
-from pcgkit.sweep.doctext import (
+from lab.sweep.doctext import (
     EACH_OF_TUPLE_RE,
     REPLACING_RE,
     SAME_DTYPE_RE,

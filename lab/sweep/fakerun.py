@@ -45,12 +45,12 @@ def _metadata(value) -> str:
 
 def run_fake(spec, device, real: bool = False, fake_cuda: bool = False) -> RunOutcome:
     """Call the spec's callable eagerly on FakeTensors (inside the simulation and guard on CPU; `fake_cuda`: on
-    the simulated cuda:0, pcgkit.sweep.fakecuda)."""
+    the simulated cuda:0, lab.sweep.fakecuda)."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     from pcgkit.harness.simulate import simulated_sm120
-    from pcgkit.sweep.engine import _callable_for, resolve
+    from pcgkit.sweep.engine import build_callable, resolve
     from pcgkit.sweep.guard import KernelLoadRefused, no_kernels
     from pcgkit.sweep.inputs import build_call
 
@@ -59,11 +59,11 @@ def run_fake(spec, device, real: bool = False, fake_cuda: bool = False) -> RunOu
     guard: contextlib.AbstractContextManager = contextlib.nullcontext([]) if real else no_kernels()
     try:
         with deadline(RUN_DEADLINE_S), simulation, guard as refusals:
-            fn = _callable_for(spec, resolve(spec.target), torch_device, simulate_setup=not real)
+            fn = build_callable(spec, resolve(spec.target), torch_device, simulate_setup=not real)[0]
             args, kwargs = build_call(spec.call, torch_device)
             with FakeTensorMode(allow_non_fake_inputs=True) as mode:
                 if fake_cuda and not real:
-                    from pcgkit.sweep.fakecuda import on_fake_cuda
+                    from lab.sweep.fakecuda import on_fake_cuda
 
                     args, kwargs = on_fake_cuda(args, mode), on_fake_cuda(kwargs, mode)
                 fake = lambda v: mode.from_tensor(v) if isinstance(v, torch.Tensor) and not fake_cuda else v  # noqa: E731

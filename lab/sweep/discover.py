@@ -1,4 +1,4 @@
-"""Read the installed FlashInfer's public callables and registered ops (pcgkit.sweep.discovery's values).
+"""Read the installed FlashInfer's public callables and registered ops (lab.sweep.discovery's values).
 
 The edge of discovery: imports flashinfer and every one of its submodules (so ops registered at a
 submodule's import, e.g. 0.7.4's experimental/b12x, are seen), and asks torch's dispatcher which
@@ -14,9 +14,9 @@ import pkgutil
 import sys
 import warnings
 
+from lab.sweep.certificate_build import scrub
+from lab.sweep.discovery import FORWARD_METHODS, TORCH_OP_NAMESPACES, Discovery, PublicCallable, RegisteredOp
 from pcgkit.errors import Interrupted
-from pcgkit.sweep.certificate import scrub
-from pcgkit.sweep.discovery import FORWARD_METHODS, TORCH_OP_NAMESPACES, Discovery, PublicCallable, RegisteredOp
 
 # Dispatch keys whose kernel runs the op for real (a fake/Meta kernel is not one).
 REAL_KERNEL_KEYS = ("CUDA", "CPU", "CompositeExplicitAutograd", "CompositeImplicitAutograd")

@@ -1,7 +1,7 @@
 """What an installed FlashInfer release offers a model's forward, as plain values. Pure.
 
 The sweep used to judge a hand-written list of entry points; discovery enumerates instead, from
-the installed package itself (pcgkit.sweep.discover reads it; this module only holds the values):
+the installed package itself (lab.sweep.discover reads it; this module only holds the values):
 
 - **public callables**: the package's exported names (`flashinfer.__all__` where the release
   declares one, else every public attribute of `flashinfer` that is a function or class defined
