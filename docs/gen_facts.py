@@ -121,15 +121,8 @@ def release_rows(answers: tuple[advice.Answer, ...], in_range: tuple[str, ...],
                  row: Callable[[list[advice.Answer], str], str] = answer_render.release_row,
                  key: Callable[[advice.Answer], str] | None = None) -> list[str]:
     """One table row per run of consecutive releases whose answer reads the same (or whose `key` is the same: the
-    row then names each state of the run) (pcgkit.advice.render). Pure."""
-    same = key or (lambda a: row([a], ""))
-    groups: list[list[advice.Answer]] = []
-    for answer in answers:
-        if groups and same(groups[-1][0]) == same(answer):
-            groups[-1].append(answer)
-        else:
-            groups.append([answer])
-    return [row(group, _span(tuple(a.versions.sglang or "?" for a in group), in_range)) for group in groups]
+    row then names each state of the run), spans over the releases read (pcgkit.advice.render.group_rows). Pure."""
+    return answer_render.group_rows(answers, row, key or (lambda a: row([a], "")), lambda rs: _span(rs, in_range))
 
 
 def runner_lines(answers: tuple[advice.Answer, ...]) -> list[str]:
