@@ -23,6 +23,7 @@ from typing import Any, Iterator, Mapping
 from pcgkit.catalog import Family, modes_of
 from pcgkit.errors import ExitCode, ProbeFailedError, UsageError
 from pcgkit.preflight.answer import Answer, Preflight, decide
+from pcgkit.preflight.resolve import BREAKABLE
 
 ARCHES = ("sm120", "sm100", "sm90", "auto")
 PROBE_TIMEOUT_S = 900.0
@@ -86,7 +87,7 @@ def render(p: Preflight) -> str:
                  sglang=versions.get("sglang"), flashinfer=versions.get("flashinfer-python"), torch=versions.get("torch")),
              f"  device: {device}"]
     piecewise = probe.get("piecewise") or {}
-    if piecewise:
+    if piecewise and piecewise.get("runner") != BREAKABLE:  # the breakable runner's why is the reason already
         lines.append(f"  piecewise capture: {'on' if piecewise.get('on') else 'off' if piecewise.get('on') is False else '?'}"
                      f" ({piecewise.get('why')})")
     if probe.get("quantization") is not None or probe.get("model"):
