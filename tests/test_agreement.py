@@ -233,3 +233,28 @@ def test_every_release_has_one_answer():
     """The model answers every release in range once, oldest first."""
     answers = every_release(EVIDENCE)
     assert tuple(a.versions.sglang for a in answers) == RELEASES
+
+
+def test_preflight_on_0_5_11_with_the_breakable_switch_agrees_with_the_model():
+    """The recorded 0.5.11 NVFP4 probe relaunched with `--enable-breakable-cuda-graph` (h44b's runner facts): preflight
+    answers ok, the model calls the launch not affected, and the screen states 0.5.11's one-request limit."""
+    import dataclasses
+
+    from pcgkit.commands.preflight import advice_for, failure_modes, render
+    from pcgkit.preflight.answer import Answer, decide
+    from pcgkit.preflight.resolve import piecewise_state
+
+    doc = json.loads((ROOT / "tests" / "data" / "preflight" / "probe-sglang-0.5.11-nvfp4-default-sm120.json").read_text())
+    state = piecewise_state(doc["piecewise_flags"], {**doc["parsed"], "enable_breakable_cuda_graph": True}, None,
+                            doc["runners"], "the installed sglang 0.5.11's own code")
+    doc = {**doc, "piecewise": state.to_dict(), "launch": [*doc.get("launch", ()), "--enable-breakable-cuda-graph"]}
+    result = decide(doc, failure_modes())
+    result = dataclasses.replace(result, advice=advice_for(result))
+    launch = advise(Versions(sglang="0.5.11"), ARCH, EVIDENCE, tuple(doc["launch"]))
+    assert result.answer is Answer.OK and launch.launch_state == "not affected"
+    text = render(result)
+    lines = text.splitlines()
+    assert len(lines) <= 24 and all(len(line) <= 80 for line in lines), text
+    said = " ".join(text.split())
+    assert "more than one request run eagerly" in said and "WILL CRASH" not in text  # 0.5.11's limit, said once
+    assert said.count("run eagerly") == 1 and "not measured on 0.5.11" in said  # the first try's cost, not 0.5.12's

@@ -19,7 +19,8 @@ from pcgkit.advice.values import AFFECTED, CELLS, MEASUREMENT, NOT_AFFECTED, PAR
 # The questions, as each surface labels its line (and the agreement check reads them back).
 AFFECTED_Q, LAUNCH_Q, PASS_Q, OFF_Q, COST_Q, FIXED_Q, SAFE_Q = (
     "affected", "this launch", "pass first", "turn off", "cost", "fixed in", "safe call")
-QUESTIONS = (AFFECTED_Q, LAUNCH_Q, PASS_Q, OFF_Q, COST_Q, FIXED_Q, SAFE_Q)
+FIRST_TRY_COST = "first try's cost"  # an indented line under `cost:` (printed without its label)
+QUESTIONS = (AFFECTED_Q, LAUNCH_Q, PASS_Q, OFF_Q, COST_Q, FIRST_TRY_COST, FIXED_Q, SAFE_Q)
 STATE_WORDS = {AFFECTED: "yes", NOT_AFFECTED: "no"}
 
 
@@ -89,7 +90,7 @@ def answer_lines(answer: Answer, questions: tuple[str, ...] = QUESTIONS) -> list
     if answer.cost is not None and answer.table is not None:
         said.append((COST_Q, f"{worst_words(answer.table)}; {COST_PAGE}{tag(answer.cost)}"))
     if answer.first_try_cost is not None:
-        said.append((COST_Q, f"  {answer.first_try_cost.text}{tag(answer.first_try_cost)}"))
+        said.append((FIRST_TRY_COST, f"  {answer.first_try_cost.text}{tag(answer.first_try_cost)}"))
     if answer.fixed_in or answer.upgrade is not None:
         said.append((FIXED_Q, f"{fixed_words(answer)}{tag(answer.upgrade or answer.affected)}"))
     if answer.safe_call is not None:
