@@ -121,15 +121,8 @@ def release_rows(answers: tuple[advice.Answer, ...], in_range: tuple[str, ...],
                  row: Callable[[list[advice.Answer], str], str] = answer_render.release_row,
                  key: Callable[[advice.Answer], str] | None = None) -> list[str]:
     """One table row per run of consecutive releases whose answer reads the same (or whose `key` is the same: the
-    row then names each state of the run) (pcgkit.advice.render). Pure."""
-    same = key or (lambda a: row([a], ""))
-    groups: list[list[advice.Answer]] = []
-    for answer in answers:
-        if groups and same(groups[-1][0]) == same(answer):
-            groups[-1].append(answer)
-        else:
-            groups.append([answer])
-    return [row(group, _span(tuple(a.versions.sglang or "?" for a in group), in_range)) for group in groups]
+    row then names each state of the run), spans over the releases read (pcgkit.advice.render.group_rows). Pure."""
+    return answer_render.group_rows(answers, row, key or (lambda a: row([a], "")), lambda rs: _span(rs, in_range))
 
 
 def runner_lines(answers: tuple[advice.Answer, ...]) -> list[str]:
@@ -206,7 +199,7 @@ def render_bug_box(answers: tuple[advice.Answer, ...], evidence: advice.Evidence
     newest = answers[-1]
     table = evidence.cost_table
     out = ["> **Have this bug?** (\"Capture piecewise CUDA graph\" dies with dynamo's `Unsupported` in FlashInfer's "
-           "`fp4_quantize`: [the messages](docs/check-environment.md#1-is-it-this-bug-triage)) Run "
+           "`fp4_quantize`: [messages](docs/check-environment.md#1-is-it-this-bug-triage)) Run "
            f"`{CLI} triage server.log`.", ">", *[f"> {line}" for line in answer_render.SHORT_HEAD],
            *[f"> {row}" for row in release_rows(answers, in_range, answer_render.short_row, answer_render.what_to_pass)],
            ">"]
@@ -218,7 +211,10 @@ def render_bug_box(answers: tuple[advice.Answer, ...], evidence: advice.Evidence
     if newest.safe_call is not None:
         out.append(f"> - Safe call: {newest.safe_call.text.split(' (')[0]}; no SGLang release calls it"
                    f"{answer_render.tag(newest.safe_call)}.")
-    out.append(f"> - More, with sources: [{ANSWERS_PAGE}]({ANSWERS_PAGE}).")
+    wheels = max((r.read_on for r in evidence.releases), default="never")
+    cells = [ms.as_of for ms in evidence.measurements if ms.case == newest.case]
+    out.append(f"> - Table: wheels read {wheels}; matrix {min(cells, default='?')} to {max(cells, default='?')}, "
+               f"simulated. More: [{ANSWERS_PAGE}]({ANSWERS_PAGE}).")
     return "\n".join(out) + "\n"
 
 

@@ -121,7 +121,7 @@ def test_measured_cost_replaces_quotes():
     doc = {"schema": "pcgkit.piecewise-cost/1", "device": "NVIDIA H200 (SM90)", "model": "m", "date": "2026-12-01T23:00Z",
            "versions": {"sglang": "0.5.12"}, "phases": {"prefill/extend": {"figures": [
                {"prompt_tokens": 128, "on": 10.0, "off": 12.0}]}, "decode": {"figures": []}}}
-    table, breakable, _ = parse_cost(doc)
+    table, breakable, _, _ = parse_cost(doc)
     evidence = dataclasses.replace(EVIDENCE, cost_table=table, breakable_table=breakable)
     answer = advise(Versions(sglang="0.5.11"), "sm120", evidence)
     assert "20 % slower with piecewise off" in answer.cost.text and "NVIDIA H200" in answer.cost.text

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.cli import main as lab_main
 from lab import github
+from lab.cli import main as lab_main
 from pcgkit.advice.load import parse_reads
 from pcgkit.advice.values import UpstreamRead
 

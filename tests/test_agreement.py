@@ -127,12 +127,8 @@ def extract_readme(release: str, capsys) -> Said:
     row = _table_rows(text, "have-this-bug")[release]
     cells = [c.strip() for c in row.strip("|").split("|")]
     state, what = cells[1], cells[2]
-    first = re.search(r"first try `([^`]+)`", what)
-    off = re.search(r"turn off: `([^`]+)`", what)
     box = text.split("<!-- generated:have-this-bug -->", 1)[1].split("<!-- /generated", 1)[0]
-    said: Said = {PASS_Q: (first.group(1) if first else "none", row)}
-    if what != "nothing (not affected)":  # a row for releases measured not affected says nothing of turning off
-        said[OFF_Q] = (off.group(1) if off else "none", row)
+    said = _what_to_pass(what, row)
     if "/" not in state:  # a row that joins several states (unknown/yes) says each release's own on docs/answers.md
         said[AFFECTED_Q] = (state, row)
     fixed = re.search(r"Fixed in SGLang (\S+)", box)
@@ -142,6 +138,28 @@ def extract_readme(release: str, capsys) -> Said:
     said[SAFE_Q] = labelled([f"safe call: {line.split('Safe call: ', 1)[1]}" for line in box.splitlines()
                              if "Safe call: " in line])[SAFE_Q]
     return said
+
+
+def _what_to_pass(what: str, sentence: str) -> Said:
+    """A what-to-pass cell or line (pcgkit.advice.render.what_to_pass) read back."""
+    first = re.search(r"first try `([^`]+)`", what)
+    off = re.search(r"turn off: `([^`]+)`", what)
+    said: Said = {PASS_Q: (first.group(1) if first else "none", sentence)}
+    if what != "nothing (not affected)":  # releases measured not affected: nothing said of turning off
+        said[OFF_Q] = (off.group(1) if off else "none", sentence)
+    return said
+
+
+def extract_triage_without_a_release(release: str, capsys) -> Said:
+    """triage's first screen when the log names no release: one line per run of releases."""
+    from pcgkit.commands.triage import catalog_view, render, triage_text
+
+    log = ROOT / "tests" / "data" / "triage_logs" / "04_dgxarley_glm47_spark_posix_stat.log"
+    for line in unwrap(render(triage_text(log.read_text(), "server.log", _triage_data(), catalog_view()))):
+        found = re.match(r"SGLang (\S+?)(?:-(\S+))?: (.*)", line)
+        if found and release in RELEASES[RELEASES.index(found.group(1)): RELEASES.index(found.group(2) or found.group(1)) + 1]:
+            return _what_to_pass(found.group(3), line)
+    return {}
 
 
 def extract_answers_page(release: str, capsys) -> Said:
@@ -154,7 +172,7 @@ def extract_answers_page(release: str, capsys) -> Said:
 
 
 SURFACES = {"advice show": extract_advice_show, "triage": extract_triage, "README box": extract_readme,
-            "docs/answers.md": extract_answers_page}
+            "docs/answers.md": extract_answers_page, "triage without a release": extract_triage_without_a_release}
 
 
 @pytest.mark.parametrize("surface", SURFACES)
@@ -215,3 +233,28 @@ def test_every_release_has_one_answer():
     """The model answers every release in range once, oldest first."""
     answers = every_release(EVIDENCE)
     assert tuple(a.versions.sglang for a in answers) == RELEASES
+
+
+def test_preflight_on_0_5_11_with_the_breakable_switch_agrees_with_the_model():
+    """The recorded 0.5.11 NVFP4 probe relaunched with `--enable-breakable-cuda-graph` (h44b's runner facts): preflight
+    answers ok, the model calls the launch not affected, and the screen states 0.5.11's one-request limit."""
+    import dataclasses
+
+    from pcgkit.commands.preflight import advice_for, failure_modes, render
+    from pcgkit.preflight.answer import Answer, decide
+    from pcgkit.preflight.resolve import piecewise_state
+
+    doc = json.loads((ROOT / "tests" / "data" / "preflight" / "probe-sglang-0.5.11-nvfp4-default-sm120.json").read_text())
+    state = piecewise_state(doc["piecewise_flags"], {**doc["parsed"], "enable_breakable_cuda_graph": True}, None,
+                            doc["runners"], "the installed sglang 0.5.11's own code")
+    doc = {**doc, "piecewise": state.to_dict(), "launch": [*doc.get("launch", ()), "--enable-breakable-cuda-graph"]}
+    result = decide(doc, failure_modes())
+    result = dataclasses.replace(result, advice=advice_for(result))
+    launch = advise(Versions(sglang="0.5.11"), ARCH, EVIDENCE, tuple(doc["launch"]))
+    assert result.answer is Answer.OK and launch.launch_state == "not affected"
+    text = render(result)
+    lines = text.splitlines()
+    assert len(lines) <= 24 and all(len(line) <= 80 for line in lines), text
+    said = " ".join(text.split())
+    assert "more than one request run eagerly" in said and "WILL CRASH" not in text  # 0.5.11's limit, said once
+    assert said.count("run eagerly") == 1 and "not measured on 0.5.11" in said  # the first try's cost, not 0.5.12's

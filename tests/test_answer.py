@@ -193,3 +193,18 @@ def test_check_input_accepts_what_it_knows():
 def test_the_launch_answer_follows_the_releases_own_flags(release, flags, state):
     """The breakable switch and the off switch keep the trace from running; an opt-in release's default does too."""
     assert advise(Versions(sglang=release), "sm120", EVIDENCE, flags).launch_state == state
+
+
+def test_a_releases_own_breakable_measurement_is_read_and_no_other_releases():
+    """A cost file with `by_release["0.5.11"]` (benchmarks/piecewise_cost.py add-release): 0.5.11's first-try cost is
+    its own; 0.5.13's is still "not measured on 0.5.13", naming the releases that were."""
+    from pcgkit.advice.load import parse_cost
+
+    own = json.loads(json.dumps(COST))
+    own["versions"] = {**own["versions"], "sglang": "0.5.11"}
+    table, breakable, capture, by_release = parse_cost({**COST, "by_release": {"0.5.11": own}})
+    evidence = dataclasses.replace(EVIDENCE, cost_table=table, breakable_table=breakable, breakable_by_release=by_release)
+    first = advise(Versions(sglang="0.5.11"), "sm120", evidence).first_try_cost
+    assert "measured on 0.5.11" in first.text and "by_release[0.5.11]" in first.sources[0].ref
+    later = advise(Versions(sglang="0.5.13"), None, evidence).first_try_cost
+    assert "not measured on 0.5.13 (measured on 0.5.12, 0.5.11" in later.text

@@ -16,7 +16,6 @@ from pcgkit.cli import build_parser
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import RAN, CellOutcome
 from pcgkit.report.compat import mode_entry
-from pcgkit.sglang.facts import ON_BY_DEFAULT
 from pcgkit.values import targets
 from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult

@@ -162,11 +162,11 @@ def test_the_advice_reads_per_model_figures_and_still_reads_files_without_them()
     line; a file of the older form (no arch, no per_model) gives the same tables."""
     from pcgkit.advice.load import parse_cost
 
-    table, breakable, capture = parse_cost(json.loads(MEASUREMENT.read_text()))
+    table, breakable, capture, by_release = parse_cost(json.loads(MEASUREMENT.read_text()))
     assert table.models == ("8.03 B (llama-3.1-8b shape)", "1.24 B (llama-3.2-1b shape)") and breakable is not None
     assert table.sglang == "0.5.12" and "16.3 s on the 8.03 B" in capture
     old = {k: v for k, v in json.loads(MEASUREMENT.read_text()).items() if k not in ("arch", "per_model")}
-    assert parse_cost(old) == (table, breakable, capture)
+    assert by_release == () and parse_cost(old) == (table, breakable, capture, ())
 
 
 def test_assemble_builds_both_documents_from_the_mode_records_and_refuses_without_the_baseline():

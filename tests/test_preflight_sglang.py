@@ -151,3 +151,39 @@ def test_preflight_names_the_mode_triage_reads_in_the_real_crash_of_the_same_lau
     assert answer["mode"] == diagnosis["mode"] == "mode1"
     frame = answer["signature"]["innermost_library_frame"]
     assert frame.startswith("flashinfer/jit/cpp_ext.py:") and frame.endswith((":get_cuda_version", ":get_cuda_path"))
+
+
+@pytest.fixture(scope="module")
+def sglang_0511() -> str:
+    return sglang_env("0.5.11")
+
+
+def _nvfp4(tmp_path: Path) -> tuple[str, ...]:
+    return ("--model-path", str(checkpoint(tmp_path / "ckpt", True)), "--quantization", "modelopt_fp4")
+
+
+@pytest.mark.parametrize("flags, status, verdict, runner", [
+    (("--enable-breakable-cuda-graph",), 0, "ok", "breakable"),  # issue 44: was WILL CRASH (exit 10) before
+    ((), 10, "will crash", "torch.compile"),  # piecewise on by default, torch.compile runner
+    (("--disable-piecewise-cuda-graph",), 0, "ok", None),
+])
+def test_sglang_0511_nvfp4_follows_the_runner_its_own_code_builds(sglang_0511, tmp_path, flags, status, verdict, runner):
+    """SGLang 0.5.11 + NVFP4, simulated SM120: the breakable switch is ok and says multi-request prefills run eagerly
+    (its BreakableCudaGraphRunner.can_run refuses batch_size > 1); the default launch still will crash; off is ok."""
+    got, answer = preflight(sglang_0511, *_nvfp4(tmp_path), *flags)
+    piecewise = answer["probe"]["piecewise"]
+    assert (got, answer["answer"], piecewise["runner"]) == (status, verdict, runner), answer["reason"]
+    if runner == "breakable":
+        assert "will not hit this bug" in answer["reason"] and "more than one request run eagerly" in answer["reason"]
+        assert piecewise["runner_source"].startswith("the installed sglang 0.5.11's own code (sglang/srt/model_executor/")
+
+
+@pytest.mark.parametrize("flag", ["--cuda-graph-backend-prefill=breakable", "--enable-breakable-cuda-graph"])
+def test_sglang_0514_breakable_backend_and_its_alias_are_ok_without_a_one_request_limit(tmp_path, flag):
+    """SGLang 0.5.14 + NVFP4: the breakable prefill backend (or the deprecated alias), resolved by the release's own
+    ServerArgs._handle_cuda_graph_config: ok, no one-request note (its can_run_graph takes many requests)."""
+    status, answer = preflight(sglang_env("0.5.14"), *_nvfp4(tmp_path), flag)
+    piecewise = answer["probe"]["piecewise"]
+    assert (status, answer["answer"], piecewise["runner"]) == (0, "ok", "breakable"), answer["reason"]
+    assert "prefill.backend=breakable" in piecewise["prefill_backend_resolution"]
+    assert "eagerly" not in answer["reason"]

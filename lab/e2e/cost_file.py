@@ -1,7 +1,7 @@
-"""The piecewise workaround's cost: raw timings of the same server with piecewise CUDA graphs on and
-off, turned into per-phase figures and ratios. Pure (no I/O): benchmarks/piecewise_cost.py measures,
-this module summarises, fixtures/measurements/piecewise-cost.json is the result the advice model
-(pcgkit.advice) quotes with its device, model size and date.
+"""The workshop's writer of the committed cost file: raw timings of the same server with piecewise CUDA graphs on
+and off, turned into per-phase figures and ratios. Pure (no I/O): benchmarks/piecewise_cost.py measures, this module
+summarises, fixtures/measurements/piecewise-cost.json is the result; users only read it, through the package's cost
+table (pcgkit.advice.cost), so this lives in lab/ (issue 45).
 
 Phases, as SGLang uses the graphs: piecewise CUDA graphs serve prefill/extend batches only (up to
 --piecewise-cuda-graph-max-tokens tokens); decode runs on the regular decode CUDA graphs, on or off

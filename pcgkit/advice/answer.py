@@ -170,20 +170,23 @@ def cost_statement(evidence: Evidence) -> Statement | None:
 
 
 def _first_try_cost(evidence: Evidence, release: str, first: str | None, runner: Statement | None) -> Statement | None:
-    table = evidence.breakable_table
+    """The breakable runner's cost measured on this very release (the cost file's own release or its `by_release`
+    entry), else on which release it was measured: never another release's figures as this one's. Pure."""
     if first is None:
         return None
-    if table is None:
+    tables = [t for t in (evidence.breakable_table, *evidence.breakable_by_release) if t is not None]
+    if not tables:
         return Statement("The breakable runner's cost was not measured by the kit.", (m.table_source(evidence),),
                          False, "first-try-cost")
-    source = (Source(MEASUREMENT, table.source, table.date),)
-    if table.sglang == release:
-        text = (f"The breakable runner against piecewise off, measured on {release} ({table.device}): up to "
-                f"{table.worst} ({table.worst_case}; {COST_PAGE}).")
-    else:
-        text = (f"The breakable runner's cost: not measured on {release} (measured on {table.sglang}"
-                + (", whose runner serves multi-request prefills too)." if runner else ")."))
-    return Statement(text, source, False, "first-try-cost")
+    own = next((t for t in tables if t.sglang == release), None)
+    if own is not None:
+        text = (f"The breakable runner against piecewise off, measured on {release} ({own.device}): up to "
+                f"{own.worst} ({own.worst_case}; {COST_PAGE}).")
+        return Statement(text, (Source(MEASUREMENT, own.source, own.date),), False, "first-try-cost")
+    measured = ", ".join(t.sglang for t in tables)
+    text = (f"The breakable runner's cost: not measured on {release} (measured on {measured}"
+            + (", whose runner serves multi-request prefills too)." if runner else ")."))
+    return Statement(text, tuple(Source(MEASUREMENT, t.source, t.date) for t in tables), False, "first-try-cost")
 
 
 def _fixed_in(evidence: Evidence, case: str | None, arch: str | None, axis: str) -> str | None:

@@ -109,15 +109,18 @@ def _iso_date(text: str) -> bool:
     return bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}", text or ""))
 
 
-def parse_cost(data: dict, source: str = COST_FILE) -> tuple[CostTable | None, CostTable | None, str]:
-    """(piecewise off against on, the breakable runner against off, the start-up line) from the measured cost file
-    (benchmarks/piecewise_cost.py writes it on the lent GPU). Pure."""
+def parse_cost(data: dict, source: str = COST_FILE) -> tuple[CostTable | None, CostTable | None, str,
+                                                             tuple[CostTable, ...]]:
+    """(piecewise off against on, the breakable runner against off, the start-up line, each `by_release` entry's own
+    breakable table) from the measured cost file (benchmarks/piecewise_cost.py writes it on the lent GPU). Pure."""
     if data.get("schema") != COST_SCHEMA:
         raise ValueError(f"{source}: schema {data.get('schema')!r}, expected {COST_SCHEMA!r}")
     missing = [k for k in ("device", "model", "date", "phases") if not data.get(k)]
     if missing:
         raise ValueError(f"{source}: missing {missing}")
-    return cost_table(data, source), cost_table(data, source, breakable=True), capture_line(data)
+    by_release = tuple(t for release, doc in sorted((data.get("by_release") or {}).items())
+                       if (t := cost_table(doc, f"{source} by_release[{release}]", breakable=True)) is not None)
+    return cost_table(data, source), cost_table(data, source, breakable=True), capture_line(data), by_release
 
 
 def parse_mode2(data: dict, source: str = MODE2_FILE) -> tuple[Mode2Run, ...]:
@@ -183,11 +186,13 @@ def load_evidence(fixtures: Path | None = None) -> Evidence:
         reads, quotes = parse_reads(_json(folder / READS_FILE), f"fixtures/{READS_FILE}")
         releases = parse_table(_json(folder / TABLE_FILE), f"fixtures/{TABLE_FILE}")
         cost_path = folder / Path(COST_FILE).relative_to("fixtures")
-        costs = parse_cost(_json(cost_path), COST_FILE) if cost_path.is_file() else (None, None, "")
+        costs = parse_cost(_json(cost_path), COST_FILE) if cost_path.is_file() else (None, None, "", ())
         mode2_path = folder / Path(MODE2_FILE).relative_to("fixtures")
         mode2 = parse_mode2(_json(mode2_path)) if mode2_path.is_file() else ()
         unsafe = parse_certificates([(f"fixtures/{CERTIFICATES_DIR}/{p.name}", read_certificate(p))
                                      for p in certificate_paths(folder / CERTIFICATES_DIR)])
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"{exc}" if isinstance(exc, ValueError) else f"an evidence file is malformed: {exc!r}") from exc
-    return Evidence(measurements, reads, releases, f"fixtures/{TABLE_FILE}", quotes, mode2, unsafe, *costs)
+    table, breakable, capture, by_release = costs
+    return Evidence(measurements, reads, releases, f"fixtures/{TABLE_FILE}", quotes, mode2, unsafe, cost_table=table,
+                    breakable_table=breakable, breakable_by_release=by_release, capture=capture)

@@ -10,6 +10,8 @@ Each line starts with its question's label (QUESTIONS): the agreement check (tes
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from pcgkit.advice.answer import Answer, cost_statement
 from pcgkit.advice.cost import COST_PAGE, CostTable
 from pcgkit.advice.values import AFFECTED, CELLS, MEASUREMENT, NOT_AFFECTED, PARSER, Source, Statement
@@ -17,7 +19,8 @@ from pcgkit.advice.values import AFFECTED, CELLS, MEASUREMENT, NOT_AFFECTED, PAR
 # The questions, as each surface labels its line (and the agreement check reads them back).
 AFFECTED_Q, LAUNCH_Q, PASS_Q, OFF_Q, COST_Q, FIXED_Q, SAFE_Q = (
     "affected", "this launch", "pass first", "turn off", "cost", "fixed in", "safe call")
-QUESTIONS = (AFFECTED_Q, LAUNCH_Q, PASS_Q, OFF_Q, COST_Q, FIXED_Q, SAFE_Q)
+FIRST_TRY_COST = "first try's cost"  # an indented line under `cost:` (printed without its label)
+QUESTIONS = (AFFECTED_Q, LAUNCH_Q, PASS_Q, OFF_Q, COST_Q, FIRST_TRY_COST, FIXED_Q, SAFE_Q)
 STATE_WORDS = {AFFECTED: "yes", NOT_AFFECTED: "no"}
 
 
@@ -87,7 +90,7 @@ def answer_lines(answer: Answer, questions: tuple[str, ...] = QUESTIONS) -> list
     if answer.cost is not None and answer.table is not None:
         said.append((COST_Q, f"{worst_words(answer.table)}; {COST_PAGE}{tag(answer.cost)}"))
     if answer.first_try_cost is not None:
-        said.append((COST_Q, f"  {answer.first_try_cost.text}{tag(answer.first_try_cost)}"))
+        said.append((FIRST_TRY_COST, f"  {answer.first_try_cost.text}{tag(answer.first_try_cost)}"))
     if answer.fixed_in or answer.upgrade is not None:
         said.append((FIXED_Q, f"{fixed_words(answer)}{tag(answer.upgrade or answer.affected)}"))
     if answer.safe_call is not None:
@@ -135,6 +138,28 @@ def short_row(answers: list[Answer], span: str) -> str:
     """'| 0.5.11 | yes | first try `--enable-breakable-cuda-graph`; turn off: `--disable-piecewise-cuda-graph` |'."""
     states = "/".join(dict.fromkeys(state_words(a.state) for a in answers))
     return f"| {span} | {states} | {what_to_pass(answers[0])} |"
+
+
+def group_rows(answers: Sequence[Answer], row: Callable[[list[Answer], str], str], key: Callable[[Answer], str],
+               span: Callable[[tuple[str, ...]], str]) -> list[str]:
+    """One row per run of consecutive releases whose `key` reads the same; `span` names the run's releases. Pure."""
+    groups: list[list[Answer]] = []
+    for answer in answers:
+        if groups and key(groups[-1][0]) == key(answer):
+            groups[-1].append(answer)
+        else:
+            groups.append([answer])
+    return [row(group, span(tuple(a.versions.sglang or "?" for a in group))) for group in groups]
+
+
+def range_words(releases: tuple[str, ...]) -> str:
+    """'0.5.11' or '0.5.12-0.5.23'. Pure."""
+    return releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
+
+
+def per_release_lines(answers: Sequence[Answer]) -> list[str]:
+    """'SGLang 0.5.11: first try `...`; turn off: `...`' per run of releases with the same what-to-pass. Pure."""
+    return group_rows(answers, lambda group, span: f"SGLang {span}: {what_to_pass(group[0])}", what_to_pass, range_words)
 
 
 SHORT_HEAD = ["| SGLang | affected (SM120) | what to pass |", "|---|---|---|"]

@@ -211,7 +211,10 @@ class Evidence:
     mode2: tuple[Mode2Run, ...] = ()  # fixtures/measurements/mode2-condition.json
     unsafe_calls: tuple[UnsafeCall, ...] = ()  # fixtures/certificates/: each whole certificate's JIT-loader set
     cost_table: CostTable | None = None  # piecewise off against on (pcgkit.advice.cost), from the measurement file
-    breakable_table: CostTable | None = None  # the breakable runner against piecewise off, where measured
+    breakable_table: CostTable | None = None  # the breakable runner against piecewise off, on the file's own release
+    # each further release's own breakable measurement (the cost file's `by_release`, benchmarks/piecewise_cost.py
+    # add-release): a release's first-try cost is its own entry or the top level's release, never another's
+    breakable_by_release: tuple[CostTable, ...] = ()
     capture: str = ""  # the start-up line: what piecewise capture takes (pcgkit.advice.cost.capture_line)
 
     def read(self, read_id: str) -> UpstreamRead | None:

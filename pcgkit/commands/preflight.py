@@ -23,6 +23,7 @@ from typing import Any, Iterator, Mapping
 from pcgkit.catalog import Family, modes_of
 from pcgkit.errors import ExitCode, ProbeFailedError, UsageError
 from pcgkit.preflight.answer import Answer, Preflight, decide
+from pcgkit.preflight.resolve import BREAKABLE
 
 ARCHES = ("sm120", "sm100", "sm90", "auto")
 PROBE_TIMEOUT_S = 900.0
@@ -86,7 +87,7 @@ def render(p: Preflight) -> str:
                  sglang=versions.get("sglang"), flashinfer=versions.get("flashinfer-python"), torch=versions.get("torch")),
              f"  device: {device}"]
     piecewise = probe.get("piecewise") or {}
-    if piecewise:
+    if piecewise and piecewise.get("runner") != BREAKABLE:  # the breakable runner's why is the reason already
         lines.append(f"  piecewise capture: {'on' if piecewise.get('on') else 'off' if piecewise.get('on') is False else '?'}"
                      f" ({piecewise.get('why')})")
     if probe.get("quantization") is not None or probe.get("model"):
@@ -153,13 +154,15 @@ def advice_for(result: Preflight) -> dict[str, Any] | None:
     answer = advise(Versions(sglang=versions.get("sglang"), flashinfer=versions.get("flashinfer-python"),
                              torch=versions.get("torch")), probe_arch(result), load_evidence(),
                     tuple(result.probe.get("launch") or ()))
-    asked = PREFLIGHT_QUESTIONS if answer.launch_state != answer.state else PREFLIGHT_QUESTIONS[1:]
+    asked = (PREFLIGHT_QUESTIONS[1:] if answer.launch_state == answer.state else PREFLIGHT_QUESTIONS
+             if answer.launch_state != "not affected" else ("first try's cost", "fixed in"))
     return {**answer.to_dict(), "lines": answer_lines(answer, asked)}
 
 
 # preflight's own verdict says whether this launch crashes: the answer adds what to pass, the cost and the fix (and
-# what the launch's flags change, where they change the release's answer)
-PREFLIGHT_QUESTIONS = ("this launch", "pass first", "turn off", "cost", "fixed in")
+# what the launch's flags change, where they change the release's answer; a launch its flags keep clear of the bug,
+# which preflight's own verdict says, gets the first try's cost and the fix only)
+PREFLIGHT_QUESTIONS = ("this launch", "pass first", "turn off", "cost", "first try's cost", "fixed in")
 NVFP4_METHOD = "ModelOptFp4LinearMethod"  # what the SGLang-level case (sglang-compile-sm120) measures
 
 

@@ -164,7 +164,7 @@ def _what_to_do(t: Triage) -> list[str]:
             out.append("what to do on your release:")
             out += list(t.personal.actions)[:ACTION_LINES]
         else:  # no release known: each range's own switch, the release table's words
-            out.append("what to do (each release's own switch; --sglang X answers for yours):")
+            out.append("what to do on SM120, per release (--sglang X answers for yours):")
             out += list(t.switches)[: ACTION_LINES - 1]
     if t.next_steps:
         out.append("next:")

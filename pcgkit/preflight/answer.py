@@ -14,6 +14,7 @@ import dataclasses
 import enum
 from typing import Any, Mapping
 
+from pcgkit.preflight.resolve import BREAKABLE
 from pcgkit.sweep.classify import SweepClass
 from pcgkit.values.signature import Signature
 
@@ -76,6 +77,10 @@ def decide(probe: Mapping[str, Any], modes: Mapping[str, Any]) -> Preflight:
     if probe.get("unresolved"):
         return Preflight(Answer.UNKNOWN, str(probe["unresolved"]), None, None, probe)
     piecewise = probe.get("piecewise") or {}
+    if piecewise.get("runner") == BREAKABLE:  # no torch.compile at all: nothing of this bug's can run
+        limit = f"; {piecewise['limit']}" if piecewise.get("limit") else ""
+        return Preflight(Answer.OK, f"will not hit this bug: {piecewise.get('why')}{limit} (runner read from "
+                         f"{piecewise.get('runner_source') or 'the release'})", None, None, probe)
     if piecewise.get("on") is False:
         return Preflight(Answer.OK, f"piecewise CUDA graph capture is off for this launch ({piecewise.get('why')}): "
                          "nothing is compiled under torch.compile(fullgraph=True) at start-up", None, None, probe)

@@ -3,7 +3,9 @@ the SGLang release, its FlashInfer and torch are installed, and prints what it f
 
 Everything it decides is decided by that release's own code: its argument parser (`ServerArgs.add_cli_args`),
 its start-up auto-disable checks for piecewise graphs (`ServerArgs._handle_piecewise_cuda_graph`, where the
-release has one), its quantization resolution (`ModelConfig._verify_quantization`, `get_quant_config`), the
+release has one; from 0.5.14 `ServerArgs._handle_cuda_graph_config`, which resolves the prefill backend), which
+runner its capture code builds for those arguments (its model_executor files, read with pcgkit.sglang.runners:
+SGLang's breakable CUDA graph runner uses no torch.compile, so nothing is traced for it), its quantization resolution (`ModelConfig._verify_quantization`, `get_quant_config`), the
 linear method its config picks for a layer (`QuantizationConfig.get_quant_method` on a real `ReplicatedLinear`),
 and the compile wrapper the piecewise runner uses (`install_torch_compiled` with the runner's `fullgraph`).
 Only the checkpoint's JSON files are read (config.json, hf_quant_config.json): never a weight, never the hub
@@ -123,6 +125,19 @@ def bare_model_config(config: dict, args: argparse.Namespace):
     return model_config
 
 
+def _server_args_values(args: argparse.Namespace) -> dict[str, Any]:
+    """Every ServerArgs field at its dataclass default, then what the parser produced (the parser does not carry
+    every field the checks read, e.g. pp_size): what ServerArgs(**parsed) holds before __post_init__."""
+    import dataclasses
+
+    from sglang.srt.server_args import ServerArgs
+
+    values = {f.name: f.default for f in dataclasses.fields(ServerArgs) if f.default is not dataclasses.MISSING}
+    values.update({f.name: f.default_factory() for f in dataclasses.fields(ServerArgs)
+                   if f.default_factory is not dataclasses.MISSING})
+    return {**values, **vars(args)}
+
+
 def auto_disable(args: argparse.Namespace, model_config) -> tuple[str | None, str]:
     """(why SGLang turns piecewise off at start-up or None, how that was found): SGLang's own check, run on the
     parsed arguments with its hardware questions answered as a CUDA machine."""
@@ -130,15 +145,9 @@ def auto_disable(args: argparse.Namespace, model_config) -> tuple[str | None, st
 
     check = getattr(ServerArgs, "_handle_piecewise_cuda_graph", None)
     if check is None:
-        return None, "this release has no start-up auto-disable check for piecewise graphs"
-    # Every ServerArgs field at its dataclass default, then what the parser produced (the parser does not carry
-    # every field the check reads, e.g. pp_size): what ServerArgs(**parsed) holds before __post_init__.
-    import dataclasses
-
-    defaults = {f.name: f.default for f in dataclasses.fields(ServerArgs) if f.default is not dataclasses.MISSING}
-    defaults.update({f.name: f.default_factory() for f in dataclasses.fields(ServerArgs)
-                     if f.default_factory is not dataclasses.MISSING})
-    holder = types.SimpleNamespace(**{**defaults, **vars(args)})
+        return None, ("this release has no ServerArgs._handle_piecewise_cuda_graph (from 0.5.14 its checks are in "
+                      "_handle_cuda_graph_config: see prefill_backend_resolution)")
+    holder = types.SimpleNamespace(**_server_args_values(args))
     holder.get_model_config = lambda: model_config
     field = "disable_piecewise_cuda_graph"
     before = getattr(holder, field, None)
@@ -149,6 +158,51 @@ def auto_disable(args: argparse.Namespace, model_config) -> tuple[str | None, st
     if before is not True and getattr(holder, field, None) is True:
         return "ServerArgs._handle_piecewise_cuda_graph sets disable_piecewise_cuda_graph for this launch", "ran SGLang's check"
     return None, "ran ServerArgs._handle_piecewise_cuda_graph: it keeps piecewise graphs as the flags say"
+
+
+def resolved_prefill_backend(args: argparse.Namespace, model_config) -> tuple[str | None, str]:
+    """(the prefill backend or None, how found): 0.5.14+ resolve the per-phase CUDA graph config in
+    `ServerArgs._handle_cuda_graph_config` (flags, deprecated aliases, defaults, the per-backend auto-disable rules,
+    validation); run here on a ServerArgs holding the parsed values, hardware questions answered as a CUDA machine."""
+    from sglang.srt.server_args import ServerArgs
+
+    if not hasattr(ServerArgs, "_handle_cuda_graph_config"):
+        return None, "this release has no per-phase CUDA graph config"
+    server_args = ServerArgs.__new__(ServerArgs)  # no __post_init__: it would load the model config from the hub
+    server_args.__dict__.update(_server_args_values(args))
+    server_args.model_config = model_config
+    server_args.get_model_config = lambda: model_config
+    try:
+        server_args._handle_cuda_graph_config()
+        backend = server_args.cuda_graph_config.prefill.backend
+    except Exception as exc:  # noqa: BLE001 - recorded: the state then comes from the flags and the runner facts
+        return None, f"ServerArgs._handle_cuda_graph_config could not run here: {type(exc).__name__}: {str(exc)[:200]}"
+    name = str(getattr(backend, "value", backend))
+    return name, f"ran ServerArgs._handle_cuda_graph_config: prefill.backend={name}"
+
+
+def installed_runner_facts(root: Path, version: str | None) -> tuple[dict | None, str]:
+    """(which runner capture builds, where read): the installed release's own model_executor code, read by the same
+    reader as its wheel (pcgkit.sglang.runners); the kit's table of the wheels where the files cannot be read."""
+    from pcgkit.sglang.runners import runner_facts_from_texts
+
+    folder = root / "srt" / "model_executor"
+    try:
+        if not folder.is_dir():
+            raise OSError(f"no {folder}")
+        texts = {f"sglang/{path.relative_to(root).as_posix()}": path.read_text(errors="replace")
+                 for path in folder.rglob("*.py")}
+        facts = runner_facts_from_texts(texts)
+    except (OSError, ValueError) as exc:
+        from pcgkit import resources
+        from pcgkit.sglang.releases import TABLE_FILE, parse_table, runner_facts
+
+        table = parse_table(json.loads(resources.fixture(TABLE_FILE).read_text()))
+        table_facts, source = runner_facts(table, version or "")
+        return (table_facts.to_dict() if table_facts else None), (
+            f"the kit's table of release wheels, {source} (the installed files could not be read: {exc})")
+    return facts.to_dict(), (f"the installed sglang {version}'s own code "
+                             f"({facts.selected_at or 'no breakable runner in sglang/srt/model_executor'})")
 
 
 LOADER = "srt/model_loader/loader.py"  # under the sglang package: where the model-load capability check lives
@@ -343,7 +397,7 @@ def probe(arch: str, launch_argv: Sequence[str]) -> dict:
             doc["piecewise_flags"] = flags
             doc["parsed"] = {k: v for k, v in sorted(vars(args).items())
                              if k in ("model_path", "quantization", "dtype", "disable_cuda_graph", "enable_torch_compile")
-                             or "piecewise" in k or k == "cuda_graph_backend_prefill"}
+                             or "piecewise" in k or "breakable" in k or k == "cuda_graph_backend_prefill"}
             stage = CHECKPOINT
             config = read_checkpoint_config(args.model_path)
             shape = model_shape(config)
@@ -365,9 +419,13 @@ def probe(arch: str, launch_argv: Sequence[str]) -> dict:
                 stage = RELEASE
                 doc["load_check"] = load_capability_check(model_config, root)
                 auto, how = auto_disable(args, model_config)
+                resolved, resolved_how = resolved_prefill_backend(args, model_config)
+            runners, runners_source = installed_runner_facts(root, doc["versions"]["sglang"])
             doc["quantization"] = model_config.quantization
-            state = piecewise_state(flags, vars(args), auto)
-            doc["piecewise"] = {**state.to_dict(), "auto_disable_check": how}
+            doc["runners"] = runners
+            state = piecewise_state(flags, vars(args), auto, runners, runners_source, resolved)
+            doc["piecewise"] = {**state.to_dict(), "auto_disable_check": how,
+                                "prefill_backend_resolution": resolved_how}
             if refusal := doc["load_check"].get("refusal"):
                 raise Unresolved(f"sglang {doc['versions']['sglang']} refuses this launch at model load, before any "
                                  f"piecewise capture, on a GPU of compute capability "

@@ -1,9 +1,12 @@
 """What a launch turns on, from SGLang's parsed arguments and its per-release piecewise facts. Pure.
 
 `piecewise_state` answers "does this launch capture piecewise CUDA graphs with torch.compile?" from the
-release's own flag facts (pcgkit.sglang.facts.PiecewiseFlags, as a dict) and the argument values the
-release's own parser produced; SGLang's start-up auto-disable checks are applied separately by the probe
-(they run SGLang's code) and reach this module as `auto_disabled`.
+release's own flag facts (pcgkit.sglang.facts.PiecewiseFlags, as a dict), the argument values the
+release's own parser produced, and which runner the release's capture code builds for them
+(pcgkit.sglang.runners.RunnerFacts, as a dict: read by the probe from the installed release, else from the
+wheel's table, and `runner_source` says which). SGLang's breakable CUDA graph runner uses no torch.compile, so a
+launch that builds it is never "on". SGLang's start-up auto-disable checks are run by the probe (they are SGLang's
+code) and reach this module as `auto_disabled` (0.5.10-0.5.13) or inside `resolved_prefill` (0.5.14+).
 """
 
 from __future__ import annotations
@@ -20,11 +23,19 @@ TC_PIECEWISE = "tc_piecewise"
 
 @dataclasses.dataclass(frozen=True)
 class PiecewiseState:
-    on: bool | None  # None: the release's facts could not say
+    on: bool | None  # torch.compile piecewise capture on for this launch; None: the release's facts could not say
     why: str  # one sentence: which flag or default decided it
+    runner: str | None = None  # what piecewise/prefill capture builds: TORCH_COMPILE, BREAKABLE; None: nothing / unread
+    runner_source: str = ""  # where the runner choice was read: the installed release's code, or the wheel's table
+    limit: str = ""  # what the chosen runner leaves uncaptured (0.5.11's breakable runner: one request per prefill)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+TORCH_COMPILE = "torch.compile"
+BREAKABLE = "breakable"
+SWITCH = "switch"  # pcgkit.sglang.runners.SWITCH: a ServerArgs field swaps the runner inside piecewise capture
 
 
 def _dest(flag: str | None) -> str | None:
@@ -33,42 +44,81 @@ def _dest(flag: str | None) -> str | None:
     return flag.split(" ")[0].split("=")[0].removeprefix("--").replace("-", "_")
 
 
-def piecewise_state(flags: Mapping[str, Any], parsed: Mapping[str, Any],
-                    auto_disabled: str | None = None) -> PiecewiseState:
-    """On or off for this command line (flags: PiecewiseFlags.to_dict(); parsed: vars(namespace)). Pure."""
+def _backend(value: Any) -> str | None:
+    """A prefill backend as its name: the parser may hold SGLang's `Backend` enum (the 0.5.14 deprecated alias). Pure."""
+    value = getattr(value, "value", value)
+    return None if value is None else str(value)
+
+
+def _breakable(how: str, runners: Mapping[str, Any], release: str, source: str) -> PiecewiseState:
+    limit = ""
+    if runners.get("one_request_only"):
+        limit = (f"sglang {release}'s breakable runner replays one request per prefill: prefills of more than one "
+                 f"request run eagerly ({runners.get('one_request_at')})")
+    return PiecewiseState(False, f"{how}: piecewise capture builds SGLang's breakable CUDA graph runner "
+                          f"({runners.get('selected_at') or 'the release code'}), which uses no torch.compile",
+                          BREAKABLE, source, limit)
+
+
+def piecewise_state(flags: Mapping[str, Any], parsed: Mapping[str, Any], auto_disabled: str | None = None,
+                    runners: Mapping[str, Any] | None = None, runners_source: str = "",
+                    resolved_prefill: str | None = None) -> PiecewiseState:
+    """Whether this command line captures with torch.compile, and which runner capture builds. Pure.
+
+    flags: PiecewiseFlags.to_dict(); parsed: vars(namespace); runners: pcgkit.sglang.runners.RunnerFacts.to_dict()
+    (None: not read, so a launch that names a breakable runner is not judged); resolved_prefill: the prefill backend
+    the release's own ServerArgs resolution gave (0.5.14+), which already holds its auto-disable rules."""
     state = flags.get("default_state")
     release = flags.get("sglang") or "this release"
     if state == NOT_SHIPPED:
         return PiecewiseState(False, f"sglang {release} has no torch.compile piecewise CUDA graph backend")
+    asks_breakable = (any("breakable" in key and value is True for key, value in parsed.items())
+                      or _backend(parsed.get(PREFILL_BACKEND_DEST)) == BREAKABLE)
+    if runners is None and asks_breakable:
+        return PiecewiseState(None, f"the launch asks for SGLang's breakable CUDA graph runner, but which runner sglang "
+                              f"{release} builds was not read (`bin/pcgkit lab read-releases` reads it from the wheel)")
+    runners = runners or {}
     enable = flags.get("enable") or ""
     if enable.startswith("--cuda-graph-backend-prefill"):
-        chosen = parsed.get(PREFILL_BACKEND_DEST)
-        if chosen is None:
-            default_on = state == ON_BY_DEFAULT
-            how = f"no {PREFILL_BACKEND_DEST.replace('_', '-')} given; the release's CUDA default is " + (
-                TC_PIECEWISE if default_on else "another backend")
-            on = default_on if state in (ON_BY_DEFAULT, OPT_IN) else None
+        explicit = _backend(parsed.get(PREFILL_BACKEND_DEST))
+        if resolved_prefill is not None:
+            chosen, how = resolved_prefill, (f"{'--cuda-graph-backend-prefill=' + explicit if explicit else 'the default'}"
+                                             f", resolved by the release's own ServerArgs._handle_cuda_graph_config to "
+                                             f"prefill.backend={resolved_prefill}")
+        elif explicit is not None:
+            chosen, how = explicit, f"--cuda-graph-backend-prefill={explicit}"
         else:
-            on, how = chosen == TC_PIECEWISE, f"--cuda-graph-backend-prefill={chosen}"
+            chosen = runners.get("prefill_default") or (TC_PIECEWISE if state == ON_BY_DEFAULT else None)
+            how = (f"no {PREFILL_BACKEND_DEST.replace('_', '-')} given; the release's CUDA default is "
+                   f"{chosen or 'another backend'}")
+            if state not in (ON_BY_DEFAULT, OPT_IN):
+                return PiecewiseState(None, how)
+        if chosen == BREAKABLE:
+            return _breakable(how, runners, release, runners_source)
+        on = chosen == TC_PIECEWISE
+        if on and auto_disabled and resolved_prefill is None:
+            return PiecewiseState(False, f"{how}, but SGLang turns it off at start-up: {auto_disabled}")
+        return PiecewiseState(on, how, TORCH_COMPILE if on else None, runners_source)
+    enable_dest, disable_dest = _dest(flags.get("enable")), _dest(flags.get("disable"))
+    force_dest = _dest(flags.get("force"))
+    forced = bool(force_dest and parsed.get(force_dest) is True)
+    if forced:
+        on, how = True, (f"--{(force_dest or '').replace('_', '-')} keeps piecewise CUDA graphs on "
+                         "(SGLang's auto-disable checks are skipped)")
+    elif state == ON_BY_DEFAULT:
+        off = bool(disable_dest and parsed.get(disable_dest))
+        on, how = not off, (f"{flags.get('disable')} given" if off else "on by default in this release and not disabled")
+    elif state == OPT_IN:
+        on = bool(enable_dest and parsed.get(enable_dest))
+        how = (f"{flags.get('enable')} given" if on else f"opt-in in this release and {flags.get('enable')} not given")
     else:
-        enable_dest, disable_dest = _dest(flags.get("enable")), _dest(flags.get("disable"))
-        force_dest = _dest(flags.get("force"))
-        if force_dest and parsed.get(force_dest) is True:
-            return PiecewiseState(True, f"--{force_dest.replace('_', '-')} keeps piecewise CUDA graphs on "
-                                  "(SGLang's auto-disable checks are skipped)")
-        if state == ON_BY_DEFAULT:
-            off = bool(disable_dest and parsed.get(disable_dest))
-            on, how = not off, (f"{flags.get('disable')} given" if off
-                                else "on by default in this release and not disabled")
-        elif state == OPT_IN:
-            on = bool(enable_dest and parsed.get(enable_dest))
-            how = (f"{flags.get('enable')} given" if on
-                   else f"opt-in in this release and {flags.get('enable')} not given")
-        else:
-            return PiecewiseState(None, f"the default state of piecewise CUDA graphs in sglang {release} was not read")
-    if on and auto_disabled:
+        return PiecewiseState(None, f"the default state of piecewise CUDA graphs in sglang {release} was not read")
+    if on and auto_disabled and not forced:
         return PiecewiseState(False, f"{how}, but SGLang turns it off at start-up: {auto_disabled}")
-    return PiecewiseState(on, how)
+    switch = runners.get("switch_field")
+    if on and runners.get("selector") == SWITCH and switch and parsed.get(switch) is True:
+        return _breakable(f"{how}, and --{switch.replace('_', '-')} given", runners, release, runners_source)
+    return PiecewiseState(on, how, TORCH_COMPILE if on else None, runners_source if on else "")
 
 
 @dataclasses.dataclass(frozen=True)

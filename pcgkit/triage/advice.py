@@ -17,12 +17,20 @@ import json
 import tomllib
 
 from pcgkit import resources
-from pcgkit.advice import CompileSafety, Evidence, Statement, Versions, compile_unsafe, cost_statement, load_evidence
+from pcgkit.advice import (
+    CompileSafety,
+    Evidence,
+    Statement,
+    Versions,
+    compile_unsafe,
+    cost_statement,
+    every_release,
+    load_evidence,
+)
 from pcgkit.advice import advise as advise_versions
-from pcgkit.advice.render import off_words, pass_words, tag
+from pcgkit.advice.render import off_words, pass_words, per_release_lines, tag
 from pcgkit.advice.summary import upstream_states, where_fixed
 from pcgkit.advice.values import UpstreamRead
-from pcgkit.sglang import facts as sglang_facts
 from pcgkit.sglang.case import SGLANG_COMPILE_SM120
 from pcgkit.triage.diagnose import Diagnosis, Kind, MatchableMode
 from pcgkit.triage.facts import Fact, fact
@@ -71,20 +79,14 @@ def _fixed_in(evidence: Evidence, facts: tuple[Fact, ...], sglang: str | None) -
 
 
 def switch_for(evidence: Evidence, sglang: str | None) -> list[str]:
-    """The switch that turns piecewise off: the user's release's own (the advice model), else one row per range of
-    releases read from their wheels."""
+    """What to pass: the user's release's own answer, else one line per run of releases with the same answer (SM120's,
+    each release's flags read from its wheel) (pcgkit.advice.render)."""
     if sglang:
         answer = advise_versions(Versions(sglang=sglang), "sm120", evidence)
         if answer.switch is not None:
             return [f"SGLang {sglang}: pass first {pass_words(answer)}; turn off: {off_words(answer)}{tag(answer.switch)}"]
-    rows = sglang_facts.switch_rows(r.flags for r in evidence.releases)
     where = f" [{evidence.releases_source}]" if evidence.releases_source else ""
-    return [f"SGLang {_span(row.releases)}: piecewise {row.default}; {row.turn_off}{where}" for row in rows]
-
-
-def _span(releases: tuple[str, ...]) -> str:
-    """'0.5.14' for one release, '0.5.10-0.5.13.post1' for a range."""
-    return releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
+    return [f"{line}{where}" for line in per_release_lines(every_release(evidence))]
 
 
 def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None, view: CatalogView) -> list[str]:

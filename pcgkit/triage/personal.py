@@ -13,9 +13,8 @@ from __future__ import annotations
 import dataclasses
 import textwrap
 
-from pcgkit.advice import Answer, Evidence, Versions, advise, arch_family
-from pcgkit.advice.render import AFFECTED_Q, COST_Q, FIXED_Q, OFF_Q, PASS_Q, answer_lines, tag
-from pcgkit.sglang import facts as sglang_facts
+from pcgkit.advice import Answer, Evidence, Versions, advise, arch_family, every_release
+from pcgkit.advice.render import AFFECTED_Q, COST_Q, FIXED_Q, OFF_Q, PASS_Q, answer_lines, per_release_lines, tag
 from pcgkit.triage.diagnose import Diagnosis, Kind
 from pcgkit.triage.userenv import UserEnv
 
@@ -79,10 +78,6 @@ def personal_answer(diagnosis: Diagnosis, user: UserEnv, evidence: Evidence) -> 
 
 
 def switch_rows_short(evidence: Evidence) -> list[str]:
-    """Without a known release: each range of releases with its own switch, one line each (the release table's own
-    wording, read from the wheels), for the first screen. Pure."""
-    out = []
-    for row in sglang_facts.switch_rows(r.flags for r in evidence.releases):
-        span = row.releases[0] if len(row.releases) == 1 else f"{row.releases[0]}-{row.releases[-1]}"
-        out += wrap(f"SGLang {span}: {row.turn_off.split(';')[0].split(' (or ')[0]}")  # the switch itself
-    return out
+    """Without a known release: what to pass on SM120, one line per run of releases with the same answer (the one
+    answer per release, pcgkit.advice.every_release), for the first screen. Pure."""
+    return [row for line in per_release_lines(every_release(evidence)) for row in wrap(line)]

@@ -73,8 +73,9 @@ def test_a_release_older_than_piecewise_graphs_is_the_releases_fault(reach_the_c
     monkeypatch.setattr(probe, "bare_model_config", lambda config, args: types.SimpleNamespace(quantization=None))
     monkeypatch.setattr(probe, "load_capability_check", lambda model_config, root: {})
     monkeypatch.setattr(probe, "auto_disable", lambda args, model_config: (None, "no check in this release"))
+    monkeypatch.setattr(probe, "resolved_prefill_backend", lambda args, model_config: (None, "no config in this release"))
     monkeypatch.setattr("pcgkit.preflight.resolve.piecewise_state",
-                        lambda flags, args, auto: types.SimpleNamespace(to_dict=dict, on=True))
+                        lambda *args: types.SimpleNamespace(to_dict=dict, on=True))
 
     def no_runner(root):
         raise NotApplicable("no piecewise runner calls install_torch_compiled with a fullgraph value in this sglang")
