@@ -14,11 +14,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-OPT_IN = "opt-in"
-ON_BY_DEFAULT = "on-by-default"
-NOT_SHIPPED = "not-shipped"
+from pcgkit.sglang.facts import BREAKABLE, NOT_SHIPPED, ON_BY_DEFAULT, OPT_IN, TC_PIECEWISE
+from pcgkit.sglang.runners import SWITCH
+
 PREFILL_BACKEND_DEST = "cuda_graph_backend_prefill"
-TC_PIECEWISE = "tc_piecewise"
+TORCH_COMPILE = "torch.compile"  # the runner that compiles piecewise graphs (this bug's); BREAKABLE compiles nothing
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,10 +32,6 @@ class PiecewiseState:
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
-
-TORCH_COMPILE = "torch.compile"
-BREAKABLE = "breakable"
-SWITCH = "switch"  # pcgkit.sglang.runners.SWITCH: a ServerArgs field swaps the runner inside piecewise capture
 
 
 def _dest(flag: str | None) -> str | None:
