@@ -51,9 +51,8 @@ def _breakable(how: str, runners: Mapping[str, Any], release: str, source: str) 
     if runners.get("one_request_only"):
         limit = (f"sglang {release}'s breakable runner replays one request per prefill: prefills of more than one "
                  f"request run eagerly ({runners.get('one_request_at')})")
-    return PiecewiseState(False, f"{how}: piecewise capture builds SGLang's breakable CUDA graph runner "
-                          f"({runners.get('selected_at') or 'the release code'}), which uses no torch.compile",
-                          BREAKABLE, source, limit)
+    return PiecewiseState(False, f"{how}: piecewise capture builds SGLang's breakable CUDA graph runner, which uses "
+                          "no torch.compile", BREAKABLE, source, limit)
 
 
 def piecewise_state(flags: Mapping[str, Any], parsed: Mapping[str, Any], auto_disabled: str | None = None,
@@ -77,6 +76,7 @@ def piecewise_state(flags: Mapping[str, Any], parsed: Mapping[str, Any], auto_di
     enable = flags.get("enable") or ""
     if enable.startswith("--cuda-graph-backend-prefill"):
         explicit = _backend(parsed.get(PREFILL_BACKEND_DEST))
+        chosen: str | None
         if resolved_prefill is not None:
             chosen, how = resolved_prefill, (f"{'--cuda-graph-backend-prefill=' + explicit if explicit else 'the default'}"
                                              f", resolved by the release's own ServerArgs._handle_cuda_graph_config to "
