@@ -69,9 +69,10 @@ def piecewise_state(flags: Mapping[str, Any], parsed: Mapping[str, Any], auto_di
         return PiecewiseState(False, f"sglang {release} has no torch.compile piecewise CUDA graph backend")
     asks_breakable = (any("breakable" in key and value is True for key, value in parsed.items())
                       or _backend(parsed.get(PREFILL_BACKEND_DEST)) == BREAKABLE)
-    if runners is None and asks_breakable:
-        return PiecewiseState(None, f"the launch asks for SGLang's breakable CUDA graph runner, but which runner sglang "
-                              f"{release} builds was not read (`bin/pcgkit lab read-releases` reads it from the wheel)")
+    if asks_breakable and not (runners or {}).get("selector"):  # never a guess: unread is not "torch.compile"
+        return PiecewiseState(None, f"the launch asks for SGLang's breakable CUDA graph runner, but where sglang "
+                              f"{release} selects its runner was not found ({runners_source or 'no runner facts'}; "
+                              "`bin/pcgkit lab read-releases` reads them from the wheel)")
     runners = runners or {}
     enable = flags.get("enable") or ""
     if enable.startswith("--cuda-graph-backend-prefill"):
