@@ -112,10 +112,13 @@ def test_0_5_15_default_is_the_breakable_runner():
     assert state.runner == BREAKABLE and "default is breakable" in state.why
 
 
-def test_a_breakable_launch_with_no_runner_facts_is_unknown_never_a_crash():
-    """Runner facts not read: a launch naming the breakable runner is `unknown` with the refresher named."""
+@pytest.mark.parametrize("runners", [None, {"selector": None, "one_request_at": "no breakable runner"}])
+def test_a_breakable_launch_with_no_runner_facts_is_unknown_never_a_crash(runners):
+    """Runner facts not read, or no selection found in the code read: a launch naming the breakable runner is
+    `unknown` with the refresher named, never the torch.compile runner's crash."""
     doc = _recorded()
-    state = piecewise_state(doc["piecewise_flags"], {**doc["parsed"], "enable_breakable_cuda_graph": True})
+    state = piecewise_state(doc["piecewise_flags"], {**doc["parsed"], "enable_breakable_cuda_graph": True}, None,
+                            runners, "the installed sglang 0.5.11's own code")
     result = decide({**doc, "piecewise": state.to_dict()}, failure_modes())
     assert result.answer is Answer.UNKNOWN and "read-releases" in result.reason
 

@@ -1,5 +1,6 @@
 """`bin/pcgkit lab read-releases [--cache DIR]`: download every SGLang release wheel in the matrix range
-(`pip download --no-deps`, outside the checkout) and read each one's switch and FP4 op facts into
+(`pip download --no-deps`, outside the checkout) and read each one's switch, FP4 op and runner facts (which runner
+piecewise/prefill capture builds, what the breakable runner refuses: pcgkit.sglang.runners, with file:line) into
 fixtures/sglang_releases.json."""
 
 from __future__ import annotations

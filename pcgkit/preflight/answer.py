@@ -79,8 +79,8 @@ def decide(probe: Mapping[str, Any], modes: Mapping[str, Any]) -> Preflight:
     piecewise = probe.get("piecewise") or {}
     if piecewise.get("runner") == BREAKABLE:  # no torch.compile at all: nothing of this bug's can run
         limit = f"; {piecewise['limit']}" if piecewise.get("limit") else ""
-        return Preflight(Answer.OK, f"will not hit this bug: {piecewise.get('why')}{limit} (runner read from "
-                         f"{piecewise.get('runner_source') or 'the release'})", None, None, probe)
+        return Preflight(Answer.OK, f"will not hit this bug: {piecewise.get('why')} (read from "
+                         f"{piecewise.get('runner_source') or 'the release'}){limit}", None, None, probe)
     if piecewise.get("on") is False:
         return Preflight(Answer.OK, f"piecewise CUDA graph capture is off for this launch ({piecewise.get('why')}): "
                          "nothing is compiled under torch.compile(fullgraph=True) at start-up", None, None, probe)

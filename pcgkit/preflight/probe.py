@@ -199,8 +199,9 @@ def installed_runner_facts(root: Path, version: str | None) -> tuple[dict | None
 
         table = parse_table(json.loads(resources.fixture(TABLE_FILE).read_text()))
         table_facts, source = runner_facts(table, version or "")
+        where = f"{table_facts.selected_at}, " if table_facts and table_facts.selected_at else ""
         return (table_facts.to_dict() if table_facts else None), (
-            f"the kit's table of release wheels, {source} (the installed files could not be read: {exc})")
+            f"the kit's table of release wheels ({where}{source}; the installed files could not be read: {exc})")
     return facts.to_dict(), (f"the installed sglang {version}'s own code "
                              f"({facts.selected_at or 'no breakable runner in sglang/srt/model_executor'})")
 

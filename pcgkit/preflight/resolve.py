@@ -14,11 +14,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-OPT_IN = "opt-in"
-ON_BY_DEFAULT = "on-by-default"
-NOT_SHIPPED = "not-shipped"
+from pcgkit.sglang.facts import BREAKABLE, NOT_SHIPPED, ON_BY_DEFAULT, OPT_IN, TC_PIECEWISE
+from pcgkit.sglang.runners import SWITCH
+
 PREFILL_BACKEND_DEST = "cuda_graph_backend_prefill"
-TC_PIECEWISE = "tc_piecewise"
+TORCH_COMPILE = "torch.compile"  # the runner that compiles piecewise graphs (this bug's); BREAKABLE compiles nothing
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,10 +32,6 @@ class PiecewiseState:
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
-
-TORCH_COMPILE = "torch.compile"
-BREAKABLE = "breakable"
-SWITCH = "switch"  # pcgkit.sglang.runners.SWITCH: a ServerArgs field swaps the runner inside piecewise capture
 
 
 def _dest(flag: str | None) -> str | None:
@@ -55,9 +51,8 @@ def _breakable(how: str, runners: Mapping[str, Any], release: str, source: str) 
     if runners.get("one_request_only"):
         limit = (f"sglang {release}'s breakable runner replays one request per prefill: prefills of more than one "
                  f"request run eagerly ({runners.get('one_request_at')})")
-    return PiecewiseState(False, f"{how}: piecewise capture builds SGLang's breakable CUDA graph runner "
-                          f"({runners.get('selected_at') or 'the release code'}), which uses no torch.compile",
-                          BREAKABLE, source, limit)
+    return PiecewiseState(False, f"{how}: piecewise capture builds SGLang's breakable CUDA graph runner, which uses "
+                          "no torch.compile", BREAKABLE, source, limit)
 
 
 def piecewise_state(flags: Mapping[str, Any], parsed: Mapping[str, Any], auto_disabled: str | None = None,
@@ -74,13 +69,15 @@ def piecewise_state(flags: Mapping[str, Any], parsed: Mapping[str, Any], auto_di
         return PiecewiseState(False, f"sglang {release} has no torch.compile piecewise CUDA graph backend")
     asks_breakable = (any("breakable" in key and value is True for key, value in parsed.items())
                       or _backend(parsed.get(PREFILL_BACKEND_DEST)) == BREAKABLE)
-    if runners is None and asks_breakable:
-        return PiecewiseState(None, f"the launch asks for SGLang's breakable CUDA graph runner, but which runner sglang "
-                              f"{release} builds was not read (`bin/pcgkit lab read-releases` reads it from the wheel)")
+    if asks_breakable and not (runners or {}).get("selector"):  # never a guess: unread is not "torch.compile"
+        return PiecewiseState(None, f"the launch asks for SGLang's breakable CUDA graph runner, but where sglang "
+                              f"{release} selects its runner was not found ({runners_source or 'no runner facts'}; "
+                              "`bin/pcgkit lab read-releases` reads them from the wheel)")
     runners = runners or {}
     enable = flags.get("enable") or ""
     if enable.startswith("--cuda-graph-backend-prefill"):
         explicit = _backend(parsed.get(PREFILL_BACKEND_DEST))
+        chosen: str | None
         if resolved_prefill is not None:
             chosen, how = resolved_prefill, (f"{'--cuda-graph-backend-prefill=' + explicit if explicit else 'the default'}"
                                              f", resolved by the release's own ServerArgs._handle_cuda_graph_config to "
