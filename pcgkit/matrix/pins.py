@@ -17,13 +17,13 @@ import zipfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-import tomllib
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from pcgkit import resources
 from pcgkit.util import atomic, proc
+from pcgkit.util.tomlfile import tomllib
 from pcgkit.values.axes import PINNED_BY_SGLANG
 
 PINS_SCHEMA = "pcgkit.sglang-requires/1"

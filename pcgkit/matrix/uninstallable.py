@@ -18,12 +18,12 @@ import datetime as _dt
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-import tomllib
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, STAGE_CANNOT_RUN, STAGE_INSTALL, CellOutcome
+from pcgkit.util.tomlfile import tomllib
 from pcgkit.values.verdict import CANNOT_RUN
 from pcgkit.verdicts.expectations import DEFAULT_EXPECTATIONS
 

@@ -16,10 +16,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-import tomllib
-
 from pcgkit.errors import UsageError
 from pcgkit.util import atomic
+from pcgkit.util.tomlfile import tomllib
 
 SCHEMA = "pcgkit.preflight-launch/1"
 ENV_VAR = "PCGKIT_PREFLIGHT"  # the launch file a matrix cell's preflight case reads (set by `matrix --preflight`)

@@ -6,11 +6,11 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-import tomllib
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from pcgkit import resources
+from pcgkit.util.tomlfile import tomllib
 
 SCHEMA = "pcgkit.sglang-quant-methods/1"
 SPEC_FILE = "sglang_methods.toml"

@@ -14,8 +14,6 @@ from __future__ import annotations
 import dataclasses
 import json
 
-import tomllib
-
 from pcgkit import resources
 from pcgkit.advice import CompileSafety, Evidence, Statement, Versions, compile_unsafe, cost_statement, load_evidence
 from pcgkit.advice import advise as advise_versions
@@ -26,6 +24,7 @@ from pcgkit.sglang.case import SGLANG_COMPILE_SM120
 from pcgkit.triage.diagnose import Diagnosis, Kind, MatchableMode
 from pcgkit.triage.facts import Fact, fact
 from pcgkit.triage.steps import FlashInferSource, load_source
+from pcgkit.util.tomlfile import tomllib
 
 
 @dataclasses.dataclass(frozen=True)

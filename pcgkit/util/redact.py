@@ -52,8 +52,8 @@ _MARKERS = tuple(m.lower() for m in SECRET_NAME_MARKERS)
 # A value stops at whitespace, quotes, a backslash (JSON escapes), markup brackets and '|' (a Markdown cell), so
 # that redacting inside a JSON/XML/Markdown text never eats the syntax around it; '&', ';' and ',' inside a
 # value are part of it (a password `Tr0ub4dor&3`, `a;b`, `x,y` goes whole: no tail survives), at its end they
-# are the list's or the call's (`hf_token=X, tp_size=1)`).
-_VALUE = r"[^\s\"'\\<>`|]*[^\s\"'\\<>`|,;)]"
+# are the list's or the call's (`hf_token=X, tp_size=1)`, `[--env KEY=VALUE]`).
+_VALUE = r"[^\s\"'\\<>`|]*[^\s\"'\\<>`|,;)\]}]"
 # A quoted value, up to its closing quote: "..." with JSON escapes, '...', and the JSON-escaped \"...\" of a
 # document printed inside another. Each form is unambiguous (one way to match a character): linear time.
 _QUOTED_VALUE = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.)+)"|'(?P<sq>[^'\n]+)'|\\"(?P<eq>[^"\\\n]+)\\")"""
@@ -158,7 +158,9 @@ def _secret_value(match: re.Match[str]) -> str | None:
         strength = _name_strength(name)
         # KEY/AUTH alone (`key=len` in a source line, `auth_type=basic`): a secret only when it looks like one,
         # or as an upper-case variable's own assignment (`SIGNING_KEY=plainword`).
-        if strength == 2 or (strength == 1 and (_looks_like_token(value) or (name.isupper() and "=" in match["head"]))):
+        # (a help text's placeholder, `KEY=VALUE`, is neither)
+        assignment = name.isupper() and "=" in match["head"] and not re.fullmatch(r"[A-Z_]+", value)
+        if strength == 2 or (strength == 1 and (_looks_like_token(value) or assignment)):
             return value
         return None
     return value

@@ -6,11 +6,11 @@ import dataclasses
 from pathlib import Path
 from typing import Mapping
 
-import tomllib
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from pcgkit import resources
+from pcgkit.util.tomlfile import tomllib
 from pcgkit.values.verdict import Verdict
 
 DEFAULT_EXPECTATIONS = resources.fixture("expectations.toml")
