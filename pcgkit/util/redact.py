@@ -75,7 +75,7 @@ _FLAG_RE = re.compile(
 # (`"github_token": "X"`), a Python repr (`api_key='X'`, `'token': 'X'`), JSON-escaped (`\"token\": \"X\"`).
 # Whether the name is secret is _name_strength's answer (the same words as for variables).
 _PAIR_RE = re.compile(
-    r"(?P<head>(?<![\w.-])(?P<nq>\\?[\"'])?(?=[A-Za-z0-9_.-]*?(?i:token|key|secret|pass|pwd|credential|auth|pat))"
+    r"(?P<head>(?<![\w./-])(?P<nq>\\?[\"'])?(?=[A-Za-z0-9_.-]*?(?i:token|key|secret|pass|pwd|credential|auth|pat))"
     r"(?P<name>[A-Za-z][A-Za-z0-9_.-]*)(?(nq)\\?[\"'])[ \t]*[=:][ \t]*)"
     rf"(?![<(\[{{])(?:{_QUOTED_VALUE}|(?P<value>{_VALUE}))"
 )
@@ -103,8 +103,14 @@ SECRET_WORDS = frozenset({
     "authorization", "apikey", "pat",
 })
 # Values of a `name=value` pair that are evidence whatever the name (an upper-case variable's own assignment
-# aside): None/null and booleans (`hf_token=None`), and short numbers (SGLang's `#token: 20,` is a count).
+# aside): None/null and booleans (`hf_token=None`), short numbers (SGLang's `#token: 20,` is a count) and
+# references to a variable (`token: ${{ secrets.X }}`, `$HF_TOKEN`): the secret is elsewhere.
 _NOT_A_SECRET_RE = re.compile(r"(?i)none|null|nil|true|false|[\d.,:%+-]{1,11}")
+# A short plain lower-case word is a secret only under a password-like name (`password: hunter`); under a token or
+# key name it is a setting (GitHub Actions' `id-token: write`, `token: expired`).
+_FILE_NAME_RE = re.compile(r"\.(?:py|pyi|pyx|so|c|h|cc|cpp|cu|cuh|json|toml|ya?ml|txt|log|md|sh|whl)$")
+_PLAIN_WORD_RE = re.compile(r"[a-z]{1,11}")
+_PASSWORD_WORDS = frozenset({"PASSWORD", "PASSWD", "PASS", "PWD", "SECRET"})
 
 
 def _name_strength(name: str) -> int:
@@ -153,7 +159,12 @@ def _secret_value(match: re.Match[str]) -> str | None:
         return value if secret else None
     if match.re is _PAIR_RE:
         name = match["name"]
-        if _NOT_A_SECRET_RE.fullmatch(value) and not name.isupper():  # `HF_TOKEN=12345` is still the variable's secret
+        if _FILE_NAME_RE.search(name):  # `per_token_quant.py:57:fn` is a frame, not a pair
+            return None
+        if value.startswith("$") or (_NOT_A_SECRET_RE.fullmatch(value) and not name.isupper()):
+            return None  # a reference to a variable is never the secret; `HF_TOKEN=12345` is the variable's own
+        words = set(re.split(r"[_.\-]+", name.upper()))
+        if _PLAIN_WORD_RE.fullmatch(value) and not name.isupper() and not words & _PASSWORD_WORDS:
             return None
         strength = _name_strength(name)
         # KEY/AUTH alone (`key=len` in a source line, `auth_type=basic`): a secret only when it looks like one,
