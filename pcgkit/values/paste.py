@@ -210,8 +210,8 @@ def excerpt_stream(chunks: Iterable[bytes], needles: Iterable[tuple[str, int, in
                 continue
             add(pending[:cut])
             pending = pending[cut + 1:]
-    if pending:  # the last line; a final newline ends it, it starts no other
-        add(pending[:-1] if pending.endswith(b"\n") else pending)
+    if pending or read:  # the last line (after a final newline: the empty one, as `text.split("\n")` counts it)
+        add(pending)
     if not dropped:
         return LogExcerpt(b"\n".join(b.data for b in [*head, *tail]).decode("utf-8", "replace"), None, read)
     rows: list[tuple[int, bytes]] = []
