@@ -417,6 +417,25 @@ def target_device(arch: str):
     return (devices[0] if devices else None), False
 
 
+# The answer's parts the kit reads back (commands/preflight, preflight/answer): each a table, or absent or null.
+ANSWER_TABLES = ("versions", "device", "piecewise", "piecewise_flags", "dense", "model", "load_check")
+
+
+def answer_problem(doc: object) -> str | None:
+    """What makes a probe's answer unreadable to this kit (another kit's probe, a damaged file); None: readable. Pure."""
+    if not isinstance(doc, dict):
+        return f"the answer is a JSON {type(doc).__name__}, not an object"
+    parts = [(key, doc.get(key)) for key in ANSWER_TABLES]
+    dense = doc.get("dense") if isinstance(doc.get("dense"), dict) else {}
+    parts += [(f"dense.{key}", dense.get(key)) for key in ("observation", "signature")]
+    bad = next(((key, value) for key, value in parts if value is not None and not isinstance(value, dict)), None)
+    if bad is not None:
+        return f"{bad[0]} is {type(bad[1]).__name__} {str(bad[1])[:40]!r}, not a table"
+    if doc.get("unresolved") is not None and not isinstance(doc["unresolved"], str):
+        return f"unresolved is {type(doc['unresolved']).__name__}, not text"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     launch = argv[argv.index("--") + 1:] if "--" in argv else []
