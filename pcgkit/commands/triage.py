@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import json
 import os
+import select
 import shlex
+import stat
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -247,27 +250,45 @@ MAX_LOG_BYTES = 1024**3
 _CHUNK = 4 * 1024**2
 
 
+IDLE_S = 60.0  # a pipe that sends nothing for this long (`docker logs -f` of an idle server) is triaged as it stands
+
+
 def _read_bounded(stream, source: str, limit: int | None = None) -> LogExcerpt:
-    """A binary stream to its end, or to `limit` bytes (default MAX_LOG_BYTES: a pipe may never end; a note on
-    stderr when cut)."""
-    cut = False
+    """A binary stream to its end, or to `limit` bytes (default MAX_LOG_BYTES: a pipe may never end), or, for a
+    pipe that stops sending without ending, to IDLE_S seconds of silence; a note on stderr when cut."""
+    cut, idle = False, False
     limit = MAX_LOG_BYTES if limit is None else limit
+    try:
+        fd = stream.fileno()
+        waits = not os.isatty(fd) and stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except (OSError, ValueError, io.UnsupportedOperation):  # a stream with no descriptor (a test's, a wrapper's)
+        fd, waits = -1, False
+
+    def read(count: int) -> bytes:
+        nonlocal idle
+        if waits and not select.select([fd], [], [], IDLE_S)[0]:
+            idle = True
+            return b""
+        return os.read(fd, count) if waits else stream.read(count)
 
     def chunks():
         nonlocal cut
         size = 0
         while size < limit:
-            chunk = stream.read(min(_CHUNK, limit - size))
+            chunk = read(min(_CHUNK, limit - size))
             if not chunk:
                 return
             size += len(chunk)
             yield chunk
-        cut = bool(stream.read(1))
+        cut = bool(read(1))
 
     excerpt = excerpt_stream(chunks(), (*LOG_NEEDLES, *FACT_NEEDLES))
     if cut:
         print(f"pcgkit triage: {source}: input truncated at {_size(limit)}; "
               "the diagnosis is of that part (pass the end of the log, e.g. `tail -c 50M`)", file=sys.stderr)
+    if idle:
+        print(f"pcgkit triage: {source}: nothing new for {IDLE_S:.0f} s and no end: triaged what came (a log that is "
+              "still being written, `docker logs -f`, never ends: drop -f)", file=sys.stderr)
     return excerpt
 
 
@@ -287,8 +308,6 @@ def _read_stdin() -> LogExcerpt:
 
 def _read_file(path: Path, name: str) -> LogExcerpt:
     """One file or FIFO (`<(docker logs x)`), bounded; a device (/dev/zero) or a socket is refused, not read."""
-    import stat
-
     try:
         mode = path.stat().st_mode
         if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
@@ -357,7 +376,11 @@ def _captured_env(args: argparse.Namespace) -> UserEnv | None:
     if args.env:
         path = Path(args.env)
         if not (path.exists() or path.is_symlink()):
-            raise UsageError(f"--env {args.env}: no such file (write one with `{prog_name()} env --json --out env.json`)")
+            # `<(...)` names a descriptor of the shell's: a wrapper between (sudo, a runner) closes it on the way
+            gone = ("the pipe of `<(...)` did not reach pcgkit (sudo and some wrappers close it); "
+                    if str(path).startswith(("/dev/fd/", "/proc/self/fd/")) else "")
+            raise UsageError(f"--env {args.env}: no such file ({gone}write one with "
+                             f"`{prog_name()} env --json --out env.json` and pass that)")
         # bounded, and a pipe is read like a file: `--env <(pcgkit env --json)`
         capture: dict = atomic.read_json_object(path, "--env", allow_pipe=True)
         if not str(capture.get("schema", "")).startswith("pcgkit.env/"):

@@ -114,6 +114,37 @@ def as_kit_error(path: Path | str, exc: OSError) -> OutputPathError | Unwritable
 MAX_INPUT_BYTES = 64 << 20  # any one file the user points at: a log, a capture, a config, the history
 
 
+PIPE_WAIT_S = 60.0  # a pipe the user named that sends nothing (and does not end) for this long is one line
+
+
+def _read_pipe(path: Path, what: str, limit: int) -> bytes:
+    """A FIFO read without ever blocking for good: opened non-blocking (a FIFO nobody writes to reads as empty,
+    where a plain open() waits for a writer forever), each read waiting at most PIPE_WAIT_S for data."""
+    import select
+
+    from pcgkit.errors import UsageError
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        chunks: list[bytes] = []
+        size = 0
+        while size < limit:
+            try:  # no writer at all: end of file at once; a writer with nothing yet: wait for it, boundedly
+                chunk = os.read(fd, min(1 << 20, limit - size))
+            except BlockingIOError:
+                if not select.select([fd], [], [], PIPE_WAIT_S)[0]:
+                    raise UsageError(f"{what} {path}: a pipe that sent nothing for {PIPE_WAIT_S:.0f} s and did not "
+                                     "end; give a file") from None
+                continue
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def read_user_bytes_checks(path: Path, what: str, *, allow_pipe: bool = False) -> None:
     """read_user_bytes's refusals, before a byte is read: missing, a folder, a device or socket, a FIFO unless
     allowed (one UsageError line each)."""
@@ -145,8 +176,11 @@ def read_user_bytes(path: Path, what: str, *, limit: int = MAX_INPUT_BYTES, allo
     path = Path(path)
     read_user_bytes_checks(path, what, allow_pipe=allow_pipe)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
+        if stat.S_ISFIFO(os.stat(path).st_mode):
+            data = _read_pipe(path, what, limit + 1)
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read(limit + 1)
     except OSError as exc:
         raise UsageError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
     if len(data) > limit:

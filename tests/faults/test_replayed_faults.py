@@ -142,3 +142,45 @@ def test_the_replayed_commands_run_as_a_user_runs_them(tmp_path):
                            "--out", str(tmp_path / "wf.yml")], capture_output=True, text=True, env=kit_env(), timeout=120)
     assert done.returncode == 2 and not (tmp_path / "wf.yml").exists()
     assert json.dumps("a\nb")[1:-1] in done.stderr or "runner label" in done.stderr
+
+
+def test_a_log_pipe_that_stops_sending_without_ending_is_triaged_as_it_stands(capsys, monkeypatch):
+    """`triage <(docker logs -f x)`: the log arrives, then nothing and no end; after IDLE_S of silence the log is
+    triaged with a note (was a read that never stops)."""
+    from pcgkit.commands import triage as triage_cli
+
+    monkeypatch.setattr(triage_cli, "IDLE_S", 1.0, raising=False)
+    read, write = os.pipe()
+    os.write(write, (DATA / "triage_logs" / "01_sglang23386_dgxspark_nvcc_threading_lock.log").read_bytes())
+    try:  # the write end stays open: the pipe never ends
+        status, out, err = run_main(["triage", f"/dev/fd/{read}"], capsys)
+    finally:
+        os.close(write)
+        os.close(read)
+    assert status == 0 and "mode1" in out and "nothing new for 1 s" in err
+
+
+def test_an_env_pipe_that_never_sends_or_has_no_writer_is_one_line(tmp_path, capsys, monkeypatch):
+    """`--env` a FIFO nobody writes to (open() used to wait forever) or a pipe that never sends: one line each."""
+    from pcgkit.util import atomic
+
+    monkeypatch.setattr(atomic, "PIPE_WAIT_S", 1.0, raising=False)
+    log = str(DATA / "triage_logs" / "01_sglang23386_dgxspark_nvcc_threading_lock.log")
+    fifo = tmp_path / "env.fifo"
+    os.mkfifo(fifo)
+    status, _, err = run_main(["triage", log, "--env", str(fifo)], capsys)
+    assert status == 2 and "--env" in assert_one_line_error(err)
+    read, write = os.pipe()
+    try:
+        status, _, err = run_main(["triage", log, "--env", f"/dev/fd/{read}"], capsys)
+    finally:
+        os.close(write)
+        os.close(read)
+    assert status == 2 and "sent nothing for 1 s" in assert_one_line_error(err)
+
+
+def test_a_process_substitution_that_did_not_reach_the_kit_says_so(capsys):
+    """`--env /dev/fd/N` whose descriptor is closed (sudo closes them): the line says why, not only "no such file"."""
+    log = str(DATA / "triage_logs" / "01_sglang23386_dgxspark_nvcc_threading_lock.log")
+    status, _, err = run_main(["triage", log, "--env", "/dev/fd/987"], capsys)
+    assert status == 2 and "did not reach pcgkit" in assert_one_line_error(err)
