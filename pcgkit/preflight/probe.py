@@ -86,7 +86,17 @@ def read_checkpoint_config(model_path: str) -> dict:
         raise Unresolved(str(exc), CHECKPOINT) from None
     if not isinstance(config, dict):
         raise Unresolved(f"{config_file}: not a JSON object", CHECKPOINT)
+    for table in (config, config.get("text_config") if isinstance(config.get("text_config"), dict) else {}):
+        for key in SIZE_FIELDS:  # NaN, 0, "4096" or 1.5 would reach SGLang's shape arithmetic as a crash
+            value = table.get(key)
+            if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+                raise Unresolved(f"{config_file}: {key} is {value!r}, expected a whole number > 0", CHECKPOINT)
     return config
+
+
+# The sizes of a checkpoint's config.json that shape the traced layer: each, where present, a positive whole number.
+SIZE_FIELDS = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+               "vocab_size")
 
 
 def _hf_config(config: dict) -> types.SimpleNamespace:

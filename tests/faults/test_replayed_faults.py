@@ -184,3 +184,17 @@ def test_a_process_substitution_that_did_not_reach_the_kit_says_so(capsys):
     log = str(DATA / "triage_logs" / "01_sglang23386_dgxspark_nvcc_threading_lock.log")
     status, _, err = run_main(["triage", log, "--env", "/dev/fd/987"], capsys)
     assert status == 2 and "did not reach pcgkit" in assert_one_line_error(err)
+
+
+@pytest.mark.parametrize("value", ["NaN", "0", '"4096"', "1.5"])
+def test_a_nan_hidden_size_is_the_checkpoints_fault(tmp_path, value):
+    """config.json with `"hidden_size": NaN` (Python's json reads it): the probe stops before SGLang's shape
+    arithmetic and names the checkpoint and the field (unknown, exit 11), never a crash inside the trace."""
+    from pcgkit.preflight import probe
+
+    (tmp_path / "config.json").write_text('{"architectures": ["LlamaForCausalLM"], "hidden_size": ' + value + "}")
+    with pytest.raises(probe.Unresolved) as stopped:
+        probe.read_checkpoint_config(str(tmp_path))
+    assert stopped.value.fault == probe.CHECKPOINT and "hidden_size" in str(stopped.value)
+    (tmp_path / "config.json").write_text('{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096}')
+    assert probe.read_checkpoint_config(str(tmp_path))["hidden_size"] == 4096
