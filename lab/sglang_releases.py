@@ -79,6 +79,17 @@ def download_argv(pip: list[str], release: str, dest: Path) -> list[str]:
             "--only-binary=:all:", "--python-version", WHEEL_PYTHON, "--dest", str(dest), "--quiet"]
 
 
+def pip_failure(output: str, ended: str) -> str:
+    """pip's own reason a download failed, for the one error line: its last `ERROR:` line, with the network named
+    when pip retried a connection first ("from versions: none" alone reads like a release that does not exist).
+    `ended`: how the process ended (proc's describe_failure), used when pip printed no reason. Pure."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("ERROR:")]
+    reason = errors[-1] if errors else (lines[-1] if lines else ended)
+    network = any("Retrying" in line and ("connect" in line.lower() or "NewConnectionError" in line) for line in lines)
+    return ("network: pip could not reach the index; " if network else "") + reason[:300]
+
+
 def pip_command(python: str, has_pip: bool, pip_on_path: str | None) -> list[str] | None:
     """How to call pip: this interpreter's when it has one (uv-made venvs do not), else the pip on PATH. Pure."""
     if has_pip:

@@ -16,6 +16,7 @@ from typing import Callable
 
 import pytest
 
+from pcgkit.errors import UsageError as PcgkitUsageError
 from pcgkit.harness import archpaths, hardware, pathevidence
 from pcgkit.harness.casekit import (
     TARGETS,
@@ -76,6 +77,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    try:  # the user edits the baseline: a broken one is one usage line before any case runs, not a case error each
+        load_expectations()
+    except PcgkitUsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
     for name, description in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {description}")
     collector = ResultCollector(config)

@@ -92,7 +92,9 @@ def test_uninstallable_entry_without_reason_or_link_is_rejected(field):
     entry = {"when": '{ "torch" = "<1" }', "match": '"x"', "why": '"w"', "link": '"l"', "tried": "2026-12-05",
              "retry-days": "7"}
     del entry[field]
-    with pytest.raises(ValueError, match=f"lacks {field}"):
+    from pcgkit.errors import UsageError
+
+    with pytest.raises(UsageError, match=f"no '{field}'"):
         parse_uninstallable("[[cannot-run]]\n" + "\n".join(f"{k} = {v}" for k, v in entry.items()))
 
 

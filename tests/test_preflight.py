@@ -302,8 +302,8 @@ def test_a_traced_launch_is_skipped_as_traced_only_never_fixed(monkeypatch, laun
 @pytest.mark.parametrize("text, message", [
     ('schema = "x"\nlaunch = ["--model-path", "a"]', "schema"),
     ('schema = "pcgkit.preflight-launch/1"\nlaunch = []', "non-empty list"),
-    ('schema = "pcgkit.preflight-launch/1"\nlaunch = ["a"]\narch = "sm75"', "arch"),
-    ('schema = "pcgkit.preflight-launch/1"\nlaunch = ["a"]\nextra = 1', "unknown keys"),
+    ('schema = "pcgkit.preflight-launch/1"\nlaunch = ["a"]\narch = "sm75"', r"l\.toml:3: `arch`"),
+    ('schema = "pcgkit.preflight-launch/1"\nlaunch = ["a"]\nextra = 1', r"l\.toml:3: unknown key 'extra'"),
     ("not toml [", "not TOML"),
 ])
 def test_a_bad_launch_file_is_one_line_naming_the_field(tmp_path, text, message):

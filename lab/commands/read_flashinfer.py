@@ -13,7 +13,7 @@ from pathlib import Path
 import tomllib
 
 from pcgkit import resources
-from pcgkit.errors import UsageError
+from pcgkit.errors import EnvironmentSetupError, ToolMissingError
 from pcgkit.util import atomic
 
 TODAY = _dt.date.today
@@ -37,7 +37,7 @@ def _read_flashinfer(args: argparse.Namespace) -> int:
     import shutil
 
     import lab.flashinfer_releases as fi
-    from lab.sglang_releases import pip_command
+    from lab.sglang_releases import pip_command, pip_failure
     from pcgkit.util import proc
 
     wanted = args.release or _flashinfer_in_range()
@@ -53,11 +53,14 @@ def _read_flashinfer(args: argparse.Namespace) -> int:
             done = proc.run(fi.download_argv(pip, version, folder), timeout=600)
             wheels = sorted(folder.glob("flashinfer_python-*.whl"))
             if not wheels:
-                not_read[version] = f"no wheel downloaded ({done.describe_failure()})"[:200]
+                not_read[version] = f"no wheel downloaded: {pip_failure(done.output_tail, done.describe_failure())}"[:300]
                 continue
         elif not wheels:
-            raise UsageError("read-flashinfer: no pip to download wheels with (none in this venv, none on PATH)")
+            raise ToolMissingError("read-flashinfer: no pip to download wheels with (none in this venv, none on PATH)")
         read.append(fi.read_wheel(wheels[-1], version, today))
+    if not read and not_read:  # nothing downloaded at all: the machine's (network, index), exit 4, pip's reason
+        raise EnvironmentSetupError(f"read-flashinfer: no release read; {next(iter(not_read.items()))[0]}: "
+                                    f"{next(iter(not_read.values()))}")
     target = Path(args.out) if args.out else resources.fixture(fi.TABLE_FILE)
     atomic.write_json(target, fi.table_dict(read, today, "bin/pcgkit lab read-flashinfer", not_read), indent=1)
     print(f"bin/pcgkit lab read-flashinfer: {len(read)} FlashInfer releases read into {target}"

@@ -15,7 +15,7 @@ import tomllib
 
 from lab.commands import write_fixture
 from pcgkit import resources
-from pcgkit.errors import UsageError
+from pcgkit.errors import EnvironmentSetupError, ToolMissingError
 from pcgkit.util import atomic
 
 TODAY = _dt.date.today
@@ -47,11 +47,12 @@ def _read_releases(args: argparse.Namespace) -> int:
         wheels = sorted(folder.glob("sglang-*.whl"))
         if not wheels:
             if pip is None:
-                raise UsageError("read-releases: no pip to download wheels with (none in this venv, none on PATH)")
+                raise ToolMissingError("read-releases: no pip to download wheels with (none in this venv, none on PATH)")
             done = proc.run(rel.download_argv(pip, version, folder), timeout=600)
             wheels = sorted(folder.glob("sglang-*.whl"))
-            if not done.ok or not wheels:
-                raise UsageError(f"sglang=={version}: no wheel downloaded ({done.describe_failure()})")
+            if not done.ok or not wheels:  # the machine's (the network, the index), not the command line's: exit 4
+                raise EnvironmentSetupError(f"sglang=={version}: no wheel downloaded: "
+                                            f"{rel.pip_failure(done.output_tail, done.describe_failure())}")
         facts.append(rel.read_wheel(wheels[-1], version, today))
     write_fixture("bin/pcgkit lab read-releases", args.out, resources.fixture(TABLE_FILE),
                   rel.table_dict(facts, today, "bin/pcgkit lab read-releases"), f"{len(facts)} SGLang releases read into")

@@ -24,7 +24,6 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import tomllib
 import yaml
 
 from pcgkit import resources
@@ -32,6 +31,7 @@ from pcgkit.ci.plan import ARTIFACTS_DIR, CellJob, CiPlan, JobGroup, RunnerClass
 from pcgkit.matrix.cells import TORCH_BUILD_CUDA
 from pcgkit.matrix.torchbuild import INDEX_VAR as TORCH_CPU_INDEX_VAR
 from pcgkit.report.site import FLIPS_FILE, HISTORY_FILE, OPTIONAL_SITE_FILES, SITE_FILES, STEP_SUMMARY_FILE
+from pcgkit.util.tomlfile import tomllib
 
 ACTIONS_FILE = "ci_actions.toml"
 KIT_VENV = ".pcgkit-ci"

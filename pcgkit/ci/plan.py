@@ -94,6 +94,9 @@ class CiPlanError(ValueError):
     pass
 
 
+_LABEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,99}")
+
+
 def parse_runner_labels(items: Sequence[str]) -> dict[str, tuple[str, ...]]:
     """'sm120=self-hosted,gpu,sm120' -> {'sm120': ('self-hosted', 'gpu', 'sm120')}. Pure.
 
@@ -107,6 +110,10 @@ def parse_runner_labels(items: Sequence[str]) -> dict[str, tuple[str, ...]]:
         names = tuple(x.strip() for x in labels.split(",") if x.strip())
         if not sep or target not in real or not names:
             raise CiPlanError(f"--runner-labels {item!r}: expected TARGET=LABEL[,LABEL...] with TARGET one of {', '.join(real)}")
+        bad = next((name for name in names if not _LABEL_RE.fullmatch(name)), None)
+        if bad is not None:  # a newline or a quote would be written into the workflow's YAML and its header
+            raise CiPlanError(f"--runner-labels {item!r}: label {bad!r} is not a runner label (letters, digits and "
+                              "'.', '_', '-', ':', '+'; at most 100 characters)")
         out[target] = names
     return out
 

@@ -63,18 +63,29 @@ def nightly_cost_of(plan: CiPlan, gpu_wait: int | None = None, hosted_concurrenc
 
 
 def _matrix_args(args, absolute: bool) -> list[str]:
-    """--matrix/--pins for the jobs when not the defaults (relative to the repository for CI)."""
+    """--matrix/--pins for the jobs when not the defaults: absolute for local jobs; for CI, relative to the
+    repository (the current folder), and only a regular file inside it -- a pipe (`<(...)`, /dev/fd/63) or a
+    temp file would be baked into the workflow and exist nowhere on the runner (one usage line instead)."""
     out = []
     for flag, value, default in (("--matrix", args.matrix, DEFAULT_MATRIX_FILE), ("--pins", args.pins, pins_mod.DEFAULT_PINS_FILE)):
         path = Path(value)
-        if path.resolve() != Path(default).resolve():
-            out += [flag, str(path.resolve()) if absolute else value]
+        if path.resolve() == Path(default).resolve():
+            continue
+        if absolute:
+            out += [flag, str(path.resolve())]
+            continue
+        here = Path.cwd().resolve()
+        if not path.resolve().is_relative_to(here) or not path.resolve().is_file():
+            raise UsageError(f"{flag} {value}: the workflow runs in your repository on GitHub, where this path does not "
+                             f"exist: pass a file committed in the repository, relative to it (run from its root)")
+        out += [flag, path.resolve().relative_to(here).as_posix()]
     return out
 
 
 def _cmd_github(args) -> int:
     from pcgkit.ci.github import DEFAULT_CRON, actionlint_config, render_workflow, to_yaml  # PyYAML: only here
 
+    planned_cells(args)  # the matrix file's own problems first (they name its line), then where it lies
     plan = _plan(args, _matrix_args(args, absolute=False))
     budget = _cache_budget(plan)  # before writing anything: a plan over GitHub's cache limit is refused
     command = "pcgkit ci github" + "".join(f" --runner-labels {x}" for x in args.runner_labels or ())

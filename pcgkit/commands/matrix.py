@@ -70,6 +70,9 @@ def cell_runner(args):
 
 def _cmd_matrix(args) -> int:
     cells = planned_cells(args)
+    if not cells:  # never "no cells: run `pcgkit matrix` first" from the report of the run that planned none
+        raise UsageError(f"--matrix {args.matrix}: the plan has no cells (no [[cell]] table and no [sglang_releases] "
+                         "range); add one, or drop --matrix for the kit's own matrix")
     if args.list:
         import datetime as dt
 

@@ -59,7 +59,16 @@ def run_probe(python: str, arch: str, launch: list[str], timeout_s: float = PROB
             why = "timed out" if done.returncode is None else f"exit {done.returncode}"
             tail = done.output_tail.strip().splitlines()[-1:] or ["no output"]
             raise ProbeFailedError(f"--python {python}: the preflight probe wrote no answer ({why}): {tail[0][:300]}")
-        return json.loads(doc_path.read_text())
+        try:
+            doc = json.loads(doc_path.read_text())
+        except (ValueError, RecursionError) as exc:
+            raise ProbeFailedError(f"--python {python}: the preflight probe's answer is not JSON ({exc})") from None
+        from pcgkit.preflight.probe import answer_problem
+
+        if (problem := answer_problem(doc)) is not None:  # another kit's probe, a damaged file: never a traceback
+            raise ProbeFailedError(f"--python {python}: the preflight probe's answer is not what this kit reads "
+                                   f"({problem}); is that environment's pcgkit another version?")
+        return doc
 
 
 def failure_modes() -> Mapping[str, Any]:

@@ -16,6 +16,7 @@ from pcgkit.report.compat import build_compat
 from pcgkit.report.sources import annotate, find_disagreements, load_sources, local_rows, remove_unpacked, stage_cells
 from pcgkit.report.writers import publish
 from pcgkit.util import atomic, signals
+from pcgkit.util.untrusted import is_safe_id
 
 BISECT_ID_MARK = "~"  # bisect's probe cells are named "<base>~<axis>-<version>"
 
@@ -54,6 +55,9 @@ def parse_not_run(items: Sequence[str]) -> list[tuple[str, str]]:
         cell_id, sep, reason = item.partition("=")
         if not sep or not cell_id.strip() or not reason.strip():
             raise UsageError(f"--not-run {item!r}: expected CELL_ID=REASON")
+        if not is_safe_id(cell_id.strip()):  # the rule every reader applies: never write a compat.json --compat refuses
+            raise UsageError(f"--not-run {item!r}: {cell_id.strip()!r} is not a cell id (letters, digits and ._+@-, "
+                             "starting with a letter or digit, at most 128 characters)")
         out.append((cell_id.strip(), reason.strip()))
     return out
 

@@ -8,17 +8,20 @@ personal_answer) and rendered at the end: the diagnosis, then the user's release
 then next steps, then the evidence; one 80x24 screen unless --verbose. The user's release: the flags,
 else the capture, else the versions the log prints. Commands are spelled as the user runs the kit.
 Exit 0 when every log got a diagnosis; 2 when an input could not be read or a flag names no release (one
-line each, after the diagnoses of the others). Input is bounded (MAX_LOG_BYTES); a FIFO or a folder of
-logs is read too.
+line each, after the diagnoses of the others). A log is read to its end in bounded memory (its head, its tail and
+the lines that can matter between: pcgkit.values.paste.excerpt_stream); a FIFO or a folder of logs is read too.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import json
 import os
+import select
 import shlex
+import stat
 import sys
 import textwrap
 from collections.abc import Callable, Mapping
@@ -37,11 +40,12 @@ from pcgkit.triage.advice import (
     next_steps,
 )
 from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose, with_compile_safety
-from pcgkit.triage.facts import Fact, read_facts
+from pcgkit.triage.facts import FACT_NEEDLES, Fact, read_facts
 from pcgkit.triage.personal import ACTION_LINES, Personal, personal_answer, switch_rows_short
 from pcgkit.triage.userenv import BadVersion, UserEnv, from_capture, from_facts, from_flags, merged
 from pcgkit.util import atomic
-from pcgkit.values.logread import read_log
+from pcgkit.values.logread import LOG_NEEDLES, read_log
+from pcgkit.values.paste import LogExcerpt, excerpt_stream
 
 # /2 (issue 36): `personal` holds notes/actions/statements (was `lines`); `inferred`, `also_consistent_with`,
 # `maintainer_steps` added; next steps link a reported thread instead of the repro and issue commands.
@@ -85,16 +89,17 @@ def catalog_view() -> CatalogView:
                        workarounds=tuple((e.id, e.workaround) for e in entries if e.workaround))
 
 
-def decode_log(data: bytes, source: str) -> str:
-    """The log's text; UnreadableLog for empty or binary input."""
-    if not data.strip():
+def decode_log(data: bytes | LogExcerpt, source: str) -> LogExcerpt:
+    """The log's text (an excerpt of a long one); UnreadableLog for empty or binary input."""
+    excerpt = data if isinstance(data, LogExcerpt) else LogExcerpt(data.decode("utf-8", errors="replace"), None, len(data))
+    text = excerpt.text
+    if not text.strip():
         raise UnreadableLog(f"{source}: empty input, nothing to triage")
-    if b"\x00" in data[:65536]:
+    if "\x00" in text[:65536]:
         raise UnreadableLog(f"{source}: binary data (NUL bytes), not a text log")
-    text = data.decode("utf-8", errors="replace")
     if text[:65536].count("\ufffd") > len(text[:65536]) // 10:
         raise UnreadableLog(f"{source}: not text (more than 10% undecodable bytes)")
-    return text
+    return excerpt
 
 
 def prog_name(environ: Mapping[str, str] = os.environ) -> str:
@@ -103,13 +108,16 @@ def prog_name(environ: Mapping[str, str] = os.environ) -> str:
     return environ.get("PCGKIT_PROG") or "pcgkit"
 
 
-def triage_text(text: str, source: str, data: KitData, view: CatalogView, user: UserEnv | None = None,
+def triage_text(text: str | LogExcerpt, source: str, data: KitData, view: CatalogView, user: UserEnv | None = None,
                 prog: str = "pcgkit") -> Triage:
     """One log's triage. Pure (the catalog view, the kit's data and the user's versions come in as values). The
-    user's release: `user` (flags, --env, --python) where it says, the log's own versions elsewhere."""
-    reading = read_log(text)
+    user's release: `user` (flags, --env, --python) where it says, the log's own versions elsewhere. A long log
+    comes as its excerpt (LogExcerpt: head, tail and the lines that can matter, with their own numbers)."""
+    numbers = text.numbers if isinstance(text, LogExcerpt) else None
+    text = text.text if isinstance(text, LogExcerpt) else text
+    reading = read_log(text, numbers=numbers)
     diagnosis = diagnose(reading, view.modes, data.source)
-    facts = read_facts(text)
+    facts = read_facts(text, numbers)
     from_log = from_facts(facts)
     who = merged(user, from_log) if user is not None else (from_log if from_log.known else None)
     sglang = who.sglang if who is not None else None
@@ -230,28 +238,61 @@ def render(t: Triage, verbose: bool = False) -> str:
     return "\n".join(out)
 
 
-Reader = Callable[[], bytes]  # an input's bytes, read when its turn comes (UnreadableLog when it cannot be)
-MAX_LOG_BYTES = 64 * 1024**2  # a server log is MBs; `yes | pcgkit triage` must not eat the memory
-_CHUNK = 1024**2
+Reader = Callable[[], LogExcerpt]  # an input, read when its turn comes (UnreadableLog when it cannot be)
+# A log is read to its end in bounded memory (pcgkit.values.paste.excerpt_stream keeps its head, its tail and the
+# lines that can matter between): a regular file to the size it had when opened; a pipe, which may never end
+# (`yes | pcgkit triage`), up to this many bytes (~30 s of reading).
+MAX_LOG_BYTES = 1024**3
+_CHUNK = 4 * 1024**2
 
 
-def _read_bounded(stream, source: str) -> bytes:
-    """At most MAX_LOG_BYTES from a binary stream (a pipe may never end); a note on stderr when cut."""
-    chunks: list[bytes] = []
-    size = 0
-    while size < MAX_LOG_BYTES:
-        chunk = stream.read(min(_CHUNK, MAX_LOG_BYTES - size))
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        size += len(chunk)
-    if stream.read(1):
-        print(f"pcgkit triage: {source}: input truncated at {MAX_LOG_BYTES // 1024**2} MiB; "
+IDLE_S = 60.0  # a pipe that sends nothing for this long (`docker logs -f` of an idle server) is triaged as it stands
+
+
+def _read_bounded(stream, source: str, limit: int | None = None) -> LogExcerpt:
+    """A binary stream to its end, or to `limit` bytes (default MAX_LOG_BYTES: a pipe may never end), or, for a
+    pipe that stops sending without ending, to IDLE_S seconds of silence; a note on stderr when cut."""
+    cut, idle = False, False
+    limit = MAX_LOG_BYTES if limit is None else limit
+    try:
+        fd = stream.fileno()
+        waits = not os.isatty(fd) and stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except (OSError, ValueError, io.UnsupportedOperation):  # a stream with no descriptor (a test's, a wrapper's)
+        fd, waits = -1, False
+
+    def read(count: int) -> bytes:
+        nonlocal idle
+        if waits and not select.select([fd], [], [], IDLE_S)[0]:
+            idle = True
+            return b""
+        return os.read(fd, count) if waits else stream.read(count)
+
+    def chunks():
+        nonlocal cut
+        size = 0
+        while size < limit:
+            chunk = read(min(_CHUNK, limit - size))
+            if not chunk:
+                return
+            size += len(chunk)
+            yield chunk
+        cut = bool(read(1))
+
+    excerpt = excerpt_stream(chunks(), (*LOG_NEEDLES, *FACT_NEEDLES))
+    if cut:
+        print(f"pcgkit triage: {source}: input truncated at {_size(limit)}; "
               "the diagnosis is of that part (pass the end of the log, e.g. `tail -c 50M`)", file=sys.stderr)
-    return b"".join(chunks)
+    if idle:
+        print(f"pcgkit triage: {source}: nothing new for {IDLE_S:.0f} s and no end: triaged what came (a log that is "
+              "still being written, `docker logs -f`, never ends: drop -f)", file=sys.stderr)
+    return excerpt
 
 
-def _read_stdin() -> bytes:
+def _size(count: int) -> str:
+    return f"{count // 1024**3} GiB" if count >= 1024**3 else f"{count // 1024**2} MiB"
+
+
+def _read_stdin() -> LogExcerpt:
     stream = getattr(sys.stdin, "buffer", None)
     if stream is None:
         raise UnreadableLog("<stdin>: stdin is closed; pass a log file, or pipe one in (`docker logs x 2>&1 | pcgkit triage -`)")
@@ -261,16 +302,15 @@ def _read_stdin() -> bytes:
         raise UnreadableLog(f"<stdin>: cannot read ({exc}); pass a log file instead") from None
 
 
-def _read_file(path: Path, name: str) -> bytes:
+def _read_file(path: Path, name: str) -> LogExcerpt:
     """One file or FIFO (`<(docker logs x)`), bounded; a device (/dev/zero) or a socket is refused, not read."""
-    import stat
-
     try:
         mode = path.stat().st_mode
         if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
             raise UnreadableLog(f"{name}: a device or socket, not a log file")
         with path.open("rb") as stream:  # a FIFO opens and reads like a file
-            return _read_bounded(stream, name)
+            # a file, however large, to the end it had when opened (one still written to is not chased)
+            return _read_bounded(stream, name, os.fstat(stream.fileno()).st_size if stat.S_ISREG(mode) else None)
     except OSError as exc:
         raise UnreadableLog(f"{name}: cannot read ({exc.strerror or exc})") from None
 
@@ -290,7 +330,7 @@ def _read_path(name: str) -> list[tuple[str, Reader]]:
 
 
 def _reader(path: Path, name: str) -> Reader:
-    def read() -> bytes:
+    def read() -> LogExcerpt:
         return _read_file(path, name)
     return read
 
@@ -308,7 +348,7 @@ def _inputs(paths: list[str]) -> list[tuple[str, Reader]]:
 
 
 def _raiser(exc: UnreadableLog) -> Reader:
-    def read() -> bytes:
+    def read() -> LogExcerpt:
         raise exc
     return read
 
@@ -332,7 +372,11 @@ def _captured_env(args: argparse.Namespace) -> UserEnv | None:
     if args.env:
         path = Path(args.env)
         if not (path.exists() or path.is_symlink()):
-            raise UsageError(f"--env {args.env}: no such file (write one with `{prog_name()} env --json --out env.json`)")
+            # `<(...)` names a descriptor of the shell's: a wrapper between (sudo, a runner) closes it on the way
+            gone = ("the pipe of `<(...)` did not reach pcgkit (sudo and some wrappers close it); "
+                    if str(path).startswith(("/dev/fd/", "/proc/self/fd/")) else "")
+            raise UsageError(f"--env {args.env}: no such file ({gone}write one with "
+                             f"`{prog_name()} env --json --out env.json` and pass that)")
         # bounded, and a pipe is read like a file: `--env <(pcgkit env --json)`
         capture: dict = atomic.read_json_object(path, "--env", allow_pipe=True)
         if not str(capture.get("schema", "")).startswith("pcgkit.env/"):

@@ -13,10 +13,10 @@ import functools
 from pathlib import Path
 from typing import Mapping, Sequence
 
-import tomllib
 from packaging.version import InvalidVersion, Version
 
 from pcgkit import resources
+from pcgkit.util.tomlfile import tomllib
 
 ARCH_PATHS_SCHEMA = "pcgkit.arch_paths/1"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import importlib.metadata
 from pathlib import Path
 
-import tomllib
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
 from pcgkit import resources
+from pcgkit.util.tomlfile import tomllib
 
 SGLANG_IMPORT_DEPS = resources.fixture("sglang_import_deps.toml")
 

@@ -216,6 +216,8 @@ def read_outcome_row(path: Path) -> CellOutcome:
 
 # The resolver's own words for the install failures worth naming.
 _INSTALL_CAUSES: tuple[tuple[str, str], ...] = (
+    # offline (UV_OFFLINE, --offline) wears uv's "No solution found" words: the machine's state, not the pins
+    (r"network was disabled|was not found in the cache|needs to be downloaded from a registry", NETWORK),
     (r"there is no version of|no matching distribution|versions? of .* (is|are) available|not found in the package registry",
      "unknown version"),
     (r"no solution found|conflicting|incompatible|ResolutionImpossible|unsatisfiable", "resolver conflict"),

@@ -11,13 +11,13 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-import tomllib
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from pcgkit import resources
 from pcgkit.util import atomic
+from pcgkit.util.tomlfile import tomllib
 
 PINS_SCHEMA = "pcgkit.sglang-requires/1"
 DEFAULT_PINS_FILE = resources.fixture("sglang_requires.toml")

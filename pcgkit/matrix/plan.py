@@ -15,8 +15,6 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-import tomllib
-
 from pcgkit import resources
 from pcgkit.errors import UsageError
 from pcgkit.matrix import schema
@@ -35,6 +33,7 @@ from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR, with_lock_digests
 from pcgkit.matrix.pins import PinsIndex, SglangRelease, load_pins, version_key
 from pcgkit.matrix.rules import InstallRule, apply_rules, load_rules
 from pcgkit.util import atomic
+from pcgkit.util.tomlfile import tomllib
 from pcgkit.values.axes import PINNED_BY_SGLANG
 
 MATRIX_SCHEMA = "pcgkit.matrix/1"

@@ -8,12 +8,12 @@ import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 
-import tomllib
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from pcgkit import resources
 from pcgkit.matrix.cells import Cell
+from pcgkit.util.tomlfile import tomllib
 from pcgkit.values.axes import AXIS_IDS
 
 RULES_SCHEMA = "pcgkit.install-rules/1"

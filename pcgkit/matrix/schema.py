@@ -17,6 +17,8 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
+from pcgkit.util.tomlschema import key_lines
+
 Check = Callable[[Any], str | None]  # the problem with a value, or None when it is fine
 
 
@@ -121,29 +123,6 @@ SGLANG_RELEASES_FIELDS: dict[str, Check] = {
 }
 DEFAULTS_FIELDS: dict[str, Check] = {"python": _python, "base-image": _string}
 TOP_LEVEL = ("schema", "cell", "sglang_releases", "defaults")
-
-_HEADER_RE = re.compile(r"^\s*\[(\[)?\s*([A-Za-z0-9_.-]+)\s*\]")
-_KEY_RE = re.compile(r"^\s*(?:\"([^\"]+)\"|([A-Za-z0-9_-]+))\s*=")
-
-
-def key_lines(text: str) -> dict[tuple[str, int, str], int]:
-    """(table, index of that table, key) -> line number, for naming the line of a bad field.
-
-    A line scanner, not a TOML parser: it only has to find where a key that tomllib already parsed
-    was written (tables `[x]`, arrays of tables `[[x]]` counted from 0, top-level keys under "")."""
-    lines: dict[tuple[str, int, str], int] = {}
-    table, counts = "", {"": 0}
-    for number, line in enumerate(text.splitlines(), start=1):
-        header = _HEADER_RE.match(line)
-        if header:
-            table = header.group(2)
-            counts[table] = counts.get(table, -1) + 1 if header.group(1) else 0
-            continue
-        key = _KEY_RE.match(line)
-        if key:
-            lines.setdefault((table, counts.get(table, 0), key.group(1) or key.group(2)), number)
-    return lines
-
 
 def validate(data: dict, text: str, source: str) -> list[str]:
     """Every problem of a parsed matrix file, each one line: 'file:line: [[cell]] 2 (id "x") torch: ...'."""

@@ -18,18 +18,16 @@ import datetime as _dt
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-import tomllib
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, STAGE_CANNOT_RUN, STAGE_INSTALL, CellOutcome
 from pcgkit.values.verdict import CANNOT_RUN
-from pcgkit.verdicts.expectations import DEFAULT_EXPECTATIONS
+from pcgkit.verdicts.expectations import DEFAULT_EXPECTATIONS, read_expectations_file
 
 LABEL = CANNOT_RUN
 TABLE = "cannot-run"
-FIELDS = ("when", "match", "why", "link", "tried", "retry-days")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,19 +69,10 @@ class Uninstallable:
 
 
 def parse_uninstallable(text: str, source: str = "expectations.toml") -> tuple[Uninstallable, ...]:
-    rules = []
-    for i, table in enumerate(tomllib.loads(text).get(TABLE, ())):
-        missing = [k for k in FIELDS if not table.get(k)]
-        if missing:
-            raise ValueError(f"{source}: [[{TABLE}]] {i + 1} lacks {', '.join(missing)}")
-        tried = table["tried"]
-        if not isinstance(tried, _dt.date) or isinstance(tried, _dt.datetime):
-            raise ValueError(f"{source}: [[{TABLE}]] {i + 1}: tried must be a date (YYYY-MM-DD), not {tried!r}")
-        if not isinstance(table["retry-days"], int) or table["retry-days"] < 1:
-            raise ValueError(f"{source}: [[{TABLE}]] {i + 1}: retry-days must be a whole number of days >= 1")
-        rules.append(Uninstallable(tuple(sorted(table["when"].items())), table["match"], table["why"], table["link"],
-                                   tried, table["retry-days"]))
-    return tuple(rules)
+    """The `[[cannot-run]]` rules of an expectations file (the whole file checked first: one UsageError line)."""
+    data = read_expectations_file(Path(source), text)
+    return tuple(Uninstallable(tuple(sorted(table["when"].items())), table["match"], table["why"], table["link"],
+                               table["tried"], table["retry-days"]) for table in data.get(TABLE, ()))
 
 
 def load_uninstallable(path: Path = DEFAULT_EXPECTATIONS) -> tuple[Uninstallable, ...]:

@@ -15,13 +15,13 @@ import json
 import os
 from pathlib import Path
 
-import tomllib
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from pcgkit import resources
 from pcgkit.errors import EnvironmentSetupError, UsageError
 from pcgkit.util.envlock import build_lock, stamp
+from pcgkit.util.tomlfile import tomllib
 
 PIN_NAMES = ("torch", "flashinfer-python", "flashinfer-cubin")  # canonical names (releases spell them _ or -)
 PYTHON = "3.12"  # the SGLang wheels in range are cp312 (pcgkit/matrix: the cells' default python)

@@ -16,10 +16,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-import tomllib
-
 from pcgkit.errors import UsageError
 from pcgkit.util import atomic
+from pcgkit.util.tomlfile import tomllib
+from pcgkit.util.tomlschema import key_lines
 
 SCHEMA = "pcgkit.preflight-launch/1"
 ENV_VAR = "PCGKIT_PREFLIGHT"  # the launch file a matrix cell's preflight case reads (set by `matrix --preflight`)
@@ -47,31 +47,38 @@ def _absolute_model_path(launch: list[str], folder: Path) -> list[str]:
     return out
 
 
-def parse(data: dict[str, Any], source: str, folder: Path) -> LaunchFile:
-    """The launch file's table as a LaunchFile (UsageError naming the field). Pure."""
+def parse(data: dict[str, Any], source: str, folder: Path, text: str = "") -> LaunchFile:
+    """The launch file's table as a LaunchFile (UsageError naming the field, and its line when `text` is given). Pure."""
+    lines = key_lines(text)
+
+    def at(key: str) -> str:
+        line = lines.get(("", 0, key))
+        return f"{source}:{line}" if line else source
+
     if data.get("schema") != SCHEMA:
-        raise UsageError(f"{source}: schema must be {SCHEMA!r}, got {data.get('schema')!r}")
-    unknown = set(data) - {"schema", "name", "arch", "launch"}
+        raise UsageError(f"{at('schema')}: schema must be {SCHEMA!r}, got {data.get('schema')!r}")
+    unknown = sorted(set(data) - {"schema", "name", "arch", "launch"})
     if unknown:
-        raise UsageError(f"{source}: unknown keys {sorted(unknown)}")
+        raise UsageError(f"{at(unknown[0])}: unknown key {unknown[0]!r} (known: schema, name, arch, launch)")
     launch = data.get("launch")
     if not isinstance(launch, list) or not launch or not all(isinstance(t, str) for t in launch):
-        raise UsageError(f"{source}: `launch` must be a non-empty list of strings (the sglang launch arguments)")
+        raise UsageError(f"{at('launch')}: `launch` must be a non-empty list of strings (the sglang launch arguments)")
     arch = data.get("arch", "sm120")
     if arch not in ARCHES:
-        raise UsageError(f"{source}: `arch` must be one of {list(ARCHES)}, got {arch!r}")
+        raise UsageError(f"{at('arch')}: `arch` must be one of {list(ARCHES)}, got {arch!r}")
     name = data.get("name", Path(source).stem)
     if not isinstance(name, str) or not name:
-        raise UsageError(f"{source}: `name` must be a non-empty string")
+        raise UsageError(f"{at('name')}: `name` must be a non-empty string")
     return LaunchFile(name, arch, tuple(_absolute_model_path(launch, folder)), source)
 
 
 def load(path: str | os.PathLike) -> LaunchFile:
     file = Path(path)
     try:
-        data = tomllib.loads(atomic.read_user_text(file, "launch file"))  # bounded, never a device
+        text = atomic.read_user_text(file, "launch file")  # bounded, never a device
+        data = tomllib.loads(text)
     except OSError as exc:
         raise UsageError(f"{file}: cannot read the launch file ({exc.strerror or exc})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{file}: not TOML ({exc})") from exc
-    return parse(data, str(file), file.resolve().parent)
+    return parse(data, str(file), file.resolve().parent, text)

@@ -88,7 +88,17 @@ def read_checkpoint_config(model_path: str) -> dict:
         raise Unresolved(str(exc), CHECKPOINT) from None
     if not isinstance(config, dict):
         raise Unresolved(f"{config_file}: not a JSON object", CHECKPOINT)
+    for table in (config, config.get("text_config") if isinstance(config.get("text_config"), dict) else {}):
+        for key in SIZE_FIELDS:  # NaN, 0, "4096" or 1.5 would reach SGLang's shape arithmetic as a crash
+            value = table.get(key)
+            if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+                raise Unresolved(f"{config_file}: {key} is {value!r}, expected a whole number > 0", CHECKPOINT)
     return config
+
+
+# The sizes of a checkpoint's config.json that shape the traced layer: each, where present, a positive whole number.
+SIZE_FIELDS = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+               "vocab_size")
 
 
 def _hf_config(config: dict) -> types.SimpleNamespace:
@@ -474,6 +484,25 @@ def target_device(arch: str):
         return SIMULATED_ARCHES[arch], True
     devices = detect_cuda_devices()
     return (devices[0] if devices else None), False
+
+
+# The answer's parts the kit reads back (commands/preflight, preflight/answer): each a table, or absent or null.
+ANSWER_TABLES = ("versions", "device", "piecewise", "piecewise_flags", "dense", "model", "load_check")
+
+
+def answer_problem(doc: object) -> str | None:
+    """What makes a probe's answer unreadable to this kit (another kit's probe, a damaged file); None: readable. Pure."""
+    if not isinstance(doc, dict):
+        return f"the answer is a JSON {type(doc).__name__}, not an object"
+    parts = [(key, doc.get(key)) for key in ANSWER_TABLES]
+    dense = doc.get("dense") if isinstance(doc.get("dense"), dict) else {}
+    parts += [(f"dense.{key}", dense.get(key)) for key in ("observation", "signature")]
+    bad = next(((key, value) for key, value in parts if value is not None and not isinstance(value, dict)), None)
+    if bad is not None:
+        return f"{bad[0]} is {type(bad[1]).__name__} {str(bad[1])[:40]!r}, not a table"
+    if doc.get("unresolved") is not None and not isinstance(doc["unresolved"], str):
+        return f"unresolved is {type(doc['unresolved']).__name__}, not text"
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,6 +19,9 @@ from pcgkit.values.verdict import LEGEND
 HISTORY_SCHEMA = "pcgkit.compat-history/1"
 HISTORY_FILE = "history.jsonl"
 LEGACY_DIR = "history"  # older kits kept a full compat.json copy per run there
+# The newest runs the dashboard draws and the report reads; the file itself keeps every run (read a line at a
+# time, so its size never matters).
+MAX_RUNS = 1000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -175,19 +178,23 @@ def load_history(reports_dir: Path) -> list[RunSummary]:
                   f"({type(exc).__name__})")
             continue
     path = reports_dir / HISTORY_FILE
-    try:  # bounded, a regular file only (a FIFO here is one line, not a hang); bytes that are not UTF-8 are replaced
-        lines = atomic.read_user_bytes(path, "history").decode("utf-8", "replace").splitlines() if path.exists() else []
+    number = 0
+    try:  # a line at a time whatever its size, a regular file only (a FIFO here is one line, not a hang)
+        for number, raw in enumerate(atomic.iter_user_lines(path, "history") if path.exists() else (), 1):
+            line = raw.decode("utf-8", "replace")  # bytes that are not UTF-8 are replaced
+            if not line.strip():
+                continue
+            try:
+                run = RunSummary.from_json(json.loads(line))
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:  # said, never dropped silently
+                print(f"pcgkit report: {path}:{number}: unreadable history line, skipped ({type(exc).__name__})")
+                continue
+            runs[run.created] = run
+            if len(runs) > 2 * MAX_RUNS:  # memory bounded: the newest runs are the ones drawn
+                runs = dict(sorted(runs.items())[-MAX_RUNS:])
     except UsageError as exc:
-        print(f"pcgkit report: {exc}: earlier runs not read")
-        lines = []
-    for number, line in enumerate(lines, 1):
-        try:
-            run = RunSummary.from_json(json.loads(line))
-        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:  # said, never silently dropped
-            print(f"pcgkit report: {path}:{number}: unreadable history line, skipped ({type(exc).__name__})")
-            continue
-        runs[run.created] = run
-    return sorted(runs.values(), key=lambda r: r.created)
+        print(f"pcgkit report: {exc}: earlier runs not read" + (f" past line {number}" if number else ""))
+    return sorted(runs.values(), key=lambda r: r.created)[-MAX_RUNS:]
 
 
 def append_history(reports_dir: Path, report: CompatReport) -> Path:

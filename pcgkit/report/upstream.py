@@ -9,13 +9,12 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import tomllib
-
 from pcgkit import resources
 from pcgkit.advice.values import Evidence, UpstreamRead
 from pcgkit.errors import UsageError
 from pcgkit.sglang import facts as sglang_facts
 from pcgkit.sglang.facts import SwitchRow
+from pcgkit.util.tomlfile import tomllib
 
 UPSTREAM_SCHEMA = "pcgkit.upstream/2"
 UPSTREAM_FILE = "upstream.toml"

@@ -202,10 +202,7 @@ def parse_specs(data: Mapping[str, Any]) -> tuple[EntrySpec, ...]:
 
 def load_specs(text: str | None = None) -> tuple[EntrySpec, ...]:
     """The shipped table (or `text`, for tests)."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    from pcgkit.util.tomlfile import tomllib
 
     if text is None:
         text = resources.sweep_data(SPEC_FILE).read_text()
@@ -217,10 +214,7 @@ DIMS_FILE = "dims.toml"
 
 def load_kit_dims(text: str | None = None) -> dict[str, int | float]:
     """The kit's shape symbols and named scalars (pcgkit/sweep/dims.toml), name -> value."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    from pcgkit.util.tomlfile import tomllib
 
     data = tomllib.loads(text if text is not None else resources.sweep_data(DIMS_FILE).read_text())
     return {**data["dims"], **data.get("scalars", {})}

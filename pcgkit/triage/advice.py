@@ -14,8 +14,6 @@ from __future__ import annotations
 import dataclasses
 import json
 
-import tomllib
-
 from pcgkit import resources
 from pcgkit.advice import (
     CompileSafety,
@@ -35,6 +33,7 @@ from pcgkit.sglang.case import SGLANG_COMPILE_SM120
 from pcgkit.triage.diagnose import Diagnosis, Kind, MatchableMode
 from pcgkit.triage.facts import Fact, fact
 from pcgkit.triage.steps import FlashInferSource, load_source
+from pcgkit.util.tomlfile import tomllib
 
 
 @dataclasses.dataclass(frozen=True)

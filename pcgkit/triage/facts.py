@@ -86,15 +86,22 @@ _FACT_WORDS = ("NVIDIA", "DGX", "GB10", "apability", "gen_fp4_quantization", "sm
 _SELECT_ABOVE = 256 * 1024
 
 
-def read_facts(text: str) -> tuple[Fact, ...]:
-    """The first fact of each kind in the log (the first pattern that finds one wins). Pure."""
+FACT_NEEDLES = tuple((word, 0, 64) for word in _FACT_WORDS)
+
+
+def read_facts(text: str, numbers: tuple[int, ...] | None = None) -> tuple[Fact, ...]:
+    """The first fact of each kind in the log (the first pattern that finds one wins). Pure. `numbers`: `text`
+    is an excerpt of a longer log and these are its lines' own numbers (pcgkit.values.paste.LogExcerpt)."""
     if len(text) <= _SELECT_ABOVE:
-        return _read_facts(text, 0)
-    keep = interesting_lines(text, tuple((word, 0, 64) for word in _FACT_WORDS))
-    lines = text.split("\n")
-    found = _read_facts("\n".join(lines[i] for i in keep), 0)
+        found = _read_facts(text, 0)
+        keep = list(range(text.count("\n") + 1))
+    else:
+        keep = interesting_lines(text, FACT_NEEDLES)
+        lines = text.split("\n")
+        found = _read_facts("\n".join(lines[i] for i in keep), 0)
     # line numbers of the cut-down text -> the log's own
-    return tuple(dataclasses.replace(f, line=keep[f.line - 1] + 1) for f in found)
+    own = (lambda i: numbers[i]) if numbers is not None else (lambda i: i + 1)
+    return tuple(dataclasses.replace(f, line=own(keep[f.line - 1])) for f in found)
 
 
 def _read_facts(text: str, line_offset: int) -> tuple[Fact, ...]:

@@ -117,16 +117,42 @@ def as_kit_error(path: Path | str, exc: OSError) -> OutputPathError | Unwritable
 MAX_INPUT_BYTES = 64 << 20  # any one file the user points at: a log, a capture, a config, the history
 
 
-def read_user_bytes(path: Path, what: str, *, limit: int = MAX_INPUT_BYTES, allow_pipe: bool = False) -> bytes:
-    """The bytes of a file the user pointed at or the kit found by name: bounded, type-checked, never a hang.
+PIPE_WAIT_S = 60.0  # a pipe the user named that sends nothing (and does not end) for this long is one line
 
-    A regular file of at most `limit` bytes; a folder, a device (/dev/zero), a socket, or a file over the
-    limit is one UsageError line naming it. A FIFO is read (bounded) only with `allow_pipe`, for inputs
-    given on the command line (`--env <(pcgkit env --json)`); one the kit finds by name (history.jsonl,
-    a checkpoint's config.json) is refused, so nobody has to SIGKILL the kit."""
+
+def _read_pipe(path: Path, what: str, limit: int) -> bytes:
+    """A FIFO read without ever blocking for good: opened non-blocking (a FIFO nobody writes to reads as empty,
+    where a plain open() waits for a writer forever), each read waiting at most PIPE_WAIT_S for data."""
+    import select
+
     from pcgkit.errors import UsageError
 
-    path = Path(path)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        chunks: list[bytes] = []
+        size = 0
+        while size < limit:
+            try:  # no writer at all: end of file at once; a writer with nothing yet: wait for it, boundedly
+                chunk = os.read(fd, min(1 << 20, limit - size))
+            except BlockingIOError:
+                if not select.select([fd], [], [], PIPE_WAIT_S)[0]:
+                    raise UsageError(f"{what} {path}: a pipe that sent nothing for {PIPE_WAIT_S:.0f} s and did not "
+                                     "end; give a file") from None
+                continue
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_user_bytes_checks(path: Path, what: str, *, allow_pipe: bool = False) -> None:
+    """read_user_bytes's refusals, before a byte is read: missing, a folder, a device or socket, a FIFO unless
+    allowed (one UsageError line each)."""
+    from pcgkit.errors import UsageError
+
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -139,14 +165,49 @@ def read_user_bytes(path: Path, what: str, *, limit: int = MAX_INPUT_BYTES, allo
     if not (stat.S_ISREG(mode) or (pipe and allow_pipe)):
         kind = "a named pipe (FIFO)" if pipe else "a device or socket, not a regular file"
         raise UsageError(f"{what} {path}: is {kind}; give a regular file")
+
+
+def read_user_bytes(path: Path, what: str, *, limit: int = MAX_INPUT_BYTES, allow_pipe: bool = False) -> bytes:
+    """The bytes of a file the user pointed at or the kit found by name: bounded, type-checked, never a hang.
+
+    A regular file of at most `limit` bytes; a folder, a device (/dev/zero), a socket, or a file over the
+    limit is one UsageError line naming it. A FIFO is read (bounded) only with `allow_pipe`, for inputs
+    given on the command line (`--env <(pcgkit env --json)`); one the kit finds by name (history.jsonl,
+    a checkpoint's config.json) is refused, so nobody has to SIGKILL the kit."""
+    from pcgkit.errors import UsageError
+
+    path = Path(path)
+    read_user_bytes_checks(path, what, allow_pipe=allow_pipe)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
+        if stat.S_ISFIFO(os.stat(path).st_mode):
+            data = _read_pipe(path, what, limit + 1)
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read(limit + 1)
     except OSError as exc:
         raise UsageError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
     if len(data) > limit:
         raise UsageError(f"{what} {path}: larger than {limit >> 20} MiB, more than such a file ever needs")
     return data
+
+
+MAX_LINE_BYTES = 1 << 20  # a line-per-record file's line longer than this is yielded in pieces
+
+
+def iter_user_lines(path: Path, what: str) -> Iterator[bytes]:
+    """The lines of a line-per-record file the kit keeps (history.jsonl), as bytes with their line ends, read one
+    at a time whatever the file's size (memory: one line, at most MAX_LINE_BYTES a piece). Refused as
+    read_user_bytes refuses (a folder, a device, a FIFO: one UsageError line, never a hang)."""
+    from pcgkit.errors import UsageError
+
+    path = Path(path)
+    read_user_bytes_checks(path, what)
+    try:
+        with open(path, "rb") as handle:
+            while line := handle.readline(MAX_LINE_BYTES):
+                yield line
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
 
 
 def read_user_text(path: Path, what: str, *, limit: int = MAX_INPUT_BYTES, allow_pipe: bool = True) -> str:
@@ -189,17 +250,23 @@ def read_json_object(path: Path, what: str, *, allow_pipe: bool = True) -> dict:
     return data
 
 
-def write_bytes(path: Path, data: bytes) -> Path:
+def write_bytes(path: Path, data: bytes | Iterable[bytes]) -> Path:
     """Atomically replace path with data (see the module docstring). No redaction: bytes are opaque.
-    `-` is stdout (for every writer, not only the commands that say so), never a file named '-'."""
+    `-` is stdout (for every writer, not only the commands that say so), never a file named '-'. `data` may be
+    an iterable of pieces (a file streamed through, as append_line does): written one at a time."""
     path = Path(path)
+    if not isinstance(data, (bytes, bytearray)):
+        data_pieces: Iterable[bytes] = data
+    else:
+        data_pieces = (bytes(data),)
     if str(path) == STDOUT:
         stream = getattr(sys.stdout, "buffer", None)
-        if stream is None:
-            sys.stdout.write(data.decode("utf-8", "replace"))
-        else:
-            sys.stdout.flush()
-            stream.write(data)
+        for piece in data_pieces:
+            if stream is None:
+                sys.stdout.write(piece.decode("utf-8", "replace"))
+            else:
+                sys.stdout.flush()
+                stream.write(piece)
         sys.stdout.flush()
         return path
     check_file_target(path, "output")
@@ -208,7 +275,8 @@ def write_bytes(path: Path, data: bytes) -> Path:
     try:
         fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for piece in data_pieces:
+                handle.write(piece)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp_name, 0o666 & ~_UMASK)  # mkstemp makes 0600; a report is as readable as any file
@@ -232,16 +300,24 @@ def append_line(path: Path, line: str, *, drop: str | None = None, what: str = "
     UTF-8 are kept as they are. Lines containing `drop` are replaced by this one (a run reported again).
     The file must be a regular file (read_user_bytes): a FIFO in its place is one line, never a hang."""
     path = Path(path)
-    old = read_user_bytes(path, what) if (path.exists() or path.is_symlink()) else b""
-    lines = old.splitlines(keepends=True)
-    if drop is not None:
-        key = drop.encode("utf-8")
-        lines = [old_line for old_line in lines if key not in old_line]
-    body = b"".join(lines)
-    if body and not body.endswith(b"\n"):
-        body += b"\n"
+    exists = path.exists() or path.is_symlink()
+    if exists:
+        read_user_bytes_checks(path, what)  # refused before the temp file is made
+    old: Iterable[bytes] = iter_user_lines(path, what) if exists else ()
+    key = drop.encode("utf-8") if drop is not None else None
     text = redact_text(line.rstrip("\n"), secret_values(dict(os.environ))) + "\n"
-    return write_bytes(path, body + text.encode("utf-8"))
+
+    def body() -> Iterator[bytes]:  # the old file streamed through, whatever its size: one line in memory
+        last = b"\n"
+        for old_line in old:
+            if key is None or key not in old_line:
+                yield old_line
+                last = old_line
+        if not last.endswith(b"\n"):
+            yield b"\n"
+        yield text.encode("utf-8")
+
+    return write_bytes(path, body())
 
 
 def redacted_text(path: Path, text: str) -> str:

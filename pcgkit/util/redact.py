@@ -14,16 +14,19 @@ file the kit writes, the data boundaries CellOutcome / CaseResult, cli.main on e
    any string, a password containing '@' included (everything up to the host's '@' goes), so a
    requirement `name @ https://user:pass@host/x.whl` keeps only `name @ https://<redacted>@host/...`;
 3. argv-like secrets: `--api-key X`, `--token=X`, `--hf-token X`, `API_KEY=X`, `-u USER -p X`
-   (a bare `-p` is not touched: pytest's `-p plugin` is the kit's own argv), and a config or log
-   line's `api_key=X`, `password: X`, `client_secret=X`, quoted too (`api_key='X'`, `password="X"`,
-   as SGLang's `ServerArgs(...)` start-up line prints them). An argument *list* is read as one:
+   (a bare `-p` is not touched: pytest's `-p plugin` is the kit's own argv), and every `name=value` /
+   `name: value` pair whose name reads secret by the same words as a variable's: a log line's
+   `api_key=X`, an HTTP header `X-Api-Key: X`, JSON `"github_token": "X"`, TOML/INI
+   `aws_secret_access_key = X`, quoted as SGLang's `ServerArgs(...)` start-up line prints them
+   (`api_key='X'`, `password="X y"`); a value's `&`, `;`, `,` are part of it. An argument *list* is read as one:
    `["--api-key", "X"]` as JSON or a Python repr shows it, and `redact_tree` / `redact_argv` on a
    list whose item is a secret flag redact the next item;
 4. well-known token shapes wherever they stand: Hugging Face `hf_...`, GitHub `ghp_`/`github_pat_`,
    OpenAI-style `sk-...`, AWS access key ids, GitLab, Slack, PyPI and npm tokens, bearer and basic
    `Authorization` values.
 
-Redaction is idempotent (the marker matches none of the rules) and never raises.
+Redaction is idempotent (the marker matches none of the rules), never raises, and is linear in the text's
+length: every rule starts only where a name starts and judges the captured name in code.
 """
 
 from __future__ import annotations
@@ -45,40 +48,39 @@ _STRONG_SUFFIXES = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY")
 # mangle the report without protecting anything.
 MIN_SCRUBBED_VALUE_LENGTH = 6
 
-_MARKERS = "|".join(m.lower() for m in SECRET_NAME_MARKERS)
-_UPPER_MARKERS = "|".join(SECRET_NAME_MARKERS)
-# A value stops at whitespace, quotes, a backslash (JSON escapes) and markup brackets, so that
-# redacting inside a JSON/XML/Markdown text never eats the syntax around the value.
-_VALUE = r"[^\s\"'\\<>`|,;&]+"
+_MARKERS = tuple(m.lower() for m in SECRET_NAME_MARKERS)
+# A value stops at whitespace, quotes, a backslash (JSON escapes), markup brackets and '|' (a Markdown cell), so
+# that redacting inside a JSON/XML/Markdown text never eats the syntax around it; '&', ';' and ',' inside a
+# value are part of it (a password `Tr0ub4dor&3`, `a;b`, `x,y` goes whole: no tail survives), at its end they
+# are the list's or the call's (`hf_token=X, tp_size=1)`, `[--env KEY=VALUE]`).
+_VALUE = r"[^\s\"'\\<>`|]*[^\s\"'\\<>`|,;)\]}]"
+# A quoted value, up to its closing quote: "..." with JSON escapes, '...', and the JSON-escaped \"...\" of a
+# document printed inside another. Each form is unambiguous (one way to match a character): linear time.
+_QUOTED_VALUE = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.)+)"|'(?P<sq>[^'\n]+)'|\\"(?P<eq>[^"\\\n]+)\\")"""
+# Every rule below starts only where a name or scheme starts (a look-behind, never `\b` inside a run) and has no
+# nested or adjacent unbounded repeats, so one pass over a string is linear in its length: a name is captured
+# whole and judged by a function, not by a pattern that backtracks over it.
 
 # userinfo: anything but whitespace, quotes, markup, '/', '?', '#' up to the LAST '@' before the host.
-_URL_USERINFO_RE = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^\s/?#\"'<>`]+)@")
+_URL_USERINFO_RE = re.compile(r"(?P<scheme>(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^\s/?#\"'<>`]+)@")
 # `--api-key X`, `--token=X`, `--hf-token X` (the value must not look like the next option); also the two
 # items of an argument list as JSON or a Python repr print it: `"--api-key", "X"`, `'--api-key', 'X'`.
 _FLAG_RE = re.compile(
-    rf"(?P<head>(?<![\w-])--?[a-z0-9_.-]*(?:{_MARKERS})[a-z0-9_.-]*(?:=|[ \t]+|[\"'][ \t]*,\s*[\"']))(?!-)"
+    r"(?P<head>(?<![\w-])--?(?P<name>[a-z0-9_.-]+)(?:=|[ \t]+|[\"'][ \t]*,\s*[\"']))(?!-)"
     rf"(?P<value>{_VALUE})",
     re.IGNORECASE,
 )
-# `HF_TOKEN=X` as a shell or log line shows it: upper-case names only, so that source lines in a
-# traceback (`sorted(x, key=len)`) stay readable evidence.
-_ASSIGN_RE = re.compile(rf"(?P<head>\b[A-Z0-9_]*(?:{_UPPER_MARKERS})[A-Z0-9_]*=)(?P<value>{_VALUE})")
+# `name=value`, `name: value`, `"name": "value"`, `name = 'value'`: a shell or log assignment (`HF_TOKEN=X`),
+# a config dump or an INI/TOML line (`aws_secret_access_key = X`), an HTTP header (`X-Api-Key: X`), JSON
+# (`"github_token": "X"`), a Python repr (`api_key='X'`, `'token': 'X'`), JSON-escaped (`\"token\": \"X\"`).
+# Whether the name is secret is _name_strength's answer (the same words as for variables).
+_PAIR_RE = re.compile(
+    r"(?P<head>(?<![\w./-])(?P<nq>\\?[\"'])?(?=[A-Za-z0-9_.-]*?(?i:token|key|secret|pass|pwd|credential|auth|pat))"
+    r"(?P<name>[A-Za-z][A-Za-z0-9_.-]*)(?(nq)\\?[\"'])[ \t]*[=:][ \t]*)"
+    rf"(?![<(\[{{])(?:{_QUOTED_VALUE}|(?P<value>{_VALUE}))"
+)
 # `-u USER -p PASSWORD` (docker login, mysql): a bare `-p` is ambiguous and left alone.
 _USER_PASSWORD_RE = re.compile(rf"(?P<head>(?<![\w-])(?:-u|--user(?:name)?)(?:=|[ \t]+){_VALUE}[ \t]+-p[ \t]*)(?P<value>{_VALUE})")
-# `api_key=X`, `password: X`, `client_secret=X` in a config dump or a log line (lower case: the
-# upper-case form is _ASSIGN_RE's); only these exact names, so `key=len` in a source line stays.
-_CONFIG_NAMES = (r"(?:[a-z0-9]+_)*(?:api[_-]?key|password|passwd|secret|client[_-]?secret|access[_-]?token|auth[_-]?token|"
-                 r"private[_-]?token|hf[_-]?token)")
-_CONFIG_PAIR_RE = re.compile(
-    r"(?P<head>(?<![\w.-])" + _CONFIG_NAMES + r"[ \t]*[=:][ \t]*)(?![<(\[{]|None\b|null\b)(?P<value>" + _VALUE + ")",
-    re.IGNORECASE,
-)
-# The quoted forms: `api_key='X'`, `password="X y"`, `'api_key': 'X'` (a repr of a dict or a dataclass):
-# everything up to the closing quote goes, spaces included; also JSON-escaped (`password=\\"X\\"` in a printed document).
-_QUOTED_PAIR_RE = re.compile(
-    r"(?P<head>(?<![\w.-])" + _CONFIG_NAMES + r"\\?[\"']?[ \t]*[=:][ \t]*\\?(?P<quote>[\"']))(?P<value>[^\"'\\\n]+)(?=\\?(?P=quote))",
-    re.IGNORECASE,
-)
 _AUTH_HEADER_RE = re.compile(
     r"(?P<head>(?:\bAuthorization:[ \t]*(?:Bearer|Basic|Token)|\b[Bb]earer)[ \t]+)(?P<value>[A-Za-z0-9._~+/=-]{8,})"
 )
@@ -93,13 +95,22 @@ _TOKEN_SHAPES: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     r"\bpypi-[A-Za-z0-9_-]{40,}",                  # PyPI upload tokens
     r"\bnpm_[A-Za-z0-9]{36}\b",                    # npm
 ))
-_VALUE_RULES = (_AUTH_HEADER_RE, _USER_PASSWORD_RE, _FLAG_RE, _ASSIGN_RE, _QUOTED_PAIR_RE, _CONFIG_PAIR_RE)
-# For option and assignment names the markers must be whole words: `--api-key`, `HF_TOKEN` are
-# secrets; `--max-new-tokens 16`, `--tokenizer-path`, `--keyring-provider` are evidence.
+_VALUE_RULES = (_AUTH_HEADER_RE, _USER_PASSWORD_RE, _FLAG_RE, _PAIR_RE)
+# For option names the markers must be whole words: `--api-key`, `--hf-token` are secrets;
+# `--max-new-tokens 16`, `--tokenizer-path`, `--keyring-provider` are evidence.
 SECRET_WORDS = frozenset({
     "token", "key", "secret", "password", "passwd", "pass", "credential", "credentials", "auth",
     "authorization", "apikey", "pat",
 })
+# Values of a `name=value` pair that are evidence whatever the name (an upper-case variable's own assignment
+# aside): None/null and booleans (`hf_token=None`), short numbers (SGLang's `#token: 20,` is a count) and
+# references to a variable (`token: ${{ secrets.X }}`, `$HF_TOKEN`): the secret is elsewhere.
+_NOT_A_SECRET_RE = re.compile(r"(?i)none|null|nil|true|false|[\d.,:%+-]{1,11}")
+# A short plain lower-case word is a secret only under a password-like name (`password: hunter`); under a token or
+# key name it is a setting (GitHub Actions' `id-token: write`, `token: expired`).
+_FILE_NAME_RE = re.compile(r"\.(?:py|pyi|pyx|so|c|h|cc|cpp|cu|cuh|json|toml|ya?ml|txt|log|md|sh|whl)$")
+_PLAIN_WORD_RE = re.compile(r"[a-z]{1,11}")
+_PASSWORD_WORDS = frozenset({"PASSWORD", "PASSWD", "PASS", "PWD", "SECRET"})
 
 
 def _name_strength(name: str) -> int:
@@ -134,11 +145,45 @@ def secret_values(environ: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(sorted(values, key=len, reverse=True))
 
 
-def _is_secret_match(match: re.Match[str]) -> bool:
-    if match.re not in (_FLAG_RE, _ASSIGN_RE):
-        return True
-    name = match["head"].strip().rstrip("=\"', \t\n").lstrip("-")
-    return any(word in SECRET_WORDS for word in re.split(r"[-_.]", name.lower()))
+def _secret_value(match: re.Match[str]) -> str | None:
+    """The secret a rule's match holds, or None where the match is evidence (a non-secret name, `None`, a count)."""
+    value = match.groupdict().get("value")
+    if match.re is _PAIR_RE:
+        value = value or match["dq"] or match["sq"] or match["eq"]
+    if not value or value == REDACTED:
+        return None
+    if match.re is _FLAG_RE:
+        name = match["name"].lower()
+        words = re.split(r"[-_.]", name)
+        secret = any(m in name for m in _MARKERS) and any(word in SECRET_WORDS for word in words)
+        return value if secret else None
+    if match.re is _PAIR_RE:
+        name = match["name"]
+        if _FILE_NAME_RE.search(name):  # `per_token_quant.py:57:fn` is a frame, not a pair
+            return None
+        if value.startswith("$") or (_NOT_A_SECRET_RE.fullmatch(value) and not name.isupper()):
+            return None  # a reference to a variable is never the secret; `HF_TOKEN=12345` is the variable's own
+        words = set(re.split(r"[_.\-]+", name.upper()))
+        if _PLAIN_WORD_RE.fullmatch(value) and not name.isupper() and not words & _PASSWORD_WORDS:
+            return None
+        strength = _name_strength(name)
+        # KEY/AUTH alone (`key=len` in a source line, `auth_type=basic`): a secret only when it looks like one,
+        # or as an upper-case variable's own assignment (`SIGNING_KEY=plainword`).
+        # (a help text's placeholder, `KEY=VALUE`, is neither)
+        assignment = name.isupper() and "=" in match["head"] and not re.fullmatch(r"[A-Z_]+", value)
+        if strength == 2 or (strength == 1 and (_looks_like_token(value) or assignment)):
+            return value
+        return None
+    return value
+
+
+def _redact_match(match: re.Match[str], marker: str) -> str:
+    """The match with its secret's span (the value, inside its quotes if quoted) replaced by the marker."""
+    if _secret_value(match) is None:
+        return match.group(0)
+    group = next(g for g in ("value", "dq", "sq", "eq") if match.groupdict().get(g))
+    start, end = match.span(group)
+    return match.string[match.start():start] + marker + match.string[end:match.end()]
 
 
 def _looks_like_token(value: str) -> bool:
@@ -148,26 +193,79 @@ def _looks_like_token(value: str) -> bool:
     return len(value) >= 20 or (any(c.isdigit() for c in value) and any(c.isalpha() for c in value))
 
 
+# Up to this many distinct secrets found in one text are scrubbed wherever they stand (one C-speed replace
+# each); beyond it (a crafted or huge text with thousands) each repeat is found through one index, as a whole
+# word (not glued to letters or digits), so the time stays linear in the text's length.
+_REPLACE_EACH_LIMIT = 32
+_ALNUM_RUN_RE = re.compile(r"[A-Za-z0-9]+")
+
+
+def _scrub_values(text: str, values: set[str], marker: str) -> str:
+    if len(values) <= _REPLACE_EACH_LIMIT:
+        for value in sorted(values, key=len, reverse=True):
+            if value in text:
+                text = text.replace(value, marker)
+        return text
+    # index: a value's first run of letters/digits -> (offset in the value, the value), longest first
+    index: dict[str, list[tuple[int, str]]] = {}
+    for value in sorted(values, key=len, reverse=True):
+        first = _ALNUM_RUN_RE.search(value)
+        if first is not None:
+            index.setdefault(first.group(0), []).append((first.start(), value))
+    pieces, done = [], 0
+    for run in _ALNUM_RUN_RE.finditer(text):
+        if run.start() < done:
+            continue
+        for offset, value in index.get(run.group(0), ()):
+            start = run.start() - offset
+            end = start + len(value)
+            if start >= done and text.startswith(value, start) and not text[end:end + 1].isalnum() \
+                    and not text[start - 1:start].isalnum():
+                pieces += [text[done:start], marker]
+                done = end
+                break
+    return "".join(pieces) + text[done:]
+
+
 def redact_text(text: str, secrets: tuple[str, ...] = (), marker: str = REDACTED) -> str:
-    """Every rule of the module docstring applied to one string; `marker` replaces each secret
-    (XML/HTML writers pass the escaped form, so the marker is text there, not a tag)."""
+    """Every rule of the module docstring applied to one string, in time linear in its length; `marker`
+    replaces each secret (XML/HTML writers pass the escaped form, so the marker is text there, not a tag)."""
     if not text:
         return text
     # Values found by an argv/assignment rule are secrets for the whole string: the same token
     # echoed again later (a log line repeating the command) goes too.
-    found = {m["value"] for rule in _VALUE_RULES for m in rule.finditer(text) if _is_secret_match(m)}
+    found = {value for rule in _VALUE_RULES for m in _matches(rule, text) if (value := _secret_value(m))}
     found = {v for v in found if _looks_like_token(v)}
     # URL credentials first: once a token inside them is a marker, the userinfo would no longer match
     text = _URL_USERINFO_RE.sub(lambda m: f"{m['scheme']}{marker}@", text)
-    for value in sorted(found | set(secrets), key=len, reverse=True):
+    for value in sorted(secrets, key=len, reverse=True):  # the environment's: a small set whatever the text
         if value in text:
             text = text.replace(value, marker)
+    text = _scrub_values(text, found, marker)
     for shape in _TOKEN_SHAPES:
         text = shape.sub(marker, text)
     for rule in _VALUE_RULES:
-        text = rule.sub(lambda m: f"{m['head']}{marker}" if _is_secret_match(m) and m["value"] != marker else m.group(0),
-                        text)
+        pieces, done = [], 0
+        for match in _matches(rule, text):
+            pieces += [text[done:match.start()], _redact_match(match, marker)]
+            done = match.end()
+        text = "".join(pieces) + text[done:]
     return text
+
+
+def _matches(rule: re.Pattern[str], text: str):
+    """rule's secret-holding matches left to right. After a quoted value that holds no secret the search goes on
+    inside it, so `"message": "... api_key=X"` hides nothing; an unquoted one is passed whole (each character is
+    scanned a bounded number of times: linear)."""
+    position = 0
+    while (match := rule.search(text, position)) is not None:
+        if _secret_value(match) is not None:
+            yield match
+            position = match.end()
+        elif match.groupdict().get("value") is None:
+            position = max(match.end("head"), match.start() + 1)
+        else:
+            position = match.end()
 
 
 def redact_env_var(name: str, value: str, secrets: tuple[str, ...] = ()) -> str:

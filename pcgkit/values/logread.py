@@ -142,6 +142,8 @@ _FAILURE_HITS, _BLOCK_HITS = 256, 48
 _NEEDLES: tuple[tuple[str, int, int | None], ...] = (
     *((n, 2, 64) for n in _EVENT_NEEDLES), *((n, 2, _FAILURE_HITS) for n in _FAILURE_NEEDLES),
     *((n, 60, _BLOCK_HITS) for n in _BLOCK_NEEDLES))
+# What a log read as a stream keeps between its head and its tail (pcgkit.values.paste.excerpt_stream).
+LOG_NEEDLES = _NEEDLES
 _SELECT_ABOVE = 256 * 1024  # below this a log is read line by line in full
 _FAILURE_BLOCK_LINES = 400  # a dynamo message with its user-code frames fits easily
 _PREAMBLE_LINES = 40
@@ -241,11 +243,15 @@ class LogReading:
         return bool(self.events(CaptureEvent.END))
 
 
-def clean_lines(text: str, keep: list[int] | None = None) -> list[LogLine]:
+def clean_lines(text: str, keep: list[int] | None = None, numbers: tuple[int, ...] | None = None) -> list[LogLine]:
     """The log as segments: CRLF and \\r redraws split, ANSI colour and logger prefixes removed, what a paste
-    did undone (pcgkit.values.paste). `keep`: only these 0-based physical lines (a large log). Pure."""
+    did undone (pcgkit.values.paste). `keep`: only these 0-based lines of `text` (a large log); `numbers`: the
+    log's own number of each line of `text` (an excerpt of a longer log, pcgkit.values.paste.excerpt_stream). Pure."""
     raw_lines = text.replace("\r\n", "\n").split("\n")
-    if keep is None:
+    if numbers is not None:
+        numbered = [(numbers[i], raw_lines[i]) for i in (keep if keep is not None else range(len(raw_lines)))
+                    if i < min(len(raw_lines), len(numbers))]
+    elif keep is None:
         numbered = unwrap(raw_lines) if len(text) < _UNWRAP_LIMIT else list(enumerate(raw_lines, start=1))
     else:
         numbered = [(i + 1, raw_lines[i]) for i in keep if i < len(raw_lines)]
@@ -279,12 +285,13 @@ def _strip_prefixes(segment: str) -> str:
     return segment
 
 
-def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
-    """Scan a whole log once. Pure; linear in the log's size (a large one: only the lines that can matter)."""
+def read_log(text: str, lru_marker: str = "lru_cache", numbers: tuple[int, ...] | None = None) -> LogReading:
+    """Scan a whole log once. Pure; linear in the log's size (a large one: only the lines that can matter).
+    `numbers`: `text` is an excerpt of a longer log and these are its lines' own numbers (LogExcerpt.numbers)."""
     keep = None
     if len(text) > _SELECT_ABOVE:
         keep = interesting_lines(text, _NEEDLES)
-    lines = clean_lines(text, keep)
+    lines = clean_lines(text, keep, numbers)
     off: list[LogLine] = []
     hints: list[LogLine] = []
     frames: list[tuple[int, Frame]] = []
@@ -362,7 +369,7 @@ def read_log(text: str, lru_marker: str = "lru_cache") -> LogReading:
         announced=tuple(announced),
         piecewise_off=tuple(off),
         hints=tuple(hints),
-        excerpt="\n".join(line.text for line in lines) if keep is None else "",
+        excerpt="\n".join(line.text for line in lines) if keep is None and numbers is None else "",
         frame_refs=_frame_refs(lines) if not frames else (),
         steps=tuple(steps),
     )

@@ -14,6 +14,7 @@ only those and their neighbours, instead of running its patterns over every line
 from __future__ import annotations
 
 import bisect
+import collections
 import dataclasses
 import html
 import re
@@ -123,6 +124,104 @@ def interesting_lines(text: str, needles: Iterable[tuple[str, int, int | None]])
             last = index
             keep.update(range(index, min(index + after + 1, total)))
     return sorted(keep)
+
+
+# --- a log of any length in bounded memory --------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class LogExcerpt:
+    """What is kept of a log read as a stream: the whole text when it fits (numbers None), else its head and its
+    tail in full and, between them, the lines a needle selects (with their neighbours), each line with its number."""
+
+    text: str
+    numbers: tuple[int, ...] | None  # 1-based physical line of each line of `text`; None: `text` is the whole log
+    bytes_read: int
+
+
+@dataclasses.dataclass
+class _Block:
+    first: int  # 0-based physical number of its first line
+    data: bytes  # whole lines, newline-separated (no final newline)
+
+    @property
+    def lines(self) -> int:
+        return self.data.count(b"\n") + 1
+
+
+def excerpt_stream(chunks: Iterable[bytes], needles: Iterable[tuple[str, int, int | None]], *,
+                   head_bytes: int = 4 * 1024**2, tail_bytes: int = 8 * 1024**2,
+                   middle_bytes: int = 8 * 1024**2, block_bytes: int = 1024**2,
+                   longest_line: int = 4 * 1024**2) -> LogExcerpt:
+    """A log of any length, read once as it streams in, in memory bounded by the four sizes: the first
+    `head_bytes` and the last `tail_bytes` whole (the start-up banner with its versions; the crash at the end),
+    and of what lies between, the lines `interesting_lines` selects, up to `middle_bytes` (the earliest half
+    and the latest half of them), each give or take one `block_bytes` block of whole lines. A line longer than
+    `longest_line` is cut there. Pure over the chunks."""
+    needles = tuple(needles)
+    head: list[_Block] = []
+    tail: collections.deque[_Block] = collections.deque()
+    early: list[tuple[int, bytes]] = []
+    late: collections.deque[tuple[int, bytes]] = collections.deque()
+    sizes = {"head": 0, "tail": 0, "early": 0, "late": 0}
+    dropped = False
+    next_line, pending, read = 0, b"", 0
+
+    def evict(block: _Block) -> None:
+        nonlocal dropped
+        dropped = True
+        rows = block.data.split(b"\n")
+        for index in interesting_lines(block.data.decode("utf-8", "replace"), needles):
+            row = rows[index]
+            if sizes["early"] < middle_bytes // 2:
+                early.append((block.first + index, row))
+                sizes["early"] += len(row) + 1
+            else:
+                late.append((block.first + index, row))
+                sizes["late"] += len(row) + 1
+        while sizes["late"] > middle_bytes // 2 and late:
+            sizes["late"] -= len(late.popleft()[1]) + 1
+
+    def add(data: bytes) -> None:
+        nonlocal next_line
+        block = _Block(next_line, data)
+        next_line += block.lines
+        if sizes["head"] < head_bytes:
+            head.append(block)
+            sizes["head"] += len(data) + 1
+            return
+        tail.append(block)
+        sizes["tail"] += len(data) + 1
+        while sizes["tail"] - len(tail[0].data) - 1 >= tail_bytes:
+            old = tail.popleft()
+            sizes["tail"] -= len(old.data) + 1
+            evict(old)
+
+    for chunk in chunks:
+        read += len(chunk)
+        pending += chunk
+        while len(pending) >= block_bytes:  # whole lines, in blocks of about block_bytes
+            cut = pending.rfind(b"\n", 0, block_bytes)
+            if cut == -1:
+                cut = pending.find(b"\n", block_bytes, longest_line)
+            if cut == -1:
+                if len(pending) < longest_line:
+                    break
+                add(pending[:longest_line])  # one endless line: cut, counted as one more line
+                pending = pending[longest_line:]
+                continue
+            add(pending[:cut])
+            pending = pending[cut + 1:]
+    if pending or read:  # the last line (after a final newline: the empty one, as `text.split("\n")` counts it)
+        add(pending)
+    if not dropped:
+        return LogExcerpt(b"\n".join(b.data for b in [*head, *tail]).decode("utf-8", "replace"), None, read)
+    rows: list[tuple[int, bytes]] = []
+    for block in head:
+        rows += [(block.first + i, row) for i, row in enumerate(block.data.split(b"\n"))]
+    rows += early + [row for row in late if not early or row[0] > early[-1][0]]
+    for block in tail:
+        rows += [(block.first + i, row) for i, row in enumerate(block.data.split(b"\n"))]
+    text = b"\n".join(row for _, row in rows).decode("utf-8", "replace")
+    return LogExcerpt(text, tuple(number + 1 for number, _ in rows), read)
 
 
 # --- steps: a call path written by hand (arrow chains, Markdown tables of steps, frames without paths) --------

@@ -16,9 +16,8 @@ import dataclasses
 import re
 from pathlib import Path
 
-import tomllib
-
 from pcgkit import resources
+from pcgkit.util.tomlfile import tomllib
 
 DEFAULT_CUDA_TOOLKITS = resources.docker_dir() / "cuda-toolkits.toml"
 SCHEMA = "pcgkit.cuda-toolkits/1"

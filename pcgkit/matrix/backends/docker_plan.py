@@ -13,10 +13,9 @@ import re
 import shutil
 from pathlib import Path
 
-import tomllib
-
 from pcgkit import resources
 from pcgkit.matrix.cells import SCOPE_ALL, Cell
+from pcgkit.util.tomlfile import tomllib
 
 KIT_ROOT = resources.workspace_root()  # the build context is cut from a checkout
 DOCKER_DIR = resources.docker_dir()
