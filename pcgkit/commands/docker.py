@@ -101,7 +101,7 @@ def _cmd_context(args) -> int:
 
     cell = _cell(args)
     pins = plan.load_image_pins(Path(args.docker_pins))
-    build = plan.build_args(cell, plan.base_for(cell, pins), pins, kit_light_dependencies())
+    build = plan.build_args(cell, plan.base_for(cell, pins), pins, kit_light_dependencies(cell.python))
     context = plan.write_context(Path(args.dest), force=args.force)
     print(build_command_line(context, plan.image_tag(cell), build))
     return 0

@@ -144,7 +144,7 @@ def prepare_image(client, cell: Cell, docker: DockerConfig, cell_dir: Path, time
     """(image, base, base image): the cell's image, built unless one with the same context hash exists."""
     pins = plan.load_image_pins(docker.image_pins)
     base = plan.base_for(cell, pins)
-    args = plan.build_args(cell, base, pins, kit_light_dependencies())
+    args = plan.build_args(cell, base, pins, kit_light_dependencies(cell.python))
     aids = tuple(sorted(docker.wheelhouse.glob("*.whl"))) if docker.wheelhouse else ()
     tag = plan.image_tag(cell)
     log_path = cell_dir / "build.log"
