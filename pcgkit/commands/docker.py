@@ -110,7 +110,7 @@ def _cmd_context(args) -> int:
         base, cuda_pins = base_and_cuda(cell, pins, ())
     except StageFailed as failed:
         raise UsageError(f"--cell {cell.id}: {failed.reason}") from None
-    build = plan.build_args(cell, base, pins, kit_light_dependencies())
+    build = plan.build_args(cell, base, pins, kit_light_dependencies(cell.python))
     context = plan.write_context(Path(args.dest), force=args.force, cuda_requirements=cuda_pins)
     print(build_command_line(context, plan.image_tag(cell), build))
     return 0

@@ -88,7 +88,8 @@ def read_checkpoint_config(model_path: str) -> dict:
         raise Unresolved(str(exc), CHECKPOINT) from None
     if not isinstance(config, dict):
         raise Unresolved(f"{config_file}: not a JSON object", CHECKPOINT)
-    for table in (config, config.get("text_config") if isinstance(config.get("text_config"), dict) else {}):
+    text_config = config.get("text_config")
+    for table in (config, text_config if isinstance(text_config, dict) else {}):
         for key in SIZE_FIELDS:  # NaN, 0, "4096" or 1.5 would reach SGLang's shape arithmetic as a crash
             value = table.get(key)
             if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
@@ -495,8 +496,9 @@ def answer_problem(doc: object) -> str | None:
     if not isinstance(doc, dict):
         return f"the answer is a JSON {type(doc).__name__}, not an object"
     parts = [(key, doc.get(key)) for key in ANSWER_TABLES]
-    dense = doc.get("dense") if isinstance(doc.get("dense"), dict) else {}
-    parts += [(f"dense.{key}", dense.get(key)) for key in ("observation", "signature")]
+    dense = doc.get("dense")
+    if isinstance(dense, dict):
+        parts += [(f"dense.{key}", dense.get(key)) for key in ("observation", "signature")]
     bad = next(((key, value) for key, value in parts if value is not None and not isinstance(value, dict)), None)
     if bad is not None:
         return f"{bad[0]} is {type(bad[1]).__name__} {str(bad[1])[:40]!r}, not a table"

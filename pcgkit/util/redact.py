@@ -163,8 +163,8 @@ def _secret_value(match: re.Match[str]) -> str | None:
             return None
         if value.startswith("$") or (_NOT_A_SECRET_RE.fullmatch(value) and not name.isupper()):
             return None  # a reference to a variable is never the secret; `HF_TOKEN=12345` is the variable's own
-        words = set(re.split(r"[_.\-]+", name.upper()))
-        if _PLAIN_WORD_RE.fullmatch(value) and not name.isupper() and not words & _PASSWORD_WORDS:
+        name_words = set(re.split(r"[_.\-]+", name.upper()))
+        if _PLAIN_WORD_RE.fullmatch(value) and not name.isupper() and not name_words & _PASSWORD_WORDS:
             return None
         strength = _name_strength(name)
         # KEY/AUTH alone (`key=len` in a source line, `auth_type=basic`): a secret only when it looks like one,

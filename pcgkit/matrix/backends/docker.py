@@ -183,7 +183,7 @@ def prepare_image(client, cell: Cell, docker: DockerConfig, cell_dir: Path, time
     pins = plan.load_image_pins(docker.image_pins)
     aids = tuple(sorted(docker.wheelhouse.glob("*.whl"))) if docker.wheelhouse else ()
     base, cuda_pins = base_and_cuda(cell, pins, aids)
-    args = plan.build_args(cell, base, pins, kit_light_dependencies())
+    args = plan.build_args(cell, base, pins, kit_light_dependencies(cell.python))
     tag = plan.image_tag(cell)
     log_path = cell_dir / "build.log"
     log_path.write_text("")

@@ -79,7 +79,7 @@ def install_commands(env_dir: Path, base_python: str, lock_file: Path) -> list[l
 
 def cell_lock_inputs(cell: Cell) -> locks.LockInputs:
     sglang_deps = sglang_import_dependencies(cell.sglang) if cell.sglang else []
-    return locks.lock_inputs(cell, kit_light_dependencies(), sglang_deps)
+    return locks.lock_inputs(cell, kit_light_dependencies(cell.python), sglang_deps)
 
 
 def uv_env() -> dict[str, str]:
