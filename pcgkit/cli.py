@@ -15,7 +15,6 @@ import contextlib
 import importlib
 import os
 import sys
-import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -194,10 +193,11 @@ def internal_error(exc: Exception, args: argparse.Namespace) -> int:
 def save_traceback(text: str, reports: object) -> tuple[Path | None, str]:
     """(the file written, or None and why): the command's reports folder when it exists, else the temp dir."""
     from pcgkit.util import atomic
+    from pcgkit.util.signals import lasting_temp_dir
 
     name = f"pcgkit-internal-error-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.txt"
     folders = [Path(str(reports))] if reports and Path(str(reports)).is_dir() else []
-    folders.append(Path(tempfile.gettempdir()))
+    folders.append(lasting_temp_dir())
     why_not = ""
     for folder in folders:
         try:

@@ -305,3 +305,15 @@ def test_slips_of_the_second_pass_are_gone():
         if "also consistent with" in line or "consistent with" in line:
             heading = next(lines[j] for j in range(i, -1, -1) if not lines[j].startswith(" "))
             assert not heading.startswith(("missing", "the paste lacks")), heading
+
+
+def test_json_with_a_release_carries_the_one_answer_as_data(capsys):
+    """`triage --json --sglang 0.5.11 LOG`: the personal answer is the answer model's own dict (state, first try,
+    statements with sources), valid JSON (the Answer value itself reached json.dumps once: an internal error)."""
+    status = main(["triage", "--json", "--sglang", "0.5.11", str(CORPUS / KNOWN_BUG_LOGS[0])])
+    out = capsys.readouterr().out
+    assert status == 0
+    advice = json.loads(out)["logs"][0]["personal"]["advice"]
+    assert advice["schema"].startswith("pcgkit.advice/") and advice["versions"]["sglang"] == "0.5.11"
+    assert advice["first_try"] == "--enable-breakable-cuda-graph"
+    assert all(s["sources"] for s in advice["statements"])

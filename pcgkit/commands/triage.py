@@ -76,7 +76,8 @@ class Triage:
                 "next_steps": list(self.next_steps), "maintainer_steps": list(self.maintainer_steps),
                 "personal": {"environment": dataclasses.asdict(self.user), "notes": list(self.personal.notes),
                              "actions": list(self.personal.actions), "statements": list(self.personal.full),
-                             "sources": list(self.personal.sources), "advice": self.personal.answer}
+                             "sources": list(self.personal.sources),
+                             "advice": self.personal.answer.to_dict() if self.personal.answer else None}
                 if self.user and self.personal else None}
 
 

@@ -53,6 +53,7 @@ class _State:
         self.defer_depth = 0
         self.installed = False
         self.temp_owner: int | None = None  # the pid whose temp folder claim_temp_dir made
+        self.shared_temp: str | None = None  # the temp dir before the claim: what outlives this process
 
 
 _STATE = _State()
@@ -214,6 +215,12 @@ def sweep_temp(base: Path) -> None:
                 shutil.rmtree(folder, ignore_errors=True)
 
 
+def lasting_temp_dir() -> Path:
+    """The temp dir for a file the user is told to read after the kit exits (an internal error's traceback):
+    the shared one, never this process's run folder, which is removed at exit."""
+    return Path(_STATE.shared_temp or tempfile.gettempdir())
+
+
 def claim_temp_dir() -> Path | None:
     """This process's temp folder (once per process): `tempfile` creates everything under it from now on; it is
     removed at exit, and a later command sweeps it if this one was killed. None where the shared temp dir holds
@@ -237,6 +244,7 @@ def claim_temp_dir() -> Path | None:
         return None
     owner = os.getpid()
     _STATE.temp_owner = owner
+    _STATE.shared_temp = tempfile.gettempdir()
     tempfile.tempdir = str(folder)
 
     def remove() -> None:

@@ -107,8 +107,8 @@ def test_offline_mode_is_the_network_not_a_resolver_conflict():
 def test_a_network_failure_in_the_workshop_is_exit_4_with_pips_reason(tmp_path, capsys, monkeypatch, command):
     """`bin/pcgkit lab read-releases|read-flashinfer` when pip cannot reach the index: exit 4 (the machine), one
     line with pip's own words and the network named (was exit 2 'usage' with 'exit status 1')."""
+    import lab.sglang_releases as releases
     from lab.cli import main as lab_main
-    from pcgkit.sglang import releases
 
     pip = tmp_path / "pip"
     pip.write_text(f"#!/bin/sh\ncat {DATA / 'pip_errors' / 'network_refused.log'}\nexit 1\n")
