@@ -256,8 +256,8 @@ def render_cost(evidence: advice.Evidence, answers: tuple[advice.Answer, ...]) -
            *answer_render.cost_table_lines(evidence.cost_table)]
     limited = [a.versions.sglang for a in answers if a.runner is not None]
     for table in (t for t in (evidence.breakable_table, *evidence.breakable_by_release) if t is not None):
-        runner = (f"; its breakable runner serves one-request prefills only, so batches of more than one request ran "
-                  f"without graphs (its server log: `cuda graph: False`)" if table.sglang in limited else "")
+        runner = ("; its breakable runner serves one-request prefills only, so batches of more than one request ran "
+                  "without graphs (its server log: `cuda graph: False`)" if table.sglang in limited else "")
         out += ["", f"The first try, SGLang's breakable runner, against piecewise off, measured on SGLang {table.sglang} "
                     f"({table.device}, {table.date}{runner}):", "", *answer_render.cost_table_lines(table)]
     if evidence.capture:
