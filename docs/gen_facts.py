@@ -130,6 +130,20 @@ def runner_lines(answers: tuple[advice.Answer, ...]) -> list[str]:
     return [f"{a.runner.text}{answer_render.tag(a.runner)}" for a in answers if a.runner is not None]
 
 
+def first_try_lines(evidence: advice.Evidence) -> list[str]:
+    """What the first try did when the kit launched it (a hybrid on SM90), per release that offers it on some GPU,
+    the releases where it was not run in one line. Pure."""
+    said = [a.first_try_run for r in evidence.releases
+            if (a := advice.advise(advice.Versions(sglang=r.sglang), None, evidence)).first_try_run is not None]
+    ran = [s for s in said if ": not run by the kit" not in s.text]
+    skipped = [s.text.split(":")[0].removeprefix("First try on ") for s in said if s not in ran]
+    out = [f"{s.text}{answer_render.tag(s)}" for s in ran]
+    if skipped:
+        out.append(f"First try on {_span(tuple(skipped), tuple(r.sglang for r in evidence.releases))}: not run by the "
+                   f"kit{answer_render.tag(*said[-1:])}.")
+    return out
+
+
 def statement_lines(statements) -> list[str]:
     """One line per statement, its sources and dates in brackets. Pure."""
     return [f"{s.text} [{s.cite_short()}]" for s in statements]
@@ -224,7 +238,7 @@ def render_answers(rows: list[str], answers: tuple[advice.Answer, ...], evidence
     newest = answers[-1]
     out = [f"Every SGLang release in range, each read from its own wheel ({generated}); affected on SM120 from the "
            "kit's matrix cells (simulated SM120, each cell's date below).", "", *answer_render.RELEASE_HEAD, *rows, ""]
-    out += [f"- {line}" for line in runner_lines(answers)]
+    out += [f"- {line}" for line in runner_lines(answers) + first_try_lines(evidence)]
     out += [f"- Fixed in {answer_render.fixed_words(newest)}; per project:"] + [f"  - {line}" for line in fixed_in_lines(evidence)]
     out += ([f"- Safe call: {newest.safe_call.text.split('; SGLang')[0]}; no SGLang release calls it"
              f"{answer_render.tag(newest.safe_call)}."] if newest.safe_call else [])
@@ -240,12 +254,12 @@ def render_cost(evidence: advice.Evidence, answers: tuple[advice.Answer, ...]) -
             f"graphs either way ([{scope.title}]({scope.url}), read {scope.as_of}).", ""] if scope else [])
     out += ["Turning piecewise CUDA graphs off, against piecewise on (how much longer the same work took):", "",
            *answer_render.cost_table_lines(evidence.cost_table)]
-    if evidence.breakable_table is not None:
-        limited = [a.versions.sglang for a in answers if a.runner is not None]
-        out += ["", f"The first try, SGLang's breakable runner, against piecewise off (measured on SGLang "
-                    f"{evidence.breakable_table.sglang} only" + (f"; not measured on {', '.join(limited)}, whose "
-                    "breakable runner serves one-request prefills only" if limited else "") + "):", "",
-                *answer_render.cost_table_lines(evidence.breakable_table)]
+    limited = [a.versions.sglang for a in answers if a.runner is not None]
+    for table in (t for t in (evidence.breakable_table, *evidence.breakable_by_release) if t is not None):
+        runner = ("; its breakable runner serves one-request prefills only, so batches of more than one request ran "
+                  "without graphs (its server log: `cuda graph: False`)" if table.sglang in limited else "")
+        out += ["", f"The first try, SGLang's breakable runner, against piecewise off, measured on SGLang {table.sglang} "
+                    f"({table.device}, {table.date}{runner}):", "", *answer_render.cost_table_lines(table)]
     if evidence.capture:
         out += ["", evidence.capture[0].upper() + evidence.capture[1:] + "."]
     out += ["", "Upstream says, not measured by the kit:", ""]

@@ -257,4 +257,6 @@ def test_preflight_on_0_5_11_with_the_breakable_switch_agrees_with_the_model():
     assert len(lines) <= 24 and all(len(line) <= 80 for line in lines), text
     said = " ".join(text.split())
     assert "more than one request run eagerly" in said and "WILL CRASH" not in text  # 0.5.11's limit, said once
-    assert said.count("run eagerly") == 1 and "not measured on 0.5.11" in said  # the first try's cost, not 0.5.12's
+    own = next(t for t in EVIDENCE.breakable_by_release if t.sglang == "0.5.11")  # the first try's cost, 0.5.11's own
+    assert said.count("run eagerly") == 1 and f"0.5.11 ({own.device.split()[0]}) up to {own.worst.split(' with')[0]}" in said
+    assert "hybrid: real NVIDIA H100 80GB HBM3 (SM90) with architecture queries answered as SM120" in said

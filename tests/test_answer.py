@@ -33,21 +33,70 @@ def test_the_box_never_calls_the_breakable_runner_unmeasured_beside_its_figures(
     the box states no breakable cost at all, and the page states it with the release it was measured on."""
     assert "cost not measured" not in BOX and "not run by the kit" not in BOX
     assert "with the breakable runner" not in BOX  # the breakable figures live on docs/answers.md only
-    assert f"measured on SGLang {EVIDENCE.breakable_table.sglang} only" in PAGE
+    for table in (EVIDENCE.breakable_table, *EVIDENCE.breakable_by_release):  # each with its release, device, date
+        assert f"measured on SGLang {table.sglang} ({table.device}, {table.date}" in PAGE, table.source
+
+
+def _own_table(release: str):
+    return next(t for t in EVIDENCE.breakable_by_release if t.sglang == release)
 
 
 def test_0_5_11_is_never_given_0_5_12s_breakable_speed_and_its_own_limit_is_stated():
-    """0.5.11's breakable runner refuses multi-request prefills (its wheel's `can_run`): the answer says so, and says
-    the runner's cost was not measured on 0.5.11 (it was on 0.5.12) instead of quoting 0.5.12's figures as its own."""
+    """0.5.11's breakable runner refuses multi-request prefills (its wheel's `can_run`): the answer says so, and quotes
+    the runner's cost measured on 0.5.11 itself (by_release["0.5.11"], H100 2026-12-07), 0.5.12's figures from the same
+    machine only after 0.5.12's name; never the H200 0.5.12 figures."""
     answer = advise(Versions(sglang="0.5.11"), "sm120", EVIDENCE)
     text = " ".join(s.text for s in answer.statements())
     assert answer.runner is not None and "one-request prefills only" in answer.runner.text
     assert "breakable_cuda_graph_runner.py" in answer.runner.sources[0].ref  # read from the 0.5.11 wheel
-    assert "not measured on 0.5.11" in answer.first_try_cost.text
-    assert "with the breakable runner" not in text and "breakable" not in (answer.cost.text if answer.cost else "")
+    own, beside = _own_table("0.5.11"), _own_table("0.5.12")
+    first = answer.first_try_cost.text
+    def said(t):  # "2 % slower (4 prompts of 2048 tokens at once)": the table's worst, its one model left unnamed
+        return f"up to {t.worst.replace(' with the breakable runner', '')} ({t.worst_case.rsplit(', ', 1)[0]})"
+    assert first.startswith(f"The breakable runner against piecewise off: 0.5.11 (H100) {said(own)};"), first
+    assert f"; 0.5.12 (same H100) {said(beside)}." in first  # 0.5.12's figure, named as 0.5.12's
+    ours = first.split("; 0.5.12 (", 1)[0]
+    assert beside.worst_case.rsplit(", ", 1)[0] not in ours and "0.5.12" not in ours
+    assert EVIDENCE.breakable_table.worst not in text  # the H200 0.5.12 worst (33 % slower) is not 0.5.11's
+    assert [s.ref for s in answer.first_try_cost.sources] == [own.source, beside.source]
+    assert "breakable" not in (answer.cost.text if answer.cost else "")
     assert any("one-request prefills only" in line for line in answer_lines(answer))
     for release in ("0.5.12", "0.5.13.post1"):  # no such check there (their wheels)
         assert advise(Versions(sglang=release), "sm120", EVIDENCE).runner is None
+
+
+def test_without_its_own_measurement_0_5_11_gets_no_breakable_figure():
+    """Take by_release away: 0.5.11's first-try cost says where it was measured and quotes no figure."""
+    bare = dataclasses.replace(EVIDENCE, breakable_by_release=())
+    first = advise(Versions(sglang="0.5.11"), "sm120", bare).first_try_cost.text
+    assert "not measured on 0.5.11 (measured on 0.5.12, whose runner" in first and "%" not in first, first
+
+
+def test_the_first_try_on_0_5_11_carries_the_hybrid_label_and_is_never_fixed():
+    """The 0.5.11 launch of 2026-12-07 ran on a real H100 answering architecture queries as SM120: the statement says
+    so in the run's own label, says where it stopped next, and never calls it fixed; 0.5.12-0.5.14 were not run."""
+    run = advise(Versions(sglang="0.5.11"), "sm120", EVIDENCE).first_try_run
+    label = "hybrid: real NVIDIA H100 80GB HBM3 (SM90) with architecture queries answered as SM120"
+    assert run is not None and label in run.text and "got past the point of the crash" in run.text, run
+    assert "stopped next at an sm_120 kernel SM90 cannot run" in run.text
+    assert not re.search(r"\bfixed\b|\bworks\b|\bok\b", run.text)
+    assert run.sources[0].as_of == "2026-12-07" and "first-try-h100-2026-12-07" in run.sources[0].ref
+    for release in ("0.5.12", "0.5.12.post1", "0.5.13", "0.5.13.post1", "0.5.14"):
+        other = advise(Versions(sglang=release), None, EVIDENCE).first_try_run
+        assert other is not None and other.text == f"First try on {release}: not run by the kit (launched on 0.5.11 only).", other
+    lines = answer_lines(advise(Versions(sglang="0.5.11"), "sm120", EVIDENCE))
+    assert any(label in line for line in lines)  # `advice show`, preflight and triage --verbose print it
+
+
+def test_a_first_try_row_without_its_hybrid_label_is_refused():
+    """A real-GPU first-try row must say it was a hybrid: the loader refuses one that dropped its label."""
+    from pcgkit.advice.load import parse_first_try
+
+    data = json.loads((ROOT / "fixtures" / "measurements" / "first-try.json").read_text())
+    assert len(parse_first_try(data)) == 3
+    data["runs"][0]["label"] = "NVIDIA H100 80GB HBM3"
+    with pytest.raises(ValueError, match="hybrid label"):
+        parse_first_try(data)
 
 
 def test_the_cost_names_its_worst_figures_in_words():
@@ -99,7 +148,8 @@ def test_a_figure_within_its_own_spread_is_marked():
 
 def test_the_cost_is_said_once():
     """The whole table is on docs/answers.md only; the README box and the other pages give one line or a link."""
-    assert PAGE.count("| 4 prompts of 128 tokens at once |") == 2  # piecewise off, and the breakable runner
+    tables = 2 + len(EVIDENCE.breakable_by_release)  # piecewise off, the breakable runner, each release's own
+    assert PAGE.count("| 4 prompts of 128 tokens at once |") == tables
     for page in ("README.md", "docs/check-environment.md", "docs/gpu-and-ci.md"):
         assert "| 4 prompts of 128 tokens at once |" not in (ROOT / page).read_text(), page
 
@@ -205,6 +255,7 @@ def test_a_releases_own_breakable_measurement_is_read_and_no_other_releases():
     table, breakable, capture, by_release = parse_cost({**COST, "by_release": {"0.5.11": own}})
     evidence = dataclasses.replace(EVIDENCE, cost_table=table, breakable_table=breakable, breakable_by_release=by_release)
     first = advise(Versions(sglang="0.5.11"), "sm120", evidence).first_try_cost
-    assert "measured on 0.5.11" in first.text and "by_release[0.5.11]" in first.sources[0].ref
+    assert first.text.startswith("The breakable runner against piecewise off: 0.5.11 (H200) up to 33 % slower")
+    assert "by_release[0.5.11]" in first.sources[0].ref
     later = advise(Versions(sglang="0.5.13"), None, evidence).first_try_cost
     assert "not measured on 0.5.13 (measured on 0.5.12, 0.5.11" in later.text

@@ -49,3 +49,21 @@ def test_rows_carry_the_hybrid_label_and_what_was_not_run():
     ]).splitlines()
     assert rows[2].startswith("| 0.5.11 | breakable | `--enable-breakable-cuda-graph` | **yes** |") and rows[2].endswith(f"| {label} |")
     assert rows[3] == f"| 0.5.10 | breakable | - | not run | sglang 0.5.10 has no breakable CUDA graph in its parser | {label} |"
+
+
+def test_the_committed_first_try_results_are_the_h100_samples_records():
+    """fixtures/measurements/first-try.json is `firsttry fixture` over the sample's records (2026-12-07, a real H100
+    answering SM120): regenerated here from those records, every row keeps the hybrid label and none says fixed."""
+    import json
+
+    from lab.e2e.firsttry import fixture
+
+    sample = Path(__file__).resolve().parent.parent / "reports" / "samples" / "first-try-h100-2026-12-07" / "firsttry-0.5.11"
+    committed = json.loads((sample.parents[2].parent / "fixtures" / "measurements" / "first-try.json").read_text())
+    records = [json.loads(p.read_text()) for p in sorted(sample.glob("firsttry-*.json"))]
+    assert {**fixture(records, "reports/samples/first-try-h100-2026-12-07/firsttry-0.5.11"), "date": "2026-12-07"} == committed
+    by_try = {r["try"]: r for r in committed["runs"]}
+    assert by_try["default"]["crash_reproduced"] and not by_try["default"]["past_crash_point"]
+    assert by_try["breakable"]["past_crash_point"] and by_try["off"]["past_crash_point"]
+    label = hybrid_label("NVIDIA H100 80GB HBM3", "9.0")
+    assert all(r["label"] == label and "fixed" not in r["outcome"].replace("not `fixed`", "") for r in committed["runs"])

@@ -150,7 +150,13 @@ def test_committed_measurement_is_regenerated_by_code_from_the_recorded_runs():
     sample = ROOT / "reports" / "samples" / "cost-real-shapes-h200-2026-12-05"
     docs = [json.loads((sample / run / "piecewise-cost.json").read_text()) for run in ("cost-llama-3.1-8b", "cost-llama-3.2-1b")]
     combined = cost.combine(docs)
-    assert combined == json.loads(MEASUREMENT.read_text())
+    committed = json.loads(MEASUREMENT.read_text())
+    assert combined == {k: v for k, v in committed.items() if k != "by_release"}
+    h100 = ROOT / "reports" / "samples" / "first-try-h100-2026-12-07"  # add-release of 2026-12-07 (issue 48)
+    assert committed["by_release"] == {r: cost.combine([json.loads((h100 / f"cost-{r}" / "piecewise-cost.json").read_text())])
+                                       for r in ("0.5.11", "0.5.12")}
+    assert {r: (d["versions"]["sglang"], d["device"]) for r, d in committed["by_release"].items()} == {
+        r: (r, "NVIDIA H100 80GB HBM3 (SM90, CC 9.0)") for r in ("0.5.11", "0.5.12")}
     assert combined["arch"] == "SM90" and [m["runs"] for m in combined["per_model"]] == [[0], [1]]
     assert [m["parameters"] for m in combined["per_model"]] == [8_030_261_248, 1_235_814_400]
     assert [r["modes"] for r in combined["runs"]] == [["off", "on", "breakable"]] * 2
@@ -165,8 +171,10 @@ def test_the_advice_reads_per_model_figures_and_still_reads_files_without_them()
     table, breakable, capture, by_release = parse_cost(json.loads(MEASUREMENT.read_text()))
     assert table.models == ("8.03 B (llama-3.1-8b shape)", "1.24 B (llama-3.2-1b shape)") and breakable is not None
     assert table.sglang == "0.5.12" and "16.3 s on the 8.03 B" in capture
-    old = {k: v for k, v in json.loads(MEASUREMENT.read_text()).items() if k not in ("arch", "per_model")}
-    assert by_release == () and parse_cost(old) == (table, breakable, capture, ())
+    assert [(t.sglang, t.device, t.date) for t in by_release] == [("0.5.11", "H100 80GB HBM3", "2026-12-07"),
+                                                                 ("0.5.12", "H100 80GB HBM3", "2026-12-07")]
+    old = {k: v for k, v in json.loads(MEASUREMENT.read_text()).items() if k not in ("arch", "per_model", "by_release")}
+    assert parse_cost(old) == (table, breakable, capture, ())
 
 
 def test_assemble_builds_both_documents_from_the_mode_records_and_refuses_without_the_baseline():
@@ -332,7 +340,7 @@ def test_a_releases_runs_are_kept_under_that_release_and_never_mixed():
     """add-release: one SGLang release's runs combined under by_release[<release>], the top level untouched; runs of
     two releases at once are refused, so a figure cannot be filed under another release."""
     bench = _bench()
-    committed = json.loads(MEASUREMENT.read_text())
+    committed = {k: v for k, v in json.loads(MEASUREMENT.read_text()).items() if k != bench.BY_RELEASE}
     sample = ROOT / "reports" / "samples" / "cost-real-shapes-h200-2026-12-05" / "cost-llama-3.1-8b" / "piecewise-cost.json"
     run = json.loads(sample.read_text())
     older = {**run, "versions": {**run["versions"], "sglang": "0.5.11"}}

@@ -8,6 +8,8 @@ answered as SM120). One launch per try, through the e2e case's own launcher and 
 
   python3 -m lab.e2e.firsttry run --site /tmp/site-0.5.11 --try breakable --out DIR
   python3 -m lab.e2e.firsttry table DIR [DIR ...]          (anywhere: the Markdown table of the records)
+  python3 -m lab.e2e.firsttry fixture DIR [DIR ...] --out fixtures/measurements/first-try.json
+                                                           (anywhere: the records the advice reads, with their source)
 
 Each run writes DIR/firsttry-<try>.json (schema pcgkit.first-try/1), its server log and the shim's evidence.
 The reading (pure: `reading`) says whether the run got past the point of the crash (no dynamo failure, and the
@@ -158,6 +160,31 @@ def table(records: list[Mapping]) -> str:
     return "\n".join(lines)
 
 
+FIXTURE_SCHEMA = "pcgkit.first-try-results/1"  # what pcgkit.advice.load reads: one row per launch, its sample named
+
+
+def fixture(records: list[Mapping], source: str) -> dict:
+    """The committed first-try results (fixtures/measurements/first-try.json) from the records of one device run: per
+    launch the release, the try, the flags it added, whether it got past the point of the crash, where it stopped
+    next and the hybrid's label; the date is the run's (the records' device clock), the source the sample. Pure."""
+    runs = []
+    for r in records:
+        read = r.get("reading") or {}
+        runs.append({"sglang": r.get("versions", {}).get("sglang"), "try": r["try"], "label": r["label"],
+                     "flags": list(r.get("try_args") or []),
+                     "piecewise": r.get("piecewise_how"), "not_run": r.get("not_run"),
+                     "past_crash_point": bool(read.get("past_crash_point")),
+                     "crash_reproduced": bool(read.get("crash_reproduced")),
+                     "wrong_arch_kernel": read.get("wrong_arch_kernel"), "outcome": read.get("outcome"),
+                     "stopped_next": (read.get("stopped_next") or {}).get("head")})
+    devices = {r["device"]["name"] for r in records if r.get("device")}
+    if len(devices) != 1:
+        raise ValueError(f"the records come from {sorted(devices) or 'no device'}: one device run per fixture")
+    return {"schema": FIXTURE_SCHEMA, "device": devices.pop(), "simulated": False, "source": source,
+            "how": "python3 -m lab.e2e.firsttry run (lab/e2e/firsttry.py) on the lent GPU, hybrid: the real GPU with "
+                   "SGLang/FlashInfer/dynamo architecture queries answered as SM120", "runs": runs}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m lab.e2e.firsttry")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -168,7 +195,17 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--ready-timeout", type=float, default=240.0)
     p_table = sub.add_parser("table")
     p_table.add_argument("dirs", nargs="+")
+    p_fixture = sub.add_parser("fixture")
+    p_fixture.add_argument("dirs", nargs="+")
+    p_fixture.add_argument("--out", required=True)
+    p_fixture.add_argument("--date", required=True, help="the run's date (ISO), as the device clock gave it")
     args = parser.parse_args(argv)
+    if args.command == "fixture":
+        records = [json.loads(p.read_text()) for d in args.dirs for p in sorted(Path(d).glob("firsttry-*.json"))]
+        doc = {**fixture(records, ", ".join(args.dirs)), "date": args.date}
+        Path(args.out).write_text(json.dumps(doc, indent=1) + "\n")
+        print(table(records))
+        return 0
     if args.command == "table":
         records = [json.loads(p.read_text()) for d in args.dirs for p in sorted(Path(d).glob("firsttry-*.json"))]
         print(table(records))

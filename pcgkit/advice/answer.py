@@ -3,7 +3,7 @@ flags), computed once as a value. Pure.
 
 Five questions, each answered by a short value and the Statement (with its sources and dates) behind it:
 affected? (`state`, `affected`; with launch flags also `launch_state`, `launch`), what to pass? (`first_try`,
-`turn_off`, `switch`, `runner`), what does it cost? (`cost`, `first_try_cost`, `table`), fixed where? (`fixed_in`,
+`turn_off`, `switch`, `runner`, `first_try_run`), what does it cost? (`cost`, `first_try_cost`, `table`), fixed where? (`fixed_in`,
 `upgrade`), which call is safe? (`safe_call`). Every surface (README box, docs/answers.md, `advice show`, `triage`,
 `preflight`) renders these with its own short template (pcgkit.advice.render) and decides nothing.
 `check_input` names what is not known (a release, an architecture, a flag) and where it would come from.
@@ -53,6 +53,7 @@ class Answer:
     turn_on: str | None = None  # where they are opt-in: the argv that turns them on (not to pass), else None
     runner: Statement | None = None  # what the first try's runner serves on this release (0.5.11: one request only)
     first_try_cost: Statement | None = None  # the first try's measured cost, or on which release it was measured
+    first_try_run: Statement | None = None  # what the first try did when launched on the lent GPU (hybrid), or not run
     fixed_in: str | None = None  # the first release measured fixed with its call path run (this user's axis)
     safe_call: Statement | None = None  # which FlashInfer call is compile-safe, and whether this release calls it
     launch: Statement | None = None  # what the given launch flags do on this release
@@ -61,7 +62,8 @@ class Answer:
 
     def statements(self) -> tuple[Statement, ...]:
         """All statements, in reading order."""
-        return tuple(s for s in (self.affected, self.launch, self.switch, self.runner, self.cost, self.first_try_cost,
+        return tuple(s for s in (self.affected, self.launch, self.switch, self.runner, self.first_try_run, self.cost,
+                                 self.first_try_cost,
                                  self.upgrade, self.safe_call, self.certificate) if s)
 
     @property
@@ -155,7 +157,7 @@ def _runner(facts: ReleaseFacts, first: str | None) -> Statement | None:
     runners = facts.runners
     if first is None or runners is None or not runners.one_request_only:
         return None
-    text = f"SGLang {facts.sglang}'s breakable runner serves one-request prefills only; larger prefills run eagerly."
+    text = f"SGLang {facts.sglang}'s breakable runner: one-request prefills only (larger run eagerly)."
     return Statement(text, (Source(PARSER, f"{facts.wheel}: {runners.one_request_at}", facts.read_on),), False, "runner")
 
 
@@ -169,21 +171,51 @@ def cost_statement(evidence: Evidence) -> Statement | None:
     return Statement(text, (Source(MEASUREMENT, table.source, table.date),), False, "cost")
 
 
+def _first_try_run(evidence: Evidence, release: str, first: str | None) -> Statement | None:
+    """What the first try did when the kit launched it on this very release (on SM90 a hybrid: at best past the point
+    of the crash, never `fixed`), else that it was not run on this release. Pure."""
+    if first is None:
+        return None
+    runs = [r for r in evidence.first_try_runs if r.tried == "breakable"]
+    own = next((r for r in runs if r.sglang == release), None)
+    if own is not None:
+        did = ("got past the point of the crash; stopped next at an sm_120 kernel SM90 cannot run"
+               if own.past_crash_point and "sm_120" in own.outcome else own.outcome)
+        return Statement(f"First try on {release}, {own.label}: {did}.",
+                         (Source(MEASUREMENT, own.source, own.date),), False, "first-try-run")
+    if not runs:
+        return None
+    measured = ", ".join(dict.fromkeys(r.sglang for r in runs))
+    return Statement(f"First try on {release}: not run by the kit (launched on {measured} only).",
+                     tuple(Source(MEASUREMENT, r.source, r.date) for r in runs[:1]), False, "first-try-run")
+
+
+def _worst(table: CostTable) -> str:
+    """'up to 2 % slower (4 prompts of 2048 tokens at once)': the model named only where the table has several. Pure."""
+    case = table.worst_case if len(table.models) > 1 else table.worst_case.rsplit(", ", 1)[0]
+    return f"up to {table.worst.replace(' with the breakable runner', '')} ({case})"
+
+
 def _first_try_cost(evidence: Evidence, release: str, first: str | None, runner: Statement | None) -> Statement | None:
     """The breakable runner's cost measured on this very release (the cost file's own release or its `by_release`
-    entry), else on which release it was measured: never another release's figures as this one's. Pure."""
+    entries), each other release measured on the same machine that day beside it, named as that release's; else on
+    which release it was measured: never another release's figures as this one's. Pure."""
     if first is None:
         return None
     tables = [t for t in (evidence.breakable_table, *evidence.breakable_by_release) if t is not None]
     if not tables:
         return Statement("The breakable runner's cost was not measured by the kit.", (m.table_source(evidence),),
                          False, "first-try-cost")
-    own = next((t for t in tables if t.sglang == release), None)
-    if own is not None:
-        text = (f"The breakable runner against piecewise off, measured on {release} ({own.device}): up to "
-                f"{own.worst} ({own.worst_case}; {COST_PAGE}).")
-        return Statement(text, (Source(MEASUREMENT, own.source, own.date),), False, "first-try-cost")
-    measured = ", ".join(t.sglang for t in tables)
+    own = [t for t in tables if t.sglang == release]
+    if own:
+        beside = [t for t in tables if t.sglang != release and any((t.device, t.date) == (o.device, o.date) for o in own)]
+        gpu = {t: t.device.split(" ")[0] for t in tables}  # "H100" (the sources name the whole device)
+        text = ("The breakable runner against piecewise off: "
+                + "; ".join(f"{release} ({gpu[t]}) {_worst(t)}" for t in own)
+                + "".join(f"; {t.sglang} (same {gpu[t]}) {_worst(t)}" for t in beside) + ".")
+        return Statement(text, tuple(Source(MEASUREMENT, t.source, t.date) for t in (*own, *beside)), False,
+                         "first-try-cost")
+    measured = ", ".join(dict.fromkeys(t.sglang for t in tables))
     text = (f"The breakable runner's cost: not measured on {release} (measured on {measured}"
             + (", whose runner serves multi-request prefills too)." if runner else ")."))
     return Statement(text, tuple(Source(MEASUREMENT, t.source, t.date) for t in tables), False, "first-try-cost")
@@ -279,6 +311,7 @@ def advise(versions: Versions, arch: str | None, evidence: Evidence, flags: tupl
         turn_on=facts.flags.enable if facts.flags.default_state == sglang_facts.OPT_IN else None,
         cost=cost_statement(evidence) if off and state != NOT_AFFECTED else None,
         first_try_cost=_first_try_cost(evidence, facts.sglang, first, runner),
+        first_try_run=_first_try_run(evidence, facts.sglang, first),
         launch=launch[1] if launch else None, launch_state=launch[0] if launch else None)
 
 

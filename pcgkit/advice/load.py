@@ -7,6 +7,7 @@
 - fixtures/sglang_releases.json: every SGLang release in range, read from its own wheel
   (`bin/pcgkit lab read-releases`);
 - fixtures/measurements/piecewise-cost.json: the workaround's measured cost, once it exists;
+- fixtures/measurements/first-try.json: what the first try's launches did on the lent GPU (a hybrid there);
 - fixtures/certificates/certificate-*.json: each release's trace-safety certificate, for the FlashInfer
   calls it found breaking in a JIT loader under fullgraph (pcgkit.sweep.certificate.compile_unsafe_calls).
 `parse_*` functions are pure over the decoded data; ValueError names what is wrong.
@@ -23,6 +24,7 @@ from pcgkit.advice.cost import CostTable, capture_line, cost_table
 from pcgkit.advice.model import COST_FILE, SGLANG_CASE_BY_ARCH, arch_family
 from pcgkit.advice.values import (
     Evidence,
+    FirstTryRun,
     Measurement,
     Mode2Run,
     Quote,
@@ -42,6 +44,8 @@ READS_SCHEMA = "pcgkit.upstream-reads/1"
 COST_SCHEMA = "pcgkit.piecewise-cost/1"
 MODE2_FILE = "fixtures/measurements/mode2-condition.json"
 MODE2_SCHEMA = "pcgkit.mode2-condition/1"
+FIRST_TRY_FILE = "fixtures/measurements/first-try.json"
+FIRST_TRY_SCHEMA = "pcgkit.first-try-results/1"  # lab/e2e/firsttry.py fixture writes it
 CERTIFICATES_DIR = "certificates"  # under fixtures/: certificate-<release>-<arch>[-scope].json
 READ_KINDS = ("issue", "pr", "doc", "code")
 READ_STATES = ("open", "closed", "merged", "pinned", "read")
@@ -140,6 +144,22 @@ def parse_mode2(data: dict, source: str = MODE2_FILE) -> tuple[Mode2Run, ...]:
     return tuple(runs)
 
 
+def parse_first_try(data: dict, source: str = FIRST_TRY_FILE) -> tuple[FirstTryRun, ...]:
+    """The first try's launches (those that ran), each with the hybrid's label, the run's date and its sample. Pure."""
+    if data.get("schema") != FIRST_TRY_SCHEMA or not _iso_date(str(data.get("date", ""))):
+        raise ValueError(f"{source}: schema {data.get('schema')!r} (expected {FIRST_TRY_SCHEMA!r}) or no ISO date")
+    runs = []
+    for row in data.get("runs", ()):
+        if row.get("not_run"):
+            continue
+        if not str(row.get("label", "")).startswith("hybrid: real ") and not data.get("simulated"):
+            raise ValueError(f"{source}: a run on SM90 without its hybrid label: {row.get('label')!r}")
+        runs.append(FirstTryRun(str(row["sglang"]), str(row["try"]), str(row["label"]), bool(row["past_crash_point"]),
+                                str(row.get("outcome") or ""), str(data["date"]),
+                                f"{source} (from {data.get('source', '?')})"))
+    return tuple(runs)
+
+
 def certificate_paths(folder: Path | None = None) -> list[Path]:
     """The committed trace-safety certificates (default fixtures/certificates/), sorted; the one place that
     names their files (the dashboard's page reads them through here too)."""
@@ -189,10 +209,12 @@ def load_evidence(fixtures: Path | None = None) -> Evidence:
         costs = parse_cost(_json(cost_path), COST_FILE) if cost_path.is_file() else (None, None, "", ())
         mode2_path = folder / Path(MODE2_FILE).relative_to("fixtures")
         mode2 = parse_mode2(_json(mode2_path)) if mode2_path.is_file() else ()
+        first_path = folder / Path(FIRST_TRY_FILE).relative_to("fixtures")
+        first_try = parse_first_try(_json(first_path)) if first_path.is_file() else ()
         unsafe = parse_certificates([(f"fixtures/{CERTIFICATES_DIR}/{p.name}", read_certificate(p))
                                      for p in certificate_paths(folder / CERTIFICATES_DIR)])
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"{exc}" if isinstance(exc, ValueError) else f"an evidence file is malformed: {exc!r}") from exc
     table, breakable, capture, by_release = costs
     return Evidence(measurements, reads, releases, f"fixtures/{TABLE_FILE}", quotes, mode2, unsafe, cost_table=table,
-                    breakable_table=breakable, breakable_by_release=by_release, capture=capture)
+                    breakable_table=breakable, breakable_by_release=by_release, first_try_runs=first_try, capture=capture)

@@ -20,7 +20,8 @@ from pcgkit.advice.values import AFFECTED, CELLS, MEASUREMENT, NOT_AFFECTED, PAR
 AFFECTED_Q, LAUNCH_Q, PASS_Q, OFF_Q, COST_Q, FIXED_Q, SAFE_Q = (
     "affected", "this launch", "pass first", "turn off", "cost", "fixed in", "safe call")
 FIRST_TRY_COST = "first try's cost"  # an indented line under `cost:` (printed without its label)
-QUESTIONS = (AFFECTED_Q, LAUNCH_Q, PASS_Q, OFF_Q, COST_Q, FIRST_TRY_COST, FIXED_Q, SAFE_Q)
+FIRST_TRY_RUN = "first try ran"  # an indented line under `pass first:`: what the first try did on the lent GPU
+QUESTIONS = (AFFECTED_Q, LAUNCH_Q, PASS_Q, FIRST_TRY_RUN, OFF_Q, COST_Q, FIRST_TRY_COST, FIXED_Q, SAFE_Q)
 STATE_WORDS = {AFFECTED: "yes", NOT_AFFECTED: "no"}
 
 
@@ -86,6 +87,8 @@ def answer_lines(answer: Answer, questions: tuple[str, ...] = QUESTIONS) -> list
     if answer.switch is not None:
         runner = f"; {answer.runner.text}" if answer.runner is not None else ""
         said.append((PASS_Q, f"{pass_words(answer)}{runner}{tag(answer.switch, answer.runner)}"))
+        if answer.first_try_run is not None:
+            said.append((FIRST_TRY_RUN, f"  {answer.first_try_run.text}{tag(answer.first_try_run)}"))
         said.append((OFF_Q, f"{off_words(answer)}{tag(answer.switch)}"))
     if answer.cost is not None and answer.table is not None:
         said.append((COST_Q, f"{worst_words(answer.table)}; {COST_PAGE}{tag(answer.cost)}"))

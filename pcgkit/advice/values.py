@@ -200,6 +200,20 @@ class UnsafeCall:
 
 
 @dataclasses.dataclass(frozen=True)
+class FirstTryRun:
+    """One launch of the first try (or its control) on the lent GPU (fixtures/measurements/first-try.json): on SM90 a
+    hybrid, so at best it gets past the point of the crash, never `fixed`."""
+
+    sglang: str
+    tried: str  # default (the crash, control) | breakable (the first try) | off (piecewise off)
+    label: str  # "hybrid: real NVIDIA H100 80GB HBM3 (SM90) with architecture queries answered as SM120"
+    past_crash_point: bool
+    outcome: str  # what the launch did, in the run's own words (past the crash, then the sm_120 kernel SM90 cannot run)
+    date: str
+    source: str
+
+
+@dataclasses.dataclass(frozen=True)
 class Evidence:
     """Everything the advice is derived from; the loader fills it, advise() only reads it."""
 
@@ -215,6 +229,7 @@ class Evidence:
     # each further release's own breakable measurement (the cost file's `by_release`, benchmarks/piecewise_cost.py
     # add-release): a release's first-try cost is its own entry or the top level's release, never another's
     breakable_by_release: tuple[CostTable, ...] = ()
+    first_try_runs: tuple[FirstTryRun, ...] = ()  # the first try's launches on the lent GPU, per release measured
     capture: str = ""  # the start-up line: what piecewise capture takes (pcgkit.advice.cost.capture_line)
 
     def read(self, read_id: str) -> UpstreamRead | None:

@@ -164,13 +164,13 @@ def advice_for(result: Preflight) -> dict[str, Any] | None:
                              torch=versions.get("torch")), probe_arch(result), load_evidence(),
                     tuple(result.probe.get("launch") or ()))
     asked = (PREFLIGHT_QUESTIONS[1:] if answer.launch_state == answer.state else PREFLIGHT_QUESTIONS
-             if answer.launch_state != "not affected" else ("first try's cost", "fixed in"))
+             if answer.launch_state != "not affected" else ("first try ran", "first try's cost", "fixed in"))
     return {**answer.to_dict(), "lines": answer_lines(answer, asked)}
 
 
 # preflight's own verdict says whether this launch crashes: the answer adds what to pass, the cost and the fix (and
 # what the launch's flags change, where they change the release's answer; a launch its flags keep clear of the bug,
-# which preflight's own verdict says, gets the first try's cost and the fix only)
+# which preflight's own verdict says, gets what the first try did when the kit launched it, its cost and the fix only)
 PREFLIGHT_QUESTIONS = ("this launch", "pass first", "turn off", "cost", "first try's cost", "fixed in")
 NVFP4_METHOD = "ModelOptFp4LinearMethod"  # what the SGLang-level case (sglang-compile-sm120) measures
 
