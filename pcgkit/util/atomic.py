@@ -33,6 +33,7 @@ import os
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -127,17 +128,23 @@ def _read_pipe(path: Path, what: str, limit: int) -> bytes:
 
     from pcgkit.errors import UsageError
 
+    silent = UsageError(f"{what} {path}: a pipe that sent nothing for {PIPE_WAIT_S:.0f} s and did not end; give a file")
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         chunks: list[bytes] = []
         size = 0
+        deadline = time.monotonic() + PIPE_WAIT_S
         while size < limit:
-            try:  # no writer at all: end of file at once; a writer with nothing yet: wait for it, boundedly
+            try:  # a writer with nothing yet: wait for it, boundedly
                 chunk = os.read(fd, min(1 << 20, limit - size))
             except BlockingIOError:
                 if not select.select([fd], [], [], PIPE_WAIT_S)[0]:
-                    raise UsageError(f"{what} {path}: a pipe that sent nothing for {PIPE_WAIT_S:.0f} s and did not "
-                                     "end; give a file") from None
+                    raise silent from None
+                continue
+            if not chunk and not chunks:  # no writer yet (a named pipe's writer may open it after us): wait for one
+                if time.monotonic() > deadline:
+                    raise silent
+                time.sleep(0.05)
                 continue
             if not chunk:
                 break

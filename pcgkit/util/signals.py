@@ -54,6 +54,7 @@ class _State:
         self.installed = False
         self.temp_owner: int | None = None  # the pid whose temp folder claim_temp_dir made
         self.shared_temp: str | None = None  # the temp dir before the claim: what outlives this process
+        self.run_temp: str | None = None  # the claimed run folder itself
 
 
 _STATE = _State()
@@ -218,7 +219,8 @@ def sweep_temp(base: Path) -> None:
 def lasting_temp_dir() -> Path:
     """The temp dir for a file the user is told to read after the kit exits (an internal error's traceback):
     the shared one, never this process's run folder, which is removed at exit."""
-    return Path(_STATE.shared_temp or tempfile.gettempdir())
+    current = tempfile.gettempdir()
+    return Path(_STATE.shared_temp if _STATE.shared_temp and current == _STATE.run_temp else current)
 
 
 def claim_temp_dir() -> Path | None:
@@ -245,7 +247,7 @@ def claim_temp_dir() -> Path | None:
     owner = os.getpid()
     _STATE.temp_owner = owner
     _STATE.shared_temp = tempfile.gettempdir()
-    tempfile.tempdir = str(folder)
+    _STATE.run_temp = tempfile.tempdir = str(folder)
 
     def remove() -> None:
         if os.getpid() == owner:

@@ -82,3 +82,28 @@ def test_user_errors_still_take_the_one_line_error_path(tmp_path, monkeypatch, c
     err = capsys.readouterr().err
     assert status == 2 and err.startswith("pcgkit: error:") and "internal error" not in err, err
     assert not list(tmp_path.glob("pcgkit-internal-error-*"))
+
+
+def test_the_named_traceback_outlives_the_process(tmp_path):
+    """Run as a user runs it (a fresh process that claims its own temp run folder, removed at exit): the file the
+    line names still exists afterwards (it was written into the run folder and deleted with it)."""
+    import os
+    import subprocess
+    import sys
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    code = ("import argparse, sys; from pcgkit import cli\n"
+            "real = cli.build_parser\n"
+            "def build(*a, **k):\n"
+            "    p = real(*a, **k); parse = p.parse_args\n"
+            "    def bug(args): raise KeyError('x')\n"
+            "    p.parse_args = lambda argv=None: argparse.Namespace(**{**vars(parse(argv)), 'func': bug})\n"
+            "    return p\n"
+            "cli.build_parser = build\n"
+            f"sys.exit(cli.main(['report', '--reports', {str(tmp_path / 'absent')!r}]))\n")
+    env = {**os.environ, "TMPDIR": str(temp)}
+    env.pop(cli.DEBUG_VAR, None)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    saved = _saved(done.stderr)
+    assert done.returncode == 3 and saved.is_file() and saved.parent == temp, done.stderr
