@@ -7,8 +7,11 @@ A mode's *known signature* is what the seed documents saw. A failure that matche
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+import functools
+from typing import Any, Callable
 
+from pcgkit import resources
+from pcgkit.util.tomlfile import tomllib
 from pcgkit.values.runcheck import NOT_RUN_TRACE_ONLY, TRACED_CLEANLY, RunCheck, judge_run
 from pcgkit.values.signature import Signature
 from pcgkit.values.trace import TraceOutcome
@@ -16,6 +19,9 @@ from pcgkit.values.verdict import Verdict
 
 # Why the signature does not match the mode's known one; None when it matches.
 Matcher = Callable[[Signature], "str | None"]
+
+
+MODES_FILE = "modes.toml"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,6 +45,17 @@ class Mode:
         if isinstance(outcome.output, RunCheck):
             return judge_run(outcome.output, TRACED_CLEANLY)
         return Verdict.FIXED, f"{TRACED_CLEANLY}; {NOT_RUN_TRACE_ONLY}"
+
+
+@functools.cache
+def _mode_words() -> dict[str, Any]:
+    return tomllib.loads(resources.fixture(MODES_FILE).read_text())
+
+
+def mode_words(mode_id: str) -> dict[str, Any]:
+    """A mode's id and words (slug, title, known_signature, seed; a fix mode's fixed_reason), from
+    fixtures/modes.toml: every mode's words are declared there, the Python beside them holds the matchers."""
+    return {"id": mode_id, "slug": mode_id, **_mode_words()[mode_id]}
 
 
 def is_dynamo_exception(sig: Signature) -> str | None:
@@ -102,39 +119,10 @@ def _disable_rejected_under_fullgraph(sig: Signature) -> str | None:
     return None
 
 
-MODE1 = Mode(
-    id="mode1",
-    slug="nvcc-subprocess",
-    title="nvcc subprocess",
-    known_signature="Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)",
-    seed="seeds 000/004: 'Attempted to call function marked as skipped ... _thread.allocate_lock'",
-    matches=fails_in_nvcc_subprocess,
-    wording=_nvcc_subprocess_wording,
-)
-MODE2 = Mode(
-    id="mode2",
-    slug="jit-loader-after-cuda-version-patch",
-    title="get_cuda_version patched: failure moves into the JIT loader",
-    known_signature="Unsupported deeper in flashinfer/jit/* (seed: pathlib stat in build_and_load)",
-    seed="seeds 001/004: patched get_cuda_version, then a crash in pathlib during JIT loading",
-    matches=_fails_deeper_in_jit_loading,
-)
-MODE3 = Mode(
-    id="mode3",
-    slug="lru-cache-trace-through",
-    title="warm functools.cache is traced through",
-    known_signature="lru_cache warning + the nvcc subprocess failure despite a warm cache",
-    seed="seed 004: 'Dynamo ignores the cache wrapper and directly traces the wrapped function'",
-    matches=_lru_cache_traced_through,
-)
-MODE4 = Mode(
-    id="mode4",
-    slug="disable-vs-fullgraph",
-    title="torch.compiler.disable rejected under fullgraph=True",
-    known_signature="Unsupported: Skip calling `torch.compiler.disable()`d function",
-    seed="seed 001: 'Skip calling torch.compiler.disable()d function'",
-    matches=_disable_rejected_under_fullgraph,
-)
+MODE1 = Mode(**mode_words("mode1"), matches=fails_in_nvcc_subprocess, wording=_nvcc_subprocess_wording)
+MODE2 = Mode(**mode_words("mode2"), matches=_fails_deeper_in_jit_loading)
+MODE3 = Mode(**mode_words("mode3"), matches=_lru_cache_traced_through)
+MODE4 = Mode(**mode_words("mode4"), matches=_disable_rejected_under_fullgraph)
 
 MODES: dict[str, Mode] = {m.id: m for m in (MODE1, MODE2, MODE3, MODE4)}
 
