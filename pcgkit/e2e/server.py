@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import enum
 import json
 import os
 import random
@@ -20,19 +19,17 @@ from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
 
 from pcgkit.util import proc
+from pcgkit.values.verdict import Word
 
 HEALTH_PATH = "/health"
 GENERATE_PATH = "/generate"
 LOOPBACK = "127.0.0.1"
 
 
-class Readiness(str, enum.Enum):
+class Readiness(Word):
     READY = "ready"  # /health answered 200
     DIED = "died"  # the server's leader process exited before it was ready
     TIMED_OUT = "timed-out"  # neither, within the readiness timeout
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclasses.dataclass(frozen=True)
