@@ -21,3 +21,9 @@ def emit(prog: str, out: str | Path | None, text: str, *, force: bool = False, n
     if written is not None:
         print(f"{prog}: wrote {out}{note}", file=sys.stderr)
     return written
+
+
+def python_option(parser, help: str) -> None:
+    """--python ENV: the interpreter of the user's own environment (the one that crashed, or would serve), which the
+    command reads from outside; every command that takes one spells it the same way."""
+    parser.add_argument("--python", metavar="ENV", help=help)
