@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from pcgkit.e2e.logclass import E2E_MODE, Classification, classify_run
 from pcgkit.e2e.server import ServerRun
 from pcgkit.values.verdict import Verdict
-from pcgkit.verdicts.modes import Mode, mode_words
+from pcgkit.verdicts.modes import MODE_WORDS, Mode
 
 if TYPE_CHECKING:  # pytest is imported only inside a pytest session: the CLI's catalog imports this module
     import pytest
@@ -27,7 +27,7 @@ def _never_the_bug(signature) -> str:
     return "the control has no FP4 path: any failure of it is about piecewise capture itself"
 
 
-CONTROL_MODE = Mode(**mode_words("e2e-piecewise-control"), matches=_never_the_bug)
+CONTROL_MODE = Mode("e2e-piecewise-control", *MODE_WORDS["e2e-piecewise-control"], matches=_never_the_bug)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -20,9 +20,9 @@ from pcgkit.e2e.server import Readiness, ServerRun
 from pcgkit.values.logread import CaptureEvent, parse_log, read_log
 from pcgkit.values.signature import Signature
 from pcgkit.values.verdict import Verdict
-from pcgkit.verdicts.modes import MODE1, Mode, mode_words
+from pcgkit.verdicts.modes import MODE1, MODE_WORDS, Mode
 
-E2E_MODE = Mode(**mode_words("e2e-piecewise-launch"), matches=MODE1.matches)
+E2E_MODE = Mode("e2e-piecewise-launch", *MODE_WORDS["e2e-piecewise-launch"], matches=MODE1.matches)
 
 # Capture begin/end and "Disable piecewise CUDA graph because ..." are read by the one log engine
 # (pcgkit.values.signature.read_log), the same reader `pcgkit triage` uses.

@@ -7,11 +7,8 @@ A mode's *known signature* is what the seed documents saw. A failure that matche
 from __future__ import annotations
 
 import dataclasses
-import functools
-from typing import Any, Callable
+from typing import Callable
 
-from pcgkit import resources
-from pcgkit.util.tomlfile import tomllib
 from pcgkit.values.runcheck import NOT_RUN_TRACE_ONLY, TRACED_CLEANLY, RunCheck, judge_run
 from pcgkit.values.signature import Signature
 from pcgkit.values.trace import TraceOutcome
@@ -19,9 +16,6 @@ from pcgkit.values.verdict import Verdict
 
 # Why the signature does not match the mode's known one; None when it matches.
 Matcher = Callable[[Signature], "str | None"]
-
-
-MODES_FILE = "modes.toml"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,15 +41,18 @@ class Mode:
         return Verdict.FIXED, f"{TRACED_CLEANLY}; {NOT_RUN_TRACE_ONLY}"
 
 
-@functools.cache
-def _mode_words() -> dict[str, Any]:
-    return tomllib.loads(resources.fixture(MODES_FILE).read_text())
-
-
-def mode_words(mode_id: str) -> dict[str, Any]:
-    """A mode's id and words (slug, title, known_signature, seed; a fix mode's fixed_reason), from
-    fixtures/modes.toml: every mode's words are declared there, the Python beside them holds the matchers."""
-    return {"id": mode_id, "slug": mode_id, **_mode_words()[mode_id]}
+# The modes' words as data, declared once (the Python beside each mode holds only its matcher): id -> (slug, title,
+# known signature, where the seed documents describe it); the fix modes' are FIX_WORDS (pcgkit.verdicts.fixmodes).
+# compat.md, the dashboard, the issue drafts and the standalone repro scripts (cut verbatim from here) quote them.
+MODE_WORDS: dict[str, tuple[str, str, str, str]] = {
+    "mode1": ("nvcc-subprocess", "nvcc subprocess", "Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)", "seeds 000/004: 'Attempted to call function marked as skipped ... _thread.allocate_lock'"),
+    "mode2": ("jit-loader-after-cuda-version-patch", "get_cuda_version patched: failure moves into the JIT loader", "Unsupported deeper in flashinfer/jit/* (seed: pathlib stat in build_and_load)", "seeds 001/004: patched get_cuda_version, then a crash in pathlib during JIT loading"),
+    "mode3": ("lru-cache-trace-through", "warm functools.cache is traced through", "lru_cache warning + the nvcc subprocess failure despite a warm cache", "seed 004: 'Dynamo ignores the cache wrapper and directly traces the wrapped function'"),
+    "mode4": ("disable-vs-fullgraph", "torch.compiler.disable rejected under fullgraph=True", "Unsupported: Skip calling `torch.compiler.disable()`d function", "seed 001: 'Skip calling torch.compiler.disable()d function'"),
+    "e2e-piecewise-launch": ("e2e-piecewise-launch", "SGLang server, piecewise CUDA graphs on, tiny NVFP4 checkpoint", "Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)", "seeds 000/001: the server crashed during piecewise CUDA graph capture (GLM-5-NVFP4, RTX PRO 6000)"),
+    "e2e-piecewise-control": ("e2e-piecewise-control", "SGLang server, piecewise CUDA graphs on, tiny bf16 checkpoint (the control: no FP4 path)", "none: healthy capture, one /generate answered, process group gone", "issue 13: separates 'piecewise broken here at all' from 'FP4 quantize breaks it'"),
+    "preflight-launch": ("preflight-launch", "the team's SGLang launch (pcgkit matrix --preflight): would piecewise capture crash?", "dynamo Unsupported in what the launch compiles under fullgraph (the failure mode in the evidence)", "issue 30: preflight a launch against every SGLang release before upgrading"),
+}
 
 
 def is_dynamo_exception(sig: Signature) -> str | None:
@@ -119,10 +116,10 @@ def _disable_rejected_under_fullgraph(sig: Signature) -> str | None:
     return None
 
 
-MODE1 = Mode(**mode_words("mode1"), matches=fails_in_nvcc_subprocess, wording=_nvcc_subprocess_wording)
-MODE2 = Mode(**mode_words("mode2"), matches=_fails_deeper_in_jit_loading)
-MODE3 = Mode(**mode_words("mode3"), matches=_lru_cache_traced_through)
-MODE4 = Mode(**mode_words("mode4"), matches=_disable_rejected_under_fullgraph)
+MODE1 = Mode("mode1", *MODE_WORDS["mode1"], matches=fails_in_nvcc_subprocess, wording=_nvcc_subprocess_wording)
+MODE2 = Mode("mode2", *MODE_WORDS["mode2"], matches=_fails_deeper_in_jit_loading)
+MODE3 = Mode("mode3", *MODE_WORDS["mode3"], matches=_lru_cache_traced_through)
+MODE4 = Mode("mode4", *MODE_WORDS["mode4"], matches=_disable_rejected_under_fullgraph)
 
 MODES: dict[str, Mode] = {m.id: m for m in (MODE1, MODE2, MODE3, MODE4)}
 
