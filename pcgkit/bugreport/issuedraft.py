@@ -30,8 +30,6 @@ TARGETS = ("sglang", "flashinfer", "pytorch")
 GITHUB_BODY_LIMIT = 65536  # characters GitHub accepts in an issue body
 # Words a maintainer reads before the `<details>` fold (what is asked, the signature, versions, device, the repro
 # command, where it is fixed); everything else is folded (issue 44: the draft was 1,732 words, read by nobody).
-FOLD_WORD_BUDGET = 500
-FOLD = "<details>"
 MAX_TABLE_ROWS = 24  # measured cells listed per verdict table; the rest are counted and left to compat.json
 BASE_MODE = "mode1"  # the bug itself; the other modes are the workarounds tried against it
 # Version axes shown in the affected/unaffected ranges, in the order a maintainer reads them.
@@ -355,11 +353,6 @@ def measured_line(results: Sequence[CaseResult], target: str, releases: Mapping[
     fixed_text = f"{name} {measured_ranges(span, fixed)}" if fixed else "no measured release"
     n = sum(1 for r in judged if r.verdict in FAILING)
     return f"{case} fails on {fail_text} ({n} measured result{'s' if n != 1 else ''}); traces cleanly on {fixed_text}"
-
-
-def words_above_fold(text: str) -> int:
-    """Whitespace-separated words before the draft's first `<details>` (the whole text when it has none). Pure."""
-    return len(text.split(FOLD, 1)[0].split())
 
 
 def render_draft(draft: Draft) -> str:
