@@ -509,7 +509,7 @@ def render_nightly_cost() -> str:
     """The default plan's night with SM120 runners (pcgkit.ci.costs), derived from the committed measurements."""
     import argparse
 
-    from pcgkit.ci.costs import render_table
+    from lab.ci_costs import render_table
     from pcgkit.ci.plan import plan_ci
     from pcgkit.commands.ci import nightly_cost_of
     from pcgkit.matrix import pins as pins_mod

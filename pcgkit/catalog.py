@@ -12,7 +12,6 @@ expectations in fixtures/expectations.toml, and a signature fixture under tests/
 from __future__ import annotations
 
 import dataclasses
-import enum
 
 from pcgkit.e2e.control import CONTROL_MODE
 from pcgkit.e2e.logclass import E2E_MODE
@@ -20,6 +19,7 @@ from pcgkit.preflight.case import PREFLIGHT_LAUNCH
 from pcgkit.sglang.case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120
 from pcgkit.sweep.cases import sweep_modes
 from pcgkit.values.scopes import SCOPE_ALL, SCOPE_SGLANG_LEVEL
+from pcgkit.values.verdict import Word
 from pcgkit.verdicts.fixmodes import (
     FIX_ALLOW_IN_GRAPH,
     FIX_CUSTOM_OP,
@@ -30,7 +30,7 @@ from pcgkit.verdicts.fixmodes import (
 from pcgkit.verdicts.modes import MODE1, MODE2, MODE3, MODE4, Mode
 
 
-class Family(str, enum.Enum):
+class Family(Word):
     """Column groups of the report, in this order."""
 
     FAILURE = "failure"  # the bug's failure modes, at FlashInfer level
@@ -38,9 +38,6 @@ class Family(str, enum.Enum):
     SGLANG = "sglang"  # through SGLang's own compile wrapper and FP4 dispatch
     E2E = "e2e"  # a real SGLang server with piecewise CUDA graphs
     SWEEP = "sweep"  # every FlashInfer entry point under fullgraph, per arch (opt-in: PCGKIT_SWEEP)
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from lab.ci_costs import render_runner_plan, render_table
 from pcgkit.ci.costs import (
     GPU_MEASUREMENTS,
     GpuMeasured,
@@ -13,8 +14,6 @@ from pcgkit.ci.costs import (
     later_night_seconds,
     makespan,
     nightly_cost,
-    render_runner_plan,
-    render_table,
     runner_order,
 )
 from pcgkit.ci.github import gpu_wait_minutes, render_workflow

@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from lab.matrix.pins_refresh import dump_pins
+from lab.matrix.pins_refresh import dump_pins, is_subject_requirement
 from pcgkit.matrix.cells import OFF_PIN, ON_PIN, SCOPE_ALL, SCOPE_SGLANG_LEVEL, Cell
 from pcgkit.matrix.outcome import classify_install_failure
 from pcgkit.matrix.pins import (
     DEFAULT_PINS_FILE,
     PinsIndex,
     SglangRelease,
-    is_subject_requirement,
     load_pins,
     parse_subject_pins,
 )

@@ -16,6 +16,7 @@ from pcgkit.report import attribution as attr
 from pcgkit.report.history import HISTORY_FILE, RunSummary, load_history, timelines
 from pcgkit.report.scrub import relative_paths
 from pcgkit.report.upstream import load_upstream, parse_upstream
+from pcgkit.sglang import facts as sglang_facts
 
 AXES = ("torch", "flashinfer-python")
 
@@ -118,10 +119,10 @@ def test_shipped_upstream_file_parses_with_every_project_and_https_links():
     facts = load_upstream()
     assert {p.id for p in facts.projects} == {"sglang", "flashinfer", "pytorch"}
     assert facts.links and all(link.url.startswith("https://") and link.as_of for link in facts.links)
-    assert facts.switches  # derived from every release's wheel, not from the TOML
-    on = next(s for s in facts.switches if "0.5.12" in s.releases)
-    assert on.default == "on by default" and on.turn_off == "pass `--disable-piecewise-cuda-graph`"
-    assert on.keep_graphs == "pass `--enable-breakable-cuda-graph`"
+    # the switch is derived from every release's wheel (the evidence), not from the TOML
+    on = next(r.flags for r in facts.evidence.releases if r.sglang == "0.5.12")
+    assert sglang_facts.switch_wording(on) == ("on by default", "pass `--disable-piecewise-cuda-graph`")
+    assert on.breakable == "--enable-breakable-cuda-graph"
 
 
 @pytest.mark.parametrize("section", ["switch", "fixed_in", "piecewise_off"])

@@ -17,6 +17,7 @@ import concurrent.futures
 import inspect
 import json
 import os
+import re
 import shutil
 import sys
 import sysconfig
@@ -24,11 +25,21 @@ from pathlib import Path
 
 import pytest
 
-from pcgkit.bugreport.repro import parse_signature_line, plan_export, reference_pins, render_script, write_export
+from pcgkit.bugreport.repro import plan_export, reference_pins, render_script, write_export
 from pcgkit.cli import main
 from pcgkit.harness import simulate
 from pcgkit.util import proc
 from pcgkit.verdicts.modes import MODES
+
+# What an exported script prints last: "SIGNATURE: {json}" (repro/script.py.j2).
+SIGNATURE_LINE = re.compile(r"^SIGNATURE: (?P<json>\{.*\})$", re.MULTILINE)
+
+
+def parse_signature_line(output: str) -> dict | None:
+    """The JSON of an exported script's last SIGNATURE line; None when it printed none."""
+    matches = SIGNATURE_LINE.findall(output)
+    return json.loads(matches[-1]) if matches else None
+
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_RESULTS = REPO_ROOT / "reports" / "samples" / "results.json"

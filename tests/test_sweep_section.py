@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pcgkit.report.sweep_section import (
@@ -11,8 +12,22 @@ from pcgkit.report.sweep_section import (
     history,
     readiness,
     render_sweep_section,
-    rows_from_sweep_json,
 )
+
+
+def rows_from_sweep_json(documents: Iterable[Mapping]) -> list[SweepRow]:
+    """Rows from `pcgkit sweep` output files (schema pcgkit.sweep/1), e.g. tests/data/sweep_samples/."""
+    rows = []
+    for doc in documents:
+        simulated = not str(doc.get("header", {}).get("device", "")).startswith("real")
+        for r in doc["results"]:
+            rows.append(SweepRow(
+                flashinfer=r["flashinfer"], torch=r["torch"], arch=r["arch"], entry=r["entry_id"], family=r["family"],
+                cls=r["classification"]["class"], where=r["classification"]["where"], verdict=r["verdict"],
+                simulated=simulated, expected=r.get("expected"), link=r.get("expectation_link"),
+            ))
+    return rows
+
 
 
 def _row(fi: str, cls: str, entry="fp4_quantize", arch="sm120", where="core.py:169:register", expected=None) -> SweepRow:

@@ -13,18 +13,30 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from pcgkit.matrix.pins import (
-    PIECEWISE_MARKER,
     PINS_SCHEMA,
     PinsIndex,
     SglangRelease,
-    is_subject_requirement,
     version_key,
 )
 from pcgkit.util import atomic, proc
 from pcgkit.values.axes import PINNED_BY_SGLANG
+
+# The distributions the cases are about; other requirements of sglang are not cached.
+SUBJECT_PREFIXES: tuple[str, ...] = ("torch", "flashinfer", "sgl-kernel", "sglang-kernel")
+# A release "has piecewise CUDA graphs" when its wheel ships a module named for them
+# (0.5.4: sglang/srt/model_executor/piecewise_cuda_graph_runner.py; later ones moved and multiplied).
+PIECEWISE_MARKER = "piecewise"
+
+
+def is_subject_requirement(line: str) -> bool:
+    name = re.split(r"[\s\[<>=!~;(]", line.strip(), maxsplit=1)[0]
+    canonical = canonicalize_name(name)
+    return canonical.startswith(SUBJECT_PREFIXES) and "extra ==" not in line
+
 
 
 def dump_pins(index: PinsIndex) -> str:

@@ -7,8 +7,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from pcgkit.sweep.certificate import ARCH_REASON, ARCH_REFUSAL, BREAKS, coverage, not_judged_reason, plain
+from pcgkit.sweep.certificate import ARCH_REASON, ARCH_REFUSAL, coverage, not_judged_reason, plain
 from pcgkit.values.verdict import Verdict
+
+# The sweep classes of a callable that breaks under fullgraph.
+BREAKS = ("breaks-in-jit-loader", "breaks-elsewhere", "fake-reaches-kernel")
+
 
 # What a failed fake run says when FlashInfer's own argument checks refused the inputs: the inputs
 # were wrong for this callable, which says nothing about compile safety (lab.sweep.fakerun).

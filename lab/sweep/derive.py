@@ -463,3 +463,15 @@ def derive_op_call(schema: str, dims: Mapping[str, Dim], annotations: Mapping[st
         sources.append((name, source))
         (kwargs.append((name, value)) if keyword_only else args.append(value))
     return Derived(tuple(args), tuple(kwargs), tuple(sources))
+
+
+DIMS_FILE = "dims.toml"
+
+
+def load_kit_dims(text: str | None = None) -> dict[str, int | float]:
+    """The kit's shape symbols and named scalars (pcgkit/sweep/dims.toml), name -> value."""
+    from pcgkit import resources
+    from pcgkit.util.tomlfile import tomllib
+
+    data = tomllib.loads(text if text is not None else resources.sweep_data(DIMS_FILE).read_text())
+    return {**data["dims"], **data.get("scalars", {})}

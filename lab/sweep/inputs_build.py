@@ -20,10 +20,9 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from lab.sweep.derive import KIT, UPSTREAM, Dim, Param, derive_call, with_documentation_of
+from lab.sweep.derive import KIT, UPSTREAM, Dim, Param, derive_call, load_kit_dims, with_documentation_of
 from lab.sweep.doctext import documented_by
 from lab.sweep.upstream_tests import read_test_sources, smallest_dims
-from pcgkit.sweep.specs import load_kit_dims
 
 INPUTS_SCHEMA = "pcgkit.certificate-inputs/1"
 UPSTREAM_SCHEMA = "pcgkit.upstream-tests/1"

@@ -37,10 +37,13 @@ from packaging.version import Version
 from pcgkit.harness.hardware import SIMULATED_ARCHES
 from pcgkit.harness.setup import SetupFailed
 from pcgkit.sglang.cudastub import stub_reached
-from pcgkit.sglang.quant_sweep import TORCH_DTYPES, fill_weights, stage
+from pcgkit.sglang.quant_sweep import fill_weights, stage
 from pcgkit.sweep.classify import Observation, classify, verdict_for
 from pcgkit.sweep.engine import ClassifiedRow
 from pcgkit.sweep.guard import no_kernels
+
+TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16"}
+
 
 QUANT_PACKAGE = "sglang.srt.layers.quantization"
 TRITON_DRIVER_FRAME = "triton/runtime/driver.py"

@@ -31,8 +31,6 @@ ENV_VAR_PREFIXES: tuple[str, ...] = (
 )
 ENV_VAR_NAMES: tuple[str, ...] = ("LD_LIBRARY_PATH", "container")
 CONTAINER_IMAGE_VAR = "PCGKIT_IMAGE"  # set by whoever starts the container: `docker run -e PCGKIT_IMAGE=...`
-# collect_env fields too long for a summary line (they stay in the JSON).
-LONG_COLLECT_ENV_FIELDS = ("cpu_info", "pip_packages", "conda_packages")
 
 
 def _guarded(probe: Callable[[], dict]) -> dict:

@@ -30,8 +30,6 @@ TARGETS = ("sglang", "flashinfer", "pytorch")
 GITHUB_BODY_LIMIT = 65536  # characters GitHub accepts in an issue body
 # Words a maintainer reads before the `<details>` fold (what is asked, the signature, versions, device, the repro
 # command, where it is fixed); everything else is folded (issue 44: the draft was 1,732 words, read by nobody).
-FOLD_WORD_BUDGET = 500
-FOLD = "<details>"
 MAX_TABLE_ROWS = 24  # measured cells listed per verdict table; the rest are counted and left to compat.json
 BASE_MODE = "mode1"  # the bug itself; the other modes are the workarounds tried against it
 # Version axes shown in the affected/unaffected ranges, in the order a maintainer reads them.
@@ -216,6 +214,33 @@ class Draft:
         return [str(f) if not f.file.startswith("/") else f.short for f in frames]
 
 
+def _primary_cell(results: Sequence[CaseResult], failing: Sequence[CaseResult], target: str,
+                  pin: str | None) -> CaseResult:
+    """The failing cell the draft quotes: at `pin` (a release whose case failed; UsageError otherwise), by default
+    the newest release where the target's case still fails."""
+    from pcgkit.bugreport.evidence import TARGET_AXIS, TARGET_CASE, newest_failing_release
+
+    axis = TARGET_AXIS[target]
+    newest = newest_failing_release(results, target)
+    chosen = pin or newest
+    case = TARGET_CASE[target]
+    case_failing = {str(r.versions[axis]) for r in results
+                    if r.mode == case and r.verdict in FAILING and r.versions.get(axis)}
+    if pin is not None and pin not in case_failing:
+        raise UsageError(f"--pin {pin}: no measured {case} failure with {axis} {pin} in the results "
+                         f"(failing there: {', '.join(sorted(case_failing, key=_version_key)) or 'none'})")
+    # The chosen release's cell first, then real hardware before the simulation, reproduced before drifted,
+    # then the newest versions on every axis (the stack a maintainer would retry on).
+    # A release whose cell ran only its SGLang-level case: the mode-1 cell with the same FlashInfer and torch.
+    at_chosen = any(r.versions.get(axis) == chosen for r in failing)
+    ref = {} if at_chosen else next((r.versions for r in results if r.mode == case and r.versions.get(axis) == chosen), {})
+    stack = ("flashinfer-python", "torch") if ref else ()
+    return sorted(failing, key=lambda r: (r.versions.get(axis) != chosen,
+                                          any(r.versions.get(a) != ref.get(a) for a in stack), r.simulated,
+                                          r.verdict is not Verdict.REPRODUCED,
+                                          [_neg_key(r.versions.get(a)) for a in (axis, *AXIS_IDS)]))[0]
+
+
 def build_draft(
     target: str,
     results: Sequence[CaseResult],
@@ -234,7 +259,7 @@ def build_draft(
     the target's case still fails, pcgkit.bugreport.evidence.newest_failing_release). Only cases of the target's
     library are listed (an SGLang-level case is not FlashInfer's). releases: per axis, the releases a range may
     span (its gaps are named)."""
-    from pcgkit.bugreport.evidence import TARGET_AXIS, TARGET_CASE, newest_failing_release
+    from pcgkit.bugreport.evidence import TARGET_AXIS
 
     if target not in TARGETS:
         raise UsageError(f"unknown target {target!r}: one of {', '.join(TARGETS)}")
@@ -244,24 +269,7 @@ def build_draft(
     if not failing:
         raise UsageError(f"no measured {BASE_MODE} failure in the results: there is no bug to report from them")
     axis = TARGET_AXIS[target]
-    newest = newest_failing_release(results, target)
-    chosen = pin or newest
-    case = TARGET_CASE[target]
-    case_failing = {str(r.versions[axis]) for r in results
-                    if r.mode == case and r.verdict in FAILING and r.versions.get(axis)}
-    if pin is not None and pin not in case_failing:
-        raise UsageError(f"--pin {pin}: no measured {case} failure with {axis} {pin} in the results "
-                         f"(failing there: {', '.join(sorted(case_failing, key=_version_key)) or 'none'})")
-    # The chosen release's cell first, then real hardware before the simulation, reproduced before drifted,
-    # then the newest versions on every axis (the stack a maintainer would retry on).
-    # A release whose cell ran only its SGLang-level case: the mode-1 cell with the same FlashInfer and torch.
-    at_chosen = any(r.versions.get(axis) == chosen for r in failing)
-    ref = {} if at_chosen else next((r.versions for r in results if r.mode == case and r.versions.get(axis) == chosen), {})
-    stack = ("flashinfer-python", "torch") if ref else ()
-    primary = sorted(failing, key=lambda r: (r.versions.get(axis) != chosen,
-                                             any(r.versions.get(a) != ref.get(a) for a in stack), r.simulated,
-                                             r.verdict is not Verdict.REPRODUCED,
-                                             [_neg_key(r.versions.get(a)) for a in (axis, *AXIS_IDS)]))[0]
+    primary = _primary_cell(results, failing, target, pin)
     unaffected = [r for r in base if r.verdict is Verdict.FIXED]
     # The workarounds and other approaches as tried on the quoted cell (the matrix lines give their ranges).
     same_cell = [r for r in results if r.versions == primary.versions] or list(results)
@@ -345,11 +353,6 @@ def measured_line(results: Sequence[CaseResult], target: str, releases: Mapping[
     fixed_text = f"{name} {measured_ranges(span, fixed)}" if fixed else "no measured release"
     n = sum(1 for r in judged if r.verdict in FAILING)
     return f"{case} fails on {fail_text} ({n} measured result{'s' if n != 1 else ''}); traces cleanly on {fixed_text}"
-
-
-def words_above_fold(text: str) -> int:
-    """Whitespace-separated words before the draft's first `<details>` (the whole text when it has none). Pure."""
-    return len(text.split(FOLD, 1)[0].split())
 
 
 def render_draft(draft: Draft) -> str:

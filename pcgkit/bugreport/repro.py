@@ -254,13 +254,3 @@ def write_export(plan: ReproPlan, out_dir: Path, environ: dict | None = None, fo
     folder = atomic.OutputFolder(out_dir, force=force).check(files)
     return [folder.write_text(name, redact_text(text, secrets)) for name, text in files.items()]
 
-
-SIGNATURE_LINE = re.compile(r"^SIGNATURE: (?P<json>\{.*\})$", re.MULTILINE)
-
-
-def parse_signature_line(output: str) -> dict | None:
-    """The JSON of an exported script's last SIGNATURE line; None when it printed none."""
-    import json
-
-    matches = SIGNATURE_LINE.findall(output)
-    return json.loads(matches[-1]) if matches else None

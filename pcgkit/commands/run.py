@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pcgkit import resources
 from pcgkit.catalog import modes_in_scope
+from pcgkit.commands import add_command, python_option
 from pcgkit.errors import ExitCode, Interrupted, RunAbortedError, UsageError, status_for_results
 from pcgkit.jobs.run import RunPlan, clear_previous_outputs, execute, interrupted_results
 from pcgkit.report.summary import SIMULATION_NOTE, markdown_summary
@@ -135,12 +136,13 @@ def _cmd_run(args) -> int:
 
 
 def register(subparsers) -> None:
-    run = subparsers.add_parser("run", help="run the trace-level cases in one environment and write reports/",
-                             description="Run the trace-level cases in one Python environment and write reports/ (junit.xml, results.json, summary.md).",
-                             epilog="examples:\n  %(prog)s                                   # this environment, simulated SM120\n  %(prog)s --python ~/sglang-env/bin/python  # the environment that crashed\n  %(prog)s -m sm120 --require-hardware sm120 # a GPU runner: missing SM120 fails, never skips")
-    run.add_argument("--python", metavar="ENV",
-                     help="interpreter of YOUR environment to test, e.g. ~/venvs/sglang/bin/python (default: this one); "
-                          "it needs torch, flashinfer-python, pytest and the kit (a one-line error says what is missing)")
+    run = add_command(subparsers, "run", "run the trace-level cases in one environment and write reports/",
+                      "Run the trace-level cases in one Python environment and write reports/ (junit.xml, "
+                      "results.json, summary.md).", "                                  # this environment, simulated SM120",
+                      "--python ~/sglang-env/bin/python  # the environment that crashed",
+                      "-m sm120 --require-hardware sm120 # a GPU runner: missing SM120 fails, never skips")
+    python_option(run, "interpreter of YOUR environment to test, e.g. ~/venvs/sglang/bin/python (default: this one); "
+                       "it needs torch, flashinfer-python, pytest and the kit (a one-line error says what is missing)")
     run.add_argument("--reports", default="reports", help="output folder (default: reports/)")
     run.add_argument("-m", dest="select", type=marker_expression(tuple(targets.PYTEST_MARKERS)), help="pytest marker expression, e.g. 'cpu_sim' or 'sm120'")
     run.add_argument("--scope", choices=SCOPES, default=SCOPE_ALL,

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pcgkit import catalog
+from pcgkit.commands import python_option
 from pcgkit.errors import ExitCode, UsageError
 from pcgkit.triage.advice import (
     Advice,
@@ -442,6 +443,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--env", metavar="ENV.json", help="your environment (`pcgkit env --json --out env.json`): "
                        "answers for your versions first")
-    where.add_argument("--python", metavar="ENV", help="the interpreter that crashed: capture its environment now and "
-                       "answer for its versions")
+    python_option(where, "the interpreter that crashed: capture its environment now and answer for its versions")
     parser.set_defaults(func=run)

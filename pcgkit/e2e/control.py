@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from pcgkit.e2e.logclass import E2E_MODE, Classification, classify_run
 from pcgkit.e2e.server import ServerRun
 from pcgkit.values.verdict import Verdict
-from pcgkit.verdicts.modes import Mode
+from pcgkit.verdicts.modes import MODE_WORDS, Mode
 
 if TYPE_CHECKING:  # pytest is imported only inside a pytest session: the CLI's catalog imports this module
     import pytest
@@ -27,14 +27,7 @@ def _never_the_bug(signature) -> str:
     return "the control has no FP4 path: any failure of it is about piecewise capture itself"
 
 
-CONTROL_MODE = Mode(
-    id="e2e-piecewise-control",
-    slug="e2e-piecewise-control",
-    title="SGLang server, piecewise CUDA graphs on, tiny bf16 checkpoint (the control: no FP4 path)",
-    known_signature="none: healthy capture, one /generate answered, process group gone",
-    seed="issue 13: separates 'piecewise broken here at all' from 'FP4 quantize breaks it'",
-    matches=_never_the_bug,
-)
+CONTROL_MODE = Mode("e2e-piecewise-control", *MODE_WORDS["e2e-piecewise-control"], matches=_never_the_bug)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -20,16 +20,9 @@ from pcgkit.e2e.server import Readiness, ServerRun
 from pcgkit.values.logread import CaptureEvent, parse_log, read_log
 from pcgkit.values.signature import Signature
 from pcgkit.values.verdict import Verdict
-from pcgkit.verdicts.modes import MODE1, Mode
+from pcgkit.verdicts.modes import MODE1, MODE_WORDS, Mode
 
-E2E_MODE = Mode(
-    id="e2e-piecewise-launch",
-    slug="e2e-piecewise-launch",
-    title="SGLang server, piecewise CUDA graphs on, tiny NVFP4 checkpoint",
-    known_signature=MODE1.known_signature,
-    seed="seeds 000/001: the server crashed during piecewise CUDA graph capture (GLM-5-NVFP4, RTX PRO 6000)",
-    matches=MODE1.matches,
-)
+E2E_MODE = Mode("e2e-piecewise-launch", *MODE_WORDS["e2e-piecewise-launch"], matches=MODE1.matches)
 
 # Capture begin/end and "Disable piecewise CUDA graph because ..." are read by the one log engine
 # (pcgkit.values.signature.read_log), the same reader `pcgkit triage` uses.

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import enum
 import json
 import os
 import random
@@ -17,22 +16,20 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from pcgkit.util import proc
+from pcgkit.values.verdict import Word
 
 HEALTH_PATH = "/health"
 GENERATE_PATH = "/generate"
 LOOPBACK = "127.0.0.1"
 
 
-class Readiness(str, enum.Enum):
+class Readiness(Word):
     READY = "ready"  # /health answered 200
     DIED = "died"  # the server's leader process exited before it was ready
     TIMED_OUT = "timed-out"  # neither, within the readiness timeout
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,21 +223,11 @@ def running_server(
         yield LiveServer(base_url(port), readiness, waited, server)
 
 
-def serve_once(
-    argv: Sequence[str],
-    *,
-    port: int,
-    log_path: Path,
-    env: Mapping[str, str] | None = None,
-    ready_timeout_s: float = 900.0,
-    generate_timeout_s: float = 120.0,
-    prompt: str = "The quick brown fox",
-    max_new_tokens: int = 8,
-    poll_s: float = 1.0,
-) -> ServerRun:
-    """Start the server, wait, generate once when ready, and always stop the whole process group."""
-    with running_server(argv, port=port, log_path=log_path, env=env, ready_timeout_s=ready_timeout_s,
-                        poll_s=poll_s) as live:
+def serve_once(argv: Sequence[str], *, log_path: Path, generate_timeout_s: float = 120.0,
+               prompt: str = "The quick brown fox", max_new_tokens: int = 8, **launch: Any) -> ServerRun:
+    """Start the server (`launch`: running_server's port, env, ready_timeout_s, poll_s), wait, generate once when
+    ready, and always stop the whole process group."""
+    with running_server(argv, log_path=log_path, **launch) as live:
         generation = None
         if live.readiness is Readiness.READY:
             generation = generate_once(live.url + GENERATE_PATH, prompt, max_new_tokens, generate_timeout_s)

@@ -7,7 +7,6 @@ Pure: parsing and loading. The file is rewritten by the workshop (`bin/pcgkit la
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -21,11 +20,6 @@ from pcgkit.util.tomlfile import tomllib
 
 PINS_SCHEMA = "pcgkit.sglang-requires/1"
 DEFAULT_PINS_FILE = resources.fixture("sglang_requires.toml")
-# The distributions the cases are about; other requirements of sglang are not cached.
-SUBJECT_PREFIXES: tuple[str, ...] = ("torch", "flashinfer", "sgl-kernel", "sglang-kernel")
-# A release "has piecewise CUDA graphs" when its wheel ships a module named for them
-# (0.5.4: sglang/srt/model_executor/piecewise_cuda_graph_runner.py; later ones moved and multiplied).
-PIECEWISE_MARKER = "piecewise"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,12 +79,6 @@ def parse_subject_pins(lines: Iterable[str]) -> dict[str, ExactPin]:
             name = canonicalize_name(req.name)
             pins[name] = ExactPin(name, specs[0].version, tuple(sorted(req.extras)))
     return pins
-
-
-def is_subject_requirement(line: str) -> bool:
-    name = re.split(r"[\s\[<>=!~;(]", line.strip(), maxsplit=1)[0]
-    canonical = canonicalize_name(name)
-    return canonical.startswith(SUBJECT_PREFIXES) and "extra ==" not in line
 
 
 def load_pins(path: Path = DEFAULT_PINS_FILE) -> PinsIndex:

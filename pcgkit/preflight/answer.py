@@ -11,24 +11,21 @@ from the catalog), so a new failure mode is named here with no change to this mo
 from __future__ import annotations
 
 import dataclasses
-import enum
 from typing import Any, Mapping
 
 from pcgkit.preflight.resolve import BREAKABLE
 from pcgkit.sweep.classify import SweepClass
 from pcgkit.values.signature import Signature
+from pcgkit.values.verdict import Word
 
 SCHEMA = "pcgkit.preflight/1"
 TRACED_CLASSES = tuple(c.value for c in SweepClass if c.traced)
 
 
-class Answer(str, enum.Enum):
+class Answer(Word):
     OK = "ok"
     WILL_CRASH = "will crash"
     UNKNOWN = "unknown"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclasses.dataclass(frozen=True)

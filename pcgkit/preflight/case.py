@@ -25,7 +25,7 @@ from pcgkit.preflight.launchfile import ENV_VAR, load
 from pcgkit.values.runcheck import NOT_RUN_TRACE_ONLY
 from pcgkit.values.signature import Signature
 from pcgkit.values.trace import TraceOutcome
-from pcgkit.verdicts.modes import Mode, is_dynamo_exception
+from pcgkit.verdicts.modes import MODE_WORDS, Mode, is_dynamo_exception
 
 
 def _crashes_under_fullgraph(sig: Signature) -> str | None:
@@ -33,14 +33,7 @@ def _crashes_under_fullgraph(sig: Signature) -> str | None:
     return is_dynamo_exception(sig)
 
 
-PREFLIGHT_LAUNCH = Mode(
-    id="preflight-launch",
-    slug="preflight-launch",
-    title="the team's SGLang launch (pcgkit matrix --preflight): would piecewise capture crash?",
-    known_signature="dynamo Unsupported in what the launch compiles under fullgraph (the failure mode in the evidence)",
-    seed="issue 30: preflight a launch against every SGLang release before upgrading",
-    matches=_crashes_under_fullgraph,
-)
+PREFLIGHT_LAUNCH = Mode("preflight-launch", *MODE_WORDS["preflight-launch"], matches=_crashes_under_fullgraph)
 
 
 # The reason of a launch that traced: said as traced only, never as works (the vocabulary's `fixed` needs the call

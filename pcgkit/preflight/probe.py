@@ -276,22 +276,56 @@ def weights_stay_on_cpu():
         yield
 
 
+def _dense_layer(model_config, features: int, dtype, found: dict):
+    """SGLang's ReplicatedLinear with the checkpoint's quantization config (its class and linear method in `found`)."""
+    from sglang.srt.layers.linear import ReplicatedLinear
+
+    from pcgkit.sglang.quant_sweep import stage
+
+    quant_config = None
+    if model_config.quantization:
+        from sglang.srt.configs.load_config import LoadConfig
+        from sglang.srt.model_loader.weight_utils import get_quant_config
+
+        quant_config = stage("get_quant_config", lambda: get_quant_config(model_config, LoadConfig(), {}))
+    found["quant_config"] = type(quant_config).__name__ if quant_config is not None else None
+    layer = stage("ReplicatedLinear", lambda: ReplicatedLinear(
+        features, features, bias=False, params_dtype=dtype, quant_config=quant_config, prefix=PREFIX))
+    found["linear_method"] = f"{type(layer.quant_method).__module__}.{type(layer.quant_method).__qualname__}"
+    return layer
+
+
+def _observation(outcome, graphs: list, found: dict):
+    """What the trace saw, for the sweep's classifier: traced (with its graph's ops), a CUDA-only call the stand-in
+    stopped (needs a GPU), or a raise (its signature also in `found`)."""
+    from pcgkit.sglang.cudastub import stub_reached
+    from pcgkit.sweep.classify import Observation
+    from pcgkit.sweep.engine import graph_op_names
+
+    if outcome.traced:
+        return Observation("traced", graph_ops=graph_op_names(graphs))
+    sig = outcome.signature
+    text = " ".join(filter(None, (sig.message_head, sig.explanation))) if sig else ""
+    called = stub_reached(text)
+    found["signature"] = sig.to_dict() if sig else None
+    return (Observation("needs-gpu", f"apply calls {called} (CUDA-only; stubbed for import here)", signature=sig)
+            if called else Observation("raised", signature=sig))
+
+
 def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, int], fullgraph: bool,
                       simulated: bool = True) -> dict:
     """A real ReplicatedLinear with the checkpoint's quantization config, its apply compiled by install_torch_compiled.
     Simulated: on the CPU, hardware queries answered as `capability`; real: on the GPU, nothing answered."""
     import torch
     from sglang.srt.compilation.compile import install_torch_compiled
-    from sglang.srt.layers.linear import ReplicatedLinear
 
     from pcgkit.harness.setup import SetupFailed
     from pcgkit.harness.tracing import observe
     from pcgkit.preflight.resolve import model_shape, tiny_features
     from pcgkit.sglang.case import ensure_compiled_of
-    from pcgkit.sglang.cudastub import sglang_sees_cuda, stub_reached
+    from pcgkit.sglang.cudastub import sglang_sees_cuda
     from pcgkit.sglang.quant_sweep import fill_weights, stage
     from pcgkit.sweep.classify import Observation, classify
-    from pcgkit.sweep.engine import graph_op_names
     from pcgkit.sweep.guard import no_kernels
     from pcgkit.values.signature import package_relative
 
@@ -315,16 +349,7 @@ def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, i
     with where:
         try:
             with sees_cuda():
-                quant_config = None
-                if model_config.quantization:
-                    from sglang.srt.configs.load_config import LoadConfig
-                    from sglang.srt.model_loader.weight_utils import get_quant_config
-
-                    quant_config = stage("get_quant_config", lambda: get_quant_config(model_config, LoadConfig(), {}))
-                found["quant_config"] = type(quant_config).__name__ if quant_config is not None else None
-                layer = stage("ReplicatedLinear", lambda: ReplicatedLinear(
-                    features, features, bias=False, params_dtype=dtype, quant_config=quant_config, prefix=PREFIX))
-                found["linear_method"] = f"{type(layer.quant_method).__module__}.{type(layer.quant_method).__qualname__}"
+                layer = _dense_layer(model_config, features, dtype, found)
         except SetupFailed as exc:
             return failed(exc)
     guard: contextlib.AbstractContextManager = no_kernels() if simulated else contextlib.nullcontext([])
@@ -355,29 +380,80 @@ def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, i
 
         outcome = observe(invoke, execute=False, graphs=graphs)
     found["refused_kernel_loads"] = [[r.event, r.detail] for r in refusals]
-    if outcome.traced:
-        obs = Observation("traced", graph_ops=graph_op_names(graphs))
-    else:
-        sig = outcome.signature
-        text = " ".join(filter(None, (sig.message_head, sig.explanation))) if sig else ""
-        called = stub_reached(text)
-        obs = (Observation("needs-gpu", f"apply calls {called} (CUDA-only; stubbed for import here)", signature=sig)
-               if called else Observation("raised", signature=sig))
-        found["signature"] = sig.to_dict() if sig else None
-    found["observation"] = classify(obs).to_dict()
+    found["observation"] = classify(_observation(outcome, graphs, found)).to_dict()
     found["lru_cache_warnings"] = list(outcome.lru_cache_warnings)
     return found
+
+
+def _parsed_flags(args) -> dict:
+    """The parsed launch arguments the answer depends on (the model, quantization, graphs and compile switches)."""
+    return {k: v for k, v in sorted(vars(args).items())
+            if k in ("model_path", "quantization", "dtype", "disable_cuda_graph", "enable_torch_compile")
+            or "piecewise" in k or "breakable" in k or k == "cuda_graph_backend_prefill"}
+
+
+def _checked_model_config(config: dict, args):
+    """SGLang's own ModelConfig of the checkpoint; Unresolved (the checkpoint's fault) where its quantization check
+    refuses the pair, or its quantization code cannot read the checkpoint's quantization config."""
+    try:
+        return bare_model_config(config, args)
+    except ValueError as exc:  # SGLang's own refusal of the checkpoint/quantization pair
+        raise Unresolved(f"SGLang's quantization check refuses this checkpoint: {exc}", CHECKPOINT) from exc
+    except (KeyError, TypeError, AttributeError) as exc:  # a quant config without a field SGLang reads
+        raise Unresolved(f"SGLang's quantization code cannot read this checkpoint's quantization config "
+                         f"(hf_quant_config.json / quantization_config): {type(exc).__name__}: {exc}",
+                         CHECKPOINT) from exc
+
+
+def _raise_if_refused_at_load(doc: dict) -> None:
+    """Unresolved where the release's own load check refuses the launch on the answered GPU (before any capture)."""
+    if refusal := doc["load_check"].get("refusal"):
+        raise Unresolved(f"sglang {doc['versions']['sglang']} refuses this launch at model load, before any "
+                         f"piecewise capture, on a GPU of compute capability "
+                         f"{'.'.join(map(str, doc['load_check']['device_capability']))}: {refusal} "
+                         f"(its own check, {doc['load_check']['read_from']})")
+
+
+def _checkpoint_model(doc: dict, model_path: str, root) -> dict:
+    """The checkpoint's config.json, its shape in `doc["model"]`; Unresolved where the release registers none of its
+    model classes."""
+    from pcgkit.preflight.resolve import model_shape
+
+    config = read_checkpoint_config(model_path)
+    shape = model_shape(config)
+    doc["model"] = {"architectures": list(shape.architectures), "hidden_size": shape.hidden_size,
+                    "moe": list(shape.moe_keys)}
+    known = known_architectures(root)
+    if not shape.architectures or not set(shape.architectures) & known:
+        raise Unresolved(f"config.json's architectures {list(shape.architectures)} are not among the "
+                         f"{len(known)} model classes sglang {doc['versions']['sglang']} registers")
+    return config
+
+
+def _runner_compile(doc: dict, args, root) -> bool:
+    """Whether the release's piecewise runner compiles with fullgraph=True (read from its source), in
+    `doc["compile"]`; Unresolved for a release older than piecewise graphs (nothing to capture, nothing to judge)."""
+    from pcgkit.harness.casekit import NotApplicable
+    from pcgkit.sglang.case import runner_fullgraph
+
+    try:
+        fullgraph, read_from = runner_fullgraph(root)
+    except NotApplicable as exc:
+        raise Unresolved(f"sglang {doc['versions']['sglang']} has no piecewise CUDA graph runner to judge "
+                         f"({exc})", RELEASE) from exc
+    doc["compile"] = {"wrapper": "sglang.srt.compilation.compile.install_torch_compiled",
+                      "fullgraph": fullgraph, "fullgraph_read_from": read_from,
+                      "compiler": getattr(args, "piecewise_cuda_graph_compiler", None)}
+    return fullgraph
 
 
 def probe(arch: str, launch_argv: Sequence[str]) -> dict:
     """Resolve and trace one launch (see the module docstring); every step's finding in the returned document."""
     os.environ["HF_HUB_OFFLINE"] = "1"  # never the hub: a path that is not a local folder is `unknown`
-    from pcgkit.harness.casekit import NotApplicable
     from pcgkit.harness.simulate import simulated_sm120
     from pcgkit.harness.versions import installed_version
-    from pcgkit.preflight.resolve import model_shape, piecewise_state
+    from pcgkit.preflight.resolve import piecewise_state
     from pcgkit.sglang import facts as sglang_facts
-    from pcgkit.sglang.case import runner_fullgraph
     from pcgkit.sglang.cudastub import sgl_kernel_stubbed, sglang_sees_cuda
     from pcgkit.sglang.dispatch import installed_dispatch
 
@@ -407,27 +483,11 @@ def probe(arch: str, launch_argv: Sequence[str]) -> dict:
                 args = parse_launch(launch_argv)
                 flags = sglang_facts.piecewise_flags().to_dict()
             doc["piecewise_flags"] = flags
-            doc["parsed"] = {k: v for k, v in sorted(vars(args).items())
-                             if k in ("model_path", "quantization", "dtype", "disable_cuda_graph", "enable_torch_compile")
-                             or "piecewise" in k or "breakable" in k or k == "cuda_graph_backend_prefill"}
+            doc["parsed"] = _parsed_flags(args)
             stage = CHECKPOINT
-            config = read_checkpoint_config(args.model_path)
-            shape = model_shape(config)
-            doc["model"] = {"architectures": list(shape.architectures), "hidden_size": shape.hidden_size,
-                            "moe": list(shape.moe_keys)}
-            known = known_architectures(root)
-            if not shape.architectures or not set(shape.architectures) & known:
-                raise Unresolved(f"config.json's architectures {list(shape.architectures)} are not among the "
-                                 f"{len(known)} model classes sglang {doc['versions']['sglang']} registers")
+            config = _checkpoint_model(doc, args.model_path, root)
             with sees_cuda():
-                try:
-                    model_config = bare_model_config(config, args)
-                except ValueError as exc:  # SGLang's own refusal of the checkpoint/quantization pair
-                    raise Unresolved(f"SGLang's quantization check refuses this checkpoint: {exc}", CHECKPOINT) from exc
-                except (KeyError, TypeError, AttributeError) as exc:  # a quant config without a field SGLang reads
-                    raise Unresolved(f"SGLang's quantization code cannot read this checkpoint's quantization config "
-                                     f"(hf_quant_config.json / quantization_config): {type(exc).__name__}: {exc}",
-                                     CHECKPOINT) from exc
+                model_config = _checked_model_config(config, args)
                 stage = RELEASE
                 doc["load_check"] = load_capability_check(model_config, root)
                 auto, how = auto_disable(args, model_config)
@@ -438,20 +498,9 @@ def probe(arch: str, launch_argv: Sequence[str]) -> dict:
             state = piecewise_state(flags, vars(args), auto, runners, runners_source, resolved)
             doc["piecewise"] = {**state.to_dict(), "auto_disable_check": how,
                                 "prefill_backend_resolution": resolved_how}
-            if refusal := doc["load_check"].get("refusal"):
-                raise Unresolved(f"sglang {doc['versions']['sglang']} refuses this launch at model load, before any "
-                                 f"piecewise capture, on a GPU of compute capability "
-                                 f"{'.'.join(map(str, doc['load_check']['device_capability']))}: {refusal} "
-                                 f"(its own check, {doc['load_check']['read_from']})")
-            try:
-                fullgraph, read_from = runner_fullgraph(root)
-            except NotApplicable as exc:  # a release older than piecewise graphs: nothing to capture, nothing to judge
-                raise Unresolved(f"sglang {doc['versions']['sglang']} has no piecewise CUDA graph runner to judge "
-                                 f"({exc})", RELEASE) from exc
+            _raise_if_refused_at_load(doc)
+            fullgraph = _runner_compile(doc, args, root)
             stage = ENVIRONMENT
-            doc["compile"] = {"wrapper": "sglang.srt.compilation.compile.install_torch_compiled",
-                              "fullgraph": fullgraph, "fullgraph_read_from": read_from,
-                              "compiler": getattr(args, "piecewise_cuda_graph_compiler", None)}
             try:
                 doc["fp4_dispatch"] = {fam: b.to_dict() for fam, b in installed_dispatch().items()}
             except Exception as exc:  # noqa: BLE001 - evidence only

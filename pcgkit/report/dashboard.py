@@ -20,15 +20,7 @@ import jinja2
 
 from pcgkit import resources
 from pcgkit.matrix.pins import version_key
-from pcgkit.report.annotations import (
-    DISAGREE_SYMBOL,
-    EXPECTED_LABEL,
-    EXPECTED_SYMBOL,
-    disagreement_marks,
-    evidence_kind,
-    source_line,
-    where_line,
-)
+from pcgkit.report import annotations as notes
 from pcgkit.report.answers import answers as answers_for
 from pcgkit.report.answers import flips_across_runs, unjudged_cases, version_order
 from pcgkit.report.history import RunSummary, Timeline, timelines
@@ -44,7 +36,7 @@ from pcgkit.values.verdict import CANNOT_RUN_LEGEND, LEGEND
 TEMPLATE = "dashboard.html.j2"
 SIDECAR_DIR = f"{SIDECAR_FOLDER}/cells"
 # The verdicts' colours and the cannot-run state's (pcgkit.values.verdict: LEGEND, CANNOT_RUN_LEGEND).
-COLOURS = {**{v.value: legend.colour for v, legend in LEGEND.items()}, EXPECTED_LABEL: CANNOT_RUN_LEGEND.colour}
+COLOURS = {**{v.value: legend.colour for v, legend in LEGEND.items()}, notes.EXPECTED_LABEL: CANNOT_RUN_LEGEND.colour}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,7 +66,7 @@ def _evidence(cell: CellReport, lines: Mapping[tuple[str, str], Timeline], run_i
     data = cell.to_dict()
     data.pop("modes", None)
     data.pop("source", None)  # shown as source_line: its name, not the folder of the machine that made the report
-    return {**data, "entries": entries, "where_line": where_line(cell.where), "source_line": source_line(cell.source)}
+    return {**data, "entries": entries, "where_line": notes.where_line(cell.where), "source_line": notes.source_line(cell.source)}
 
 
 def sidecar_script(cell_index: int, evidence: dict) -> str:
@@ -99,7 +91,7 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
     run_dates = sorted(r.created for r in runs)
     run_index = {d: i for i, d in enumerate(run_dates)}
     ranks = {a: _rank([c.axis_value(a) for c in report.cells]) for a in AXIS_IDS}
-    marks = disagreement_marks(report)
+    marks = notes.disagreement_marks(report)
     first_answers = answers_for(report, upstream)
     first_fixed = {(a.axis, a.first_fixed_measured) for a in first_answers if a.first_fixed_measured}
     unjudged = unjudged_cases(report)
@@ -113,7 +105,7 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
             "i": i, "cell": cell,
             "values": {a: cell.axis_value(a) for a in AXIS_IDS},
             "ranks": {a: ranks[a][cell.axis_value(a)] for a in AXIS_IDS},
-            "evidence": evidence_kind(cell),
+            "evidence": notes.evidence_kind(cell),
             "broken": cell.broken,  # what makes `report` exit non-zero
             "machine": (cell.where or {}).get("key") or "-",
             "disagrees": {case: "; ".join(marks[(cell.id, case)]) for case in cell.entries if (cell.id, case) in marks},
@@ -133,8 +125,8 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
         answers=[(c, describe(report.attribution[c.id])) for c in report.cases if c.id in report.attribution],
         runs=len(runs), first_run=runs[0].created if runs else report.created, sidecar_dir=SIDECAR_DIR,
         simulation_note=SIMULATION_NOTE, links=upstream.links, statements=_advice_statements(upstream),
-        machines=sorted({r["machine"] for r in rows if r["machine"] != "-"}), expected_label=EXPECTED_LABEL,
-        expected_symbol=EXPECTED_SYMBOL, cannot_run_meaning=CANNOT_RUN_LEGEND.meaning, disagree_symbol=DISAGREE_SYMBOL, run_dates=run_dates, verdict_of_code=next(iter(lines.values())).verdicts if lines else {},
+        machines=sorted({r["machine"] for r in rows if r["machine"] != "-"}), expected_label=notes.EXPECTED_LABEL,
+        expected_symbol=notes.EXPECTED_SYMBOL, cannot_run_meaning=CANNOT_RUN_LEGEND.meaning, disagree_symbol=notes.DISAGREE_SYMBOL, run_dates=run_dates, verdict_of_code=next(iter(lines.values())).verdicts if lines else {},
     )
     return Page(html, sidecars)
 

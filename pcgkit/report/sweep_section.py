@@ -2,8 +2,7 @@
 breaks and what fixed it, the sweep's flips, and the public-thread cross-check. Pure.
 
 Rows come from the sweep cases' results in matrix cells (`sweep_rows(outcomes)`: the class travels
-as the result's evidence, see pcgkit.sweep.pytest_case) or from `pcgkit sweep` JSON files
-(`rows_from_sweep_json`). `render_sweep_section(rows, changes, md)` returns Markdown lines for
+as the result's evidence, see pcgkit.sweep.pytest_case). `render_sweep_section(rows, changes, md)` returns Markdown lines for
 compat.md; `build_sweep(rows)` the same content as data for compat.json / the dashboard.
 The merger wires it in: compat["sweep"] = build_sweep(sweep_rows(outcomes)) and the lines after
 the SGLang section; sweep columns (`is_sweep_case`) belong here, not in the main table.
@@ -60,20 +59,6 @@ def sweep_rows(outcomes: Iterable) -> list[SweepRow]:
                 family=sweep.get("family", ""), cls=sweep["class"], where=sweep.get("where", ""),
                 verdict=result.verdict.value, simulated=result.simulated, expected=sweep.get("expected"),
                 link=sweep.get("expectation_link"), cell=outcome.cell.id,
-            ))
-    return rows
-
-
-def rows_from_sweep_json(documents: Iterable[Mapping]) -> list[SweepRow]:
-    """Rows from `pcgkit sweep` output files (schema pcgkit.sweep/1), e.g. tests/data/sweep_samples/."""
-    rows = []
-    for doc in documents:
-        simulated = not str(doc.get("header", {}).get("device", "")).startswith("real")
-        for r in doc["results"]:
-            rows.append(SweepRow(
-                flashinfer=r["flashinfer"], torch=r["torch"], arch=r["arch"], entry=r["entry_id"], family=r["family"],
-                cls=r["classification"]["class"], where=r["classification"]["where"], verdict=r["verdict"],
-                simulated=simulated, expected=r.get("expected"), link=r.get("expectation_link"),
             ))
     return rows
 

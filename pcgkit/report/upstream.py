@@ -1,6 +1,5 @@
 """fixtures/upstream.toml as typed values, joined with the advice model's evidence: the projects, the upstream
-threads (state, title and first release from their dated reads), the per-release switches (from each
-release's wheel) and the measured workarounds the report and the issue drafts quote.
+threads (state, title and first release from their dated reads) and the measured workarounds the report and the issue drafts quote.
 `load_upstream` reads; everything else is pure.
 """
 
@@ -12,8 +11,6 @@ from pathlib import Path
 from pcgkit import resources
 from pcgkit.advice.values import Evidence, UpstreamRead
 from pcgkit.errors import UsageError
-from pcgkit.sglang import facts as sglang_facts
-from pcgkit.sglang.facts import SwitchRow
 from pcgkit.util.tomlfile import tomllib
 
 UPSTREAM_SCHEMA = "pcgkit.upstream/2"
@@ -100,8 +97,6 @@ class Workaround:
 class Upstream:
     projects: tuple[Project, ...]
     links: tuple[Link, ...]
-    # Not from upstream.toml: every release's switch, read from its own wheel (pcgkit.sglang.releases)
-    switches: tuple[SwitchRow, ...]
     workarounds: tuple[Workaround, ...]
     evidence: Evidence = Evidence()
 
@@ -118,7 +113,7 @@ class Upstream:
         return tuple(w for w in self.workarounds if w.project == project_id)
 
 
-EMPTY = Upstream((), (), (), ())
+EMPTY = Upstream((), (), ())
 
 
 def _typed(cls, row: dict, where: str):
@@ -158,8 +153,7 @@ def parse_upstream(data: dict, evidence: Evidence, source: str = UPSTREAM_FILE) 
     for w in workarounds:
         if not w.cases:
             raise ValueError(f"{source}: workaround {w.what!r} names no case that measures it")
-    switches = tuple(sglang_facts.switch_rows(r.flags for r in evidence.releases))
-    return Upstream(projects, tuple(links), switches, workarounds, evidence)
+    return Upstream(projects, tuple(links), workarounds, evidence)
 
 
 def load_upstream(path: Path | None = None, evidence: Evidence | None = None) -> Upstream:

@@ -375,14 +375,6 @@ def flags_from_source(
 VALIDATION_FILE = "sglang_launch_validation.json"
 
 
-@dataclasses.dataclass(frozen=True)
-class SwitchRow:
-    releases: tuple[str, ...]
-    default: str  # how piecewise CUDA graphs start in these releases
-    turn_off: str  # what a user does to run without them
-    keep_graphs: str = ""  # what keeps prefill graphs without torch.compile (breakable_wording)
-
-
 def flags_from_validation(validation: dict) -> tuple[PiecewiseFlags, ...]:
     """Each validated release's piecewise flags, in the file's order (oldest first). Pure."""
     return tuple(PiecewiseFlags.from_dict(r["probe"]["flags"])
@@ -411,38 +403,6 @@ def switch_wording(flags: PiecewiseFlags) -> tuple[str, str]:
     if flags.default_state == NOT_SHIPPED:
         return "not shipped", "nothing to turn off: the release has no torch.compile piecewise backend"
     return "unknown", "not read for this release"
-
-
-# The column every switch table gives breakable_wording (README box, check-environment, compat.md).
-KEEP_GRAPHS_HEADING = "first try: prefill graphs without torch.compile (not run by the kit; cost not measured)"
-
-
-def breakable_wording(flags: PiecewiseFlags) -> str:
-    """What keeps prefill CUDA graphs without torch.compile on this release, in the user's words (Markdown). Pure.
-
-    Offered only where torch.compile piecewise graphs are on by default and the release's parser has the breakable
-    switch (read from its wheel); elsewhere nothing needs passing, or the release has no such switch."""
-    if flags.default_state == NOT_SHIPPED:
-        return "not needed: no torch.compile piecewise backend"
-    if flags.default_state != ON_BY_DEFAULT:
-        return "not needed: torch.compile piecewise graphs are not on by default"
-    if not flags.breakable:
-        return "not in this release"
-    return f"pass `{flags.breakable}`"
-
-
-def switch_rows(flags: Iterable[PiecewiseFlags]) -> list[SwitchRow]:
-    """Consecutive releases with the same switch, merged into one row. Pure."""
-    rows: list[SwitchRow] = []
-    for f in flags:
-        default, off = switch_wording(f)
-        keep = breakable_wording(f)
-        release = f.sglang or "?"  # a validated release always names itself; "?" is never silent
-        if rows and (rows[-1].default, rows[-1].turn_off, rows[-1].keep_graphs) == (default, off, keep):
-            rows[-1] = SwitchRow((*rows[-1].releases, release), default, off, keep)
-        else:
-            rows.append(SwitchRow((release,), default, off, keep))
-    return rows
 
 
 # --- ports SGLang derives from --port --------------------------------------------------------

@@ -10,7 +10,6 @@ from typing import Any, Callable
 from pcgkit.sglang.cudastub import CudaOnlyStubCalled
 from pcgkit.sweep.engine import eager_setup
 
-TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16"}
 # Eager set-up that failed because what it needs exists only on CUDA: a stubbed sgl_kernel value
 # (Marlin's scalar types), a sglang op with only a CUDA implementation (the sweep's own markers are added).
 CUDA_ONLY_SETUP_MARKERS = ("<pcgkit stub ", "with arguments from the 'CPU' backend")

@@ -43,9 +43,6 @@ def fake_ran(fake_vs_real: str | None) -> bool:
 # traces-but-fails is the kit's verdict word (pcgkit.values.verdict, issue 34): traced, then the call failed when run.
 STATUSES = ("traces-and-runs", Verdict.TRACES_BUT_FAILS.value, "opaque-op", "breaks", "fake-missing", "fake-drift", "not-judged")
 TRACED = ("traces-and-runs", "opaque-op")
-BREAKS = ("breaks-in-jit-loader", "breaks-elsewhere", "fake-reaches-kernel")
-_OP_CLASS_STATUS = {"opaque-op": "opaque-op", "fake-missing": "fake-missing", "fake-drift": "fake-drift",
-                    "opcheck-fails": "fake-drift", "breaks": "breaks", "not-judged": "not-judged"}
 # A not-judged row's reason, by class (NOT_JUDGED_REASONS, in the order they are tried). "refused on this arch by the
 # release": the release's own check named the compute capability or the arch ("supports compute capability
 # [(10, 0), (10, 3)] only, got (12, 0)", "does not support compute capability 120", "TGV GEMM requires SM100, SM103
@@ -75,10 +72,6 @@ def not_judged_reason(row: Mapping) -> str:
     if "no inputs" in text:
         return "no inputs"
     return "other"
-
-
-def op_status(op_class: str) -> str:
-    return _OP_CLASS_STATUS[op_class]
 
 
 def with_op_rule(cert: Mapping) -> dict:

@@ -21,14 +21,13 @@ The classes (the issue's vocabulary), decided in this order:
 from __future__ import annotations
 
 import dataclasses
-import enum
 import re
 
 from pcgkit.values.signature import Signature
-from pcgkit.values.verdict import Verdict
+from pcgkit.values.verdict import Verdict, Word
 
 
-class SweepClass(str, enum.Enum):
+class SweepClass(Word):
     OPAQUE_OP = "opaque-op"
     TRACES_THROUGH = "traces-through"
     BREAKS_JIT_LOADER = "breaks-in-jit-loader"
@@ -37,9 +36,6 @@ class SweepClass(str, enum.Enum):
     NEEDS_GPU = "needs-gpu"
     NOT_APPLICABLE = "not-applicable"
     ERROR = "error"
-
-    def __str__(self) -> str:
-        return self.value
 
     @property
     def traced(self) -> bool:

@@ -207,14 +207,3 @@ def load_specs(text: str | None = None) -> tuple[EntrySpec, ...]:
     if text is None:
         text = resources.sweep_data(SPEC_FILE).read_text()
     return parse_specs(tomllib.loads(text))
-
-
-DIMS_FILE = "dims.toml"
-
-
-def load_kit_dims(text: str | None = None) -> dict[str, int | float]:
-    """The kit's shape symbols and named scalars (pcgkit/sweep/dims.toml), name -> value."""
-    from pcgkit.util.tomlfile import tomllib
-
-    data = tomllib.loads(text if text is not None else resources.sweep_data(DIMS_FILE).read_text())
-    return {**data["dims"], **data.get("scalars", {})}

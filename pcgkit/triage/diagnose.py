@@ -13,7 +13,6 @@ failure in the log is the one judged. WHICH mode is not decided here: the catalo
 from __future__ import annotations
 
 import dataclasses
-import enum
 import re
 from typing import Protocol, Sequence
 
@@ -21,26 +20,21 @@ from pcgkit.triage.family import FamilyEvidence, family_evidence
 from pcgkit.triage.steps import FlashInferSource, place
 from pcgkit.values.logread import CaptureEvent, LogFailure, LogLine, LogReading
 from pcgkit.values.signature import Frame, Signature, innermost_library_frame
+from pcgkit.values.verdict import Word
 
 
-class Kind(str, enum.Enum):
+class Kind(Word):
     KNOWN_BUG = "known-bug"
     RELATED = "related"
     OTHER_FAILURE = "other-failure"
     NO_FAILURE = "no-failure"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Piecewise(str, enum.Enum):
+class Piecewise(Word):
     CAPTURED = "captured"
     FAILED = "failed"
     NOT_EXERCISED = "not-exercised"
     UNKNOWN = "unknown"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclasses.dataclass(frozen=True)

@@ -118,6 +118,13 @@ def _dies_with(parent: int):
     return hook
 
 
+def _popen_group(argv: Sequence[str], sink, env: Mapping[str, str] | None, cwd) -> subprocess.Popen:
+    """The child in its own process group (stopped as a whole), its output into `sink`, tied to the kit's life."""
+    return subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            env=dict(env) if env is not None else None, cwd=cwd, start_new_session=True,
+                            preexec_fn=_dies_with(os.getpid()))
+
+
 def _kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -151,16 +158,7 @@ def run(
     start = time.monotonic()
     timed_out = False
     with sink:
-        proc = subprocess.Popen(
-            argv,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=dict(env) if env is not None else None,
-            cwd=cwd,
-            start_new_session=True,
-            preexec_fn=_dies_with(os.getpid()),
-        )
+        proc = _popen_group(argv, sink, env, cwd)
         signals.register_group(proc.pid)
         try:
             with activity(progress) if progress else contextlib.nullcontext():
@@ -276,16 +274,7 @@ def spawn(
         print(f"+ {redact_argv(argv, secrets)} > {log_path}", file=sys.stderr, flush=True)
     sink = open_log(log_path)
     try:
-        popen = subprocess.Popen(
-            argv,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=dict(env) if env is not None else None,
-            cwd=cwd,
-            start_new_session=True,
-            preexec_fn=_dies_with(os.getpid()),
-        )
+        popen = _popen_group(argv, sink, env, cwd)
     except BaseException:
         sink.close()
         raise

@@ -26,17 +26,17 @@ def inline_code(text: object) -> str:
     return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
-@functools.lru_cache(maxsize=1)
-def environment():
+def _jinja(**options):
+    """A Jinja environment over the kit's templates: an undefined name is an error, a file's last newline kept."""
     import jinja2
 
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=False,
-        autoescape=False,  # Markdown and Python, never HTML
-    )
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES_DIR), undefined=jinja2.StrictUndefined,
+                              keep_trailing_newline=True, **options)
+
+
+@functools.lru_cache(maxsize=1)
+def environment():
+    env = _jinja(trim_blocks=False, autoescape=False)  # Markdown and Python, never HTML
     env.filters["code"] = inline_code
     return env
 
@@ -74,18 +74,12 @@ def md_text_safe(value: object) -> str:
 
 @functools.lru_cache(maxsize=1)
 def markdown_environment():
-    import jinja2
     from markupsafe import Markup
 
     from pcgkit.util.sanitize import md_fence, md_inline_code, one_line
 
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=True,  # with the finalize below: Markdown escaping, not HTML
-        finalize=_markdown_finalize,
-    )
+    env = _jinja(autoescape=True, finalize=_markdown_finalize)  # with the finalize: Markdown escaping, not HTML
+
     def fenced(value, info="text"):
         body = "\n".join(map(str, value)) if isinstance(value, (list, tuple)) else value
         return Markup(md_fence(body, info))

@@ -333,21 +333,11 @@ def read_log(text: str, lru_marker: str = "lru_cache", numbers: tuple[int, ...] 
         if (":" not in t and "skipped" not in t and "Skip calling" not in t and "raph" not in t
                 and not any(n in t for n in _STATED_NEEDLES)):
             continue  # every failure announcement below has a colon, dynamo's own words or SGLang's graph wording
-        if _PCG_FAILED_RE.search(t):
-            starts.append((pos, "piecewise-error"))
-        elif ("Fatal Python" in t or "most recent call first" in t) and _FAULT_DUMP_RE.match(t.strip()):
-            if not (starts and starts[-1][1] == "fault-dump" and pos - starts[-1][0] < _FAILURE_BLOCK_LINES):
-                starts.append((pos, "fault-dump"))  # one dump: its error line and its threads' stacks
-        elif _EXCEPTION_LINE_RE.match(t.lstrip()) and not t.startswith((" ", "\t")):
-            starts.append((pos, "exception"))
-        elif _NATIVE_ERROR_RE.match(t.strip()):
-            starts.append((pos, "native-error"))
-        elif _DYNAMO_PHRASE_RE.search(t) and "Warning" not in t and not (starts and _inside_message(t)):
-            starts.append((pos, "dynamo-message"))
-        elif not starts and _HEADLESS_DYNAMO_RE.match(t):
-            starts.append((pos, "dynamo-message"))
-        elif any(n in t for n in _STATED_NEEDLES) and _STATED_ERROR_RE.search(t) and not _NOT_AN_ERROR_RE.search(t):
-            stated.append((pos, "stated-error"))
+        kind = _failure_start(t, pos, starts)
+        if kind == "stated-error":
+            stated.append((pos, kind))
+        elif kind is not None:
+            starts.append((pos, kind))
     if "PIECEWISE): 100%" in text:
         done = next((line for line in lines if _VLLM_PIECEWISE_DONE_RE.search(line.text)), None)
         if done is not None:  # a variant the pattern does not know is no capture end, and no crash
@@ -355,8 +345,7 @@ def read_log(text: str, lru_marker: str = "lru_cache", numbers: tuple[int, ...] 
     seconds = next((m for e, ln in events if e is CaptureEvent.END and (m := _CAPTURE_SECONDS_RE.search(ln.text))), None)
     read = text if keep is None else "\n".join(line.text for line in lines)
     packages = {m.group(1) for m in _PACKAGE_PATH_RE.finditer(read)}
-    if "_dtype_q_" in read and _FLASHINFER_JIT_URI_RE.search(read):
-        packages.add("flashinfer")
+    packages |= {"flashinfer"} if "_dtype_q_" in read and _FLASHINFER_JIT_URI_RE.search(read) else set()
     failures = _failures(lines, starts or stated[:MAX_FAILURES], frame_index, tuple(ln.text.strip() for ln in warnings))
     return LogReading(
         lines=lines[-1].number if lines else 0,
@@ -373,6 +362,28 @@ def read_log(text: str, lru_marker: str = "lru_cache", numbers: tuple[int, ...] 
         frame_refs=_frame_refs(lines) if not frames else (),
         steps=tuple(steps),
     )
+
+
+def _failure_start(t: str, pos: int, starts: list[tuple[int, str]]) -> str | None:
+    """Which failure announcement the line at `pos` is (after `starts`, those before it), or None: "stated-error"
+    only for an error stated in words (judged where nothing else failed)."""
+    if _PCG_FAILED_RE.search(t):
+        return "piecewise-error"
+    if ("Fatal Python" in t or "most recent call first" in t) and _FAULT_DUMP_RE.match(t.strip()):
+        # one dump: its error line and its threads' stacks
+        in_dump = starts and starts[-1][1] == "fault-dump" and pos - starts[-1][0] < _FAILURE_BLOCK_LINES
+        return None if in_dump else "fault-dump"
+    if _EXCEPTION_LINE_RE.match(t.lstrip()) and not t.startswith((" ", "\t")):
+        return "exception"
+    if _NATIVE_ERROR_RE.match(t.strip()):
+        return "native-error"
+    if _DYNAMO_PHRASE_RE.search(t) and "Warning" not in t and not (starts and _inside_message(t)):
+        return "dynamo-message"
+    if not starts and _HEADLESS_DYNAMO_RE.match(t):
+        return "dynamo-message"
+    if any(n in t for n in _STATED_NEEDLES) and _STATED_ERROR_RE.search(t) and not _NOT_AN_ERROR_RE.search(t):
+        return "stated-error"
+    return None
 
 
 def _inside_message(text: str) -> bool:

@@ -19,12 +19,6 @@ _GRAPH_BREAK_ID_RE = re.compile(r"\b(gb\d{4})\b")
 _EXPLANATION_RE = re.compile(r"^\s*Explanation:\s*(?P<text>.+)$", re.MULTILINE)
 # Dynamo prints "module: <unknown module>, qualname: datetime.now" when it cannot name the module.
 SKIPPED_CALLABLE_RE = re.compile(r"module: (?P<module><unknown module>|[^,\s]+), qualname: (?P<qualname>[^,\s)]+)")
-# A traceback's last line in a log: "torch._dynamo.exc.Unsupported: Attempted to call ..."
-_LOG_EXCEPTION_RE = re.compile(
-    # The bare class name "Unsupported" must match too (dynamo's own class); "Error: ..." must not.
-    r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Failed\w*)|\w*Unsupported)): (?P<head>.+)$",
-    re.MULTILINE,
-)
 
 LIBRARY_PACKAGES: tuple[str, ...] = ("flashinfer",)
 

@@ -6,7 +6,14 @@ import dataclasses
 import enum
 
 
-class Verdict(str, enum.Enum):
+class Word(str, enum.Enum):
+    """A vocabulary of words: f-strings and str() print the word ("reproduced"), not "Verdict.REPRODUCED"."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Verdict(Word):
     REPRODUCED = "reproduced"  # fails with the mode's known signature
     FIXED = "fixed"  # traces under fullgraph=True AND its call path ran with the caller's arguments (see LEGEND)
     TRACES_BUT_FAILS = "traces-but-fails"  # traces under fullgraph=True, but the call path fails when run
@@ -14,9 +21,6 @@ class Verdict(str, enum.Enum):
     NOT_APPLICABLE = "not-applicable"  # this version lacks the code path the mode exercises
     SKIPPED = "skipped"  # hardware or an optional dependency is missing (reason says which)
     ERROR = "error"  # the kit or the install broke: never a statement about the bug
-
-    def __str__(self) -> str:  # so f-strings print "reproduced", not "Verdict.REPRODUCED"
-        return self.value
 
     @property
     def ran(self) -> bool:

@@ -34,6 +34,16 @@ class FixMode(Mode):
         return judge_run(outcome.output, self.fixed_reason)
 
 
+# The fix modes' words as data (the modes' are MODE_WORDS): id -> (slug, title, known signature, seed).
+FIX_WORDS: dict[str, tuple[str, str, str, str]] = {
+    "fix-custom-op": ("custom-op-wrapper", "fix: fp4_quantize behind torch.library.custom_op + register_fake", "traces under fullgraph=True; its call path passes the argument audit; compiled == eager, within the reference, on SM100+", "FACTS.md: 'A torch.library.custom_op wrapper around fp4_quantize ... traces ... and runs'"),
+    "fix-allow-in-graph": ("allow-in-graph-loader", "attempted fix: torch.compiler.allow_in_graph(get_fp4_quantization_module)", "dynamo error at the loader node (run at trace time by fake-tensor propagation) or nvcc: not a fix", "seed investigation: allow_in_graph on the loader was tried"),
+    "fix-no-fullgraph": ("disable-with-fullgraph-false", "fix: torch.compiler.disable(fp4_quantize) with fullgraph=False (one graph break)", "traces with graph breaks at the disabled call; runs on a GPU", "seed 001: disable works once fullgraph=False allows the break"),
+    "fix-upstream-op": ("flashinfer-torch-op", "upstream fix: FlashInfer's own torch.ops.flashinfer.fp4_quantize (custom op + fake, from 0.6.12)", "traces under fullgraph=True where FlashInfer registers the op; its fake matches the wrapper; its body forwards each argument to its namesake (argument audit)", "found in flashinfer 0.6.12+ quantization/fp4_quantization.py: @torch.library.custom_op('flashinfer::fp4_quantize')"),
+    "fix-nonstrict-trace": ("nonstrict-trace-fp4-quantize", "attempted fix: torch.compiler.nonstrict_trace(fp4_quantize) under fullgraph=True", "dynamo refuses the marked call's output (gb0251 'Unsupported output type for nonstrict_trace-ed function'): not a fix; a clean fullgraph trace would be `fixed`", "PyTorch's dynamo hint recommends torch.compiler.nonstrict_trace for extension code (FACTS.md, 2026-12-01)"),
+}
+
+
 def _no_known_failure(sig: Signature) -> str | None:
     # A fix that is supposed to work has no known failure: any exception is news.
     return f"the fix failed: {sig.exception_type}: {sig.message_head[:160]}"
@@ -59,42 +69,12 @@ def _allow_in_graph_still_traces_loader(sig: Signature) -> str | None:
     return f"a dynamo error that does not name the loader: {sig.message_head[:160]}"
 
 
-FIX_CUSTOM_OP = FixMode(
-    id="fix-custom-op",
-    slug="custom-op-wrapper",
-    title="fix: fp4_quantize behind torch.library.custom_op + register_fake",
-    known_signature="traces under fullgraph=True; its call path passes the argument audit; compiled == eager, "
-                    "within the reference, on SM100+",
-    seed="FACTS.md: 'A torch.library.custom_op wrapper around fp4_quantize ... traces ... and runs'",
-    matches=_no_known_failure,
-)
-FIX_ALLOW_IN_GRAPH = FixMode(
-    id="fix-allow-in-graph",
-    slug="allow-in-graph-loader",
-    title="attempted fix: torch.compiler.allow_in_graph(get_fp4_quantization_module)",
-    known_signature="dynamo error at the loader node (run at trace time by fake-tensor propagation) or nvcc: not a fix",
-    seed="seed investigation: allow_in_graph on the loader was tried",
-    matches=_allow_in_graph_still_traces_loader,
-)
-FIX_NO_FULLGRAPH = FixMode(
-    id="fix-no-fullgraph",
-    slug="disable-with-fullgraph-false",
-    title="fix: torch.compiler.disable(fp4_quantize) with fullgraph=False (one graph break)",
-    known_signature="traces with graph breaks at the disabled call; runs on a GPU",
-    seed="seed 001: disable works once fullgraph=False allows the break",
-    matches=_no_known_failure,
-    fixed_reason="traced under fullgraph=False (graph breaks counted in evidence)",
-)
+FIX_CUSTOM_OP = FixMode("fix-custom-op", *FIX_WORDS["fix-custom-op"], matches=_no_known_failure)
+FIX_ALLOW_IN_GRAPH = FixMode("fix-allow-in-graph", *FIX_WORDS["fix-allow-in-graph"], matches=_allow_in_graph_still_traces_loader)
+FIX_NO_FULLGRAPH = FixMode("fix-no-fullgraph", *FIX_WORDS["fix-no-fullgraph"], matches=_no_known_failure,
+                           fixed_reason="traced under fullgraph=False (graph breaks counted in evidence)")
+FIX_UPSTREAM_OP = FixMode("fix-upstream-op", *FIX_WORDS["fix-upstream-op"], matches=_no_known_failure)
 
-FIX_UPSTREAM_OP = FixMode(
-    id="fix-upstream-op",
-    slug="flashinfer-torch-op",
-    title="upstream fix: FlashInfer's own torch.ops.flashinfer.fp4_quantize (custom op + fake, from 0.6.12)",
-    known_signature="traces under fullgraph=True where FlashInfer registers the op; its fake matches the wrapper; "
-                    "its body forwards each argument to its namesake (argument audit)",
-    seed="found in flashinfer 0.6.12+ quantization/fp4_quantization.py: @torch.library.custom_op('flashinfer::fp4_quantize')",
-    matches=_no_known_failure,
-)
 
 def _nonstrict_output_rejected(sig: Signature) -> str | None:
     # Measured 2026-12-01 (torch 2.9.1 + flashinfer 0.6.1, simulated SM120): dynamo accepts the
@@ -108,15 +88,7 @@ def _nonstrict_output_rejected(sig: Signature) -> str | None:
     return None
 
 
-FIX_NONSTRICT_TRACE = FixMode(
-    id="fix-nonstrict-trace",
-    slug="nonstrict-trace-fp4-quantize",
-    title="attempted fix: torch.compiler.nonstrict_trace(fp4_quantize) under fullgraph=True",
-    known_signature="dynamo refuses the marked call's output (gb0251 'Unsupported output type for "
-                    "nonstrict_trace-ed function'): not a fix; a clean fullgraph trace would be `fixed`",
-    seed="PyTorch's dynamo hint recommends torch.compiler.nonstrict_trace for extension code (FACTS.md, 2026-12-01)",
-    matches=_nonstrict_output_rejected,
-)
+FIX_NONSTRICT_TRACE = FixMode("fix-nonstrict-trace", *FIX_WORDS["fix-nonstrict-trace"], matches=_nonstrict_output_rejected)
 
 FIX_MODES: dict[str, FixMode] = {
     m.id: m for m in (FIX_CUSTOM_OP, FIX_ALLOW_IN_GRAPH, FIX_NO_FULLGRAPH, FIX_UPSTREAM_OP, FIX_NONSTRICT_TRACE)

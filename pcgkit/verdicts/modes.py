@@ -41,6 +41,20 @@ class Mode:
         return Verdict.FIXED, f"{TRACED_CLEANLY}; {NOT_RUN_TRACE_ONLY}"
 
 
+# The modes' words as data, declared once (the Python beside each mode holds only its matcher): id -> (slug, title,
+# known signature, where the seed documents describe it); the fix modes' are FIX_WORDS (pcgkit.verdicts.fixmodes).
+# compat.md, the dashboard, the issue drafts and the standalone repro scripts (cut verbatim from here) quote them.
+MODE_WORDS: dict[str, tuple[str, str, str, str]] = {
+    "mode1": ("nvcc-subprocess", "nvcc subprocess", "Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)", "seeds 000/004: 'Attempted to call function marked as skipped ... _thread.allocate_lock'"),
+    "mode2": ("jit-loader-after-cuda-version-patch", "get_cuda_version patched: failure moves into the JIT loader", "Unsupported deeper in flashinfer/jit/* (seed: pathlib stat in build_and_load)", "seeds 001/004: patched get_cuda_version, then a crash in pathlib during JIT loading"),
+    "mode3": ("lru-cache-trace-through", "warm functools.cache is traced through", "lru_cache warning + the nvcc subprocess failure despite a warm cache", "seed 004: 'Dynamo ignores the cache wrapper and directly traces the wrapped function'"),
+    "mode4": ("disable-vs-fullgraph", "torch.compiler.disable rejected under fullgraph=True", "Unsupported: Skip calling `torch.compiler.disable()`d function", "seed 001: 'Skip calling torch.compiler.disable()d function'"),
+    "e2e-piecewise-launch": ("e2e-piecewise-launch", "SGLang server, piecewise CUDA graphs on, tiny NVFP4 checkpoint", "Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)", "seeds 000/001: the server crashed during piecewise CUDA graph capture (GLM-5-NVFP4, RTX PRO 6000)"),
+    "e2e-piecewise-control": ("e2e-piecewise-control", "SGLang server, piecewise CUDA graphs on, tiny bf16 checkpoint (the control: no FP4 path)", "none: healthy capture, one /generate answered, process group gone", "issue 13: separates 'piecewise broken here at all' from 'FP4 quantize breaks it'"),
+    "preflight-launch": ("preflight-launch", "the team's SGLang launch (pcgkit matrix --preflight): would piecewise capture crash?", "dynamo Unsupported in what the launch compiles under fullgraph (the failure mode in the evidence)", "issue 30: preflight a launch against every SGLang release before upgrading"),
+}
+
+
 def is_dynamo_exception(sig: Signature) -> str | None:
     # Unsupported (and its subclasses) is dynamo refusing the code; an InternalTorchDynamoError
     # (torch 2.8 mis-tracing packaging.Version in mode 2) is a different bug: a drift.
@@ -102,39 +116,10 @@ def _disable_rejected_under_fullgraph(sig: Signature) -> str | None:
     return None
 
 
-MODE1 = Mode(
-    id="mode1",
-    slug="nvcc-subprocess",
-    title="nvcc subprocess",
-    known_signature="Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)",
-    seed="seeds 000/004: 'Attempted to call function marked as skipped ... _thread.allocate_lock'",
-    matches=fails_in_nvcc_subprocess,
-    wording=_nvcc_subprocess_wording,
-)
-MODE2 = Mode(
-    id="mode2",
-    slug="jit-loader-after-cuda-version-patch",
-    title="get_cuda_version patched: failure moves into the JIT loader",
-    known_signature="Unsupported deeper in flashinfer/jit/* (seed: pathlib stat in build_and_load)",
-    seed="seeds 001/004: patched get_cuda_version, then a crash in pathlib during JIT loading",
-    matches=_fails_deeper_in_jit_loading,
-)
-MODE3 = Mode(
-    id="mode3",
-    slug="lru-cache-trace-through",
-    title="warm functools.cache is traced through",
-    known_signature="lru_cache warning + the nvcc subprocess failure despite a warm cache",
-    seed="seed 004: 'Dynamo ignores the cache wrapper and directly traces the wrapped function'",
-    matches=_lru_cache_traced_through,
-)
-MODE4 = Mode(
-    id="mode4",
-    slug="disable-vs-fullgraph",
-    title="torch.compiler.disable rejected under fullgraph=True",
-    known_signature="Unsupported: Skip calling `torch.compiler.disable()`d function",
-    seed="seed 001: 'Skip calling torch.compiler.disable()d function'",
-    matches=_disable_rejected_under_fullgraph,
-)
+MODE1 = Mode("mode1", *MODE_WORDS["mode1"], matches=fails_in_nvcc_subprocess, wording=_nvcc_subprocess_wording)
+MODE2 = Mode("mode2", *MODE_WORDS["mode2"], matches=_fails_deeper_in_jit_loading)
+MODE3 = Mode("mode3", *MODE_WORDS["mode3"], matches=_lru_cache_traced_through)
+MODE4 = Mode("mode4", *MODE_WORDS["mode4"], matches=_disable_rejected_under_fullgraph)
 
 MODES: dict[str, Mode] = {m.id: m for m in (MODE1, MODE2, MODE3, MODE4)}
 

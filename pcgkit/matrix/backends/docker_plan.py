@@ -34,7 +34,6 @@ _SKIP_NAMES = ("__pycache__", ".pytest_cache")
 
 OUT_DIR = "/out"  # the one writable mount of a case run
 CONTAINER_USER = "pcgkit"  # made by the Dockerfile (uid 10001)
-VENV_PYTHON = "/opt/pcgkit/venv/bin/python"
 
 
 @dataclasses.dataclass(frozen=True)
