@@ -399,13 +399,13 @@ def _folder_locked(folder: Path) -> Iterator[None]:
 def _read_manifest(path: Path) -> dict[str, frozenset[str]]:
     """{key: digests the kit accepts as its own}; a missing, unreadable or non-regular manifest is empty (opened
     without blocking: a FIFO there is no hang)."""
+    from pcgkit.util.envlock import open_regular
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = open_regular(path, os.O_RDONLY)
     except OSError:
         return {}
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return {}
         try:
             data = json.loads(handle.read(_MAX_MANIFEST_BYTES).decode("utf-8"))
         except (OSError, ValueError):

@@ -39,21 +39,42 @@ class LockFileError(EnvironmentSetupError):
     hint = "the kit's lock files are plain files it creates beside each environment; nothing was built or changed"
 
 
-def open_lock(path: Path) -> IO[bytes]:
-    """The lock file at `path`, opened read-only (created 0644 when absent), not through a link, never blocking."""
-    flags = os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+class NotRegularFile(OSError):
+    """A file the kit opens for itself that is not what it should be: `why` says what ("is a symbolic link", "is a
+    named pipe (FIFO)", "is not a regular file"); `refused` is False where the open itself failed (`why` then
+    "cannot open (...)": permissions, a missing folder), so the caller does not tell the user to remove it."""
+
+    def __init__(self, why: str, refused: bool = True) -> None:
+        super().__init__(why)
+        self.why, self.refused = why, refused
+
+
+def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
+    """The one way the kit opens its own files (locks, stamps, manifests, child logs): never through a symbolic link
+    (a planted link would make the kit write or truncate what it names), never blocking (a FIFO there would hang
+    the kit), and only a regular file; NotRegularFile otherwise. The descriptor is close-on-exec."""
     try:
-        fd = os.open(path, flags, 0o644)
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise LockFileError(f"lock {path}: is a symbolic link, not the kit's lock file (remove the link)") from None
-        raise LockFileError(f"lock {path}: cannot open ({exc.strerror or exc})") from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
+            raise NotRegularFile("is a symbolic link") from None
+        raise NotRegularFile(f"cannot open ({exc.strerror or exc})", refused=False) from None
+    kind = os.fstat(fd).st_mode
+    if not stat.S_ISREG(kind):
         os.close(fd)
-        kind = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "not a regular file"
-        raise LockFileError(f"lock {path}: is {kind}, not the kit's lock file (remove it)")
-    return os.fdopen(fd, "rb")
+        raise NotRegularFile("is a named pipe (FIFO)" if stat.S_ISFIFO(kind) else "is not a regular file")
+    return fd
+
+
+def open_lock(path: Path) -> IO[bytes]:
+    """The lock file at `path`, opened read-only (created 0644 when absent; flock needs no write permission, so
+    another user can lock a shared environment), through open_regular."""
+    try:
+        return os.fdopen(open_regular(path, os.O_RDONLY | os.O_CREAT), "rb")
+    except NotRegularFile as exc:
+        remove = " (remove the link)" if "link" in exc.why else " (remove it)"
+        detail = f", not the kit's lock file{remove}" if exc.refused else ""
+        raise LockFileError(f"lock {path}: {exc.why}{detail}") from None
 
 
 @contextlib.contextmanager
@@ -128,7 +149,7 @@ def stamp(folder: Path) -> None:
     """Write the kit's stamp into `folder` (best effort: a folder this user cannot write stays unstamped, and then
     the kit never deletes it)."""
     with contextlib.suppress(OSError):
-        fd = os.open(folder / OWNED_MARK, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+        fd = open_regular(folder / OWNED_MARK, os.O_WRONLY | os.O_CREAT)
         with os.fdopen(fd, "w") as handle:
             if os.fstat(fd).st_size == 0:
                 handle.write(_MARK_TEXT)

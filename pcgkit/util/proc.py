@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import time
@@ -70,18 +68,13 @@ def open_log(path: Path):
     empty what it names), never blocking (a FIFO there would hang the kit), a regular file or one OutputPathError
     line."""
     from pcgkit.errors import OutputPathError
+    from pcgkit.util.envlock import NotRegularFile, open_regular
 
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
-    except OSError as exc:
-        why = "is a symbolic link" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
-        raise OutputPathError(f"log {path}: {why}; remove it or choose another folder") from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        kind = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "not a regular file"
-        raise OutputPathError(f"log {path}: is {kind}; remove it or choose another folder")
+        fd = open_regular(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except NotRegularFile as exc:
+        raise OutputPathError(f"log {path}: {exc.why}; remove it or choose another folder") from None
     os.set_blocking(fd, True)
     os.ftruncate(fd, 0)
     return os.fdopen(fd, "w+b")
