@@ -40,9 +40,7 @@ class LockFileError(EnvironmentSetupError):
 
 
 class NotRegularFile(OSError):
-    """A file the kit opens for itself that is not what it should be: `why` says what ("is a symbolic link", "is a
-    named pipe (FIFO)", "is not a regular file"); `refused` is False where the open itself failed (`why` then
-    "cannot open (...)": permissions, a missing folder), so the caller does not tell the user to remove it."""
+    """`why`: "is a symbolic link" / "is a named pipe (FIFO)" / ...; `refused` False: the open itself failed."""
 
     def __init__(self, why: str, refused: bool = True) -> None:
         super().__init__(why)
