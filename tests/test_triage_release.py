@@ -317,3 +317,15 @@ def test_json_with_a_release_carries_the_one_answer_as_data(capsys):
     assert advice["schema"].startswith("pcgkit.advice/") and advice["versions"]["sglang"] == "0.5.11"
     assert advice["first_try"] == "--enable-breakable-cuda-graph"
     assert all(s["sources"] for s in advice["statements"])
+
+
+def test_a_long_log_path_stays_whole_in_the_command_to_copy(tmp_path, monkeypatch, capsys):
+    """The next step names the user's log by the path they gave; one longer than a screen line stays whole (it was
+    split mid-path, so the command could not be copied; seen from a checkout under `mktemp -d`)."""
+    deep = tmp_path / ("long-folder-name-" * 5) / "x"
+    deep.mkdir(parents=True)
+    log = deep / "04_dgxarley_glm47_spark_posix_stat.log"
+    log.write_text((CORPUS / log.name).read_text())
+    monkeypatch.setenv("PCGKIT_PROG", "bin/pcgkit")
+    assert main(["triage", str(log)]) == 0
+    assert any(line.strip() == str(log) or f" {log} " in f" {line} " for line in capsys.readouterr().out.splitlines())

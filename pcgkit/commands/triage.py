@@ -147,10 +147,10 @@ def _fit(line: str) -> str:
     return line if len(line) <= SCREEN_COLUMNS else line[: SCREEN_COLUMNS - 6].rstrip() + " [...]"
 
 
-def _wrap(text: str, indent: str = "  ") -> list[str]:
-    """`text` wrapped at SCREEN_COLUMNS, whole."""
+def _wrap(text: str, indent: str = "  ", *, command: bool = False) -> list[str]:
+    """`text` wrapped at SCREEN_COLUMNS, whole; a `command` to copy never splits a word (a long log path)."""
     return textwrap.wrap(text, SCREEN_COLUMNS, initial_indent=indent, subsequent_indent=indent + "  ",
-                         break_on_hyphens=False) or [indent]
+                         break_on_hyphens=False, break_long_words=not command) or [indent]
 
 
 def _head(t: Triage, verbose: bool = False) -> list[str]:
@@ -178,7 +178,7 @@ def _what_to_do(t: Triage) -> list[str]:
             out += list(t.switches)[: ACTION_LINES - 1]
     if t.next_steps:
         out.append("next:")
-        out += [line for step in t.next_steps for line in _wrap(step.strip(), "    " if step.startswith("  ") else "  ")]
+        out += [ln for step in t.next_steps for ln in _wrap(step.strip(), "    " if step[:2] == "  " else "  ", command=True)]
     return out
 
 

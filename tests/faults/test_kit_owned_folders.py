@@ -146,8 +146,13 @@ def test_another_user_uses_a_complete_shared_environment():
         code = ("from pathlib import Path\nfrom pcgkit.util.envlock import build_lock\n"
                 f"with build_lock(Path({str(env_dir)!r})):\n    print('used', flush=True)\n")
         user, python = second_user()
+        kit = shared / "kit"  # the other user imports the kit from a folder it can read: the checkout may sit in a
+        shutil.copytree(REPO_ROOT / "pcgkit", kit / "pcgkit",  # private one (`mktemp -d` is 0700)
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        for folder in (kit, *(p for p in kit.rglob("*") if p.is_dir())):
+            folder.chmod(0o755)
         done = subprocess.run(["runuser", "-u", user, "--", python, "-c", code],
-                              env=kit_env(PYTHONPATH=str(REPO_ROOT)), capture_output=True, text=True, timeout=60,
+                              env=kit_env(PYTHONPATH=str(kit)), capture_output=True, text=True, timeout=60,
                               cwd="/")
         assert done.returncode == 0 and done.stdout.strip() == "used", done.stderr
     finally:
