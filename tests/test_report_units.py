@@ -118,7 +118,7 @@ def test_shipped_upstream_file_parses_with_every_project_and_https_links():
     """fixtures/upstream.toml loads: the three projects, links all https, each state read on a date."""
     facts = load_upstream()
     assert {p.id for p in facts.projects} == {"sglang", "flashinfer", "pytorch"}
-    assert facts.links and all(link.url.startswith("https://") and link.as_of for link in facts.links)
+    assert facts.links and all(link.read.url.startswith("https://") and link.read.as_of for link in facts.links)
     # the switch is derived from every release's wheel (the evidence), not from the TOML
     on = next(r.flags for r in facts.evidence.releases if r.sglang == "0.5.12")
     assert sglang_facts.switch_wording(on) == ("on by default", "pass `--disable-piecewise-cuda-graph`")

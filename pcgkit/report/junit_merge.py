@@ -88,20 +88,28 @@ def merge(outcomes: Sequence[CellOutcome], cells_root: Path) -> JUnitXml:
         suite.update_statistics()
         suite.time = _time(suite.time)
         merged.add_testsuite(suite)
+    return _totalled(merged)
+
+
+def _totalled(merged: JUnitXml) -> JUnitXml:
     merged.update_statistics()
     merged.time = _time(merged.time)
     merged._elem.attrib.pop("skipped", None)  # xunit2 counts skips per testsuite only
     return merged
 
 
-def write_merged(outcomes: Sequence[CellOutcome], cells_root: Path, path: Path) -> Path:
+def _write(merged: JUnitXml, path: Path) -> Path:
     """Atomic and redacted (pcgkit.util.atomic); every text is XML-clean (pcgkit.util.sanitize)."""
     import xml.etree.ElementTree as ET
     from xml.dom.minidom import parseString
 
     # cleaned before the pretty-printer parses it: one ANSI byte in a log tail made it raise ExpatError
-    text = clean_text(ET.tostring(merge(outcomes, cells_root)._elem, encoding="unicode"))
+    text = clean_text(ET.tostring(merged._elem, encoding="unicode"))
     return atomic.write_text(path, parseString(text).toprettyxml(indent="\t"))
+
+
+def write_merged(outcomes: Sequence[CellOutcome], cells_root: Path, path: Path) -> Path:
+    return _write(merge(outcomes, cells_root), path)
 
 
 def validate(path: Path, schema: Path = SCHEMA_PATH) -> list[str]:
@@ -134,8 +142,6 @@ def splice_merged(measured: Path, fresh: Path) -> Path:
     with each of fresh's cells in place of the suite of the same name, the others kept as measured:
     `pcgkit report --over` for the JUnit beside the compat.json."""
     import gzip
-    import xml.etree.ElementTree as ET
-    from xml.dom.minidom import parseString
 
     raw = measured.read_bytes()
     old = JUnitXml.fromstring(gzip.decompress(raw) if measured.suffix == ".gz" else raw)
@@ -145,8 +151,4 @@ def splice_merged(measured: Path, fresh: Path) -> Path:
         merged.add_testsuite(new.pop(suite.name, suite))
     for suite in new.values():
         merged.add_testsuite(suite)
-    merged.update_statistics()
-    merged.time = _time(merged.time)
-    merged._elem.attrib.pop("skipped", None)
-    text = clean_text(ET.tostring(merged._elem, encoding="unicode"))
-    return atomic.write_text(fresh, parseString(text).toprettyxml(indent="\t"))
+    return _write(_totalled(merged), fresh)

@@ -22,19 +22,12 @@ from pcgkit.verdicts.result import CaseResult
 STYLE = {v.value: legend.style for v, legend in LEGEND.items()}
 
 
-def _frame(result: CaseResult) -> str:
-    sig = result.signature
-    return sig.innermost_library_frame.short if sig and sig.innermost_library_frame else ""
-
-
 def _cell_text(result: CaseResult) -> str:
+    """'[style]reproduced[/] GB0001 cpp_ext.py:69:get_cuda_version': the verdict, then what of its signature exists."""
     sig = result.signature
-    parts = [f"[{STYLE.get(result.verdict.value, '')}]{result.verdict.value}[/]"]
-    if sig and sig.graph_break_id:
-        parts.append(sig.graph_break_id)
-    if _frame(result):
-        parts.append(_frame(result))
-    return " ".join(parts)
+    frame = sig.innermost_library_frame.short if sig and sig.innermost_library_frame else ""
+    parts = [f"[{STYLE.get(result.verdict.value, '')}]{result.verdict.value}[/]", sig.graph_break_id if sig else "", frame]
+    return " ".join(p for p in parts if p)
 
 
 def _case_order(case_id: str) -> tuple:
@@ -95,9 +88,7 @@ def matrix_table(report: CompatReport) -> tuple[Table, list[str]]:
         failing = Counter(" ".join(x for x in (e.graph_break_id, e.frame_short) if x)
                           for e in entries if e.verdict in ("reproduced", "drifted") and (e.graph_break_id or e.frame_short))
         common = failing.most_common(1)[0][0] if failing else "-"
-        a = report.attribution.get(case.id)
-        where = short(a)
-        table.add_row(case.id, verdicts or "-", common, where)
+        table.add_row(case.id, verdicts or "-", common, short(report.attribution.get(case.id)))
     errors = [c for c in report.cells if c.broken]
     expected = [c for c in report.cells if c.expected]
     notes = ["legend: " + ", ".join(f"{s} {v}" for v, s in SYMBOLS.items()) + "; details: compat.md, index.html"]
@@ -119,25 +110,21 @@ def matrix_table(report: CompatReport) -> tuple[Table, list[str]]:
 MAX_NOTE_CHARS = 2000
 
 
-def _console() -> Console:
-    return Console(highlight=False)
-
-
 def _note(text: str) -> str:
     return text if len(text) <= MAX_NOTE_CHARS else text[:MAX_NOTE_CHARS] + f" ... ({len(text) - MAX_NOTE_CHARS} more characters)"
 
 
-def print_matrix_table(report: CompatReport, console: Console | None = None) -> None:
-    console = console or _console()
-    table, notes = matrix_table(report)
+def _print(table_and_notes: tuple[Table, list[str]], console: Console | None) -> None:
+    console = console or Console(highlight=False)
+    table, notes = table_and_notes
     console.print(table, highlight=False)
     for note in notes:
         console.print("  " + _note(note), markup=False, highlight=False)
+
+
+def print_matrix_table(report: CompatReport, console: Console | None = None) -> None:
+    _print(matrix_table(report), console)
 
 
 def print_run_table(results: Sequence[CaseResult], console: Console | None = None) -> None:
-    console = console or _console()
-    table, notes = run_table(results)
-    console.print(table, highlight=False)
-    for note in notes:
-        console.print("  " + _note(note), markup=False, highlight=False)
+    _print(run_table(results), console)

@@ -34,7 +34,8 @@ class Project:
 
 @dataclasses.dataclass(frozen=True)
 class Link:
-    """An upstream thread the kit cites: its dated read, and how the kit relates it to its own cases."""
+    """An upstream thread the kit cites: its dated read (`read.url`, `read.title`, `read.ref`...), and how the kit
+    relates it to its own cases."""
 
     id: str
     cases: tuple[str, ...]
@@ -42,42 +43,9 @@ class Link:
     read: UpstreamRead
 
     @property
-    def project(self) -> str:
-        return self.read.project
-
-    @property
-    def kind(self) -> str:
-        return self.read.kind
-
-    @property
-    def number(self) -> int:
-        return self.read.number
-
-    @property
-    def url(self) -> str:
-        return self.read.url
-
-    @property
-    def title(self) -> str:
-        return self.read.title
-
-    @property
-    def state(self) -> str:
-        return self.read.state
-
-    @property
-    def as_of(self) -> str:
-        return self.read.as_of
-
-    @property
     def fixed_in(self) -> str:
         """The first release containing the change, as read ("" none or unknown)."""
         return self.read.first_release
-
-    @property
-    def ref(self) -> str:
-        """'flashinfer#3081', the way maintainers cite each other."""
-        return self.read.ref
 
     @property
     def state_text(self) -> str:
@@ -104,7 +72,7 @@ class Upstream:
         return next((p for p in self.projects if p.id == project_id), None)
 
     def links_for(self, project_id: str) -> tuple[Link, ...]:
-        return tuple(link for link in self.links if link.project == project_id)
+        return tuple(link for link in self.links if link.read.project == project_id)
 
     def links_for_case(self, case_id: str) -> tuple[Link, ...]:
         return tuple(link for link in self.links if case_id in link.cases)
