@@ -60,11 +60,11 @@ def test_compat_cell_details_say_when_each_cell_was_measured():
     import json
     from pathlib import Path
 
-    from pcgkit.report.markdown import render_cell_details
+    from pcgkit.report.markdown import render_markdown
     from pcgkit.report.model import from_json
 
     sample = Path(__file__).resolve().parents[1] / "reports/samples/matrix-2026-12-01/compat.json"
-    text = render_cell_details(from_json(json.loads(sample.read_text())))
+    text = render_markdown(from_json(json.loads(sample.read_text())))
     block = text.split("<code>sglang-0.5.12</code>")[1].split("</details>")[0]
     assert "- measured: 2026-12-05T09:34:26+00:00" in block
     assert "- measured: not recorded in this cell" in text.split("<code>fi-0.5.0</code>")[1].split("</details>")[0]

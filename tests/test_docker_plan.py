@@ -15,7 +15,8 @@ from pcgkit.matrix.backends import docker_plan as plan
 from pcgkit.matrix.backends import loop
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import RAN, CellOutcome
-from pcgkit.report.compat import build_compat, render_markdown
+from pcgkit.report.compat import build_compat
+from pcgkit.report.markdown import render_markdown
 
 SEED = Cell(id="seed", sglang="0.5.8", flashinfer="0.6.1", torch="2.9.1", companions=("flashinfer-cubin==0.6.1",))
 

@@ -58,8 +58,8 @@ def test_answers_and_compat_md_name_traced_only_releases_apart(report):
 
 def test_the_dashboard_names_traced_only_releases_beside_first_fixed(report):
     """The dashboard's first-answers row lists the releases whose `fixed` only traced, apart from the first fixed."""
-    from pcgkit.report.dashboard import render_dashboard
+    from pcgkit.report.dashboard import build_page
     from pcgkit.report.upstream import load_upstream
 
-    html = render_dashboard(report, upstream=load_upstream())
+    html = build_page(report, upstream=load_upstream()).html
     assert "(traced only, call path not run: 0.5.12.post1, 0.5.13," in html

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, RAN, CellOutcome
-from pcgkit.report.compat import build_compat, case_columns, case_family, fix_works, render_markdown
-from pcgkit.report.dashboard import render_dashboard
+from pcgkit.report.compat import build_compat, case_columns, case_family, fix_works
+from pcgkit.report.dashboard import build_page
+from pcgkit.report.markdown import render_markdown
 from pcgkit.report.model import CaseColumn
 from pcgkit.values.signature import Frame, Signature
 from pcgkit.values.verdict import Verdict
@@ -107,7 +108,7 @@ def test_attribution_covers_fix_and_new_case_columns():
 
 def test_dashboard_has_a_column_per_case_present():
     """index.html: one header per case present (the new family included), none for a case no cell ran."""
-    page = render_dashboard(build_compat(OUTCOMES, created=CREATED))
+    page = build_page(build_compat(OUTCOMES, created=CREATED)).html
     present_fixes = ["fix-custom-op", "fix-allow-in-graph", "fix-no-fullgraph"]  # what OUTCOMES carry
     for case_id in [*MODES, *present_fixes, NEW_CASE]:
         assert f'<th class="case" data-case="{case_id}"' in page

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, RAN, CellOutcome, read_outcome, write_outcome
-from pcgkit.report.compat import build_compat, render_markdown
+from pcgkit.report.compat import build_compat
 from pcgkit.report.dashboard import build_page
 from pcgkit.report.junit_merge import validate, write_merged
+from pcgkit.report.markdown import render_markdown
 from pcgkit.report.writers import publish
 from pcgkit.values.signature import Frame, Signature
 from pcgkit.values.verdict import Verdict

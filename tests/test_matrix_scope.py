@@ -57,7 +57,7 @@ def test_report_leaves_out_of_scope_columns_blank_not_error():
                        device={"label": "simulated SM120", "simulated": True}, versions={}, duration_s=1.0)
     report = build_compat([CellOutcome(cell, RAN, 1.0, results=(result,)), CellOutcome(full, RAN, 1.0, results=(mode1,))],
                           created="2026-12-01T00:00:00+00:00")
-    narrowed = report.cell("sglang-0.5.9")
+    narrowed = next(c for c in report.cells if c.id == "sglang-0.5.9")
     assert narrowed.scope == SCOPE_SGLANG_LEVEL and "mode1" not in narrowed.entries
     assert set(narrowed.entries) <= set(modes_in_scope(SCOPE_SGLANG_LEVEL))
 

@@ -170,8 +170,9 @@ def test_timeline_counts_flips_and_says_since_when_the_verdict_holds():
     lines = timelines([run("2026-01-03", m1="fixed", m2="drifted"), run("2026-01-01", m1="reproduced", m2="drifted"),
                        run("2026-01-02", m1="fixed", m2="drifted")])
     m1 = lines[("c1", "m1")]
-    assert m1.points == (("2026-01-01", "reproduced"), ("2026-01-02", "fixed"), ("2026-01-03", "fixed"))
-    assert (m1.flips, m1.since, m1.current, m1.flipped_last) == (1, "2026-01-02", "fixed", False)
+    assert m1.dates == ("2026-01-01", "2026-01-02", "2026-01-03")
+    assert [m1.verdicts[c] for c in m1.codes] == ["reproduced", "fixed", "fixed"]
+    assert (m1.flips, m1.since, m1.flipped_last) == (1, "2026-01-02", False)
     m2 = lines[("c1", "m2")]
     assert (m2.flips, m2.since) == (0, "2026-01-01")
 

@@ -13,7 +13,8 @@ from pcgkit.matrix.backends.venv import cell_lock_inputs
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.deps import sglang_import_dependencies
 from pcgkit.matrix.outcome import RAN, CellOutcome
-from pcgkit.report.compat import build_compat, render_markdown
+from pcgkit.report.compat import build_compat
+from pcgkit.report.markdown import render_markdown
 from pcgkit.sglang import case as sglang_case
 from pcgkit.sglang.dispatch import OTHER, SM120, Fp4Binding
 from pcgkit.values.signature import Frame, Signature

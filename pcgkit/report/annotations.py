@@ -24,7 +24,7 @@ from pcgkit.report.model import CellReport, CompatReport
 from pcgkit.values.verdict import CANNOT_RUN_LEGEND
 
 __all__ = ["EXPECTED_LABEL", "EXPECTED_SYMBOL", "DISAGREE_SYMBOL", "disagreement_marks", "evidence_kind",
-           "mark_expected", "source_line", "where_line"]
+           "mark_expected", "source_line", "where_line", "witness_text"]
 
 EXPECTED_SYMBOL = CANNOT_RUN_LEGEND.symbol  # a cannot-run cell's entries, in place of "!"
 DISAGREE_SYMBOL = "≠"  # beside a verdict another result of the same cell contradicts
@@ -62,7 +62,8 @@ def source_line(source: Mapping[str, Any] | None) -> str:
     return origin + (f": {member}" if member else "")
 
 
-def _side(w: Mapping[str, Any]) -> str:
+def witness_text(w: Mapping[str, Any]) -> str:
+    """'sim-sm120 on box-a/venv: reproduced GB0001 cpp_ext.py:69:get_cuda_version': one side of a disagreement."""
     extra = " ".join(x for x in (w.get("graph_break_id") or "", w.get("innermost_frame") or "") if x)
     return f"{w.get('target', '?')} on {w.get('where', '?')}: {w.get('verdict', '?')}" + (f" {extra}" if extra else "")
 
@@ -74,7 +75,7 @@ def disagreement_marks(report: CompatReport) -> dict[tuple[str, str], list[str]]
     marks: dict[tuple[str, str], list[str]] = {}
     for d in report.disagreements:
         text = (f"{d.get('kind', '?')} ({', '.join(d.get('fields') or ())} differ): "
-                f"{_side(d.get('first') or {})} vs {_side(d.get('second') or {})}")
+                f"{witness_text(d.get('first') or {})} vs {witness_text(d.get('second') or {})}")
         rows = {str(side.get("row")) for side in (d.get("first") or {}, d.get("second") or {})} & ids
         for row in sorted(rows) or ([str(d["cell"])] if d.get("cell") in ids else []):
             marks.setdefault((row, str(d.get("case"))), []).append(text)

@@ -14,12 +14,9 @@ from collections.abc import Mapping, Sequence
 
 from pcgkit import __version__, catalog
 from pcgkit.matrix.outcome import CellOutcome
-from pcgkit.report.markdown import render_markdown
 from pcgkit.report.model import BUG_VERDICTS, FIX, CaseColumn, CellReport, CompatReport, Entry, assemble
 from pcgkit.report.sglang_section import sglang_facts
 from pcgkit.values.verdict import BROKEN, LEGEND, Verdict
-
-__all__ = ["BUG_VERDICTS", "VERDICT_LEGEND", "build_compat", "splice", "case_columns", "case_family", "fix_works", "mode_entry", "render_markdown"]
 
 VERDICT_LEGEND: dict[str, str] = {v.value: legend.meaning for v, legend in LEGEND.items()}
 OTHER = "other"

@@ -131,11 +131,6 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
     return Page(html, sidecars)
 
 
-def render_dashboard(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: Upstream = EMPTY) -> str:
-    """The page's HTML alone (its sidecars: build_page)."""
-    return build_page(report, runs, upstream).html
-
-
 def write_page(page: Page, reports_dir: Path) -> Path:
     """index.html and its sidecars; stale sidecars from a larger previous run removed."""
     folder = reports_dir / SIDECAR_DIR

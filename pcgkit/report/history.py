@@ -79,16 +79,6 @@ class Timeline:
     since: str  # the run from which the current verdict holds
 
     @property
-    def points(self) -> tuple[tuple[str, str], ...]:
-        """(run created, verdict), oldest first; runs without this cell left out."""
-        return tuple((d, self.verdicts[c]) for d, c in zip(self.dates, self.codes) if c != ABSENT)
-
-    @property
-    def current(self) -> str:
-        present = self.codes.replace(ABSENT, "")
-        return self.verdicts[present[-1]] if present else ""
-
-    @property
     def flipped_last(self) -> bool:
         """The latest run changed this verdict."""
         present = self.codes.replace(ABSENT, "")

@@ -257,11 +257,6 @@ _MOVED_TITLES = {"details": "each cell's evidence (pins, versions, every case's 
                  "grid": "the verdict grid"}
 
 
-def render_cell_details(report: CompatReport) -> str:
-    """Every cell's evidence (<details> blocks), the sidecar of a compat.md over its budget. Pure."""
-    return _sidecar(report, None, ("details",), ())
-
-
 def _section(report: CompatReport, upstream: Upstream, key: str, certificate: Sequence[str]) -> list[str]:
     if key == "details":
         return ["", "## Cell details"] + [ln for cell in report.cells for ln in _cell_details(report, cell)]

@@ -188,9 +188,6 @@ class CompatReport:
     def simulated(self) -> bool:
         return any(c.simulated for c in self.cells)
 
-    def cell(self, cell_id: str) -> CellReport | None:
-        return next((c for c in self.cells if c.id == cell_id), None)
-
     def case(self, case_id: str) -> CaseColumn | None:
         return next((c for c in self.cases if c.id == case_id), None)
 

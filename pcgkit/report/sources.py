@@ -1,16 +1,10 @@
 """The input side of `pcgkit report --from DIR|ARCHIVE ...`: cell results from many hosts, as rows.
 
-- `load_sources` (the edge): each --from is a folder (searched for cell.json files) or an archive
-  (.tar, .tar.gz, .tgz, .zip: what CI artifact downloads give), unpacked into a staging folder with
-  tarfile's "data" filter (no absolute paths, no escapes, no devices). Whatever cannot be read, or is
-  not a pcgkit cell result, becomes an *error row* with the reason: never a crash, never dropped.
-- `merge_rows` (pure): one row per cell definition x targets x where. Results for the same cell
-  from different machines are all kept (a row id gets '@<machine>-<backend>' only when a cell id
-  would otherwise repeat); the same key twice keeps the newest and says so in a note.
-- `find_disagreements` (pure): per cell definition and case, every pair of a real-hardware and a
-  simulated result, and of two machines, whose verdict, graph-break id or innermost frame differ
-  (what `pcgkit parity` compares, at matrix scale).
-- `annotate` (pure): adds where/source per row, `disagreements` and `sources` to the compat model.
+Each --from is a folder of cell.json files or an archive of them (what CI artifact downloads give).
+Whatever cannot be read, or is not a pcgkit cell result, becomes an *error row* with the reason: never
+a crash, never dropped. Results of one cell from different machines are all kept, and the pairs that
+disagree are found (what `pcgkit parity` compares, at matrix scale). Pure but for `load_sources`,
+`unpack` and `stage_cells`.
 """
 
 from __future__ import annotations
@@ -31,6 +25,7 @@ from pcgkit.jobs.run import RunFiles
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, CellOutcome, write_outcome
 from pcgkit.matrix.where import Where
+from pcgkit.report.annotations import witness_text
 from pcgkit.report.model import CompatReport
 from pcgkit.util.untrusted import safe_id
 from pcgkit.values import targets
@@ -116,13 +111,12 @@ def read_cell(path: Path) -> CellOutcome:
         raise ValueError(f"incomplete or malformed pcgkit.cell/1 ({type(exc).__name__}: {exc})") from exc
 
 
-def _safe_members(names: Iterable[str]) -> str | None:
-    """The first archive member that would land outside the staging folder, if any. Pure."""
+def _check_members(names: Iterable[str]) -> None:
+    """ValueError naming the first archive member that would land outside the staging folder. Pure."""
     for name in names:
         path = PurePosixPath(name)
         if path.is_absolute() or ".." in path.parts:
-            return name
-    return None
+            raise ValueError(f"refused: member {name!r} would land outside the folder")
 
 
 def _check_size(archive: Path, total: int) -> None:
@@ -136,15 +130,14 @@ def _check_size(archive: Path, total: int) -> None:
 
 
 def unpack(archive: Path, dest: Path) -> None:
-    """A tar (any compression) or zip archive into dest; ValueError with the reason when it cannot be."""
+    """A tar (any compression) or zip archive into dest, checked before a byte is written (no absolute paths,
+    no escapes, no links or devices, no bombs); ValueError with the reason when it cannot be."""
     dest.mkdir(parents=True, exist_ok=True)
     try:
         if zipfile.is_zipfile(archive):
             with zipfile.ZipFile(archive) as zf:
                 infos = zf.infolist()
-                bad = _safe_members(i.filename for i in infos)
-                if bad is not None:
-                    raise ValueError(f"refused: member {bad!r} would land outside the folder")
+                _check_members(i.filename for i in infos)
                 _check_size(archive, sum(i.file_size for i in infos))
                 zf.extractall(dest)  # zipfile stops each member at its declared size: the check holds
             return
@@ -152,9 +145,7 @@ def unpack(archive: Path, dest: Path) -> None:
             with tarfile.open(archive) as tf:
                 members = tf.getmembers()
                 _check_size(archive, sum(m.size for m in members))
-                bad = _safe_members(m.name for m in members)
-                if bad is not None:
-                    raise ValueError(f"refused: member {bad!r} would land outside the folder")
+                _check_members(m.name for m in members)
                 odd = next((m.name for m in members if not (m.isfile() or m.isdir())), None)
                 if odd is not None:
                     raise ValueError(f"refused: member {odd!r} is not a plain file or folder (a link or device)")
@@ -199,19 +190,18 @@ def load_sources(sources: Sequence[str], staging: Path) -> Loaded:
     for index, source in enumerate(sources):
         path = Path(source)
         before = len(rows)
-        if path.is_dir():
-            report = _load_folder(source, path, rows)
-        elif path.is_file():
-            dest = staging / "unpacked" / f"{index:03d}-{_UNSAFE_ID.sub('_', path.name)}"
-            try:
+        try:
+            if path.is_dir():
+                report = _load_folder(source, path, rows)
+            elif not path.is_file():
+                raise ValueError("no such file or folder")
+            else:
+                dest = staging / "unpacked" / f"{index:03d}-{_UNSAFE_ID.sub('_', path.name)}"
                 unpack(path, dest)
                 report = dataclasses.replace(_load_folder(source, dest, rows), kind="archive")
-            except ValueError as exc:
-                rows.append(error_row(source, "", str(exc)))
-                report = SourceReport(source, "unreadable", 0, (str(exc),))
-        else:
-            rows.append(error_row(source, "", "no such file or folder"))
-            report = SourceReport(source, "unreadable", 0, ("no such file or folder",))
+        except ValueError as exc:
+            rows.append(error_row(source, "", str(exc)))
+            report = SourceReport(source, "unreadable", 0, (str(exc),))
         cells = sum(1 for r in rows[before:] if r.cell_dir is not None)
         reports.append(dataclasses.replace(report, cells=cells))
     merged, notes = merge_rows(rows)
@@ -319,12 +309,8 @@ class Disagreement:
                 "first": self.first.to_dict(), "second": self.second.to_dict(), "fields": list(self.fields)}
 
     def describe(self) -> str:
-        def side(w: Witness) -> str:
-            obs = w.observation
-            extra = " ".join(x for x in (obs.graph_break_id or "", obs.innermost_frame or "") if x)
-            return f"{w.target} on {w.where}: {obs.verdict}{' ' + extra if extra else ''}"
-
-        return f"{self.cell} {self.case} ({self.kind}, {', '.join(self.fields)} differ): {side(self.first)} vs {side(self.second)}"
+        sides = (witness_text(self.first.to_dict()), witness_text(self.second.to_dict()))
+        return f"{self.cell} {self.case} ({self.kind}, {', '.join(self.fields)} differ): {sides[0]} vs {sides[1]}"
 
 
 def _witnesses(rows: Sequence[Row]) -> dict[tuple[str, str], list[Witness]]:
