@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from pcgkit import catalog
 from pcgkit.matrix.pins import version_key
 from pcgkit.report import attribution as attr
 from pcgkit.report.history import RunSummary
@@ -23,13 +24,12 @@ from pcgkit.report.wording import fixed_from, traced_only
 from pcgkit.values.axes import AXIS_IDS
 from pcgkit.values.verdict import JUDGED
 
-ORDER_AXES = AXIS_IDS  # sglang first, then flashinfer-python, torch, python (pcgkit.values.axes)
-
 
 def version_order(cells: Sequence[CellReport]) -> list[CellReport]:
-    """Cells by (has SGLang, each axis as a Version, id): a clean fix boundary reads as one. Pure."""
+    """Cells by (has SGLang, each axis as a Version, id): a clean fix boundary reads as one. Pure.
+    AXIS_IDS puts sglang first, then flashinfer-python, torch, python."""
     def key(cell: CellReport) -> tuple:
-        values = [cell.axis_value(a) for a in ORDER_AXES]
+        values = [cell.axis_value(a) for a in AXIS_IDS]
         return (values[0] is not None, *((v is not None, version_key(v or "0")) for v in values), cell.id)
     return sorted(cells, key=key)
 
@@ -92,15 +92,9 @@ def answers(report: CompatReport, upstream: Upstream) -> list[Answer]:
                               fixed_from(report, case, project.axis),
                               min(links, key=version_key) if links else None,
                               bool(judged) and all(c.simulated for c in judged),
-                              traced_only(report, case, project.axis), arch_of_case(case), _workaround(case)))
+                              traced_only(report, case, project.axis), arch_of_case(case),
+                              entry.workaround if (entry := catalog.entry(case)) is not None else ""))
     return out
-
-
-def _workaround(case: str) -> str:
-    from pcgkit import catalog
-
-    entry = catalog.entry(case)
-    return entry.workaround if entry is not None else ""
 
 
 def unjudged_cases(report: CompatReport) -> list[str]:

@@ -13,7 +13,8 @@ report says which cell would separate them. Axes that merely co-vary are never t
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from pcgkit.matrix.pins import version_key
 
@@ -78,7 +79,8 @@ def _key(value: str | None) -> tuple:
     return (0,) if value is None else (1, version_key(value))
 
 
-def _sorted(values) -> list[str | None]:
+def sorted_versions(values: Iterable[str | None]) -> list[str | None]:
+    """Distinct versions, oldest first, None (not installed) before any."""
     return sorted(set(values), key=_key)
 
 
@@ -88,7 +90,7 @@ def spans_along(observations: Sequence[Observation], axis: str) -> tuple[Span, .
     for obs in observations:
         by_value.setdefault(obs.axes.get(axis), []).append(obs)
     spans: list[Span] = []
-    for value in _sorted(by_value):
+    for value in sorted_versions(by_value):
         group = by_value[value]
         outcomes = {o.outcome for o in group}
         outcome = outcomes.pop() if len(outcomes) == 1 else MIXED
@@ -122,7 +124,7 @@ def _judge(observations, axis, others, scoped) -> AxisFinding:
         groups.setdefault(_stratum_key(obs, others, scoped), []).append(obs)
     intervals = []
     for group in groups.values():
-        values = _sorted(o.axes.get(axis) for o in group)
+        values = sorted_versions(o.axes.get(axis) for o in group)
         if len(values) < 2:
             continue
         differing = next(((a, b) for a in group for b in group
@@ -149,7 +151,7 @@ def _is_function(observations: Sequence[Observation], axis: str) -> bool:
 def attribute(case: str, observations: Sequence[Observation], axes: Sequence[str]) -> Attribution:
     """Which of `axes` explains the change in this case's outcome over the cells. Pure."""
     obs = list(observations)
-    values = {a: tuple(_sorted(o.axes.get(a) for o in obs)) for a in axes}
+    values = {a: tuple(sorted_versions(o.axes.get(a) for o in obs)) for a in axes}
     varying = [a for a in axes if len(values[a]) > 1]
     findings: dict[str, AxisFinding] = {a: AxisFinding(a, CONSTANT, values=values[a]) for a in axes if a not in varying}
     if not obs:
@@ -195,7 +197,7 @@ def _covers_change(obs: Sequence[Observation], axis: str, finding: AxisFinding) 
     return bool(boundaries) and all(any(_in(lo, iv) and _in(hi, iv) for iv in finding.intervals) for lo, hi in boundaries)
 
 
-def observations_for(cells: Sequence, case: str, axes: Sequence[str], outcome: Callable[[object], str | None]):
+def observations_for(cells: Sequence, case: str, axes: Sequence[str], outcome: Callable[[Any], str | None]):
     """Observations from report cells (anything with .id, .axis_value(axis), and an entry per case)."""
     found = []
     for cell in cells:

@@ -21,6 +21,7 @@ import jinja2
 from pcgkit import resources
 from pcgkit.matrix.pins import version_key
 from pcgkit.report import annotations as notes
+from pcgkit.report import attribution as attr
 from pcgkit.report.answers import answers as answers_for
 from pcgkit.report.answers import flips_across_runs, unjudged_cases, version_order
 from pcgkit.report.history import RunSummary, Timeline, timelines
@@ -45,15 +46,9 @@ class Page:
     sidecars: Mapping[str, str]  # path relative to the page -> content
 
 
-def _rank(values: Sequence[str | None]) -> dict[str | None, int]:
-    ordered = sorted(set(values), key=lambda v: (0,) if v is None else (1, version_key(v)))
-    return {v: i for i, v in enumerate(ordered)}
-
-
 def _evidence(cell: CellReport, lines: Mapping[tuple[str, str], Timeline], run_index: Mapping[str, int],
               marks: Mapping[tuple[str, str], Sequence[str]]) -> dict:
-    """A cell's sidecar data. Compact at scale: empty fields are left out, and each case's history is its
-    code string (one character per run); the run dates and the code table are on the page, once."""
+    """A cell's sidecar data; empty fields are left out (the module's docstring says why it stays small)."""
     entries = {}
     for case, e in cell.entries.items():
         data = {k: v for k, v in e.to_dict().items() if v or k == "verdict"}
@@ -67,11 +62,6 @@ def _evidence(cell: CellReport, lines: Mapping[tuple[str, str], Timeline], run_i
     data.pop("modes", None)
     data.pop("source", None)  # shown as source_line: its name, not the folder of the machine that made the report
     return {**data, "entries": entries, "where_line": notes.where_line(cell.where), "source_line": notes.source_line(cell.source)}
-
-
-def sidecar_script(cell_index: int, evidence: dict) -> str:
-    # json.dumps output is a valid JS expression; the page reads it with textContent only.
-    return f"window.pcgkitEvidence({cell_index}, {json.dumps(evidence, sort_keys=True, separators=(',', ':'))});\n"
 
 
 def _advice_statements(upstream: Upstream) -> tuple:
@@ -90,7 +80,7 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
     lines = timelines(runs) if runs else {}
     run_dates = sorted(r.created for r in runs)
     run_index = {d: i for i, d in enumerate(run_dates)}
-    ranks = {a: _rank([c.axis_value(a) for c in report.cells]) for a in AXIS_IDS}
+    ranks = {a: {v: i for i, v in enumerate(attr.sorted_versions(c.axis_value(a) for c in report.cells))} for a in AXIS_IDS}
     marks = notes.disagreement_marks(report)
     first_answers = answers_for(report, upstream)
     first_fixed = {(a.axis, a.first_fixed_measured) for a in first_answers if a.first_fixed_measured}
@@ -114,7 +104,9 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
             "since": {case: t.since for case in cell.entries if (t := lines.get((cell.id, case))) and t.flips},
             "first_fixed": {a for a in AXIS_IDS if (a, cell.axis_value(a)) in first_fixed},
         })
-        sidecars[f"{SIDECAR_DIR}/{i}.js"] = sidecar_script(i, _evidence(cell, lines, run_index, marks))
+        # json.dumps output is a valid JS expression; the page reads it with textContent only.
+        evidence = json.dumps(_evidence(cell, lines, run_index, marks), sort_keys=True, separators=(",", ":"))
+        sidecars[f"{SIDECAR_DIR}/{i}.js"] = f"window.pcgkitEvidence({i}, {evidence});\n"
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resources.templates_dir())), autoescape=True)
     html = env.get_template(TEMPLATE).render(
         report=report, rows=rows, axes=AXIS_IDS, optional_axes=OPTIONAL_AXES, first_answers=first_answers, unjudged=unjudged,
@@ -135,10 +127,7 @@ def write_page(page: Page, reports_dir: Path) -> Path:
     """index.html and its sidecars; stale sidecars from a larger previous run removed."""
     folder = reports_dir / SIDECAR_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    keep = set()
-    for rel, text in page.sidecars.items():
-        path = atomic.write_text(reports_dir / rel, text)
-        keep.add(path.name)
+    keep = {atomic.write_text(reports_dir / rel, text).name for rel, text in page.sidecars.items()}
     for old in folder.glob("*.js"):
         if old.name not in keep:
             old.unlink()

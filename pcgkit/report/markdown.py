@@ -17,7 +17,7 @@ from pcgkit.report.annotations import (
     source_line,
     where_line,
 )
-from pcgkit.report.model import FIX, SYMBOLS, CellReport, CompatReport
+from pcgkit.report.model import FIX, SYMBOLS, CellReport, CompatReport, changes_by_cell
 from pcgkit.report.sglang_section import render_sglang_facts
 from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.report.sweep_section import is_sweep_case, render_sweep_section
@@ -348,10 +348,7 @@ def render_markdown(report: CompatReport, upstream: Upstream | None = None, move
     if "details" not in moved:
         lines += _section(report, upstream, "details", certificate)
     if report.sweep:
-        changes: dict[str, list] = {}
-        for ch in report.changes:
-            changes.setdefault(ch.cell, []).append({"mode": ch.case, "previous": ch.previous, "current": ch.current})
-        lines += render_sweep_section(report.sweep, changes, md)
+        lines += render_sweep_section(report.sweep, changes_by_cell(report.changes), md)
     if "sglang-facts" not in moved:
         lines += _section(report, upstream, "sglang-facts", certificate)
     lines += render_images(report.cells)

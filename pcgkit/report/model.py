@@ -8,7 +8,7 @@ older kits); attribution is always recomputed from the cells, never trusted from
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pcgkit import catalog
@@ -192,40 +192,34 @@ class CompatReport:
         return next((c for c in self.cases if c.id == case_id), None)
 
 
-def _verdict_key(entry: object) -> str | None:
-    verdict = getattr(entry, "verdict", None)
-    return verdict if verdict in BUG_VERDICTS else None
-
-
-def attribute_cases(cases, cells, releases: Mapping[str, tuple[str, ...]] | None = None
-                    ) -> tuple[dict[str, attr.Attribution], dict[str, attr.Attribution]]:
-    """Per case, which axis explains its verdicts; per failure case, also its failure point. Pure.
-    releases: per axis, the releases a range may span (gaps are named against them)."""
+def assemble(created, kit_version, environment, cases, legend, cells, sglang_facts=(), changes=(), previous_run=None,
+             releases: Mapping[str, tuple[str, ...]] | None = None):
+    """A CompatReport with its attribution derived from the cells: per case, which axis explains its verdicts; per
+    failure case, also its failure point. releases: per axis, the releases a range may span (gaps are named
+    against them). Pure."""
     known = dict(releases or {})
 
     def attribute(case_id: str, key) -> attr.Attribution:
         found = attr.attribute(case_id, attr.observations_for(cells, case_id, AXIS_IDS, key), AXIS_IDS)
         return dataclasses.replace(found, releases=known)
 
-    verdicts = {c.id: attribute(c.id, _verdict_key) for c in cases}
-    points = {c.id: attribute(c.id, lambda e: getattr(e, "failure_point", None)) for c in cases if c.family == FAILURE}
-    return verdicts, points
-
-
-def assemble(created, kit_version, environment, cases, legend, cells, sglang_facts=(), changes=(), previous_run=None,
-             releases: Mapping[str, tuple[str, ...]] | None = None):
-    """A CompatReport with its attribution derived from the cells. Pure."""
-    verdicts, points = attribute_cases(cases, cells, releases)
+    verdicts = {c.id: attribute(c.id, lambda e: e.verdict if e.verdict in BUG_VERDICTS else None) for c in cases}
+    points = {c.id: attribute(c.id, lambda e: e.failure_point) for c in cases if c.family == FAILURE}
     return CompatReport(created, kit_version, dict(environment), tuple(cases), dict(legend), tuple(cells), verdicts,
                         points, tuple(sglang_facts), tuple(changes), previous_run,
                         releases={k: tuple(v) for k, v in (releases or {}).items()})
 
 
+def changes_by_cell(changes: Sequence[Change]) -> dict[str, list[dict]]:
+    """compat.json's `changes`: per cell, each changed case's previous and current verdict. Pure."""
+    out: dict[str, list[dict]] = {}
+    for ch in changes:
+        out.setdefault(ch.cell, []).append({"mode": ch.case, "previous": ch.previous, "current": ch.current})
+    return out
+
+
 def to_json(report: CompatReport) -> dict:
     """compat.json (pcgkit.compat/2). Pure."""
-    changes: dict[str, list[dict]] = {}
-    for ch in report.changes:
-        changes.setdefault(ch.cell, []).append({"mode": ch.case, "previous": ch.previous, "current": ch.current})
     return {
         "schema": COMPAT_SCHEMA,
         "created": report.created,
@@ -236,7 +230,7 @@ def to_json(report: CompatReport) -> dict:
         "cells": [c.to_dict() for c in report.cells],
         "attribution": {k: _attribution_json(a) for k, a in report.attribution.items()},
         "failure_points": {k: _attribution_json(a) for k, a in report.failure_points.items()},
-        "changes": changes,
+        "changes": changes_by_cell(report.changes),
         "previous_run": report.previous_run,
         "sglang_facts": [dict(f) for f in report.sglang_facts],
         "disagreements": [dict(d) for d in report.disagreements],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from pcgkit.catalog import all_modes
 from pcgkit.values.verdict import Verdict
@@ -12,17 +12,6 @@ SIMULATION_NOTE = (
     "SIMULATED SM120: no GPU was used; FlashInfer's and torch's hardware queries were answered as "
     "compute capability 12.0. All library code on the traced path is the real, installed code."
 )
-
-
-def _frame(result: CaseResult) -> str:
-    sig = result.signature
-    if sig is None or sig.innermost_library_frame is None:
-        return "-"
-    return sig.innermost_library_frame.short
-
-
-def _order(results: Iterable[CaseResult]) -> list[CaseResult]:
-    return sorted(results, key=lambda r: (r.mode, r.variant))
 
 
 def console_lines(results: Sequence[CaseResult]) -> list[str]:
@@ -52,16 +41,17 @@ def markdown_summary(results: Sequence[CaseResult], environment: dict) -> str:
     ]
     # Skipped rows (a target this machine lacks) would be most of the table: one line per target and reason.
     skipped: dict[tuple[str, str], list[str]] = {}
-    for r in _order(results):
+    for r in sorted(results, key=lambda r: (r.mode, r.variant)):
         if r.verdict is Verdict.SKIPPED:
             skipped.setdefault((r.variant, r.reason), []).append(r.mode)
             continue
         sig = r.signature
         title = modes[r.mode].title if r.mode in modes else r.mode
         head = sig.message_head if sig else r.reason
+        frame = sig.innermost_library_frame.short if sig and sig.innermost_library_frame else "-"
         lines.append(
             f"| {r.mode}: {_md_escape(title)} | {r.variant}{' (simulated)' if r.simulated else ''} "
-            f"| **{r.verdict.value}** | {(sig.graph_break_id if sig else None) or '-'} | `{_frame(r)}` "
+            f"| **{r.verdict.value}** | {(sig.graph_break_id if sig else None) or '-'} | `{frame}` "
             f"| {_md_escape(head[:100])} | {r.duration_s:.2f} s |"
         )
     if skipped:
