@@ -4,11 +4,10 @@ Pure but for `load_certificates`.
 
 A certificate judges a registered op with inputs derived from its spec and its fake: it can show the op traces as
 one node, not that a caller's arguments reach the kernel as passed. Where the matrix runs the same call with a
-caller's arguments (MEASURED_BY), the page says what the matrix found for that release (`with_matrix_runs`): the
-op counts as compile-safe only where the matrix's case is `fixed` with its call path run there; traces-but-fails
-where the matrix's argument audit failed; not-judged where the matrix has only a trace or no cell of that release
-(issue 44: the page called torch.ops.flashinfer.fp4_quantize opaque-op on 0.6.12-0.7.0, where it misbinds
-`enable_pdl`)."""
+caller's arguments, the page says what the matrix found for that release (`with_matrix_runs`): the op counts as
+compile-safe only where the matrix's case is `fixed` with its call path run there; traces-but-fails where the
+matrix's argument audit failed; not-judged where the matrix has only a trace or no cell of that release (issue 44:
+the page called torch.ops.flashinfer.fp4_quantize opaque-op on 0.6.12-0.7.0, where it misbinds `enable_pdl`)."""
 
 from __future__ import annotations
 
@@ -33,12 +32,6 @@ def load_certificates(folder: Path | None = None) -> tuple[dict, ...]:
     """Every certificate JSON in the folder (default fixtures/certificates/); other files ignored
     (pcgkit.advice.load reads them, for the dashboard as for the advice model)."""
     return tuple(read_certificate(path) for path in certificate_paths(folder))
-
-
-def _measured_by() -> dict[str, str]:
-    from pcgkit.advice.model import FLASHINFER_OP_CASE
-
-    return {"torch.ops.flashinfer.fp4_quantize": FLASHINFER_OP_CASE}
 
 
 def _arch_of(variant: str) -> str | None:
@@ -75,11 +68,13 @@ def matrix_run(report: CompatReport, case: str, flashinfer: str, arch: str = "sm
 
 
 def with_matrix_runs(certificates: Sequence[Mapping], report: CompatReport | None) -> tuple[dict, ...]:
-    """The certificates with each row the matrix also measures (MEASURED_BY) given the matrix's status for that
+    """The certificates with each row the matrix also measures given the matrix's status for that
     release and a `matrix` note saying what it found; without a report, as they are. Pure."""
+    from pcgkit.advice.model import FLASHINFER_OP_CASE
+
     if report is None:
         return tuple(dict(c) for c in certificates)
-    measured = _measured_by()
+    measured = {"torch.ops.flashinfer.fp4_quantize": FLASHINFER_OP_CASE}
     out = []
     for cert in certificates:
         ops = []

@@ -5,6 +5,7 @@ what the workaround costs), then a compact verdict grid, then each cell's eviden
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Sequence
 
 from pcgkit.report import attribution as attr
@@ -55,8 +56,7 @@ def _case_line(report: CompatReport, case_id: str) -> str:
     cells = [s for spans in a.spans.values() for span in spans for s in span.cells]
     line = f"- **{case.id}** ({md(case.title)}): {md(describe(a))} [{evidence_label(report, case_id, cells)}]"
     point = report.failure_points.get(case_id)
-    if point is not None and point.basis not in (attr.SAME, attr.NONE) and point.explaining != a.explaining or (
-            point is not None and point.basis != a.basis and point.basis not in (attr.SAME, attr.NONE)):
+    if point is not None and point.basis not in (attr.SAME, attr.NONE) and (point.explaining, point.basis) != (a.explaining, a.basis):
         line += f"\n  - where it fails: {md(describe(point))}"
     return line
 
@@ -203,9 +203,7 @@ def render_grid(report: CompatReport) -> list[str]:
 
 
 def _cell_details(report: CompatReport, cell: CellReport) -> list[str]:
-    counts: dict[str, int] = {}
-    for e in cell.entries.values():
-        counts[e.verdict] = counts.get(e.verdict, 0) + 1
+    counts = Counter(e.verdict for e in cell.entries.values())
     where = (f"{EXPECTED_LABEL}: no verdict" if cell.expected else "error: no verdict") if cell.is_error \
         else ("simulated" if cell.simulated else "real") + f": {cell.device}"
     summary = f"<code>{md(cell.id)}</code>: {md(cell.label)}; {md(where)}; " + ", ".join(f"{n} {v}" for v, n in counts.items())

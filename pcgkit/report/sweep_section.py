@@ -2,10 +2,8 @@
 breaks and what fixed it, the sweep's flips, and the public-thread cross-check. Pure.
 
 Rows come from the sweep cases' results in matrix cells (`sweep_rows(outcomes)`: the class travels
-as the result's evidence, see pcgkit.sweep.pytest_case). `render_sweep_section(rows, changes, md)` returns Markdown lines for
-compat.md; `build_sweep(rows)` the same content as data for compat.json / the dashboard.
-The merger wires it in: compat["sweep"] = build_sweep(sweep_rows(outcomes)) and the lines after
-the SGLang section; sweep columns (`is_sweep_case`) belong here, not in the main table.
+as the result's evidence, see pcgkit.sweep.pytest_case). `build_sweep(rows)` is compat.json's `sweep`;
+`render_sweep_section` its compat.md lines. Sweep columns (`is_sweep_case`) belong here, not in the main grid.
 """
 
 from __future__ import annotations
@@ -63,10 +61,6 @@ def sweep_rows(outcomes: Iterable) -> list[SweepRow]:
     return rows
 
 
-def _release_order(rows: Sequence[SweepRow]) -> list[str]:
-    return sorted({r.flashinfer for r in rows}, key=version_key)
-
-
 def readiness(rows: Sequence[SweepRow]) -> list[dict]:
     """Per (release, torch, arch): class counts and how many applicable entry points trace."""
     counts: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
@@ -90,7 +84,7 @@ def history(rows: Sequence[SweepRow]) -> list[dict]:
     by_key: dict[tuple[str, str], dict[str, SweepRow]] = defaultdict(dict)
     for r in rows:
         by_key[(r.entry, r.arch)][r.flashinfer] = r
-    order = _release_order(rows)
+    order = sorted({r.flashinfer for r in rows}, key=version_key)
     out = []
     for (entry, arch), per_release in sorted(by_key.items()):
         judged = [per_release[v] for v in order if v in per_release and per_release[v].cls not in UNJUDGED]
@@ -98,15 +92,14 @@ def history(rows: Sequence[SweepRow]) -> list[dict]:
             continue
         events, since, state_since = [], judged[0].flashinfer, judged[0].flashinfer
         for before, after in zip(judged, judged[1:]):
-            if (before.cls in TRACED) != (after.cls in TRACED):
-                kind = "fixed" if after.cls in TRACED else "broke"
-                events.append({"release": after.flashinfer, "kind": kind, "cls": after.cls, "where": after.where,
-                               "previous": before.cls})
-                since = state_since = after.flashinfer
-            elif before.cls != after.cls:
-                state_since = after.flashinfer
-                events.append({"release": after.flashinfer, "kind": "changed", "cls": after.cls, "where": after.where,
-                               "previous": before.cls})
+            if before.cls == after.cls:
+                continue
+            flipped = (before.cls in TRACED) != (after.cls in TRACED)
+            kind = ("fixed" if after.cls in TRACED else "broke") if flipped else "changed"
+            events.append({"release": after.flashinfer, "kind": kind, "cls": after.cls, "where": after.where,
+                           "previous": before.cls})
+            state_since = after.flashinfer
+            since = after.flashinfer if flipped else since
         last = judged[-1]
         out.append({"entry": entry, "arch": arch, "state": last.cls, "traces": last.cls in TRACED,
                     "since": since, "state_since": state_since, "where": last.where, "events": events,
@@ -122,9 +115,8 @@ def cross_check(rows: Sequence[SweepRow]) -> list[dict]:
     for r in rows:
         if r.expected is None:
             continue
-        agreement = agrees(r.expected, r.cls)
         checks.append({"entry": r.entry, "arch": r.arch, "flashinfer": r.flashinfer, "expected": r.expected,
-                       "observed": r.cls, "where": r.where, "link": r.link, "agrees": agreement})
+                       "observed": r.cls, "where": r.where, "link": r.link, "agrees": agrees(r.expected, r.cls)})
     return checks
 
 

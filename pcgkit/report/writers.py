@@ -1,5 +1,6 @@
 """The report's writers, one registry: markdown, json, dashboard, junit, summary. Each takes the typed
-report and a context and returns what it wrote; `publish` runs them and keeps the history.
+report and a context and returns what it wrote; `publish` runs them and keeps the history. Every file is
+written by pcgkit.util.atomic (unique temp name, fsync, rename, redacted): a killed run never leaves half a report.
 """
 
 from __future__ import annotations
@@ -30,20 +31,14 @@ class WriteContext:
     upstream: Upstream = EMPTY
     outcomes: tuple[CellOutcome, ...] = ()  # the cells on disk (none when rendered from compat.json)
     cells_root: Path | None = None
-    echo: Callable[[str], None] = print
     certificates: tuple[dict, ...] = ()  # the committed trace-safety certificates (pcgkit.report.certificate_page)
 
 
 Writer = Callable[[CompatReport, WriteContext], list[Path]]
 
 
-def _atomic(path: Path, text: str) -> Path:
-    # unique temp name, fsync, rename, redacted: a killed run never leaves half a report (pcgkit.util.atomic)
-    return atomic.write_text(path, text)
-
-
 def write_json(report: CompatReport, ctx: WriteContext) -> list[Path]:
-    return [_atomic(ctx.reports_dir / "compat.json", json.dumps(to_json(report), indent=2, sort_keys=True) + "\n")]
+    return [atomic.write_text(ctx.reports_dir / "compat.json", json.dumps(to_json(report), indent=2, sort_keys=True) + "\n")]
 
 
 def write_markdown(report: CompatReport, ctx: WriteContext) -> list[Path]:
@@ -54,11 +49,11 @@ def write_markdown(report: CompatReport, ctx: WriteContext) -> list[Path]:
 
     text, sidecar_text = split_markdown(report, ctx.upstream, render_section(with_matrix_runs(ctx.certificates, report)))
     sidecar = ctx.reports_dir / CELL_DETAILS_FILE
-    written = [_atomic(ctx.reports_dir / "compat.md", text)]
+    written = [atomic.write_text(ctx.reports_dir / "compat.md", text)]
     if sidecar_text is None:
         sidecar.unlink(missing_ok=True)  # a smaller run after a larger one: no stale details
         return written
-    return written + [_atomic(sidecar, sidecar_text)]
+    return written + [atomic.write_text(sidecar, sidecar_text)]
 
 
 def write_dashboard(report: CompatReport, ctx: WriteContext) -> list[Path]:
@@ -66,7 +61,7 @@ def write_dashboard(report: CompatReport, ctx: WriteContext) -> list[Path]:
 
     written = [write_page(build_page(report, ctx.runs, ctx.upstream), ctx.reports_dir)]
     if ctx.certificates:
-        written.append(_atomic(ctx.reports_dir / PAGE, build_certificate_page(with_matrix_runs(ctx.certificates, report))))
+        written.append(atomic.write_text(ctx.reports_dir / PAGE, build_certificate_page(with_matrix_runs(ctx.certificates, report))))
     return written
 
 
@@ -93,8 +88,8 @@ def write_summary(report: CompatReport, ctx: WriteContext) -> list[Path]:
 
 def write_step_summary(report: CompatReport, ctx: WriteContext) -> list[Path]:
     """step-summary.md (CI's job summary: headline, grid, flips) and flips.md (empty when nothing flipped)."""
-    return [_atomic(ctx.reports_dir / STEP_SUMMARY_FILE, render_step_summary(report)),
-            _atomic(ctx.reports_dir / FLIPS_FILE, render_flips(report))]
+    return [atomic.write_text(ctx.reports_dir / STEP_SUMMARY_FILE, render_step_summary(report)),
+            atomic.write_text(ctx.reports_dir / FLIPS_FILE, render_flips(report))]
 
 
 WRITERS: dict[str, Writer] = {
