@@ -228,10 +228,6 @@ def local_rows(outcomes: Sequence[CellOutcome], cells_root: Path) -> Loaded:
     return Loaded(rows, (SourceReport(str(cells_root), "folder", len(rows)),))
 
 
-def _suffix(row: Row) -> str:
-    return _UNSAFE_ID.sub("_", f"{row.where.machine}-{row.where.backend}").strip("_")
-
-
 def merge_rows(rows: Sequence[Row]) -> tuple[list[Row], list[str]]:
     """Rows keyed by definition x targets x where (newest kept per key), with unique ids. Pure."""
     kept: dict[tuple, Row] = {}
@@ -247,37 +243,29 @@ def merge_rows(rows: Sequence[Row]) -> tuple[list[Row], list[str]]:
                          f"targets and machine in {newer.source}: {newer.member}")
             row = newer
         kept[row.key] = row
-    merged = list(kept.values())
-    by_id: dict[str, list[int]] = {}
-    for i, row in enumerate(merged):
-        by_id.setdefault(row.outcome.cell.id, []).append(i)
-    names: dict[int, str] = {}
-    for cell_id, indices in by_id.items():
-        if len(indices) == 1:
-            names[indices[0]] = cell_id
-            continue
-        for level in range(3):  # machine, then + definition hash, then + targets: until unique
-            candidates = {i: _row_name(merged[i], level) for i in indices}
-            if len(set(candidates.values())) == len(indices) or level == 2:
-                names.update(candidates)
-                break
+    by_id: dict[str, list[Row]] = {}
+    for row in kept.values():
+        by_id.setdefault(row.outcome.cell.id, []).append(row)
     out = []
-    for i, row in enumerate(merged):
-        if names[i] != row.outcome.cell.id:
-            cell = dataclasses.replace(row.outcome.cell, id=names[i])
-            row = dataclasses.replace(row, outcome=dataclasses.replace(row.outcome, cell=cell), planned_id=row.cell_id)
-        out.append(row)
+    for cell_id, group in by_id.items():
+        for row, name in zip(group, _row_names(group) if len(group) > 1 else [cell_id]):
+            if name != cell_id:
+                cell = dataclasses.replace(row.outcome.cell, id=name)
+                row = dataclasses.replace(row, outcome=dataclasses.replace(row.outcome, cell=cell), planned_id=row.cell_id)
+            out.append(row)
     # the order a local report reads cells in (sorted cell folders), so a merge equals a one-host run
     return sorted(out, key=lambda r: (r.cell_dir is None, r.outcome.cell.id)), notes
 
 
-def _row_name(row: Row, level: int) -> str:
-    parts = [f"{row.outcome.cell.id}@{_suffix(row)}"]
-    if level >= 1:
-        parts.append(row.outcome.cell.definition_hash[:8])
-    if level >= 2:
-        parts.append("+".join(row.key[2]) or "no-targets")
-    return "-".join(parts)
+def _row_names(group: Sequence[Row]) -> list[str]:
+    """Ids for the rows of one cell id: '<id>@<machine>-<backend>', then + the definition hash, then + the
+    targets, until they differ. Pure."""
+    names = [f"{r.outcome.cell.id}@" + _UNSAFE_ID.sub("_", f"{r.where.machine}-{r.where.backend}").strip("_") for r in group]
+    for extra in (lambda r: r.outcome.cell.definition_hash[:8], lambda r: "+".join(r.key[2]) or "no-targets"):
+        if len(set(names)) == len(group):
+            break
+        names = [f"{name}-{extra(row)}" for name, row in zip(names, group)]
+    return names
 
 
 @dataclasses.dataclass(frozen=True)
