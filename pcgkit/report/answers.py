@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from pcgkit import catalog
 from pcgkit.matrix.pins import version_key
 from pcgkit.report import attribution as attr
-from pcgkit.report.history import RunSummary
-from pcgkit.report.model import FIX, CellReport, CompatReport
+from pcgkit.report.history import RunSummary, verdict_changes
+from pcgkit.report.model import FIX, CellReport, Change, CompatReport
 from pcgkit.report.upstream import Upstream
 from pcgkit.report.wording import fixed_from, traced_only
 from pcgkit.values.axes import AXIS_IDS
@@ -108,7 +108,7 @@ def unjudged_cases(report: CompatReport) -> list[str]:
 class RunFlips:
     created: str
     previous: str
-    changes: tuple[tuple[str, str, str, str], ...]  # (cell, case, was, now)
+    changes: tuple[Change, ...]
 
 
 def flips_across_runs(runs: Sequence[RunSummary]) -> list[RunFlips]:
@@ -117,9 +117,7 @@ def flips_across_runs(runs: Sequence[RunSummary]) -> list[RunFlips]:
     ordered = sorted(runs, key=lambda r: r.created)
     out = []
     for before, after in zip(ordered, ordered[1:]):
-        changes = tuple((cell, case, was, now) for cell, cases in sorted(after.verdicts.items())
-                        for case, now in sorted(cases.items())
-                        if (was := before.verdicts.get(cell, {}).get(case)) is not None and was != now)
+        changes = verdict_changes(before, {cell: dict(sorted(cases.items())) for cell, cases in sorted(after.verdicts.items())})
         if changes:
             out.append(RunFlips(after.created, before.created, changes))
     return out[::-1]

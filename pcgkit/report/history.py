@@ -118,39 +118,36 @@ def timelines(runs: Sequence[RunSummary]) -> dict[tuple[str, str], Timeline]:
     dates = tuple(r.created for r in ordered)
     codes = dict(VERDICT_CODES)
     extra = iter(EXTRA_CODES)
-    tracks: dict[str, dict[str, list[str]]] = {}
-    n = len(ordered)
+    tracks: dict[tuple[str, str], list[str]] = {}
     for index, run in enumerate(ordered):
         for cell, cases in run.verdicts.items():
-            per_case = tracks.setdefault(cell, {})
             for case, verdict in cases.items():
-                track = per_case.get(case)
-                if track is None:
-                    track = per_case[case] = [ABSENT] * n
                 code = codes.get(verdict)
                 if code is None:  # a verdict this kit does not know (a newer kit's history): keep it, coded
                     code = codes[verdict] = next(extra, "?")
+                track = tracks.get((cell, case))
+                if track is None:
+                    track = tracks[(cell, case)] = [ABSENT] * len(ordered)
                 track[index] = code
     verdicts = {c: v for v, c in codes.items()}
     out = {}
-    for cell, per_case in tracks.items():
-        for case, track in per_case.items():
-            text = "".join(track)
-            flips, since = _track(text)
-            out[(cell, case)] = Timeline(dates, text, verdicts, flips, dates[since])
+    for key, track in tracks.items():
+        text = "".join(track)
+        flips, since = _track(text)
+        out[key] = Timeline(dates, text, verdicts, flips, dates[since])
     return out
+
+
+def verdict_changes(before: RunSummary, after: Mapping[str, Mapping[str, str]]) -> tuple[Change, ...]:
+    """The cell x case verdicts in `after` (cell id -> case id -> verdict) that differ from `before`'s, in
+    `after`'s order. Pure."""
+    return tuple(Change(cell, case, was, now) for cell, cases in after.items() for case, now in cases.items()
+                 if (was := before.verdicts.get(cell, {}).get(case)) is not None and was != now)
 
 
 def changes_since(previous: RunSummary | None, report: CompatReport) -> tuple[Change, ...]:
     """The cell x case verdicts that differ from the previous run's. Pure."""
-    if previous is None:
-        return ()
-    return tuple(
-        Change(cell.id, case, was, entry.verdict)
-        for cell in report.cells
-        for case, entry in cell.entries.items()
-        if (was := previous.verdicts.get(cell.id, {}).get(case)) is not None and was != entry.verdict
-    )
+    return verdict_changes(previous, summarize(report).verdicts) if previous is not None else ()
 
 
 def load_history(reports_dir: Path) -> list[RunSummary]:

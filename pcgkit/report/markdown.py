@@ -74,12 +74,9 @@ def _fix_summary(report: CompatReport, case_id: str) -> str:
 
 def _measured_here(report: CompatReport, link, axis: str) -> str:
     """What these cells measure for the cases a thread bears on, said either way, beside its read state."""
-    seen = [(case, fixed_from(report, case, axis), traced_only(report, case, axis))
-            for case in link.cases if report.case(case)]
-    if not seen:
-        return ""
     parts = []
-    for case, first, traced in seen:
+    for case in (c for c in link.cases if report.case(c)):
+        first, traced = fixed_from(report, case, axis), traced_only(report, case, axis)
         only = (f" ({axis_name(axis)} {', '.join(traced)} traced only, call path not run: not counted)"
                 if traced else "")
         if first is None:
@@ -92,38 +89,32 @@ def _measured_here(report: CompatReport, link, axis: str) -> str:
         elif link.read.kind == "issue" and link.read.state == "open":
             note = ": the thread is open although the case it matches is measured fixed; ask upstream to confirm and close"
         parts.append(f"measured here ({case}): fixed (call path ran) from {axis_name(axis)} {first}{only}{note}")
-    return " " + "; ".join(parts) + "."
+    return " " + "; ".join(parts) + "." if parts else ""
 
 
-def release_table(answers: Sequence, in_range: Sequence[str]) -> list[str]:
-    """The one answer per SGLang release (pcgkit.advice.every_release), one row per run of consecutive releases that
-    read the same, rendered by the answer model's own row template (pcgkit.advice.render.release_row). Pure."""
-    from pcgkit.advice import render
+def _answer_table(report: CompatReport, upstream: Upstream) -> list[str]:
+    """What to pass per SGLang release, from the answer model (pcgkit.advice.every_release, not composed here): one
+    row per run of consecutive releases that read the same (the model's own row template), and where the rest is."""
+    from pcgkit.advice import every_release, render
     from pcgkit.util.ranges import measured_ranges
 
+    evidence = upstream.evidence
+    if not evidence.releases:
+        return []
+    answers = every_release(evidence, "sm120")
+    in_range = tuple(report.releases.get("sglang", ()) or (a.versions.sglang or "" for a in answers))
     groups: list[list] = []
     for answer in answers:
         if groups and render.release_row([groups[-1][0]], "") == render.release_row([answer], ""):
             groups[-1].append(answer)
         else:
             groups.append([answer])
-    return [*render.RELEASE_HEAD, *(render.release_row(group, measured_ranges(
-        tuple(in_range), tuple(a.versions.sglang or "?" for a in group))) for group in groups)]
-
-
-def _answer_table(report: CompatReport, upstream: Upstream) -> list[str]:
-    """What to pass per SGLang release, from the answer model (not composed here), and where the rest is."""
-    from pcgkit.advice import every_release, render
-
-    evidence = upstream.evidence
-    if not evidence.releases:
-        return []
-    answers = every_release(evidence, "sm120")
     read = max((r.read_on for r in evidence.releases), default="never")
     lines = ["", f"**What to pass, per SGLang release** (the kit's one answer, `pcgkit.advice`; flags read from each "
              f"release's wheel, {md_code(evidence.releases_source or 'fixtures/sglang_releases.json')}, {read}; "
              "affected from the matrix cells; the cost and every release's whole answer: docs/answers.md):", "",
-             *release_table(answers, report.releases.get("sglang", ()) or tuple(a.versions.sglang or "" for a in answers))]
+             *render.RELEASE_HEAD, *(render.release_row(group, measured_ranges(
+                 in_range, tuple(a.versions.sglang or "?" for a in group))) for group in groups)]
     runners = [f"- {a.runner.text}{render.tag(a.runner)}" for a in answers if a.runner is not None]
     return lines + ([""] + runners if runners else [])
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from pcgkit import catalog
 from pcgkit.report import attribution as attr
@@ -154,8 +154,7 @@ class CellReport:
         return out
 
 
-@dataclasses.dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     cell: str
     case: str
     previous: str
