@@ -1,13 +1,9 @@
-"""What other stages add to a report cell, worded once for compat.md and the dashboard. Pure.
+"""What other stages add to a report cell, worded once for compat.md and the dashboard: where it ran, which input
+it was read from, the results that disagree with it, and whether it is a cannot-run cell. Pure.
 
-- where a cell ran (pcgkit.matrix.where: machine, runner labels, backend, image) and which input it was
-  read from (`pcgkit report --from`: pcgkit.report.sources);
-- the disagreements between results of one cell (simulated vs real, between machines), as marks per
-  (report row, case);
-- cannot-run cells ([[cannot-run]] in fixtures/expectations.toml): planned not to run from a measured
-  fact, or failed exactly as recorded on a retry day; labelled as such (the state and its colour:
-  pcgkit.values.verdict.CANNOT_RUN) rather than as a plain error. The cell keeps status "error" and its
-  entries stay "error": it says nothing about the bug.
+A cannot-run cell ([[cannot-run]] in fixtures/expectations.toml: planned not to run from a measured fact, or failed
+exactly as recorded on a retry day) is labelled as such rather than as a plain error; it keeps status "error" and
+its entries stay "error": it says nothing about the bug.
 """
 
 from __future__ import annotations
@@ -18,14 +14,11 @@ from pathlib import PurePath
 from typing import Any
 
 from pcgkit.matrix.outcome import STAGE_CANNOT_RUN, STAGE_INSTALL
-from pcgkit.matrix.uninstallable import LABEL as EXPECTED_LABEL
-from pcgkit.matrix.uninstallable import Uninstallable
+from pcgkit.matrix.uninstallable import LABEL, Uninstallable
 from pcgkit.report.model import CellReport, CompatReport
 from pcgkit.values.verdict import CANNOT_RUN_LEGEND
 
-__all__ = ["EXPECTED_LABEL", "EXPECTED_SYMBOL", "DISAGREE_SYMBOL", "disagreement_marks", "evidence_kind",
-           "mark_expected", "source_line", "where_line", "witness_text"]
-
+EXPECTED_LABEL = LABEL  # a cannot-run cell's label (pcgkit.values.verdict.CANNOT_RUN)
 EXPECTED_SYMBOL = CANNOT_RUN_LEGEND.symbol  # a cannot-run cell's entries, in place of "!"
 DISAGREE_SYMBOL = "≠"  # beside a verdict another result of the same cell contradicts
 

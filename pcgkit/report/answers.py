@@ -1,12 +1,6 @@
-"""What a reader asks first, computed once for the dashboard and compat.md. Pure.
-
-- rows in version order on every axis (packaging.Version: 0.6.3 before 0.6.12), FlashInfer-only cells
-  first, then SGLang releases;
-- per upstream project and case, the user's question (does <project> <version> crash on SM120?) answered
-  from the measured cells: where it reproduces, and the first release measured fixed beside the release
-  the upstream record names;
-- the cases with no verdict in any cell, set apart instead of drawn as a column of `skipped`;
-- the flips across runs, newest first (the page-level timeline).
+"""What a reader asks first, computed once for the dashboard and compat.md: rows in version order, per upstream
+project and case the user's question answered from the measured cells, the cases with no verdict in any cell
+(set apart instead of drawn as a column of `skipped`), and the flips across runs. Pure.
 """
 
 from __future__ import annotations

@@ -45,10 +45,8 @@ def _arch_of(variant: str) -> str | None:
 
 def matrix_run(report: CompatReport, case: str, flashinfer: str, arch: str = "sm120") -> tuple[str, str]:
     """(status, what the matrix found) for `case` on FlashInfer `flashinfer` and `arch`, from every cell of that
-    release whose result judged that arch. Pure.
-
-    status: traces-but-fails when a cell's run failed (its argument audit or its run), opaque-op when a cell's `fixed`
-    ran its call path (and none failed), not-judged when the matrix only traced it or has no cell of that release."""
+    release whose result judged that arch: the statuses of the module's docstring, or `breaks` where a cell broke
+    other than by traces-but-fails. Pure."""
     found = [(c.id, e) for c in report.cells if c.axis_value("flashinfer-python") == flashinfer
              and (e := c.entries.get(case)) is not None and e.verdict in (*BROKEN, Verdict.FIXED.value)
              and _arch_of(e.variant) == arch]

@@ -1,8 +1,7 @@
 """Cell outcomes -> the typed compatibility report (pcgkit.report.model). Pure.
 
-`build_compat` is the only entry point: it reads each cell's results once, picks each case's
-primary target (real hardware outranks the simulation), and derives the attribution. The writers
-(pcgkit.report.writers) render the report; nothing here touches the disk.
+`build_compat` reads each cell's results once, picks each case's primary target (real hardware outranks the
+simulation), and derives the attribution; the writers (pcgkit.report.writers) render it.
 """
 
 from __future__ import annotations
@@ -40,10 +39,7 @@ def _column_key(case_id: str) -> tuple:
 
 def case_columns(outcomes: Sequence[CellOutcome]) -> tuple[CaseColumn, ...]:
     """One column per case id present in any cell's results: failure modes, then fixes, then others. Pure.
-
-    When no cell produced a result (every cell an error), the registered failure and fix modes
-    stand in, so the report still says which cases could not be judged.
-    """
+    When every cell is an error, the registered failure and fix modes stand in: the report still names them."""
     ids = {r.mode for o in outcomes for r in o.results}
     if not ids:
         ids = set(catalog.modes_of(catalog.Family.FAILURE)) | set(catalog.modes_of(catalog.Family.FIX))
@@ -56,10 +52,8 @@ def case_columns(outcomes: Sequence[CellOutcome]) -> tuple[CaseColumn, ...]:
 
 
 def fix_works(verdict: str) -> str | None:
-    """'yes' / 'no' for a fix case's verdict; None when the cell says nothing about the fix. Pure.
-
-    not-applicable (this version lacks the code path) is neither: there is nothing to fix there.
-    """
+    """'yes' / 'no' for a fix case's verdict; None when the cell says nothing about the fix (not-applicable
+    included: this version lacks the code path, there is nothing to fix there). Pure."""
     if verdict == Verdict.FIXED.value:
         return "yes"
     if verdict in BROKEN:  # traces-but-fails included: a fix that traces and then fails to run does not work

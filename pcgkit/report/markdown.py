@@ -353,9 +353,8 @@ def render_markdown(report: CompatReport, upstream: Upstream | None = None, move
 
 
 def render_images(cells: Sequence[CellReport]) -> list[str]:
-    """'## Images': where each cell that ran in an image ran (image id, digest, base, CUDA, host driver). Pure.
-
-    A cell's provenance says whether it ran in an image; the report never asks which backend that was."""
+    """'## Images': where each cell that ran in an image ran (image id, digest, base, CUDA, host driver), from its
+    provenance: the report never asks which backend that was. Pure."""
     rows = [c for c in cells if (c.provenance or {}).get("image_id")]
     if not rows:
         return []

@@ -1,8 +1,6 @@
-"""The compatibility report's per-SGLang-version facts section (issue 5). Pure.
-
-Facts travel as evidence of the SGLang-level case's results (`sglang_facts`: piecewise flags and
-the FP4 dispatch, read in the cell from its installed sglang); this module collects them per
-SGLang version with that case's verdicts, and renders the markdown section.
+"""The compatibility report's per-SGLang-version facts section (issue 5): the piecewise flags and the FP4
+dispatch each cell read from its installed sglang (evidence of the SGLang-level case's results), with that
+case's verdicts. Pure.
 """
 
 from __future__ import annotations

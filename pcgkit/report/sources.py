@@ -317,12 +317,9 @@ def _witnesses(rows: Sequence[Row]) -> dict[tuple[str, str], list[Witness]]:
 
 
 def find_disagreements(rows: Sequence[Row]) -> list[Disagreement]:
-    """Pairs of results of one cell definition and case that differ in verdict, gb id or frame. Pure.
-
-    Compared: every simulated result with every real-hardware one (parity at matrix scale), and
-    results of the same kind (both simulated or both real) from two different machines. Two real
-    targets of one machine (gpu and sm120 on the same GPU) are one witness, not a pair.
-    """
+    """Pairs of results of one cell definition and case that differ in verdict, gb id or frame: every simulated
+    result with every real-hardware one, and results of the same kind from two machines (two real targets of one
+    machine, gpu and sm120 on the same GPU, are one witness, not a pair). Pure."""
     found = []
     for (definition, case), group in sorted(_witnesses(rows).items()):
         for i, a in enumerate(group):

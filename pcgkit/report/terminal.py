@@ -1,6 +1,5 @@
 """What `pcgkit run` and `pcgkit matrix` print: one compact table, rows = cases. Pure renderers
-(`run_table`, `matrix_table` build rich Tables); `print_*` are the console edge. Progress while
-cells run stays the runner's rich Progress (pcgkit/matrix/runner.py).
+(`run_table`, `matrix_table` build rich Tables); `print_*` are the console edge.
 """
 
 from __future__ import annotations

@@ -41,9 +41,8 @@ def _boundary_gap(previous: attr.Span | None, span: attr.Span, releases: Sequenc
 
 def spans_text(axis: str, spans: Sequence[attr.Span], releases: Sequence[str] = ()) -> str:
     """'drifted on 2.8.0, reproduced from 2.9.1'; 'not-applicable without SGLang, reproduced on 0.5.5.post3–0.5.11, ...'.
-
-    A range is stated only over measured releases: with `releases` (the axis's releases, oldest
-    first) the releases inside a span that no cell ran are named, and so are those at a boundary."""
+    A range is stated only over measured releases: with `releases` (the axis's releases, oldest first) the
+    releases inside a span that no cell ran are named, and so are those at a boundary."""
     parts = []
     for i, span in enumerate(spans):
         n = f" ({len(span.cells)} cell{'s' if len(span.cells) != 1 else ''})"
@@ -121,10 +120,8 @@ def describe(a: attr.Attribution) -> str:
 
 
 def evidence_label(report: CompatReport, case_id: str | None = None, cell_ids: Sequence[str] | None = None) -> str:
-    """'simulated SM120: 19 cells' or 'real NVIDIA H200 (9.0): 2 cells; simulated SM120: 17 cells'.
-
-    Per case the entries' own devices count (the SGLang case simulates SM90 too); else each cell's.
-    """
+    """'simulated SM120: 19 cells' or 'real NVIDIA H200 (9.0): 2 cells; simulated SM120: 17 cells'. Per case the
+    entries' own devices count (the SGLang case simulates SM90 too); else each cell's."""
     counts: dict[str, int] = {}
     for cell in report.cells:
         if cell.is_error or (cell_ids is not None and cell.id not in cell_ids):
