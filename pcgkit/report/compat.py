@@ -132,14 +132,13 @@ def splice(measured: CompatReport, fresh: CompatReport, releases: Mapping[str, t
     """`measured` with the cells of `fresh` in place of those with the same id (new ids appended), the
     attribution derived again from the whole: re-running a few cells of a committed sample without the
     others' hours. Every kept cell is as measured (its own dates and evidence). Pure."""
-    fresh_ids = {c.id for c in fresh.cells}
     by_id = {c.id: c for c in fresh.cells}
     cells = [by_id.get(c.id, c) for c in measured.cells] + [c for c in fresh.cells if c.id not in {m.id for m in measured.cells}]
     cases = list(measured.cases) + [c for c in fresh.cases if measured.case(c.id) is None]
-    facts = [f for f in measured.sglang_facts if f.get("cell") not in fresh_ids] + list(fresh.sglang_facts)
+    facts = [f for f in measured.sglang_facts if f.get("cell") not in by_id] + list(fresh.sglang_facts)
     # the table stays dated by its measured run; the re-run cells are named with their own date
     report = assemble(measured.created, fresh.kit_version, fresh.environment, cases, fresh.legend, cells, facts,
                       releases=releases if releases is not None else (fresh.releases or measured.releases))
-    note = f"re-run {fresh.created[:10]} into the run of {measured.created[:10]}: {', '.join(sorted(fresh_ids))}"
+    note = f"re-run {fresh.created[:10]} into the run of {measured.created[:10]}: {', '.join(sorted(by_id))}"
     return dataclasses.replace(report, sweep=measured.sweep, disagreements=fresh.disagreements, sources=fresh.sources,
                                source_notes=(*measured.source_notes, *fresh.source_notes, note))

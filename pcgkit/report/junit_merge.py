@@ -48,13 +48,11 @@ def _retag(case: TestCase, cell_id: str) -> TestCase:
 def _cell_suite(outcome: CellOutcome) -> TestSuite:
     cell = outcome.cell
     suite = TestSuite(f"pcgkit-matrix[cell={cell.id}]")
-    suite.add_property("pcgkit.cell.id", cell.id)
-    suite.add_property("pcgkit.cell.definition_hash", cell.definition_hash)
-    suite.add_property("pcgkit.cell.label", cell.label())
-    suite.add_property("pcgkit.cell.pin_status", cell.pin_status)
-    suite.add_property("pcgkit.cell.status", outcome.status)
-    for name, value in sorted(outcome.versions.items()):
-        suite.add_property(f"pcgkit.cell.version.{name}", str(value) if value else "not installed")
+    identity = {"id": cell.id, "definition_hash": cell.definition_hash, "label": cell.label(),
+                "pin_status": cell.pin_status, "status": outcome.status}
+    versions = {f"version.{name}": str(value) if value else "not installed" for name, value in sorted(outcome.versions.items())}
+    for name, value in {**identity, **versions}.items():
+        suite.add_property(f"pcgkit.cell.{name}", value)
     return suite
 
 

@@ -200,12 +200,12 @@ def _cell_details(report: CompatReport, cell: CellReport) -> list[str]:
     summary = f"<code>{md(cell.id)}</code>: {md(cell.label)}; {md(where)}; " + ", ".join(f"{n} {v}" for v, n in counts.items())
     lines = ["", "<details>", f"<summary>{summary}</summary>", ""]
     installed = ", ".join(f"{k} {v}" for k, v in cell.versions.items() if v)
+    others = ", ".join(v for v in cell.covers_sglang if v != cell.axes.get("sglang"))
     if cell.scope != "all":
         twin = next((c.id for c in report.cells if cell.axes.get("sglang") in c.covers_sglang), None)
         lines.append("- cases: only this release's SGLang-level ones (its own install); its FlashInfer-only verdicts are "
                      + (f"those of cell {md_code(twin)} (same flashinfer and torch pins)" if twin else "not in this report"))
-    elif [v for v in cell.covers_sglang if v != cell.axes.get("sglang")]:
-        others = ", ".join(v for v in cell.covers_sglang if v != cell.axes.get("sglang"))
+    elif others:
         lines.append(f"- its FlashInfer-only verdicts also stand for sglang {md(others)} (same pins); their SGLang-level "
                      "cases ran in cells of their own")
     lines += [f"- pins: {cell.pin_status} ({md(cell.pin_note)})", f"- installed: {md(installed) or 'nothing (the install failed)'}",
@@ -223,9 +223,7 @@ def _cell_details(report: CompatReport, cell: CellReport) -> list[str]:
         lines.append(f"- broke at **{cell.stage}**: {md(cell.reason)}")
     else:
         lines += ["", "| case | verdict | graph break | innermost frame | reason |", "|---|---|---|---|---|"]
-        for case in report.cases:
-            if case.id not in cell.entries:
-                continue
+        for case in (c for c in report.cases if c.id in cell.entries):
             e = cell.entries[case.id]
             verdict = f"{symbol(e.verdict)} {e.verdict}" + (f" (fix works: {e.fix_works})" if case.family == FIX and e.fix_works else "")
             lines.append("| " + " | ".join([md(case.id), md(verdict), md(e.graph_break_id or "-"),

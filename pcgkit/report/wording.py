@@ -147,11 +147,8 @@ def not_judged(report: CompatReport, case_id: str) -> str:
 
 def _fixed_span(a: attr.Attribution | None, axis: str) -> attr.Span | None:
     """The last span on `axis` when it is a change to `fixed` (None: never fixed, or not along it)."""
-    if a is None or axis not in a.spans:
-        return None
-    spans = a.spans[axis]
-    last = spans[-1] if spans else None
-    return last if last is not None and last.outcome == "fixed" and len(spans) > 1 else None
+    spans = a.spans.get(axis, ()) if a is not None else ()
+    return spans[-1] if len(spans) > 1 and spans[-1].outcome == "fixed" else None
 
 
 def traced_only(report: CompatReport, case: str, axis: str) -> tuple[str, ...]:
