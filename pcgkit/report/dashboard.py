@@ -19,7 +19,6 @@ from pathlib import Path
 import jinja2
 
 from pcgkit import resources
-from pcgkit.matrix.pins import version_key
 from pcgkit.report import annotations as notes
 from pcgkit.report import attribution as attr
 from pcgkit.report.answers import answers as answers_for
@@ -80,7 +79,8 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
     lines = timelines(runs) if runs else {}
     run_dates = sorted(r.created for r in runs)
     run_index = {d: i for i, d in enumerate(run_dates)}
-    ranks = {a: {v: i for i, v in enumerate(attr.sorted_versions(c.axis_value(a) for c in report.cells))} for a in AXIS_IDS}
+    versions = {a: attr.sorted_versions(c.axis_value(a) for c in report.cells) for a in AXIS_IDS}  # oldest first
+    ranks = {a: {v: i for i, v in enumerate(values)} for a, values in versions.items()}
     marks = notes.disagreement_marks(report)
     first_answers = answers_for(report, upstream)
     first_fixed = {(a.axis, a.first_fixed_measured) for a in first_answers if a.first_fixed_measured}
@@ -90,7 +90,7 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
     sidecars = {}
     for cell in version_order(report.cells):
         i = index[cell.id]
-        flips = [lines[(cell.id, case)] for case in cell.entries if (cell.id, case) in lines]
+        tracks = {case: t for case in cell.entries if (t := lines.get((cell.id, case)))}
         rows.append({
             "i": i, "cell": cell,
             "values": {a: cell.axis_value(a) for a in AXIS_IDS},
@@ -99,9 +99,9 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
             "broken": cell.broken,  # what makes `report` exit non-zero
             "machine": (cell.where or {}).get("key") or "-",
             "disagrees": {case: "; ".join(marks[(cell.id, case)]) for case in cell.entries if (cell.id, case) in marks},
-            "flips": sum(t.flips for t in flips),
-            "flipped": {case for case in cell.entries if (t := lines.get((cell.id, case))) and t.flipped_last},
-            "since": {case: t.since for case in cell.entries if (t := lines.get((cell.id, case))) and t.flips},
+            "flips": sum(t.flips for t in tracks.values()),
+            "flipped": {case for case, t in tracks.items() if t.flipped_last},
+            "since": {case: t.since for case, t in tracks.items() if t.flips},
             "first_fixed": {a for a in AXIS_IDS if (a, cell.axis_value(a)) in first_fixed},
         })
         # json.dumps output is a valid JS expression; the page reads it with textContent only.
@@ -112,13 +112,12 @@ def build_page(report: CompatReport, runs: Sequence[RunSummary] = (), upstream: 
         report=report, rows=rows, axes=AXIS_IDS, optional_axes=OPTIONAL_AXES, first_answers=first_answers, unjudged=unjudged,
         grid_cases=[c for c in report.cases if c.id not in unjudged], run_flips=flips_across_runs(runs),
         axis_name=axis_name, symbols=SYMBOLS, colours=COLOURS,
-        axis_values={a: sorted({v for v in (c.axis_value(a) for c in report.cells) if v},
-                               key=version_key) for a in AXIS_IDS},
+        axis_values={a: [v for v in values if v] for a, values in versions.items()},
         answers=[(c, describe(report.attribution[c.id])) for c in report.cases if c.id in report.attribution],
         runs=len(runs), first_run=runs[0].created if runs else report.created, sidecar_dir=SIDECAR_DIR,
         simulation_note=SIMULATION_NOTE, links=upstream.links, statements=_advice_statements(upstream),
         machines=sorted({r["machine"] for r in rows if r["machine"] != "-"}), expected_label=notes.EXPECTED_LABEL,
-        expected_symbol=notes.EXPECTED_SYMBOL, cannot_run_meaning=CANNOT_RUN_LEGEND.meaning, disagree_symbol=notes.DISAGREE_SYMBOL, run_dates=run_dates, verdict_of_code=next(iter(lines.values())).verdicts if lines else {},
+        expected_symbol=notes.EXPECTED_SYMBOL, cannot_run_meaning=CANNOT_RUN_LEGEND.meaning, run_dates=run_dates, verdict_of_code=next(iter(lines.values())).verdicts if lines else {},
     )
     return Page(html, sidecars)
 

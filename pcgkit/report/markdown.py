@@ -237,11 +237,11 @@ GITHUB_BODY_LIMIT = 65536  # characters GitHub accepts in an issue, comment or P
 # compat.md's own budget (issue 44): under GitHub's limit with room for a sentence around it when pasted upstream.
 COMPAT_BUDGET = 60_000
 CELL_DETAILS_FILE = "compat-cells.md"  # where the sections that grow with the cells go when compat.md would pass it
-# Sections that grow with the number of cells, moved to CELL_DETAILS_FILE in this order until compat.md fits.
-MOVABLE: tuple[str, ...] = ("details", "sglang-facts", "certificate", "grid")
-_MOVED_TITLES = {"details": "each cell's evidence (pins, versions, every case's signature, log tails)",
-                 "sglang-facts": "the SGLang per-version facts", "certificate": "the trace-safety certificate's tables",
-                 "grid": "the verdict grid"}
+# Sections that grow with the number of cells (and how compat.md names them once moved), moved to
+# CELL_DETAILS_FILE in this order until compat.md fits.
+MOVABLE = {"details": "each cell's evidence (pins, versions, every case's signature, log tails)",
+           "sglang-facts": "the SGLang per-version facts", "certificate": "the trace-safety certificate's tables",
+           "grid": "the verdict grid"}
 
 
 def _section(report: CompatReport, upstream: Upstream, key: str, certificate: Sequence[str]) -> list[str]:
@@ -271,7 +271,7 @@ def split_markdown(report: CompatReport, upstream: Upstream | None = None,
     CELL_DETAILS_FILE, one at a time in that order, each leaving a linked line. Pure."""
     text = ""
     for n in range(len(MOVABLE) + 1):
-        moved = MOVABLE[:n]
+        moved = tuple(MOVABLE)[:n]
         text = render_markdown(report, upstream, moved=moved, certificate=certificate)
         if len(text) <= COMPAT_BUDGET:
             return text, (_sidecar(report, upstream, moved, certificate) if moved else None)
@@ -306,7 +306,7 @@ def render_markdown(report: CompatReport, upstream: Upstream | None = None, move
     if moved:
         lines += ["", f"Moved to [{CELL_DETAILS_FILE}]({CELL_DETAILS_FILE}) to keep this page under "
                   f"{COMPAT_BUDGET:,} characters (GitHub refuses a body over {GITHUB_BODY_LIMIT:,}): "
-                  + "; ".join(_MOVED_TITLES[k] for k in moved) + ". The dashboard's drill-down has each cell too."]
+                  + "; ".join(MOVABLE[k] for k in moved) + ". The dashboard's drill-down has each cell too."]
     lines += render_upstream(report, upstream)
     others = [c.id for c in report.cases if not any(c.id in p.cases for p in upstream.projects)]
     if others:
