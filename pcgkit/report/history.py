@@ -163,7 +163,6 @@ def load_history(reports_dir: Path) -> list[RunSummary]:
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # the others still count
             print(f"pcgkit report: {path}: not JSON, or the right schema but the wrong shape: skipped "
                   f"({type(exc).__name__})")
-            continue
     path = reports_dir / HISTORY_FILE
     number = 0
     try:  # a line at a time whatever its size, a regular file only (a FIFO here is one line, not a hang)

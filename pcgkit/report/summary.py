@@ -17,7 +17,7 @@ SIMULATION_NOTE = (
 def console_lines(results: Sequence[CaseResult]) -> list[str]:
     """The compact table (rows = cases, columns = targets that ran: verdict, gb id, innermost frame),
     then one line per skipped target with its reason, drifted/error reasons, and the simulation note."""
-    from pcgkit.report.terminal import render_text, run_table  # terminal imports this module's note
+    from pcgkit.report.terminal import render_text, run_table  # rich is imported only when a table is drawn
 
     table, notes = run_table(results)
     lines = render_text(table) + notes
