@@ -126,12 +126,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = kept
 
 
-def _required(config: pytest.Config) -> set[str]:
-    required = set(config.getoption("--pcgkit-require-hardware"))
-    required |= {m for m in os.environ.get("PCGKIT_REQUIRE_HARDWARE", "").split(",") if m}
-    return required
-
-
 def pytest_runtest_setup(item: pytest.Item) -> None:
     for marker in targets.HARDWARE_MARKERS:
         if item.get_closest_marker(marker) is None:
@@ -141,7 +135,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         reason = hardware.missing_hardware_reason(marker, hardware.detect_cuda_devices())
         if reason is None:
             continue
-        if marker in _required(item.config):
+        required = item.config.getoption("--pcgkit-require-hardware")
+        if marker in required or marker in os.environ.get("PCGKIT_REQUIRE_HARDWARE", "").split(","):
             pytest.fail(f"{reason} (this runner was told it has {marker}: --pcgkit-require-hardware)", pytrace=False)
         pytest.skip(reason)
 
@@ -180,12 +175,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     return report
 
 
+@dataclasses.dataclass(frozen=True)
 class CaseRunner:
     """Runs one case's reproduce() under its target and turns the outcome into a verdict."""
 
-    def __init__(self, request: pytest.FixtureRequest, target: Target):
-        self.request = request
-        self.target = target
+    request: pytest.FixtureRequest
+    target: Target
 
     def run(self, mode: Mode, reproduce: Callable[[CaseContext], TraceOutcome]) -> CaseResult:
         config = self.request.config
@@ -292,9 +287,6 @@ def _path_evidence(device: hardware.Device, path: _RecordedPath, signature, vers
         claimed=device, calls=path.recording.calls, recorder=path.recording.how, told=path.told,
         frames=signature.frame_chain if signature is not None else (), row=row, row_note=note,
     )
-
-
-    # FIXED: pass
 
 
 @pytest.fixture

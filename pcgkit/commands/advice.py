@@ -61,8 +61,7 @@ def register(subparsers) -> None:
                                       "what to pass, what it costs, where it is fixed, which call is safe.",
                           epilog="examples:\n  %(prog)s --sglang 0.5.10 --arch sm120\n"
                                  "  %(prog)s --sglang 0.5.11 -- --enable-breakable-cuda-graph\n"
-                                 "  %(prog)s --flashinfer 0.6.12 --arch sm_121 --json",
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 "  %(prog)s --flashinfer 0.6.12 --arch sm_121 --json")
     show.add_argument("--sglang")
     show.add_argument("--flashinfer")
     show.add_argument("--torch")

@@ -215,8 +215,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="examples:\n  %(prog)s --python ~/sglang-env/bin/python --arch sm120 -- --model-path ./Llama-NVFP4 "
                "--quantization modelopt_fp4\n  %(prog)s --sglang 0.5.12 -- --model-path ./Llama-NVFP4\n"
                "  %(prog)s --json -- --model-path ./ckpt\n"
-               "exit status: 0 ok, 10 will crash, 11 unknown, 2 usage, 4 environment",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+               "exit status: 0 ok, 10 will crash, 11 unknown, 2 usage, 4 environment")
     python_option(parser, "the interpreter that would serve (default: this one)")
     parser.add_argument("--sglang", metavar="VERSION",
                         help="instead of --python: a cached environment with this SGLang release and the pins it "

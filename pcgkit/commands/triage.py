@@ -1,21 +1,18 @@
 """`pcgkit triage [LOG ...|-] [--json] [--verbose] [--sglang X] [--flashinfer X] [--torch X] [--arch SM]
 [--env ENV.json | --python ENV]`: read logs as pasted, print the diagnosis and what to do on the user's release.
 
-The command handler: input is read here (files, stdin for `-` / no argument, the env capture); the
-case catalog is read here and handed down as values (CatalogView: the stage never imports it);
-everything after is pure (pcgkit.values.signature.read_log -> diagnose -> read_facts -> advise ->
-personal_answer) and rendered at the end: the diagnosis, then the user's release and what to do on it,
-then next steps, then the evidence; one 80x24 screen unless --verbose. The user's release: the flags,
-else the capture, else the versions the log prints. Commands are spelled as the user runs the kit.
-Exit 0 when every log got a diagnosis; 2 when an input could not be read or a flag names no release (one
-line each, after the diagnoses of the others). A log is read to its end in bounded memory (its head, its tail and
-the lines that can matter between: pcgkit.values.paste.excerpt_stream); a FIFO or a folder of logs is read too.
+The handler reads the input (files, folders, FIFOs, stdin; a long log in bounded memory through
+pcgkit.values.paste.excerpt_stream) and the catalog, and hands both down as values; the rest is pure
+(read_log -> diagnose -> read_facts -> advise -> personal_answer), rendered on one 80x24 screen unless --verbose.
+The user's release: the flags, else the capture, else the log's own versions. Exit 0 when every log got a
+diagnosis; 2 when an input could not be read or a flag names no release (one line each, after the others' diagnoses).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import io
 import json
 import os
@@ -325,16 +322,10 @@ def _read_path(name: str) -> list[tuple[str, Reader]]:
         files = sorted(p for p in path.rglob("*") if p.is_file())
         if not files:
             raise UnreadableLog(f"{name}: a folder with no files in it; give the log files")
-        return [(str(f), _reader(f, str(f))) for f in files]
+        return [(str(f), functools.partial(_read_file, f, str(f))) for f in files]
     if not (path.exists() or path.is_symlink()):
         raise UnreadableLog(f"{name}: no such file")
-    return [(name, _reader(path, name))]
-
-
-def _reader(path: Path, name: str) -> Reader:
-    def read() -> LogExcerpt:
-        return _read_file(path, name)
-    return read
+    return [(name, functools.partial(_read_file, path, name))]
 
 
 def _inputs(paths: list[str]) -> list[tuple[str, Reader]]:
@@ -428,8 +419,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "then what to do on your release, then the evidence (one screen; --verbose for all).",
         epilog="examples:\n  %(prog)s server.log\n  %(prog)s server.log --sglang 0.5.11 --arch sm121\n"
                "  %(prog)s server.log --python /path/to/venv/bin/python\n"
-               "  docker logs sglang 2>&1 | %(prog)s -\n  %(prog)s --json server.log --env env.json",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+               "  docker logs sglang 2>&1 | %(prog)s -\n  %(prog)s --json server.log --env env.json")
     parser.add_argument("logs", nargs="*", metavar="LOG", help="log files; '-' or none reads stdin")
     parser.add_argument("--json", action="store_true", help=f"machine-readable output ({SCHEMA})")
     parser.add_argument("--verbose", "-v", action="store_true", help="everything: every evidence line, the full "
