@@ -16,12 +16,11 @@ import json
 import os
 import sys
 import tempfile
-import textwrap
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from pcgkit.catalog import Family, modes_of
-from pcgkit.commands import python_option
+from pcgkit.commands import python_option, wrapped
 from pcgkit.errors import ExitCode, ProbeFailedError, UsageError
 from pcgkit.preflight.answer import Answer, Preflight, decide
 from pcgkit.preflight.resolve import BREAKABLE
@@ -112,14 +111,7 @@ def render(p: Preflight) -> str:
         lines += [f"    {line}" for line in p.advice.get("lines", ())]
     elif p.answer is Answer.WILL_CRASH and (switch := switch_line(probe)):
         lines.append(f"  to launch without piecewise capture: {switch}")
-    return "\n".join(row for line in lines for row in _wrapped(line))
-
-
-def _wrapped(line: str) -> list[str]:
-    """One line at most 80 columns wide, whole: its indent kept, the rows after the first two further in."""
-    lead = line[: len(line) - len(line.lstrip())]
-    return textwrap.wrap(line.strip(), 80, initial_indent=lead, subsequent_indent=lead + "  ",
-                         break_on_hyphens=False) or [line]
+    return "\n".join(row for line in lines for row in wrapped(line.strip(), line[: len(line) - len(line.lstrip())]))
 
 
 def _launch_arguments(args: argparse.Namespace) -> list[str]:

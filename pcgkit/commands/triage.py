@@ -20,12 +20,11 @@ import select
 import shlex
 import stat
 import sys
-import textwrap
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pcgkit import catalog
-from pcgkit.commands import python_option
+from pcgkit.commands import python_option, wrapped
 from pcgkit.errors import ExitCode, UsageError
 from pcgkit.triage.advice import (
     Advice,
@@ -144,20 +143,14 @@ def _fit(line: str) -> str:
     return line if len(line) <= SCREEN_COLUMNS else line[: SCREEN_COLUMNS - 6].rstrip() + " [...]"
 
 
-def _wrap(text: str, indent: str = "  ", *, command: bool = False) -> list[str]:
-    """`text` wrapped at SCREEN_COLUMNS, whole; a `command` to copy never splits a word (a long log path)."""
-    return textwrap.wrap(text, SCREEN_COLUMNS, initial_indent=indent, subsequent_indent=indent + "  ",
-                         break_on_hyphens=False, break_long_words=not command) or [indent]
-
-
 def _head(t: Triage, verbose: bool = False) -> list[str]:
     d = t.diagnosis
     mode = f", {d.mode or 'mode undetermined'}" if d.kind is Kind.KNOWN_BUG else ""
     head = f"== {t.source} ({t.lines} lines)"
     head = head if len(head) <= SCREEN_COLUMNS or verbose else f"== {Path(t.source).name} ({t.lines} lines)"
-    out = [*_wrap(head, ""), f"diagnosis: {d.kind}{mode} (confidence {d.confidence})"]
-    out += _wrap(d.summary)
-    return out + (_wrap(d.compile_safety) if d.compile_safety else [])
+    out = [*wrapped(head), f"diagnosis: {d.kind}{mode} (confidence {d.confidence})"]
+    out += wrapped(d.summary, "  ")
+    return out + (wrapped(d.compile_safety, "  ") if d.compile_safety else [])
 
 
 def _what_to_do(t: Triage) -> list[str]:
@@ -175,7 +168,7 @@ def _what_to_do(t: Triage) -> list[str]:
             out += list(t.switches)[: ACTION_LINES - 1]
     if t.next_steps:
         out.append("next:")
-        out += [ln for step in t.next_steps for ln in _wrap(step.strip(), "    " if step[:2] == "  " else "  ", command=True)]
+        out += [ln for step in t.next_steps for ln in wrapped(step.strip(), "    " if step[:2] == "  " else "  ", command=True)]
     return out
 
 
@@ -205,11 +198,11 @@ def render(t: Triage, verbose: bool = False) -> str:
     SCREEN_COLUMNS (evidence and notes cut to fit, `--verbose` says how much more); verbose: everything."""
     d = t.diagnosis
     top = _head(t, verbose) + _what_to_do(t)
-    tail = _wrap(f"piecewise: {d.piecewise} ({d.piecewise_reason})", "")
+    tail = wrapped(f"piecewise: {d.piecewise} ({d.piecewise_reason})")
     notes = [f"  {m}" for m in d.missing] + [f"  also consistent with {m} (its rule accepts the same text)" for m in d.also]
     if not verbose:
         return "\n".join(_screen(top, tail, [_fit(line) for line in _evidence_lines(d, short=True)],
-                                  [row for n in notes for row in _wrap(n.strip())], "the paste lacks:" if d.missing else "also:"))
+                                  [row for n in notes for row in wrapped(n.strip(), "  ")], "the paste lacks:" if d.missing else "also:"))
     out = top + ["evidence:"] + (_evidence_lines(d) or ["  (none)"]) + tail
     if d.survived:
         out.append("survived in the paste: " + ", ".join(d.survived))
