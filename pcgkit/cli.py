@@ -40,11 +40,8 @@ COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMAND_MODULE.values()))
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse with the kit's one-line error (usage goes to --help), still exit status 2.
-
-    It also keeps each (sub)command's description and example epilog as written: subparsers
-    inherit the class, so every `--help` shows its examples with their line breaks.
-    """
+    """argparse with the kit's one-line error (exit status 2), and each (sub)command's description and examples
+    shown as written (subparsers inherit the class)."""
 
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)

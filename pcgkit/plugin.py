@@ -305,14 +305,10 @@ def _environment() -> dict:
 
 
 class ResultCollector:
-    """Per-run state (in config.stash, not globals): gathers CaseResults from reports.
-
-    Results travel inside report.user_properties, which xdist ships to the controller, so the
-    same code works with and without -n. The controller rewrites the results file (atomically) as
-    each case finishes, so a hang that no case timeout can interrupt (native code holding SIGALRM)
-    and the kill that ends it lose only the hung case; the modes collected are recorded at the start
-    (`environment.selected_modes`), so the caller can name the cases that never reported.
-    """
+    """Per-run state (in config.stash): gathers CaseResults from report.user_properties (xdist ships them to the
+    controller, so -n or not is the same). The controller rewrites the results file as each case finishes, so a
+    hang no timeout interrupts (native code holding SIGALRM) loses only that case; the modes collected are recorded
+    first (`environment.selected_modes`), so the caller can name the cases that never reported."""
 
     def __init__(self, config: pytest.Config):
         self.config = config

@@ -1,8 +1,5 @@
-"""`pcgkit run`: the trace-level cases in one environment (yours, or this one), then reports/.
-
-The handler checks the interpreter (preflight), runs the cases through pcgkit.jobs.run with the
-catalog's modes to account for, writes summary.md and prints the verdicts; the exit status follows
-from the verdicts and pytest's own status."""
+"""`pcgkit run`: the trace-level cases in one environment (yours, or this one) through pcgkit.jobs.run, then
+reports/ and the verdicts; the exit status follows from the verdicts and pytest's own status."""
 
 from __future__ import annotations
 
