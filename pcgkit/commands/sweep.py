@@ -5,7 +5,6 @@ plan() runs for real (no GPU: exit 3). The certificates are built in the worksho
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import time
@@ -71,9 +70,8 @@ def main(args: argparse.Namespace) -> int:
     device = real_device() if args.real else None  # refuse before any work
     arches = [arch_of(device)] if device else (args.arch or list(SIMULATED_ARCHES))
     toolkit = cuda_toolkit_root()
-    env = toolkit_env()  # recorded below
     start = time.perf_counter()
-    with mock.patch.dict(os.environ, env) if env else contextlib.nullcontext():
+    with mock.patch.dict(os.environ, toolkit_env()):
         swept = run_sweep_real(specs, device) if device else run_sweep(specs, arches)
     results = [r.to_dict() for r in swept]
     flashinfer_version, torch_version = installed_versions()
