@@ -152,7 +152,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     # A case that runs on one target only (the end-to-end launch) names it as module-level TARGET.
     target = target or (getattr(item.module, "TARGET", None) if hasattr(item, "module") else None)
     stopped = report.skipped or report.failed
-    if call.when == "setup" and stopped and isinstance(mode, Mode) and isinstance(target, Target):
+    if call.when == "setup" and stopped and mode is not None and isinstance(target, Target):
         if report.skipped:
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
             reason = reason.removeprefix("Skipped: ")
@@ -183,21 +183,16 @@ class CaseRunner:
     target: Target
 
     def run(self, mode: Mode, reproduce: Callable[[CaseContext], TraceOutcome]) -> CaseResult:
-        config = self.request.config
-        timeout = config.getoption("--pcgkit-case-timeout")
         start = time.perf_counter()
         versions = collect_versions()
         device = initial_device = hardware.SIMULATED_ARCHES[self.target.arch or "sm120"]
         signature = None
         evidence: dict = {}
         try:
-            with deadline(timeout):
-                if self.target.simulated:
-                    torch_device = "cpu"
-                else:
+            with deadline(self.request.config.getoption("--pcgkit-case-timeout")):
+                if not self.target.simulated:
                     device = hardware.first_device(self.target.marker, hardware.detect_cuda_devices())
-                    torch_device = "cuda:0"
-                ctx = CaseContext(self.target, device, torch_device, evidence)
+                ctx = CaseContext(self.target, device, "cpu" if self.target.simulated else "cuda:0", evidence)
                 mp = pytest.MonkeyPatch()
                 try:
                     toolkit = cuda_toolkit_root()

@@ -92,9 +92,8 @@ def render(p: Preflight) -> str:
     versions = probe.get("versions") or {}
     device = (probe.get("device") or {}).get("label", "?")
     lines = [f"preflight: {p.answer.value.upper()}" + (f" ({p.mode})" if p.mode else ""), f"  {p.reason}",
-             "  on: sglang {sglang}, flashinfer-python {flashinfer}, torch {torch}".format(
-                 sglang=versions.get("sglang"), flashinfer=versions.get("flashinfer-python"), torch=versions.get("torch")),
-             f"  device: {device}"]
+             f"  on: sglang {versions.get('sglang')}, flashinfer-python {versions.get('flashinfer-python')}, "
+             f"torch {versions.get('torch')}", f"  device: {device}"]
     piecewise = probe.get("piecewise") or {}
     if piecewise and piecewise.get("runner") != BREAKABLE:  # the breakable runner's why is the reason already
         lines.append(f"  piecewise capture: {'on' if piecewise.get('on') else 'off' if piecewise.get('on') is False else '?'}"

@@ -3,6 +3,7 @@ reports/ and the verdicts; the exit status follows from the verdicts and pytest'
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -88,10 +89,8 @@ def preflight(python: str) -> str | None:
         done = None
     report = None
     if done is not None and done.ok:
-        try:
+        with contextlib.suppress(ValueError, IndexError):
             report = json.loads(done.output_tail.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            report = None
     return preflight_problem(python, report, kit_root)
 
 
