@@ -21,15 +21,6 @@ from pcgkit.util.untrusted import is_safe_id
 BISECT_ID_MARK = "~"  # bisect's probe cells are named "<base>~<axis>-<version>"
 
 
-def cell_outcomes(reports: Path, with_bisect: bool = False) -> list:
-    """Every cell.json under the reports folder; an unreadable one is an error row, never dropped."""
-    root = cells_root(reports)
-    outcomes = [read_outcome_row(p) for p in sorted(root.glob(f"*/{CELL_FILE}"))]
-    if not with_bisect:
-        outcomes = [o for o in outcomes if BISECT_ID_MARK not in o.cell.id]
-    return outcomes
-
-
 def matrix_status(outcomes) -> ExitCode:
     """Error cells (or error rows), else a change against a baseline, else success.
 
@@ -130,7 +121,8 @@ def merge_cells(reports: Path, with_bisect: bool, sources: Sequence[str], not_ru
     else:
         if not root.is_dir():
             raise UsageError(f"no cells under {root}: run `pcgkit matrix` first (or pass --compat compat.json)")
-        loaded = local_rows(cell_outcomes(reports, with_bisect=True), root)
+        # every cell.json, bisection's too (filtered below); an unreadable one is an error row, never dropped
+        loaded = local_rows([read_outcome_row(p) for p in sorted(root.glob(f"*/{CELL_FILE}"))], root)
     if not with_bisect:
         loaded = dataclasses.replace(loaded, rows=tuple(r for r in loaded.rows if BISECT_ID_MARK not in r.cell_id))
     if sources:
