@@ -48,7 +48,7 @@ class CaseEntry:
     exportable: bool  # `pcgkit repro` can cut it into a script that runs without the kit
     workaround: str = ""  # for a failure mode: the workaround it measures, in the user's words
     # Runs only when asked (the sweep: ~100 cases per environment): a default run does not report
-    # it, so all_modes() -- what a run must account for -- leaves it out; every_mode() has it.
+    # it, so all_modes() -- what a run must account for -- leaves it out.
     opt_in: bool = False
 
     @property
@@ -101,11 +101,6 @@ def modes_in_scope(scope: str) -> dict[str, Mode]:
     """The cases a run of that scope reports (opt-in ones left out), Mode by id, in catalog order."""
     families = SCOPE_FAMILIES[scope]
     return {e.id: e.mode for e in CATALOG if not e.opt_in and e.family in families}
-
-
-def every_mode() -> dict[str, Mode]:
-    """Every case in the catalog, opt-in ones (the sweep) included, by id."""
-    return {e.id: e.mode for e in CATALOG}
 
 
 def modes_of(family: Family) -> dict[str, Mode]:

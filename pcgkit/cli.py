@@ -25,27 +25,9 @@ from pcgkit.util import signals
 from pcgkit.util.redact import RedactingStream, redact_text, secret_values
 from pcgkit.util.sanitize import one_line
 
-# Each command is one module of the top floor (pcgkit/commands/) with `register(subparsers)`; the parser sets `func`.
-COMMAND_MODULES: tuple[str, ...] = (
-    "pcgkit.commands.run",
-    "pcgkit.commands.matrix",
-    "pcgkit.commands.report",
-    "pcgkit.commands.docker",
-    "pcgkit.commands.env",
-    "pcgkit.commands.repro",
-    "pcgkit.commands.issue",
-    "pcgkit.commands.parity",
-    "pcgkit.commands.e2e",
-    "pcgkit.commands.sweep",
-    "pcgkit.commands.triage",
-    "pcgkit.commands.preflight",
-    "pcgkit.commands.advice",
-    "pcgkit.commands.ci",
-    "pcgkit.commands.cache",
-)
-# Which module registers each command name: a command line that names one imports only that module (a
-# command module pulls in its stage, some of them pytest, jinja2 or rich: ~1 CPU s for all of them).
-# tests/test_cli_lazy.py holds this table to what the modules register.
+# Which module of the top floor (pcgkit/commands/, each with `register(subparsers)`) registers each command name: a
+# command line that names one imports only that module (a command module pulls in its stage, some of them pytest,
+# jinja2 or rich: ~1 CPU s for all of them). tests/test_cli_lazy.py holds this table to what the modules register.
 COMMAND_MODULE: dict[str, str] = {
     "run": "pcgkit.commands.run", "matrix": "pcgkit.commands.matrix", "bisect": "pcgkit.commands.matrix",
     "report": "pcgkit.commands.report", "docker": "pcgkit.commands.docker", "env": "pcgkit.commands.env",
@@ -54,14 +36,12 @@ COMMAND_MODULE: dict[str, str] = {
     "preflight": "pcgkit.commands.preflight", "advice": "pcgkit.commands.advice", "ci": "pcgkit.commands.ci",
     "cache": "pcgkit.commands.cache",
 }
+COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMAND_MODULE.values()))  # the parser sets each `func`
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse with the kit's one-line error (usage goes to --help), still exit status 2.
-
-    It also keeps each (sub)command's description and example epilog as written: subparsers
-    inherit the class, so every `--help` shows its examples with their line breaks.
-    """
+    """argparse with the kit's one-line error (exit status 2), and each (sub)command's description and examples
+    shown as written (subparsers inherit the class)."""
 
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
@@ -117,7 +97,30 @@ def error_line(message: object) -> str:
 def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
     """Run one command line through the one error path; `parser` defaults to the user CLI (lab/ passes its own)."""
     with redacted_output():
-        return _main(argv, parser)
+        if parser is None:
+            parser = build_parser(modules=modules_for(sys.argv[1:] if argv is None else argv))
+        args = parser.parse_args(argv)  # argparse exits 2 on a usage error, as the table says
+        try:
+            with signals.stop_policy():
+                return int(args.func(args))
+        except Interrupted as exc:
+            print(f"pcgkit: interrupted by {exc}: child processes stopped; finished results kept", file=sys.stderr)
+            return int(exc.exit_code)
+        except KeyboardInterrupt:  # a Ctrl-C that arrived before the policy was installed
+            print("pcgkit: interrupted by SIGINT", file=sys.stderr)
+            return int(ExitCode.INTERRUPTED)
+        except PcgkitError as exc:
+            print(error_line(exc), file=sys.stderr)
+            return int(exc.exit_code)
+        except BrokenPipeError:  # `pcgkit env | head`: the reader left, nothing to report
+            sys.stderr.close()
+            return int(ExitCode.SUCCESS)
+        except OSError as exc:  # a path the user gave (read-only, a folder, missing): never a traceback
+            error = path_error(exc)
+            print(error_line(error), file=sys.stderr)
+            return int(error.exit_code)
+        except Exception as exc:  # noqa: BLE001 - a kit bug: one line for the user, the traceback kept for the report
+            return internal_error(exc, args)
 
 
 @contextlib.contextmanager
@@ -145,33 +148,6 @@ def modules_for(argv: list[str]) -> tuple[str, ...]:
     name = next((arg for arg in argv if not arg.startswith("-")), None)
     module = COMMAND_MODULE.get(name or "")
     return (module,) if module else COMMAND_MODULES
-
-
-def _main(argv: list[str] | None, parser: argparse.ArgumentParser | None) -> int:
-    if parser is None:
-        parser = build_parser(modules=modules_for(sys.argv[1:] if argv is None else argv))
-    args = parser.parse_args(argv)  # argparse exits 2 on a usage error, as the table says
-    try:
-        with signals.stop_policy():
-            return int(args.func(args))
-    except Interrupted as exc:
-        print(f"pcgkit: interrupted by {exc}: child processes stopped; finished results kept", file=sys.stderr)
-        return int(exc.exit_code)
-    except KeyboardInterrupt:  # a Ctrl-C that arrived before the policy was installed
-        print("pcgkit: interrupted by SIGINT", file=sys.stderr)
-        return int(ExitCode.INTERRUPTED)
-    except PcgkitError as exc:
-        print(error_line(exc), file=sys.stderr)
-        return int(exc.exit_code)
-    except BrokenPipeError:  # `pcgkit env | head`: the reader left, nothing to report
-        sys.stderr.close()
-        return int(ExitCode.SUCCESS)
-    except OSError as exc:  # a path the user gave (read-only, a folder, missing): never a traceback
-        error = path_error(exc)
-        print(error_line(error), file=sys.stderr)
-        return int(error.exit_code)
-    except Exception as exc:  # noqa: BLE001 - a kit bug: one line for the user, the traceback kept for the report
-        return internal_error(exc, args)
 
 
 DEBUG_VAR = "PCGKIT_DEBUG"  # set to 1: an internal error prints its full traceback too

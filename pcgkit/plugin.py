@@ -126,12 +126,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = kept
 
 
-def _required(config: pytest.Config) -> set[str]:
-    required = set(config.getoption("--pcgkit-require-hardware"))
-    required |= {m for m in os.environ.get("PCGKIT_REQUIRE_HARDWARE", "").split(",") if m}
-    return required
-
-
 def pytest_runtest_setup(item: pytest.Item) -> None:
     for marker in targets.HARDWARE_MARKERS:
         if item.get_closest_marker(marker) is None:
@@ -141,7 +135,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         reason = hardware.missing_hardware_reason(marker, hardware.detect_cuda_devices())
         if reason is None:
             continue
-        if marker in _required(item.config):
+        required = item.config.getoption("--pcgkit-require-hardware")
+        if marker in required or marker in os.environ.get("PCGKIT_REQUIRE_HARDWARE", "").split(","):
             pytest.fail(f"{reason} (this runner was told it has {marker}: --pcgkit-require-hardware)", pytrace=False)
         pytest.skip(reason)
 
@@ -157,7 +152,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     # A case that runs on one target only (the end-to-end launch) names it as module-level TARGET.
     target = target or (getattr(item.module, "TARGET", None) if hasattr(item, "module") else None)
     stopped = report.skipped or report.failed
-    if call.when == "setup" and stopped and isinstance(mode, Mode) and isinstance(target, Target):
+    if call.when == "setup" and stopped and mode is not None and isinstance(target, Target):
         if report.skipped:
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
             reason = reason.removeprefix("Skipped: ")
@@ -180,29 +175,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     return report
 
 
+@dataclasses.dataclass(frozen=True)
 class CaseRunner:
     """Runs one case's reproduce() under its target and turns the outcome into a verdict."""
 
-    def __init__(self, request: pytest.FixtureRequest, target: Target):
-        self.request = request
-        self.target = target
+    request: pytest.FixtureRequest
+    target: Target
 
     def run(self, mode: Mode, reproduce: Callable[[CaseContext], TraceOutcome]) -> CaseResult:
-        config = self.request.config
-        timeout = config.getoption("--pcgkit-case-timeout")
         start = time.perf_counter()
         versions = collect_versions()
         device = initial_device = hardware.SIMULATED_ARCHES[self.target.arch or "sm120"]
         signature = None
         evidence: dict = {}
         try:
-            with deadline(timeout):
-                if self.target.simulated:
-                    torch_device = "cpu"
-                else:
+            with deadline(self.request.config.getoption("--pcgkit-case-timeout")):
+                if not self.target.simulated:
                     device = hardware.first_device(self.target.marker, hardware.detect_cuda_devices())
-                    torch_device = "cuda:0"
-                ctx = CaseContext(self.target, device, torch_device, evidence)
+                ctx = CaseContext(self.target, device, "cpu" if self.target.simulated else "cuda:0", evidence)
                 mp = pytest.MonkeyPatch()
                 try:
                     toolkit = cuda_toolkit_root()
@@ -294,9 +284,6 @@ def _path_evidence(device: hardware.Device, path: _RecordedPath, signature, vers
     )
 
 
-    # FIXED: pass
-
-
 @pytest.fixture
 def pcgkit_case(request: pytest.FixtureRequest, target: Target) -> CaseRunner:
     """Runs a case's reproduce() on the parametrized target and records its verdict."""
@@ -313,14 +300,10 @@ def _environment() -> dict:
 
 
 class ResultCollector:
-    """Per-run state (in config.stash, not globals): gathers CaseResults from reports.
-
-    Results travel inside report.user_properties, which xdist ships to the controller, so the
-    same code works with and without -n. The controller rewrites the results file (atomically) as
-    each case finishes, so a hang that no case timeout can interrupt (native code holding SIGALRM)
-    and the kill that ends it lose only the hung case; the modes collected are recorded at the start
-    (`environment.selected_modes`), so the caller can name the cases that never reported.
-    """
+    """Per-run state (in config.stash): gathers CaseResults from report.user_properties (xdist ships them to the
+    controller, so -n or not is the same). The controller rewrites the results file as each case finishes, so a
+    hang no timeout interrupts (native code holding SIGALRM) loses only that case; the modes collected are recorded
+    first (`environment.selected_modes`), so the caller can name the cases that never reported."""
 
     def __init__(self, config: pytest.Config):
         self.config = config

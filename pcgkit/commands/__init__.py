@@ -8,6 +8,7 @@ Its one output goes through `emit` (the workshop's commands too: lab.commands.wr
 from __future__ import annotations
 
 import sys
+import textwrap
 from pathlib import Path
 
 from pcgkit.util import atomic
@@ -35,3 +36,10 @@ def add_command(subparsers, name: str, help: str, description: str, *examples: s
     heading = "example:" if len(examples) == 1 else "examples:"
     epilog = heading + "".join(f"\n  %(prog)s{' ' + e if e else ''}" for e in examples)
     return subparsers.add_parser(name, help=help, description=description, epilog=epilog, **kwargs)
+
+
+def wrapped(text: str, indent: str = "", *, command: bool = False) -> list[str]:
+    """`text` in rows at most 80 columns wide, whole, each after the first two further in than `indent`; a `command`
+    to copy never splits a word (a long log path)."""
+    return textwrap.wrap(text, 80, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False,
+                         break_long_words=not command) or [indent]

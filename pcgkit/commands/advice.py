@@ -1,9 +1,6 @@
 """`pcgkit advice show --sglang X [--flashinfer Y] [--torch Z] [--arch sm120] [--verbose|--json] [-- LAUNCH FLAGS]`:
-the kit's one answer for these versions (pcgkit.advice.answer), one line per question with its sources' kind and
-date (pcgkit.advice.render); `--verbose` every statement whole with each source. A release, architecture or flag the
-kit does not know is one line naming it and where the answer would come from (exit 2). The commands that refresh
-those sources are the workshop's (lab/commands/: refresh-upstream, read-releases, record-mode2).
-"""
+the kit's one answer (pcgkit.advice), one line per question with its sources' kind and date; `--verbose` every
+statement whole. An unknown release, architecture or flag is one line (exit 2). Refreshing the sources is lab's."""
 
 from __future__ import annotations
 
@@ -61,8 +58,7 @@ def register(subparsers) -> None:
                                       "what to pass, what it costs, where it is fixed, which call is safe.",
                           epilog="examples:\n  %(prog)s --sglang 0.5.10 --arch sm120\n"
                                  "  %(prog)s --sglang 0.5.11 -- --enable-breakable-cuda-graph\n"
-                                 "  %(prog)s --flashinfer 0.6.12 --arch sm_121 --json",
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 "  %(prog)s --flashinfer 0.6.12 --arch sm_121 --json")
     show.add_argument("--sglang")
     show.add_argument("--flashinfer")
     show.add_argument("--torch")

@@ -1,15 +1,11 @@
 """`pcgkit cache`: the kit's environments and caches on this machine, with their sizes; `cache remove` deletes them.
 
-What it knows, each folder from the stage that owns it: the checkout's bin/pcgkit environments (.venv: the
-reference pins, ~7 GB; .venv-light: the kit alone, ~20 MB), the matrix's cell environments, FlashInfer JIT cache and
-bytecode (.pcgkit/), and the kit's cache outside any checkout (${PCGKIT_CACHE:-~/.cache/pcgkit}: `preflight
---sglang`'s release environments, the docker base image, act's built actions). `find_entries` only lists
-folders; sizes are read at the edge (pcgkit.util.diskuse, as `du` counts them).
-
-Only folders that carry the kit's stamp (pcgkit.util.envlock.OWNED_MARK, written into every folder the kit creates)
-are listed or removed: a `PCGKIT_CACHE` pointed at `$HOME` or `~/.cache` lists the kit's folders in it and never the
-user's projects or a model hub's downloads. An environment that a matrix cell uses (its `.NAME.use` lock) or that is
-being built (`.NAME.lock`) is kept with a line naming the holder; lock files are never unlinked.
+The folders: bin/pcgkit's .venv (~7 GB) and .venv-light (~20 MB), the matrix's cell environments, FlashInfer JIT
+cache and bytecode (.pcgkit/), and ${PCGKIT_CACHE:-~/.cache/pcgkit} (`preflight --sglang`'s release environments,
+the docker base image, act's built actions); sizes as `du` counts them (pcgkit.util.diskuse). Only folders with the
+kit's stamp (pcgkit.util.envlock.OWNED_MARK) are listed or removed, so a `PCGKIT_CACHE=$HOME` never touches the
+user's own; an environment in use (`.NAME.use`) or being built (`.NAME.lock`) is kept with a line naming the holder,
+and lock files are never unlinked.
 """
 
 from __future__ import annotations

@@ -68,17 +68,13 @@ def _matrix_args(args, absolute: bool) -> list[str]:
     temp file would be baked into the workflow and exist nowhere on the runner (one usage line instead)."""
     out = []
     for flag, value, default in (("--matrix", args.matrix, DEFAULT_MATRIX_FILE), ("--pins", args.pins, pins_mod.DEFAULT_PINS_FILE)):
-        path = Path(value)
-        if path.resolve() == Path(default).resolve():
+        path, here = Path(value).resolve(), Path.cwd().resolve()
+        if path == Path(default).resolve():
             continue
-        if absolute:
-            out += [flag, str(path.resolve())]
-            continue
-        here = Path.cwd().resolve()
-        if not path.resolve().is_relative_to(here) or not path.resolve().is_file():
+        if not absolute and not (path.is_relative_to(here) and path.is_file()):
             raise UsageError(f"{flag} {value}: the workflow runs in your repository on GitHub, where this path does not "
                              f"exist: pass a file committed in the repository, relative to it (run from its root)")
-        out += [flag, path.resolve().relative_to(here).as_posix()]
+        out += [flag, str(path) if absolute else path.relative_to(here).as_posix()]
     return out
 
 

@@ -1,10 +1,6 @@
-"""`pcgkit docker lock|context|command` and the docker options of `pcgkit matrix`.
-
-lock: read each base's digest from its registry (through the engine) and rewrite only the digest
-lines of docker/pins.toml; a base whose registry cannot be reached keeps its line and is named.
-context: write a cell's build context and print the `docker build` line (build by hand).
-command: print the `docker run` line that reproduces a cell from its image.
-"""
+"""`pcgkit docker lock|context|command`. lock: each base's digest from its registry into docker/pins.toml's digest
+lines (an unreachable registry keeps its line and is named); context: a cell's build context and its `docker build`
+line; command: the `docker run` line that reproduces a cell from its image."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pcgkit.commands import add_command
 from pcgkit.e2e.checkpoint import (
     BF16,
     FORMATS,
@@ -17,14 +18,6 @@ from pcgkit.e2e.checkpoint import (
 )
 from pcgkit.errors import UsageError
 from pcgkit.util.argtypes import add_force
-
-
-def register(subparsers) -> None:
-    e2e = subparsers.add_parser("e2e", help="the end-to-end launch's checkpoint: the tiny NVFP4 one, its bf16 control, or a published shape",
-                             description="The end-to-end piecewise launch case's tiny checkpoint: NVFP4 in ModelOpt layout, or its bf16 control.",
-                             epilog="example:\n  %(prog)s checkpoint --out /tmp/tiny-nvfp4")
-    sub = e2e.add_subparsers(dest="e2e_command", required=True)
-    _add_checkpoint(sub)
 
 
 def _cmd_checkpoint(args) -> int:
@@ -42,11 +35,17 @@ def _cmd_checkpoint(args) -> int:
     return 0
 
 
-def _add_checkpoint(e2e_subparsers) -> None:
-    cmd = e2e_subparsers.add_parser("checkpoint", help="write the tiny Llama checkpoint (NVFP4 in ModelOpt layout, or bf16)",
-                                    description="Write the tiny 2-layer Llama-style checkpoint (NVFP4 in ModelOpt layout, or its bf16 twin), or a published architecture (Llama-3.2-1B, Llama-3.1-8B) with random bf16 weights; local tokenizer, no downloads.",
-                                    epilog="examples:\n  %(prog)s --out /tmp/tiny-nvfp4\n  %(prog)s --out /tmp/tiny-bf16 --format bf16   # the piecewise control\n"
-                                           "  %(prog)s --out /tmp/llama-8b --shape llama-3.1-8b --device cuda   # 16 GB, random bf16")
+def register(subparsers) -> None:
+    e2e = add_command(subparsers, "e2e", "the end-to-end launch's checkpoint: the tiny NVFP4 one, its bf16 control, or "
+                      "a published shape", "The end-to-end piecewise launch case's tiny checkpoint: NVFP4 in ModelOpt "
+                      "layout, or its bf16 control.", "checkpoint --out /tmp/tiny-nvfp4")
+    sub = e2e.add_subparsers(dest="e2e_command", required=True)
+    cmd = add_command(sub, "checkpoint", "write the tiny Llama checkpoint (NVFP4 in ModelOpt layout, or bf16)",
+                      "Write the tiny 2-layer Llama-style checkpoint (NVFP4 in ModelOpt layout, or its bf16 twin), or a "
+                      "published architecture (Llama-3.2-1B, Llama-3.1-8B) with random bf16 weights; local tokenizer, "
+                      "no downloads.", "--out /tmp/tiny-nvfp4",
+                      "--out /tmp/tiny-bf16 --format bf16   # the piecewise control",
+                      "--out /tmp/llama-8b --shape llama-3.1-8b --device cuda   # 16 GB, random bf16")
     cmd.add_argument("--out", required=True, help="directory to write into")
     add_force(cmd)
     cmd.add_argument("--shape", default=TINY, choices=(TINY, *NAMED_SHAPES),

@@ -3,6 +3,7 @@ locks, discovered releases, the tox section) is the workshop's (lab/commands/: p
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import hashlib
 import os
@@ -123,8 +124,8 @@ def cell_problems(outcomes) -> list[str]:
 
 
 def _axis_cell(base: Cell, axis: str, version: str, planned: list[Cell]) -> Cell:
-    field = {"flashinfer-python": "flashinfer", "torch": "torch", "sglang": "sglang"}[axis]
-    short = {"flashinfer-python": "fi", "torch": "torch", "sglang": "sglang"}[axis]
+    field, short = {"flashinfer-python": ("flashinfer", "fi"), "torch": ("torch", "torch"),
+                    "sglang": ("sglang", "sglang")}[axis]
     if getattr(base, field) == version:
         return base  # the base cell itself, with its cached result
     companions = base.companions
@@ -141,7 +142,7 @@ def _axis_cell(base: Cell, axis: str, version: str, planned: list[Cell]) -> Cell
 
 
 def _cmd_bisect(args) -> int:
-    planned = planned_cells(_without_cells(args))
+    planned = planned_cells(argparse.Namespace(**{**vars(args), "cell": None}))  # the whole plan: reusable cells
     base = next((c for c in planned if c.id == args.base), None)
     if base is None:
         raise UsageError(f"--base {args.base}: not a cell of {args.matrix}")
@@ -214,13 +215,6 @@ def _check_every(args, base: Cell, versions: list[str], planned: list[Cell], con
     print(f"first change, every version: {exhaustive}; bisection: {bisected} -> "
           + ("same boundary" if agree else "DIFFERENT boundaries (more than one change on the axis?)"))
     return 0 if agree and result.found else 1
-
-
-def _without_cells(args):
-    """The same arguments with no --cell filter: bisect looks at the whole plan for reusable cells."""
-    import argparse
-
-    return argparse.Namespace(**{**vars(args), "cell": None})
 
 
 def _common(parser) -> None:

@@ -16,12 +16,11 @@ import json
 import os
 import sys
 import tempfile
-import textwrap
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from pcgkit.catalog import Family, modes_of
-from pcgkit.commands import python_option
+from pcgkit.commands import python_option, wrapped
 from pcgkit.errors import ExitCode, ProbeFailedError, UsageError
 from pcgkit.preflight.answer import Answer, Preflight, decide
 from pcgkit.preflight.resolve import BREAKABLE
@@ -93,9 +92,8 @@ def render(p: Preflight) -> str:
     versions = probe.get("versions") or {}
     device = (probe.get("device") or {}).get("label", "?")
     lines = [f"preflight: {p.answer.value.upper()}" + (f" ({p.mode})" if p.mode else ""), f"  {p.reason}",
-             "  on: sglang {sglang}, flashinfer-python {flashinfer}, torch {torch}".format(
-                 sglang=versions.get("sglang"), flashinfer=versions.get("flashinfer-python"), torch=versions.get("torch")),
-             f"  device: {device}"]
+             f"  on: sglang {versions.get('sglang')}, flashinfer-python {versions.get('flashinfer-python')}, "
+             f"torch {versions.get('torch')}", f"  device: {device}"]
     piecewise = probe.get("piecewise") or {}
     if piecewise and piecewise.get("runner") != BREAKABLE:  # the breakable runner's why is the reason already
         lines.append(f"  piecewise capture: {'on' if piecewise.get('on') else 'off' if piecewise.get('on') is False else '?'}"
@@ -112,14 +110,7 @@ def render(p: Preflight) -> str:
         lines += [f"    {line}" for line in p.advice.get("lines", ())]
     elif p.answer is Answer.WILL_CRASH and (switch := switch_line(probe)):
         lines.append(f"  to launch without piecewise capture: {switch}")
-    return "\n".join(row for line in lines for row in _wrapped(line))
-
-
-def _wrapped(line: str) -> list[str]:
-    """One line at most 80 columns wide, whole: its indent kept, the rows after the first two further in."""
-    lead = line[: len(line) - len(line.lstrip())]
-    return textwrap.wrap(line.strip(), 80, initial_indent=lead, subsequent_indent=lead + "  ",
-                         break_on_hyphens=False) or [line]
+    return "\n".join(row for line in lines for row in wrapped(line.strip(), line[: len(line) - len(line.lstrip())]))
 
 
 def _launch_arguments(args: argparse.Namespace) -> list[str]:
@@ -215,8 +206,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="examples:\n  %(prog)s --python ~/sglang-env/bin/python --arch sm120 -- --model-path ./Llama-NVFP4 "
                "--quantization modelopt_fp4\n  %(prog)s --sglang 0.5.12 -- --model-path ./Llama-NVFP4\n"
                "  %(prog)s --json -- --model-path ./ckpt\n"
-               "exit status: 0 ok, 10 will crash, 11 unknown, 2 usage, 4 environment",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+               "exit status: 0 ok, 10 will crash, 11 unknown, 2 usage, 4 environment")
     python_option(parser, "the interpreter that would serve (default: this one)")
     parser.add_argument("--sglang", metavar="VERSION",
                         help="instead of --python: a cached environment with this SGLang release and the pins it "

@@ -21,15 +21,6 @@ from pcgkit.util.untrusted import is_safe_id
 BISECT_ID_MARK = "~"  # bisect's probe cells are named "<base>~<axis>-<version>"
 
 
-def cell_outcomes(reports: Path, with_bisect: bool = False) -> list:
-    """Every cell.json under the reports folder; an unreadable one is an error row, never dropped."""
-    root = cells_root(reports)
-    outcomes = [read_outcome_row(p) for p in sorted(root.glob(f"*/{CELL_FILE}"))]
-    if not with_bisect:
-        outcomes = [o for o in outcomes if BISECT_ID_MARK not in o.cell.id]
-    return outcomes
-
-
 def matrix_status(outcomes) -> ExitCode:
     """Error cells (or error rows), else a change against a baseline, else success.
 
@@ -64,19 +55,10 @@ def parse_not_run(items: Sequence[str]) -> list[tuple[str, str]]:
 
 def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = (), compat: Path | None = None,
            not_run: Sequence[tuple[str, str]] = (), over: Path | None = None) -> int:
-    """Merge cells into the writers' outputs (compat.md/json, the dashboard, the merged JUnit), keep the history.
-
-    Without sources: every cell on disk under reports/matrix/cells. With sources (`--from`): the
-    cell folders and archives named, from any number of hosts (pcgkit/report/sources.py), staged
-    under reports/matrix/merged; unreadable or foreign inputs become error rows with the reason.
-    With compat: render that compat.json (schema /1 or /2) instead of cells.
-    With over: the cells (on disk or from sources) in place of the same cells of that compat.json, the
-    others kept as measured (pcgkit.report.compat.splice); the status is judged on the whole.
-    Bisection's probe cells live beside the matrix cells (so each reuses the other's results) but
-    stay out of the report unless asked: the report is the matrix's table, `pcgkit bisect` prints its own.
-    Written under signals.deferred(): a stop signal arriving now takes effect once the files are done.
-    Returns the matrix status (pcgkit.errors.EXIT_CODES).
-    """
+    """Merge cells (merge_cells says which) into compat.md/json, the dashboard and the merged JUnit, keep the
+    history, and return the matrix status. `compat`: render that compat.json instead; `over`: the cells in place of
+    the same cells of that compat.json (pcgkit.report.compat.splice), the status judged on the whole. Bisection's
+    probe cells stay out unless asked. Written under signals.deferred(): a stop waits until the files are done."""
     atomic.check_writable_dir(reports)
     if over is not None and compat is not None:
         raise UsageError("--over and --compat: pass one (--over splices cells into a compat.json; --compat renders one)")
@@ -129,8 +111,9 @@ class Merged(NamedTuple):
 
 def merge_cells(reports: Path, with_bisect: bool, sources: Sequence[str], not_run: Sequence[tuple[str, str]],
                 over: Path | None) -> Merged:
-    """The cells on disk (or from `sources`, staged under reports/matrix/merged) as one typed table, spliced into
-    `over`'s when given; unreadable inputs become error rows with the reason (report()'s docstring)."""
+    """The cells on disk, or from `sources` (folders and archives from any number of hosts, staged under
+    reports/matrix/merged), as one typed table, spliced into `over`'s when given; an unreadable or foreign input
+    is an error row with the reason."""
     root = cells_root(reports)
     if sources:
         loaded = load_sources(sources, reports / "matrix" / "merged")
@@ -138,7 +121,8 @@ def merge_cells(reports: Path, with_bisect: bool, sources: Sequence[str], not_ru
     else:
         if not root.is_dir():
             raise UsageError(f"no cells under {root}: run `pcgkit matrix` first (or pass --compat compat.json)")
-        loaded = local_rows(cell_outcomes(reports, with_bisect=True), root)
+        # every cell.json, bisection's too (filtered below); an unreadable one is an error row, never dropped
+        loaded = local_rows([read_outcome_row(p) for p in sorted(root.glob(f"*/{CELL_FILE}"))], root)
     if not with_bisect:
         loaded = dataclasses.replace(loaded, rows=tuple(r for r in loaded.rows if BISECT_ID_MARK not in r.cell_id))
     if sources:

@@ -1,11 +1,9 @@
-"""`pcgkit run`: the trace-level cases in one environment (yours, or this one), then reports/.
-
-The handler checks the interpreter (preflight), runs the cases through pcgkit.jobs.run with the
-catalog's modes to account for, writes summary.md and prints the verdicts; the exit status follows
-from the verdicts and pytest's own status."""
+"""`pcgkit run`: the trace-level cases in one environment (yours, or this one) through pcgkit.jobs.run, then
+reports/ and the verdicts; the exit status follows from the verdicts and pytest's own status."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -91,10 +89,8 @@ def preflight(python: str) -> str | None:
         done = None
     report = None
     if done is not None and done.ok:
-        try:
+        with contextlib.suppress(ValueError, IndexError):
             report = json.loads(done.output_tail.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            report = None
     return preflight_problem(python, report, kit_root)
 
 

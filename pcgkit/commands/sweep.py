@@ -1,15 +1,10 @@
-"""`pcgkit sweep`: run the sweep in this interpreter (its installed flashinfer and torch), write
-sweep.json (schema pcgkit.sweep/1) and sweep.md (readiness table) into --reports, print the table.
-
-`--real`: on a CUDA host, trace on the real device (its own arch) with nothing simulated and no
-guard, so wrappers' constructors and plan() run for real; without a GPU it refuses (exit 3).
-The per-release trace-safety certificate is built in the workshop (`bin/pcgkit lab certify`); the kit
-reads the committed ones (pcgkit.sweep.certificate)."""
+"""`pcgkit sweep`: the sweep in this interpreter (its flashinfer and torch) into --reports (sweep.json, schema
+pcgkit.sweep/1; sweep.md, the readiness table). `--real`: on the CUDA device, nothing simulated and no guard, so
+plan() runs for real (no GPU: exit 3). The certificates are built in the workshop (`bin/pcgkit lab certify`)."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import time
@@ -75,9 +70,8 @@ def main(args: argparse.Namespace) -> int:
     device = real_device() if args.real else None  # refuse before any work
     arches = [arch_of(device)] if device else (args.arch or list(SIMULATED_ARCHES))
     toolkit = cuda_toolkit_root()
-    env = toolkit_env()  # recorded below
     start = time.perf_counter()
-    with mock.patch.dict(os.environ, env) if env else contextlib.nullcontext():
+    with mock.patch.dict(os.environ, toolkit_env()):
         swept = run_sweep_real(specs, device) if device else run_sweep(specs, arches)
     results = [r.to_dict() for r in swept]
     flashinfer_version, torch_version = installed_versions()

@@ -1,21 +1,18 @@
 """`pcgkit triage [LOG ...|-] [--json] [--verbose] [--sglang X] [--flashinfer X] [--torch X] [--arch SM]
 [--env ENV.json | --python ENV]`: read logs as pasted, print the diagnosis and what to do on the user's release.
 
-The command handler: input is read here (files, stdin for `-` / no argument, the env capture); the
-case catalog is read here and handed down as values (CatalogView: the stage never imports it);
-everything after is pure (pcgkit.values.signature.read_log -> diagnose -> read_facts -> advise ->
-personal_answer) and rendered at the end: the diagnosis, then the user's release and what to do on it,
-then next steps, then the evidence; one 80x24 screen unless --verbose. The user's release: the flags,
-else the capture, else the versions the log prints. Commands are spelled as the user runs the kit.
-Exit 0 when every log got a diagnosis; 2 when an input could not be read or a flag names no release (one
-line each, after the diagnoses of the others). A log is read to its end in bounded memory (its head, its tail and
-the lines that can matter between: pcgkit.values.paste.excerpt_stream); a FIFO or a folder of logs is read too.
+The handler reads the input (files, folders, FIFOs, stdin; a long log in bounded memory through
+pcgkit.values.paste.excerpt_stream) and the catalog, and hands both down as values; the rest is pure
+(read_log -> diagnose -> read_facts -> advise -> personal_answer), rendered on one 80x24 screen unless --verbose.
+The user's release: the flags, else the capture, else the log's own versions. Exit 0 when every log got a
+diagnosis; 2 when an input could not be read or a flag names no release (one line each, after the others' diagnoses).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import io
 import json
 import os
@@ -23,12 +20,11 @@ import select
 import shlex
 import stat
 import sys
-import textwrap
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pcgkit import catalog
-from pcgkit.commands import python_option
+from pcgkit.commands import python_option, wrapped
 from pcgkit.errors import ExitCode, UsageError
 from pcgkit.triage.advice import (
     Advice,
@@ -147,20 +143,14 @@ def _fit(line: str) -> str:
     return line if len(line) <= SCREEN_COLUMNS else line[: SCREEN_COLUMNS - 6].rstrip() + " [...]"
 
 
-def _wrap(text: str, indent: str = "  ", *, command: bool = False) -> list[str]:
-    """`text` wrapped at SCREEN_COLUMNS, whole; a `command` to copy never splits a word (a long log path)."""
-    return textwrap.wrap(text, SCREEN_COLUMNS, initial_indent=indent, subsequent_indent=indent + "  ",
-                         break_on_hyphens=False, break_long_words=not command) or [indent]
-
-
 def _head(t: Triage, verbose: bool = False) -> list[str]:
     d = t.diagnosis
     mode = f", {d.mode or 'mode undetermined'}" if d.kind is Kind.KNOWN_BUG else ""
     head = f"== {t.source} ({t.lines} lines)"
     head = head if len(head) <= SCREEN_COLUMNS or verbose else f"== {Path(t.source).name} ({t.lines} lines)"
-    out = [*_wrap(head, ""), f"diagnosis: {d.kind}{mode} (confidence {d.confidence})"]
-    out += _wrap(d.summary)
-    return out + (_wrap(d.compile_safety) if d.compile_safety else [])
+    out = [*wrapped(head), f"diagnosis: {d.kind}{mode} (confidence {d.confidence})"]
+    out += wrapped(d.summary, "  ")
+    return out + (wrapped(d.compile_safety, "  ") if d.compile_safety else [])
 
 
 def _what_to_do(t: Triage) -> list[str]:
@@ -178,7 +168,7 @@ def _what_to_do(t: Triage) -> list[str]:
             out += list(t.switches)[: ACTION_LINES - 1]
     if t.next_steps:
         out.append("next:")
-        out += [ln for step in t.next_steps for ln in _wrap(step.strip(), "    " if step[:2] == "  " else "  ", command=True)]
+        out += [ln for step in t.next_steps for ln in wrapped(step.strip(), "    " if step[:2] == "  " else "  ", command=True)]
     return out
 
 
@@ -208,11 +198,11 @@ def render(t: Triage, verbose: bool = False) -> str:
     SCREEN_COLUMNS (evidence and notes cut to fit, `--verbose` says how much more); verbose: everything."""
     d = t.diagnosis
     top = _head(t, verbose) + _what_to_do(t)
-    tail = _wrap(f"piecewise: {d.piecewise} ({d.piecewise_reason})", "")
+    tail = wrapped(f"piecewise: {d.piecewise} ({d.piecewise_reason})")
     notes = [f"  {m}" for m in d.missing] + [f"  also consistent with {m} (its rule accepts the same text)" for m in d.also]
     if not verbose:
         return "\n".join(_screen(top, tail, [_fit(line) for line in _evidence_lines(d, short=True)],
-                                  [row for n in notes for row in _wrap(n.strip())], "the paste lacks:" if d.missing else "also:"))
+                                  [row for n in notes for row in wrapped(n.strip(), "  ")], "the paste lacks:" if d.missing else "also:"))
     out = top + ["evidence:"] + (_evidence_lines(d) or ["  (none)"]) + tail
     if d.survived:
         out.append("survived in the paste: " + ", ".join(d.survived))
@@ -325,16 +315,10 @@ def _read_path(name: str) -> list[tuple[str, Reader]]:
         files = sorted(p for p in path.rglob("*") if p.is_file())
         if not files:
             raise UnreadableLog(f"{name}: a folder with no files in it; give the log files")
-        return [(str(f), _reader(f, str(f))) for f in files]
+        return [(str(f), functools.partial(_read_file, f, str(f))) for f in files]
     if not (path.exists() or path.is_symlink()):
         raise UnreadableLog(f"{name}: no such file")
-    return [(name, _reader(path, name))]
-
-
-def _reader(path: Path, name: str) -> Reader:
-    def read() -> LogExcerpt:
-        return _read_file(path, name)
-    return read
+    return [(name, functools.partial(_read_file, path, name))]
 
 
 def _inputs(paths: list[str]) -> list[tuple[str, Reader]]:
@@ -428,8 +412,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "then what to do on your release, then the evidence (one screen; --verbose for all).",
         epilog="examples:\n  %(prog)s server.log\n  %(prog)s server.log --sglang 0.5.11 --arch sm121\n"
                "  %(prog)s server.log --python /path/to/venv/bin/python\n"
-               "  docker logs sglang 2>&1 | %(prog)s -\n  %(prog)s --json server.log --env env.json",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+               "  docker logs sglang 2>&1 | %(prog)s -\n  %(prog)s --json server.log --env env.json")
     parser.add_argument("logs", nargs="*", metavar="LOG", help="log files; '-' or none reads stdin")
     parser.add_argument("--json", action="store_true", help=f"machine-readable output ({SCHEMA})")
     parser.add_argument("--verbose", "-v", action="store_true", help="everything: every evidence line, the full "
