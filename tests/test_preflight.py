@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from lab.sglang_facts import validated_flags
 from pcgkit.commands.preflight import ANSWER_EXIT, _launch_arguments, advice_for, failure_modes
 from pcgkit.errors import ExitCode
 from pcgkit.preflight.answer import Answer, decide, matching_mode
 from pcgkit.preflight.resolve import capability_refusal, model_shape, piecewise_state, tiny_features
-from pcgkit.sglang.facts import validated_flags
 
 DATA = Path(__file__).parent / "data" / "preflight"
 FLAGS = {f.sglang: f.to_dict() for f in validated_flags()}

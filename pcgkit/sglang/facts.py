@@ -1,18 +1,14 @@
 """Per-version SGLang facts, read from the INSTALLED sglang (never from a table written by hand).
 
-Three questions, each answered from that version's own code:
 - piecewise CUDA graphs: opt-in or on by default, and the flags that enable / disable / force them
   (`piecewise_flags()`: from `ServerArgs.add_cli_args(parser)` when `sglang.srt.server_args`
   imports; otherwise from the source text of the installed files, and the fact says so). This is
   the ONE reader of those flags: the report shows its human-readable fields and the end-to-end
   launch (pcgkit.e2e.launch) builds its argv from `enable_argv` / `force_argv`;
-- which callable `ModelOptFp4LinearMethod.apply` uses to quantize activations, on SM120 and on a
-  non-SM120 family (`fp4_dispatch()`: sglang binds it at import time behind GPU-family checks that
-  only answer on a CUDA machine, so the binding is read from the module's source with `ast`);
-- whether that callable is wrapped as a torch op (registered custom op / `torch.ops.*`).
+- the ports SGLang derives from --port (`derived_port_offsets()`).
 
-The pure parts (`flags_from_actions`, `flags_from_source`, `dispatch_from_source`) take data and
-are tested on real sglang source text; the functions without arguments locate the installed files.
+The pure parts (`flags_from_actions`, `flags_from_source`) take data and are tested on real sglang
+source text; the functions without arguments locate the installed files.
 """
 
 from __future__ import annotations
@@ -203,7 +199,7 @@ def _switch_flags(piecewise: list[ActionInfo], by_prefix: dict[str, ActionInfo |
     )
 
 
-def _action_info(action: argparse.Action) -> ActionInfo:
+def action_info(action: argparse.Action) -> ActionInfo:
     choices = tuple(str(c) for c in action.choices) if action.choices is not None else None
     deprecated = "Deprecated" in type(action).__name__ or (action.help or "").startswith("Deprecated")
     return ActionInfo(tuple(action.option_strings), action.dest, action.default, action.const, choices, action.nargs,
@@ -260,34 +256,9 @@ def piecewise_flags() -> PiecewiseFlags:
         return flags_from_source(_server_args_sources(root), version, _prefill_default_from_source(root),
                                  import_error=f"{type(exc).__name__}: {exc}")
     return flags_from_actions(
-        (_action_info(a) for a in parser._actions), version, _prefill_default_on_cuda(),
+        (action_info(a) for a in parser._actions), version, _prefill_default_on_cuda(),
         source=ARGPARSE_SOURCE,
     )
-
-
-BREAKABLE_FLAG = "--enable-breakable-cuda-graph"  # SGLang 0.5.11-0.5.13 (FACTS.md, read from the 0.5.11 wheel)
-BREAKABLE_BACKEND = "breakable"  # a --cuda-graph-backend-prefill choice (0.5.14+)
-
-
-def breakable_argv_from_actions(actions: Iterable[ActionInfo]) -> tuple[str, ...] | None:
-    """The argv that makes the prefill graphs SGLang's breakable CUDA graph (no torch.compile) in this
-    release, or None where it has none: the 0.5.11-0.5.13 switch, or the prefill backend choice. Pure."""
-    actions = list(actions)
-    if any(BREAKABLE_FLAG in a.option_strings for a in actions):
-        return (BREAKABLE_FLAG,)
-    for action in actions:
-        if _PREFILL_BACKEND_FLAG in action.option_strings and BREAKABLE_BACKEND in (action.choices or ()):
-            return (_PREFILL_BACKEND_FLAG, BREAKABLE_BACKEND)
-    return None
-
-
-def breakable_argv() -> tuple[str, ...] | None:
-    """breakable_argv_from_actions over the installed release's own parser (raises if it does not import)."""
-    from sglang.srt.server_args import ServerArgs
-
-    parser = argparse.ArgumentParser(add_help=False)
-    ServerArgs.add_cli_args(parser)
-    return breakable_argv_from_actions(_action_info(a) for a in parser._actions)
 
 
 def _forget_partial_import(package: str) -> None:
@@ -369,25 +340,7 @@ def flags_from_source(
 
 # --- the per-release switch, as people read it ------------------------------------------------
 # One wording for every place that tells a user how to run without piecewise CUDA graphs (the README
-# box, compat.md's SGLang section): read from each release's own parser as the kit validated it
-# (fixtures/sglang_launch_validation.json), never retyped by hand.
-
-VALIDATION_FILE = "sglang_launch_validation.json"
-
-
-def flags_from_validation(validation: dict) -> tuple[PiecewiseFlags, ...]:
-    """Each validated release's piecewise flags, in the file's order (oldest first). Pure."""
-    return tuple(PiecewiseFlags.from_dict(r["probe"]["flags"])
-                 for r in validation.get("results", ()) if (r.get("probe") or {}).get("flags"))
-
-
-def validated_flags() -> tuple[PiecewiseFlags, ...]:
-    """flags_from_validation over the shipped validation file (the one read of it)."""
-    import json
-
-    from pcgkit import resources
-
-    return flags_from_validation(json.loads(resources.fixture(VALIDATION_FILE).read_text()))
+# box, compat.md's SGLang section), from each release's own parser facts, never retyped by hand.
 
 
 def switch_wording(flags: PiecewiseFlags) -> tuple[str, str]:
