@@ -38,15 +38,6 @@ from pcgkit.util import atomic
 GROUP_SIZE = 16
 E2M1_MAX = 6.0
 E4M3_MAX = 448.0
-QUANTIZED_PROJECTIONS = (
-    "self_attn.q_proj",
-    "self_attn.k_proj",
-    "self_attn.v_proj",
-    "self_attn.o_proj",
-    "mlp.gate_proj",
-    "mlp.up_proj",
-    "mlp.down_proj",
-)
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>", "<pad>")
 TRAINING_TEXT = (
     "the quick brown fox jumps over the lazy dog",
@@ -121,6 +112,7 @@ class TinyLlamaShape:
                 raise UsageError(f"{name} is {out_f}x{in_f}: both must be multiples of 128 for the FP4 kernels")
 
 
+QUANTIZED_PROJECTIONS = tuple(TinyLlamaShape().projections())  # every layer's linears; embeddings and lm_head stay bf16
 LLAMA3_ROPE = (("high_freq_factor", 4.0), ("low_freq_factor", 1.0), ("original_max_position_embeddings", 8192),
                ("rope_type", "llama3"))
 NAMED_SHAPES = {
@@ -405,10 +397,3 @@ def write_checkpoint(out: Path, shape: TinyLlamaShape = TinyLlamaShape(), seed: 
                    *([INDEX_FILE] if (out / INDEX_FILE).is_file() else [])]
     folder.record("tokenizer.json", *weights)
     return out
-
-
-def bf16_tensors(shape: TinyLlamaShape, seed: int = 0) -> dict:
-    """Every tensor of the control checkpoint: the same seeded weights as the NVFP4 one, in bf16."""
-    import torch
-
-    return {name: weight.to(torch.bfloat16).contiguous() for name, weight in dense_weights(shape, seed).items()}

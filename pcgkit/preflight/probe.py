@@ -102,11 +102,6 @@ SIZE_FIELDS = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_att
                "vocab_size")
 
 
-def _hf_config(config: dict) -> types.SimpleNamespace:
-    """config.json as the attribute object SGLang's quantization code reads (getattr(hf_config, ...))."""
-    return types.SimpleNamespace(**config)
-
-
 def bare_model_config(config: dict, args: argparse.Namespace):
     """SGLang's ModelConfig without its constructor (which loads transformers' AutoConfig): only the fields its
     quantization resolution reads. The resolution itself is SGLang's method."""
@@ -116,8 +111,9 @@ def bare_model_config(config: dict, args: argparse.Namespace):
     model_config.model_path = args.model_path
     model_config.revision = getattr(args, "revision", None)
     model_config.quantization = getattr(args, "quantization", None)
-    model_config.hf_config = _hf_config(config)
-    model_config.hf_text_config = _hf_config(config.get("text_config") or config)
+    # config.json as the attribute objects SGLang's quantization code reads (getattr(hf_config, ...))
+    model_config.hf_config = types.SimpleNamespace(**config)
+    model_config.hf_text_config = types.SimpleNamespace(**(config.get("text_config") or config))
     model_config.is_draft_model = False
     # What the auto-disable check reads (ServerArgs._handle_piecewise_cuda_graph), computed by the same
     # module-level functions ModelConfig.__init__ calls, where this release has them.
