@@ -9,11 +9,9 @@ import json
 from typing import Iterable
 
 from pcgkit import resources
-from pcgkit.sglang.facts import ActionInfo, PiecewiseFlags, action_info
+from pcgkit.sglang import facts
+from pcgkit.sglang.facts import ActionInfo, PiecewiseFlags
 
-BREAKABLE_FLAG = "--enable-breakable-cuda-graph"  # SGLang 0.5.11-0.5.13 (FACTS.md, read from the 0.5.11 wheel)
-BREAKABLE_BACKEND = "breakable"  # a --cuda-graph-backend-prefill choice (0.5.14+)
-PREFILL_BACKEND_FLAG = "--cuda-graph-backend-prefill"
 VALIDATION_FILE = "sglang_launch_validation.json"
 
 
@@ -21,11 +19,11 @@ def breakable_argv_from_actions(actions: Iterable[ActionInfo]) -> tuple[str, ...
     """The argv that makes the prefill graphs SGLang's breakable CUDA graph (no torch.compile) in this
     release, or None where it has none: the 0.5.11-0.5.13 switch, or the prefill backend choice. Pure."""
     actions = list(actions)
-    if any(BREAKABLE_FLAG in a.option_strings for a in actions):
-        return (BREAKABLE_FLAG,)
+    if any(facts.BREAKABLE_SWITCH in a.option_strings for a in actions):
+        return (facts.BREAKABLE_SWITCH,)
     for action in actions:
-        if PREFILL_BACKEND_FLAG in action.option_strings and BREAKABLE_BACKEND in (action.choices or ()):
-            return (PREFILL_BACKEND_FLAG, BREAKABLE_BACKEND)
+        if facts.PREFILL_BACKEND_FLAG in action.option_strings and facts.BREAKABLE in (action.choices or ()):
+            return (facts.PREFILL_BACKEND_FLAG, facts.BREAKABLE)
     return None
 
 
@@ -35,7 +33,7 @@ def breakable_argv() -> tuple[str, ...] | None:
 
     parser = argparse.ArgumentParser(add_help=False)
     ServerArgs.add_cli_args(parser)
-    return breakable_argv_from_actions(action_info(a) for a in parser._actions)
+    return breakable_argv_from_actions(facts.action_info(a) for a in parser._actions)
 
 
 def flags_from_validation(validation: dict) -> tuple[PiecewiseFlags, ...]:

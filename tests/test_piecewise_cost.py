@@ -207,7 +207,7 @@ def test_benchmark_three_modes_and_outputs_against_the_stand_in(tmp_path, monkey
                                  "--enforce-piecewise-cuda-graph", (), facts.ARGPARSE_SOURCE,
                                  force_argv=("--enforce-piecewise-cuda-graph",))
     monkeypatch.setattr(bench.sglang_facts, "piecewise_flags", lambda: flags)
-    monkeypatch.setattr(bench.lab_facts, "breakable_argv", lambda: (bench.lab_facts.BREAKABLE_FLAG,))
+    monkeypatch.setattr(bench.lab_facts, "breakable_argv", lambda: (facts.BREAKABLE_SWITCH,))
     monkeypatch.setattr(bench.hardware, "detect_cuda_devices", lambda: (Device("stand-in GPU (test)", (9, 0)),))
     real = launch_mod.build_launch
 

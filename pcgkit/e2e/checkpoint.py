@@ -11,18 +11,15 @@ Layout (as ModelOpt's NVFP4 exports, e.g. nvidia/Llama-3.1-8B-Instruct-FP4, ship
                          input_scale fp32 scalar; embeddings, norms and lm_head in bf16
   tokenizer.json         a WordLevel tokenizer trained here on a few sentences, + tokenizer_config.json
 
-Shapes: every K is a multiple of 128 and every N of 128, so no FP4 GEMM / swizzle padding rule
-(K % 16 for the scales, K % 32 / N % 32 tiles, 128x4 scale tiles) is near its edge.
-Weights are random (seeded); the model generates nonsense, quickly. The quantization reuses
-pcgkit.fp4.reference (FlashInfer's fp4_quantize step by step).
+Shapes: every K and N is a multiple of 128, so no FP4 GEMM / swizzle padding rule (K % 16 for the scales,
+K % 32 / N % 32 tiles, 128x4 scale tiles) is near its edge. Weights are random (seeded); the model generates
+nonsense, quickly. The quantization reuses pcgkit.fp4.reference (FlashInfer's fp4_quantize step by step).
 
-Named shapes (NAMED_SHAPES, issue 40): the architecture numbers of published models (Llama-3.2-1B,
-Llama-3.1-8B; each cites the config it was copied from) with random bf16 weights, for measuring at a
-real model's size. `parameter_count` and `tensor_specs` answer for them without allocating; the bf16
-writer streams tensor by tensor (generated on `device`, e.g. the GPU) into safetensors shards of at most
-SHARD_BYTES with Hugging Face's index file, so an 8B checkpoint never sits whole in memory. Their
-tokenizer is the same local WordLevel one, filled with placeholder words up to the shape's vocabulary so
-that every token id the model can emit decodes.
+Named shapes (NAMED_SHAPES, issue 40): published architectures (each cites the config it was copied from) with
+random bf16 weights, for measuring at a real model's size. The bf16 writer streams tensor by tensor (generated on
+`device`) into safetensors shards of at most SHARD_BYTES with Hugging Face's index file, so an 8B checkpoint never
+sits whole in memory; the tokenizer is filled with placeholder words up to the shape's vocabulary, so that every
+token id the model can emit decodes.
 """
 
 from __future__ import annotations

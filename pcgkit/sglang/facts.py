@@ -28,7 +28,7 @@ UNKNOWN = "unknown"
 NOT_SHIPPED = "not-shipped"  # this sglang has no piecewise CUDA graph flags at all
 
 _PIECEWISE_FLAG = re.compile(r"""["'](--[a-z0-9-]*piecewise[a-z0-9-]*)["']""")
-_PREFILL_BACKEND_FLAG = "--cuda-graph-backend-prefill"
+PREFILL_BACKEND_FLAG = "--cuda-graph-backend-prefill"
 TC_PIECEWISE = "tc_piecewise"  # 0.5.16+: the torch.compile piecewise prefill backend
 BREAKABLE = "breakable"  # the prefill backend without torch.compile (0.5.14+; the default on CUDA from 0.5.15)
 BREAKABLE_SWITCH = "--enable-breakable-cuda-graph"  # 0.5.11-0.5.13: the same runner behind a switch
@@ -116,14 +116,14 @@ def flags_from_actions(
     """
     actions = list(actions)
     piecewise = [a for a in actions if any("piecewise" in s for s in a.option_strings)]
-    backend = next((a for a in actions if _PREFILL_BACKEND_FLAG in a.option_strings), None)
+    backend = next((a for a in actions if PREFILL_BACKEND_FLAG in a.option_strings), None)
     # a deprecated switch still parses but no longer decides anything: never the "enable" answer
     by_prefix = {p: next((a for a in piecewise if a.option_strings[0].startswith(p) and not
                           (a.deprecated and p == "--enable-")), None)
                  for p in ("--enable-", "--disable-", "--enforce-")}
     all_flags = tuple(sorted({s for a in piecewise for s in a.option_strings if s.startswith("--")}))
     switch = next((a for a in actions if BREAKABLE_SWITCH in a.option_strings and not a.deprecated), None)
-    breakable = (f"{_PREFILL_BACKEND_FLAG}={BREAKABLE}" if backend is not None and BREAKABLE in (backend.choices or ())
+    breakable = (f"{PREFILL_BACKEND_FLAG}={BREAKABLE}" if backend is not None and BREAKABLE in (backend.choices or ())
                  else BREAKABLE_SWITCH if switch is not None else None)
     if backend is not None and backend.choices and TC_PIECEWISE in backend.choices:
         return _backend_choice_flags(backend, by_prefix["--enforce-"], all_flags, sglang, prefill_default, source, breakable)
@@ -144,14 +144,14 @@ def _backend_choice_flags(backend: ActionInfo, forced: ActionInfo | None, all_fl
     return PiecewiseFlags(
         sglang=sglang,
         default_state=state,
-        enable=f"{_PREFILL_BACKEND_FLAG}={TC_PIECEWISE}",
-        disable=f"{_PREFILL_BACKEND_FLAG}=disabled",
+        enable=f"{PREFILL_BACKEND_FLAG}={TC_PIECEWISE}",
+        disable=f"{PREFILL_BACKEND_FLAG}=disabled",
         force=_flag_state(forced) if forced else None,
-        all_flags=tuple(sorted(set(all_flags) | {_PREFILL_BACKEND_FLAG})),
+        all_flags=tuple(sorted(set(all_flags) | {PREFILL_BACKEND_FLAG})),
         source=source,
         note=f"prefill CUDA-graph backend default: {default or 'resolved at runtime, not read'}; "
         f"choices {list(backend.choices or ())}",
-        enable_argv=(_PREFILL_BACKEND_FLAG, TC_PIECEWISE),
+        enable_argv=(PREFILL_BACKEND_FLAG, TC_PIECEWISE),
         force_argv=force_argv,
         on_values=on_values,
         breakable=breakable,
@@ -164,7 +164,7 @@ def _switch_flags(piecewise: list[ActionInfo], by_prefix: dict[str, ActionInfo |
     `--enforce-...` once it became the default). Pure."""
     enable, disable, force = by_prefix["--enable-"], by_prefix["--disable-"], by_prefix["--enforce-"]
     if enable is None and disable is None:
-        offered = f"; {_PREFILL_BACKEND_FLAG} offers {list(backend.choices or ())}, no {TC_PIECEWISE}" if backend else ""
+        offered = f"; {PREFILL_BACKEND_FLAG} offers {list(backend.choices or ())}, no {TC_PIECEWISE}" if backend else ""
         return PiecewiseFlags(sglang, NOT_SHIPPED, None, None, None, all_flags, source,
                               note="no piecewise CUDA graph switch in this version's parser" + offered, breakable=breakable)
     if disable is not None:
@@ -253,7 +253,9 @@ def piecewise_flags() -> PiecewiseFlags:
         ServerArgs.add_cli_args(parser)
     except Exception as exc:  # any import failure (missing light dep, CUDA-only module): read the source
         _forget_partial_import("sglang")
-        return flags_from_source(_server_args_sources(root), version, _prefill_default_from_source(root),
+        config = root / "srt" / "model_executor" / "cuda_graph_config.py"
+        prefill_default = prefill_default_from_source(config.read_text()) if config.is_file() else None
+        return flags_from_source(_server_args_sources(root), version, prefill_default,
                                  import_error=f"{type(exc).__name__}: {exc}")
     return flags_from_actions(
         (action_info(a) for a in parser._actions), version, _prefill_default_on_cuda(),
@@ -282,11 +284,6 @@ def _server_args_sources(root: Path) -> dict[str, str]:
     """server_args.py and, from 0.5.23 on, the arg_groups/ modules its parser is assembled from."""
     paths = [root / "srt" / "server_args.py", *sorted((root / "srt" / "arg_groups").rglob("*.py"))]
     return {str(p.relative_to(root.parent)): p.read_text(errors="replace") for p in paths if p.is_file()}
-
-
-def _prefill_default_from_source(root: Path) -> str | None:
-    path = root / "srt" / "model_executor" / "cuda_graph_config.py"
-    return prefill_default_from_source(path.read_text()) if path.is_file() else None
 
 
 def prefill_default_from_source(text: str) -> str | None:
@@ -331,7 +328,7 @@ def flags_from_source(
     literal = re.search(r"cuda_graph_backend_prefill\s*:\s*\w*\[?\s*Optional\[Literal\[([^\]]*)\]", text)
     if literal:
         choices = tuple(re.findall(r"""["']([a-z_]+)["']""", literal.group(1)))
-        actions.append(ActionInfo((_PREFILL_BACKEND_FLAG,), "cuda_graph_backend_prefill", choices=choices))
+        actions.append(ActionInfo((PREFILL_BACKEND_FLAG,), "cuda_graph_backend_prefill", choices=choices))
     relevant = [name for name, body in sources.items() if "piecewise" in body or "cuda_graph_backend_prefill" in body]
     files = ", ".join(relevant) or f"{len(sources)} parser files (no piecewise flag in them)"
     why = f"in {origin}" if origin else f"(import of sglang.srt.server_args failed: {import_error})"
