@@ -41,12 +41,8 @@ _TIMING_RES = {
 
 def log_timings(log: str) -> dict[str, float]:
     """The capture times SGLang logs (seconds), for the ones present in the log."""
-    found = {}
-    for name, pattern in _TIMING_RES.items():
-        match = pattern.search(log)
-        if match:
-            found[name] = float(match.group(1).rstrip("."))
-    return found
+    found = {name: pattern.search(log) for name, pattern in _TIMING_RES.items()}
+    return {name: float(match.group(1).rstrip(".")) for name, match in found.items() if match}
 
 
 @dataclasses.dataclass(frozen=True)

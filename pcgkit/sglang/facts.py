@@ -107,13 +107,8 @@ def _flag_state(info: ActionInfo) -> str:
 def flags_from_actions(
     actions: Iterable[ActionInfo], sglang: str | None, prefill_default: str | None = None, source: str = ""
 ) -> PiecewiseFlags:
-    """The piecewise facts from the parser's actions. Pure.
-
-    Two generations of flags exist: boolean switches (`--enable-piecewise-cuda-graph` opt-in;
-    later `--disable-piecewise-cuda-graph` / `--enforce-piecewise-cuda-graph` once it became the
-    default), and a per-phase backend choice (`--cuda-graph-backend-prefill` with `tc_piecewise`),
-    whose default is resolved at runtime (`prefill_default`, read from sglang by the caller).
-    """
+    """The piecewise facts from the parser's actions, in either generation of flags (below); `prefill_default`:
+    the backend choice's default, resolved at runtime (read from sglang by the caller). Pure."""
     actions = list(actions)
     piecewise = [a for a in actions if any("piecewise" in s for s in a.option_strings)]
     backend = next((a for a in actions if PREFILL_BACKEND_FLAG in a.option_strings), None)
