@@ -390,7 +390,7 @@ def write_checkpoint(out: Path, shape: TinyLlamaShape = TinyLlamaShape(), seed: 
         save_file(model_tensors(shape, seed), str(out / "model.safetensors"), metadata={"format": "pt"})
         weights = ["model.safetensors"]
     else:
-        weights = [*write_bf16_shards(out, shape, seed, device),
+        weights = [*(write_bf16_shards(out, shape, seed, device) or ()),
                    *([INDEX_FILE] if (out / INDEX_FILE).is_file() else [])]
     folder.record("tokenizer.json", *weights)
     return out
