@@ -46,6 +46,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from lab import sglang_facts as lab_facts
 from lab.e2e import cost_file as cost
 from lab.e2e import outputs
 from pcgkit.e2e.case import launch_port, plan_for_checkpoint
@@ -134,7 +135,7 @@ def mode_args(mode: str) -> tuple[tuple[str, ...], str]:
     """The flags a mode adds to the control's launch (beyond the release's piecewise on/off switch), and why."""
     if mode != cost.BREAKABLE:
         return (), ""
-    argv = sglang_facts.breakable_argv()
+    argv = lab_facts.breakable_argv()
     if argv is None:
         raise SystemExit(f"piecewise_cost: sglang {sglang_facts.installed_version('sglang')} has no breakable CUDA graph "
                          "in its parser: leave `breakable` out of --modes")

@@ -28,8 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from lab.sglang_facts import validated_flags
 from pcgkit.e2e import checkpoint as ck
-from pcgkit.sglang.facts import validated_flags
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "preflight.md"

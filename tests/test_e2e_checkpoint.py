@@ -173,8 +173,8 @@ def test_named_config_carries_the_published_architecture():
 
 
 def test_sharded_bf16_writer_streams_the_same_weights_as_the_in_memory_one(tmp_path):
-    """Forced into several shards, the streaming writer's tensors equal bf16_tensors' and the index maps each to its file."""
-    from pcgkit.e2e.checkpoint import INDEX_FILE, bf16_tensors, shard_plan, write_bf16_shards
+    """Forced into several shards, the streaming writer's tensors are dense_weights' in bf16 and the index maps each to its file."""
+    from pcgkit.e2e.checkpoint import INDEX_FILE, shard_plan, write_bf16_shards
 
     shape = TinyLlamaShape()
     total = sum(math.prod(d) for _, d in shape.tensor_specs()) * 2
@@ -184,7 +184,7 @@ def test_sharded_bf16_writer_streams_the_same_weights_as_the_in_memory_one(tmp_p
     assert sorted(p.name for p in tmp_path.glob("*.safetensors")) == names
     index = json.loads((tmp_path / INDEX_FILE).read_text())
     assert index["metadata"]["total_size"] == total
-    expected = bf16_tensors(shape, seed=3)
+    expected = {name: weight.to(torch.bfloat16) for name, weight in dense_weights(shape, seed=3).items()}
     assert set(index["weight_map"]) == set(expected)
     for name, tensor in expected.items():
         with safe_open(str(tmp_path / index["weight_map"][name]), framework="pt") as handle:

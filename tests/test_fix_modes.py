@@ -22,7 +22,9 @@ def test_fix_mode_ids_do_not_collide_with_failure_modes():
     """Fix modes are separate columns: no id is shared with pcgkit.verdicts.modes.MODES, all are in all_modes()."""
     from pcgkit.e2e.control import CONTROL_MODE
     from pcgkit.e2e.logclass import E2E_MODE
-    from pcgkit.sglang.case import SGLANG_MODES
+    from pcgkit.sglang.case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120
+
+    SGLANG_MODES = {SGLANG_COMPILE_SM120.id, SGLANG_COMPILE_OTHER.id}
 
     assert not set(FIX_MODES) & set(MODES)
     assert not set(SGLANG_MODES) & (set(MODES) | set(FIX_MODES))

@@ -207,7 +207,7 @@ def test_benchmark_three_modes_and_outputs_against_the_stand_in(tmp_path, monkey
                                  "--enforce-piecewise-cuda-graph", (), facts.ARGPARSE_SOURCE,
                                  force_argv=("--enforce-piecewise-cuda-graph",))
     monkeypatch.setattr(bench.sglang_facts, "piecewise_flags", lambda: flags)
-    monkeypatch.setattr(bench.sglang_facts, "breakable_argv", lambda: (facts.BREAKABLE_FLAG,))
+    monkeypatch.setattr(bench.lab_facts, "breakable_argv", lambda: (facts.BREAKABLE_SWITCH,))
     monkeypatch.setattr(bench.hardware, "detect_cuda_devices", lambda: (Device("stand-in GPU (test)", (9, 0)),))
     real = launch_mod.build_launch
 
@@ -273,7 +273,7 @@ def test_a_mode_the_release_lacks_stops_the_benchmark_before_any_checkpoint_or_l
     bench = _bench()
     monkeypatch.setattr(bench.hardware, "detect_cuda_devices", lambda: (Device("stand-in GPU (test)", (9, 0)),))
     monkeypatch.setattr(bench.sglang_facts, "piecewise_flags", lambda: None)
-    monkeypatch.setattr(bench.sglang_facts, "breakable_argv", lambda: None)
+    monkeypatch.setattr(bench.lab_facts, "breakable_argv", lambda: None)
     monkeypatch.setattr(bench.sglang_facts, "installed_version", lambda name: "0.5.10")
     with pytest.raises(SystemExit, match="sglang 0.5.10 has no breakable CUDA graph"):
         bench.main(["--out", str(tmp_path / "o"), "--modes", "off,breakable"])

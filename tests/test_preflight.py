@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from lab.sglang_facts import validated_flags
 from pcgkit.commands.preflight import ANSWER_EXIT, _launch_arguments, advice_for, failure_modes
 from pcgkit.errors import ExitCode
 from pcgkit.preflight.answer import Answer, decide, matching_mode
 from pcgkit.preflight.resolve import capability_refusal, model_shape, piecewise_state, tiny_features
-from pcgkit.sglang.facts import validated_flags
 
 DATA = Path(__file__).parent / "data" / "preflight"
 FLAGS = {f.sglang: f.to_dict() for f in validated_flags()}
@@ -74,7 +74,7 @@ def test_every_recorded_release_gets_an_answer_for_its_default_command_line():
 def test_model_shape_reads_hidden_size_and_experts_from_config(config, moe, hidden):
     """Experts (any MoE key > 1, text_config included) and the hidden size come from config.json alone."""
     shape = model_shape(config)
-    assert shape.moe_keys == moe and shape.is_moe == bool(moe) and shape.hidden_size == hidden
+    assert shape.moe_keys == moe and shape.hidden_size == hidden
 
 
 @pytest.mark.parametrize("hidden, width", [(4096, 128), (2880, 64), (256, 128), (48, 16), (None, 128), (40, 40)])

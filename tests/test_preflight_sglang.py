@@ -1,7 +1,7 @@
 """`pcgkit preflight` against real SGLang releases (issue 30's evidence), simulated SM120 on this CPU machine.
 
 Each release runs in a uv venv built from the pins that release declares (fixtures/sglang_requires.toml) plus
-the light packages its modules need to import on CPU (pcgkit.sglang.quant_specs.sweep_import_dependencies),
+the light packages its modules need to import on CPU (pcgkit.preflight.envs.sweep_import_dependencies),
 cached under ${PCGKIT_CACHE:-~/.cache/pcgkit}/preflight-envs so only the first run pays. The checkpoint is
 config files only (the kit's ModelOpt NVFP4 export forms, or bf16), written into tmp_path: no weights.
 A build failure fails the test (PyPI is reachable on CI): it never skips.

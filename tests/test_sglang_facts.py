@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from lab.sglang_facts import breakable_argv_from_actions
 from pcgkit.harness.versions import installed_version
 from pcgkit.sglang import dispatch as sglang_dispatch
 from pcgkit.sglang import facts as sglang_facts
@@ -105,12 +106,12 @@ def test_flags_from_real_argparse_actions():
     parser.add_argument("--disable-piecewise-cuda-graph", action="store_true")
     parser.add_argument("--enforce-piecewise-cuda-graph", action="store_true")
     parser.add_argument("--enable-piecewise-cuda-graph", action="store_true", help="Deprecated: on by default.")
-    actions = [sglang_facts._action_info(a) for a in parser._actions]
+    actions = [sglang_facts.action_info(a) for a in parser._actions]
     flags = sglang_facts.flags_from_actions(actions, "x", source="argparse")
     assert (flags.default_state, flags.enable, flags.disable) == ("on-by-default", None, "--disable-piecewise-cuda-graph")
     parser = argparse.ArgumentParser()
     parser.add_argument("--enable-piecewise-cuda-graph", action="store_true")
-    flags = sglang_facts.flags_from_actions([sglang_facts._action_info(a) for a in parser._actions], "x")
+    flags = sglang_facts.flags_from_actions([sglang_facts.action_info(a) for a in parser._actions], "x")
     assert (flags.default_state, flags.enable) == ("opt-in", "--enable-piecewise-cuda-graph")
 
 
@@ -212,7 +213,7 @@ def test_breakable_argv_is_read_from_the_parser_in_either_form():
     new.add_argument("--cuda-graph-backend-prefill", choices=["breakable", "full", "disabled", "tc_piecewise"])
     none = argparse.ArgumentParser(add_help=False)
     none.add_argument("--cuda-graph-backend-prefill", choices=["full", "disabled"])
-    read = lambda p: sglang_facts.breakable_argv_from_actions(sglang_facts._action_info(a) for a in p._actions)  # noqa: E731
+    read = lambda p: breakable_argv_from_actions(sglang_facts.action_info(a) for a in p._actions)  # noqa: E731
     assert read(old) == ("--enable-breakable-cuda-graph",)
     assert read(new) == ("--cuda-graph-backend-prefill", "breakable")
     assert read(none) is None

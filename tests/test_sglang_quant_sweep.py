@@ -18,8 +18,8 @@ from lab.sweep import sglang_methods
 from lab.sweep.sglang_methods import MethodSpecError, load_methods, parse_method
 from pcgkit.harness.setup import SetupFailed
 from pcgkit.harness.versions import installed_version
-from pcgkit.sglang import cudastub, quant_sweep
-from pcgkit.sglang.quant_specs import sweep_import_dependencies
+from pcgkit.preflight.envs import sweep_import_dependencies
+from pcgkit.sglang import cudastub
 from pcgkit.sweep.classify import Observation, SweepClass, classify
 
 
@@ -142,7 +142,7 @@ def test_setup_failures_split_into_needs_gpu_and_spec_errors(exc, needs_gpu):
         raise exc
 
     with pytest.raises(SetupFailed, match="create_weights") as caught:
-        quant_sweep.stage("create_weights", boom)
+        cudastub.stage("create_weights", boom)
     assert caught.value.needs_gpu is needs_gpu
     status = "needs-gpu" if needs_gpu else "build-error"
     expected = SweepClass.NEEDS_GPU if needs_gpu else SweepClass.ERROR

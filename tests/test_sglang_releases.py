@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
+from lab.sglang_facts import flags_from_validation
 from lab.sglang_releases import release_facts_from_texts
 from pcgkit import resources
 from pcgkit.advice import load_evidence
@@ -31,7 +32,7 @@ def test_a_row_for_every_release_in_range():
 
 def test_table_agrees_with_each_releases_own_parser():
     """For every release whose parser the kit ran (lab validate-launch, argparse), the wheel read gives the same switch."""
-    validated = facts.flags_from_validation(json.loads(resources.fixture("sglang_launch_validation.json").read_text()))
+    validated = flags_from_validation(json.loads(resources.fixture("sglang_launch_validation.json").read_text()))
     table = _table()
     assert len(validated) >= 10
     for parsed in validated:

@@ -88,6 +88,7 @@ def run(site: Path, tried: str, out: Path, ready_timeout_s: float) -> dict:
 
     os.environ.update(_site_env(site, os.environ))
     sys.path[:0] = [str(site)]
+    from lab.sglang_facts import breakable_argv
     from pcgkit.e2e import hybrid
     from pcgkit.e2e.case import broken_install_reason, launch_and_classify, launch_port, plan_for_checkpoint
     from pcgkit.e2e.checkpoint import NVFP4, write_checkpoint
@@ -105,7 +106,7 @@ def run(site: Path, tried: str, out: Path, ready_timeout_s: float) -> dict:
                     "device": hybrid.hybrid_device(real).to_dict(), "versions": collect_versions(), "simulated": False}
     extra: tuple[str, ...] = ()
     if tried == "breakable":
-        extra = sglang_facts.breakable_argv() or ()
+        extra = breakable_argv() or ()
         if not extra:
             broken = broken or f"sglang {flags.sglang} has no breakable CUDA graph in its parser"
     if broken:

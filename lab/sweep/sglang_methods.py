@@ -9,7 +9,7 @@ to SGLang's own `install_torch_compiled` with the `fullgraph` the runner passes 
 (pcgkit.sglang.case.runner_fullgraph) and a backend that never runs the graph (tracing.observe,
 execute=False); the trampoline's `_ensure_compiled` is SGLang's torch.compile call. Classified with
 the sweep's classes (pcgkit.sweep.classify) under the no-kernel guard (pcgkit.sweep.guard), each step of the
-eager set-up through the one guard (pcgkit.sglang.quant_sweep.stage, on pcgkit.sweep.engine.eager_setup); the
+eager set-up through the one guard (pcgkit.sglang.cudastub.stage, on pcgkit.sweep.engine.eager_setup); the
 result is the sweep engine's row shape (pcgkit.sweep.engine.ClassifiedRow).
 
 One arch per process: sglang binds kernels at import time behind `is_sm100_supported()` and the
@@ -36,8 +36,7 @@ from packaging.version import Version
 
 from pcgkit.harness.hardware import SIMULATED_ARCHES
 from pcgkit.harness.setup import SetupFailed
-from pcgkit.sglang.cudastub import stub_reached
-from pcgkit.sglang.quant_sweep import fill_weights, stage
+from pcgkit.sglang.cudastub import fill_weights, stage, stub_reached
 from pcgkit.sweep.classify import Observation, classify, verdict_for
 from pcgkit.sweep.engine import ClassifiedRow
 from pcgkit.sweep.guard import no_kernels

@@ -1,9 +1,5 @@
-"""The end-to-end case's steps, outside pytest so they can be tested with a stand-in server.
-
-broken_install_reason: whether the facts (pcgkit.sglang.facts) were read from the parser a launch uses.
-launch_and_classify: one server run (pcgkit.e2e.server) and its verdict (pcgkit.e2e.logclass).
-to_case_result: the CaseResult every report reads, with the run's evidence.
-"""
+"""The end-to-end case's steps (launch plan, one server run and its verdict, the CaseResult every report reads),
+outside pytest so they can be tested with a stand-in server."""
 
 from __future__ import annotations
 

@@ -11,18 +11,15 @@ Layout (as ModelOpt's NVFP4 exports, e.g. nvidia/Llama-3.1-8B-Instruct-FP4, ship
                          input_scale fp32 scalar; embeddings, norms and lm_head in bf16
   tokenizer.json         a WordLevel tokenizer trained here on a few sentences, + tokenizer_config.json
 
-Shapes: every K is a multiple of 128 and every N of 128, so no FP4 GEMM / swizzle padding rule
-(K % 16 for the scales, K % 32 / N % 32 tiles, 128x4 scale tiles) is near its edge.
-Weights are random (seeded); the model generates nonsense, quickly. The quantization reuses
-pcgkit.fp4.reference (FlashInfer's fp4_quantize step by step).
+Shapes: every K and N is a multiple of 128, so no FP4 GEMM / swizzle padding rule (K % 16 for the scales,
+K % 32 / N % 32 tiles, 128x4 scale tiles) is near its edge. Weights are random (seeded); the model generates
+nonsense, quickly. The quantization reuses pcgkit.fp4.reference (FlashInfer's fp4_quantize step by step).
 
-Named shapes (NAMED_SHAPES, issue 40): the architecture numbers of published models (Llama-3.2-1B,
-Llama-3.1-8B; each cites the config it was copied from) with random bf16 weights, for measuring at a
-real model's size. `parameter_count` and `tensor_specs` answer for them without allocating; the bf16
-writer streams tensor by tensor (generated on `device`, e.g. the GPU) into safetensors shards of at most
-SHARD_BYTES with Hugging Face's index file, so an 8B checkpoint never sits whole in memory. Their
-tokenizer is the same local WordLevel one, filled with placeholder words up to the shape's vocabulary so
-that every token id the model can emit decodes.
+Named shapes (NAMED_SHAPES, issue 40): published architectures (each cites the config it was copied from) with
+random bf16 weights, for measuring at a real model's size. The bf16 writer streams tensor by tensor (generated on
+`device`) into safetensors shards of at most SHARD_BYTES with Hugging Face's index file, so an 8B checkpoint never
+sits whole in memory; the tokenizer is filled with placeholder words up to the shape's vocabulary, so that every
+token id the model can emit decodes.
 """
 
 from __future__ import annotations
@@ -38,15 +35,6 @@ from pcgkit.util import atomic
 GROUP_SIZE = 16
 E2M1_MAX = 6.0
 E4M3_MAX = 448.0
-QUANTIZED_PROJECTIONS = (
-    "self_attn.q_proj",
-    "self_attn.k_proj",
-    "self_attn.v_proj",
-    "self_attn.o_proj",
-    "mlp.gate_proj",
-    "mlp.up_proj",
-    "mlp.down_proj",
-)
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>", "<pad>")
 TRAINING_TEXT = (
     "the quick brown fox jumps over the lazy dog",
@@ -121,6 +109,7 @@ class TinyLlamaShape:
                 raise UsageError(f"{name} is {out_f}x{in_f}: both must be multiples of 128 for the FP4 kernels")
 
 
+QUANTIZED_PROJECTIONS = tuple(TinyLlamaShape().projections())  # every layer's linears; embeddings and lm_head stay bf16
 LLAMA3_ROPE = (("high_freq_factor", 4.0), ("low_freq_factor", 1.0), ("original_max_position_embeddings", 8192),
                ("rope_type", "llama3"))
 NAMED_SHAPES = {
@@ -405,10 +394,3 @@ def write_checkpoint(out: Path, shape: TinyLlamaShape = TinyLlamaShape(), seed: 
                    *([INDEX_FILE] if (out / INDEX_FILE).is_file() else [])]
     folder.record("tokenizer.json", *weights)
     return out
-
-
-def bf16_tensors(shape: TinyLlamaShape, seed: int = 0) -> dict:
-    """Every tensor of the control checkpoint: the same seeded weights as the NVFP4 one, in bf16."""
-    import torch
-
-    return {name: weight.to(torch.bfloat16).contiguous() for name, weight in dense_weights(shape, seed).items()}

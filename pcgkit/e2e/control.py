@@ -3,9 +3,7 @@
 On SM120 the control separates "piecewise CUDA graphs are broken here at all" from "FP4 quantize
 breaks them": the NVFP4 case reads the control's outcome from the same pytest session
 (config.stash) and records it as evidence; an NVFP4 failure without the known signature while the
-control also failed is an `error`, never a verdict about the bug.
-
-Pure: classify_control, judge_with_control, ControlRecord. The stash helpers only touch the config.
+control also failed is an `error`, never a verdict about the bug. Pure but for the stash helpers.
 """
 
 from __future__ import annotations

@@ -7,9 +7,8 @@ the real capability; dynamo must get the answer (it runs the query at trace time
 trace silently takes the real GPU's path); SGLang's eager warm-up forward must be skipped (it runs
 FlashInfer kernels built for sm_120f). Everything else is real: the driver, the kernels, the compiler.
 
-The shim itself is pcgkit/e2e/hybrid_shim/sitecustomize.py; this module plans it (pure: HYBRID_SM120,
-server_env, parse_evidence, hybrid_device, took, judge_hybrid) and writes it beside the server's log
-(write_shim) and reads what it recorded (read_evidence).
+The shim itself is pcgkit/e2e/hybrid_shim/sitecustomize.py; this module plans it (pure), copies it beside
+the server's log and reads what it recorded.
 """
 
 from __future__ import annotations

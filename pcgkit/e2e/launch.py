@@ -88,24 +88,6 @@ def build_launch(
     quantization None: the bf16 control checkpoint, launched without --quantization."""
     piecewise_args, how = piecewise_on_args(flags) if piecewise else piecewise_off_args(flags)
     quant = ("--quantization", quantization) if quantization else ()
-    argv = (
-        python,
-        "-m",
-        LAUNCH_MODULE,
-        "--model-path",
-        model_path,
-        "--host",
-        host,
-        "--port",
-        str(port),
-        *quant,
-        "--tp-size",
-        "1",
-        "--mem-fraction-static",
-        str(mem_fraction_static),
-        "--log-level",
-        "info",
-        *piecewise_args,
-        *extra_args,
-    )
-    return LaunchPlan(argv, piecewise_args, how)
+    server = ("--model-path", model_path, "--host", host, "--port", str(port), *quant, "--tp-size", "1")
+    server += ("--mem-fraction-static", str(mem_fraction_static), "--log-level", "info", *piecewise_args, *extra_args)
+    return LaunchPlan((python, "-m", LAUNCH_MODULE, *server), piecewise_args, how)

@@ -41,12 +41,8 @@ _TIMING_RES = {
 
 def log_timings(log: str) -> dict[str, float]:
     """The capture times SGLang logs (seconds), for the ones present in the log."""
-    found = {}
-    for name, pattern in _TIMING_RES.items():
-        match = pattern.search(log)
-        if match:
-            found[name] = float(match.group(1).rstrip("."))
-    return found
+    found = {name: pattern.search(log) for name, pattern in _TIMING_RES.items()}
+    return {name: float(match.group(1).rstrip(".")) for name, match in found.items() if match}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,38 +65,28 @@ def _crash(run: ServerRun, log: str, mode: Mode, began: bool, ended: bool) -> Cl
         else f"server not ready after {run.waited_s:.0f} s (process group killed)"
     )
     signature = parse_log(log)
+
+    def verdict(word: Verdict, reason: str) -> Classification:
+        return Classification(word, reason, signature, began, ended)
+
     refusal = _HARDWARE_REFUSAL_RE.search(log)
     if refusal and not began:
-        return Classification(
+        return verdict(
             Verdict.SKIPPED,
             f"{how}: SGLang refuses {refusal['method']} on this GPU before any capture (minimum capability "
             f"{refusal['minimum']}, current {refusal['current']}): nothing about the bug was tested",
-            signature,
-            began,
-            ended,
         )
     if signature is None:
-        return Classification(Verdict.ERROR, f"{how}; no exception in its log", None, began, ended)
+        return verdict(Verdict.ERROR, f"{how}; no exception in its log")
     if not _is_dynamo_failure(signature):
-        return Classification(
-            Verdict.ERROR,
-            f"{how} with {signature.exception_type}: {signature.message_head[:160]} (not a compile failure)",
-            signature,
-            began,
-            ended,
-        )
+        reason = f"{how} with {signature.exception_type}: {signature.message_head[:160]} (not a compile failure)"
+        return verdict(Verdict.ERROR, reason)
     where = "during piecewise capture" if began and not ended else "outside a logged piecewise capture"
     mismatch = mode.matches(signature)
     if mismatch is None:
-        inner = signature.innermost_library_frame
-        return Classification(
-            Verdict.REPRODUCED,
-            f"{how}: {mode.known_signature} {where}" + (f"; at {inner}" if inner else ""),
-            signature,
-            began,
-            ended,
-        )
-    return Classification(Verdict.DRIFTED, f"{how}: dynamo failure {where}, but {mismatch}", signature, began, ended)
+        inner = f"; at {signature.innermost_library_frame}" if signature.innermost_library_frame else ""
+        return verdict(Verdict.REPRODUCED, f"{how}: {mode.known_signature} {where}{inner}")
+    return verdict(Verdict.DRIFTED, f"{how}: dynamo failure {where}, but {mismatch}")
 
 
 def classify_run(run: ServerRun, log: str, mode: Mode = E2E_MODE) -> Classification:
@@ -121,28 +107,24 @@ def _classify_server(run: ServerRun, log: str, mode: Mode) -> Classification:
     began, ended = reading.capture_began, reading.capture_ended
     if run.readiness is not Readiness.READY:
         return _crash(run, log, mode, began, ended)
+
+    def error(reason: str, signature: Signature | None = None) -> Classification:
+        return Classification(Verdict.ERROR, reason, signature, began, ended)
+
     disabled = reading.events(CaptureEvent.DISABLED)
     if disabled:
-        return Classification(
-            Verdict.ERROR,
-            f"server came up with piecewise CUDA graphs turned off by SGLang: {disabled[0].text.strip()[-200:]}",
-            parse_log(log),
-            began,
-            ended,
-        )
+        text = disabled[0].text.strip()[-200:]
+        return error(f"server came up with piecewise CUDA graphs turned off by SGLang: {text}", parse_log(log))
     if not began:
-        return Classification(
-            Verdict.ERROR, "server came up but its log shows no piecewise CUDA graph capture", None, began, ended
-        )
+        return error("server came up but its log shows no piecewise CUDA graph capture")
     generation = run.generation
     if generation is None or not generation.ok:
         detail = generation.detail if generation else "no request was sent"
-        return Classification(Verdict.ERROR, f"server ready but /generate failed: {detail[:200]}", None, began, ended)
+        return error(f"server ready but /generate failed: {detail[:200]}")
     return Classification(
         Verdict.FIXED,
         f"piecewise CUDA graphs captured, server ready after {run.waited_s:.0f} s, "
         f"/generate answered {len(generation.detail)} chars in {generation.duration_s:.1f} s",
-        None,
-        began,
-        ended,
+        capture_began=began,
+        capture_ended=ended,
     )

@@ -2,10 +2,9 @@
 
 `will crash`: the traced region raised dynamo's Unsupported under fullgraph (what kills piecewise capture),
 named by the first failure mode (catalog order, the same rules triage applies to a crash log) that matches;
-`ok`: piecewise capture is off for this launch, or the compiled region traced (`with_call_path` then says whether the
-kit measured the release's call path running, and a release measured failing to run is `unknown`); `unknown`:
-something could not be resolved or judged, and the answer says what. The modes arrive as values (the command's handler takes them
-from the catalog), so a new failure mode is named here with no change to this module.
+`ok`: piecewise capture is off for this launch, or the compiled region traced (`with_call_path` then says whether
+the kit measured the release's call path running); `unknown`: something could not be resolved or judged, and the
+answer says what. The modes arrive as values from the catalog, so a new failure mode needs no change here.
 """
 
 from __future__ import annotations

@@ -2,12 +2,11 @@
 `pcgkit matrix --preflight FILE`: the same probe and answer as `pcgkit preflight`, in the cell's environment.
 
 Verdicts: `reproduced` (the launch would die in piecewise capture: dynamo's Unsupported under fullgraph; the
-evidence names the failure mode), `not-applicable` (this release does not capture piecewise graphs with
-torch.compile for that launch: off, or SGLang's breakable runner), `skipped` (preflight could not judge it here, with the reason). A launch whose compiled region traces
-is never `fixed` here: the probe traces on fake tensors and runs none of the captured call path (that needs the
-GPU and the weights), so the cell says `skipped` with TRACED_ONLY as its reason ("traced only ... no statement
-that the launch works"), and the evidence's preflight answer says its call path was not run
-(answer.with_call_path). Opt-in: without a launch file (PCGKIT_PREFLIGHT) the case is not reported.
+evidence names the failure mode), `not-applicable` (no torch.compile piecewise capture for that launch: off, or
+SGLang's breakable runner), `skipped` (preflight could not judge it here, with the reason). A launch whose compiled
+region traces is never `fixed`: the probe runs none of the captured call path (that needs the GPU and the weights),
+so the cell says `skipped` with TRACED_ONLY as its reason. Opt-in: without a launch file (PCGKIT_PREFLIGHT) the
+case is not reported.
 """
 
 from __future__ import annotations

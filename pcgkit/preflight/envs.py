@@ -39,8 +39,6 @@ class ReleaseEnv:
 
 
 def cache_root() -> Path:
-    from pcgkit import resources
-
     try:
         return resources.cache_dir() / "preflight-envs"
     except ValueError as exc:
@@ -55,6 +53,16 @@ def declared_pins(sglang: str, requires: dict) -> list[str]:
         raise UsageError(f"--sglang {sglang}: not a release the kit has pins for (known: {', '.join(known[-8:])}, ...; "
                          "`bin/pcgkit lab pins` reads newer ones)")
     return [r for r in release["requires"] if canonicalize_name(Requirement(r).name) in PIN_NAMES]
+
+
+def sweep_import_dependencies(sglang: str, path: Path | None = None) -> list[str]:
+    """import-deps of the case (fixtures/sglang_import_deps.toml) + the sweep's own extras for this sglang
+    (fixtures/sglang_sweep_deps.toml): what a release's modules need to import on a machine without a GPU."""
+    from pcgkit.matrix.deps import sglang_import_dependencies
+
+    base = sglang_import_dependencies(sglang)
+    extra = sglang_import_dependencies(sglang, path or resources.fixture("sglang_sweep_deps.toml"))
+    return base + [p for p in extra if p not in base]
 
 
 def plan_env(sglang: str, requires: dict, import_deps: list[str], root: Path) -> ReleaseEnv:
@@ -86,7 +94,6 @@ def release_env(sglang: str) -> ReleaseEnv:
     Before building it says what, how big and where; each step shows progress; the built size is printed after."""
     import time
 
-    from pcgkit.sglang.quant_specs import sweep_import_dependencies
     from pcgkit.util import interpreters, proc
     from pcgkit.util.diskuse import human, usage
 

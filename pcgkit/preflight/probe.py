@@ -1,16 +1,14 @@
 """The preflight probe: runs INSIDE the environment that would serve (`python -m pcgkit.preflight.probe`), where
-the SGLang release, its FlashInfer and torch are installed, and prints what it found as one JSON document.
+the SGLang release, its FlashInfer and torch are installed, and writes what it found as one JSON document.
 
-Everything it decides is decided by that release's own code: its argument parser (`ServerArgs.add_cli_args`),
-its start-up auto-disable checks for piecewise graphs (`ServerArgs._handle_piecewise_cuda_graph`, where the
-release has one; from 0.5.14 `ServerArgs._handle_cuda_graph_config`, which resolves the prefill backend), which
-runner its capture code builds for those arguments (its model_executor files, read with pcgkit.sglang.runners:
-SGLang's breakable CUDA graph runner uses no torch.compile, so nothing is traced for it), its quantization resolution (`ModelConfig._verify_quantization`, `get_quant_config`), the
-linear method its config picks for a layer (`QuantizationConfig.get_quant_method` on a real `ReplicatedLinear`),
-and the compile wrapper the piecewise runner uses (`install_torch_compiled` with the runner's `fullgraph`).
-Only the checkpoint's JSON files are read (config.json, hf_quant_config.json): never a weight, never the hub
-(HF_HUB_OFFLINE=1). The trace runs under the simulation of the chosen architecture and the no-kernel guard,
-exactly as the SGLang-level case does, and never runs the graph; shapes are tiny (pcgkit.preflight.resolve).
+Everything it decides is decided by that release's own code: its parser (`ServerArgs.add_cli_args`), its start-up
+auto-disable checks (`ServerArgs._handle_piecewise_cuda_graph`; from 0.5.14 `_handle_cuda_graph_config`, which
+resolves the prefill backend), the runner its capture code builds (pcgkit.sglang.runners: the breakable runner
+uses no torch.compile, so nothing is traced for it), its quantization resolution (`ModelConfig._verify_quantization`,
+`get_quant_config`), the linear method on a real `ReplicatedLinear`, and `install_torch_compiled` with the runner's
+`fullgraph`. Only the checkpoint's JSON files are read: never a weight, never the hub (HF_HUB_OFFLINE=1). The trace
+runs under the simulated architecture and the no-kernel guard, as the SGLang-level case does, and never runs the
+graph; shapes are tiny (pcgkit.preflight.resolve).
 """
 
 from __future__ import annotations
@@ -33,7 +31,6 @@ PREFIX = "model.layers.0.mlp.down_proj"  # a dense projection every decoder laye
 
 # Whose fault a probe that stops is, named first in the answer (exit 11, never exit 4 "check the pins"):
 LAUNCH, CHECKPOINT, RELEASE, ENVIRONMENT = "the launch arguments", "the checkpoint", "the release", "the environment"
-FAULTS = (LAUNCH, CHECKPOINT, RELEASE, ENVIRONMENT)
 MAX_CONFIG_BYTES = 16 << 20  # a config.json is kilobytes; /dev/zero or a weight file named config.json is not one
 
 
@@ -102,11 +99,6 @@ SIZE_FIELDS = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_att
                "vocab_size")
 
 
-def _hf_config(config: dict) -> types.SimpleNamespace:
-    """config.json as the attribute object SGLang's quantization code reads (getattr(hf_config, ...))."""
-    return types.SimpleNamespace(**config)
-
-
 def bare_model_config(config: dict, args: argparse.Namespace):
     """SGLang's ModelConfig without its constructor (which loads transformers' AutoConfig): only the fields its
     quantization resolution reads. The resolution itself is SGLang's method."""
@@ -116,8 +108,9 @@ def bare_model_config(config: dict, args: argparse.Namespace):
     model_config.model_path = args.model_path
     model_config.revision = getattr(args, "revision", None)
     model_config.quantization = getattr(args, "quantization", None)
-    model_config.hf_config = _hf_config(config)
-    model_config.hf_text_config = _hf_config(config.get("text_config") or config)
+    # config.json as the attribute objects SGLang's quantization code reads (getattr(hf_config, ...))
+    model_config.hf_config = types.SimpleNamespace(**config)
+    model_config.hf_text_config = types.SimpleNamespace(**(config.get("text_config") or config))
     model_config.is_draft_model = False
     # What the auto-disable check reads (ServerArgs._handle_piecewise_cuda_graph), computed by the same
     # module-level functions ModelConfig.__init__ calls, where this release has them.
@@ -280,7 +273,7 @@ def _dense_layer(model_config, features: int, dtype, found: dict):
     """SGLang's ReplicatedLinear with the checkpoint's quantization config (its class and linear method in `found`)."""
     from sglang.srt.layers.linear import ReplicatedLinear
 
-    from pcgkit.sglang.quant_sweep import stage
+    from pcgkit.sglang.cudastub import stage
 
     quant_config = None
     if model_config.quantization:
@@ -323,8 +316,7 @@ def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, i
     from pcgkit.harness.tracing import observe
     from pcgkit.preflight.resolve import model_shape, tiny_features
     from pcgkit.sglang.case import ensure_compiled_of
-    from pcgkit.sglang.cudastub import sglang_sees_cuda
-    from pcgkit.sglang.quant_sweep import fill_weights, stage
+    from pcgkit.sglang.cudastub import fill_weights, sglang_sees_cuda, stage
     from pcgkit.sweep.classify import Observation, classify
     from pcgkit.sweep.guard import no_kernels
     from pcgkit.values.signature import package_relative

@@ -33,7 +33,6 @@ class PiecewiseState:
         return dataclasses.asdict(self)
 
 
-
 def _dest(flag: str | None) -> str | None:
     if not flag:
         return None
@@ -124,8 +123,7 @@ class ModelShape:
 
     architectures: tuple[str, ...]
     hidden_size: int | None
-    is_moe: bool
-    moe_keys: tuple[str, ...]
+    moe_keys: tuple[str, ...]  # the MOE_KEYS whose expert count is > 1: the model routes to experts
 
 
 MOE_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
@@ -138,8 +136,7 @@ def model_shape(config: Mapping[str, Any]) -> ModelShape:
     merged = {**config, **{k: v for k, v in text.items() if k not in config}}
     moe = tuple(k for k in MOE_KEYS if isinstance(merged.get(k), int) and merged[k] > 1)
     hidden = merged.get("hidden_size")
-    return ModelShape(tuple(config.get("architectures") or ()), hidden if isinstance(hidden, int) else None,
-                      bool(moe), moe)
+    return ModelShape(tuple(config.get("architectures") or ()), hidden if isinstance(hidden, int) else None, moe)
 
 
 def tiny_features(hidden_size: int | None, group: int = 16, cap: int = 128) -> int:

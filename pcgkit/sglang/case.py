@@ -23,6 +23,7 @@ from pcgkit.harness.casekit import CaseContext, MissingDependency, NotApplicable
 from pcgkit.harness.hardware import SIMULATED_SM90
 from pcgkit.harness.tracing import observe
 from pcgkit.harness.versions import installed_version
+from pcgkit.sglang.cudastub import STUBBED_PACKAGES
 from pcgkit.sglang.dispatch import SM120, Fp4Binding
 from pcgkit.values.signature import Signature
 from pcgkit.values.trace import TraceOutcome
@@ -33,7 +34,6 @@ RUNNER_FILES = (
     "srt/model_executor/piecewise_cuda_graph_runner.py",
     "srt/model_executor/runner_backend/tc_piecewise_cuda_graph_backend.py",
 )
-CUDA_ONLY_PACKAGES = ("sgl_kernel",)
 
 
 def _fails_inside_the_quantize_path(sig: Signature) -> str | None:
@@ -59,7 +59,6 @@ def _mode(family: str, title: str) -> Mode:
 
 SGLANG_COMPILE_SM120 = _mode(SM120, "SGLang install_torch_compiled over its FP4 activation quantize (SM120)")
 SGLANG_COMPILE_OTHER = _mode("sm90", "SGLang install_torch_compiled over its FP4 activation quantize (non-SM120: SM90)")
-SGLANG_MODES: dict[str, Mode] = {m.id: m for m in (SGLANG_COMPILE_SM120, SGLANG_COMPILE_OTHER)}
 
 
 def runner_fullgraph_from_source(source: str) -> bool | None:
@@ -81,7 +80,7 @@ def runner_fullgraph_from_source(source: str) -> bool | None:
 
 
 def runner_fullgraph(root: Path) -> tuple[bool, str]:
-    """(fullgraph, where it was read) for the installed sglang; KitError-free: falls back to compile.py's default."""
+    """(fullgraph, where it was read) for the installed sglang; NotApplicable where no runner passes one."""
     for rel in RUNNER_FILES:
         path = root / rel
         if path.is_file() and (value := runner_fullgraph_from_source(path.read_text())) is not None:
@@ -115,7 +114,7 @@ def import_binding(binding: Fp4Binding):
     try:
         module = importlib.import_module(binding.module)
     except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] in CUDA_ONLY_PACKAGES:
+        if exc.name and exc.name.split(".")[0] in STUBBED_PACKAGES:
             raise MissingDependency(
                 f"{binding.family} path calls {binding.qualname}; {exc.name} (CUDA-only) is not installed here"
             ) from exc
@@ -133,9 +132,7 @@ def torch_op_name(fn) -> str | None:
     if isinstance(fn, (torch._ops.OpOverloadPacket, torch._ops.OpOverload)):
         return str(fn)
     inner = getattr(fn, "_opoverload", None)  # torch.library.custom_op's CustomOpDef
-    if inner is not None:
-        return str(inner)
-    return None
+    return str(inner) if inner is not None else None
 
 
 def build_module(quantize, torch_device: str):

@@ -1,4 +1,5 @@
-"""An import-only stand-in for sglang's CUDA-only kernel package (sgl_kernel), for CPU tracing.
+"""An import-only stand-in for sglang's CUDA-only kernel package (sgl_kernel), for CPU tracing, and the eager
+set-up of an SGLang layer under it (stage, fill_weights).
 
 sglang 0.5.8 imports `sgl_kernel` unconditionally on its quantization import chain (e.g.
 sglang/srt/layers/moe/moe_runner/deep_gemm.py: `if not (_is_npu or _is_hip): from sgl_kernel import
@@ -18,7 +19,7 @@ import importlib.machinery
 import re
 import sys
 import types
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 STUBBED_PACKAGES = ("sgl_kernel",)
 STUB_MARKER = "pcgkit CUDA-only stub called"
@@ -150,3 +151,30 @@ def sglang_sees_cuda(capability: tuple[int, int]) -> Iterator[tuple[str, ...]]:
     with mock.patch.object(torch.cuda, "is_available", lambda: True), \
             mock.patch.object(torch.cuda, "get_device_capability", lambda device=None: capability):
         yield SGLANG_CUDA_QUERIES
+
+
+# --- an SGLang quantized linear layer's eager set-up --------------------------------------------
+# Shared by preflight's probe and the workshop's method sweep (lab.sweep.sglang_methods): each step through the
+# sweep's one eager set-up guard (pcgkit.sweep.engine.eager_setup), with what counts as a CUDA need on SGLang's
+# side: a stubbed sgl_kernel value (Marlin's scalar types), a sglang op with only a CUDA implementation.
+CUDA_ONLY_SETUP_MARKERS = ("<pcgkit stub ", "with arguments from the 'CPU' backend")
+
+
+def stage(name: str, step: Callable[[], Any]) -> Any:
+    """Eager set-up of an SGLang layer: a CUDA need (stubbed kernel, refused load, driver) is needs-gpu; anything
+    else the spec's (pcgkit.harness.setup.SetupFailed)."""
+    from pcgkit.sweep.engine import eager_setup
+
+    return eager_setup(name, step, CUDA_ONLY_SETUP_MARKERS, (CudaOnlyStubCalled,))
+
+
+def fill_weights(layer) -> None:
+    """Checkpoint stand-in: zeros, scales one (values never matter: the graph never runs)."""
+    import torch
+
+    with torch.no_grad():
+        for name, param in layer.named_parameters():
+            if param.dtype.is_floating_point and "scale" in name:
+                param.fill_(1)
+            else:
+                param.zero_()

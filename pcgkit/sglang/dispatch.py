@@ -65,10 +65,6 @@ def quantize_callee(source: str) -> str:
     raise DispatchNotFound(f"no `x_fp4, x_scale_interleaved = NAME(...)` in {LINEAR_METHOD}.apply")
 
 
-def _mentions_sm120(test: ast.expr) -> bool:
-    return "sm120" in ast.unparse(test)
-
-
 def _bindings(stmts: list[ast.stmt], name: str, family: str) -> list[ast.stmt]:
     """Statements that bind `name`, in the order a CUDA machine of `family` executes them.
 
@@ -78,7 +74,7 @@ def _bindings(stmts: list[ast.stmt], name: str, family: str) -> list[ast.stmt]:
     found: list[ast.stmt] = []
     for stmt in stmts:
         if isinstance(stmt, ast.If):
-            if _mentions_sm120(stmt.test):
+            if "sm120" in ast.unparse(stmt.test):
                 negated = isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not)
                 take_body = (family == SM120) != negated
                 found += _bindings(stmt.body if take_body else stmt.orelse, name, family)
@@ -114,7 +110,7 @@ def _registrar(stmt: ast.stmt) -> str | None:
 def resolve(name: str, module: str, sources: dict[str, str], family: str) -> Fp4Binding:
     """Follow `name` from `module` through sglang's own modules to where it is bound. Pure.
 
-    `sources` maps sglang module names to their text (the reader asks only for what it follows).
+    `sources` maps sglang module names to their text (the reader `.get`s only what it follows).
     """
     text = sources.get(module)
     if text is None:
@@ -129,7 +125,7 @@ def resolve(name: str, module: str, sources: dict[str, str], family: str) -> Fp4
     )
     if isinstance(primary, ast.ImportFrom):
         attr = next(a.name for a in primary.names if (a.asname or a.name) == name)
-        if primary.module and primary.module.startswith("sglang.") and primary.module in sources:
+        if primary.module and primary.module.startswith("sglang.") and sources.get(primary.module) is not None:
             inner = resolve(attr, primary.module, sources, family)
             return dataclasses.replace(inner, family=family, name=name, fallbacks=inner.fallbacks + fallbacks)
         torch_op = None
@@ -141,7 +137,10 @@ def resolve(name: str, module: str, sources: dict[str, str], family: str) -> Fp4
 
 def dispatch_from_sources(sources: dict[str, str]) -> dict[str, Fp4Binding]:
     """{family: binding} for SM120 and a non-SM120 family. Pure."""
-    name = quantize_callee(sources[MODELOPT_MODULE])
+    text = sources.get(MODELOPT_MODULE)
+    if text is None:
+        raise DispatchNotFound(f"source of {MODELOPT_MODULE} not available")
+    name = quantize_callee(text)
     return {family: resolve(name, MODELOPT_MODULE, sources, family) for family in (SM120, OTHER)}
 
 
@@ -160,15 +159,6 @@ class _SourceTree:
             self._cache[module] = path.read_text(errors="replace")
         return self._cache[module]
 
-    def __contains__(self, module: object) -> bool:
-        return isinstance(module, str) and self.get(module) is not None
-
-    def __getitem__(self, module: str) -> str:
-        value = self.get(module)
-        if value is None:
-            raise KeyError(module)
-        return value
-
 
 def installed_dispatch() -> dict[str, Fp4Binding]:
     """The installed sglang's FP4 activation-quantize binding per family (LookupError if none)."""
@@ -177,4 +167,4 @@ def installed_dispatch() -> dict[str, Fp4Binding]:
     root = sglang_root()
     if root is None:
         raise LookupError("sglang is not installed in this environment")
-    return dispatch_from_sources(_SourceTree(root))  # type: ignore[arg-type]  # a lazy Mapping[str, str]
+    return dispatch_from_sources(_SourceTree(root))  # type: ignore[arg-type]  # read lazily: only .get is asked

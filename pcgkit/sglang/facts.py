@@ -1,18 +1,14 @@
 """Per-version SGLang facts, read from the INSTALLED sglang (never from a table written by hand).
 
-Three questions, each answered from that version's own code:
 - piecewise CUDA graphs: opt-in or on by default, and the flags that enable / disable / force them
   (`piecewise_flags()`: from `ServerArgs.add_cli_args(parser)` when `sglang.srt.server_args`
   imports; otherwise from the source text of the installed files, and the fact says so). This is
   the ONE reader of those flags: the report shows its human-readable fields and the end-to-end
   launch (pcgkit.e2e.launch) builds its argv from `enable_argv` / `force_argv`;
-- which callable `ModelOptFp4LinearMethod.apply` uses to quantize activations, on SM120 and on a
-  non-SM120 family (`fp4_dispatch()`: sglang binds it at import time behind GPU-family checks that
-  only answer on a CUDA machine, so the binding is read from the module's source with `ast`);
-- whether that callable is wrapped as a torch op (registered custom op / `torch.ops.*`).
+- the ports SGLang derives from --port (`derived_port_offsets()`).
 
-The pure parts (`flags_from_actions`, `flags_from_source`, `dispatch_from_source`) take data and
-are tested on real sglang source text; the functions without arguments locate the installed files.
+The pure parts (`flags_from_actions`, `flags_from_source`) take data and are tested on real sglang
+source text; the functions without arguments locate the installed files.
 """
 
 from __future__ import annotations
@@ -32,7 +28,7 @@ UNKNOWN = "unknown"
 NOT_SHIPPED = "not-shipped"  # this sglang has no piecewise CUDA graph flags at all
 
 _PIECEWISE_FLAG = re.compile(r"""["'](--[a-z0-9-]*piecewise[a-z0-9-]*)["']""")
-_PREFILL_BACKEND_FLAG = "--cuda-graph-backend-prefill"
+PREFILL_BACKEND_FLAG = "--cuda-graph-backend-prefill"
 TC_PIECEWISE = "tc_piecewise"  # 0.5.16+: the torch.compile piecewise prefill backend
 BREAKABLE = "breakable"  # the prefill backend without torch.compile (0.5.14+; the default on CUDA from 0.5.15)
 BREAKABLE_SWITCH = "--enable-breakable-cuda-graph"  # 0.5.11-0.5.13: the same runner behind a switch
@@ -111,23 +107,18 @@ def _flag_state(info: ActionInfo) -> str:
 def flags_from_actions(
     actions: Iterable[ActionInfo], sglang: str | None, prefill_default: str | None = None, source: str = ""
 ) -> PiecewiseFlags:
-    """The piecewise facts from the parser's actions. Pure.
-
-    Two generations of flags exist: boolean switches (`--enable-piecewise-cuda-graph` opt-in;
-    later `--disable-piecewise-cuda-graph` / `--enforce-piecewise-cuda-graph` once it became the
-    default), and a per-phase backend choice (`--cuda-graph-backend-prefill` with `tc_piecewise`),
-    whose default is resolved at runtime (`prefill_default`, read from sglang by the caller).
-    """
+    """The piecewise facts from the parser's actions, in either generation of flags (below); `prefill_default`:
+    the backend choice's default, resolved at runtime (read from sglang by the caller). Pure."""
     actions = list(actions)
     piecewise = [a for a in actions if any("piecewise" in s for s in a.option_strings)]
-    backend = next((a for a in actions if _PREFILL_BACKEND_FLAG in a.option_strings), None)
+    backend = next((a for a in actions if PREFILL_BACKEND_FLAG in a.option_strings), None)
     # a deprecated switch still parses but no longer decides anything: never the "enable" answer
     by_prefix = {p: next((a for a in piecewise if a.option_strings[0].startswith(p) and not
                           (a.deprecated and p == "--enable-")), None)
                  for p in ("--enable-", "--disable-", "--enforce-")}
     all_flags = tuple(sorted({s for a in piecewise for s in a.option_strings if s.startswith("--")}))
     switch = next((a for a in actions if BREAKABLE_SWITCH in a.option_strings and not a.deprecated), None)
-    breakable = (f"{_PREFILL_BACKEND_FLAG}={BREAKABLE}" if backend is not None and BREAKABLE in (backend.choices or ())
+    breakable = (f"{PREFILL_BACKEND_FLAG}={BREAKABLE}" if backend is not None and BREAKABLE in (backend.choices or ())
                  else BREAKABLE_SWITCH if switch is not None else None)
     if backend is not None and backend.choices and TC_PIECEWISE in backend.choices:
         return _backend_choice_flags(backend, by_prefix["--enforce-"], all_flags, sglang, prefill_default, source, breakable)
@@ -148,14 +139,14 @@ def _backend_choice_flags(backend: ActionInfo, forced: ActionInfo | None, all_fl
     return PiecewiseFlags(
         sglang=sglang,
         default_state=state,
-        enable=f"{_PREFILL_BACKEND_FLAG}={TC_PIECEWISE}",
-        disable=f"{_PREFILL_BACKEND_FLAG}=disabled",
+        enable=f"{PREFILL_BACKEND_FLAG}={TC_PIECEWISE}",
+        disable=f"{PREFILL_BACKEND_FLAG}=disabled",
         force=_flag_state(forced) if forced else None,
-        all_flags=tuple(sorted(set(all_flags) | {_PREFILL_BACKEND_FLAG})),
+        all_flags=tuple(sorted(set(all_flags) | {PREFILL_BACKEND_FLAG})),
         source=source,
         note=f"prefill CUDA-graph backend default: {default or 'resolved at runtime, not read'}; "
         f"choices {list(backend.choices or ())}",
-        enable_argv=(_PREFILL_BACKEND_FLAG, TC_PIECEWISE),
+        enable_argv=(PREFILL_BACKEND_FLAG, TC_PIECEWISE),
         force_argv=force_argv,
         on_values=on_values,
         breakable=breakable,
@@ -168,7 +159,7 @@ def _switch_flags(piecewise: list[ActionInfo], by_prefix: dict[str, ActionInfo |
     `--enforce-...` once it became the default). Pure."""
     enable, disable, force = by_prefix["--enable-"], by_prefix["--disable-"], by_prefix["--enforce-"]
     if enable is None and disable is None:
-        offered = f"; {_PREFILL_BACKEND_FLAG} offers {list(backend.choices or ())}, no {TC_PIECEWISE}" if backend else ""
+        offered = f"; {PREFILL_BACKEND_FLAG} offers {list(backend.choices or ())}, no {TC_PIECEWISE}" if backend else ""
         return PiecewiseFlags(sglang, NOT_SHIPPED, None, None, None, all_flags, source,
                               note="no piecewise CUDA graph switch in this version's parser" + offered, breakable=breakable)
     if disable is not None:
@@ -203,7 +194,7 @@ def _switch_flags(piecewise: list[ActionInfo], by_prefix: dict[str, ActionInfo |
     )
 
 
-def _action_info(action: argparse.Action) -> ActionInfo:
+def action_info(action: argparse.Action) -> ActionInfo:
     choices = tuple(str(c) for c in action.choices) if action.choices is not None else None
     deprecated = "Deprecated" in type(action).__name__ or (action.help or "").startswith("Deprecated")
     return ActionInfo(tuple(action.option_strings), action.dest, action.default, action.const, choices, action.nargs,
@@ -257,37 +248,14 @@ def piecewise_flags() -> PiecewiseFlags:
         ServerArgs.add_cli_args(parser)
     except Exception as exc:  # any import failure (missing light dep, CUDA-only module): read the source
         _forget_partial_import("sglang")
-        return flags_from_source(_server_args_sources(root), version, _prefill_default_from_source(root),
+        config = root / "srt" / "model_executor" / "cuda_graph_config.py"
+        prefill_default = prefill_default_from_source(config.read_text()) if config.is_file() else None
+        return flags_from_source(_server_args_sources(root), version, prefill_default,
                                  import_error=f"{type(exc).__name__}: {exc}")
     return flags_from_actions(
-        (_action_info(a) for a in parser._actions), version, _prefill_default_on_cuda(),
+        (action_info(a) for a in parser._actions), version, _prefill_default_on_cuda(),
         source=ARGPARSE_SOURCE,
     )
-
-
-BREAKABLE_FLAG = "--enable-breakable-cuda-graph"  # SGLang 0.5.11-0.5.13 (FACTS.md, read from the 0.5.11 wheel)
-BREAKABLE_BACKEND = "breakable"  # a --cuda-graph-backend-prefill choice (0.5.14+)
-
-
-def breakable_argv_from_actions(actions: Iterable[ActionInfo]) -> tuple[str, ...] | None:
-    """The argv that makes the prefill graphs SGLang's breakable CUDA graph (no torch.compile) in this
-    release, or None where it has none: the 0.5.11-0.5.13 switch, or the prefill backend choice. Pure."""
-    actions = list(actions)
-    if any(BREAKABLE_FLAG in a.option_strings for a in actions):
-        return (BREAKABLE_FLAG,)
-    for action in actions:
-        if _PREFILL_BACKEND_FLAG in action.option_strings and BREAKABLE_BACKEND in (action.choices or ()):
-            return (_PREFILL_BACKEND_FLAG, BREAKABLE_BACKEND)
-    return None
-
-
-def breakable_argv() -> tuple[str, ...] | None:
-    """breakable_argv_from_actions over the installed release's own parser (raises if it does not import)."""
-    from sglang.srt.server_args import ServerArgs
-
-    parser = argparse.ArgumentParser(add_help=False)
-    ServerArgs.add_cli_args(parser)
-    return breakable_argv_from_actions(_action_info(a) for a in parser._actions)
 
 
 def _forget_partial_import(package: str) -> None:
@@ -311,11 +279,6 @@ def _server_args_sources(root: Path) -> dict[str, str]:
     """server_args.py and, from 0.5.23 on, the arg_groups/ modules its parser is assembled from."""
     paths = [root / "srt" / "server_args.py", *sorted((root / "srt" / "arg_groups").rglob("*.py"))]
     return {str(p.relative_to(root.parent)): p.read_text(errors="replace") for p in paths if p.is_file()}
-
-
-def _prefill_default_from_source(root: Path) -> str | None:
-    path = root / "srt" / "model_executor" / "cuda_graph_config.py"
-    return prefill_default_from_source(path.read_text()) if path.is_file() else None
 
 
 def prefill_default_from_source(text: str) -> str | None:
@@ -360,7 +323,7 @@ def flags_from_source(
     literal = re.search(r"cuda_graph_backend_prefill\s*:\s*\w*\[?\s*Optional\[Literal\[([^\]]*)\]", text)
     if literal:
         choices = tuple(re.findall(r"""["']([a-z_]+)["']""", literal.group(1)))
-        actions.append(ActionInfo((_PREFILL_BACKEND_FLAG,), "cuda_graph_backend_prefill", choices=choices))
+        actions.append(ActionInfo((PREFILL_BACKEND_FLAG,), "cuda_graph_backend_prefill", choices=choices))
     relevant = [name for name, body in sources.items() if "piecewise" in body or "cuda_graph_backend_prefill" in body]
     files = ", ".join(relevant) or f"{len(sources)} parser files (no piecewise flag in them)"
     why = f"in {origin}" if origin else f"(import of sglang.srt.server_args failed: {import_error})"
@@ -369,25 +332,7 @@ def flags_from_source(
 
 # --- the per-release switch, as people read it ------------------------------------------------
 # One wording for every place that tells a user how to run without piecewise CUDA graphs (the README
-# box, compat.md's SGLang section): read from each release's own parser as the kit validated it
-# (fixtures/sglang_launch_validation.json), never retyped by hand.
-
-VALIDATION_FILE = "sglang_launch_validation.json"
-
-
-def flags_from_validation(validation: dict) -> tuple[PiecewiseFlags, ...]:
-    """Each validated release's piecewise flags, in the file's order (oldest first). Pure."""
-    return tuple(PiecewiseFlags.from_dict(r["probe"]["flags"])
-                 for r in validation.get("results", ()) if (r.get("probe") or {}).get("flags"))
-
-
-def validated_flags() -> tuple[PiecewiseFlags, ...]:
-    """flags_from_validation over the shipped validation file (the one read of it)."""
-    import json
-
-    from pcgkit import resources
-
-    return flags_from_validation(json.loads(resources.fixture(VALIDATION_FILE).read_text()))
+# box, compat.md's SGLang section), from each release's own parser facts, never retyped by hand.
 
 
 def switch_wording(flags: PiecewiseFlags) -> tuple[str, str]:
