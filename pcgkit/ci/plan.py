@@ -24,7 +24,6 @@ from pcgkit.values import targets
 HOSTED_LABELS: tuple[str, ...] = ("ubuntu-latest",)
 CELLS_DIR = "pcgkit-out"  # each job's --reports folder; its cell lands in CELLS_DIR/matrix/cells/<id>
 ARTIFACTS_DIR = "pcgkit-artifacts"  # where the report job downloads every cell artifact
-HISTORY_ARTIFACT = "pcgkit-history"
 REPORT_ARTIFACT = "pcgkit-report"
 HISTORY_RUNS_KEPT = 100  # the dashboard's timeline reads this many previous runs
 DEFAULT_CELL_TIMEOUT_S = 1800.0
@@ -81,9 +80,6 @@ class CiPlan:
     groups: tuple[JobGroup, ...]
     excluded: tuple[tuple[str, str], ...]  # (cell id, why it has no CI job)
     report_command: tuple[str, ...]
-    history_artifact: str = HISTORY_ARTIFACT
-    report_artifact: str = REPORT_ARTIFACT
-    history_runs_kept: int = HISTORY_RUNS_KEPT
 
     @property
     def jobs(self) -> tuple[CellJob, ...]:

@@ -3,7 +3,7 @@
 A crash log reaches a triager changed by the way it travelled: Markdown quotes (`> `), HTML-escaped
 quotes (`&quot;`), lines hard-wrapped at 80 columns, a whole traceback flattened onto one line by a
 web page or a log collector, CRLF line ends, logger and rank prefixes. The one log reader
-(pcgkit.values.signature.read_log) calls `paste_segments` on every line it reads and `unwrap` on a
+(pcgkit.values.logread.read_log) calls `paste_segments` on every line it reads and `unwrap` on a
 short paste, so every consumer (the e2e verdict, `pcgkit triage`) sees the log as it was printed.
 
 `interesting_lines` is the speed half: a 10 MB server log is mostly healthy progress lines, so the
@@ -80,12 +80,6 @@ def unwrap(lines: list[str]) -> list[tuple[int, str]]:
     return out
 
 
-def line_starts(data: bytes) -> list[int]:
-    """Offsets of every newline in `data` (line i, 0-based, ends at starts[i]). Bytes: a log with one
-    non-ASCII character (a progress bar's block) is a 4-byte-per-character str, several times slower to search."""
-    return [m.start() for m in re.finditer(b"\n", data)]
-
-
 def _hits(text: bytes, needle: bytes, limit: int | None) -> list[int]:
     """Offsets of `needle` in text: all, or the first and the last `limit` (lines that repeat by the thousand,
     progress bars, matter only where they start and end)."""
@@ -111,8 +105,10 @@ def interesting_lines(text: str, needles: Iterable[tuple[str, int, int | None]])
     """0-based indexes of the lines that contain a needle, each with the lines that follow it.
 
     needles: (text, lines kept after each hit, at most this many hits from each end; None: every hit)."""
+    # bytes: a log with one non-ASCII character (a progress bar's block) is a 4-byte-per-character str, several
+    # times slower to search
     data = text.encode("utf-8", "surrogatepass")
-    newlines = line_starts(data)
+    newlines = [m.start() for m in re.finditer(b"\n", data)]  # line i (0-based) ends at newlines[i]
     keep: set[int] = set()
     total = len(newlines) + 1
     for needle, after, limit in needles:
@@ -134,7 +130,6 @@ class LogExcerpt:
 
     text: str
     numbers: tuple[int, ...] | None  # 1-based physical line of each line of `text`; None: `text` is the whole log
-    bytes_read: int
 
 
 @dataclasses.dataclass
@@ -213,7 +208,7 @@ def excerpt_stream(chunks: Iterable[bytes], needles: Iterable[tuple[str, int, in
     if pending or read:  # the last line (after a final newline: the empty one, as `text.split("\n")` counts it)
         add(pending)
     if not dropped:
-        return LogExcerpt(b"\n".join(b.data for b in [*head, *tail]).decode("utf-8", "replace"), None, read)
+        return LogExcerpt(b"\n".join(b.data for b in [*head, *tail]).decode("utf-8", "replace"), None)
     rows: list[tuple[int, bytes]] = []
     for block in head:
         rows += [(block.first + i, row) for i, row in enumerate(block.data.split(b"\n"))]
@@ -221,7 +216,7 @@ def excerpt_stream(chunks: Iterable[bytes], needles: Iterable[tuple[str, int, in
     for block in tail:
         rows += [(block.first + i, row) for i, row in enumerate(block.data.split(b"\n"))]
     text = b"\n".join(row for _, row in rows).decode("utf-8", "replace")
-    return LogExcerpt(text, tuple(number + 1 for number, _ in rows), read)
+    return LogExcerpt(text, tuple(number + 1 for number, _ in rows))
 
 
 # --- steps: a call path written by hand (arrow chains, Markdown tables of steps, frames without paths) --------

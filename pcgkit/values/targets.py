@@ -70,11 +70,6 @@ PRECEDENCE: tuple[str, ...] = (SM120.id, GPU.id, GPU_AS_SM120.id, SIM_SM120.id, 
 REAL_TARGET_IDS: tuple[str, ...] = tuple(i for i in PRECEDENCE if not BY_ID[i].simulated and not BY_ID[i].hybrid)
 
 
-def is_hybrid(target_id: str) -> bool:
-    target = BY_ID.get(target_id)
-    return target.hybrid if target is not None else False
-
-
 def is_simulated(target_id: str) -> bool:
     """Unknown ids (a foreign result file) count as real: never label a result simulated by guess."""
     target = BY_ID.get(target_id)
