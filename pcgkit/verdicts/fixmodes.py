@@ -94,19 +94,3 @@ FIX_MODES: dict[str, FixMode] = {
     m.id: m for m in (FIX_CUSTOM_OP, FIX_ALLOW_IN_GRAPH, FIX_NO_FULLGRAPH, FIX_UPSTREAM_OP, FIX_NONSTRICT_TRACE)
 }
 
-
-def flashinfer_registers_torch_ops() -> bool:
-    """Whether the installed FlashInfer's register_custom_op really registers (an upstream fix would).
-
-    In flashinfer 0.6.1 and 0.7.4 both branches of flashinfer.utils.register_custom_op return
-    `lambda x: x`: fp4_quantize_sm100 and its fake are never registered with torch.library.
-    """
-    from flashinfer import utils
-
-    def probe(x: object) -> object:  # never called: only its identity matters
-        raise AssertionError("probe only")
-
-    try:
-        return utils.register_custom_op("pcgkit_probe::never_called", mutates_args=())(probe) is not probe
-    except Exception:  # a real registration that rejected the probe still means "it registers"
-        return True
