@@ -43,10 +43,6 @@ class RunnerClass:
     target: targets.Target
     backend: str  # pcgkit.matrix.backends: FOR_SIMULATION on hosted runners, FOR_REAL_HARDWARE on GPU runners
 
-    @property
-    def require_hardware(self) -> tuple[str, ...]:
-        return () if self.target.simulated else (self.target.marker,)
-
 
 @dataclasses.dataclass(frozen=True)
 class CellJob:
@@ -87,7 +83,7 @@ class CiPlan:
 
 
 class CiPlanError(ValueError):
-    pass
+    """A plan that cannot be made (bad runner labels, an unknown cell, nothing left to run): a usage error."""
 
 
 _LABEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,99}")
@@ -132,8 +128,8 @@ def job_command(cell: Cell, runner: RunnerClass, timeout_s: float, matrix_args: 
     if torch_build != TORCH_BUILD_CUDA:
         argv += ["--torch-build", torch_build]
     argv += backends.ci_arguments(runner.backend)
-    for marker in runner.require_hardware:
-        argv += ["--require-hardware", marker]
+    if not runner.target.simulated:
+        argv += ["--require-hardware", runner.target.marker]
     return tuple(argv)
 
 

@@ -19,7 +19,7 @@ import dataclasses
 import html
 import re
 from collections import Counter
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 # "> ", "> > " (nested quotes) but not a ">>> " interpreter prompt.
 _QUOTE_RE = re.compile(r"^(?:[ \t]*>(?!>>)[ \t]?)+")
@@ -132,14 +132,13 @@ class LogExcerpt:
     numbers: tuple[int, ...] | None  # 1-based physical line of each line of `text`; None: `text` is the whole log
 
 
-@dataclasses.dataclass
-class _Block:
+class _Block(NamedTuple):
     first: int  # 0-based physical number of its first line
     data: bytes  # whole lines, newline-separated (no final newline)
 
-    @property
-    def lines(self) -> int:
-        return self.data.count(b"\n") + 1
+
+def _rows(blocks: Iterable[_Block]) -> list[tuple[int, bytes]]:
+    return [(block.first + i, row) for block in blocks for i, row in enumerate(block.data.split(b"\n"))]
 
 
 def excerpt_stream(chunks: Iterable[bytes], needles: Iterable[tuple[str, int, int | None]], *,
@@ -178,7 +177,7 @@ def excerpt_stream(chunks: Iterable[bytes], needles: Iterable[tuple[str, int, in
     def add(data: bytes) -> None:
         nonlocal next_line
         block = _Block(next_line, data)
-        next_line += block.lines
+        next_line += data.count(b"\n") + 1
         if sizes["head"] < head_bytes:
             head.append(block)
             sizes["head"] += len(data) + 1
@@ -209,12 +208,7 @@ def excerpt_stream(chunks: Iterable[bytes], needles: Iterable[tuple[str, int, in
         add(pending)
     if not dropped:
         return LogExcerpt(b"\n".join(b.data for b in [*head, *tail]).decode("utf-8", "replace"), None)
-    rows: list[tuple[int, bytes]] = []
-    for block in head:
-        rows += [(block.first + i, row) for i, row in enumerate(block.data.split(b"\n"))]
-    rows += early + [row for row in late if not early or row[0] > early[-1][0]]
-    for block in tail:
-        rows += [(block.first + i, row) for i, row in enumerate(block.data.split(b"\n"))]
+    rows = _rows(head) + early + [row for row in late if not early or row[0] > early[-1][0]] + _rows(tail)
     text = b"\n".join(row for _, row in rows).decode("utf-8", "replace")
     return LogExcerpt(text, tuple(number + 1 for number, _ in rows))
 
