@@ -12,9 +12,8 @@ Choices a reviewer should know (each also said in a comment of the generated fil
 - uv and Pythons come from PyPI / uv itself (no setup action downloads from GitHub), matrix values
   reach shell steps through `env:`, never spliced into the script (no injection);
 - uv's cache restored per torch version and build on every run, saved only by the scheduled run (PRs and
-  manual runs never thrash the repository's 10 GB cache), after `uv cache prune --ci`: the entries stay
-  a few MB each (measured: fixtures/measurements/uv-cache-size.json; `pcgkit ci github` checks the sum
-  against the 10 GB, pcgkit.ci.cache). Without the prune one CUDA-torch entry is ~2.6 GB archived.
+  manual runs never thrash the repository's 10 GB cache), after `uv cache prune --ci` (pcgkit.ci.cache: a few
+  MB per entry, measured; without the prune one CUDA-torch entry is ~2.6 GB archived).
 """
 
 from __future__ import annotations
