@@ -133,11 +133,6 @@ def job_command(cell: Cell, runner: RunnerClass, timeout_s: float, matrix_args: 
     return tuple(argv)
 
 
-def _timeout_minutes(seconds: float, runner: RunnerClass) -> int:
-    build = 0 if runner.hosted else IMAGE_BUILD_MINUTES
-    return int(math.ceil(seconds / 60.0)) + SETUP_MINUTES + build
-
-
 def artifact_name(cell_id: str, target_id: str) -> str:
     return _SAFE.sub("_", f"cell-{cell_id}-{target_id}")
 
@@ -180,7 +175,8 @@ def plan_ci(
             build = hosted_torch_build if runner.hosted else TORCH_BUILD_CUDA
             by_runner[runner.id].append(CellJob(
                 cell_id=cell.id, python=cell.python, torch=cell.torch or "", runner=runner,
-                timeout_s=timeout_s, timeout_minutes=_timeout_minutes(timeout_s, runner),
+                timeout_s=timeout_s,
+                timeout_minutes=math.ceil(timeout_s / 60.0) + SETUP_MINUTES + (0 if runner.hosted else IMAGE_BUILD_MINUTES),
                 artifact=artifact_name(cell.id, runner.target.id),
                 command=job_command(cell, runner, timeout_s, matrix_args, build), torch_build=build,
                 sglang=cell.sglang or "",

@@ -140,6 +140,8 @@ LOG_NEEDLES: tuple[tuple[str, int, int | None], ...] = (
 _SELECT_ABOVE = 256 * 1024  # below this a log is read line by line in full
 _FAILURE_BLOCK_LINES = 400  # a dynamo message with its user-code frames fits easily
 _PREAMBLE_LINES = 40
+# An indented or labelled line of a dynamo message already announced (its explanation, its hints): not a new one.
+_INSIDE_MESSAGE = (" ", "\t", "Explanation:", "Hint:", "Developer debug context:")
 # Failures read in full, the earliest first (the diagnosis judges the first and reads the next few for a cause):
 # bounded, so the work per failure never depends on how many more the log prints.
 MAX_FAILURES = 16
@@ -366,18 +368,13 @@ def _failure_start(t: str, pos: int, starts: list[tuple[int, str]]) -> str | Non
         return "exception"
     if _NATIVE_ERROR_RE.match(t.strip()):
         return "native-error"
-    if _DYNAMO_PHRASE_RE.search(t) and "Warning" not in t and not (starts and _inside_message(t)):
+    if _DYNAMO_PHRASE_RE.search(t) and "Warning" not in t and not (starts and t.startswith(_INSIDE_MESSAGE)):
         return "dynamo-message"
     if not starts and _HEADLESS_DYNAMO_RE.match(t):
         return "dynamo-message"
     if any(n in t for n in _STATED_NEEDLES) and _STATED_ERROR_RE.search(t) and not _NOT_AN_ERROR_RE.search(t):
         return "stated-error"
     return None
-
-
-def _inside_message(text: str) -> bool:
-    """An indented or labelled line of a dynamo message already announced (its explanation, its hints)."""
-    return text.startswith((" ", "\t")) or text.startswith(("Explanation:", "Hint:", "Developer debug context:"))
 
 
 def _frame_refs(lines: list[LogLine]) -> tuple[tuple[int, Frame], ...]:

@@ -237,12 +237,8 @@ class Step:
     code: bool = False  # the step quotes a source line (a call with arguments, `return`, `if`): the call site, not a def
 
 
-def _clean_step(piece: str) -> str:
-    return piece.strip().strip("`*#>|").strip().strip("`").strip()
-
-
 def _step(piece: str) -> Step | None:
-    text = _clean_step(piece)
+    text = piece.strip().strip("`*#>|").strip().strip("`").strip()
     if not text or _EXCEPTION_STEP_RE.match(text):
         return None
     file, line, rest = "", 0, text
