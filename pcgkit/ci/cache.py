@@ -1,12 +1,11 @@
 """uv's cache on the hosted CI jobs, sized against GitHub's per-repository cache limit. Pure.
 
-The generated workflow keeps one cache entry per (torch version, torch build) of its hosted jobs,
-saved by the nightly after `uv cache prune --ci` (uv's documented CI practice: it keeps only wheels
-built from source; pre-built wheels download again, as fast as a cache restore). What one entry
-weighs is measured, not guessed: benchmarks/uv_cache_size.py installs a cell into a fresh uv cache
-and records its size before and after the prune, as actions/cache archives it
-(fixtures/measurements/uv-cache-size.json). `cache_budget` multiplies the planned keys by that
-size and compares the sum with the limit; `pcgkit ci github` refuses a plan over it.
+The generated workflow keeps one cache entry per (torch version, torch build) of its hosted jobs, saved by the nightly
+after `uv cache prune --ci` (uv's documented CI practice: it keeps only wheels built from source; pre-built wheels
+download again, as fast as a cache restore). What one entry weighs is measured, not guessed: benchmarks/uv_cache_size.py
+installs a cell into a fresh uv cache and records its size before and after the prune, as actions/cache archives it
+(fixtures/measurements/uv-cache-size.json). `cache_budget` multiplies the planned keys by that size and compares the sum
+with the limit; `pcgkit ci github` refuses a plan over it.
 """
 
 from __future__ import annotations
