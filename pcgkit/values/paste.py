@@ -18,7 +18,6 @@ import collections
 import dataclasses
 import html
 import re
-from collections import Counter
 from typing import Iterable, NamedTuple
 
 # "> ", "> > " (nested quotes) but not a ">>> " interpreter prompt.
@@ -58,12 +57,8 @@ def unwrap(lines: list[str]) -> list[tuple[int, str]]:
     """(first physical line number, text) with hard wraps joined: a paste wrapped at a fixed width has
     many lines of exactly its longest length, and each of those continues on the next line."""
     numbered = list(enumerate(lines, start=1))
-    lengths = Counter(len(text) for text in lines if len(text) >= 60)
-    if not lengths:
-        return numbered
-    width = max(lengths)
-    at_width = {text for text in lines if len(text) == width}
-    if width not in _WRAP_WIDTHS or len(at_width) < 3:
+    width = max((len(text) for text in lines), default=0)
+    if width not in _WRAP_WIDTHS or len({text for text in lines if len(text) == width}) < 3:
         return numbered
     out: list[tuple[int, str]] = []
     carry: tuple[int, str] | None = None

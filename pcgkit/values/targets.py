@@ -24,15 +24,6 @@ class Target:
     def hybrid(self) -> bool:
         return self.answered_as is not None
 
-    @property
-    def kind(self) -> str:
-        """What the target is, in a few words for tables: simulated, real hardware, or the hybrid."""
-        if self.simulated:
-            return "simulated"
-        if self.hybrid:
-            return f"real GPU, SGLang/FlashInfer/dynamo architecture queries answered as {self.answered_as}"
-        return "real hardware"
-
 
 SIM_SM120 = Target("sim-sm120", "cpu_sim", simulated=True, arch="sm120")
 # The same cases simulated as another family, for `pcgkit parity` against a real GPU of that family
