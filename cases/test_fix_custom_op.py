@@ -27,7 +27,23 @@ from pcgkit.harness.tracing import trace
 from pcgkit.util.patching import patched_everywhere
 from pcgkit.values.trace import TraceOutcome
 from pcgkit.verdicts.fixmodes import FIX_CUSTOM_OP as MODE
-from pcgkit.verdicts.fixmodes import flashinfer_registers_torch_ops
+
+
+def flashinfer_registers_torch_ops() -> bool:
+    """Whether the installed FlashInfer's register_custom_op really registers (an upstream fix would).
+
+    In flashinfer 0.6.1 and 0.7.4 both branches of flashinfer.utils.register_custom_op return
+    `lambda x: x`: fp4_quantize_sm100 and its fake are never registered with torch.library.
+    """
+    from flashinfer import utils
+
+    def probe(x: object) -> object:  # never called: only its identity matters
+        raise AssertionError("probe only")
+
+    try:
+        return utils.register_custom_op("pcgkit_probe::never_called", mutates_args=())(probe) is not probe
+    except Exception:  # a real registration that rejected the probe still means "it registers"
+        return True
 
 
 def reproduce(ctx: CaseContext) -> TraceOutcome:

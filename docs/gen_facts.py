@@ -317,10 +317,19 @@ def render_exit_codes(rows: list[tuple[int, str, str, str]], severity: tuple[int
     return "\n".join(out) + "\n"
 
 
+def _target_kind(target: targets.Target) -> str:
+    """What a target is, in a few words: simulated, real hardware, or the hybrid."""
+    if target.simulated:
+        return "simulated"
+    if target.hybrid:
+        return f"real GPU, SGLang/FlashInfer/dynamo architecture queries answered as {target.answered_as}"
+    return "real hardware"
+
+
 def render_precedence(precedence: tuple[str, ...]) -> str:
     """The statement the report's `result_for` implements (tests pin both). Pure."""
     order = ", then ".join(
-        f"`{t}` ({targets.BY_ID[t].kind})" for t in precedence)
+        f"`{t}` ({_target_kind(targets.BY_ID[t])})" for t in precedence)
     return (f"When one cell has results for a case from several targets, the compatibility report shows one: "
             f"the first that ran (any verdict but `skipped`) in the order {order}. A real result therefore "
             f"replaces the simulated one in that cell's entry, which names its `variant` and whether it is "

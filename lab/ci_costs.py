@@ -48,7 +48,7 @@ def render_table(cost: NightlyCost) -> list[str]:
     for r in cost.runners:
         first_m, later_m = _pair(r.runner_minutes, "min")
         first_w, later_w = _pair(r.wall_minutes, "min")
-        lines.append(f"| {r.runner} [{', '.join(r.labels)}] | {r.jobs} ({r.measured_jobs}) | {first_m} | {later_m} | "
+        lines.append(f"| {r.runner} [{', '.join(r.labels)}] | {r.jobs} ({r.jobs - len(r.unmeasured)}) | {first_m} | {later_m} | "
                      f"{first_w} | {later_w} | {r.limit_minutes} min | {r.disk} | {r.cache} |")
     if cost.gpu_wait_minutes:
         lines += ["", f"The report job runs on a hosted runner and waits up to {cost.gpu_wait_minutes} min for the GPU jobs: "

@@ -54,7 +54,7 @@ def test_runner_minutes_and_wall_follow_the_recorded_times_and_the_concurrency()
     cells = [Cell("a", flashinfer="0.6.1", torch="2.9.1"), Cell("b", flashinfer="0.6.3", torch="2.9.1"),
              Cell("c", flashinfer="0.7.4", torch="2.14.1")]
     measured = Measured({"a": 100.0, "b": 200.0}, "test run", {"cuda": 20.0}, {"cuda": 5 * 10**9}, "test sizes")
-    cost = nightly_cost(plan_ci(cells), measured, "cache line", gpu_wait_minutes=0, hosted_concurrency=1)
+    cost = nightly_cost(plan_ci(cells), measured, GPU, "cache line", gpu_wait_minutes=0, hosted_concurrency=1)
     (hosted,) = cost.runners
     assert hosted.runner_minutes == (2 + 4, 2 + 4) and hosted.wall_minutes == (6, 6)  # 120 s + 220 s, one slot
     assert hosted.unmeasured == ("c",) and "No recorded time (not counted above): hosted: c." in render_table(cost)
@@ -92,7 +92,7 @@ def test_one_gpu_runner_builds_the_base_once_and_each_torch_layer_once():
     assert later_night_seconds(jobs, GPU) == [35, 35, 135, 35]
     table = render_runner_plan(jobs, GPU)
     assert table[-1] == "| | **4 jobs** | | | **19 min** | **4 min** | |"
-    cost = nightly_cost(plan_ci(cells, SM120), Measured({}, "r", {}, {}, "s"), "c", gpu_wait_minutes=0, gpu=GPU)
+    cost = nightly_cost(plan_ci(cells, SM120), Measured({}, "r", {}, {}, "s"), GPU, "c", gpu_wait_minutes=0)
     assert cost.runners[1].runner_minutes == (9 + 4 + 3 + 5, 1 + 1 + 1 + 3)
 
 

@@ -142,7 +142,7 @@ def test_hybrid_device_label_says_what_is_real_and_never_counts_as_sm120():
     assert device.to_dict()["compute_capability"] == "9.0" and device.to_dict()["answered_as"] == "12.0"
     assert hardware.missing_hardware_reason("sm120", (device,)) is not None
     assert targets.GPU_AS_SM120.marker == "gpu" and not targets.GPU_AS_SM120.simulated
-    assert targets.GPU_AS_SM120.id not in targets.REAL_TARGET_IDS and targets.is_hybrid("gpu-as-sm120")
+    assert targets.GPU_AS_SM120.id not in targets.REAL_TARGET_IDS and targets.BY_ID["gpu-as-sm120"].hybrid
 
 
 @pytest.fixture(scope="module")

@@ -111,16 +111,20 @@ def test_run_check_is_frozen():
 ], ids=["identity", "wraps", "rejects"])
 def test_flashinfer_registers_torch_ops_reads_the_identity(monkeypatch, register, expected):
     """Only a register_custom_op that hands back the function itself counts as 'does not register'."""
+    import importlib.util
     import sys
     import types
 
-    from pcgkit.verdicts.fixmodes import flashinfer_registers_torch_ops
+    from pcgkit import resources
 
+    spec = importlib.util.spec_from_file_location("pcgkit_case_fix_custom_op", resources.cases_dir() / "test_fix_custom_op.py")
+    case = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(case)
     # a stand-in package: importing the real flashinfer costs seconds per mutant, and only this function is read
     utils = types.SimpleNamespace(register_custom_op=register)
     monkeypatch.setitem(sys.modules, "flashinfer", types.SimpleNamespace(utils=utils))
     monkeypatch.setitem(sys.modules, "flashinfer.utils", utils)
-    assert flashinfer_registers_torch_ops() is expected
+    assert case.flashinfer_registers_torch_ops() is expected
 
 
 def test_allow_in_graph_reads_the_explanation_too():

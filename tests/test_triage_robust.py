@@ -139,7 +139,7 @@ def test_a_new_catalog_mode_is_recognised_without_triage_changes(monkeypatch):
         text = f"{sig.message_head} {sig.explanation}"
         return None if "`__call__` of class `Function`" in text else "not Function.__call__"
 
-    new = Mode("mode9", "autograd-function-call", "fp4_quantize_sm100's autograd.Function under dynamo",
+    new = Mode("mode9", "fp4_quantize_sm100's autograd.Function under dynamo",
                "Unsupported method call: Function.__call__", "test", _function_call)
     monkeypatch.setattr(catalog, "CATALOG", (catalog.CaseEntry(new, catalog.Family.FAILURE, "none.py", exportable=False),
                                              *catalog.CATALOG))

@@ -1,12 +1,11 @@
 """uv's cache on the hosted CI jobs, sized against GitHub's per-repository cache limit. Pure.
 
-The generated workflow keeps one cache entry per (torch version, torch build) of its hosted jobs,
-saved by the nightly after `uv cache prune --ci` (uv's documented CI practice: it keeps only wheels
-built from source; pre-built wheels download again, as fast as a cache restore). What one entry
-weighs is measured, not guessed: benchmarks/uv_cache_size.py installs a cell into a fresh uv cache
-and records its size before and after the prune, as actions/cache archives it
-(fixtures/measurements/uv-cache-size.json). `cache_budget` multiplies the planned keys by that
-size and compares the sum with the limit; `pcgkit ci github` refuses a plan over it.
+The generated workflow keeps one cache entry per (torch version, torch build) of its hosted jobs, saved by the nightly
+after `uv cache prune --ci` (uv's documented CI practice: it keeps only wheels built from source; pre-built wheels
+download again, as fast as a cache restore). What one entry weighs is measured, not guessed: benchmarks/uv_cache_size.py
+installs a cell into a fresh uv cache and records its size before and after the prune, as actions/cache archives it
+(fixtures/measurements/uv-cache-size.json). `cache_budget` multiplies the planned keys by that size and compares the sum
+with the limit; `pcgkit ci github` refuses a plan over it.
 """
 
 from __future__ import annotations
@@ -35,21 +34,19 @@ class CacheBudgetError(ValueError):
 class CacheBudget:
     keys: tuple[tuple[str, str], ...]  # (torch version or "none", torch build) of each planned entry
     bytes_per_key: Mapping[str, int]  # measured, per torch build
-    limit_bytes: int = GITHUB_CACHE_LIMIT_BYTES
-    generations: int = GENERATIONS
 
     @property
     def planned_bytes(self) -> int:
-        return self.generations * sum(self.bytes_per_key[build] for _torch, build in self.keys)
+        return GENERATIONS * sum(self.bytes_per_key[build] for _torch, build in self.keys)
 
     @property
     def over(self) -> bool:
-        return self.planned_bytes > self.limit_bytes
+        return self.planned_bytes > GITHUB_CACHE_LIMIT_BYTES
 
     def describe(self) -> str:
         sizes = ", ".join(f"{build} {_mb(n)}" for build, n in sorted(self.bytes_per_key.items()))
-        return (f"uv cache: {len(self.keys)} key(s) x {self.generations} generations x measured size per key "
-                f"({sizes}; fixtures/{MEASUREMENTS}) = {_mb(self.planned_bytes)} of GitHub's {_mb(self.limit_bytes)} per repository")
+        return (f"uv cache: {len(self.keys)} key(s) x {GENERATIONS} generations x measured size per key "
+                f"({sizes}; fixtures/{MEASUREMENTS}) = {_mb(self.planned_bytes)} of GitHub's {_mb(GITHUB_CACHE_LIMIT_BYTES)} per repository")
 
 
 def _mb(n: int) -> str:

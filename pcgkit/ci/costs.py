@@ -1,14 +1,13 @@
 """What the nightly costs, derived from a matrix run's own timings: per runner kind, first night vs later. Pure.
 
-Read, never guessed: each cell job's time is the cell's recorded wall time in the kit's newest matrix
-(fixtures/matrix_snapshot.json, written from the matrix sample's compat.json) plus the measured install
-of one cell into an empty uv cache (fixtures/measurements/uv-cache-size.json): the hosted jobs restore a
-cache pruned with `uv cache prune --ci`, which keeps only wheels built from source, so every night, the
-first included, downloads the pre-built wheels again. A job whose cell has no recorded time is counted
-and named, never given a made-up one. A GPU runner's jobs are derived from `GpuMeasured`
-(fixtures/measurements/gpu-runner.json): the cases' own durations on a real GPU (the committed H200
-samples: no SM120 run exists) plus the CUDA cell image's build, reuse and case-run overhead measured on
-the CPU machine. What was not measured (job set-up, an image pull) is said as such.
+Read, never guessed. A hosted job is its cell's recorded wall time in the kit's newest matrix
+(fixtures/matrix_snapshot.json) plus one cell's install into an empty uv cache
+(fixtures/measurements/uv-cache-size.json): the hosted jobs restore a cache pruned with `uv cache prune --ci`,
+which keeps only wheels built from source, so every night downloads the pre-built wheels again. A job whose
+cell has no recorded time is counted and named, never given a made-up one. A GPU runner's jobs come from
+`GpuMeasured` (fixtures/measurements/gpu-runner.json: the cases' durations on a real GPU, the committed H200
+samples, as no SM120 run exists; the CUDA cell image's build, reuse and run overhead measured on the CPU
+machine). What was not measured (job set-up, an image pull) is said as such.
 
 The wall per night packs the hosted jobs longest first onto the concurrency the account allows (an
 input: GitHub sets it per plan); runner-minutes round each job up to a whole minute.
@@ -74,10 +73,6 @@ class RunnerCost:
     disk: str
     cache: str
 
-    @property
-    def measured_jobs(self) -> int:
-        return self.jobs - len(self.unmeasured)
-
 
 @dataclasses.dataclass(frozen=True)
 class NightlyCost:
@@ -88,10 +83,6 @@ class NightlyCost:
     gpu_wait_minutes: int  # how long the report job waits for GPU jobs before naming them `not run`
     hosted_concurrency: int
     sources: tuple[str, ...]
-
-    @property
-    def jobs(self) -> int:
-        return self.cell_jobs + self.other_jobs
 
 
 def _minutes(seconds: float) -> int:
@@ -166,14 +157,6 @@ def _gpu_measured(group_jobs: Sequence[CellJob], gpu: GpuMeasured, runners: int)
                       "the runner's own docker engine (later nights reuse each image by its context hash)")
 
 
-def _self_hosted(group_jobs: Sequence[CellJob]) -> RunnerCost:
-    runner = group_jobs[0].runner
-    return RunnerCost(runner.id, runner.labels, len(group_jobs), tuple(j.cell_id for j in group_jobs), None, None,
-                      sum(j.timeout_minutes for j in group_jobs),
-                      "not measured (uv cache and docker image layers on the runner's own disk)",
-                      "the runner's own disk (kept between nights: later nights reuse the image layers)")
-
-
 def _merge(groups: Sequence[JobGroup]) -> dict[str, list[CellJob]]:
     by_runner: dict[str, list[CellJob]] = {}
     for group in groups:  # a plan over 256 jobs is split into groups of one runner kind
@@ -181,21 +164,14 @@ def _merge(groups: Sequence[JobGroup]) -> dict[str, list[CellJob]]:
     return by_runner
 
 
-def nightly_cost(plan: CiPlan, measured: Measured, cache_line: str, gpu_wait_minutes: int,
-                 hosted_concurrency: int = DEFAULT_HOSTED_CONCURRENCY, gpu: GpuMeasured | None = None,
-                 gpu_runners: int = DEFAULT_GPU_RUNNERS) -> NightlyCost:
-    """The night of this plan, from these measurements (GPU jobs unmeasured without `gpu`). Pure."""
-    runners = []
-    for jobs in _merge(plan.groups).values():
-        if jobs[0].runner.hosted:
-            runners.append(_hosted(jobs, measured, hosted_concurrency, cache_line))
-        elif gpu is not None:
-            runners.append(_gpu_measured(jobs, gpu, gpu_runners))
-        else:
-            runners.append(_self_hosted(jobs))
+def nightly_cost(plan: CiPlan, measured: Measured, gpu: GpuMeasured, cache_line: str, gpu_wait_minutes: int,
+                 hosted_concurrency: int = DEFAULT_HOSTED_CONCURRENCY) -> NightlyCost:
+    """The night of this plan, from these measurements. Pure."""
+    runners = [_hosted(jobs, measured, hosted_concurrency, cache_line) if jobs[0].runner.hosted
+               else _gpu_measured(jobs, gpu, DEFAULT_GPU_RUNNERS) for jobs in _merge(plan.groups).values()]
     cells = len({j.cell_id for j in plan.jobs} | {c for c, _ in plan.excluded})
-    sources = (measured.cells_source, measured.sizes_source) + (gpu.sources if gpu is not None and any(
-        not j.runner.hosted for j in plan.jobs) else ())
+    sources = (measured.cells_source, measured.sizes_source) + (
+        gpu.sources if any(not j.runner.hosted for j in plan.jobs) else ())
     return NightlyCost(cells, len(plan.jobs), len(OTHER_JOBS), tuple(runners), gpu_wait_minutes, hosted_concurrency,
                        sources)
 

@@ -2,19 +2,17 @@
 
 Choices a reviewer should know (each also said in a comment of the generated file):
 - one matrix job per runner class, `fail-fast: false`, `timeout-minutes` per cell from the plan;
-- least privilege: `contents: read` at the top; `pages: write` + `id-token: write` only for the
-  deploy job; the report job reads nothing but the artifacts of its own run;
+- least privilege: `contents: read` at the top; `pages: write` + `id-token: write` only for the deploy job; the report
+  job reads nothing but the artifacts of its own run;
 - actions pinned by commit SHA with the release tag beside it (fixtures/ci_actions.toml);
-- the history lives on the published site itself (history.jsonl beside index.html): the report job
-  reads it back over HTTP before merging, so it lasts as long as the site, not 90 days of artifacts.
-  A failed read other than 404 (first run) stops the publish, so a network blip never replaces a
-  long history with a one-run one;
-- uv and Pythons come from PyPI / uv itself (no setup action downloads from GitHub), matrix values
-  reach shell steps through `env:`, never spliced into the script (no injection);
-- uv's cache restored per torch version and build on every run, saved only by the scheduled run (PRs and
-  manual runs never thrash the repository's 10 GB cache), after `uv cache prune --ci`: the entries stay
-  a few MB each (measured: fixtures/measurements/uv-cache-size.json; `pcgkit ci github` checks the sum
-  against the 10 GB, pcgkit.ci.cache). Without the prune one CUDA-torch entry is ~2.6 GB archived.
+- the history lives on the published site itself (history.jsonl beside index.html): the report job reads it back over
+  HTTP before merging, so it lasts as long as the site, not 90 days of artifacts. A failed read other than 404 (first
+  run) stops the publish, so a network blip never replaces a long history with a one-run one;
+- uv and Pythons come from PyPI / uv itself (no setup action downloads from GitHub), matrix values reach shell steps
+  through `env:`, never spliced into the script (no injection);
+- uv's cache restored per torch version and build on every run, saved only by the scheduled run (PRs and manual runs
+  never thrash the repository's 10 GB cache), after `uv cache prune --ci` (pcgkit.ci.cache: a few MB per entry,
+  measured; without the prune one CUDA-torch entry is ~2.6 GB archived).
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ from typing import Any
 import yaml
 
 from pcgkit import resources
-from pcgkit.ci.plan import ARTIFACTS_DIR, CellJob, CiPlan, JobGroup, RunnerClass
+from pcgkit.ci.plan import ARTIFACTS_DIR, HISTORY_RUNS_KEPT, REPORT_ARTIFACT, CellJob, CiPlan, JobGroup
 from pcgkit.matrix.cells import TORCH_BUILD_CUDA
 from pcgkit.matrix.torchbuild import INDEX_VAR as TORCH_CPU_INDEX_VAR
 from pcgkit.report.site import FLIPS_FILE, HISTORY_FILE, OPTIONAL_SITE_FILES, SITE_FILES, STEP_SUMMARY_FILE
@@ -139,8 +137,8 @@ def _cell_job(group: JobGroup, actions: Mapping[str, Mapping[str, str]]) -> dict
     }
 
 
-def _history_script(plan: CiPlan) -> str:
-    keep = plan.history_runs_kept - 1  # this run's line is appended by the report
+def _history_script() -> str:
+    keep = HISTORY_RUNS_KEPT - 1  # this run's line is appended by the report
     return (
         "mkdir -p reports\n"
         f'url="${{{SITE_URL_VAR}%/}}/{HISTORY_FILE}"\n'
@@ -248,13 +246,13 @@ def _report_job(plan: CiPlan, actions: Mapping[str, Mapping[str, str]], wait: in
             {"name": "Download every cell folder", "uses": uses(actions, "download-artifact"),
              "with": {"pattern": "cell-*", "path": ARTIFACTS_DIR}},
             *gpu_steps,
-            {"name": "Read the history back from the published site", "id": "history", "run": _history_script(plan)},
+            {"name": "Read the history back from the published site", "id": "history", "run": _history_script()},
             {"name": "pcgkit report --from every cell", "id": "report", "run": _report_script(plan)},
             {"name": "Comment upstream on a flip (opt-in)", "if": f"vars.{FLIP_ISSUE_VAR} != ''",
              "env": {"GH_TOKEN": f"${{{{ secrets.{FLIP_TOKEN_SECRET} }}}}", FLIP_ISSUE_VAR: f"${{{{ vars.{FLIP_ISSUE_VAR} }}}}"},
              "run": _flip_script()},
             {"name": "Upload the report", "if": "always()", "uses": uses(actions, "upload-artifact"),
-             "with": {"name": plan.report_artifact, "path": "reports/", "retention-days": ARTIFACT_RETENTION_DAYS}},
+             "with": {"name": REPORT_ARTIFACT, "path": "reports/", "retention-days": ARTIFACT_RETENTION_DAYS}},
             # a red report (an error cell) still publishes; a failed history read never does
             {"name": "Upload the site for Pages", "uses": uses(actions, "upload-pages"), "with": {"path": f"{SITE_DIR}/"},
              "id": "site", "if": "${{ !cancelled() && steps.history.outcome == 'success' && steps.report.outcome != 'skipped' }}"},
@@ -297,14 +295,10 @@ def render_workflow(plan: CiPlan, name: str = "pcgkit matrix", cron: str = DEFAU
     }
 
 
-def custom_labels(runners: Sequence[RunnerClass]) -> list[str]:
-    """The runner labels actionlint does not know (yours), sorted. Pure."""
-    return sorted({label for r in runners for label in r.labels if label not in GITHUB_LABELS})
-
-
 def actionlint_config(plan: CiPlan) -> str | None:
-    """.github/actionlint.yaml declaring the custom runner labels; None when there are none. Pure."""
-    labels = custom_labels([g.runner for g in plan.groups])
+    """.github/actionlint.yaml declaring the runner labels actionlint does not know (yours); None when there are
+    none. Pure."""
+    labels = sorted({label for g in plan.groups for label in g.runner.labels if label not in GITHUB_LABELS})
     if not labels:
         return None
     return ("# Written by `pcgkit ci github`: the self-hosted runner labels of the generated workflow,\n"

@@ -24,7 +24,6 @@ from pcgkit.values import targets
 HOSTED_LABELS: tuple[str, ...] = ("ubuntu-latest",)
 CELLS_DIR = "pcgkit-out"  # each job's --reports folder; its cell lands in CELLS_DIR/matrix/cells/<id>
 ARTIFACTS_DIR = "pcgkit-artifacts"  # where the report job downloads every cell artifact
-HISTORY_ARTIFACT = "pcgkit-history"
 REPORT_ARTIFACT = "pcgkit-report"
 HISTORY_RUNS_KEPT = 100  # the dashboard's timeline reads this many previous runs
 DEFAULT_CELL_TIMEOUT_S = 1800.0
@@ -43,10 +42,6 @@ class RunnerClass:
     hosted: bool  # interchangeable machines the CI provides (no GPU, no persistent cache)
     target: targets.Target
     backend: str  # pcgkit.matrix.backends: FOR_SIMULATION on hosted runners, FOR_REAL_HARDWARE on GPU runners
-
-    @property
-    def require_hardware(self) -> tuple[str, ...]:
-        return () if self.target.simulated else (self.target.marker,)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,9 +76,6 @@ class CiPlan:
     groups: tuple[JobGroup, ...]
     excluded: tuple[tuple[str, str], ...]  # (cell id, why it has no CI job)
     report_command: tuple[str, ...]
-    history_artifact: str = HISTORY_ARTIFACT
-    report_artifact: str = REPORT_ARTIFACT
-    history_runs_kept: int = HISTORY_RUNS_KEPT
 
     @property
     def jobs(self) -> tuple[CellJob, ...]:
@@ -91,7 +83,7 @@ class CiPlan:
 
 
 class CiPlanError(ValueError):
-    pass
+    """A plan that cannot be made (bad runner labels, an unknown cell, nothing left to run): a usage error."""
 
 
 _LABEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,99}")
@@ -136,14 +128,9 @@ def job_command(cell: Cell, runner: RunnerClass, timeout_s: float, matrix_args: 
     if torch_build != TORCH_BUILD_CUDA:
         argv += ["--torch-build", torch_build]
     argv += backends.ci_arguments(runner.backend)
-    for marker in runner.require_hardware:
-        argv += ["--require-hardware", marker]
+    if not runner.target.simulated:
+        argv += ["--require-hardware", runner.target.marker]
     return tuple(argv)
-
-
-def _timeout_minutes(seconds: float, runner: RunnerClass) -> int:
-    build = 0 if runner.hosted else IMAGE_BUILD_MINUTES
-    return int(math.ceil(seconds / 60.0)) + SETUP_MINUTES + build
 
 
 def artifact_name(cell_id: str, target_id: str) -> str:
@@ -188,7 +175,8 @@ def plan_ci(
             build = hosted_torch_build if runner.hosted else TORCH_BUILD_CUDA
             by_runner[runner.id].append(CellJob(
                 cell_id=cell.id, python=cell.python, torch=cell.torch or "", runner=runner,
-                timeout_s=timeout_s, timeout_minutes=_timeout_minutes(timeout_s, runner),
+                timeout_s=timeout_s,
+                timeout_minutes=math.ceil(timeout_s / 60.0) + SETUP_MINUTES + (0 if runner.hosted else IMAGE_BUILD_MINUTES),
                 artifact=artifact_name(cell.id, runner.target.id),
                 command=job_command(cell, runner, timeout_s, matrix_args, build), torch_build=build,
                 sglang=cell.sglang or "",

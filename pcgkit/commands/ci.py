@@ -58,8 +58,8 @@ def nightly_cost_of(plan: CiPlan, gpu_wait: int | None = None, hosted_concurrenc
                              json.loads(resources.fixture(MEASUREMENTS).read_text()),
                              f"fixtures/{SNAPSHOT_FILE}", f"fixtures/{MEASUREMENTS}")
     gpu = gpu_measured_from(json.loads(resources.fixture(GPU_MEASUREMENTS).read_text()), f"fixtures/{GPU_MEASUREMENTS}")
-    return nightly_cost(plan, measured, _cache_budget(plan), gpu_wait_minutes(plan, gpu_wait),
-                        hosted_concurrency or DEFAULT_HOSTED_CONCURRENCY, gpu)
+    return nightly_cost(plan, measured, gpu, _cache_budget(plan), gpu_wait_minutes(plan, gpu_wait),
+                        hosted_concurrency or DEFAULT_HOSTED_CONCURRENCY)
 
 
 def _matrix_args(args, absolute: bool) -> list[str]:

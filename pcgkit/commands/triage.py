@@ -89,7 +89,7 @@ def catalog_view() -> CatalogView:
 
 def decode_log(data: bytes | LogExcerpt, source: str) -> LogExcerpt:
     """The log's text (an excerpt of a long one); UnreadableLog for empty or binary input."""
-    excerpt = data if isinstance(data, LogExcerpt) else LogExcerpt(data.decode("utf-8", errors="replace"), None, len(data))
+    excerpt = data if isinstance(data, LogExcerpt) else LogExcerpt(data.decode("utf-8", errors="replace"), None)
     text = excerpt.text
     if not text.strip():
         raise UnreadableLog(f"{source}: empty input, nothing to triage")

@@ -1,13 +1,11 @@
 """What runs inside the environment under test (`python -m pcgkit.jobs.cellmain COSTS -- PYTEST-ARGS`).
 
-One interpreter does both jobs the kit used to start two for: it imports the subject stack
-(torch, flashinfer) first, timed, and only then runs pytest in-process. An import that fails
-stops here with one marker line the parent turns into the cell's `import` error (the exception's
-last line is the reason); otherwise a marker line carries the installed versions, and COSTS (a
-JSON file) records the import and pytest seconds for the cell's cost breakdown.
-Only the standard library, the subject stack and pytest are imported before pytest starts.
-It ends with quick_exit: the atexit handlers run (child pools stopped, logs flushed) and the module
-teardown of a process holding torch and FlashInfer (~1 CPU s here) is skipped.
+It imports the subject stack (torch, flashinfer) first, timed, then runs pytest in the same interpreter
+(nothing else is imported before pytest starts). An import that fails stops here with one marker line the
+parent turns into the cell's `import` error (the exception's last line is the reason); otherwise a marker
+line carries the installed versions, and COSTS (a JSON file) records the import and pytest seconds for the
+cell's cost breakdown. It ends with quick_exit: the atexit handlers run (child pools stopped, logs flushed)
+and the module teardown of a process holding torch and FlashInfer (~1 CPU s here) is skipped.
 """
 
 from __future__ import annotations

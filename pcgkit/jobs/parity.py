@@ -1,12 +1,11 @@
 """`pcgkit parity`: the cases simulated and on a real GPU, compared mode by mode.
 
-The simulation is only worth something if a real GPU agrees with it. Two separate pytest runs in
-the same environment (separate processes, so no dynamo state crosses over): `-m cpu_sim`
-(hardware queries answered as the real device's arch: on an H200 simulated SM90, detected; or
-`--simulate-arch`) and `-m "gpu or sm120"` (nothing replaced). Then, per mode: verdict,
-graph-break id, innermost FlashInfer frame and the arch-specific path the trace chose (the
-generator recorded in evidence["simulation"] / evidence["device_path"]), simulated vs real. A difference is
-reported, never hidden: it is a bug in the simulation (or a real hardware dependence) to explain.
+The simulation is only worth something if a real GPU agrees with it. Two separate pytest runs in the same environment
+(separate processes, so no dynamo state crosses over): `-m cpu_sim` (hardware queries answered as the real device's
+arch: on an H200 simulated SM90, detected; or `--simulate-arch`) and `-m "gpu or sm120"` (nothing replaced). Then, per
+mode: verdict, graph-break id, innermost FlashInfer frame and the arch-specific path the trace chose (the generator
+recorded in evidence["simulation"] / evidence["device_path"]), simulated vs real. A difference is reported, never
+hidden: it is a bug in the simulation (or a real hardware dependence) to explain.
 
 compare() and render_markdown() are pure; the command is the edge.
 """

@@ -1,9 +1,8 @@
 """Run the cases in one environment: what `pcgkit run`, parity and each venv matrix cell share.
 
-plan_pytest_argv (pure) -> proc.run (the edge) -> results read back or synthesized as errors.
-A pytest that hangs or dies still yields a complete results file: the modes it did not report
-(of those the caller says the run must account for, RunPlan.expected_modes) are `error` cells
-with the reason and the log tail.
+plan_pytest_argv (pure) -> proc.run (the edge) -> results read back or synthesized as errors. A pytest that hangs or
+dies still yields a complete results file: the modes it did not report (of those the caller says the run must account
+for, RunPlan.expected_modes) are `error` cells with the reason and the log tail.
 """
 
 from __future__ import annotations

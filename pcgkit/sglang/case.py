@@ -49,7 +49,6 @@ def _fails_inside_the_quantize_path(sig: Signature) -> str | None:
 def _mode(family: str, title: str) -> Mode:
     return Mode(
         id=f"sglang-compile-{family}",
-        slug=f"sglang-install-torch-compiled-{family}",
         title=title,
         known_signature="Unsupported inside FlashInfer under SGLang's install_torch_compiled (fullgraph=True)",
         seed="issue 5: SGLang's own compile wrapper and FP4 dispatch per version",

@@ -52,7 +52,6 @@ def _matches_family(signature: Signature) -> str | None:
 def mode_for(spec: EntrySpec, arch: str) -> Mode:
     return Mode(
         id=case_id(arch, spec.id),
-        slug=f"sweep-{arch}-{spec.id}",
         title=f"`{spec.target}` under fullgraph=True ({arch}; {spec.family})",
         known_signature="breaks in a lazy JIT loader (flashinfer/jit, CuTe-DSL) or a FakeTensor reaches a kernel",
         seed="issue 19: the sweep over every FlashInfer entry point",

@@ -26,12 +26,6 @@ from pcgkit.values.signature import (
     skipped_callable_name,
 )
 
-# --- the log engine: one reader of logs as people paste them ----------------------------------
-# Everything above reads one exception's text; below, a whole log (a server's stderr, `docker
-# logs`, a GitHub paste cut at both ends) is cleaned line by line and scanned once into a
-# LogReading: every failure announcement, every frame, the piecewise capture events, with the line
-# numbers they came from. The e2e verdict (pcgkit.e2e.logclass) and `pcgkit triage` both read it.
-
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 # Prefixes that loggers and log collectors put before the message; several can stack
 # ("(Worker_TP2 pid=99) ERROR 04-09 20:31:10 [multiproc_executor.py:949] ...").
@@ -138,15 +132,16 @@ _BLOCK_NEEDLES = ("Traceback", "rror:", "xception:", "Unsupported", "failed with
 # Failure needles keep their first (and last) _FAILURE_HITS hits, not all: the earliest failure is the one judged,
 # so a log of tracebacks printed over and over (every rank, every retry) costs what its first ones cost.
 # (A block needle keeps 60 lines after each hit: 48 hits from each end are at most ~5,800 lines.)
+# The same needles select what a log read as a stream keeps between its head and its tail (paste.excerpt_stream).
 _FAILURE_HITS, _BLOCK_HITS = 256, 48
-_NEEDLES: tuple[tuple[str, int, int | None], ...] = (
+LOG_NEEDLES: tuple[tuple[str, int, int | None], ...] = (
     *((n, 2, 64) for n in _EVENT_NEEDLES), *((n, 2, _FAILURE_HITS) for n in _FAILURE_NEEDLES),
     *((n, 60, _BLOCK_HITS) for n in _BLOCK_NEEDLES))
-# What a log read as a stream keeps between its head and its tail (pcgkit.values.paste.excerpt_stream).
-LOG_NEEDLES = _NEEDLES
 _SELECT_ABOVE = 256 * 1024  # below this a log is read line by line in full
 _FAILURE_BLOCK_LINES = 400  # a dynamo message with its user-code frames fits easily
 _PREAMBLE_LINES = 40
+# An indented or labelled line of a dynamo message already announced (its explanation, its hints): not a new one.
+_INSIDE_MESSAGE = (" ", "\t", "Explanation:", "Hint:", "Developer debug context:")
 # Failures read in full, the earliest first (the diagnosis judges the first and reads the next few for a cause):
 # bounded, so the work per failure never depends on how many more the log prints.
 MAX_FAILURES = 16
@@ -184,7 +179,6 @@ _CAPTURE_EVENT_RES: tuple[tuple[CaptureEvent, re.Pattern[str]], ...] = (
         r"The server is fired up and ready to roll|Uvicorn running on|Application startup complete|"
         r"Graph capturing finished in")),
 )
-_CAPTURE_SECONDS_RE = re.compile(r"Capture (?:piecewise|target prefill) CUDA graph end\. Time elapsed: ([0-9.]+) s")
 _VLLM_PIECEWISE_DONE_RE = re.compile(r"Capturing CUDA graphs \([^)]*PIECEWISE\): 100%")
 
 
@@ -218,7 +212,6 @@ class LogReading:
     frames: tuple[tuple[int, Frame], ...]  # every traceback frame, with its line number
     capture_events: tuple[tuple[CaptureEvent, LogLine], ...]
     lru_cache_warnings: tuple[LogLine, ...]
-    capture_seconds: float | None = None  # "Capture piecewise CUDA graph end. Time elapsed: 3.45 s"
     packages_named: frozenset[str] = frozenset()  # top-level packages of every site-packages path in the log
     announced: tuple[LogLine, ...] = ()  # "Traceback (most recent call last)", "... hit an exception"
     piecewise_off: tuple[LogLine, ...] = ()  # launch flags / server_args that turn piecewise CUDA graphs off
@@ -290,7 +283,7 @@ def read_log(text: str, lru_marker: str = "lru_cache", numbers: tuple[int, ...] 
     `numbers`: `text` is an excerpt of a longer log and these are its lines' own numbers (LogExcerpt.numbers)."""
     keep = None
     if len(text) > _SELECT_ABOVE:
-        keep = interesting_lines(text, _NEEDLES)
+        keep = interesting_lines(text, LOG_NEEDLES)
     lines = clean_lines(text, keep, numbers)
     off: list[LogLine] = []
     hints: list[LogLine] = []
@@ -342,7 +335,6 @@ def read_log(text: str, lru_marker: str = "lru_cache", numbers: tuple[int, ...] 
         done = next((line for line in lines if _VLLM_PIECEWISE_DONE_RE.search(line.text)), None)
         if done is not None:  # a variant the pattern does not know is no capture end, and no crash
             events.append((CaptureEvent.END, done))
-    seconds = next((m for e, ln in events if e is CaptureEvent.END and (m := _CAPTURE_SECONDS_RE.search(ln.text))), None)
     read = text if keep is None else "\n".join(line.text for line in lines)
     packages = {m.group(1) for m in _PACKAGE_PATH_RE.finditer(read)}
     packages |= {"flashinfer"} if "_dtype_q_" in read and _FLASHINFER_JIT_URI_RE.search(read) else set()
@@ -353,7 +345,6 @@ def read_log(text: str, lru_marker: str = "lru_cache", numbers: tuple[int, ...] 
         frames=tuple(frames),
         capture_events=tuple(events),
         lru_cache_warnings=tuple(warnings),
-        capture_seconds=float(seconds.group(1).rstrip(".")) if seconds else None,
         packages_named=frozenset(packages),
         announced=tuple(announced),
         piecewise_off=tuple(off),
@@ -377,18 +368,13 @@ def _failure_start(t: str, pos: int, starts: list[tuple[int, str]]) -> str | Non
         return "exception"
     if _NATIVE_ERROR_RE.match(t.strip()):
         return "native-error"
-    if _DYNAMO_PHRASE_RE.search(t) and "Warning" not in t and not (starts and _inside_message(t)):
+    if _DYNAMO_PHRASE_RE.search(t) and "Warning" not in t and not (starts and t.startswith(_INSIDE_MESSAGE)):
         return "dynamo-message"
     if not starts and _HEADLESS_DYNAMO_RE.match(t):
         return "dynamo-message"
     if any(n in t for n in _STATED_NEEDLES) and _STATED_ERROR_RE.search(t) and not _NOT_AN_ERROR_RE.search(t):
         return "stated-error"
     return None
-
-
-def _inside_message(text: str) -> bool:
-    """An indented or labelled line of a dynamo message already announced (its explanation, its hints)."""
-    return text.startswith((" ", "\t")) or text.startswith(("Explanation:", "Hint:", "Developer debug context:"))
 
 
 def _frame_refs(lines: list[LogLine]) -> tuple[tuple[int, Frame], ...]:

@@ -3,7 +3,7 @@
 A crash log reaches a triager changed by the way it travelled: Markdown quotes (`> `), HTML-escaped
 quotes (`&quot;`), lines hard-wrapped at 80 columns, a whole traceback flattened onto one line by a
 web page or a log collector, CRLF line ends, logger and rank prefixes. The one log reader
-(pcgkit.values.signature.read_log) calls `paste_segments` on every line it reads and `unwrap` on a
+(pcgkit.values.logread.read_log) calls `paste_segments` on every line it reads and `unwrap` on a
 short paste, so every consumer (the e2e verdict, `pcgkit triage`) sees the log as it was printed.
 
 `interesting_lines` is the speed half: a 10 MB server log is mostly healthy progress lines, so the
@@ -18,8 +18,7 @@ import collections
 import dataclasses
 import html
 import re
-from collections import Counter
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 # "> ", "> > " (nested quotes) but not a ">>> " interpreter prompt.
 _QUOTE_RE = re.compile(r"^(?:[ \t]*>(?!>>)[ \t]?)+")
@@ -58,12 +57,8 @@ def unwrap(lines: list[str]) -> list[tuple[int, str]]:
     """(first physical line number, text) with hard wraps joined: a paste wrapped at a fixed width has
     many lines of exactly its longest length, and each of those continues on the next line."""
     numbered = list(enumerate(lines, start=1))
-    lengths = Counter(len(text) for text in lines if len(text) >= 60)
-    if not lengths:
-        return numbered
-    width = max(lengths)
-    at_width = {text for text in lines if len(text) == width}
-    if width not in _WRAP_WIDTHS or len(at_width) < 3:
+    width = max((len(text) for text in lines), default=0)
+    if width not in _WRAP_WIDTHS or len({text for text in lines if len(text) == width}) < 3:
         return numbered
     out: list[tuple[int, str]] = []
     carry: tuple[int, str] | None = None
@@ -78,12 +73,6 @@ def unwrap(lines: list[str]) -> list[tuple[int, str]]:
     if carry is not None:
         out.append(carry)
     return out
-
-
-def line_starts(data: bytes) -> list[int]:
-    """Offsets of every newline in `data` (line i, 0-based, ends at starts[i]). Bytes: a log with one
-    non-ASCII character (a progress bar's block) is a 4-byte-per-character str, several times slower to search."""
-    return [m.start() for m in re.finditer(b"\n", data)]
 
 
 def _hits(text: bytes, needle: bytes, limit: int | None) -> list[int]:
@@ -111,8 +100,10 @@ def interesting_lines(text: str, needles: Iterable[tuple[str, int, int | None]])
     """0-based indexes of the lines that contain a needle, each with the lines that follow it.
 
     needles: (text, lines kept after each hit, at most this many hits from each end; None: every hit)."""
+    # bytes: a log with one non-ASCII character (a progress bar's block) is a 4-byte-per-character str, several
+    # times slower to search
     data = text.encode("utf-8", "surrogatepass")
-    newlines = line_starts(data)
+    newlines = [m.start() for m in re.finditer(b"\n", data)]  # line i (0-based) ends at newlines[i]
     keep: set[int] = set()
     total = len(newlines) + 1
     for needle, after, limit in needles:
@@ -134,17 +125,15 @@ class LogExcerpt:
 
     text: str
     numbers: tuple[int, ...] | None  # 1-based physical line of each line of `text`; None: `text` is the whole log
-    bytes_read: int
 
 
-@dataclasses.dataclass
-class _Block:
+class _Block(NamedTuple):
     first: int  # 0-based physical number of its first line
     data: bytes  # whole lines, newline-separated (no final newline)
 
-    @property
-    def lines(self) -> int:
-        return self.data.count(b"\n") + 1
+
+def _rows(blocks: Iterable[_Block]) -> list[tuple[int, bytes]]:
+    return [(block.first + i, row) for block in blocks for i, row in enumerate(block.data.split(b"\n"))]
 
 
 def excerpt_stream(chunks: Iterable[bytes], needles: Iterable[tuple[str, int, int | None]], *,
@@ -183,7 +172,7 @@ def excerpt_stream(chunks: Iterable[bytes], needles: Iterable[tuple[str, int, in
     def add(data: bytes) -> None:
         nonlocal next_line
         block = _Block(next_line, data)
-        next_line += block.lines
+        next_line += data.count(b"\n") + 1
         if sizes["head"] < head_bytes:
             head.append(block)
             sizes["head"] += len(data) + 1
@@ -213,15 +202,10 @@ def excerpt_stream(chunks: Iterable[bytes], needles: Iterable[tuple[str, int, in
     if pending or read:  # the last line (after a final newline: the empty one, as `text.split("\n")` counts it)
         add(pending)
     if not dropped:
-        return LogExcerpt(b"\n".join(b.data for b in [*head, *tail]).decode("utf-8", "replace"), None, read)
-    rows: list[tuple[int, bytes]] = []
-    for block in head:
-        rows += [(block.first + i, row) for i, row in enumerate(block.data.split(b"\n"))]
-    rows += early + [row for row in late if not early or row[0] > early[-1][0]]
-    for block in tail:
-        rows += [(block.first + i, row) for i, row in enumerate(block.data.split(b"\n"))]
+        return LogExcerpt(b"\n".join(b.data for b in [*head, *tail]).decode("utf-8", "replace"), None)
+    rows = _rows(head) + early + [row for row in late if not early or row[0] > early[-1][0]] + _rows(tail)
     text = b"\n".join(row for _, row in rows).decode("utf-8", "replace")
-    return LogExcerpt(text, tuple(number + 1 for number, _ in rows), read)
+    return LogExcerpt(text, tuple(number + 1 for number, _ in rows))
 
 
 # --- steps: a call path written by hand (arrow chains, Markdown tables of steps, frames without paths) --------
@@ -248,12 +232,8 @@ class Step:
     code: bool = False  # the step quotes a source line (a call with arguments, `return`, `if`): the call site, not a def
 
 
-def _clean_step(piece: str) -> str:
-    return piece.strip().strip("`*#>|").strip().strip("`").strip()
-
-
 def _step(piece: str) -> Step | None:
-    text = _clean_step(piece)
+    text = piece.strip().strip("`*#>|").strip().strip("`").strip()
     if not text or _EXCEPTION_STEP_RE.match(text):
         return None
     file, line, rest = "", 0, text

@@ -24,15 +24,6 @@ class Target:
     def hybrid(self) -> bool:
         return self.answered_as is not None
 
-    @property
-    def kind(self) -> str:
-        """What the target is, in a few words for tables: simulated, real hardware, or the hybrid."""
-        if self.simulated:
-            return "simulated"
-        if self.hybrid:
-            return f"real GPU, SGLang/FlashInfer/dynamo architecture queries answered as {self.answered_as}"
-        return "real hardware"
-
 
 SIM_SM120 = Target("sim-sm120", "cpu_sim", simulated=True, arch="sm120")
 # The same cases simulated as another family, for `pcgkit parity` against a real GPU of that family
@@ -68,11 +59,6 @@ HARDWARE_MARKERS: tuple[str, ...] = tuple(t.marker for t in TARGETS if not t.sim
 PRECEDENCE: tuple[str, ...] = (SM120.id, GPU.id, GPU_AS_SM120.id, SIM_SM120.id, SIM_SM100.id, SIM_SM90.id)
 # Parity's real witnesses, best first: no hybrid (its answers are not the hardware's).
 REAL_TARGET_IDS: tuple[str, ...] = tuple(i for i in PRECEDENCE if not BY_ID[i].simulated and not BY_ID[i].hybrid)
-
-
-def is_hybrid(target_id: str) -> bool:
-    target = BY_ID.get(target_id)
-    return target.hybrid if target is not None else False
 
 
 def is_simulated(target_id: str) -> bool:

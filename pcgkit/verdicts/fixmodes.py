@@ -34,13 +34,13 @@ class FixMode(Mode):
         return judge_run(outcome.output, self.fixed_reason)
 
 
-# The fix modes' words as data (the modes' are MODE_WORDS): id -> (slug, title, known signature, seed).
-FIX_WORDS: dict[str, tuple[str, str, str, str]] = {
-    "fix-custom-op": ("custom-op-wrapper", "fix: fp4_quantize behind torch.library.custom_op + register_fake", "traces under fullgraph=True; its call path passes the argument audit; compiled == eager, within the reference, on SM100+", "FACTS.md: 'A torch.library.custom_op wrapper around fp4_quantize ... traces ... and runs'"),
-    "fix-allow-in-graph": ("allow-in-graph-loader", "attempted fix: torch.compiler.allow_in_graph(get_fp4_quantization_module)", "dynamo error at the loader node (run at trace time by fake-tensor propagation) or nvcc: not a fix", "seed investigation: allow_in_graph on the loader was tried"),
-    "fix-no-fullgraph": ("disable-with-fullgraph-false", "fix: torch.compiler.disable(fp4_quantize) with fullgraph=False (one graph break)", "traces with graph breaks at the disabled call; runs on a GPU", "seed 001: disable works once fullgraph=False allows the break"),
-    "fix-upstream-op": ("flashinfer-torch-op", "upstream fix: FlashInfer's own torch.ops.flashinfer.fp4_quantize (custom op + fake, from 0.6.12)", "traces under fullgraph=True where FlashInfer registers the op; its fake matches the wrapper; its body forwards each argument to its namesake (argument audit)", "found in flashinfer 0.6.12+ quantization/fp4_quantization.py: @torch.library.custom_op('flashinfer::fp4_quantize')"),
-    "fix-nonstrict-trace": ("nonstrict-trace-fp4-quantize", "attempted fix: torch.compiler.nonstrict_trace(fp4_quantize) under fullgraph=True", "dynamo refuses the marked call's output (gb0251 'Unsupported output type for nonstrict_trace-ed function'): not a fix; a clean fullgraph trace would be `fixed`", "PyTorch's dynamo hint recommends torch.compiler.nonstrict_trace for extension code (FACTS.md, 2026-12-01)"),
+# The fix modes' words as data (the modes' are MODE_WORDS): id -> (title, known signature, seed).
+FIX_WORDS: dict[str, tuple[str, str, str]] = {
+    "fix-custom-op": ("fix: fp4_quantize behind torch.library.custom_op + register_fake", "traces under fullgraph=True; its call path passes the argument audit; compiled == eager, within the reference, on SM100+", "FACTS.md: 'A torch.library.custom_op wrapper around fp4_quantize ... traces ... and runs'"),
+    "fix-allow-in-graph": ("attempted fix: torch.compiler.allow_in_graph(get_fp4_quantization_module)", "dynamo error at the loader node (run at trace time by fake-tensor propagation) or nvcc: not a fix", "seed investigation: allow_in_graph on the loader was tried"),
+    "fix-no-fullgraph": ("fix: torch.compiler.disable(fp4_quantize) with fullgraph=False (one graph break)", "traces with graph breaks at the disabled call; runs on a GPU", "seed 001: disable works once fullgraph=False allows the break"),
+    "fix-upstream-op": ("upstream fix: FlashInfer's own torch.ops.flashinfer.fp4_quantize (custom op + fake, from 0.6.12)", "traces under fullgraph=True where FlashInfer registers the op; its fake matches the wrapper; its body forwards each argument to its namesake (argument audit)", "found in flashinfer 0.6.12+ quantization/fp4_quantization.py: @torch.library.custom_op('flashinfer::fp4_quantize')"),
+    "fix-nonstrict-trace": ("attempted fix: torch.compiler.nonstrict_trace(fp4_quantize) under fullgraph=True", "dynamo refuses the marked call's output (gb0251 'Unsupported output type for nonstrict_trace-ed function'): not a fix; a clean fullgraph trace would be `fixed`", "PyTorch's dynamo hint recommends torch.compiler.nonstrict_trace for extension code (FACTS.md, 2026-12-01)"),
 }
 
 
@@ -94,19 +94,3 @@ FIX_MODES: dict[str, FixMode] = {
     m.id: m for m in (FIX_CUSTOM_OP, FIX_ALLOW_IN_GRAPH, FIX_NO_FULLGRAPH, FIX_UPSTREAM_OP, FIX_NONSTRICT_TRACE)
 }
 
-
-def flashinfer_registers_torch_ops() -> bool:
-    """Whether the installed FlashInfer's register_custom_op really registers (an upstream fix would).
-
-    In flashinfer 0.6.1 and 0.7.4 both branches of flashinfer.utils.register_custom_op return
-    `lambda x: x`: fp4_quantize_sm100 and its fake are never registered with torch.library.
-    """
-    from flashinfer import utils
-
-    def probe(x: object) -> object:  # never called: only its identity matters
-        raise AssertionError("probe only")
-
-    try:
-        return utils.register_custom_op("pcgkit_probe::never_called", mutates_args=())(probe) is not probe
-    except Exception:  # a real registration that rejected the probe still means "it registers"
-        return True

@@ -21,7 +21,6 @@ Matcher = Callable[[Signature], "str | None"]
 @dataclasses.dataclass(frozen=True)
 class Mode:
     id: str
-    slug: str
     title: str
     known_signature: str  # human wording of what `matches` checks
     seed: str  # where the seed documents describe it
@@ -41,17 +40,17 @@ class Mode:
         return Verdict.FIXED, f"{TRACED_CLEANLY}; {NOT_RUN_TRACE_ONLY}"
 
 
-# The modes' words as data, declared once (the Python beside each mode holds only its matcher): id -> (slug, title,
+# The modes' words as data, declared once (the Python beside each mode holds only its matcher): id -> (title,
 # known signature, where the seed documents describe it); the fix modes' are FIX_WORDS (pcgkit.verdicts.fixmodes).
 # compat.md, the dashboard, the issue drafts and the standalone repro scripts (cut verbatim from here) quote them.
-MODE_WORDS: dict[str, tuple[str, str, str, str]] = {
-    "mode1": ("nvcc-subprocess", "nvcc subprocess", "Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)", "seeds 000/004: 'Attempted to call function marked as skipped ... _thread.allocate_lock'"),
-    "mode2": ("jit-loader-after-cuda-version-patch", "get_cuda_version patched: failure moves into the JIT loader", "Unsupported deeper in flashinfer/jit/* (seed: pathlib stat in build_and_load)", "seeds 001/004: patched get_cuda_version, then a crash in pathlib during JIT loading"),
-    "mode3": ("lru-cache-trace-through", "warm functools.cache is traced through", "lru_cache warning + the nvcc subprocess failure despite a warm cache", "seed 004: 'Dynamo ignores the cache wrapper and directly traces the wrapped function'"),
-    "mode4": ("disable-vs-fullgraph", "torch.compiler.disable rejected under fullgraph=True", "Unsupported: Skip calling `torch.compiler.disable()`d function", "seed 001: 'Skip calling torch.compiler.disable()d function'"),
-    "e2e-piecewise-launch": ("e2e-piecewise-launch", "SGLang server, piecewise CUDA graphs on, tiny NVFP4 checkpoint", "Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)", "seeds 000/001: the server crashed during piecewise CUDA graph capture (GLM-5-NVFP4, RTX PRO 6000)"),
-    "e2e-piecewise-control": ("e2e-piecewise-control", "SGLang server, piecewise CUDA graphs on, tiny bf16 checkpoint (the control: no FP4 path)", "none: healthy capture, one /generate answered, process group gone", "issue 13: separates 'piecewise broken here at all' from 'FP4 quantize breaks it'"),
-    "preflight-launch": ("preflight-launch", "the team's SGLang launch (pcgkit matrix --preflight): would piecewise capture crash?", "dynamo Unsupported in what the launch compiles under fullgraph (the failure mode in the evidence)", "issue 30: preflight a launch against every SGLang release before upgrading"),
+MODE_WORDS: dict[str, tuple[str, str, str]] = {
+    "mode1": ("nvcc subprocess", "Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)", "seeds 000/004: 'Attempted to call function marked as skipped ... _thread.allocate_lock'"),
+    "mode2": ("get_cuda_version patched: failure moves into the JIT loader", "Unsupported deeper in flashinfer/jit/* (seed: pathlib stat in build_and_load)", "seeds 001/004: patched get_cuda_version, then a crash in pathlib during JIT loading"),
+    "mode3": ("warm functools.cache is traced through", "lru_cache warning + the nvcc subprocess failure despite a warm cache", "seed 004: 'Dynamo ignores the cache wrapper and directly traces the wrapped function'"),
+    "mode4": ("torch.compiler.disable rejected under fullgraph=True", "Unsupported: Skip calling `torch.compiler.disable()`d function", "seed 001: 'Skip calling torch.compiler.disable()d function'"),
+    "e2e-piecewise-launch": ("SGLang server, piecewise CUDA graphs on, tiny NVFP4 checkpoint", "Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)", "seeds 000/001: the server crashed during piecewise CUDA graph capture (GLM-5-NVFP4, RTX PRO 6000)"),
+    "e2e-piecewise-control": ("SGLang server, piecewise CUDA graphs on, tiny bf16 checkpoint (the control: no FP4 path)", "none: healthy capture, one /generate answered, process group gone", "issue 13: separates 'piecewise broken here at all' from 'FP4 quantize breaks it'"),
+    "preflight-launch": ("the team's SGLang launch (pcgkit matrix --preflight): would piecewise capture crash?", "dynamo Unsupported in what the launch compiles under fullgraph (the failure mode in the evidence)", "issue 30: preflight a launch against every SGLang release before upgrading"),
 }
 
 

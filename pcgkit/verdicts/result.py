@@ -58,21 +58,20 @@ class CaseResult:
     def from_dict(cls, data: dict[str, Any]) -> CaseResult:
         if not isinstance(data, dict):
             raise UntrustedValueError(f"result: expected an object, got {type(data).__name__}")
-        fields = {f.name for f in dataclasses.fields(cls)}
-        kwargs = {k: v for k, v in data.items() if k in fields}
-        # the case and target ids become report columns and JUnit names: one safe-id rule
-        kwargs["mode"] = untrusted.safe_id(data.get("mode"), "result case id")
-        kwargs["variant"] = untrusted.safe_id(data.get("variant"), "result target id")
-        kwargs["verdict"] = Verdict(data["verdict"])
-        kwargs["reason"] = untrusted.text(data, "reason", "result")
-        kwargs["device"] = untrusted.mapping(data, "device", "result")
-        kwargs["versions"] = untrusted.str_map(data.get("versions"), "result.versions")
-        kwargs["duration_s"] = untrusted.finite_number(data, "duration_s", "result")
-        kwargs["expected"] = untrusted.optional_text(data, "expected", "result")
-        kwargs["evidence"] = untrusted.mapping(data, "evidence", "result")
-        kwargs["nodeid"] = untrusted.text(data, "nodeid", "result")
-        kwargs["signature"] = Signature.from_dict(data["signature"]) if data.get("signature") else None
-        return cls(**kwargs)
+        return cls(
+            # the case and target ids become report columns and JUnit names: one safe-id rule
+            mode=untrusted.safe_id(data.get("mode"), "result case id"),
+            variant=untrusted.safe_id(data.get("variant"), "result target id"),
+            verdict=Verdict(data["verdict"]),
+            reason=untrusted.text(data, "reason", "result"),
+            device=untrusted.mapping(data, "device", "result"),
+            versions=untrusted.str_map(data.get("versions"), "result.versions"),
+            duration_s=untrusted.finite_number(data, "duration_s", "result"),
+            expected=untrusted.optional_text(data, "expected", "result"),
+            evidence=untrusted.mapping(data, "evidence", "result"),
+            nodeid=untrusted.text(data, "nodeid", "result"),
+            signature=Signature.from_dict(data["signature"]) if data.get("signature") else None,
+        )
 
     def _run_check_properties(self) -> list[tuple[str, str]]:
         """Whether the call path ran right (pcgkit.fp4.argaudit) and whether numbers were checked, for JUnit
