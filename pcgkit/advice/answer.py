@@ -16,11 +16,9 @@ import dataclasses
 from pcgkit.advice import model as m
 from pcgkit.advice.cost import COST_PAGE, CostTable
 from pcgkit.advice.values import (
-    AFFECTED,
     MEASUREMENT,
     NOT_AFFECTED,
     PARSER,
-    UNKNOWN,
     Evidence,
     Source,
     Statement,
@@ -319,5 +317,3 @@ def every_release(evidence: Evidence, arch: str = "sm120") -> tuple[Answer, ...]
     """The answer for every SGLang release in range on one architecture, oldest first. Pure."""
     return tuple(advise(Versions(sglang=r.sglang), arch, evidence) for r in evidence.releases)
 
-
-__all__ = ["AFFECTED", "NOT_AFFECTED", "UNKNOWN", "Answer", "UnknownInput", "advise", "check_input", "cost_statement", "every_release"]

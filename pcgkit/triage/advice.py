@@ -44,9 +44,6 @@ class CatalogView:
     exportable: frozenset[str] = frozenset()  # ids `pcgkit repro` can export
     workarounds: tuple[tuple[str, str], ...] = ()  # (case id, the workaround it measures, in the user's words)
 
-    def workaround(self, case_id: str) -> str | None:
-        return dict(self.workarounds).get(case_id)
-
 
 @dataclasses.dataclass(frozen=True)
 class KitData:
@@ -122,7 +119,7 @@ def _verdict_words(cell: dict, case: str) -> str:
 def _dead_ends(upstream: dict, snapshot: dict, view: CatalogView) -> list[str]:
     out = []
     for dead in upstream.get("dead_end", ()):
-        tried = view.workaround(dead["case"]) or dead["case"]
+        tried = dict(view.workarounds).get(dead["case"]) or dead["case"]
         verdicts = sorted({c["verdicts"].get(dead["case"]) for c in snapshot.get("cells", [])} - {None, "error", "skipped"})
         measured = f"; matrix: {'/'.join(verdicts)}" if verdicts else ""
         out.append(f"{tried}: {dead['outcome']} ({dead['case']}{measured})")
