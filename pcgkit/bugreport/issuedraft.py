@@ -28,24 +28,13 @@ from pcgkit.verdicts.result import CaseResult, ResultsFileError, read_results
 
 TARGETS = ("sglang", "flashinfer", "pytorch")
 GITHUB_BODY_LIMIT = 65536  # characters GitHub accepts in an issue body
-# Words a maintainer reads before the `<details>` fold (what is asked, the signature, versions, device, the repro
-# command, where it is fixed); everything else is folded (issue 44: the draft was 1,732 words, read by nobody).
 MAX_TABLE_ROWS = 24  # measured cells listed per verdict table; the rest are counted and left to compat.json
 BASE_MODE = "mode1"  # the bug itself; the other modes are the workarounds tried against it
-# Version axes shown in the affected/unaffected ranges, in the order a maintainer reads them.
 FAILING = (Verdict.REPRODUCED, Verdict.DRIFTED)
 
 
-@dataclasses.dataclass(frozen=True)
-class Workaround:
-    mode: str
-    what: str  # the workaround, in the seed's words
-
-
-# The seed's workarounds, each measured by one failure mode (the catalog says which and how).
-WORKAROUNDS: tuple[Workaround, ...] = tuple(
-    Workaround(e.id, e.workaround) for e in catalog.workarounds() if e.family is catalog.Family.FAILURE
-)
+# The seed's workarounds, each measured by one failure mode (the catalog entry: its id, the workaround in its words).
+WORKAROUNDS = tuple(e for e in catalog.workarounds() if e.family is catalog.Family.FAILURE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,7 +141,7 @@ class Draft:
     unaffected: tuple[MeasuredCell, ...]
     affected_versions: dict[str, list[str]]
     unaffected_versions: dict[str, list[str]]
-    workarounds: tuple[tuple[Workaround, tuple[MeasuredCell, ...], tuple[str, ...]], ...]
+    workarounds: tuple[tuple[catalog.CaseEntry, tuple[MeasuredCell, ...], tuple[str, ...]], ...]
     other_approaches: tuple[MeasuredCell, ...]  # any further measured case (the kit's fix-* cases)
     simulated: bool
     env_text: str | None
@@ -275,9 +264,9 @@ def build_draft(
     same_cell = [r for r in results if r.versions == primary.versions] or list(results)
     workarounds = []
     for workaround in WORKAROUNDS:
-        cells = tuple(MeasuredCell(r) for r in _judged(same_cell, workaround.mode))
+        cells = tuple(MeasuredCell(r) for r in _judged(same_cell, workaround.id))
         workarounds.append((workaround, cells, tuple(_workaround_outcome(c.result) for c in cells)))
-    known = {BASE_MODE} | {w.mode for w in WORKAROUNDS}
+    known = {BASE_MODE} | {w.id for w in WORKAROUNDS}
     others = tuple(
         MeasuredCell(r) for r in sorted(same_cell, key=lambda r: (r.mode, r.variant))
         if r.mode not in known and r.verdict.is_bug_verdict

@@ -29,10 +29,10 @@ KIT_ROOT = resources.package_dir().parent  # sourcegraph cuts definitions from p
 REFERENCE_DIR = resources.fixture("reference")
 # Distributions a trace-level case needs (sglang is not on the traced path, see fixtures/reference).
 PINNED_DISTRIBUTIONS = ("torch", "flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache")
-# A CUDA devel image whose Python (Ubuntu 24.04: 3.12) matches the reference cell, with nvcc for
-# FlashInfer's JIT; CUDA 12.8 is what the torch 2.9.1 wheel from PyPI is built against.
 # What the script's driver (templates/repro/script.py.j2) imports itself.
 DRIVER_IMPORTS = ("import importlib.metadata", "import json", "import os", "import sys", "import types")
+# A CUDA devel image whose Python (Ubuntu 24.04: 3.12) matches the reference cell, with nvcc for
+# FlashInfer's JIT; CUDA 12.8 is what the torch 2.9.1 wheel from PyPI is built against.
 DOCKER_IMAGE_FOR_PYTHON = {"3.12": "nvidia/cuda:12.8.1-devel-ubuntu24.04"}
 
 
@@ -130,11 +130,6 @@ def pins_for_cell(cell_id: str, reports: Path) -> tuple[Pins, Path | None]:
     )
 
 
-def case_file_for(mode: Mode) -> Path:
-    """The case module the catalog names for this mode."""
-    return resources.cases_dir() / catalog.BY_ID[mode.id].case_module
-
-
 def mode_symbol(mode: Mode) -> tuple[str, str]:
     """(module, name) that binds this Mode object, found by identity where its judging rule lives
     (a Mode is declared beside its rule: the script then cuts both from that one module)."""
@@ -167,7 +162,7 @@ def plan_export(case: str, simulate: bool, pins: Pins | None, results_path: Path
         measured = measured_result(results, mode, simulate)
         if pins is None and measured is not None:
             pins = pins_from_versions(measured.versions, str(results_path))
-    return ReproPlan(mode, case_file_for(mode), simulate, pins or reference_pins(), measured)
+    return ReproPlan(mode, resources.cases_dir() / entry.case_module, simulate, pins or reference_pins(), measured)
 
 
 def render_script(plan: ReproPlan) -> str:

@@ -117,15 +117,11 @@ def _read_facts(text: str, line_offset: int) -> tuple[Fact, ...]:
             if value and not value.startswith(("<", "None")):  # "--model-path <model>" is a usage hint
                 found[name] = Fact(name, value, line_offset + _line_of(text, match.start()), how)
                 break
-    flags: list[str] = []
-    first = 0
-    for match in _FLAG_RE.finditer(text):
-        if match.group(0) not in flags:
-            flags.append(match.group(0))
-            if len(flags) == 1:
-                first = _line_of(text, match.start())
+    flags = list(_FLAG_RE.finditer(text))
     if flags:
-        found["piecewise_flags"] = Fact("piecewise_flags", " ".join(flags), line_offset + first, "as printed (launch command, hint or server_args)")
+        found["piecewise_flags"] = Fact("piecewise_flags", " ".join(dict.fromkeys(f.group(0) for f in flags)),
+                                        line_offset + _line_of(text, flags[0].start()),
+                                        "as printed (launch command, hint or server_args)")
     return tuple(found.values())
 
 
