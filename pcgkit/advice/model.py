@@ -147,7 +147,7 @@ def affected(who: str, axis: str | None, case: str | None, release: str | None, 
         return state, Statement(text, (cell_source(own),), any(m.simulated for m in own), "affected")
     below = [r for r in measured if version_key(r) < version_key(release)]
     above = [r for r in measured if version_key(r) > version_key(release)]
-    near = [r for r in (below[-1:] + above[:1])]
+    near = below[-1:] + above[:1]
     named = "; ".join(f"{r} {measured[r][0].verdict} (cell {measured[r][0].cell})" for r in near)
     text = (f"{who} {release} on {where}: unknown: it has not been run as itself ({case}). "
             + (f"Nearest measured releases: {named}." if near else "No release of it was measured."))

@@ -63,13 +63,9 @@ def _version_key(text: str):
         return (1, text)
 
 
-def measured_versions(results: Iterable[CaseResult]) -> dict[str, list[str]]:
+def measured_versions(results: Sequence[CaseResult]) -> dict[str, list[str]]:
     """Per axis, the distinct versions these results were measured with, oldest first. Pure."""
-    seen: dict[str, set[str]] = {axis: set() for axis in AXIS_IDS}
-    for result in results:
-        for axis in AXIS_IDS:
-            if result.versions.get(axis):
-                seen[axis].add(str(result.versions[axis]))
+    seen = {axis: {str(r.versions[axis]) for r in results if r.versions.get(axis)} for axis in AXIS_IDS}
     return {axis: sorted(values, key=_version_key) for axis, values in seen.items() if values}
 
 

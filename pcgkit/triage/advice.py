@@ -170,9 +170,8 @@ def reported_threads(data: KitData, mode: str | None, sglang_user: bool) -> list
     return [r for r in reads if r is not None and r.kind == "issue"]
 
 
-def next_steps(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: CatalogView,
-               sglang: str | None = None, prog: str = "pcgkit", sglang_user: bool = True,
-               log: str = "LOG") -> tuple[str, ...]:
+def next_steps(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, sglang: str | None = None,
+               prog: str = "pcgkit", sglang_user: bool = True, log: str = "LOG") -> tuple[str, ...]:
     """What to run or do next, fitted to the diagnosis and spelled as the user runs the kit (`prog`, on `log`): for this bug,
     the thread that already reports it (no draft for a reported bug) and, without a known release, how to get the
     answer for theirs; for anything else, what the log itself advises, in the flag spelling of the user's SGLang
@@ -231,6 +230,6 @@ def advise(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: C
         dead_ends=tuple(_dead_ends(data.upstream, data.snapshot, view)),
         matrix=tuple(_matrix(data.snapshot, facts, diagnosis.mode, view)),
         links=tuple(cite(s) for s in upstream_states(data.evidence, tuple(link["id"] for link in data.upstream.get("link", ())))),
-        next_steps=next_steps(diagnosis, facts, data, view, sglang, prog, sglang_user, log),
+        next_steps=next_steps(diagnosis, facts, data, sglang, prog, sglang_user, log),
         compile_safety=(cite(safety.statement),) if safety is not None else (),
     )

@@ -29,11 +29,10 @@ class UserEnv:
     def line(self) -> str:
         parts = [f"{name} {value}" for name, value in
                  (("sglang", self.sglang), ("flashinfer-python", self.flashinfer), ("torch", self.torch)) if value]
-        where = f", {self.gpu} ({self.arch})" if self.gpu else (f", {self.arch}" if self.arch else "")
+        gpu = f"{self.gpu} ({self.arch})" if self.gpu else self.arch
         if not parts:
-            return "not known" + (f"; GPU {self.gpu} ({self.arch})" if self.gpu else f"; GPU {self.arch}" if self.arch else "") \
-                + f" [from {self.source}]"
-        return ", ".join(parts) + where + f" [from {self.source}]"
+            return "not known" + (f"; GPU {gpu}" if gpu else "") + f" [from {self.source}]"
+        return ", ".join(parts) + (f", {gpu}" if gpu else "") + f" [from {self.source}]"
 
 
 def from_capture(capture: dict, source: str) -> UserEnv:
