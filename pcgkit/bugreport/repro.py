@@ -12,11 +12,16 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib
+import json
+import os
 import re
 from pathlib import Path
 
 from pcgkit import __version__, catalog, resources
 from pcgkit.errors import UsageError
+from pcgkit.matrix import pins as pins_mod
+from pcgkit.matrix.outcome import cells_root
+from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, MatrixError, load_matrix, plan
 from pcgkit.util import atomic, untrusted
 from pcgkit.util.redact import redact_text, secret_values
 from pcgkit.util.sanitize import one_line
@@ -111,10 +116,6 @@ def pins_from_versions(versions: dict, origin: str) -> Pins:
 def pins_for_cell(cell_id: str, reports: Path) -> tuple[Pins, Path | None]:
     """A matrix cell's exact pins (as planned from fixtures/matrix.toml), and its results file when
     `pcgkit matrix` has run it under `reports` (the README then quotes that cell's measured output)."""
-    from pcgkit.matrix import pins as pins_mod
-    from pcgkit.matrix.outcome import cells_root
-    from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, MatrixError, load_matrix, plan
-
     try:
         cells = plan(load_matrix(), pins_mod.load_pins(pins_mod.DEFAULT_PINS_FILE), DEFAULT_MATRIX_FILE.parent)
     except (MatrixError, ValueError, OSError) as exc:
@@ -205,8 +206,6 @@ SIZE_MEASUREMENTS = "measurements/repro-size.json"  # under fixtures/: what inst
 def install_size(pins: Pins, measurements: dict | None = None) -> dict | None:
     """The measured download and installed size of exactly these pins (fixtures/measurements/repro-size.json);
     None when that set was not measured (the README then says so). Pure given `measurements`."""
-    import json
-
     data = measurements if measurements is not None else json.loads(resources.fixture(SIZE_MEASUREMENTS).read_text())
     wanted = sorted(pins.requirements)
     return next((m for m in data.get("measurements", ())
@@ -238,8 +237,6 @@ def render_requirements(plan: ReproPlan) -> str:
 def write_export(plan: ReproPlan, out_dir: Path, environ: dict | None = None, force: bool = False) -> list[Path]:
     """The script, requirements.txt and README.md into out_dir; files there that the kit did not
     write are never replaced without force (checked for all three before the first is written)."""
-    import os
-
     secrets = secret_values(dict(os.environ if environ is None else environ))
     files = {
         plan.script_name: render_script(plan),

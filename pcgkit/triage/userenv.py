@@ -11,6 +11,7 @@ import dataclasses
 import re
 
 from pcgkit.triage.facts import Fact, fact
+from pcgkit.util import untrusted
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,8 +39,6 @@ class UserEnv:
 def from_capture(capture: dict, source: str) -> UserEnv:
     """A `pcgkit.env/1` capture as a UserEnv; a simulated device gives no arch (it is not the user's GPU).
     Every field it reads is typed (pcgkit.util.untrusted): a wrong one is an UntrustedValueError naming it."""
-    from pcgkit.util import untrusted
-
     if not isinstance(capture, dict):
         raise untrusted.UntrustedValueError(f"{source}: expected a JSON object, got {type(capture).__name__}")
     packages = untrusted.str_map(capture.get("packages"), f"{source}: packages")
