@@ -65,8 +65,8 @@ def cite(statement: Statement) -> str:
 
 
 def _fixed_in(evidence: Evidence, facts: tuple[Fact, ...], sglang: str | None) -> list[str]:
-    """The advice model's answer for the log's (or the user's) versions and arch: affected, why not FlashInfer
-    alone, the upgrade; where-fixed per project when no version is known."""
+    """The advice model's answer for the log's (or the user's) versions and arch: affected, the upgrade, the safe
+    call; where-fixed per project when no version is known."""
     versions = Versions(sglang or fact(facts, "sglang"), fact(facts, "flashinfer"), fact(facts, "torch"))
     if not versions.known():
         return [cite(s) for s in where_fixed(evidence)]
@@ -94,9 +94,7 @@ def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None, view: Cat
     head = f"kit matrix of {str(snapshot.get('matrix_created', '?'))[:10]} ({label})"
     if not matching:
         found = ", ".join(f"{k} {v}" for k, v in wanted.items() if v)
-        if not found:
-            return [f"{head}: the log names no versions to look up"]
-        return [f"{head}: no cell for {found}"]
+        return [f"{head}: no cell for {found}" if found else f"{head}: the log names no versions to look up"]
     out = []
     for cell in matching[:3]:
         modes = [mode] if mode in cell["verdicts"] else [m.id for m in view.modes[:3]]
