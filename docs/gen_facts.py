@@ -40,6 +40,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: the checkout's p
 from pcgkit import advice, catalog, errors  # noqa: E402
 from pcgkit.advice import render as answer_render  # noqa: E402
 from pcgkit.advice import summary  # noqa: E402
+from pcgkit.advice.cost import CostTable  # noqa: E402
 from pcgkit.matrix.pins import version_key  # noqa: E402
 from pcgkit.util.ranges import measured_ranges  # noqa: E402
 from pcgkit.values import targets  # noqa: E402
@@ -123,6 +124,26 @@ def release_rows(answers: tuple[advice.Answer, ...], in_range: tuple[str, ...],
     """One table row per run of consecutive releases whose answer reads the same (or whose `key` is the same: the
     row then names each state of the run), spans over the releases read (pcgkit.advice.render.group_rows). Pure."""
     return answer_render.group_rows(answers, row, key or (lambda a: row([a], "")), lambda rs: _span(rs, in_range))
+
+
+SHORT_HEAD = ["| SGLang | affected (SM120) | what to pass |", "|---|---|---|"]
+
+
+def short_row(answers: list[advice.Answer], span: str) -> str:
+    """'| 0.5.11 | yes | first try `--enable-breakable-cuda-graph`; turn off: `--disable-piecewise-cuda-graph` |'."""
+    states = "/".join(dict.fromkeys(answer_render.state_words(a.state) for a in answers))
+    return f"| {span} | {states} | {answer_render.what_to_pass(answers[0])} |"
+
+
+def cost_table_lines(table: CostTable) -> list[str]:
+    """The table as Markdown: one row per workload, one column per model, each figure's direction in words. Pure."""
+    out = [f"| workload | {' | '.join(table.models)} |", "|---" * (len(table.models) + 1) + "|"]
+    for row in table.rows:
+        cells = [(f"**{c.words}** (worst)" if c.words.startswith(table.worst) and row.what in table.worst_case else c.words)
+                 if c else "not measured" for c in row.cells]
+        out.append(f"| {row.what} | {' | '.join(cells)} |")
+    return out + ["", f"Worst case: {table.worst_case}, {table.worst}. Each figure against {table.baseline}, "
+                      f"medians of the timed repeats; {table.where} (`{table.source}`)."]
 
 
 def runner_lines(answers: tuple[advice.Answer, ...]) -> list[str]:
@@ -214,8 +235,8 @@ def render_bug_box(answers: tuple[advice.Answer, ...], evidence: advice.Evidence
     table = evidence.cost_table
     out = ["> **Have this bug?** (\"Capture piecewise CUDA graph\" dies with dynamo's `Unsupported` in FlashInfer's "
            "`fp4_quantize`: [messages](docs/check-environment.md#1-is-it-this-bug-triage)) Run "
-           f"`{CLI} triage server.log`.", ">", *[f"> {line}" for line in answer_render.SHORT_HEAD],
-           *[f"> {row}" for row in release_rows(answers, in_range, answer_render.short_row, answer_render.what_to_pass)],
+           f"`{CLI} triage server.log`.", ">", *[f"> {line}" for line in SHORT_HEAD],
+           *[f"> {row}" for row in release_rows(answers, in_range, short_row, answer_render.what_to_pass)],
            ">"]
     out += [f"> - {line}" for line in runner_lines(answers)]
     out.append(f"> - Fixed in {answer_render.fixed_words(newest)}{answer_render.tag(newest.upgrade or newest.affected)}.")
@@ -253,13 +274,13 @@ def render_cost(evidence: advice.Evidence, answers: tuple[advice.Answer, ...]) -
     out = ([f"SGLang replays piecewise CUDA graphs for prefill/extend batches only; decode runs on its regular CUDA "
             f"graphs either way ([{scope.title}]({scope.url}), read {scope.as_of}).", ""] if scope else [])
     out += ["Turning piecewise CUDA graphs off, against piecewise on (how much longer the same work took):", "",
-           *answer_render.cost_table_lines(evidence.cost_table)]
+           *cost_table_lines(evidence.cost_table)]
     limited = [a.versions.sglang for a in answers if a.runner is not None]
     for table in (t for t in (evidence.breakable_table, *evidence.breakable_by_release) if t is not None):
         runner = ("; its breakable runner serves one-request prefills only, so batches of more than one request ran "
                   "without graphs (its server log: `cuda graph: False`)" if table.sglang in limited else "")
         out += ["", f"The first try, SGLang's breakable runner, against piecewise off, measured on SGLang {table.sglang} "
-                    f"({table.device}, {table.date}{runner}):", "", *answer_render.cost_table_lines(table)]
+                    f"({table.device}, {table.date}{runner}):", "", *cost_table_lines(table)]
     if evidence.capture:
         out += ["", evidence.capture[0].upper() + evidence.capture[1:] + "."]
     out += ["", "Upstream says, not measured by the kit:", ""]

@@ -16,18 +16,16 @@ import dataclasses
 from pcgkit.advice import model as m
 from pcgkit.advice.cost import COST_PAGE, CostTable
 from pcgkit.advice.values import (
-    AFFECTED,
     MEASUREMENT,
     NOT_AFFECTED,
     PARSER,
-    UNKNOWN,
     Evidence,
     Source,
     Statement,
     Versions,
 )
 from pcgkit.sglang import facts as sglang_facts
-from pcgkit.sglang.releases import ReleaseFacts, version_key
+from pcgkit.sglang.releases import ReleaseFacts
 
 SCHEMA = "pcgkit.advice/2"
 
@@ -91,7 +89,7 @@ def check_input(evidence: Evidence, versions: Versions, arch: str | None = None,
                            f"({evidence.releases_source}) covers {m.release_range(evidence)}, each read from its wheel "
                            f"by `bin/pcgkit lab read-releases`")
     known_fi = {ms.versions.flashinfer for ms in evidence.measurements} | {u.flashinfer for u in evidence.unsafe_calls}
-    if versions.flashinfer and versions.flashinfer not in known_fi and not _looks_like_release(versions.flashinfer):
+    if versions.flashinfer and versions.flashinfer not in known_fi and not versions.flashinfer[:1].isdigit():
         raise UnknownInput(f"FlashInfer {versions.flashinfer!r} is not a release: the kit's FlashInfer answers come "
                            f"from the matrix cells (fixtures/matrix_snapshot.json)")
     facts = m.find_release(evidence, versions.sglang)
@@ -101,14 +99,6 @@ def check_input(evidence: Evidence, versions: Versions, arch: str | None = None,
             where = (f"SGLang {versions.sglang}'s parser (read from its wheel, {evidence.releases_source})"
                      if facts else "the release table: give --sglang for the release the flag belongs to")
             raise UnknownInput(f"flag {name} is not known: it is not in {where}")
-
-
-def _looks_like_release(text: str) -> bool:
-    try:
-        version_key(text)
-    except ValueError:
-        return False
-    return text[:1].isdigit()
 
 
 def _graph_flag(name: str) -> bool:
@@ -259,8 +249,7 @@ def _safe_call(evidence: Evidence, release: str | None, arch: str) -> Statement 
 def _launch(facts: ReleaseFacts, flags: tuple[str, ...], state: str, runner: Statement | None) -> tuple[str, Statement]:
     """What these launch flags do on this release, from its parser's flags. Pure."""
     f = facts.flags
-    joined = {x.replace(" ", "=") for x in flags} | {" ".join(p) for p in zip(flags, flags[1:])}
-    spelled = {a.replace(" ", "=") for a in joined}
+    spelled = {x.replace(" ", "=") for x in (*flags, *(" ".join(p) for p in zip(flags, flags[1:])))}
     source = (m.release_source(facts),)
     off = f.disable and (f.disable in spelled or f.disable in flags)
     breakable = f.breakable and (f.breakable in spelled or f.breakable in flags)
@@ -319,5 +308,3 @@ def every_release(evidence: Evidence, arch: str = "sm120") -> tuple[Answer, ...]
     """The answer for every SGLang release in range on one architecture, oldest first. Pure."""
     return tuple(advise(Versions(sglang=r.sglang), arch, evidence) for r in evidence.releases)
 
-
-__all__ = ["AFFECTED", "NOT_AFFECTED", "UNKNOWN", "Answer", "UnknownInput", "advise", "check_input", "cost_statement", "every_release"]

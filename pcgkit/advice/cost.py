@@ -71,25 +71,11 @@ def figures(doc: Mapping) -> tuple[Figure, ...]:
     return tuple(out)
 
 
-def startup_capture(doc: Mapping) -> tuple[tuple[str, float], ...]:
-    """(model, piecewise capture seconds, SGLang's log) per run that recorded it. Pure."""
-    out = []
-    for run in doc.get("runs") or [doc]:
-        for f in ((run.get("phases") or {}).get(STARTUP) or {}).get("figures", ()):
-            if str(f.get("name", "")).startswith("piecewise CUDA graph capture") and f.get("on") is not None:
-                out.append((model_label(run), float(f["on"])))
-    return tuple(out)
-
-
 @dataclasses.dataclass(frozen=True)
 class Cell:
     pct: float  # how much longer the compared mode took than the baseline (negative: faster)
     noise: float  # the larger of the model's decode noise and the figure's own spread
     words: str  # "46 % slower with piecewise off" / "3 % faster with piecewise off (within noise, 8 %)"
-
-    @property
-    def within_noise(self) -> bool:
-        return abs(self.pct) <= self.noise
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,9 +99,6 @@ class CostTable:
     sglang: str  # the release the servers ran
     date: str
     source: str  # the measurement file
-
-    def cells(self) -> list[tuple[str, str, Cell]]:
-        return [(row.what, model, cell) for row in self.rows for model, cell in zip(self.models, row.cells) if cell]
 
 
 def _words(pct: float, noise: float, compared: str) -> str:
@@ -185,7 +168,9 @@ def cost_table(doc: Mapping, source: str, breakable: bool = False) -> CostTable 
 
 def capture_line(doc: Mapping) -> str:
     """'piecewise capture takes 16.3 s (8.03 B ...) and 7.5 s (1.24 B ...) at start-up, saved with piecewise off'. Pure."""
-    found = startup_capture(doc)
+    found = [(model_label(run), float(f["on"])) for run in doc.get("runs") or [doc]
+             for f in ((run.get("phases") or {}).get(STARTUP) or {}).get("figures", ())
+             if str(f.get("name", "")).startswith("piecewise CUDA graph capture") and f.get("on") is not None]
     if not found:
         return ""
     parts = " and ".join(f"{seconds:.1f} s on the {model} model" for model, seconds in found)

@@ -39,7 +39,6 @@ FLASHINFER_CASE = MODE1.id  # the public flashinfer.fp4_quantize under fullgraph
 FLASHINFER_OP_CASE = FIX_UPSTREAM_OP.id  # torch.ops.flashinfer.fp4_quantize under fullgraph=True
 COST_FILE = "fixtures/measurements/piecewise-cost.json"
 
-_BROKEN = BROKEN
 _CLEAN = ("fixed", "not-applicable")
 
 
@@ -58,10 +57,6 @@ def arch_family(arch: str | None) -> str | None:
     return f"sm{major}0" if major >= 9 else f"sm{major}{minor_text}"
 
 
-def _label(arch: str) -> str:
-    return arch.upper()
-
-
 def sim_label(measurements: Iterable[Measurement]) -> str:
     flags = {m.simulated for m in measurements}
     return "simulated" if flags == {True} else "real" if flags == {False} else "simulated and real"
@@ -78,7 +73,7 @@ def cell_source(measurements: Iterable[Measurement]) -> Source:
 
 def _state(verdicts: Iterable[str]) -> str:
     found = set(verdicts)
-    if found & set(_BROKEN):
+    if found & set(BROKEN):
         return AFFECTED
     if found & set(_CLEAN):
         return NOT_AFFECTED
@@ -89,7 +84,7 @@ def fixed_after_last_broken(grouped: dict[str, list[Measurement]], traced: bool 
     """Releases measured `fixed` with their call path run (Measurement.works) above the newest release measured
     broken (traces-but-fails included), oldest first: a release that only traced is not "fixed from" while a later
     one fails to run. `traced=True` gives the releases that only traced (fixed before the run rule) instead. Pure."""
-    broken = [r for r, ms in grouped.items() if any(m.verdict in _BROKEN for m in ms)]
+    broken = [r for r, ms in grouped.items() if any(m.verdict in BROKEN for m in ms)]
     wanted = (lambda m: m.traced_only) if traced else (lambda m: m.works)
     return [r for r, ms in grouped.items() if any(wanted(m) for m in ms)
             and (not broken or version_key(r) > version_key(broken[-1]))]
@@ -114,10 +109,6 @@ def _pins(m: Measurement) -> str:
     return ", ".join(f"{k} {v}" for k, v in m.versions.known().items())
 
 
-def _span(releases: list[str]) -> str:
-    return releases[0] if len(releases) == 1 else f"{releases[0]} through {releases[-1]}"
-
-
 # --- the pieces ---------------------------------------------------------------------------------
 
 def user_case(versions: Versions, arch: str | None) -> tuple[str, str | None, str | None]:
@@ -139,24 +130,24 @@ def affected(who: str, axis: str | None, case: str | None, release: str | None, 
     if axis is None or release is None:
         text = "No SGLang or FlashInfer version is known, so nothing measured applies; run `pcgkit env` or triage a log."
         return UNKNOWN, Statement(text, (table_source(evidence),), False, "affected")
-    where = _label(arch) if arch else "an unknown architecture"
+    where = arch.upper() if arch else "an unknown architecture"
     if arch is None:
         return UNKNOWN, _per_arch(who, axis, release, evidence)
     if case is None:
         measured_arches = sorted({m.arch for m in evidence.measurements if m.case in SGLANG_CASE_BY_ARCH.values()})
         text = (f"{who} {release} on {where}: unknown. The kit measures the SGLang-level case on "
-                f"{', '.join(_label(a) for a in measured_arches) or 'no architecture'} only.")
+                f"{', '.join(a.upper() for a in measured_arches) or 'no architecture'} only.")
         return UNKNOWN, Statement(text, (table_source(evidence),), False, "affected")
     own = measured.get(release)
     if own:
         state = _state(m.verdict for m in own)
         verdicts = "; ".join(f"{m.case} {verdict_words(m)} in cell {m.cell} ({_pins(m)})" for m in own)
         differs = _pin_difference(own[0], versions, axis)
-        text = f"{who} {release} on {where}: {state} ({verdicts}; {sim_label(own)} {_label(arch)}){differs}."
+        text = f"{who} {release} on {where}: {state} ({verdicts}; {sim_label(own)} {arch.upper()}){differs}."
         return state, Statement(text, (cell_source(own),), any(m.simulated for m in own), "affected")
     below = [r for r in measured if version_key(r) < version_key(release)]
     above = [r for r in measured if version_key(r) > version_key(release)]
-    near = [r for r in (below[-1:] + above[:1])]
+    near = below[-1:] + above[:1]
     named = "; ".join(f"{r} {measured[r][0].verdict} (cell {measured[r][0].cell})" for r in near)
     text = (f"{who} {release} on {where}: unknown: it has not been run as itself ({case}). "
             + (f"Nearest measured releases: {named}." if near else "No release of it was measured."))
@@ -174,7 +165,7 @@ def _per_arch(who: str, axis: str, release: str, evidence: Evidence) -> Statemen
         text = (f"{who} {release}: unknown: the architecture is not known and {release} has not been run as itself; "
                 f"give the GPU's architecture for an answer.")
         return Statement(text, (table_source(evidence),), False, "affected")
-    parts = "; ".join(f"on {_label(arch)}: {_state(m.verdict for m in ms)} ({ms[0].case} {ms[0].verdict}, cell "
+    parts = "; ".join(f"on {arch.upper()}: {_state(m.verdict for m in ms)} ({ms[0].case} {ms[0].verdict}, cell "
                       f"{ms[0].cell}, {sim_label(ms)})" for arch, ms in found)
     text = f"{who} {release}, architecture not known: {parts}. Give the GPU's architecture for the upgrade that fits."
     used = [m for _, ms in found for m in ms]
@@ -202,7 +193,9 @@ def release_source(facts: ReleaseFacts) -> Source:
 
 def release_range(evidence: Evidence) -> str:
     releases = [r.sglang for r in evidence.releases]
-    return _span([releases[0], releases[-1]]) if releases else "none"
+    if not releases:
+        return "none"
+    return releases[0] if len(releases) == 1 else f"{releases[0]} through {releases[-1]}"
 
 
 def upgrade_sglang(release: str, case: str, arch: str, measured: dict[str, list[Measurement]],
@@ -212,7 +205,7 @@ def upgrade_sglang(release: str, case: str, arch: str, measured: dict[str, list[
     traced = [r for r in fixed_after_last_broken(later, traced=True) if not works or version_key(r) < version_key(works[0])]
     if not works and not traced:
         newest = list(measured)[-1] if measured else "none"
-        text = (f"No measured SGLang release after {release} is fixed for {case} on {_label(arch)} "
+        text = (f"No measured SGLang release after {release} is fixed for {case} on {arch.upper()} "
                 f"(measured through {newest}).")
         sources = (cell_source(m for ms in measured.values() for m in ms),) if measured else (table_source(evidence),)
         return Statement(text, sources, any(m.simulated for ms in measured.values() for m in ms), "upgrade")
@@ -226,9 +219,9 @@ def upgrade_sglang(release: str, case: str, arch: str, measured: dict[str, list[
     cell = f"cell {proof.cell}: {verdict_words(proof)}, {sim_label(measured[target])}, with its own pins {_pins(proof)}"
     if works:
         claim = (f"Upgrade SGLang to {target}: fixed there, measured: the smallest measured release where {case} "
-                 f"traces on {_label(arch)} and its call path ran ({cell}).")
+                 f"traces on {arch.upper()} and its call path ran ({cell}).")
     else:
-        claim = (f"Upgrade SGLang to {target}: the smallest measured release where {case} traces on {_label(arch)} "
+        claim = (f"Upgrade SGLang to {target}: the smallest measured release where {case} traces on {arch.upper()} "
                  f"({cell}); the kit has not yet run its call path there, so it is not shown to run.")
     ran = [r for r in from_target if any(m.works for m in measured[r])]
     only = [r for r in from_target if r not in ran and any(m.traced_only for m in measured[r])]
@@ -258,7 +251,7 @@ def upgrade_flashinfer(release: str, arch: str, evidence: Evidence) -> Statement
     elif public:
         releases = list(public)
         parts.append(f"No measured FlashInfer release makes the public `flashinfer.fp4_quantize` traceable "
-                     f"({FLASHINFER_CASE} on {_label(arch)}, measured {', '.join(releases)}).")
+                     f"({FLASHINFER_CASE} on {arch.upper()}, measured {', '.join(releases)}).")
         used += [m for ms in public.values() for m in ms]
     if op_failing:
         parts.append(f"`torch.ops.flashinfer.fp4_quantize` traces but fails when run on {', '.join(op_failing)} "
@@ -280,7 +273,7 @@ def upgrade_flashinfer(release: str, arch: str, evidence: Evidence) -> Statement
                        f"switch to it" + ("." if have else f", so upgrade to {first} or later and call the op.") + own)
         used += [m for r in op_fixed for m in op[r]]
     if not parts:
-        return Statement(f"No FlashInfer-level cell was measured on {_label(arch)}.", (table_source(evidence),),
+        return Statement(f"No FlashInfer-level cell was measured on {arch.upper()}.", (table_source(evidence),),
                          False, "upgrade")
     sources = [cell_source(used)]
     sources += [Source(UPSTREAM, f"{read.ref} ({read.url}): {read.state_text(dated=False)}", read.as_of)
@@ -296,10 +289,10 @@ def call_path_state(evidence: Evidence, sglang: str | None, arch: str | None) ->
     case = SGLANG_CASE_BY_ARCH.get(family or "")
     own = [m for m in evidence.measurements if case and m.case == case and m.arch == family and m.versions.sglang == sglang]
     if not own:
-        return None, f"{case or 'the SGLang-level case'} not run as SGLang {sglang} on {_label(family or '?')}"
+        return None, f"{case or 'the SGLang-level case'} not run as SGLang {sglang} on {(family or '?').upper()}"
     m = own[0]
     where = f"{case} {verdict_words(m)} in cell {m.cell} of {m.source}, {m.as_of}{', simulated' if m.simulated else ''}"
-    if any(x.verdict in _BROKEN for x in own):
+    if any(x.verdict in BROKEN for x in own):
         return False, where
     return (True, where) if any(x.works for x in own) else (None, where)
 
@@ -316,7 +309,7 @@ def certificate_statement(flashinfer: str, arch: str | None, evidence: Evidence)
     if not rows:
         return None
     first = rows[0]
-    how = ("simulated " if first.simulated else "") + _label(first.arch)
+    how = ("simulated " if first.simulated else "") + first.arch.upper()
     named = ", ".join(u.name for u in rows[:_NAMED_CALLS]) + (f" and {len(rows) - _NAMED_CALLS} more" if len(rows) > _NAMED_CALLS else "")
     text = (f"FlashInfer {flashinfer}'s trace-safety certificate ({how}, {first.created}) finds {len(rows)} public "
             f"calls not compile-safe on this release: under torch.compile(fullgraph=True) their first trace breaks "
@@ -348,7 +341,7 @@ def compile_unsafe(evidence: Evidence, calls: Iterable[str], flashinfer: str | N
         if not found:
             continue
         newest = found[-1]
-        how = ("simulated " if newest.simulated else "") + _label(newest.arch)
+        how = ("simulated " if newest.simulated else "") + newest.arch.upper()
         if flashinfer:
             headline = (f"this FlashInfer call ({newest.target}) is not compile-safe on this release "
                         f"(certificate of {newest.flashinfer}, {how}, {newest.created})")
@@ -359,7 +352,7 @@ def compile_unsafe(evidence: Evidence, calls: Iterable[str], flashinfer: str | N
         text = (f"{headline}: its first trace under fullgraph=True broke in a lazy JIT loader ({newest.loader}) at "
                 f"{newest.where}" + (f" on {newest.flashinfer}" if not flashinfer else ""))
         sources = tuple(Source(MEASUREMENT, f"{u.source} (trace-safety certificate, {'simulated ' if u.simulated else ''}"
-                               f"{_label(u.arch)})", u.created) for u in found)
+                               f"{u.arch.upper()})", u.created) for u in found)
         return CompileSafety(newest.target, headline, Statement(text, sources, any(u.simulated for u in found),
                                                                  topic="compile-safety"))
     return None

@@ -2,9 +2,8 @@
 
 - `answer_lines(answer)`: one line per question (affected, this launch, pass first, turn off, cost, fixed in, safe
   call), each ending in its sources' kind and date (`tag`): what `advice show`, `triage` and `preflight` print;
-- `cost_statement(evidence)` (pcgkit.advice.answer): the cost in one sentence, the worst case named, the table linked;
-- `cost_table_lines(table)`: the cost table as Markdown (docs/answers.md, the one page that gives it whole);
-- `release_row(answer)`: one row of the per-release table (README box, docs/answers.md).
+- `release_row(answer)`: one row of the per-release table (compat.md, docs/answers.md); the README box's row and
+  the cost table's Markdown are docs/gen_facts.py's, their only reader.
 Each line starts with its question's label (QUESTIONS): the agreement check (tests/test_agreement.py) reads them back.
 """
 
@@ -12,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from pcgkit.advice.answer import Answer, cost_statement
+from pcgkit.advice.answer import Answer
 from pcgkit.advice.cost import COST_PAGE, CostTable
-from pcgkit.advice.values import AFFECTED, CELLS, MEASUREMENT, NOT_AFFECTED, PARSER, Source, Statement
+from pcgkit.advice.values import AFFECTED, CELLS, MEASUREMENT, NOT_AFFECTED, PARSER, Statement
 
 # The questions, as each surface labels its line (and the agreement check reads them back).
 AFFECTED_Q, LAUNCH_Q, PASS_Q, OFF_Q, COST_Q, FIXED_Q, SAFE_Q = (
@@ -23,16 +22,7 @@ FIRST_TRY_COST = "first try's cost"  # an indented line under `cost:` (printed w
 FIRST_TRY_RUN = "first try ran"  # an indented line under `pass first:`: what the first try did on the lent GPU
 QUESTIONS = (AFFECTED_Q, LAUNCH_Q, PASS_Q, FIRST_TRY_RUN, OFF_Q, COST_Q, FIRST_TRY_COST, FIXED_Q, SAFE_Q)
 STATE_WORDS = {AFFECTED: "yes", NOT_AFFECTED: "no"}
-
-
-def _kind(source: Source) -> str:
-    if source.kind == CELLS:
-        return f"matrix {source.as_of}"
-    if source.kind == PARSER:
-        return f"wheel {source.as_of}"
-    if source.kind == MEASUREMENT:
-        return f"measured {source.as_of}"
-    return f"{source.ref.split(' ')[0]} {source.as_of}"
+_KIND_WORDS = {CELLS: "matrix", PARSER: "wheel", MEASUREMENT: "measured"}  # an upstream read: its ref (sglang#23386)
 
 
 def tag(*statements: Statement | None) -> str:
@@ -42,10 +32,9 @@ def tag(*statements: Statement | None) -> str:
         return ""
     by_kind: dict[str, list[str]] = {}
     for source in (source for s in said for source in s.sources):
-        kind, _, date = _kind(source).rpartition(" ")
-        by_kind.setdefault(kind, [])
-        if date not in by_kind[kind]:
-            by_kind[kind].append(date)
+        dates = by_kind.setdefault(_KIND_WORDS.get(source.kind) or source.ref.split(" ")[0], [])
+        if source.as_of not in dates:
+            dates.append(source.as_of)
     kinds = "; ".join(f"{kind} {', '.join(dates)}" for kind, dates in by_kind.items())
     return f" [{kinds}{', simulated' if any(s.simulated for s in said) else ''}]"
 
@@ -108,17 +97,6 @@ def worst_words(table: CostTable) -> str:
     return f"up to {table.worst} ({table.worst_case}, {table.device}, SGLang {table.sglang})"
 
 
-def cost_table_lines(table: CostTable) -> list[str]:
-    """The table as Markdown: one row per workload, one column per model, each figure's direction in words. Pure."""
-    out = [f"| workload | {' | '.join(table.models)} |", "|---" * (len(table.models) + 1) + "|"]
-    for row in table.rows:
-        cells = [(f"**{c.words}** (worst)" if c.words.startswith(table.worst) and row.what in table.worst_case else c.words)
-                 if c else "not measured" for c in row.cells]
-        out.append(f"| {row.what} | {' | '.join(cells)} |")
-    return out + ["", f"Worst case: {table.worst_case}, {table.worst}. Each figure against {table.baseline}, "
-                      f"medians of the timed repeats; {table.where} (`{table.source}`)."]
-
-
 def release_row(answers: list[Answer], span: str) -> str:
     """'| 0.5.11 | yes | `--enable-breakable-cuda-graph` | `--disable-piecewise-cuda-graph` |'. Pure."""
     first = answers[0]
@@ -135,12 +113,6 @@ def what_to_pass(answer: Answer) -> str:
     if answer.turn_off:
         return f"turn off: {off_words(answer)}"
     return f"nothing; {off_words(answer)}"
-
-
-def short_row(answers: list[Answer], span: str) -> str:
-    """'| 0.5.11 | yes | first try `--enable-breakable-cuda-graph`; turn off: `--disable-piecewise-cuda-graph` |'."""
-    states = "/".join(dict.fromkeys(state_words(a.state) for a in answers))
-    return f"| {span} | {states} | {what_to_pass(answers[0])} |"
 
 
 def group_rows(answers: Sequence[Answer], row: Callable[[list[Answer], str], str], key: Callable[[Answer], str],
@@ -165,8 +137,5 @@ def per_release_lines(answers: Sequence[Answer]) -> list[str]:
     return group_rows(answers, lambda group, span: f"SGLang {span}: {what_to_pass(group[0])}", what_to_pass, range_words)
 
 
-SHORT_HEAD = ["| SGLang | affected (SM120) | what to pass |", "|---|---|---|"]
 RELEASE_HEAD = ["| SGLang (affected on SM120?) | pass first | turn off |", "|---|---|---|"]
 
-
-__all__ = ["QUESTIONS", "answer_lines", "cost_statement", "cost_table_lines", "release_row", "tag"]

@@ -23,21 +23,15 @@ from pcgkit.advice.values import MEASUREMENT, UPSTREAM, Evidence, Measurement, S
 from pcgkit.sglang.releases import version_key
 from pcgkit.values.verdict import BROKEN
 
-_BROKEN = BROKEN
-
 
 def _read_source(read: UpstreamRead) -> Source:
     return Source(UPSTREAM, f"{read.ref} ({read.url}): {read.how}", read.as_of)
 
 
-def _first_fixed_after_last_broken(grouped: dict[str, list[Measurement]],
-                                   traced: bool = False) -> tuple[list[str], list[str]]:
-    """(measured releases that reproduce, measured releases from the first fixed one on): fixed with its call path
-    run, or with `traced=True` fixed measured before the run rule (it traced). Pure."""
-    broken = [r for r, ms in grouped.items() if any(m.verdict in _BROKEN for m in ms)]
-    after = [r for r in grouped if not broken or version_key(r) > version_key(broken[-1])]
-    fixed = [r for r in after if any((m.traced_only if traced else m.works) for m in grouped[r])]
-    return broken, [r for r in after if fixed and version_key(r) >= version_key(fixed[0])]
+def _from_first_fixed(grouped: dict[str, list[Measurement]], traced: bool = False) -> list[str]:
+    """The measured releases from the first one fixed after the last broken (fixed_after_last_broken) on. Pure."""
+    fixed = fixed_after_last_broken(grouped, traced)
+    return [r for r in grouped if fixed and version_key(r) >= version_key(fixed[0])]
 
 
 def _from_words(works: list[str], traced: list[str], grouped: dict[str, list[Measurement]] | None = None) -> str:
@@ -61,8 +55,9 @@ def sglang_fixed(evidence: Evidence, arch: str = "sm120") -> Statement | None:
     grouped = by_release((m for m in evidence.measurements if m.case == case and m.arch == arch), "sglang")
     if not grouped:
         return None
-    broken, fixed = _first_fixed_after_last_broken(grouped)
-    traced = [] if fixed else _first_fixed_after_last_broken(grouped, traced=True)[1]
+    broken = [r for r, ms in grouped.items() if any(m.verdict in BROKEN for m in ms)]
+    fixed = _from_first_fixed(grouped)
+    traced = [] if fixed else _from_first_fixed(grouped, traced=True)
     in_range = [r.sglang for r in evidence.releases]
     gaps = [r for r in in_range if r not in grouped]
     used = [m for ms in grouped.values() for m in ms]
@@ -85,10 +80,8 @@ def flashinfer_fixed(evidence: Evidence, arch: str = "sm120") -> Statement | Non
         return None
     public_fixed = fixed_after_last_broken(public)
     public_traced = fixed_after_last_broken(public, traced=True)
-    op_fixed = fixed_after_last_broken(op)
-    op_fixed = [r for r in op if op_fixed and version_key(r) >= version_key(op_fixed[0])
-                and any(m.works or m.traced_only for m in op[r])]
-    op_traced = [r for r, ms in op.items() if any(m.traced_only for m in ms) and not any(m.verdict in _BROKEN for m in ms)
+    op_fixed = [r for r in _from_first_fixed(op) if any(m.works or m.traced_only for m in op[r])]
+    op_traced = [r for r, ms in op.items() if any(m.traced_only for m in ms) and not any(m.verdict in BROKEN for m in ms)
                  and (not op_fixed or version_key(r) < version_key(op_fixed[0]))]
     op_failing = [r for r, ms in op.items() if any(m.verdict == "traces-but-fails" for m in ms)]
     releases = list(public)
@@ -128,11 +121,8 @@ def upstream_states(evidence: Evidence, ids: tuple[str, ...] = ()) -> tuple[Stat
                  for r in reads)
 
 
-def mode2_condition(evidence: Evidence, report: object = None) -> Statement | None:
-    """Where mode 2 stops, with the condition that decides it, from runs measured in both process states. Pure.
-
-    `report` is accepted for callers that render per report; the statement comes from the measurement file.
-    """
+def mode2_condition(evidence: Evidence) -> Statement | None:
+    """Where mode 2 stops, with the condition that decides it, from runs measured in both process states. Pure."""
     cold = [r for r in evidence.mode2 if not r.spec_registered]
     warm = [r for r in evidence.mode2 if r.spec_registered]
     if not cold or not warm:

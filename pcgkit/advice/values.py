@@ -12,8 +12,6 @@ import dataclasses
 from pcgkit.advice.cost import CostTable
 from pcgkit.sglang.releases import ReleaseFacts
 
-SCHEMA = "pcgkit.advice/1"
-
 # Source kinds (Statement.sources): where a sentence comes from.
 CELLS = "cells"  # verdicts of the kit's matrix cells
 UPSTREAM = "upstream"  # an upstream issue/PR/tag as read on a date

@@ -85,17 +85,17 @@ def _sglang(evidence: Evidence) -> Ask | None:
     measured = sglang_fixed(evidence)
     if measured is None:
         return None
-    fixed = [m for m in evidence.measurements if m.case == "sglang-compile-sm120" and m.works and m.versions.sglang]
-    traced = [m for m in evidence.measurements if m.case == "sglang-compile-sm120" and m.traced_only and m.versions.sglang]
+    cells = [m for m in evidence.measurements if m.case == "sglang-compile-sm120" and m.versions.sglang]
+    fixed = [m for m in cells if m.works]
+    traced = [m for m in cells if m.traced_only]
     fixed_words = "fixed from {first} (measured)"
     if not fixed and traced:  # a `fixed` from before the run rule: it traced; its call path was not run
         fixed, fixed_words = traced, "traces from {first} (its call path not yet run by the kit)"
-    broken = [m for m in evidence.measurements if m.case == "sglang-compile-sm120"
-              and m.verdict in BROKEN and m.versions.sglang]
+    broken = [m for m in cells if m.verdict in BROKEN]
     if not fixed or not broken:
         return Ask("SGLang's NVFP4 activation quantize under piecewise CUDA graphs (SM120)", (measured,))
-    first = min((m.versions.sglang for m in fixed if m.versions.sglang), key=version_key)
-    last = max((m.versions.sglang for m in broken if m.versions.sglang), key=version_key)
+    first = min((str(m.versions.sglang) for m in fixed), key=version_key)
+    last = max((str(m.versions.sglang) for m in broken), key=version_key)
     crashed = {m.versions.sglang for m in broken}
     on_by_default = [r for r in evidence.releases if r.flags.default_state == sglang_facts.ON_BY_DEFAULT
                      and version_key(r.sglang) <= version_key(last)]

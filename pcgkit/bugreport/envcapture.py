@@ -196,10 +196,8 @@ def render_text(data: dict) -> str:
         lines.append(f"  {name}: {version or 'not installed'}")
     for probe in ("torch", "flashinfer"):
         result = data.get(probe, {})
-        if result.get("import_ok"):
-            state = f"imports, version {result.get('version')}"
-        else:
-            state = f"FAILS: {result.get('error')}"
+        state = (f"imports, version {result.get('version')}" if result.get("import_ok")
+                 else f"FAILS: {result.get('error')}")
         lines.append(f"import {probe}: {state}")
     toolkit = data.get("cuda_toolkit", {})
     lines.append(

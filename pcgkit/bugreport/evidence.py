@@ -36,13 +36,9 @@ class MatrixEvidence:
         return f"{self.compat.parent} (matrix of {self.created[:10]})"
 
 
-def _junit_beside(compat: Path) -> Path | None:
-    return next((p for p in (compat.with_name(n) for n in JUNIT_NAMES) if p.is_file()), None)
-
-
 def matrix_at(compat: Path) -> MatrixEvidence | None:
     """The evidence in compat.json's folder; None when it has no merged JUnit or is unreadable."""
-    junit = _junit_beside(compat)
+    junit = next((p for p in (compat.with_name(n) for n in JUNIT_NAMES) if p.is_file()), None)
     if junit is None:
         return None
     try:

@@ -14,13 +14,21 @@ import json
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from markupsafe import Markup
 from packaging.version import InvalidVersion, Version
 
 from pcgkit import catalog
 from pcgkit.bugreport.asks import Ask, ask_for
+from pcgkit.bugreport.envcapture import render_text
+from pcgkit.bugreport.evidence import TARGET_AXIS, TARGET_CASE, newest_failing_release
 from pcgkit.errors import UsageError
+from pcgkit.matrix.plan import default_axis_releases
+from pcgkit.report.model import CompatSchemaError, from_json
 from pcgkit.report.summary import SIMULATION_NOTE
+from pcgkit.report.upstream import load_upstream
+from pcgkit.report.wording import axis_name, describe, evidence_label
 from pcgkit.util.ranges import measured_ranges
+from pcgkit.util.sanitize import md_inline_code, md_text
 from pcgkit.util.templating import render_markdown
 from pcgkit.values.axes import AXIS_IDS
 from pcgkit.values.verdict import Verdict
@@ -28,24 +36,13 @@ from pcgkit.verdicts.result import CaseResult, ResultsFileError, read_results
 
 TARGETS = ("sglang", "flashinfer", "pytorch")
 GITHUB_BODY_LIMIT = 65536  # characters GitHub accepts in an issue body
-# Words a maintainer reads before the `<details>` fold (what is asked, the signature, versions, device, the repro
-# command, where it is fixed); everything else is folded (issue 44: the draft was 1,732 words, read by nobody).
 MAX_TABLE_ROWS = 24  # measured cells listed per verdict table; the rest are counted and left to compat.json
 BASE_MODE = "mode1"  # the bug itself; the other modes are the workarounds tried against it
-# Version axes shown in the affected/unaffected ranges, in the order a maintainer reads them.
 FAILING = (Verdict.REPRODUCED, Verdict.DRIFTED)
 
 
-@dataclasses.dataclass(frozen=True)
-class Workaround:
-    mode: str
-    what: str  # the workaround, in the seed's words
-
-
-# The seed's workarounds, each measured by one failure mode (the catalog says which and how).
-WORKAROUNDS: tuple[Workaround, ...] = tuple(
-    Workaround(e.id, e.workaround) for e in catalog.workarounds() if e.family is catalog.Family.FAILURE
-)
+# The seed's workarounds, each measured by one failure mode (the catalog entry: its id, the workaround in its words).
+WORKAROUNDS = tuple(e for e in catalog.workarounds() if e.family is catalog.Family.FAILURE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,13 +71,9 @@ def _version_key(text: str):
         return (1, text)
 
 
-def measured_versions(results: Iterable[CaseResult]) -> dict[str, list[str]]:
+def measured_versions(results: Sequence[CaseResult]) -> dict[str, list[str]]:
     """Per axis, the distinct versions these results were measured with, oldest first. Pure."""
-    seen: dict[str, set[str]] = {axis: set() for axis in AXIS_IDS}
-    for result in results:
-        for axis in AXIS_IDS:
-            if result.versions.get(axis):
-                seen[axis].add(str(result.versions[axis]))
+    seen = {axis: {str(r.versions[axis]) for r in results if r.versions.get(axis)} for axis in AXIS_IDS}
     return {axis: sorted(values, key=_version_key) for axis, values in seen.items() if values}
 
 
@@ -91,10 +84,6 @@ def _judged(results: Iterable[CaseResult], mode: str) -> list[CaseResult]:
 
 def _workaround_outcome(result: CaseResult):
     """One Markdown line (marked safe for the draft's template: every measured value in it is escaped)."""
-    from markupsafe import Markup
-
-    from pcgkit.util.sanitize import md_inline_code, md_text
-
     sig = result.signature
     at = ""
     if sig is not None:
@@ -121,8 +110,6 @@ class MatrixRanges:
 
 def matrix_ranges(report, target: str, upstream, source: str = "compat.json") -> MatrixRanges:
     """The target project's cases (and the bug itself) over the matrix's cells. Pure."""
-    from pcgkit.report.wording import axis_name, describe, evidence_label
-
     project = upstream.project(target)
     wanted = [BASE_MODE] + [c for c in (project.cases if project else ()) if c != BASE_MODE]
     overall = evidence_label(report)
@@ -152,7 +139,7 @@ class Draft:
     unaffected: tuple[MeasuredCell, ...]
     affected_versions: dict[str, list[str]]
     unaffected_versions: dict[str, list[str]]
-    workarounds: tuple[tuple[Workaround, tuple[MeasuredCell, ...], tuple[str, ...]], ...]
+    workarounds: tuple[tuple[catalog.CaseEntry, tuple[MeasuredCell, ...], tuple[str, ...]], ...]
     other_approaches: tuple[MeasuredCell, ...]  # any further measured case (the kit's fix-* cases)
     simulated: bool
     env_text: str | None
@@ -218,8 +205,6 @@ def _primary_cell(results: Sequence[CaseResult], failing: Sequence[CaseResult], 
                   pin: str | None) -> CaseResult:
     """The failing cell the draft quotes: at `pin` (a release whose case failed; UsageError otherwise), by default
     the newest release where the target's case still fails."""
-    from pcgkit.bugreport.evidence import TARGET_AXIS, TARGET_CASE, newest_failing_release
-
     axis = TARGET_AXIS[target]
     newest = newest_failing_release(results, target)
     chosen = pin or newest
@@ -259,8 +244,6 @@ def build_draft(
     the target's case still fails, pcgkit.bugreport.evidence.newest_failing_release). Only cases of the target's
     library are listed (an SGLang-level case is not FlashInfer's). releases: per axis, the releases a range may
     span (its gaps are named)."""
-    from pcgkit.bugreport.evidence import TARGET_AXIS
-
     if target not in TARGETS:
         raise UsageError(f"unknown target {target!r}: one of {', '.join(TARGETS)}")
     results = [r for r in results if _family_of(r.mode) in TARGET_FAMILIES[target]]
@@ -275,17 +258,15 @@ def build_draft(
     same_cell = [r for r in results if r.versions == primary.versions] or list(results)
     workarounds = []
     for workaround in WORKAROUNDS:
-        cells = tuple(MeasuredCell(r) for r in _judged(same_cell, workaround.mode))
+        cells = tuple(MeasuredCell(r) for r in _judged(same_cell, workaround.id))
         workarounds.append((workaround, cells, tuple(_workaround_outcome(c.result) for c in cells)))
-    known = {BASE_MODE} | {w.mode for w in WORKAROUNDS}
+    known = {BASE_MODE} | {w.id for w in WORKAROUNDS}
     others = tuple(
         MeasuredCell(r) for r in sorted(same_cell, key=lambda r: (r.mode, r.variant))
         if r.mode not in known and r.verdict.is_bug_verdict
     )
     env_text = collect_env_text = None
     if env is not None:
-        from pcgkit.bugreport.envcapture import render_text
-
         env_text = render_text(env)
         collect_env_text = (env.get("torch_collect_env") or {}).get("text")
     used = failing + unaffected + [c.result for _, cells, _ in workarounds for c in cells] + [c.result for c in others]
@@ -338,9 +319,6 @@ def _neg_key(text: str | None):
 def measured_line(results: Sequence[CaseResult], target: str, releases: Mapping[str, Sequence[str]]) -> str:
     """'mode1 fails on FlashInfer 0.5.0–0.7.4 (20 measured results); traces cleanly on no measured release' --
     the target's case over the target's own releases, in one line. Pure."""
-    from pcgkit.bugreport.evidence import TARGET_AXIS, TARGET_CASE
-    from pcgkit.report.wording import axis_name
-
     axis, case = TARGET_AXIS[target], TARGET_CASE[target]
     judged = [r for r in results if r.mode == case and r.verdict.is_bug_verdict and r.versions.get(axis)]
     if not judged:
@@ -403,14 +381,9 @@ def load_results(paths: Sequence[Path]) -> tuple[list[CaseResult], dict | None]:
 def upstream_inputs(target: str, compat: str | None) -> tuple[MatrixRanges | None, tuple, Ask | None]:
     """The matrix's measured ranges (from --compat), the known upstream links (fixtures/upstream.toml, with their
     dated reads) and what the draft asks (from the advice model's evidence)."""
-    from pcgkit.report.upstream import load_upstream
-
     upstream = load_upstream()
     matrix = None
     if compat:
-        from pcgkit.matrix.plan import default_axis_releases
-        from pcgkit.report.model import CompatSchemaError, from_json
-
         try:
             report = from_json(json.loads(Path(compat).read_text()), releases_if_absent=default_axis_releases())
         except (OSError, ValueError, CompatSchemaError) as exc:

@@ -12,11 +12,16 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib
+import json
+import os
 import re
 from pathlib import Path
 
 from pcgkit import __version__, catalog, resources
 from pcgkit.errors import UsageError
+from pcgkit.matrix import pins as pins_mod
+from pcgkit.matrix.outcome import cells_root
+from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, MatrixError, load_matrix, plan
 from pcgkit.util import atomic, untrusted
 from pcgkit.util.redact import redact_text, secret_values
 from pcgkit.util.sanitize import one_line
@@ -29,10 +34,10 @@ KIT_ROOT = resources.package_dir().parent  # sourcegraph cuts definitions from p
 REFERENCE_DIR = resources.fixture("reference")
 # Distributions a trace-level case needs (sglang is not on the traced path, see fixtures/reference).
 PINNED_DISTRIBUTIONS = ("torch", "flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache")
-# A CUDA devel image whose Python (Ubuntu 24.04: 3.12) matches the reference cell, with nvcc for
-# FlashInfer's JIT; CUDA 12.8 is what the torch 2.9.1 wheel from PyPI is built against.
 # What the script's driver (templates/repro/script.py.j2) imports itself.
 DRIVER_IMPORTS = ("import importlib.metadata", "import json", "import os", "import sys", "import types")
+# A CUDA devel image whose Python (Ubuntu 24.04: 3.12) matches the reference cell, with nvcc for
+# FlashInfer's JIT; CUDA 12.8 is what the torch 2.9.1 wheel from PyPI is built against.
 DOCKER_IMAGE_FOR_PYTHON = {"3.12": "nvidia/cuda:12.8.1-devel-ubuntu24.04"}
 
 
@@ -111,10 +116,6 @@ def pins_from_versions(versions: dict, origin: str) -> Pins:
 def pins_for_cell(cell_id: str, reports: Path) -> tuple[Pins, Path | None]:
     """A matrix cell's exact pins (as planned from fixtures/matrix.toml), and its results file when
     `pcgkit matrix` has run it under `reports` (the README then quotes that cell's measured output)."""
-    from pcgkit.matrix import pins as pins_mod
-    from pcgkit.matrix.outcome import cells_root
-    from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, MatrixError, load_matrix, plan
-
     try:
         cells = plan(load_matrix(), pins_mod.load_pins(pins_mod.DEFAULT_PINS_FILE), DEFAULT_MATRIX_FILE.parent)
     except (MatrixError, ValueError, OSError) as exc:
@@ -128,11 +129,6 @@ def pins_for_cell(cell_id: str, reports: Path) -> tuple[Pins, Path | None]:
     return Pins(cell.requirements(), cell.python, f"matrix cell {cell.id} ({cell.label()})"), (
         results if results.exists() else None
     )
-
-
-def case_file_for(mode: Mode) -> Path:
-    """The case module the catalog names for this mode."""
-    return resources.cases_dir() / catalog.BY_ID[mode.id].case_module
 
 
 def mode_symbol(mode: Mode) -> tuple[str, str]:
@@ -167,7 +163,7 @@ def plan_export(case: str, simulate: bool, pins: Pins | None, results_path: Path
         measured = measured_result(results, mode, simulate)
         if pins is None and measured is not None:
             pins = pins_from_versions(measured.versions, str(results_path))
-    return ReproPlan(mode, case_file_for(mode), simulate, pins or reference_pins(), measured)
+    return ReproPlan(mode, resources.cases_dir() / entry.case_module, simulate, pins or reference_pins(), measured)
 
 
 def render_script(plan: ReproPlan) -> str:
@@ -210,8 +206,6 @@ SIZE_MEASUREMENTS = "measurements/repro-size.json"  # under fixtures/: what inst
 def install_size(pins: Pins, measurements: dict | None = None) -> dict | None:
     """The measured download and installed size of exactly these pins (fixtures/measurements/repro-size.json);
     None when that set was not measured (the README then says so). Pure given `measurements`."""
-    import json
-
     data = measurements if measurements is not None else json.loads(resources.fixture(SIZE_MEASUREMENTS).read_text())
     wanted = sorted(pins.requirements)
     return next((m for m in data.get("measurements", ())
@@ -243,8 +237,6 @@ def render_requirements(plan: ReproPlan) -> str:
 def write_export(plan: ReproPlan, out_dir: Path, environ: dict | None = None, force: bool = False) -> list[Path]:
     """The script, requirements.txt and README.md into out_dir; files there that the kit did not
     write are never replaced without force (checked for all three before the first is written)."""
-    import os
-
     secrets = secret_values(dict(os.environ if environ is None else environ))
     files = {
         plan.script_name: render_script(plan),

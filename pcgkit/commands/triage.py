@@ -125,7 +125,7 @@ def triage_text(text: str | LogExcerpt, source: str, data: KitData, view: Catalo
     safety = compile_safety(diagnosis, data.evidence, who.flashinfer if who is not None else None)
     diagnosis = with_compile_safety(diagnosis, safety.headline if safety is not None else "")
     advice = advise(diagnosis, facts, data, view, sglang, prog, sglang_user, log, safety)
-    steps = advice.next_steps if advice else next_steps(diagnosis, facts, data, view, sglang, prog, sglang_user, log)
+    steps = advice.next_steps if advice else next_steps(diagnosis, facts, data, sglang, prog, sglang_user, log)
     personal = personal_answer(diagnosis, who, data.evidence) if who is not None else None
     acts = personal is not None and bool(personal.actions)
     switches = tuple(switch_rows_short(data.evidence)) if advice is not None and not acts else ()

@@ -149,7 +149,7 @@ def render_upstream(report: CompatReport, upstream: Upstream) -> list[str]:
             for w in workarounds:
                 measured = "; ".join(f"{c}: {_fix_summary(report, c)}" for c in w.cases if c in present)
                 lines.append(f"- {md(w.what)}: {md(w.cost)}" + (f". Measured: {measured}" if measured else ""))
-        if project.id == "flashinfer" and (mode2 := mode2_condition(evidence, report)) is not None:
+        if project.id == "flashinfer" and (mode2 := mode2_condition(evidence)) is not None:
             lines += ["", "**Mode 2 (where the trace stops once get_cuda_version is patched):**", _statement_line(mode2)]
         if project.id == "sglang":
             lines += _answer_table(report, upstream)

@@ -44,9 +44,6 @@ class CatalogView:
     exportable: frozenset[str] = frozenset()  # ids `pcgkit repro` can export
     workarounds: tuple[tuple[str, str], ...] = ()  # (case id, the workaround it measures, in the user's words)
 
-    def workaround(self, case_id: str) -> str | None:
-        return dict(self.workarounds).get(case_id)
-
 
 @dataclasses.dataclass(frozen=True)
 class KitData:
@@ -68,8 +65,8 @@ def cite(statement: Statement) -> str:
 
 
 def _fixed_in(evidence: Evidence, facts: tuple[Fact, ...], sglang: str | None) -> list[str]:
-    """The advice model's answer for the log's (or the user's) versions and arch: affected, why not FlashInfer
-    alone, the upgrade; where-fixed per project when no version is known."""
+    """The advice model's answer for the log's (or the user's) versions and arch: affected, the upgrade, the safe
+    call; where-fixed per project when no version is known."""
     versions = Versions(sglang or fact(facts, "sglang"), fact(facts, "flashinfer"), fact(facts, "torch"))
     if not versions.known():
         return [cite(s) for s in where_fixed(evidence)]
@@ -97,9 +94,7 @@ def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None, view: Cat
     head = f"kit matrix of {str(snapshot.get('matrix_created', '?'))[:10]} ({label})"
     if not matching:
         found = ", ".join(f"{k} {v}" for k, v in wanted.items() if v)
-        if not found:
-            return [f"{head}: the log names no versions to look up"]
-        return [f"{head}: no cell for {found}"]
+        return [f"{head}: no cell for {found}" if found else f"{head}: the log names no versions to look up"]
     out = []
     for cell in matching[:3]:
         modes = [mode] if mode in cell["verdicts"] else [m.id for m in view.modes[:3]]
@@ -122,7 +117,7 @@ def _verdict_words(cell: dict, case: str) -> str:
 def _dead_ends(upstream: dict, snapshot: dict, view: CatalogView) -> list[str]:
     out = []
     for dead in upstream.get("dead_end", ()):
-        tried = view.workaround(dead["case"]) or dead["case"]
+        tried = dict(view.workarounds).get(dead["case"]) or dead["case"]
         verdicts = sorted({c["verdicts"].get(dead["case"]) for c in snapshot.get("cells", [])} - {None, "error", "skipped"})
         measured = f"; matrix: {'/'.join(verdicts)}" if verdicts else ""
         out.append(f"{tried}: {dead['outcome']} ({dead['case']}{measured})")
@@ -173,9 +168,8 @@ def reported_threads(data: KitData, mode: str | None, sglang_user: bool) -> list
     return [r for r in reads if r is not None and r.kind == "issue"]
 
 
-def next_steps(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: CatalogView,
-               sglang: str | None = None, prog: str = "pcgkit", sglang_user: bool = True,
-               log: str = "LOG") -> tuple[str, ...]:
+def next_steps(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, sglang: str | None = None,
+               prog: str = "pcgkit", sglang_user: bool = True, log: str = "LOG") -> tuple[str, ...]:
     """What to run or do next, fitted to the diagnosis and spelled as the user runs the kit (`prog`, on `log`): for this bug,
     the thread that already reports it (no draft for a reported bug) and, without a known release, how to get the
     answer for theirs; for anything else, what the log itself advises, in the flag spelling of the user's SGLang
@@ -234,6 +228,6 @@ def advise(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: C
         dead_ends=tuple(_dead_ends(data.upstream, data.snapshot, view)),
         matrix=tuple(_matrix(data.snapshot, facts, diagnosis.mode, view)),
         links=tuple(cite(s) for s in upstream_states(data.evidence, tuple(link["id"] for link in data.upstream.get("link", ())))),
-        next_steps=next_steps(diagnosis, facts, data, view, sglang, prog, sglang_user, log),
+        next_steps=next_steps(diagnosis, facts, data, sglang, prog, sglang_user, log),
         compile_safety=(cite(safety.statement),) if safety is not None else (),
     )

@@ -43,9 +43,6 @@ class Evidence:
     text: str
     why: str
 
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
 
 @dataclasses.dataclass(frozen=True)
 class Diagnosis:
@@ -73,7 +70,7 @@ class Diagnosis:
             "piecewise_reason": self.piecewise_reason,
             "confidence": self.confidence,
             "summary": self.summary,
-            "evidence": [e.to_dict() for e in self.evidence],
+            "evidence": [dataclasses.asdict(e) for e in self.evidence],
             "missing": list(self.missing),
             "survived": list(self.survived),
             "log_advice": list(self.log_advice),
@@ -140,9 +137,7 @@ def matchable_signature(failure: LogFailure, reading: LogReading, dynamo: bool) 
     but shows dynamo's message is judged as dynamo's Unsupported (said in `missing`). Pure."""
     sig = failure.signature
     exc = failure.exception_type or ""
-    if exc.endswith("Unsupported") and "." not in exc:
-        exc = "torch._dynamo.exc.Unsupported"
-    if not exc and dynamo:
+    if (exc.endswith("Unsupported") and "." not in exc) or (not exc and dynamo):
         exc = "torch._dynamo.exc.Unsupported"
     frames = _frames(failure, reading)
     return dataclasses.replace(
@@ -280,7 +275,7 @@ def _confidence(judged: _Judgement | None, failure: LogFailure | None, reading: 
         return "low"
     if judged.kind is Kind.KNOWN_BUG:
         # how much survived: the exception line, a mode's rule, and the signs of the three facts
-        score = judged.family.strength() + (2 if typed else 0) + (2 if judged.mode else 0)
+        score = len(judged.family.survived) + (2 if typed else 0) + (2 if judged.mode else 0)
         return "high" if score >= 8 and typed else ("medium" if score >= 5 else "low")
     return "high" if typed else ("medium" if failure.kind in ("native-error", "piecewise-error") else "low")
 

@@ -93,18 +93,18 @@ def read_facts(text: str, numbers: tuple[int, ...] | None = None) -> tuple[Fact,
     """The first fact of each kind in the log (the first pattern that finds one wins). Pure. `numbers`: `text`
     is an excerpt of a longer log and these are its lines' own numbers (pcgkit.values.paste.LogExcerpt)."""
     if len(text) <= _SELECT_ABOVE:
-        found = _read_facts(text, 0)
+        found = _read_facts(text)
         keep = list(range(text.count("\n") + 1))
     else:
         keep = interesting_lines(text, FACT_NEEDLES)
         lines = text.split("\n")
-        found = _read_facts("\n".join(lines[i] for i in keep), 0)
+        found = _read_facts("\n".join(lines[i] for i in keep))
     # line numbers of the cut-down text -> the log's own
     own = (lambda i: numbers[i]) if numbers is not None else (lambda i: i + 1)
     return tuple(dataclasses.replace(f, line=own(keep[f.line - 1])) for f in found)
 
 
-def _read_facts(text: str, line_offset: int) -> tuple[Fact, ...]:
+def _read_facts(text: str) -> tuple[Fact, ...]:
     found: dict[str, Fact] = {}
     for name, pattern, how in _FACT_RES:
         if name in found:
@@ -115,17 +115,13 @@ def _read_facts(text: str, line_offset: int) -> tuple[Fact, ...]:
         for match in pattern.finditer(text, start):
             value = next((g for g in match.groups() if g), "") if match.groups() else match.group(0)
             if value and not value.startswith(("<", "None")):  # "--model-path <model>" is a usage hint
-                found[name] = Fact(name, value, line_offset + _line_of(text, match.start()), how)
+                found[name] = Fact(name, value, _line_of(text, match.start()), how)
                 break
-    flags: list[str] = []
-    first = 0
-    for match in _FLAG_RE.finditer(text):
-        if match.group(0) not in flags:
-            flags.append(match.group(0))
-            if len(flags) == 1:
-                first = _line_of(text, match.start())
+    flags = list(_FLAG_RE.finditer(text))
     if flags:
-        found["piecewise_flags"] = Fact("piecewise_flags", " ".join(flags), line_offset + first, "as printed (launch command, hint or server_args)")
+        printed = " ".join(dict.fromkeys(f.group(0) for f in flags))
+        found["piecewise_flags"] = Fact("piecewise_flags", printed, _line_of(text, flags[0].start()),
+                                        "as printed (launch command, hint or server_args)")
     return tuple(found.values())
 
 

@@ -42,9 +42,6 @@ _LOADER_SIGNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("torch.compiler.disable rejected", re.compile(r"Skip calling `torch\.compiler\.disable\(\)`d function")),
     ("fake tensors at the loader", re.compile(r"data pointer of Tensor|FakeTensor|fake tensor", re.I)),
 )
-# What dynamo cannot trace inside a lazy JIT loader: locks, process spawning, the file system.
-_MECHANISM_RE = re.compile(r"_thread\.allocate_lock|lock\.__new__|threading\.Lock|subprocess|Popen|posix\.stat|os\.stat|"
-                           r"datetime\.now|SimpleNamespace")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,7 +49,6 @@ class FamilyEvidence:
     dynamo: tuple[str, ...]
     fp4: tuple[str, ...]
     loader: tuple[str, ...]
-    mechanism: str | None  # the untraceable call named (a lock, a subprocess, a stat), if any
 
     @property
     def complete(self) -> bool:
@@ -62,10 +58,6 @@ class FamilyEvidence:
     @property
     def survived(self) -> tuple[str, ...]:
         return self.dynamo + self.fp4 + self.loader
-
-    def strength(self) -> int:
-        """How many independent signs survived (3 is the least a complete family has)."""
-        return len(self.survived)
 
 
 def _signs(text: str, table: tuple[tuple[str, re.Pattern[str]], ...]) -> list[str]:
@@ -87,6 +79,4 @@ def family_evidence(text: str, frames: Iterable[Frame], exception_type: str | No
     if any(f.file.startswith("flashinfer/") and (f.function.startswith(_LOADER_NAMES) or "/jit/" in f"/{f.file}")
            for f in frames):
         loader.insert(0, "JIT-loader frames")
-    mechanism = _MECHANISM_RE.search(text)
-    return FamilyEvidence(tuple(dict.fromkeys(dynamo)), tuple(dict.fromkeys(fp4)), tuple(dict.fromkeys(loader)),
-                          mechanism.group(0) if mechanism else None)
+    return FamilyEvidence(tuple(dict.fromkeys(dynamo)), tuple(dict.fromkeys(fp4)), tuple(dict.fromkeys(loader)))

@@ -11,6 +11,7 @@ import dataclasses
 import re
 
 from pcgkit.triage.facts import Fact, fact
+from pcgkit.util import untrusted
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,26 +30,15 @@ class UserEnv:
     def line(self) -> str:
         parts = [f"{name} {value}" for name, value in
                  (("sglang", self.sglang), ("flashinfer-python", self.flashinfer), ("torch", self.torch)) if value]
-        where = f", {self.gpu} ({self.arch})" if self.gpu else (f", {self.arch}" if self.arch else "")
+        gpu = f"{self.gpu} ({self.arch})" if self.gpu else self.arch
         if not parts:
-            return "not known" + (f"; GPU {self.gpu} ({self.arch})" if self.gpu else f"; GPU {self.arch}" if self.arch else "") \
-                + f" [from {self.source}]"
-        return ", ".join(parts) + where + f" [from {self.source}]"
-
-
-def _arch(capability: str | None) -> str | None:
-    """'12.0' -> 'sm120'."""
-    if not capability or "." not in capability:
-        return None
-    major, minor = capability.split(".", 1)
-    return f"sm{major}{minor}" if major.isdigit() and minor.isdigit() else None
+            return "not known" + (f"; GPU {gpu}" if gpu else "") + f" [from {self.source}]"
+        return ", ".join(parts) + (f", {gpu}" if gpu else "") + f" [from {self.source}]"
 
 
 def from_capture(capture: dict, source: str) -> UserEnv:
     """A `pcgkit.env/1` capture as a UserEnv; a simulated device gives no arch (it is not the user's GPU).
     Every field it reads is typed (pcgkit.util.untrusted): a wrong one is an UntrustedValueError naming it."""
-    from pcgkit.util import untrusted
-
     if not isinstance(capture, dict):
         raise untrusted.UntrustedValueError(f"{source}: expected a JSON object, got {type(capture).__name__}")
     packages = untrusted.str_map(capture.get("packages"), f"{source}: packages")
@@ -66,12 +56,8 @@ def from_capture(capture: dict, source: str) -> UserEnv:
 
 def from_facts(facts: tuple[Fact, ...]) -> UserEnv:
     """What the log itself prints, when no capture is given."""
-    cc = fact(facts, "compute_capability")
-    arch = None
-    if cc:
-        digits = cc.replace("sm_", "").replace("sm", "").replace(".", "").rstrip("afAF")
-        arch = f"sm{digits}" if digits.isdigit() else None
-    return UserEnv("the log", fact(facts, "sglang"), fact(facts, "flashinfer"), fact(facts, "torch"), arch, fact(facts, "gpu"))
+    return UserEnv("the log", fact(facts, "sglang"), fact(facts, "flashinfer"), fact(facts, "torch"),
+                   _arch(fact(facts, "compute_capability")), fact(facts, "gpu"))
 
 
 _VERSION_RE = re.compile(r"^v?\d+\.\d+(?:\.\d+)?(?:\.?post\d+|rc\d+|\.dev\d+)?(?:\+[\w.]+)?$")
@@ -91,6 +77,14 @@ def arch_name(text: str) -> str:
     if not dot and digits.isdigit() and len(digits) >= 2:
         return f"sm{digits}"
     raise BadVersion(f"--arch {text}: not an architecture (give sm120, sm121 or a compute capability such as 12.1)")
+
+
+def _arch(capability: str | None) -> str | None:
+    """arch_name's 'sm120' for a capture's or a log's '12.0' / 'sm_120a' / '120'; None where it names none."""
+    try:
+        return arch_name(capability) if capability else None
+    except BadVersion:
+        return None
 
 
 def from_flags(sglang: str | None, flashinfer: str | None, torch: str | None, arch: str | None) -> UserEnv | None:
