@@ -71,7 +71,7 @@ def _judge_once(spec, kind: str, arch: str, device, versions, real: bool, op_cal
     from lab.sweep.fakerun import run_fake
     from lab.sweep.opjudge import op_calls_in
     from lab.sweep.unroll import unroll_spec
-    from pcgkit.harness.setup import SetupFailed
+    from pcgkit.sweep.engine import SetupFailed
     from pcgkit.sweep.inputs import InputBuildError
 
     graphs: list = []

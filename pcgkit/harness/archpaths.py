@@ -129,7 +129,8 @@ def row_for(version: str | None, rows: Sequence[ArchPathRow], torch_cuda: str | 
     return row, note
 
 
-def _capability(answer: object) -> tuple[int, int] | None:
+def capability_answer(answer: object) -> tuple[int, int] | None:
+    """A hardware query's answer as a compute capability ((12, 0), [12, 0]); None for any other answer. Pure."""
     if isinstance(answer, (tuple, list)) and len(answer) == 2 and all(isinstance(v, int) for v in answer):
         return int(answer[0]), int(answer[1])
     return None
@@ -147,7 +148,7 @@ def judge_path(
     """
     problems = []
     for query, answer in queries:
-        capability = _capability(answer)
+        capability = capability_answer(answer)
         if capability is not None and capability != claimed:
             problems.append(f"{query} answered {capability[0]}.{capability[1]}")
         if query.endswith("device_support_pdl") and isinstance(answer, bool) and answer != (claimed[0] >= 9):

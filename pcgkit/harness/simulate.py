@@ -62,19 +62,10 @@ class SimulatedDeviceProperties:
     name: str
     major: int
     minor: int
-    multi_processor_count: int = 188  # RTX PRO 6000 Blackwell
-    total_memory: int = 96 * 1024**3
-    # FlashInfer's CuTe-DSL norms (0.6.12+) size their tiles by it in the kernel's constructor.
-    shared_memory_per_block_optin: int = 99 * 1024
-    # 0.7.x's fused_rmsnorm_silu sizes its grid by it.
-    max_threads_per_multi_processor: int = 1536
-
-
-# Maximum shared memory per block (opt-in), per compute-capability major: 99 KB on 12.x, 227 KB on
-# 9.0 and 10.0 (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability").
-SHARED_MEMORY_PER_BLOCK_OPTIN: dict[int, int] = {12: 99 * 1024, 10: 227 * 1024, 9: 227 * 1024}
-# Maximum resident threads per multiprocessor, per major (same table): 1536 on 12.x, 2048 on 9.0 and 10.0.
-MAX_THREADS_PER_MULTIPROCESSOR: dict[int, int] = {12: 1536, 10: 2048, 9: 2048}
+    multi_processor_count: int
+    total_memory: int
+    shared_memory_per_block_optin: int  # FlashInfer's CuTe-DSL norms (0.6.12+) size their tiles by it
+    max_threads_per_multi_processor: int  # 0.7.x's fused_rmsnorm_silu sizes its grid by it
 
 
 def _answers(capability: tuple[int, int], told: list[tuple[str, object]]) -> dict[str, object]:
@@ -97,10 +88,8 @@ def _answers(capability: tuple[int, int], told: list[tuple[str, object]]) -> dic
 
     def get_device_properties(device=None):
         # Named and sized after the family actually answered (simulated_sm120 is also used for SM90/SM100).
-        sms, memory = SIMULATED_PART_SHAPE.get(capability[0], (188, 96 * 1024**3))
-        properties = SimulatedDeviceProperties(f"simulated SM{capability[0]}{capability[1]}", *capability, sms, memory,
-                                               SHARED_MEMORY_PER_BLOCK_OPTIN.get(capability[0], 99 * 1024),
-                                               MAX_THREADS_PER_MULTIPROCESSOR.get(capability[0], 1536))
+        shape = SIMULATED_PART_SHAPE.get(capability[0], SIMULATED_PART_SHAPE[12])
+        properties = SimulatedDeviceProperties(f"simulated SM{capability[0]}{capability[1]}", *capability, *shape)
         told.append(("torch.cuda.get_device_properties", (properties.major, properties.minor)))
         return properties
 

@@ -22,7 +22,6 @@ from typing import Any, Callable, Iterable, Sequence
 
 from pcgkit.harness.casekit import CaseTimeout, deadline
 from pcgkit.harness.hardware import SIMULATED_ARCHES, Device
-from pcgkit.harness.setup import SetupFailed, setup_step
 from pcgkit.sweep.classify import SIMULATION_GAP_MARKERS, Classification, Observation, SweepClass, classify, verdict_for
 from pcgkit.sweep.guard import KernelLoadRefused, no_kernels
 from pcgkit.sweep.inputs import InputBuildError, build_call
@@ -112,12 +111,29 @@ def graph_op_names(graphs: Iterable[Any]) -> tuple[str, ...]:
     return tuple(names)
 
 
+class SetupFailed(Exception):
+    """An eager set-up step failed; `needs_gpu` when it needs what only a GPU has (a `needs-gpu` result, not an error)."""
+
+    def __init__(self, message: str, needs_gpu: bool):
+        super().__init__(message)
+        self.needs_gpu = needs_gpu
+
+
 def eager_setup(name: str, step: Callable, markers: tuple[str, ...] = (),
                 gpu_errors: tuple[type[BaseException], ...] = ()) -> Any:
-    """The one guard of an eager set-up step before a trace (a constructor, plan(), a layer's weights): a refused
-    kernel load, a simulation gap (SIMULATION_GAP_MARKERS) or the caller's own `markers` / `gpu_errors` are a GPU
-    need; anything else the step's own failure (pcgkit.harness.setup.SetupFailed)."""
-    return setup_step(name, step, (KernelLoadRefused, *gpu_errors), SIMULATION_GAP_MARKERS + markers)
+    """step(), the one guard of an eager set-up step before a trace (a constructor, plan(), a layer's weights; the
+    sweep, SGLang's method sweep and preflight's probe): a refused kernel load, a simulation gap
+    (SIMULATION_GAP_MARKERS) or the caller's own `markers` / `gpu_errors` are a GPU need; anything else is the
+    step's own failure on this host. Either way SetupFailed, naming the step."""
+    try:
+        return step()
+    except (KernelLoadRefused, *gpu_errors) as exc:
+        raise SetupFailed(f"{name} needs a GPU: {exc}", needs_gpu=True) from exc
+    except Exception as exc:  # noqa: BLE001 - a set-up failure is reported as data, never raised past the caller
+        text = f"{type(exc).__name__}: {str(exc)[:200]}"
+        needs_gpu = any(marker in str(exc) for marker in SIMULATION_GAP_MARKERS + markers)
+        raise SetupFailed(f"{name} failed {'eagerly (a GPU need)' if needs_gpu else 'on this host'}: {text}",
+                          needs_gpu) from exc
 
 
 def build_callable(spec: EntrySpec, obj: Any, device: str, simulate_setup: bool = False) -> tuple[Callable, tuple[str, ...]]:
