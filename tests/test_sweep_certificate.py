@@ -12,6 +12,7 @@ import subprocess
 
 import pytest
 
+from lab.sweep.coverage import coverage
 from lab.sweep.discovery import (
     NOT_JUDGED_NO_INPUTS,
     Discovery,
@@ -76,7 +77,7 @@ def _cert(version: str, callables: list[dict], ops: list[dict] = ()) -> dict:
     return {"schema": "pcgkit.certificate/1", "flashinfer": version, "torch": "2.9.1", "arch": "sm120",
             "simulated": True, "device": "simulated sm120 on CPU",
             "counts": {"public callables": len(callables), "registered ops": len(ops)},
-            "callables": callables, "ops": list(ops)}
+            "coverage": coverage(callables, list(ops)), "callables": callables, "ops": list(ops)}
 
 
 def _row(target: str, status: str, sites: int = 0) -> dict:

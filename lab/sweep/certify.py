@@ -14,11 +14,12 @@ import time
 from collections.abc import Callable, Sequence
 
 from lab.sweep.certificate_build import jit_loader_breaks, judged_status, scrub
+from lab.sweep.coverage import coverage
 from lab.sweep.discovery import NOT_JUDGED_NO_INPUTS, counts, judgeable, plan_judgement, spec_targets_for
 from lab.sweep.imports import import_reasons
 from lab.sweep.unroll_rules import MAX_ROUNDS
 from pcgkit.harness.casekit import CaseTimeout, deadline
-from pcgkit.sweep.certificate import SCHEMA, coverage
+from pcgkit.sweep.certificate import SCHEMA
 
 # A judged op's class -> its certificate status.
 _OP_CLASS_STATUS = {"opaque-op": "opaque-op", "fake-missing": "fake-missing", "fake-drift": "fake-drift",
