@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import hashlib
 import inspect
 import os
@@ -84,11 +85,10 @@ class ArgumentAudit:
     findings: tuple[str, ...]  # empty: every argument reaches its own parameter everywhere
     how_called: str = ""  # "" = called as a caller calls it; else how (a CUDA-only op called through its kernel)
     label: str = LABEL
-    # A real kernel (the audit on a GPU) refusing a changed value after the call reached it: the kernel's own
-    # check of values (sf_vec_size 32 needs ue8m0), not a forwarding finding; the boundaries are compared anyway.
+    # A real kernel (on a GPU, lab argaudit-gpu) refusing a changed value: its own check of values (sf_vec_size 32
+    # needs ue8m0), not a forwarding finding; the boundaries are compared anyway.
     kernel_refusals: tuple[str, ...] = ()
-    # What reached the kernel boundary, per call: (call, {slot name: value}) for the baseline, the call with the
-    # leading arguments only, and enable_pdl changed alone (where those calls reached a kernel).
+    # (call, {slot name: plain value}) at the kernel boundary: every argument, the leading ones, enable_pdl changed.
     kernel_args: tuple[tuple[str, dict[str, Any]], ...] = ()
 
     @property
@@ -145,37 +145,27 @@ def _summary(value, caller_storages: set[int]) -> Any:
     return ("object", type(value).__name__)
 
 
-_SKIP_DIRS: tuple[str, ...] = ()
-
-
+@functools.cache
 def _skip_dirs() -> tuple[str, ...]:
-    global _SKIP_DIRS
-    if not _SKIP_DIRS:
-        import torch
+    """torch's dispatch, the standard library and this module's own frames: never a boundary of the entry."""
+    import torch
 
-        # torch's dispatch, the standard library, and this module's own frames are never a boundary of the entry
-        _SKIP_DIRS = (os.path.dirname(inspect.getfile(torch)) + os.sep, os.path.dirname(inspect.getfile(os)) + os.sep,
-                      _summary.__code__.co_filename)
-    return _SKIP_DIRS
+    return (os.path.dirname(inspect.getfile(torch)) + os.sep, os.path.dirname(inspect.getfile(os)) + os.sep, __file__)
 
 
-_annotation_cache: dict[CodeType, dict[str, str]] = {}
-
-
+@functools.cache
 def _annotations_of(code: CodeType) -> dict[str, str]:
     """Parameter annotations as written in the function's source (closures included). Empty if unreadable."""
-    if code not in _annotation_cache:
-        found: dict[str, str] = {}
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
-            fn = next(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
-            for arg in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
-                if arg.annotation is not None:
-                    found[arg.arg] = ast.unparse(arg.annotation)
-        except (OSError, TypeError, SyntaxError, StopIteration):
-            pass
-        _annotation_cache[code] = found
-    return _annotation_cache[code]
+    found: dict[str, str] = {}
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
+        fn = next(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        for arg in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
+            if arg.annotation is not None:
+                found[arg.arg] = ast.unparse(arg.annotation)
+    except (OSError, TypeError, SyntaxError, StopIteration):
+        pass
+    return found
 
 
 def _fits(annotation: str | None, value: Any) -> bool:
@@ -198,10 +188,10 @@ def _fits(annotation: str | None, value: Any) -> bool:
 
 
 def record_call(call: Callable[[], Any], caller_tensors: tuple[Any, ...], kernel_log: list[KernelCall]
-                ) -> tuple[list[Boundary], list[tuple[str, str, Any]], BaseException | None]:
+                ) -> tuple[list[Boundary], list[tuple[str, str, Any]], BaseException | None, list[KernelCall]]:
     """Run `call` once; return the boundaries it crossed (Python frames that received one of the caller's
     tensors by a named parameter, then each kernel call), the raw (where, name, value) of Python parameters
-    (for the annotation check), and what it raised (None if nothing)."""
+    (for the annotation check), what it raised (None if nothing) and the kernel calls it made."""
     storages = {s for s in (_storage(t) for t in caller_tensors) if s is not None}
     frames: list[tuple[str, CodeType, dict[str, Any]]] = []
     skip = _skip_dirs()
@@ -240,7 +230,7 @@ def record_call(call: Callable[[], Any], caller_tensors: tuple[Any, ...], kernel
         names = k.arg_names + tuple(k.kwargs)
         values = (*k.args, *k.kwargs.values())
         boundaries.append(Boundary(f"kernel {k.kernel}", names, tuple(_summary(v, storages) for v in values)))
-    return boundaries, raw, raised
+    return boundaries, raw, raised, kernel_log[start:]
 
 
 def compare(parameter: str, baseline: list[Boundary], changed: list[Boundary]) -> list[str]:
@@ -334,18 +324,16 @@ def audit(entry: Any, name: str, kernel_log: list[KernelCall], device: str = "cp
     tensors = tuple(v for v in base_kwargs.values() if hasattr(v, "untyped_storage"))
     seen: list[tuple[str, dict[str, Any]]] = []
     refusals: list[str] = []
-    start = len(kernel_log)
-    baseline, raw, raised = record_call(call_with(base_kwargs), tensors, kernel_log)
-    seen += _kernel_args("every argument given", kernel_log[start:])
+    baseline, raw, raised, calls = record_call(call_with(base_kwargs), tensors, kernel_log)
+    seen += _kernel_args("every argument given", calls)
     findings: list[str] = []  # misbindings first (the verdict's reason leads with the first), then the rest
     typed: list[str] = []
     if raised is not None:
         findings.append(f"the call with every argument given raised {type(raised).__name__}: {str(raised)[:160]}")
     typed += annotation_findings(raw, baseline)
     leading = {p: base_kwargs[p] for p in params[:2] if p in base_kwargs}  # apply()'s call: (x, input_scale_inv)
-    start = len(kernel_log)
-    short, short_raw, short_raised = record_call(call_with(leading), tuple(leading.values()), kernel_log)
-    seen += _kernel_args(f"only {', '.join(leading)} given", kernel_log[start:])
+    short, short_raw, short_raised, calls = record_call(call_with(leading), tuple(leading.values()), kernel_log)
+    seen += _kernel_args(f"only {', '.join(leading)} given", calls)
     if short_raised is not None:
         typed.append(f"the call with only {', '.join(leading)} raised {type(short_raised).__name__}: "
                      f"{str(short_raised)[:160]}")
@@ -354,9 +342,7 @@ def audit(entry: Any, name: str, kernel_log: list[KernelCall], device: str = "cp
         for parameter in audited:
             changed_kwargs = {**base_kwargs, parameter: table[parameter][1]()}
             changed_tensors = tuple(v for v in changed_kwargs.values() if hasattr(v, "untyped_storage"))
-            start = len(kernel_log)
-            changed, _, changed_raised = record_call(call_with(changed_kwargs), changed_tensors, kernel_log)
-            calls = kernel_log[start:]
+            changed, _, changed_raised, calls = record_call(call_with(changed_kwargs), changed_tensors, kernel_log)
             if parameter == "enable_pdl":
                 seen += _kernel_args("enable_pdl changed alone", calls)
             refused = [k.raised for k in calls if k.raised]

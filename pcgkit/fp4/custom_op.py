@@ -155,3 +155,18 @@ def fake_metadata(
         fake_x = mode.from_tensor(x)
         fake_scale = mode.from_tensor(global_scale) if global_scale is not None else None
         return output_metadata(fake, fake_x, fake_scale, 16, False, swizzled)
+
+
+def shape_mismatches(real: Callable, fake: Callable, device: str, real_name: str) -> list[str]:
+    """Where `fake` (under FakeTensorMode) and `real` disagree on output shapes/dtypes, over SHAPE_GRID x both scale
+    layouts on `device`: "(rows,cols) swizzled=...: <real_name> ..., fake ..." each."""
+    mismatches = []
+    for rows, cols in SHAPE_GRID:
+        x = torch.randn(rows, cols, dtype=torch.bfloat16, device=device)
+        scale = torch.ones(1, dtype=torch.float32, device=device)
+        for swizzled in (True, False):
+            got = output_metadata(real, x, scale, 16, False, swizzled)
+            described = fake_metadata(x, scale, swizzled, fake)
+            if got != described:
+                mismatches.append(f"({rows},{cols}) swizzled={swizzled}: {real_name} {got}, fake {described}")
+    return mismatches

@@ -127,22 +127,10 @@ def recording_jit_modules(log: list[KernelCall] | None = None) -> Iterator[list[
 def check_fake_against_wrapper(fake=None) -> ShapeCheck:
     """A fake (default: pcgkit's fp4_quantize_fake; or a registered op, whose own fake then runs) vs
     the installed wrapper over SHAPE_GRID x both scale layouts, on CPU tensors."""
-    import torch
-
-    from pcgkit.fp4.custom_op import SHAPE_GRID, fake_metadata, fp4_quantize_fake, output_metadata
+    from pcgkit.fp4.custom_op import SHAPE_GRID, fp4_quantize_fake, shape_mismatches
     from pcgkit.harness.simulate import simulated_sm120
 
-    fake = fake or fp4_quantize_fake
-    fp4_quantize = flashinfer_python_fp4_quantize()
-    mismatches = []
     with simulated_sm120(), recording_jit_modules() as built:
-        for rows, cols in SHAPE_GRID:
-            x = torch.randn(rows, cols, dtype=torch.bfloat16)
-            scale = torch.ones(1, dtype=torch.float32)
-            for swizzled in (True, False):
-                wrapper = output_metadata(fp4_quantize, x, scale, 16, False, swizzled)
-                described = fake_metadata(x, scale, swizzled, fake)
-                if wrapper != described:
-                    mismatches.append(f"({rows},{cols}) swizzled={swizzled}: FlashInfer {wrapper}, fake {described}")
+        mismatches = shape_mismatches(flashinfer_python_fp4_quantize(), fake or fp4_quantize_fake, "cpu", "FlashInfer")
     called = tuple(sorted({name for module in built for name in module.kernels_called}))
     return ShapeCheck(checked=2 * len(SHAPE_GRID), mismatches=tuple(mismatches), kernels_called=called)

@@ -65,23 +65,6 @@ def check_simulated(ctx: CaseContext, fake: Callable | None, entry: Any, name: s
     return RunCheck(compared=False, problem=problem, note=note, run_failure=run_failure, ran=ran, numbers=numbers)
 
 
-def fake_vs_real_shapes(original: Callable, fake: Callable, torch_device: str) -> list[str]:
-    import torch
-
-    from pcgkit.fp4.custom_op import SHAPE_GRID, fake_metadata, output_metadata
-
-    mismatches = []
-    for rows, cols in SHAPE_GRID:
-        x = torch.randn(rows, cols, dtype=torch.bfloat16, device=torch_device)
-        scale = torch.ones(1, dtype=torch.float32, device=torch_device)
-        for swizzled in (True, False):
-            real = output_metadata(original, x, scale, 16, False, swizzled)
-            described = fake_metadata(x, scale, swizzled, fake)
-            if real != described:
-                mismatches.append(f"({rows},{cols}) swizzled={swizzled}: real {real}, fake {described}")
-    return mismatches
-
-
 def check_on_gpu(ctx: CaseContext, original: Callable, op, fake: Callable | None, x, compiled_output,
                  entry: Any, name: str) -> RunCheck:
     """Real GPU: the call path (audit + fake execution), real op vs fake shapes and torch.library.opcheck (custom
@@ -89,6 +72,7 @@ def check_on_gpu(ctx: CaseContext, original: Callable, op, fake: Callable | None
     within the reference, and `entry` with a real global scale and a bool enable_pdl within the reference."""
     import torch
 
+    from pcgkit.fp4.custom_op import shape_mismatches
     from pcgkit.fp4.refcheck import reference_problems
     from pcgkit.fp4.reference import global_scale_for
 
@@ -98,10 +82,10 @@ def check_on_gpu(ctx: CaseContext, original: Callable, op, fake: Callable | None
         failures.append(run_failure)
     kernel_writes = ctx.device.capability[0] >= KERNEL_MIN_MAJOR
     if op is not None and fake is not None:
-        shape_mismatches = fake_vs_real_shapes(original, fake, ctx.torch_device)
-        ctx.evidence["fake_vs_real_shape_mismatches"] = shape_mismatches
-        if shape_mismatches:
-            problems.append(f"fake disagrees with the real op on {len(shape_mismatches)} shape(s)")
+        mismatches = shape_mismatches(original, fake, ctx.torch_device, "real")
+        ctx.evidence["fake_vs_real_shape_mismatches"] = mismatches
+        if mismatches:
+            problems.append(f"fake disagrees with the real op on {len(mismatches)} shape(s)")
         checks: tuple[str, ...] = ("test_schema", "test_autograd_registration", "test_faketensor")
         if kernel_writes:  # aot_dispatch compares output values: uninitialized memory on older archs
             checks += ("test_aot_dispatch_dynamic",)
