@@ -1,10 +1,6 @@
-"""Which arch-specific path a release takes, and whether a recorded trace took the claimed arch's.
-
-The per-release data is fixtures/arch_paths.toml (read from each FlashInfer release's source;
-provenance per row). `judge_path` is pure: given what a simulation claimed to be, what the traced
-code was told and which arch generators it reached, it returns None when the simulation took, or
-the one-line problem that makes the result an `error` ("simulation did not take: ...").
-"""
+"""Which arch-specific path a release takes (fixtures/arch_paths.toml, read from each FlashInfer release's source,
+provenance per row), and whether a recorded trace took the claimed arch's (`judge_path`, pure: None, or the
+one-line problem that makes the result an `error`)."""
 
 from __future__ import annotations
 
@@ -27,9 +23,8 @@ def arch_id(capability: tuple[int, int]) -> str:
 
 
 def capability_of(arch: str) -> tuple[int, int]:
-    """The compute capability an arch id names, read from the id itself: "sm120" -> (12, 0), "sm90" -> (9, 0).
-
-    Independent of any table of simulated devices, so a wrong constant there cannot agree with itself."""
+    """The compute capability an arch id names, read from the id itself ("sm120" -> (12, 0)): independent of any
+    table of simulated devices, so a wrong constant there cannot agree with itself."""
     digits = arch.removeprefix("sm")
     if not digits.isdigit() or len(digits) < 2:
         raise ValueError(f"not an arch id: {arch!r} (expected sm<major><minor>, e.g. sm120)")
@@ -142,10 +137,8 @@ def judge_path(
     reached: Sequence[str],
     row: ArchPathRow | None,
 ) -> str | None:
-    """None when the trace was told and chose what `claimed` would; else what went wrong. Pure.
-
-    `queries` are (query, answer); `reached` are the names of the functions the trace inlined.
-    """
+    """None when the trace was told and chose what `claimed` would; else what went wrong. Pure. `queries`:
+    (query, answer); `reached`: the names of the functions the trace inlined."""
     problems = []
     for query, answer in queries:
         capability = capability_answer(answer)

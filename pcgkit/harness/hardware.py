@@ -1,8 +1,5 @@
-"""Hardware detection and gating, in one place.
-
-Markers map to requirements; `missing_hardware_reason` is pure so the skip/fail wording is tested
-without a GPU. Families are matched exactly (major == 12), never with >=: an SM100 part is not SM120.
-"""
+"""Hardware detection and gating, in one place. `missing_hardware_reason` is pure, so the skip/fail wording is
+tested without a GPU. Families are matched exactly (major == 12), never with >=: an SM100 part is not SM120."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
 """Turn a recorded trace into evidence: the hardware queries and answers, and the arch path chosen.
 
-`build` is pure: it takes the recorder's calls, the simulation's real stand-in calls, the failure's
-frame chain and the arch-path row, and returns the evidence dict (evidence["simulation"] for a
-simulated run, evidence["device_path"] for a real one), the problem that voids a simulated
-verdict (None when the simulation took) and, for a simulated run, the device as the answers
-describe it -- never a constant label.
+`build` (pure) returns the evidence (evidence["simulation"] for a simulated run, evidence["device_path"] for a real
+one), the problem that voids a simulated verdict (None when the simulation took) and, simulated, the device as the
+answers describe it -- never a constant label.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Simulated SM120: answer the *hardware queries* on the traced path as an SM120 GPU would.
 
-Only queries are replaced (FlashInfer's compute-capability and PDL queries and its JIT arch
-check, and torch's device *properties* under the real torch.cuda.get_device_capability, which device is current,
-and whether a CUDA graph capture is under way: no); every line of FlashInfer and SGLang code under test is the real one.
-Patches live exactly as long as the `with` block, so cases and xdist workers never leak into
-each other. On a real GPU nothing here is used.
+Only queries are replaced (FlashInfer's compute-capability and PDL queries and its JIT arch check; torch's device
+*properties* under the real torch.cuda.get_device_capability, which device is current, and whether a CUDA graph
+capture is under way: no); all FlashInfer and SGLang code under test is the real one. Patches live exactly as long
+as the `with` block. On a real GPU nothing here is used.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
-"""Run the sweep: for each spec and each simulated arch, import the entry point from the installed
-flashinfer, build its inputs on CPU, trace it with the kit's one engine (pcgkit.harness.tracing.observe,
-fullgraph=True, a backend that never runs the graph) under the kit's simulation and the no-kernel
-guard (pcgkit.sweep.guard, whose docstring says how "no real kernel" is guaranteed), and classify. A wrapper's
+"""Run the sweep, the edge (imports torch and flashinfer): for each spec and simulated arch, import the entry point,
+build its inputs on CPU, trace it (pcgkit.harness.tracing, fullgraph=True, the graph never run) under the simulation
+and the no-kernel guard (pcgkit.sweep.guard says how "no real kernel" is guaranteed), and classify. A wrapper's
 constructor and plan() run first, eagerly, in the simulated set-up (pcgkit.sweep.setupsim).
 
-`real=True` (`pcgkit sweep --real`, a GPU host): inputs on cuda:0, no simulation, no guard, so a
-wrapper's constructor and plan() run for real (JIT builds included); the trace itself still never
-runs the graph. The arch is the device's own family.
-
-The edge of the sweep: imports torch and flashinfer. Planning and classification are pure elsewhere.
+`real=True` (`pcgkit sweep --real`, a GPU host): inputs on cuda:0, no simulation, no guard, so a wrapper's
+constructor and plan() run for real (JIT builds included); the graph is still never run. The arch is the device's.
 """
 
 from __future__ import annotations
@@ -22,7 +18,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from pcgkit.harness.casekit import CaseTimeout, deadline
 from pcgkit.harness.hardware import SIMULATED_ARCHES, Device
-from pcgkit.sweep.classify import SIMULATION_GAP_MARKERS, Classification, Observation, SweepClass, classify, verdict_for
+from pcgkit.sweep.classify import SIMULATION_GAP_MARKERS, Classification, Observation, classify, verdict_for
 from pcgkit.sweep.guard import KernelLoadRefused, no_kernels
 from pcgkit.sweep.inputs import InputBuildError, build_call
 from pcgkit.sweep.specs import EntrySpec
@@ -264,5 +260,3 @@ def run_sweep_real(specs: Sequence[EntrySpec], device: Device) -> list[SweepResu
     versions = installed_versions()
     return [sweep_entry(spec, arch_of(device), device, versions, real=True) for spec in specs]
 
-
-__all__ = ["MissingTarget", "SweepClass", "SweepResult", "run_sweep", "sweep_entry", "observe_entry", "resolve"]

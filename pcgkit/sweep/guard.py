@@ -1,23 +1,19 @@
 """No real kernel may load or run while the sweep traces on CPU. How that is guaranteed, layer by layer:
 
-1. **The graph never runs.** Traces go through pcgkit.harness.tracing.observe with execute=False: the backend
-   dynamo hands the finished graph to returns a function that raises instead of running it.
-2. **Nothing can be built or loaded.** Inside `no_kernels()`, an audit hook (sys.addaudithook; armed
-   only inside the block) raises KernelLoadRefused on every subprocess start (nvcc, ninja: a JIT
-   build), on `ctypes.dlopen` asked for by FlashInfer/tvm_ffi code or of a flashinfer library
-   (torch.ops.load_library, cuda-python; torch's own NVML probe stays allowed) and on `open()` of a .so/.cubin/.fatbin/
-   .ptx file; and the loaders that dlopen from C++ without an audit event (tvm_ffi.load_module,
-   torch.utils.cpp_extension.load, and FlashInfer's cubin `download_file`) are replaced by a function that raises the same. Every refusal is
-   recorded with the Python stack that attempted it: a refusal whose stack runs through FakeTensor
-   dispatch is the evidence for "FakeTensor reaches a kernel".
-3. **Inputs live on the CPU** (pcgkit.sweep.inputs), and this machine has no CUDA driver: even an
-   already-loaded CUDA kernel reached eagerly would fail its device check, never run.
+1. **The graph never runs.** Traces go through pcgkit.harness.tracing with execute=False: the backend returns a
+   function that raises instead of running the finished graph.
+2. **Nothing can be built or loaded.** Inside `no_kernels()` an audit hook (armed only inside the block) raises
+   KernelLoadRefused on every subprocess start (nvcc, ninja: a JIT build), on `ctypes.dlopen` asked for by
+   FlashInfer/tvm_ffi code or of a flashinfer library (torch's own NVML probe stays allowed) and on `open()` of a
+   .so/.cubin/.fatbin/.ptx file; the loaders that dlopen from C++ without an audit event (UNAUDITED_LOADERS) raise
+   the same. Each refusal keeps the Python stack that attempted it: one through FakeTensor dispatch is the evidence
+   for "FakeTensor reaches a kernel".
+3. **Inputs live on the CPU** (pcgkit.sweep.inputs), and this machine has no CUDA driver: even an already-loaded
+   CUDA kernel reached eagerly would fail its device check.
 
-Dynamo traces symbolically; the only Python that really executes during a trace is what dynamo
-folds to a constant and the fake/meta kernels of registered ops. Layer 2 is what stops those from
-reaching a kernel; layer 1 stops the finished graph. Eager set-up (wrapper construction, plan())
-runs inside the block too: its JIT build is simulated, never built (pcgkit.sweep.setupsim), and anything
-else it would load is refused.
+Dynamo traces symbolically: the only Python that really runs during a trace is what it folds to a constant and the
+fake/meta kernels of registered ops; layer 2 stops those. Eager set-up (a wrapper's constructor, plan()) runs inside
+the block too, its JIT build simulated (pcgkit.sweep.setupsim).
 """
 
 from __future__ import annotations

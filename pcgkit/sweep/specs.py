@@ -8,6 +8,7 @@ Nothing here imports torch; `pcgkit.sweep.inputs` materializes the values.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from typing import Any, Mapping
 
@@ -116,9 +117,7 @@ def parse_tensor(text: str) -> TensorArg:
         values = tuple(float(v) for v in init.split(","))
     except ValueError:
         raise SpecError(f"unknown init {init!r} in {text!r} (known: {', '.join(INITS)}, or literal values)") from None
-    count = 1
-    for dim in shape:
-        count *= dim
+    count = math.prod(shape)
     if len(values) != count:
         raise SpecError(f"{text!r}: {len(values)} literal values for {count} elements")
     return TensorArg(dtype, shape, "values", values)
