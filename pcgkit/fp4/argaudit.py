@@ -1,21 +1,20 @@
-"""The argument audit: does a fix's public entry hand each of the caller's arguments to the parameter of
-the same name, at every Python call boundary on the way and at the kernel boundary? Runs on any machine.
+"""The argument audit: does a fix's public entry hand each of the caller's arguments to the parameter of the same
+name, at every Python call boundary on the way and at the kernel boundary? Runs on any machine.
 
-Tracing a custom op never runs its body, and an inert kernel ignores what it is given, so neither can see
-a body that forwards its arguments into the wrong slots. FlashInfer 0.6.12-0.7.0.post1 do exactly that:
-`torch.ops.flashinfer.fp4_quantize`'s body calls the Python `fp4_quantize` positionally, whose 7th parameter
-is `is_global_scale_inversed`, so `enable_pdl` lands there (a TypeError at the kernel with the default None,
-a silently inverted global scale with a bool; 0.7.1 forwards by keyword).
+Tracing a custom op never runs its body, and an inert kernel ignores what it is given, so neither sees a body that
+forwards its arguments into the wrong slots. FlashInfer 0.6.12-0.7.0.post1 do exactly that:
+`torch.ops.flashinfer.fp4_quantize`'s body calls the Python `fp4_quantize` positionally, whose 7th parameter is
+`is_global_scale_inversed`, so `enable_pdl` lands there (a TypeError at the kernel with the default None, a silently
+inverted global scale with a bool; 0.7.1 forwards by keyword).
 
-How: the entry is called for real on small CPU tensors, with FlashInfer's own Python, the hardware queries
-answered as SM120 (pcgkit.harness.simulate) and every JIT-built module replaced by a recording one
-(pcgkit.fp4.fake_shapes). A profile hook records, at each Python frame that receives the caller's input
-tensor by a named parameter, what each parameter was bound to; the recording kernel records its positional
-slots, named by the caller's expressions at the call site (read with ast). Then, for every parameter of the
-entry, one call changes only that parameter (VARIANTS): at each boundary exactly the parameter of the same
-name must change, and a parameter the boundary has must not stay unchanged. A call with only the leading
-arguments (as SGLang's apply calls it) checks each bound value against its annotation (None reaching a
-`bool` is the TypeError the real kernel raises). Values are never computed: numbers are a GPU check.
+How: the entry is called for real on small CPU tensors, FlashInfer's own Python with the hardware queries answered
+as SM120 (pcgkit.harness.simulate) and every JIT-built module a recording one (pcgkit.fp4.fake_shapes). A profile
+hook records what each parameter was bound to at each Python frame receiving the caller's input tensor; the
+recording kernel records its positional slots, named by the call site's expressions (read with ast). Then one call
+per parameter changes only that parameter (variants): at each boundary exactly the parameter of the same name must
+change, and one the boundary has must not stay unchanged. A call with only the leading arguments (as SGLang's apply
+calls it) checks each bound value against its annotation (None reaching a `bool` is the real kernel's TypeError).
+Values are never computed: numbers are a GPU check.
 """
 
 from __future__ import annotations

@@ -1,20 +1,16 @@
 """The custom-op fix: flashinfer.fp4_quantize behind torch.library.custom_op with a faithful fake.
 
-Dynamo does not trace into a custom op: it records one node and asks the fake for output shapes,
-so FlashInfer's JIT loader (nvcc subprocess, functools.cache, file I/O) never runs under trace.
-The real kernel runs when the graph executes, outside dynamo.
-
-The fake mirrors the installed FlashInfer's fp4_quantize wrapper and fp4_quantize_sm100:
+Dynamo does not trace into a custom op: it records one node and asks the fake for output shapes, so FlashInfer's
+JIT loader (nvcc subprocess, functools.cache, file I/O) never runs under trace; the real kernel runs when the graph
+executes, outside dynamo. The fake mirrors the installed FlashInfer's fp4_quantize wrapper and fp4_quantize_sm100:
   values  uint8 (*shape[:-1], K/2)
   scales  uint8, flat size M*K/sf_vec (linear) or round_up(M, 128 or 8) * round_up(K/sf_vec, 4)
           (swizzled), then reshaped: up to 0.6.7.post3 to (-1, K/sf_vec), which fails like the real op
           when that size is not a multiple of K/sf_vec; from 0.6.8 swizzled scales are reshaped to
           (-1, round_up(K/sf_vec, 4)) (the padded columns). Both transposed back for column-major input.
-pcgkit.fp4.fake_shapes checks this against each release's own wrapper (found by doing so in the matrix).
-FlashInfer's own fake (`_fake_fp4_quantize_sm100`) says int64 values and int32 scales of size
-M*K/sf_vec whatever the layout: it does not match its op, so it cannot be reused here.
-
-Self-contained on purpose (torch + flashinfer only): a repro exporter can copy this file.
+pcgkit.fp4.fake_shapes checks this against each release's own wrapper. FlashInfer's own fake
+(`_fake_fp4_quantize_sm100`) says int64 values and int32 scales of size M*K/sf_vec whatever the layout: it does
+not match its op, so it cannot be reused here.
 """
 
 from __future__ import annotations
@@ -41,15 +37,12 @@ def padded_sf_numel(rows: int, k: int, sf_vec_size: int, swizzled: bool, is_8x4:
 PADDED_SWIZZLED_COLUMNS_FROM = "0.6.8"
 
 
-def swizzled_columns_padded(flashinfer_version: str | None = None) -> bool:
-    """Whether fp4_quantize returns swizzled scales as (-1, round_up(K/sf_vec, 4)) in this FlashInfer."""
+def swizzled_columns_padded() -> bool:
+    """Whether the installed fp4_quantize returns swizzled scales as (-1, round_up(K/sf_vec, 4))."""
+    import flashinfer
     from packaging.version import Version
 
-    if flashinfer_version is None:
-        import flashinfer
-
-        flashinfer_version = flashinfer.__version__
-    return Version(flashinfer_version) >= Version(PADDED_SWIZZLED_COLUMNS_FROM)
+    return Version(flashinfer.__version__) >= Version(PADDED_SWIZZLED_COLUMNS_FROM)
 
 
 def fp4_quantize_fake(

@@ -1,14 +1,11 @@
 """The custom-op fake against the installed FlashInfer's own fp4_quantize wrapper, on any machine.
 
-Output shapes and dtypes of `flashinfer.fp4_quantize` are decided in Python, not in the kernel:
-the wrapper and its inner `fp4_quantize_sm100` allocate `out_val` / `out_sf` with torch.empty and
-then call the JIT-built module's `fp4_quantize` to fill them. So the fake can be checked against
-each FlashInfer release without a GPU by running that real Python with the hardware queries answered
-as SM120 (pcgkit.harness.simulate) and the JIT-built module replaced by a recording one whose kernel calls
-compute nothing (no nvcc, no CUDA) and record their arguments (read by pcgkit.fp4.argaudit). Only
-shapes/dtypes mean anything here: the values are never written.
-This is a simulated-kernel check and is labelled so wherever it is reported; on a real GPU the fix
-case compares the fake with the real op instead.
+`flashinfer.fp4_quantize`'s output shapes and dtypes are decided in Python: the wrapper and its inner
+`fp4_quantize_sm100` allocate `out_val` / `out_sf` with torch.empty, then call the JIT-built module to fill them.
+So the fake is checked against each release without a GPU by running that real Python with the hardware queries
+answered as SM120 (pcgkit.harness.simulate) and the JIT-built module replaced by a recording one whose kernel calls
+compute nothing and record their arguments (read by pcgkit.fp4.argaudit). Only shapes/dtypes mean anything here,
+and the check is labelled simulated wherever it is reported; on a real GPU the fix case compares the real op.
 """
 
 from __future__ import annotations

@@ -1,14 +1,12 @@
 """What a fix must show beyond tracing, shared by the fix cases: that its call path runs, right.
 
-Every fix that traces is run through its public entry point with the caller's arguments: the argument
-audit and the fake execution (pcgkit.fp4.argaudit; any machine, FlashInfer's own Python over a recording
-kernel) find an argument that lands in another parameter, a TypeError, a schema mismatch. A custom op's
-fake must also tell dynamo the truth: the same output shapes and dtypes as the real op for the installed
-FlashInfer (simulated: FlashInfer's own Python wrapper, pcgkit.fp4.fake_shapes; GPU: the real op and
-opcheck). Numbers are checked only where a kernel computes something (SM100+): compiled equal to eager,
-both within the kit's reference quantizer (pcgkit.fp4.refcheck), and a call with a real (non-unit) global
-scale and a bool enable_pdl, so an inverted global scale cannot pass. Elsewhere the evidence says
-"not run: needs SM100+" and the verdict's reason repeats it.
+Every fix that traces runs through its public entry point with the caller's arguments: the argument audit and the
+fake execution (pcgkit.fp4.argaudit, any machine) find an argument landing in another parameter, a TypeError, a
+schema mismatch. A custom op's fake must give the real op's output shapes and dtypes (simulated: against
+FlashInfer's own Python wrapper, pcgkit.fp4.fake_shapes; GPU: the real op and opcheck). Numbers are checked only
+where a kernel computes something (SM100+): compiled equal to eager, both within the reference quantizer
+(pcgkit.fp4.refcheck), and a call with a real global scale and a bool enable_pdl, so an inverted global scale
+cannot pass. Elsewhere the evidence says "not run: needs SM100+" and the verdict's reason repeats it.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Numbers: does an fp4_quantize output agree with the kit's reference quantizer (pcgkit.fp4.reference)? Pure.
 
-Used where a kernel really computed something (an SM100+ GPU: FlashInfer's quantize kernels have bodies
-only for sm_100 and up) on both the compiled and the eager output, and in the CPU tests on planted outputs.
-Two checks: the bytes (values and scales) against the reference's, allowing a small mismatch fraction (the
-kernel's reciprocals are rcp.approx, 1 ulp: a rounding decision can flip on rare inputs; see reference.py),
-and the decoded values against the input, which is what an inverted global scale breaks: its scales
-collapse or saturate, so the decoded tensor is nowhere near the input.
+Used where a kernel really computed something (SM100+: FlashInfer's quantize kernels have bodies only there). Two
+checks: the bytes against the reference's, allowing a small mismatch fraction (the kernel's reciprocals are
+rcp.approx: a rounding decision can flip on rare inputs), and the decoded values against the input, which an
+inverted global scale breaks (its scales collapse or saturate).
 """
 
 from __future__ import annotations

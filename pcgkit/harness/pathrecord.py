@@ -59,12 +59,10 @@ class TraceRecording:
     how: str = ""
     calls: list[InlinedCall] = dataclasses.field(default_factory=list)
 
-    def named(self, names: frozenset[str] | set[str]) -> list[InlinedCall]:
-        return [c for c in self.calls if c.function in names]
-
     def queries(self) -> list[tuple[str, object]]:
         """(query, answer) for each hardware query the trace inlined, in order."""
-        return [(c.where, c.answer if c.completed else _NO_ANSWER) for c in self.named(HARDWARE_QUERY_NAMES)]
+        queries = [c for c in self.calls if c.function in HARDWARE_QUERY_NAMES]
+        return [(c.where, c.answer if c.completed else _NO_ANSWER) for c in queries]
 
 
 def _constant(variable: object) -> object:
