@@ -1,9 +1,8 @@
 """The code under trace, shared by every case: SGLang's dense NVFP4 activation quantize.
 
-SGLang's ModelOptFp4LinearMethod.apply (sglang 0.5.8, python/sglang/srt/layers/quantization/
-modelopt_quant.py) flattens the activation to [M, K] and calls
-`fp4_quantize(x, layer.input_scale_inv)` before the FP4 GEMM; that call is what dynamo traces
-into. The GEMM itself is a registered op and plays no part in the failure, so it is left out.
+SGLang's ModelOptFp4LinearMethod.apply (sglang 0.5.8, python/sglang/srt/layers/quantization/modelopt_quant.py)
+flattens the activation to [M, K] and calls `fp4_quantize(x, layer.input_scale_inv)` before the FP4 GEMM; dynamo
+traces into that call. The GEMM is a registered op and plays no part in the failure, so it is left out.
 """
 
 from __future__ import annotations

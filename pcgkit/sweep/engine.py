@@ -138,7 +138,7 @@ def build_callable(spec: EntrySpec, obj: Any, device: str, simulate_setup: bool 
     inside pcgkit.sweep.setupsim's simulated set-up (page-locked buffers, the JIT build, the host planner)."""
     if spec.construct is None:
         return obj, ()
-    from pcgkit.sweep.setupsim import SETUP_GAP_MARKERS, dedupe, simulated_setup
+    from pcgkit.sweep.setupsim import SETUP_GAP_MARKERS, simulated_setup
 
     cls = resolve(spec.target.rsplit(".", 1)[0])
     args, kwargs = build_call(spec.construct, device)
@@ -153,10 +153,10 @@ def build_callable(spec: EntrySpec, obj: Any, device: str, simulate_setup: bool 
                 eager_setup(f"{spec.plan_method}()", lambda: planner(*plan_args, **plan_kwargs), markers)
     except SetupFailed as exc:
         if simulate_setup and exc.needs_gpu:  # the simulated set-up met what it cannot answer: say so
-            raise SetupFailed(f"simulation gap in the simulated set-up ({'; '.join(dedupe(record)) or 'nothing stood in'}): "
+            raise SetupFailed(f"simulation gap in the simulated set-up ({'; '.join(dict.fromkeys(record)) or 'nothing stood in'}): "
                               f"{exc}", needs_gpu=True) from exc
         raise
-    return getattr(instance, spec.target.rsplit(".", 1)[1]), dedupe(record)
+    return getattr(instance, spec.target.rsplit(".", 1)[1]), tuple(dict.fromkeys(record))
 
 
 def observe_entry(spec: EntrySpec, obj: Any, real: bool = False, setup_record: list[str] | None = None) -> Observation:

@@ -148,8 +148,3 @@ def simulated_setup() -> Iterator[list[str]]:
         for loader, size in _loader_caches().items():
             if size > before.get(loader, 0):
                 loader.cache_clear()
-
-
-def dedupe(items: list[str]) -> tuple[str, ...]:
-    """The stand-ins that answered, in order, each once."""
-    return tuple(dict.fromkeys(items))

@@ -1,9 +1,6 @@
-"""The sweep's spec table as typed values: entry points, argument kinds, release ranges. Pure.
-
-`load_specs()` reads pcgkit/sweep/entry_points.toml (package data). An argument is data, never code:
-`parse_arg` turns "bf16[4,64]=ones" into a TensorArg, "dtype:bf16" into a DtypeArg, and so on.
-Nothing here imports torch; `pcgkit.sweep.inputs` materializes the values.
-"""
+"""The sweep's spec table (pcgkit/sweep/entry_points.toml) as typed values: entry points, argument kinds, release
+ranges. Pure. An argument is data, never code: "bf16[4,64]=ones" is a TensorArg, "dtype:bf16" a DtypeArg, and so
+on; pcgkit.sweep.inputs materializes them."""
 
 from __future__ import annotations
 
