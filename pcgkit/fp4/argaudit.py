@@ -186,12 +186,16 @@ def _fits(annotation: str | None, value: Any) -> bool:
     return True
 
 
-def record_call(call: Callable[[], Any], caller_tensors: tuple[Any, ...], kernel_log: list[KernelCall]
+def _raised(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc)[:160]}"
+
+
+def record_call(run: Callable[..., Any], kwargs: Mapping[str, Any], kernel_log: list[KernelCall]
                 ) -> tuple[list[Boundary], list[tuple[str, str, Any]], BaseException | None, list[KernelCall]]:
-    """Run `call` once; return the boundaries it crossed (Python frames that received one of the caller's
+    """Run `run(**kwargs)` once; return the boundaries it crossed (Python frames that received one of the caller's
     tensors by a named parameter, then each kernel call), the raw (where, name, value) of Python parameters
     (for the annotation check), what it raised (None if nothing) and the kernel calls it made."""
-    storages = {s for s in (_storage(t) for t in caller_tensors) if s is not None}
+    storages = {s for s in (_storage(v) for v in kwargs.values()) if s is not None}
     frames: list[tuple[str, CodeType, dict[str, Any]]] = []
     skip = _skip_dirs()
 
@@ -213,7 +217,7 @@ def record_call(call: Callable[[], Any], caller_tensors: tuple[Any, ...], kernel
     previous = sys.getprofile()
     sys.setprofile(profile)
     try:
-        call()
+        run(**kwargs)
     except Exception as exc:  # what the call path raises is a finding, never the audit's crash
         raised = exc
     finally:
@@ -315,39 +319,31 @@ def audit(entry: Any, name: str, kernel_log: list[KernelCall], device: str = "cp
     not_audited = tuple(p for p in params if p not in table)
 
     runnable, how_called = runnable_here(entry) if device == "cpu" else (entry, "")
-
-    def call_with(kwargs: Mapping[str, Any]) -> Callable[[], Any]:
-        return lambda: runnable(**kwargs)
-
     base_kwargs = {p: table[p][0]() for p in audited}
-    tensors = tuple(v for v in base_kwargs.values() if hasattr(v, "untyped_storage"))
     seen: list[tuple[str, dict[str, Any]]] = []
     refusals: list[str] = []
-    baseline, raw, raised, calls = record_call(call_with(base_kwargs), tensors, kernel_log)
+    baseline, raw, raised, calls = record_call(runnable, base_kwargs, kernel_log)
     seen += _kernel_args("every argument given", calls)
     findings: list[str] = []  # misbindings first (the verdict's reason leads with the first), then the rest
     typed: list[str] = []
     if raised is not None:
-        findings.append(f"the call with every argument given raised {type(raised).__name__}: {str(raised)[:160]}")
+        findings.append(f"the call with every argument given raised {_raised(raised)}")
     typed += annotation_findings(raw, baseline)
     leading = {p: base_kwargs[p] for p in params[:2] if p in base_kwargs}  # apply()'s call: (x, input_scale_inv)
-    short, short_raw, short_raised, calls = record_call(call_with(leading), tuple(leading.values()), kernel_log)
+    short, short_raw, short_raised, calls = record_call(runnable, leading, kernel_log)
     seen += _kernel_args(f"only {', '.join(leading)} given", calls)
     if short_raised is not None:
-        typed.append(f"the call with only {', '.join(leading)} raised {type(short_raised).__name__}: "
-                     f"{str(short_raised)[:160]}")
+        typed.append(f"the call with only {', '.join(leading)} raised {_raised(short_raised)}")
     typed += [f"with only {', '.join(leading)} given: {f}" for f in annotation_findings(short_raw, short)]
     if raised is None:
         for parameter in audited:
             changed_kwargs = {**base_kwargs, parameter: table[parameter][1]()}
-            changed_tensors = tuple(v for v in changed_kwargs.values() if hasattr(v, "untyped_storage"))
-            changed, _, changed_raised, calls = record_call(call_with(changed_kwargs), changed_tensors, kernel_log)
+            changed, _, changed_raised, calls = record_call(runnable, changed_kwargs, kernel_log)
             if parameter == "enable_pdl":
                 seen += _kernel_args("enable_pdl changed alone", calls)
             refused = [k.raised for k in calls if k.raised]
             if changed_raised is not None and not refused:  # raised before any kernel: the Python path failed
-                findings.append(f"changing {parameter} alone raised {type(changed_raised).__name__}: "
-                                f"{str(changed_raised)[:160]}")
+                findings.append(f"changing {parameter} alone raised {_raised(changed_raised)}")
                 continue
             refusals += [f"changing {parameter} alone: the kernel refused ({r})" for r in refused]
             findings += compare(parameter, baseline, changed)
@@ -386,5 +382,5 @@ def fake_execution(entry: Any, name: str) -> tuple[str, ...]:
                 try:
                     entry(**fake_kwargs)
                 except Exception as exc:  # a finding about the entry, recorded as such
-                    findings.append(f"{name} under fake tensors ({label}) raised {type(exc).__name__}: {str(exc)[:160]}")
+                    findings.append(f"{name} under fake tensors ({label}) raised {_raised(exc)}")
     return tuple(findings)
