@@ -78,11 +78,6 @@ def _round_up(n: int, multiple: int) -> int:
     return (n + multiple - 1) // multiple * multiple
 
 
-def swizzled_sf_size(rows: int, sf_cols: int, row_tile: int = 128) -> int:
-    """Bytes of the swizzled scale tensor: rows padded to the tile, scale columns padded to 4."""
-    return _round_up(rows, row_tile) * _round_up(sf_cols, 4)
-
-
 def swizzled_sf_offset(row: torch.Tensor, col: torch.Tensor, sf_cols: int, row_tile: int = 128) -> torch.Tensor:
     """Byte offset of scale (row, col) in the swizzled layout (get_sf_out_offset_128x4 / _8x4)."""
     k_tiles = _round_up(sf_cols, 4) // 4
@@ -98,7 +93,8 @@ def swizzled_sf_offset(row: torch.Tensor, col: torch.Tensor, sf_cols: int, row_t
 def swizzle_scales(linear: torch.Tensor, row_tile: int = 128) -> torch.Tensor:
     """[rows, sf_cols] linear scales -> flat swizzled bytes, padding zero (as the kernel writes it)."""
     rows, sf_cols = linear.shape
-    out = torch.zeros(swizzled_sf_size(rows, sf_cols, row_tile), dtype=linear.dtype, device=linear.device)
+    size = _round_up(rows, row_tile) * _round_up(sf_cols, 4)  # rows padded to the tile, scale columns to 4
+    out = torch.zeros(size, dtype=linear.dtype, device=linear.device)
     r, c = torch.meshgrid(torch.arange(rows), torch.arange(sf_cols), indexing="ij")
     out[swizzled_sf_offset(r, c, sf_cols, row_tile).flatten().to(linear.device)] = linear.flatten()
     return out

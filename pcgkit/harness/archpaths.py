@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from pathlib import Path
 from typing import Mapping, Sequence
 
 from packaging.version import InvalidVersion, Version
@@ -96,9 +95,8 @@ def parse_rows(data: Mapping) -> tuple[ArchPathRow, ...]:
 
 
 @functools.cache
-def load_rows(path: Path | None = None) -> tuple[ArchPathRow, ...]:
-    path = path or resources.fixture("arch_paths.toml")
-    return parse_rows(tomllib.loads(path.read_text()))
+def load_rows() -> tuple[ArchPathRow, ...]:
+    return parse_rows(tomllib.loads(resources.fixture("arch_paths.toml").read_text()))
 
 
 def row_for(version: str | None, rows: Sequence[ArchPathRow], torch_cuda: str | None = None

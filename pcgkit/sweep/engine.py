@@ -153,8 +153,8 @@ def build_callable(spec: EntrySpec, obj: Any, device: str, simulate_setup: bool 
                 eager_setup(f"{spec.plan_method}()", lambda: planner(*plan_args, **plan_kwargs), markers)
     except SetupFailed as exc:
         if simulate_setup and exc.needs_gpu:  # the simulated set-up met what it cannot answer: say so
-            raise SetupFailed(f"simulation gap in the simulated set-up ({'; '.join(dict.fromkeys(record)) or 'nothing stood in'}): "
-                              f"{exc}", needs_gpu=True) from exc
+            stood_in = "; ".join(dict.fromkeys(record)) or "nothing stood in"
+            raise SetupFailed(f"simulation gap in the simulated set-up ({stood_in}): {exc}", needs_gpu=True) from exc
         raise
     return getattr(instance, spec.target.rsplit(".", 1)[1]), tuple(dict.fromkeys(record))
 

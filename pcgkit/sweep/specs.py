@@ -184,7 +184,11 @@ def parse_entry(raw: Mapping[str, Any]) -> EntrySpec:
     )
 
 
-def parse_specs(data: Mapping[str, Any]) -> tuple[EntrySpec, ...]:
+def load_specs(text: str | None = None) -> tuple[EntrySpec, ...]:
+    """The shipped table (or `text`, for tests)."""
+    from pcgkit.util.tomlfile import tomllib
+
+    data = tomllib.loads(resources.sweep_data(SPEC_FILE).read_text() if text is None else text)
     if data.get("schema") != SCHEMA:
         raise SpecError(f"spec table schema is {data.get('schema')!r}, expected {SCHEMA!r}")
     entries = tuple(parse_entry(raw) for raw in data.get("entry", ()))
@@ -194,12 +198,3 @@ def parse_specs(data: Mapping[str, Any]) -> tuple[EntrySpec, ...]:
             raise SpecError(f"duplicate entry id {entry.id!r}")
         seen.add(entry.id)
     return entries
-
-
-def load_specs(text: str | None = None) -> tuple[EntrySpec, ...]:
-    """The shipped table (or `text`, for tests)."""
-    from pcgkit.util.tomlfile import tomllib
-
-    if text is None:
-        text = resources.sweep_data(SPEC_FILE).read_text()
-    return parse_specs(tomllib.loads(text))
