@@ -37,11 +37,6 @@ class TensorArg:
     values: tuple[float, ...] = ()  # literal values ("i32[2]=0,4"), row-major
     stride: tuple[int, ...] = ()  # () contiguous; else one stride per dim ("bf16[1,4,64]@1536,384,1")
 
-    def __str__(self) -> str:
-        init = ",".join(f"{v:g}" for v in self.values) if self.values else self.init
-        return (f"{self.dtype}[{','.join(map(str, self.shape))}]" + (f"@{','.join(map(str, self.stride))}" if self.stride else "")
-                + ("" if init == "zeros" else f"={init}"))
-
 
 @dataclasses.dataclass(frozen=True)
 class DtypeArg:
