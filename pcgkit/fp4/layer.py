@@ -57,24 +57,6 @@ def fp4_quantize_disabled() -> Iterator[list[str]]:
         yield replaced
 
 
-# Where each torch spells the non-strict tracing marker, the public name first. PyTorch's dynamo
-# hint for code it cannot trace recommends `torch.compiler.nonstrict_trace`; older releases have
-# only the private `torch._dynamo.nonstrict_trace`, and older ones neither.
-NONSTRICT_TRACE_APIS = ("torch.compiler.nonstrict_trace", "torch._dynamo.nonstrict_trace")
-
-
-def nonstrict_trace_api() -> tuple[str, object] | None:
-    """(dotted name, the decorator) of the first NONSTRICT_TRACE_APIS entry this torch has; None if none."""
-    import importlib
-
-    for dotted in NONSTRICT_TRACE_APIS:
-        module_name, _, attr = dotted.rpartition(".")
-        decorator = getattr(importlib.import_module(module_name), attr, None)
-        if decorator is not None:
-            return dotted, decorator
-    return None
-
-
 def example_activation(torch_device: str):
     import torch
 
