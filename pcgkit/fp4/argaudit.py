@@ -296,10 +296,9 @@ def runnable_here(entry: Any) -> tuple[Callable[..., Any], str]:
 
 def parameters_of(entry: Any) -> tuple[str, ...]:
     """The entry's parameter names: a torch op's schema, a torch.library custom op's, or the signature."""
-    schema_op = getattr(entry, "_opoverload", None) or getattr(entry, "default", None) or entry
-    schema = getattr(schema_op, "_schema", None)
-    if schema is not None:
-        return tuple(a.name for a in schema.arguments)
+    overload = _overload_of(entry)
+    if overload is not None:
+        return tuple(a.name for a in overload._schema.arguments)
     return tuple(inspect.signature(entry).parameters)
 
 
