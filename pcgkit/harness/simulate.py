@@ -34,12 +34,6 @@ FLASHINFER_IMPORT_TIME_ARCH_ANSWERS: tuple[tuple[str, str], ...] = (
 )
 
 
-def target_cuda_archs(capability: tuple[int, int]) -> set[tuple[int, str]]:
-    """FlashInfer's own rule (CompilationContext.__init__): minor gets an 'a' suffix from SM90 on."""
-    major, minor = capability
-    return {(major, f"{minor}a" if major >= 9 else str(minor))}
-
-
 @dataclasses.dataclass(frozen=True)
 class Simulation:
     capability: tuple[int, int]
@@ -153,7 +147,10 @@ def simulated_sm120(capability: tuple[int, int] | None = None) -> Iterator[Simul
             except ModuleNotFoundError:
                 context = None
             if context is not None and hasattr(context, "TARGET_CUDA_ARCHS"):
-                stack.enter_context(mock.patch.object(context, "TARGET_CUDA_ARCHS", target_cuda_archs(capability)))
+                # FlashInfer's own rule (CompilationContext.__init__): the minor gets an 'a' suffix from SM90 on
+                major, minor = capability
+                archs = {(major, f"{minor}a" if major >= 9 else str(minor))}
+                stack.enter_context(mock.patch.object(context, "TARGET_CUDA_ARCHS", archs))
                 replaced.append(f"{module_name}.{attr}.TARGET_CUDA_ARCHS")
         # Below torch.cuda.get_device_capability, which stays the real function object.
         stack.enter_context(mock.patch.object(torch.cuda, "get_device_properties", answers["get_device_properties"]))

@@ -29,13 +29,6 @@ def _trace_only_backend(graph_module, example_inputs, graphs: list | None = None
     return refuse_to_execute
 
 
-def _graph_break_accounting() -> tuple[int, tuple[str, ...]]:
-    from torch._dynamo.utils import counters
-
-    breaks: dict = counters.get("graph_break", {})
-    return sum(breaks.values()), tuple(str(reason)[:200] for reason in breaks)
-
-
 def trace(
     fn: Callable,
     args: Sequence[Any],
@@ -83,6 +76,7 @@ def observe(invoke: Callable[[Callable], Any], *, execute: bool, graphs: list | 
             signature = parse_exception(exc, lru)
     duration = time.perf_counter() - start
     lru_warnings = tuple(str(w.message) for w in caught if LRU_CACHE_WARNING_MARKER in str(w.message))
-    breaks, reasons = _graph_break_accounting()
+    breaks: dict = counters.get("graph_break", {})
+    count, reasons = sum(breaks.values()), tuple(str(reason)[:200] for reason in breaks)
     torch._dynamo.reset()
-    return TraceOutcome(traced, executed, signature, lru_warnings, breaks, reasons, duration, output)
+    return TraceOutcome(traced, executed, signature, lru_warnings, count, reasons, duration, output)

@@ -68,12 +68,9 @@ class _GuardState:
 _STATE = _GuardState()
 
 
-def _stack() -> tuple[str, ...]:
-    return tuple(f"{f.filename}:{f.lineno}:{f.name}" for f in traceback.extract_stack()[:-3])
-
-
 def _refuse(event: str, detail: str) -> None:
-    refusal = Refusal(event, detail[:200], _stack())
+    stack = tuple(f"{f.filename}:{f.lineno}:{f.name}" for f in traceback.extract_stack()[:-2])
+    refusal = Refusal(event, detail[:200], stack)
     _STATE.refusals.append(refusal)
     raise KernelLoadRefused(f"pcgkit sweep guard refused {event}: {detail[:200]}")
 

@@ -23,6 +23,7 @@ import contextlib
 import re
 import sys
 from typing import Any, Iterator
+from unittest import mock
 
 # The same loader names the classifier reads (pcgkit.sweep.classify), for functions on the stack (lab.sweep.unroll_rules).
 LOADER_NAME_RE = re.compile(r"^(?:get|gen)_\w*module\w*$|^build_and_load$|^load_cuda_ops$|^_get_compiled_kernel$"
@@ -73,8 +74,6 @@ class UnbuiltModule:
 def simulated_build(planner: list[str] | None = None) -> Iterator[list[str]]:
     """Inside: a JIT build returns an unbuilt module; yields the names of the modules it stood in for.
     `planner`: modules built here answer `plan` (each call recorded in that list)."""
-    from unittest import mock
-
     from flashinfer.jit import core
 
     stood_in: list[str] = []
@@ -107,19 +106,6 @@ def _pageable_mode(record: list[str]):
     return PinnedAsPageable()
 
 
-@contextlib.contextmanager
-def _synchronize_returns(record: list[str]) -> Iterator[None]:
-    from unittest import mock
-
-    import torch
-
-    def synchronize(device=None):
-        record.append(SYNCHRONIZED)
-
-    with mock.patch.object(torch.cuda, "synchronize", synchronize):
-        yield
-
-
 def _loader_caches() -> dict[Any, int]:
     """Every functools-cached FlashInfer JIT loader imported now -> its cache size."""
     caches: dict[Any, int] = {}
@@ -135,12 +121,15 @@ def _loader_caches() -> dict[Any, int]:
 @contextlib.contextmanager
 def simulated_setup() -> Iterator[list[str]]:
     """Run a wrapper's constructor / plan() inside: yields the list the stand-ins that answered are added to."""
+    import torch
+
     record: list[str] = []
     before = _loader_caches()
     planner: list[str] = []
     built: list[str] = []
     try:
-        with simulated_build(planner) as built, _pageable_mode(record), _synchronize_returns(record):
+        synchronize = mock.patch.object(torch.cuda, "synchronize", lambda device=None: record.append(SYNCHRONIZED))
+        with simulated_build(planner) as built, _pageable_mode(record), synchronize:
             yield record
     finally:
         record.extend(BUILT.format(name=name) for name in built)
