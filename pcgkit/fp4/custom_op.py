@@ -15,6 +15,7 @@ not match its op, so it cannot be reused here.
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import torch
@@ -106,21 +107,14 @@ def define_fp4_quantize_op(name: str, kernel: Callable[..., tuple[torch.Tensor, 
     return op
 
 
-_registered = None
-
-
+@functools.cache
 def fp4_quantize_op():
-    """The pcgkit::fp4_quantize op over the installed flashinfer.fp4_quantize (registered once).
+    """The pcgkit::fp4_quantize op over the installed flashinfer.fp4_quantize, registered once. The kernel is bound
+    at the first call, so a caller may afterwards point the name `flashinfer.fp4_quantize` at this op (as the fix
+    does) without the op calling itself."""
+    from flashinfer.fp4_quantization import fp4_quantize
 
-    The kernel is bound at the first call, so a caller may afterwards point the name
-    `flashinfer.fp4_quantize` at this op (as the fix does) without the op calling itself.
-    """
-    global _registered
-    if _registered is None:
-        from flashinfer.fp4_quantization import fp4_quantize
-
-        _registered = define_fp4_quantize_op(OP_NAME, fp4_quantize)
-    return _registered
+    return define_fp4_quantize_op(OP_NAME, fp4_quantize)
 
 
 # (M, K) shapes whose outputs the fake must describe: K/16 = 4, 16, 3, 6, 2, 5 (not a multiple
