@@ -121,9 +121,10 @@ def eager_setup(name: str, step: Callable, markers: tuple[str, ...] = (),
     sweep, SGLang's method sweep and preflight's probe): a refused kernel load, a simulation gap
     (SIMULATION_GAP_MARKERS) or the caller's own `markers` / `gpu_errors` are a GPU need; anything else is the
     step's own failure on this host. Either way SetupFailed, naming the step."""
+    needs: tuple[type[BaseException], ...] = (KernelLoadRefused, *gpu_errors)
     try:
         return step()
-    except (KernelLoadRefused, *gpu_errors) as exc:
+    except needs as exc:
         raise SetupFailed(f"{name} needs a GPU: {exc}", needs_gpu=True) from exc
     except Exception as exc:  # noqa: BLE001 - a set-up failure is reported as data, never raised past the caller
         text = f"{type(exc).__name__}: {str(exc)[:200]}"
