@@ -149,7 +149,8 @@ def _skip_dirs() -> tuple[str, ...]:
     """torch's dispatch, the standard library and this module's own frames: never a boundary of the entry."""
     import torch
 
-    return (os.path.dirname(inspect.getfile(torch)) + os.sep, os.path.dirname(inspect.getfile(os)) + os.sep, __file__)
+    own = _summary.__code__.co_filename
+    return (os.path.dirname(inspect.getfile(torch)) + os.sep, os.path.dirname(inspect.getfile(os)) + os.sep, own)
 
 
 @functools.cache
