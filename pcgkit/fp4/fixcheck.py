@@ -5,7 +5,7 @@ fake execution (pcgkit.fp4.argaudit, any machine) find an argument landing in an
 schema mismatch. A custom op's fake must give the real op's output shapes and dtypes (simulated: against
 FlashInfer's own Python wrapper, pcgkit.fp4.fake_shapes; GPU: the real op and opcheck). Numbers are checked only
 where a kernel computes something (SM100+): compiled equal to eager, both within the reference quantizer
-(pcgkit.fp4.refcheck), and a call with a real global scale and a bool enable_pdl, so an inverted global scale
+(pcgkit.fp4.reference), and a call with a real global scale and a bool enable_pdl, so an inverted global scale
 cannot pass. Elsewhere the evidence says "not run: needs SM100+" and the verdict's reason repeats it.
 """
 
@@ -71,8 +71,7 @@ def check_on_gpu(ctx: CaseContext, original: Callable, op, fake: Callable | None
     import torch
 
     from pcgkit.fp4.custom_op import shape_mismatches
-    from pcgkit.fp4.refcheck import reference_problems
-    from pcgkit.fp4.reference import global_scale_for
+    from pcgkit.fp4.reference import global_scale_for, reference_problems
 
     problems, failures = [], []
     run_failure, _ = check_call_path(ctx, entry, name)
