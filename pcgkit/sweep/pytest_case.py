@@ -26,11 +26,10 @@ from pcgkit.verdicts.result import CaseResult
 
 def evidence_of(result) -> dict:
     """The sweep's finer classification, kept beside the verdict (report: pcgkit.report.sweep_section)."""
-    data = result.to_dict()
     return {
         "sweep": {
             "arch": result.arch, "entry": result.entry_id, "family": result.family, "target": result.target,
-            **data["classification"],
+            **result.classification.to_dict(),
             "expected": result.expected, "expectation_link": result.expectation_link,
             "installed_signature": result.installed_signature, "refused": [list(r) for r in result.refused],
         },
