@@ -194,8 +194,8 @@ def reference_problems(x, global_scale, values, scales, *, swizzled: bool = True
             problems.append(f"{mismatch:.1%} of {what} bytes differ from the reference (allowed {MAX_BYTE_MISMATCH:.0%})")
     rows, cols = x.shape
     sf_cols = cols // SF_VEC_SIZE
-    linear = flat if swizzled else flat.reshape(rows, sf_cols)
-    decoded = dequantize(values, linear, scale, is_sf_swizzled_layout=swizzled)
+    sf = flat if swizzled else flat.reshape(rows, sf_cols)
+    decoded = dequantize(values, sf, scale, is_sf_swizzled_layout=swizzled)
     error = ((decoded - x.float()).norm() / x.float().norm().clamp_min(1e-30)).item()
     if not error <= MAX_DECODED_RELATIVE_ERROR:  # NaN fails too
         problems.append(f"decoded with the caller's global scale the output is {error:.2f} (relative L2) from the "
