@@ -77,6 +77,7 @@ def observe(invoke: Callable[[Callable], Any], *, execute: bool, graphs: list | 
     duration = time.perf_counter() - start
     lru_warnings = tuple(str(w.message) for w in caught if LRU_CACHE_WARNING_MARKER in str(w.message))
     breaks: dict = counters.get("graph_break", {})
-    count, reasons = sum(breaks.values()), tuple(str(reason)[:200] for reason in breaks)
+    count = sum(breaks.values())
+    reasons = tuple(str(reason)[:200] for reason in breaks)
     torch._dynamo.reset()
     return TraceOutcome(traced, executed, signature, lru_warnings, count, reasons, duration, output)
