@@ -110,10 +110,11 @@ def test_table_counts_statuses_and_breaks_by_site_count_and_the_section_says_sim
 
 
 def test_the_guard_lets_a_query_ask_a_tool_its_version_and_nothing_else():
-    """answering_a_query allows exactly `<tool> --version`; a build command stays refused."""
-    from pcgkit.sweep.guard import KernelLoadRefused, answering_a_query, no_kernels
+    """The unroller's version query lets exactly `<tool> --version` through the guard; a build command stays refused."""
+    from lab.sweep.unroll import version_query
+    from pcgkit.sweep.guard import KernelLoadRefused, allowing, no_kernels
 
-    with no_kernels(), answering_a_query():
+    with no_kernels(), allowing(version_query):
         subprocess.run(["true", "--version"], check=True)
         with pytest.raises(KernelLoadRefused):
             subprocess.run(["true", "-c", "x.cu"], check=True)

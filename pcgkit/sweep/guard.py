@@ -22,7 +22,7 @@ import contextlib
 import dataclasses
 import sys
 import traceback
-from typing import Iterator
+from typing import Callable, Iterator
 from unittest import mock
 
 REFUSED_EVENTS = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork")
@@ -60,7 +60,7 @@ class Refusal:
 @dataclasses.dataclass
 class _GuardState:
     armed: int = 0
-    answering_query: int = 0  # inside `answering_a_query()`: a toolchain's `--version` may run
+    allowed: list[Callable[[str, tuple], bool]] = dataclasses.field(default_factory=list)  # see `allowing`
     refusals: list[Refusal] = dataclasses.field(default_factory=list)
     installed: bool = False
 
@@ -76,11 +76,9 @@ def _refuse(event: str, detail: str) -> None:
 
 
 def _audit(event: str, args: tuple) -> None:
-    if not _STATE.armed:
+    if not _STATE.armed or any(allows(event, args) for allows in _STATE.allowed):
         return
     if event in REFUSED_EVENTS:
-        if _STATE.answering_query and event == "subprocess.Popen" and _is_version_query(args):
-            return
         _refuse(event, " ".join(str(a) for a in args[:2]))
     elif event == "ctypes.dlopen":
         name = str(args[0]) if args else ""
@@ -92,20 +90,15 @@ def _audit(event: str, args: tuple) -> None:
             _refuse("open", path)
 
 
-def _is_version_query(args: tuple) -> bool:
-    argv = args[1] if len(args) > 1 else None
-    return isinstance(argv, (list, tuple)) and len(argv) == 2 and str(argv[1]) == "--version"
-
-
 @contextlib.contextmanager
-def answering_a_query() -> Iterator[None]:
-    """The unroller answers a query for real (outside the trace): `nvcc --version` is a question to the
-    toolchain, not a kernel build, so exactly `<tool> --version` may run inside this block."""
-    _STATE.answering_query += 1
+def allowing(allows: Callable[[str, tuple], bool]) -> Iterator[None]:
+    """Inside the block, an audit event that `allows(event, args)` accepts is let through: the caller's question to a
+    tool, never a kernel load (lab.sweep.unroll: exactly `<tool> --version`)."""
+    _STATE.allowed.append(allows)
     try:
         yield
     finally:
-        _STATE.answering_query -= 1
+        _STATE.allowed.remove(allows)
 
 
 def _refusing_loader(name: str):
