@@ -9,12 +9,28 @@ torch; a torch without the public name uses the private `torch._dynamo.nonstrict
 """
 
 import dataclasses
+import importlib
 
 from pcgkit.fp4.fixcheck import check_on_gpu, check_simulated
-from pcgkit.fp4.layer import dense_nvfp4_layer, example_activation, fp4_quantize_wrapped, nonstrict_trace_api
+from pcgkit.fp4.layer import dense_nvfp4_layer, example_activation, fp4_quantize_wrapped
 from pcgkit.harness.casekit import CaseContext, NotApplicable
 from pcgkit.harness.tracing import TraceOutcome, trace
 from pcgkit.verdicts.fixmodes import FIX_NONSTRICT_TRACE as MODE
+
+# Where each torch spells the non-strict tracing marker, the public name first. PyTorch's dynamo
+# hint for code it cannot trace recommends `torch.compiler.nonstrict_trace`; older releases have
+# only the private `torch._dynamo.nonstrict_trace`, and older ones neither.
+NONSTRICT_TRACE_APIS = ("torch.compiler.nonstrict_trace", "torch._dynamo.nonstrict_trace")
+
+
+def nonstrict_trace_api() -> tuple[str, object] | None:
+    """(dotted name, the decorator) of the first NONSTRICT_TRACE_APIS entry this torch has; None if none."""
+    for dotted in NONSTRICT_TRACE_APIS:
+        module_name, _, attr = dotted.rpartition(".")
+        decorator = getattr(importlib.import_module(module_name), attr, None)
+        if decorator is not None:
+            return dotted, decorator
+    return None
 
 
 def reproduce(ctx: CaseContext) -> TraceOutcome:

@@ -5,7 +5,7 @@ grouped_mm/core.py:168, rope.py:1209)."""
 
 from __future__ import annotations
 
-from pcgkit.sweep.certificate import ARCH_REASON, NOT_JUDGED_REASONS, coverage, not_judged_reason
+from lab.sweep.coverage import ARCH_REASON, NOT_JUDGED_REASONS, coverage, not_judged_reason
 
 _OWN = "the release's own check raised, under the trace and when run: "
 ROWS = [

@@ -1,5 +1,5 @@
-"""The numbers check (pcgkit.fp4.refcheck): the reference's own output passes; a planted inverted global
-scale, the silent failure of FlashInfer 0.6.12-0.7.0.post1's op with a bool enable_pdl, fails it."""
+"""The numbers check (pcgkit.fp4.reference.reference_problems): the reference's own output passes; a planted
+inverted global scale, the silent failure of FlashInfer 0.6.12-0.7.0.post1's op with a bool enable_pdl, fails it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from pcgkit.fp4 import reference  # noqa: E402
-from pcgkit.fp4.refcheck import reference_problems  # noqa: E402
+from pcgkit.fp4.reference import reference_problems  # noqa: E402
 
 
 def _input():

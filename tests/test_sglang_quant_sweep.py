@@ -16,11 +16,11 @@ import pytest
 
 from lab.sweep import sglang_methods
 from lab.sweep.sglang_methods import MethodSpecError, load_methods, parse_method
-from pcgkit.harness.setup import SetupFailed
 from pcgkit.harness.versions import installed_version
 from pcgkit.preflight.envs import sweep_import_dependencies
 from pcgkit.sglang import cudastub
 from pcgkit.sweep.classify import Observation, SweepClass, classify
+from pcgkit.sweep.engine import SetupFailed
 
 
 def test_method_table_loads_with_unique_ids_and_sglang_classes():

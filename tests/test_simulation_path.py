@@ -16,7 +16,15 @@ from pathlib import Path
 import pytest
 
 from pcgkit.harness import archpaths, pathevidence
-from pcgkit.harness.archpaths import ArchPathRow, capability_of, judge_path, load_rows, parse_rows, row_for
+from pcgkit.harness.archpaths import (
+    ArchPathRow,
+    capability_answer,
+    capability_of,
+    judge_path,
+    load_rows,
+    parse_rows,
+    row_for,
+)
 from pcgkit.harness.hardware import SIMULATED_SM90, SIMULATED_SM120
 from pcgkit.util import proc
 
@@ -225,8 +233,8 @@ def test_build_evidence_answers_are_json_ready():
     """Tuples become lists, plain scalars stay, anything else is its repr: the evidence always serialises."""
     assert pathevidence._jsonable(((12, 0), None, True, 1.5, "s")) == [[12, 0], None, True, 1.5, "s"]
     assert pathevidence._jsonable(object).startswith("<class")
-    assert pathevidence._capabilities([("q", (12, 0)), ("q", [12, 1]), ("q", (12, 0)), ("q", (1, 2, 3)),
-                                       ("q", ("12", "0")), ("q", True), ("q", (12,))]) == [(12, 0), (12, 1)]
+    answers = [(12, 0), [12, 1], (1, 2, 3), ("12", "0"), True, (12,)]
+    assert [capability_answer(a) for a in answers] == [(12, 0), (12, 1), None, None, None, None]
 
 
 @pytest.mark.parametrize("claimed, pdl, took", [((9, 0), True, True), ((12, 0), True, True), ((8, 0), False, True),

@@ -12,6 +12,7 @@ import subprocess
 
 import pytest
 
+from lab.sweep.coverage import coverage
 from lab.sweep.discovery import (
     NOT_JUDGED_NO_INPUTS,
     Discovery,
@@ -76,7 +77,7 @@ def _cert(version: str, callables: list[dict], ops: list[dict] = ()) -> dict:
     return {"schema": "pcgkit.certificate/1", "flashinfer": version, "torch": "2.9.1", "arch": "sm120",
             "simulated": True, "device": "simulated sm120 on CPU",
             "counts": {"public callables": len(callables), "registered ops": len(ops)},
-            "callables": callables, "ops": list(ops)}
+            "coverage": coverage(callables, list(ops)), "callables": callables, "ops": list(ops)}
 
 
 def _row(target: str, status: str, sites: int = 0) -> dict:
@@ -109,10 +110,11 @@ def test_table_counts_statuses_and_breaks_by_site_count_and_the_section_says_sim
 
 
 def test_the_guard_lets_a_query_ask_a_tool_its_version_and_nothing_else():
-    """answering_a_query allows exactly `<tool> --version`; a build command stays refused."""
-    from pcgkit.sweep.guard import KernelLoadRefused, answering_a_query, no_kernels
+    """The unroller's version query lets exactly `<tool> --version` through the guard; a build command stays refused."""
+    from lab.sweep.unroll import version_query
+    from pcgkit.sweep.guard import KernelLoadRefused, allowing, no_kernels
 
-    with no_kernels(), answering_a_query():
+    with no_kernels(), allowing(version_query):
         subprocess.run(["true", "--version"], check=True)
         with pytest.raises(KernelLoadRefused):
             subprocess.run(["true", "-c", "x.cu"], check=True)

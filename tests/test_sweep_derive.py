@@ -8,11 +8,11 @@ the schema is `b12x::bf16_gemv_small_n`'s as torch's dispatcher printed it (0.7.
 from __future__ import annotations
 
 from lab.sweep.certificate_build import jit_loader_breaks, judged_status
+from lab.sweep.coverage import coverage
 from lab.sweep.derive import DOCSTRING, KIT, SIGNATURE, UPSTREAM, Dim, Param, derive_call, derive_op_call
 from lab.sweep.doctext import shape_text
 from lab.sweep.imports import import_reasons
 from lab.sweep.upstream_tests import read_test_sources, smallest_dims
-from pcgkit.sweep.certificate import coverage
 
 DIMS = {"batch_size": Dim(4, KIT), "hidden_size": Dim(128, UPSTREAM, "tests/test_norm.py"), "num_heads": Dim(4, KIT),
         "S": Dim(16, KIT), "C": Dim(128, KIT), "H": Dim(128, KIT)}
@@ -189,7 +189,7 @@ def _committed_whole():
 def test_committed_certificates_judge_what_they_list():
     """Each committed certificate's coverage is what its rows say; every judged callable was also run, every
     row not judged says why, every submodule that did not import has its reason; 0.7.4 judges >= 20 ops."""
-    from pcgkit.sweep.certificate import coverage
+    from lab.sweep.coverage import coverage
 
     certificates = _committed_whole()
     assert {c["flashinfer"] for c in certificates} >= {"0.6.1", "0.6.12", "0.7.0", "0.7.4"}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pcgkit.harness.setup import SetupFailed
 from pcgkit.sweep import engine
 from pcgkit.sweep.classify import Observation, SweepClass, classify
+from pcgkit.sweep.engine import SetupFailed
 from pcgkit.sweep.setupsim import NOT_BUILT, PINNED, SYNCHRONIZED, UnbuiltModule, simulated_setup
 from pcgkit.sweep.specs import SpecError, load_specs, parse_entry
 from pcgkit.values.signature import Signature

@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from pcgkit.sweep.certificate import ARCH_REASON, ARCH_REFUSAL, coverage, not_judged_reason, plain
+from lab.sweep.coverage import ARCH_REASON, ARCH_REFUSAL, coverage, not_judged_reason
+from pcgkit.sweep.certificate import plain
 from pcgkit.values.verdict import Verdict
 
 # The sweep classes of a callable that breaks under fullgraph.

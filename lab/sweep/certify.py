@@ -14,11 +14,12 @@ import time
 from collections.abc import Callable, Sequence
 
 from lab.sweep.certificate_build import jit_loader_breaks, judged_status, scrub
+from lab.sweep.coverage import coverage
 from lab.sweep.discovery import NOT_JUDGED_NO_INPUTS, counts, judgeable, plan_judgement, spec_targets_for
 from lab.sweep.imports import import_reasons
 from lab.sweep.unroll_rules import MAX_ROUNDS
 from pcgkit.harness.casekit import CaseTimeout, deadline
-from pcgkit.sweep.certificate import SCHEMA, coverage
+from pcgkit.sweep.certificate import SCHEMA
 
 # A judged op's class -> its certificate status.
 _OP_CLASS_STATUS = {"opaque-op": "opaque-op", "fake-missing": "fake-missing", "fake-drift": "fake-drift",
@@ -71,7 +72,7 @@ def _judge_once(spec, kind: str, arch: str, device, versions, real: bool, op_cal
     from lab.sweep.fakerun import run_fake
     from lab.sweep.opjudge import op_calls_in
     from lab.sweep.unroll import unroll_spec
-    from pcgkit.harness.setup import SetupFailed
+    from pcgkit.sweep.engine import SetupFailed
     from pcgkit.sweep.inputs import InputBuildError
 
     graphs: list = []

@@ -35,10 +35,9 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from pcgkit.harness.hardware import SIMULATED_ARCHES
-from pcgkit.harness.setup import SetupFailed
 from pcgkit.sglang.cudastub import fill_weights, stage, stub_reached
 from pcgkit.sweep.classify import Observation, classify, verdict_for
-from pcgkit.sweep.engine import ClassifiedRow
+from pcgkit.sweep.engine import ClassifiedRow, SetupFailed
 from pcgkit.sweep.guard import no_kernels
 
 TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16"}

@@ -7,7 +7,7 @@ A patch is a stand-in that returns what the real function returned when it was c
 outside the trace, with the same arguments: the traced code stays the real library code.
 
 Simulated runs (CPU): inside the sweep's simulation and no-kernel guard. A query may run
-`<toolchain> --version` (pcgkit.sweep.guard.answering_a_query); a pre-built loader's JIT build is
+`<toolchain> --version` (version_query, through pcgkit.sweep.guard.allowing); a pre-built loader's JIT build is
 simulated: JitSpec.build_and_load returns an unbuilt module whose functions are tvm_ffi Functions
 that refuse to run (the type the real build returns, so dynamo meets the same kind of object).
 `real=True` (a GPU host): nothing simulated, no guard; the pre-build really builds.
@@ -60,16 +60,22 @@ def function_object(call: StackCall) -> tuple[Any, Any]:
     raise _PatchFailed(f"{call.where} is not a module-level function (a method or a closure): cannot stand in for it")
 
 
+def version_query(event: str, args: tuple) -> bool:
+    """`<tool> --version` (a subprocess audit event): a question to the toolchain, not a kernel build."""
+    argv = args[1] if event == "subprocess.Popen" and len(args) > 1 else None
+    return isinstance(argv, (list, tuple)) and len(argv) == 2 and str(argv[1]) == "--version"
+
+
 def answer_for_real(candidate: Candidate, real: bool) -> tuple[Any, Any, bool]:
     """(the function to replace, the value it returned for real, simulated?)."""
-    from pcgkit.sweep.guard import answering_a_query
+    from pcgkit.sweep.guard import allowing
 
     original, call_for_real = function_object(candidate.call)
     kwargs = dict(candidate.call.arguments)
     simulate = candidate.kind == PRE_BUILD and not real
     context: contextlib.AbstractContextManager = _simulated_build() if simulate else contextlib.nullcontext([])
     try:
-        with answering_a_query(), context as stood_in:
+        with allowing(version_query), context as stood_in:
             value = call_for_real(**kwargs)
         simulated = bool(stood_in)  # a CuTe-DSL compile may run on a CPU for real: then nothing was simulated
     except Exception as exc:  # the candidate cannot be answered here: say why, try the next one

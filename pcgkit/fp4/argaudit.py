@@ -1,27 +1,27 @@
-"""The argument audit: does a fix's public entry hand each of the caller's arguments to the parameter of
-the same name, at every Python call boundary on the way and at the kernel boundary? Runs on any machine.
+"""The argument audit: does a fix's public entry hand each of the caller's arguments to the parameter of the same
+name, at every Python call boundary on the way and at the kernel boundary? Runs on any machine.
 
-Tracing a custom op never runs its body, and an inert kernel ignores what it is given, so neither can see
-a body that forwards its arguments into the wrong slots. FlashInfer 0.6.12-0.7.0.post1 do exactly that:
-`torch.ops.flashinfer.fp4_quantize`'s body calls the Python `fp4_quantize` positionally, whose 7th parameter
-is `is_global_scale_inversed`, so `enable_pdl` lands there (a TypeError at the kernel with the default None,
-a silently inverted global scale with a bool; 0.7.1 forwards by keyword).
+Tracing a custom op never runs its body, and an inert kernel ignores what it is given, so neither sees a body that
+forwards its arguments into the wrong slots. FlashInfer 0.6.12-0.7.0.post1 do exactly that:
+`torch.ops.flashinfer.fp4_quantize`'s body calls the Python `fp4_quantize` positionally, whose 7th parameter is
+`is_global_scale_inversed`, so `enable_pdl` lands there (a TypeError at the kernel with the default None, a silently
+inverted global scale with a bool; 0.7.1 forwards by keyword).
 
-How: the entry is called for real on small CPU tensors, with FlashInfer's own Python, the hardware queries
-answered as SM120 (pcgkit.harness.simulate) and every JIT-built module replaced by a recording one
-(pcgkit.fp4.fake_shapes). A profile hook records, at each Python frame that receives the caller's input
-tensor by a named parameter, what each parameter was bound to; the recording kernel records its positional
-slots, named by the caller's expressions at the call site (read with ast). Then, for every parameter of the
-entry, one call changes only that parameter (VARIANTS): at each boundary exactly the parameter of the same
-name must change, and a parameter the boundary has must not stay unchanged. A call with only the leading
-arguments (as SGLang's apply calls it) checks each bound value against its annotation (None reaching a
-`bool` is the TypeError the real kernel raises). Values are never computed: numbers are a GPU check.
+How: the entry is called for real on small CPU tensors, FlashInfer's own Python with the hardware queries answered
+as SM120 (pcgkit.harness.simulate) and every JIT-built module a recording one (pcgkit.fp4.fake_shapes). A profile
+hook records what each parameter was bound to at each Python frame receiving the caller's input tensor; the
+recording kernel records its positional slots, named by the call site's expressions (read with ast). Then one call
+per parameter changes only that parameter (variants): at each boundary exactly the parameter of the same name must
+change, and one the boundary has must not stay unchanged. A call with only the leading arguments (as SGLang's apply
+calls it) checks each bound value against its annotation (None reaching a `bool` is the real kernel's TypeError).
+Values are never computed: numbers are a GPU check.
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import hashlib
 import inspect
 import os
@@ -84,11 +84,10 @@ class ArgumentAudit:
     findings: tuple[str, ...]  # empty: every argument reaches its own parameter everywhere
     how_called: str = ""  # "" = called as a caller calls it; else how (a CUDA-only op called through its kernel)
     label: str = LABEL
-    # A real kernel (the audit on a GPU) refusing a changed value after the call reached it: the kernel's own
-    # check of values (sf_vec_size 32 needs ue8m0), not a forwarding finding; the boundaries are compared anyway.
+    # A real kernel (on a GPU, lab argaudit-gpu) refusing a changed value: its own check of values (sf_vec_size 32
+    # needs ue8m0), not a forwarding finding; the boundaries are compared anyway.
     kernel_refusals: tuple[str, ...] = ()
-    # What reached the kernel boundary, per call: (call, {slot name: value}) for the baseline, the call with the
-    # leading arguments only, and enable_pdl changed alone (where those calls reached a kernel).
+    # (call, {slot name: plain value}) at the kernel boundary: every argument, the leading ones, enable_pdl changed.
     kernel_args: tuple[tuple[str, dict[str, Any]], ...] = ()
 
     @property
@@ -145,37 +144,28 @@ def _summary(value, caller_storages: set[int]) -> Any:
     return ("object", type(value).__name__)
 
 
-_SKIP_DIRS: tuple[str, ...] = ()
-
-
+@functools.cache
 def _skip_dirs() -> tuple[str, ...]:
-    global _SKIP_DIRS
-    if not _SKIP_DIRS:
-        import torch
+    """torch's dispatch, the standard library and this module's own frames: never a boundary of the entry."""
+    import torch
 
-        # torch's dispatch, the standard library, and this module's own frames are never a boundary of the entry
-        _SKIP_DIRS = (os.path.dirname(inspect.getfile(torch)) + os.sep, os.path.dirname(inspect.getfile(os)) + os.sep,
-                      _summary.__code__.co_filename)
-    return _SKIP_DIRS
+    own = _summary.__code__.co_filename
+    return (os.path.dirname(inspect.getfile(torch)) + os.sep, os.path.dirname(inspect.getfile(os)) + os.sep, own)
 
 
-_annotation_cache: dict[CodeType, dict[str, str]] = {}
-
-
+@functools.cache
 def _annotations_of(code: CodeType) -> dict[str, str]:
     """Parameter annotations as written in the function's source (closures included). Empty if unreadable."""
-    if code not in _annotation_cache:
-        found: dict[str, str] = {}
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
-            fn = next(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
-            for arg in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
-                if arg.annotation is not None:
-                    found[arg.arg] = ast.unparse(arg.annotation)
-        except (OSError, TypeError, SyntaxError, StopIteration):
-            pass
-        _annotation_cache[code] = found
-    return _annotation_cache[code]
+    found: dict[str, str] = {}
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
+        fn = next(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        for arg in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
+            if arg.annotation is not None:
+                found[arg.arg] = ast.unparse(arg.annotation)
+    except (OSError, TypeError, SyntaxError, StopIteration):
+        pass
+    return found
 
 
 def _fits(annotation: str | None, value: Any) -> bool:
@@ -197,12 +187,16 @@ def _fits(annotation: str | None, value: Any) -> bool:
     return True
 
 
-def record_call(call: Callable[[], Any], caller_tensors: tuple[Any, ...], kernel_log: list[KernelCall]
-                ) -> tuple[list[Boundary], list[tuple[str, str, Any]], BaseException | None]:
-    """Run `call` once; return the boundaries it crossed (Python frames that received one of the caller's
+def _raised(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc)[:160]}"
+
+
+def record_call(run: Callable[..., Any], kwargs: Mapping[str, Any], kernel_log: list[KernelCall]
+                ) -> tuple[list[Boundary], list[tuple[str, str, Any]], BaseException | None, list[KernelCall]]:
+    """Run `run(**kwargs)` once; return the boundaries it crossed (Python frames that received one of the caller's
     tensors by a named parameter, then each kernel call), the raw (where, name, value) of Python parameters
-    (for the annotation check), and what it raised (None if nothing)."""
-    storages = {s for s in (_storage(t) for t in caller_tensors) if s is not None}
+    (for the annotation check), what it raised (None if nothing) and the kernel calls it made."""
+    storages = {s for s in (_storage(v) for v in kwargs.values()) if s is not None}
     frames: list[tuple[str, CodeType, dict[str, Any]]] = []
     skip = _skip_dirs()
 
@@ -224,7 +218,7 @@ def record_call(call: Callable[[], Any], caller_tensors: tuple[Any, ...], kernel
     previous = sys.getprofile()
     sys.setprofile(profile)
     try:
-        call()
+        run(**kwargs)
     except Exception as exc:  # what the call path raises is a finding, never the audit's crash
         raised = exc
     finally:
@@ -240,7 +234,7 @@ def record_call(call: Callable[[], Any], caller_tensors: tuple[Any, ...], kernel
         names = k.arg_names + tuple(k.kwargs)
         values = (*k.args, *k.kwargs.values())
         boundaries.append(Boundary(f"kernel {k.kernel}", names, tuple(_summary(v, storages) for v in values)))
-    return boundaries, raw, raised
+    return boundaries, raw, raised, kernel_log[start:]
 
 
 def compare(parameter: str, baseline: list[Boundary], changed: list[Boundary]) -> list[str]:
@@ -303,10 +297,9 @@ def runnable_here(entry: Any) -> tuple[Callable[..., Any], str]:
 
 def parameters_of(entry: Any) -> tuple[str, ...]:
     """The entry's parameter names: a torch op's schema, a torch.library custom op's, or the signature."""
-    schema_op = getattr(entry, "_opoverload", None) or getattr(entry, "default", None) or entry
-    schema = getattr(schema_op, "_schema", None)
-    if schema is not None:
-        return tuple(a.name for a in schema.arguments)
+    overload = _overload_of(entry)
+    if overload is not None:
+        return tuple(a.name for a in overload._schema.arguments)
     return tuple(inspect.signature(entry).parameters)
 
 
@@ -326,43 +319,31 @@ def audit(entry: Any, name: str, kernel_log: list[KernelCall], device: str = "cp
     not_audited = tuple(p for p in params if p not in table)
 
     runnable, how_called = runnable_here(entry) if device == "cpu" else (entry, "")
-
-    def call_with(kwargs: Mapping[str, Any]) -> Callable[[], Any]:
-        return lambda: runnable(**kwargs)
-
     base_kwargs = {p: table[p][0]() for p in audited}
-    tensors = tuple(v for v in base_kwargs.values() if hasattr(v, "untyped_storage"))
     seen: list[tuple[str, dict[str, Any]]] = []
     refusals: list[str] = []
-    start = len(kernel_log)
-    baseline, raw, raised = record_call(call_with(base_kwargs), tensors, kernel_log)
-    seen += _kernel_args("every argument given", kernel_log[start:])
+    baseline, raw, raised, calls = record_call(runnable, base_kwargs, kernel_log)
+    seen += _kernel_args("every argument given", calls)
     findings: list[str] = []  # misbindings first (the verdict's reason leads with the first), then the rest
     typed: list[str] = []
     if raised is not None:
-        findings.append(f"the call with every argument given raised {type(raised).__name__}: {str(raised)[:160]}")
+        findings.append(f"the call with every argument given raised {_raised(raised)}")
     typed += annotation_findings(raw, baseline)
     leading = {p: base_kwargs[p] for p in params[:2] if p in base_kwargs}  # apply()'s call: (x, input_scale_inv)
-    start = len(kernel_log)
-    short, short_raw, short_raised = record_call(call_with(leading), tuple(leading.values()), kernel_log)
-    seen += _kernel_args(f"only {', '.join(leading)} given", kernel_log[start:])
+    short, short_raw, short_raised, calls = record_call(runnable, leading, kernel_log)
+    seen += _kernel_args(f"only {', '.join(leading)} given", calls)
     if short_raised is not None:
-        typed.append(f"the call with only {', '.join(leading)} raised {type(short_raised).__name__}: "
-                     f"{str(short_raised)[:160]}")
+        typed.append(f"the call with only {', '.join(leading)} raised {_raised(short_raised)}")
     typed += [f"with only {', '.join(leading)} given: {f}" for f in annotation_findings(short_raw, short)]
     if raised is None:
         for parameter in audited:
             changed_kwargs = {**base_kwargs, parameter: table[parameter][1]()}
-            changed_tensors = tuple(v for v in changed_kwargs.values() if hasattr(v, "untyped_storage"))
-            start = len(kernel_log)
-            changed, _, changed_raised = record_call(call_with(changed_kwargs), changed_tensors, kernel_log)
-            calls = kernel_log[start:]
+            changed, _, changed_raised, calls = record_call(runnable, changed_kwargs, kernel_log)
             if parameter == "enable_pdl":
                 seen += _kernel_args("enable_pdl changed alone", calls)
             refused = [k.raised for k in calls if k.raised]
             if changed_raised is not None and not refused:  # raised before any kernel: the Python path failed
-                findings.append(f"changing {parameter} alone raised {type(changed_raised).__name__}: "
-                                f"{str(changed_raised)[:160]}")
+                findings.append(f"changing {parameter} alone raised {_raised(changed_raised)}")
                 continue
             refusals += [f"changing {parameter} alone: the kernel refused ({r})" for r in refused]
             findings += compare(parameter, baseline, changed)
@@ -401,5 +382,5 @@ def fake_execution(entry: Any, name: str) -> tuple[str, ...]:
                 try:
                     entry(**fake_kwargs)
                 except Exception as exc:  # a finding about the entry, recorded as such
-                    findings.append(f"{name} under fake tensors ({label}) raised {type(exc).__name__}: {str(exc)[:160]}")
+                    findings.append(f"{name} under fake tensors ({label}) raised {_raised(exc)}")
     return tuple(findings)

@@ -1,24 +1,21 @@
 """The custom-op fix: flashinfer.fp4_quantize behind torch.library.custom_op with a faithful fake.
 
-Dynamo does not trace into a custom op: it records one node and asks the fake for output shapes,
-so FlashInfer's JIT loader (nvcc subprocess, functools.cache, file I/O) never runs under trace.
-The real kernel runs when the graph executes, outside dynamo.
-
-The fake mirrors the installed FlashInfer's fp4_quantize wrapper and fp4_quantize_sm100:
+Dynamo does not trace into a custom op: it records one node and asks the fake for output shapes, so FlashInfer's
+JIT loader (nvcc subprocess, functools.cache, file I/O) never runs under trace; the real kernel runs when the graph
+executes, outside dynamo. The fake mirrors the installed FlashInfer's fp4_quantize wrapper and fp4_quantize_sm100:
   values  uint8 (*shape[:-1], K/2)
   scales  uint8, flat size M*K/sf_vec (linear) or round_up(M, 128 or 8) * round_up(K/sf_vec, 4)
           (swizzled), then reshaped: up to 0.6.7.post3 to (-1, K/sf_vec), which fails like the real op
           when that size is not a multiple of K/sf_vec; from 0.6.8 swizzled scales are reshaped to
           (-1, round_up(K/sf_vec, 4)) (the padded columns). Both transposed back for column-major input.
-pcgkit.fp4.fake_shapes checks this against each release's own wrapper (found by doing so in the matrix).
-FlashInfer's own fake (`_fake_fp4_quantize_sm100`) says int64 values and int32 scales of size
-M*K/sf_vec whatever the layout: it does not match its op, so it cannot be reused here.
-
-Self-contained on purpose (torch + flashinfer only): a repro exporter can copy this file.
+pcgkit.fp4.fake_shapes checks this against each release's own wrapper. FlashInfer's own fake
+(`_fake_fp4_quantize_sm100`) says int64 values and int32 scales of size M*K/sf_vec whatever the layout: it does
+not match its op, so it cannot be reused here.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import torch
@@ -41,15 +38,12 @@ def padded_sf_numel(rows: int, k: int, sf_vec_size: int, swizzled: bool, is_8x4:
 PADDED_SWIZZLED_COLUMNS_FROM = "0.6.8"
 
 
-def swizzled_columns_padded(flashinfer_version: str | None = None) -> bool:
-    """Whether fp4_quantize returns swizzled scales as (-1, round_up(K/sf_vec, 4)) in this FlashInfer."""
+def swizzled_columns_padded() -> bool:
+    """Whether the installed fp4_quantize returns swizzled scales as (-1, round_up(K/sf_vec, 4))."""
+    import flashinfer
     from packaging.version import Version
 
-    if flashinfer_version is None:
-        import flashinfer
-
-        flashinfer_version = flashinfer.__version__
-    return Version(flashinfer_version) >= Version(PADDED_SWIZZLED_COLUMNS_FROM)
+    return Version(flashinfer.__version__) >= Version(PADDED_SWIZZLED_COLUMNS_FROM)
 
 
 def fp4_quantize_fake(
@@ -113,21 +107,14 @@ def define_fp4_quantize_op(name: str, kernel: Callable[..., tuple[torch.Tensor, 
     return op
 
 
-_registered = None
-
-
+@functools.cache
 def fp4_quantize_op():
-    """The pcgkit::fp4_quantize op over the installed flashinfer.fp4_quantize (registered once).
+    """The pcgkit::fp4_quantize op over the installed flashinfer.fp4_quantize, registered once. The kernel is bound
+    at the first call, so a caller may afterwards point the name `flashinfer.fp4_quantize` at this op (as the fix
+    does) without the op calling itself."""
+    from flashinfer.fp4_quantization import fp4_quantize
 
-    The kernel is bound at the first call, so a caller may afterwards point the name
-    `flashinfer.fp4_quantize` at this op (as the fix does) without the op calling itself.
-    """
-    global _registered
-    if _registered is None:
-        from flashinfer.fp4_quantization import fp4_quantize
-
-        _registered = define_fp4_quantize_op(OP_NAME, fp4_quantize)
-    return _registered
+    return define_fp4_quantize_op(OP_NAME, fp4_quantize)
 
 
 # (M, K) shapes whose outputs the fake must describe: K/16 = 4, 16, 3, 6, 2, 5 (not a multiple
@@ -155,3 +142,18 @@ def fake_metadata(
         fake_x = mode.from_tensor(x)
         fake_scale = mode.from_tensor(global_scale) if global_scale is not None else None
         return output_metadata(fake, fake_x, fake_scale, 16, False, swizzled)
+
+
+def shape_mismatches(real: Callable, fake: Callable, device: str, real_name: str) -> list[str]:
+    """Where `fake` (under FakeTensorMode) and `real` disagree on output shapes/dtypes, over SHAPE_GRID x both scale
+    layouts on `device`: "(rows,cols) swizzled=...: <real_name> ..., fake ..." each."""
+    mismatches = []
+    for rows, cols in SHAPE_GRID:
+        x = torch.randn(rows, cols, dtype=torch.bfloat16, device=device)
+        scale = torch.ones(1, dtype=torch.float32, device=device)
+        for swizzled in (True, False):
+            got = output_metadata(real, x, scale, 16, False, swizzled)
+            described = fake_metadata(x, scale, swizzled, fake)
+            if got != described:
+                mismatches.append(f"({rows},{cols}) swizzled={swizzled}: {real_name} {got}, fake {described}")
+    return mismatches

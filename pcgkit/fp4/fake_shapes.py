@@ -1,14 +1,11 @@
 """The custom-op fake against the installed FlashInfer's own fp4_quantize wrapper, on any machine.
 
-Output shapes and dtypes of `flashinfer.fp4_quantize` are decided in Python, not in the kernel:
-the wrapper and its inner `fp4_quantize_sm100` allocate `out_val` / `out_sf` with torch.empty and
-then call the JIT-built module's `fp4_quantize` to fill them. So the fake can be checked against
-each FlashInfer release without a GPU by running that real Python with the hardware queries answered
-as SM120 (pcgkit.harness.simulate) and the JIT-built module replaced by a recording one whose kernel calls
-compute nothing (no nvcc, no CUDA) and record their arguments (read by pcgkit.fp4.argaudit). Only
-shapes/dtypes mean anything here: the values are never written.
-This is a simulated-kernel check and is labelled so wherever it is reported; on a real GPU the fix
-case compares the fake with the real op instead.
+`flashinfer.fp4_quantize`'s output shapes and dtypes are decided in Python: the wrapper and its inner
+`fp4_quantize_sm100` allocate `out_val` / `out_sf` with torch.empty, then call the JIT-built module to fill them.
+So the fake is checked against each release without a GPU by running that real Python with the hardware queries
+answered as SM120 (pcgkit.harness.simulate) and the JIT-built module replaced by a recording one whose kernel calls
+compute nothing and record their arguments (read by pcgkit.fp4.argaudit). Only shapes/dtypes mean anything here,
+and the check is labelled simulated wherever it is reported; on a real GPU the fix case compares the real op.
 """
 
 from __future__ import annotations
@@ -127,22 +124,10 @@ def recording_jit_modules(log: list[KernelCall] | None = None) -> Iterator[list[
 def check_fake_against_wrapper(fake=None) -> ShapeCheck:
     """A fake (default: pcgkit's fp4_quantize_fake; or a registered op, whose own fake then runs) vs
     the installed wrapper over SHAPE_GRID x both scale layouts, on CPU tensors."""
-    import torch
-
-    from pcgkit.fp4.custom_op import SHAPE_GRID, fake_metadata, fp4_quantize_fake, output_metadata
+    from pcgkit.fp4.custom_op import SHAPE_GRID, fp4_quantize_fake, shape_mismatches
     from pcgkit.harness.simulate import simulated_sm120
 
-    fake = fake or fp4_quantize_fake
-    fp4_quantize = flashinfer_python_fp4_quantize()
-    mismatches = []
     with simulated_sm120(), recording_jit_modules() as built:
-        for rows, cols in SHAPE_GRID:
-            x = torch.randn(rows, cols, dtype=torch.bfloat16)
-            scale = torch.ones(1, dtype=torch.float32)
-            for swizzled in (True, False):
-                wrapper = output_metadata(fp4_quantize, x, scale, 16, False, swizzled)
-                described = fake_metadata(x, scale, swizzled, fake)
-                if wrapper != described:
-                    mismatches.append(f"({rows},{cols}) swizzled={swizzled}: FlashInfer {wrapper}, fake {described}")
+        mismatches = shape_mismatches(flashinfer_python_fp4_quantize(), fake or fp4_quantize_fake, "cpu", "FlashInfer")
     called = tuple(sorted({name for module in built for name in module.kernels_called}))
     return ShapeCheck(checked=2 * len(SHAPE_GRID), mismatches=tuple(mismatches), kernels_called=called)

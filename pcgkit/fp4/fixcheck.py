@@ -1,14 +1,12 @@
 """What a fix must show beyond tracing, shared by the fix cases: that its call path runs, right.
 
-Every fix that traces is run through its public entry point with the caller's arguments: the argument
-audit and the fake execution (pcgkit.fp4.argaudit; any machine, FlashInfer's own Python over a recording
-kernel) find an argument that lands in another parameter, a TypeError, a schema mismatch. A custom op's
-fake must also tell dynamo the truth: the same output shapes and dtypes as the real op for the installed
-FlashInfer (simulated: FlashInfer's own Python wrapper, pcgkit.fp4.fake_shapes; GPU: the real op and
-opcheck). Numbers are checked only where a kernel computes something (SM100+): compiled equal to eager,
-both within the kit's reference quantizer (pcgkit.fp4.refcheck), and a call with a real (non-unit) global
-scale and a bool enable_pdl, so an inverted global scale cannot pass. Elsewhere the evidence says
-"not run: needs SM100+" and the verdict's reason repeats it.
+Every fix that traces runs through its public entry point with the caller's arguments: the argument audit and the
+fake execution (pcgkit.fp4.argaudit, any machine) find an argument landing in another parameter, a TypeError, a
+schema mismatch. A custom op's fake must give the real op's output shapes and dtypes (simulated: against
+FlashInfer's own Python wrapper, pcgkit.fp4.fake_shapes; GPU: the real op and opcheck). Numbers are checked only
+where a kernel computes something (SM100+): compiled equal to eager, both within the reference quantizer
+(pcgkit.fp4.reference), and a call with a real global scale and a bool enable_pdl, so an inverted global scale
+cannot pass. Elsewhere the evidence says "not run: needs SM100+" and the verdict's reason repeats it.
 """
 
 from __future__ import annotations
@@ -65,23 +63,6 @@ def check_simulated(ctx: CaseContext, fake: Callable | None, entry: Any, name: s
     return RunCheck(compared=False, problem=problem, note=note, run_failure=run_failure, ran=ran, numbers=numbers)
 
 
-def fake_vs_real_shapes(original: Callable, fake: Callable, torch_device: str) -> list[str]:
-    import torch
-
-    from pcgkit.fp4.custom_op import SHAPE_GRID, fake_metadata, output_metadata
-
-    mismatches = []
-    for rows, cols in SHAPE_GRID:
-        x = torch.randn(rows, cols, dtype=torch.bfloat16, device=torch_device)
-        scale = torch.ones(1, dtype=torch.float32, device=torch_device)
-        for swizzled in (True, False):
-            real = output_metadata(original, x, scale, 16, False, swizzled)
-            described = fake_metadata(x, scale, swizzled, fake)
-            if real != described:
-                mismatches.append(f"({rows},{cols}) swizzled={swizzled}: real {real}, fake {described}")
-    return mismatches
-
-
 def check_on_gpu(ctx: CaseContext, original: Callable, op, fake: Callable | None, x, compiled_output,
                  entry: Any, name: str) -> RunCheck:
     """Real GPU: the call path (audit + fake execution), real op vs fake shapes and torch.library.opcheck (custom
@@ -89,8 +70,8 @@ def check_on_gpu(ctx: CaseContext, original: Callable, op, fake: Callable | None
     within the reference, and `entry` with a real global scale and a bool enable_pdl within the reference."""
     import torch
 
-    from pcgkit.fp4.refcheck import reference_problems
-    from pcgkit.fp4.reference import global_scale_for
+    from pcgkit.fp4.custom_op import shape_mismatches
+    from pcgkit.fp4.reference import global_scale_for, reference_problems
 
     problems, failures = [], []
     run_failure, _ = check_call_path(ctx, entry, name)
@@ -98,10 +79,10 @@ def check_on_gpu(ctx: CaseContext, original: Callable, op, fake: Callable | None
         failures.append(run_failure)
     kernel_writes = ctx.device.capability[0] >= KERNEL_MIN_MAJOR
     if op is not None and fake is not None:
-        shape_mismatches = fake_vs_real_shapes(original, fake, ctx.torch_device)
-        ctx.evidence["fake_vs_real_shape_mismatches"] = shape_mismatches
-        if shape_mismatches:
-            problems.append(f"fake disagrees with the real op on {len(shape_mismatches)} shape(s)")
+        mismatches = shape_mismatches(original, fake, ctx.torch_device, "real")
+        ctx.evidence["fake_vs_real_shape_mismatches"] = mismatches
+        if mismatches:
+            problems.append(f"fake disagrees with the real op on {len(mismatches)} shape(s)")
         checks: tuple[str, ...] = ("test_schema", "test_autograd_registration", "test_faketensor")
         if kernel_writes:  # aot_dispatch compares output values: uninitialized memory on older archs
             checks += ("test_aot_dispatch_dynamic",)

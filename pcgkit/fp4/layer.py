@@ -1,9 +1,8 @@
 """The code under trace, shared by every case: SGLang's dense NVFP4 activation quantize.
 
-SGLang's ModelOptFp4LinearMethod.apply (sglang 0.5.8, python/sglang/srt/layers/quantization/
-modelopt_quant.py) flattens the activation to [M, K] and calls
-`fp4_quantize(x, layer.input_scale_inv)` before the FP4 GEMM; that call is what dynamo traces
-into. The GEMM itself is a registered op and plays no part in the failure, so it is left out.
+SGLang's ModelOptFp4LinearMethod.apply (sglang 0.5.8, python/sglang/srt/layers/quantization/modelopt_quant.py)
+flattens the activation to [M, K] and calls `fp4_quantize(x, layer.input_scale_inv)` before the FP4 GEMM; dynamo
+traces into that call. The GEMM is a registered op and plays no part in the failure, so it is left out.
 """
 
 from __future__ import annotations
@@ -56,24 +55,6 @@ def fp4_quantize_disabled() -> Iterator[list[str]]:
 
     with fp4_quantize_wrapped(torch.compiler.disable) as replaced:
         yield replaced
-
-
-# Where each torch spells the non-strict tracing marker, the public name first. PyTorch's dynamo
-# hint for code it cannot trace recommends `torch.compiler.nonstrict_trace`; older releases have
-# only the private `torch._dynamo.nonstrict_trace`, and older ones neither.
-NONSTRICT_TRACE_APIS = ("torch.compiler.nonstrict_trace", "torch._dynamo.nonstrict_trace")
-
-
-def nonstrict_trace_api() -> tuple[str, object] | None:
-    """(dotted name, the decorator) of the first NONSTRICT_TRACE_APIS entry this torch has; None if none."""
-    import importlib
-
-    for dotted in NONSTRICT_TRACE_APIS:
-        module_name, _, attr = dotted.rpartition(".")
-        decorator = getattr(importlib.import_module(module_name), attr, None)
-        if decorator is not None:
-            return dotted, decorator
-    return None
 
 
 def example_activation(torch_device: str):

@@ -14,7 +14,7 @@ Source followed (flashinfer-python 0.6.1, data/csrc/nv_internal/tensorrt_llm/ker
 
 Known difference: the kernel's reciprocals are `rcp.approx.ftz.f32` (max 1 ulp error); this file
 uses correctly rounded fp32 reciprocals. A 1-ulp difference can flip a rounding decision on
-rare inputs, so a GPU comparison reports mismatch counts rather than assuming equality.
+rare inputs, so a GPU comparison (reference_problems) reports mismatch counts rather than assuming equality.
 """
 
 from __future__ import annotations
@@ -78,11 +78,6 @@ def _round_up(n: int, multiple: int) -> int:
     return (n + multiple - 1) // multiple * multiple
 
 
-def swizzled_sf_size(rows: int, sf_cols: int, row_tile: int = 128) -> int:
-    """Bytes of the swizzled scale tensor: rows padded to the tile, scale columns padded to 4."""
-    return _round_up(rows, row_tile) * _round_up(sf_cols, 4)
-
-
 def swizzled_sf_offset(row: torch.Tensor, col: torch.Tensor, sf_cols: int, row_tile: int = 128) -> torch.Tensor:
     """Byte offset of scale (row, col) in the swizzled layout (get_sf_out_offset_128x4 / _8x4)."""
     k_tiles = _round_up(sf_cols, 4) // 4
@@ -98,7 +93,8 @@ def swizzled_sf_offset(row: torch.Tensor, col: torch.Tensor, sf_cols: int, row_t
 def swizzle_scales(linear: torch.Tensor, row_tile: int = 128) -> torch.Tensor:
     """[rows, sf_cols] linear scales -> flat swizzled bytes, padding zero (as the kernel writes it)."""
     rows, sf_cols = linear.shape
-    out = torch.zeros(swizzled_sf_size(rows, sf_cols, row_tile), dtype=linear.dtype, device=linear.device)
+    size = _round_up(rows, row_tile) * _round_up(sf_cols, 4)  # rows padded to the tile, scale columns to 4
+    out = torch.zeros(size, dtype=linear.dtype, device=linear.device)
     r, c = torch.meshgrid(torch.arange(rows), torch.arange(sf_cols), indexing="ij")
     out[swizzled_sf_offset(r, c, sf_cols, row_tile).flatten().to(linear.device)] = linear.flatten()
     return out
@@ -169,3 +165,39 @@ def global_scale_for(x: torch.Tensor) -> torch.Tensor:
     """The usual input_scale_inv: 448 * 6 / amax(x), as a [1] fp32 tensor."""
     amax = x.abs().amax().to(torch.float32)
     return (E4M3_MAX * E2M1_MAX / amax).reshape(1)
+
+
+# The numbers check, where a kernel really computed something (SM100+: FlashInfer's quantize kernels have bodies only
+# there): the bytes against this reference's, allowing a small mismatch fraction (the kernel's reciprocals are
+# rcp.approx: a rounding decision can flip on rare inputs), and the decoded values against the input, which an
+# inverted global scale breaks (its scales collapse or saturate).
+MAX_BYTE_MISMATCH = 0.01  # fraction of value/scale bytes allowed to differ from the reference
+MAX_DECODED_RELATIVE_ERROR = 0.25  # NVFP4 of Gaussian data decodes within ~0.1 (L2, relative)
+
+
+def reference_problems(x, global_scale, values, scales, *, swizzled: bool = True) -> list[str]:
+    """What disagrees with the reference for `fp4_quantize(x, global_scale)` -> (values, scales); [] if nothing.
+    x: [M, K] row-major; scales as FlashInfer returns them (any 2-D reshape of the same bytes)."""
+    x = x.detach().cpu()
+    values, scales = values.detach().cpu(), scales.detach().cpu()
+    scale = torch.as_tensor(global_scale, dtype=torch.float32).detach().cpu()
+    ref_values, ref_scales = quantize(x, scale, is_sf_swizzled_layout=swizzled)
+    problems = []
+    if values.shape != ref_values.shape:
+        return [f"values shape {tuple(values.shape)}, reference {tuple(ref_values.shape)}"]
+    flat, ref_flat = scales.reshape(-1), ref_scales.reshape(-1)
+    if flat.numel() != ref_flat.numel():
+        return [f"{flat.numel()} scale bytes, reference {ref_flat.numel()}"]
+    for what, got, want in (("value", values.reshape(-1), ref_values.reshape(-1)), ("scale", flat, ref_flat)):
+        mismatch = (got != want).float().mean().item()
+        if mismatch > MAX_BYTE_MISMATCH:
+            problems.append(f"{mismatch:.1%} of {what} bytes differ from the reference (allowed {MAX_BYTE_MISMATCH:.0%})")
+    rows, cols = x.shape
+    sf_cols = cols // SF_VEC_SIZE
+    sf = flat if swizzled else flat.reshape(rows, sf_cols)
+    decoded = dequantize(values, sf, scale, is_sf_swizzled_layout=swizzled)
+    error = ((decoded - x.float()).norm() / x.float().norm().clamp_min(1e-30)).item()
+    if not error <= MAX_DECODED_RELATIVE_ERROR:  # NaN fails too
+        problems.append(f"decoded with the caller's global scale the output is {error:.2f} (relative L2) from the "
+                        f"input (allowed {MAX_DECODED_RELATIVE_ERROR}): wrong numbers, e.g. an inverted global scale")
+    return problems

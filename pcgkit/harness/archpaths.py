@@ -1,16 +1,11 @@
-"""Which arch-specific path a release takes, and whether a recorded trace took the claimed arch's.
-
-The per-release data is fixtures/arch_paths.toml (read from each FlashInfer release's source;
-provenance per row). `judge_path` is pure: given what a simulation claimed to be, what the traced
-code was told and which arch generators it reached, it returns None when the simulation took, or
-the one-line problem that makes the result an `error` ("simulation did not take: ...").
-"""
+"""Which arch-specific path a release takes (fixtures/arch_paths.toml, read from each FlashInfer release's source,
+provenance per row), and whether a recorded trace took the claimed arch's (`judge_path`, pure: None, or the
+one-line problem that makes the result an `error`)."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from pathlib import Path
 from typing import Mapping, Sequence
 
 from packaging.version import InvalidVersion, Version
@@ -27,9 +22,8 @@ def arch_id(capability: tuple[int, int]) -> str:
 
 
 def capability_of(arch: str) -> tuple[int, int]:
-    """The compute capability an arch id names, read from the id itself: "sm120" -> (12, 0), "sm90" -> (9, 0).
-
-    Independent of any table of simulated devices, so a wrong constant there cannot agree with itself."""
+    """The compute capability an arch id names, read from the id itself ("sm120" -> (12, 0)): independent of any
+    table of simulated devices, so a wrong constant there cannot agree with itself."""
     digits = arch.removeprefix("sm")
     if not digits.isdigit() or len(digits) < 2:
         raise ValueError(f"not an arch id: {arch!r} (expected sm<major><minor>, e.g. sm120)")
@@ -101,9 +95,8 @@ def parse_rows(data: Mapping) -> tuple[ArchPathRow, ...]:
 
 
 @functools.cache
-def load_rows(path: Path | None = None) -> tuple[ArchPathRow, ...]:
-    path = path or resources.fixture("arch_paths.toml")
-    return parse_rows(tomllib.loads(path.read_text()))
+def load_rows() -> tuple[ArchPathRow, ...]:
+    return parse_rows(tomllib.loads(resources.fixture("arch_paths.toml").read_text()))
 
 
 def row_for(version: str | None, rows: Sequence[ArchPathRow], torch_cuda: str | None = None
@@ -129,7 +122,8 @@ def row_for(version: str | None, rows: Sequence[ArchPathRow], torch_cuda: str | 
     return row, note
 
 
-def _capability(answer: object) -> tuple[int, int] | None:
+def capability_answer(answer: object) -> tuple[int, int] | None:
+    """A hardware query's answer as a compute capability ((12, 0), [12, 0]); None for any other answer. Pure."""
     if isinstance(answer, (tuple, list)) and len(answer) == 2 and all(isinstance(v, int) for v in answer):
         return int(answer[0]), int(answer[1])
     return None
@@ -141,13 +135,11 @@ def judge_path(
     reached: Sequence[str],
     row: ArchPathRow | None,
 ) -> str | None:
-    """None when the trace was told and chose what `claimed` would; else what went wrong. Pure.
-
-    `queries` are (query, answer); `reached` are the names of the functions the trace inlined.
-    """
+    """None when the trace was told and chose what `claimed` would; else what went wrong. Pure. `queries`:
+    (query, answer); `reached`: the names of the functions the trace inlined."""
     problems = []
     for query, answer in queries:
-        capability = _capability(answer)
+        capability = capability_answer(answer)
         if capability is not None and capability != claimed:
             problems.append(f"{query} answered {capability[0]}.{capability[1]}")
         if query.endswith("device_support_pdl") and isinstance(answer, bool) and answer != (claimed[0] >= 9):

@@ -1,9 +1,6 @@
-"""What a case module needs: the target it runs on, its context, and typed outcomes.
-
-A case's `reproduce(ctx)` returns a TraceOutcome or raises NotApplicable / KitError; the plugin's
-CaseRunner turns that into a CaseResult. Keeping this tiny makes each case module read as a
-plain reproduction script.
-"""
+"""What a case module needs: its context and typed outcomes. A case's `reproduce(ctx)` returns a TraceOutcome or
+raises NotApplicable / KitError; the plugin's CaseRunner turns that into a CaseResult. Tiny, so each case module
+reads as a plain reproduction script."""
 
 from __future__ import annotations
 

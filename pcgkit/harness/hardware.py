@@ -1,8 +1,5 @@
-"""Hardware detection and gating, in one place.
-
-Markers map to requirements; `missing_hardware_reason` is pure so the skip/fail wording is tested
-without a GPU. Families are matched exactly (major == 12), never with >=: an SM100 part is not SM120.
-"""
+"""Hardware detection and gating, in one place. `missing_hardware_reason` is pure, so the skip/fail wording is
+tested without a GPU. Families are matched exactly (major == 12), never with >=: an SM100 part is not SM120."""
 
 from __future__ import annotations
 
@@ -69,9 +66,15 @@ SIMULATED_SM90 = Device("simulated SM90", (9, 0), simulated=True)
 SIMULATED_SM100 = Device("simulated SM100", (10, 0), simulated=True)
 # Arch id -> the simulated device the sweep traces for (one entry per family; exact, never >=).
 SIMULATED_ARCHES: dict[str, Device] = {"sm120": SIMULATED_SM120, "sm100": SIMULATED_SM100, "sm90": SIMULATED_SM90}
-# What the simulated torch.cuda.get_device_properties reports per family: SM count and memory of a
-# representative part (RTX PRO 6000 Blackwell, B200, H200). Only read by code that sizes grids.
-SIMULATED_PART_SHAPE: dict[int, tuple[int, int]] = {12: (188, 96 * 1024**3), 10: (148, 180 * 1024**3), 9: (132, 141 * 1024**3)}
+# What the simulated torch.cuda.get_device_properties reports per family, read only by code that sizes grids and
+# tiles: SM count and memory of a representative part (RTX PRO 6000 Blackwell, B200, H200), then the family's maximum
+# shared memory per block (opt-in) and resident threads per multiprocessor (CUDA C++ Programming Guide, "Technical
+# Specifications per Compute Capability": 99 KB and 1536 on 12.x, 227 KB and 2048 on 9.0 and 10.0).
+SIMULATED_PART_SHAPE: dict[int, tuple[int, int, int, int]] = {
+    12: (188, 96 * 1024**3, 99 * 1024, 1536),
+    10: (148, 180 * 1024**3, 227 * 1024, 2048),
+    9: (132, 141 * 1024**3, 227 * 1024, 2048),
+}
 
 
 @functools.lru_cache(maxsize=1)

@@ -20,10 +20,8 @@ from pcgkit.verdicts.result import CaseResult
 
 
 def judge_against_baseline(result: CaseResult, why: str) -> None:
-    """Map verdict vs baseline onto the pytest outcome (see the module docstring).
-
-    `why` is the baseline's own reason (fixtures/expectations.toml): a changed behaviour names it,
-    so the red cell says what the expectation was based on."""
+    """Map verdict vs baseline onto the pytest outcome (see the module docstring). `why`, the baseline's own reason,
+    is named in a changed behaviour, so the red cell says what the expectation was based on."""
     verdict, expected = result.verdict, result.expected
     where = f" [{result.device['label']}]"
     if verdict is Verdict.ERROR:

@@ -1,10 +1,8 @@
 """Turn a recorded trace into evidence: the hardware queries and answers, and the arch path chosen.
 
-`build` is pure: it takes the recorder's calls, the simulation's real stand-in calls, the failure's
-frame chain and the arch-path row, and returns the evidence dict (evidence["simulation"] for a
-simulated run, evidence["device_path"] for a real one), the problem that voids a simulated
-verdict (None when the simulation took) and, for a simulated run, the device as the answers
-describe it -- never a constant label.
+`build` (pure) returns the evidence (evidence["simulation"] for a simulated run, evidence["device_path"] for a real
+one), the problem that voids a simulated verdict (None when the simulation took) and, simulated, the device as the
+answers describe it -- never a constant label.
 """
 
 from __future__ import annotations
@@ -12,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from pcgkit.harness.archpaths import ArchPathRow, arch_id, judge_path
+from pcgkit.harness.archpaths import ArchPathRow, arch_id, capability_answer, judge_path
 from pcgkit.harness.hardware import Device
 from pcgkit.harness.pathrecord import HARDWARE_QUERY_NAMES, InlinedCall
 from pcgkit.values.signature import Frame
@@ -31,14 +29,6 @@ def _jsonable(answer: object) -> object:
     if answer is None or isinstance(answer, (bool, int, float, str)):
         return answer
     return repr(answer)
-
-
-def _capabilities(queries: Sequence[tuple[str, object]]) -> list[tuple[int, int]]:
-    found = []
-    for _, answer in queries:
-        if isinstance(answer, (tuple, list)) and len(answer) == 2 and all(isinstance(v, int) for v in answer):
-            found.append((int(answer[0]), int(answer[1])))
-    return list(dict.fromkeys(found))
 
 
 def reached_functions(calls: Sequence[InlinedCall], frames: Sequence[Frame]) -> list[str]:
@@ -71,7 +61,7 @@ def build(
     problem = judge_path(claimed.capability, queries, reached, row)
     expected = row.generator_for(claimed.capability) if row is not None else None
     body.update(claimed=arch_id(claimed.capability), expected_arch_path=expected, took=problem is None)
-    answered = _capabilities(queries)
+    answered = [c for _, answer in queries if (c := capability_answer(answer)) is not None]
     if problem is None and answered:
         major, minor = answered[0]
         device = Device(f"simulated SM{major}{minor}", (major, minor), simulated=True)

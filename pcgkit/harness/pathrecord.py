@@ -1,16 +1,12 @@
 """Record the path a dynamo trace took: every function it inlined, and what each one returned.
 
-Dynamo never runs the library code it traces: it interprets the bytecode symbolically, so a
-stand-in that appended to a list would only append inside dynamo's model (and a failed trace
-throws that away). What dynamo itself knows is exact, though: each function it inlines goes
-through `InliningInstructionTranslator.inline_call_`, whose result is the value the caller got
-(a constant such as `(12, 0)` for a capability query). `record_inlined_calls` observes that one
-method for the duration of the block -- it calls the original and returns its result unchanged,
-so the trace is the same with or without it -- and keeps (function, file, line, answer).
-Used for simulated and real runs alike: on a real GPU nothing is replaced, only watched.
-
-When a torch release lacks the method, the recorder says so (`available=False`) and the caller
-falls back to the failure's frame chain; it never guesses.
+Dynamo never runs the code it traces (it interprets the bytecode symbolically: a stand-in appending to a list would
+append inside dynamo's model only). What dynamo knows is exact, though: each function it inlines goes through
+`InliningInstructionTranslator.inline_call_`, whose result is the value the caller got (`(12, 0)` for a capability
+query). `record_inlined_calls` observes that one method inside the block (the original called, its result returned
+unchanged, so the trace is the same) and keeps (function, file, line, answer), for simulated and real runs alike.
+A torch without the method: the recorder says so (`available=False`) and the caller falls back to the failure's
+frame chain; it never guesses.
 """
 
 from __future__ import annotations
@@ -63,12 +59,10 @@ class TraceRecording:
     how: str = ""
     calls: list[InlinedCall] = dataclasses.field(default_factory=list)
 
-    def named(self, names: frozenset[str] | set[str]) -> list[InlinedCall]:
-        return [c for c in self.calls if c.function in names]
-
     def queries(self) -> list[tuple[str, object]]:
         """(query, answer) for each hardware query the trace inlined, in order."""
-        return [(c.where, c.answer if c.completed else _NO_ANSWER) for c in self.named(HARDWARE_QUERY_NAMES)]
+        queries = [c for c in self.calls if c.function in HARDWARE_QUERY_NAMES]
+        return [(c.where, c.answer if c.completed else _NO_ANSWER) for c in queries]
 
 
 def _constant(variable: object) -> object:

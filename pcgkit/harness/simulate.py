@@ -1,10 +1,9 @@
 """Simulated SM120: answer the *hardware queries* on the traced path as an SM120 GPU would.
 
-Only queries are replaced (FlashInfer's compute-capability and PDL queries and its JIT arch
-check, and torch's device *properties* under the real torch.cuda.get_device_capability, which device is current,
-and whether a CUDA graph capture is under way: no); every line of FlashInfer and SGLang code under test is the real one.
-Patches live exactly as long as the `with` block, so cases and xdist workers never leak into
-each other. On a real GPU nothing here is used.
+Only queries are replaced (FlashInfer's compute-capability and PDL queries and its JIT arch check; torch's device
+*properties* under the real torch.cuda.get_device_capability, which device is current, and whether a CUDA graph
+capture is under way: no); all FlashInfer and SGLang code under test is the real one. Patches live exactly as long
+as the `with` block. On a real GPU nothing here is used.
 """
 
 from __future__ import annotations
@@ -35,12 +34,6 @@ FLASHINFER_IMPORT_TIME_ARCH_ANSWERS: tuple[tuple[str, str], ...] = (
 )
 
 
-def target_cuda_archs(capability: tuple[int, int]) -> set[tuple[int, str]]:
-    """FlashInfer's own rule (CompilationContext.__init__): minor gets an 'a' suffix from SM90 on."""
-    major, minor = capability
-    return {(major, f"{minor}a" if major >= 9 else str(minor))}
-
-
 @dataclasses.dataclass(frozen=True)
 class Simulation:
     capability: tuple[int, int]
@@ -62,19 +55,10 @@ class SimulatedDeviceProperties:
     name: str
     major: int
     minor: int
-    multi_processor_count: int = 188  # RTX PRO 6000 Blackwell
-    total_memory: int = 96 * 1024**3
-    # FlashInfer's CuTe-DSL norms (0.6.12+) size their tiles by it in the kernel's constructor.
-    shared_memory_per_block_optin: int = 99 * 1024
-    # 0.7.x's fused_rmsnorm_silu sizes its grid by it.
-    max_threads_per_multi_processor: int = 1536
-
-
-# Maximum shared memory per block (opt-in), per compute-capability major: 99 KB on 12.x, 227 KB on
-# 9.0 and 10.0 (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability").
-SHARED_MEMORY_PER_BLOCK_OPTIN: dict[int, int] = {12: 99 * 1024, 10: 227 * 1024, 9: 227 * 1024}
-# Maximum resident threads per multiprocessor, per major (same table): 1536 on 12.x, 2048 on 9.0 and 10.0.
-MAX_THREADS_PER_MULTIPROCESSOR: dict[int, int] = {12: 1536, 10: 2048, 9: 2048}
+    multi_processor_count: int
+    total_memory: int
+    shared_memory_per_block_optin: int  # FlashInfer's CuTe-DSL norms (0.6.12+) size their tiles by it
+    max_threads_per_multi_processor: int  # 0.7.x's fused_rmsnorm_silu sizes its grid by it
 
 
 def _answers(capability: tuple[int, int], told: list[tuple[str, object]]) -> dict[str, object]:
@@ -97,10 +81,8 @@ def _answers(capability: tuple[int, int], told: list[tuple[str, object]]) -> dic
 
     def get_device_properties(device=None):
         # Named and sized after the family actually answered (simulated_sm120 is also used for SM90/SM100).
-        sms, memory = SIMULATED_PART_SHAPE.get(capability[0], (188, 96 * 1024**3))
-        properties = SimulatedDeviceProperties(f"simulated SM{capability[0]}{capability[1]}", *capability, sms, memory,
-                                               SHARED_MEMORY_PER_BLOCK_OPTIN.get(capability[0], 99 * 1024),
-                                               MAX_THREADS_PER_MULTIPROCESSOR.get(capability[0], 1536))
+        shape = SIMULATED_PART_SHAPE.get(capability[0], SIMULATED_PART_SHAPE[12])
+        properties = SimulatedDeviceProperties(f"simulated SM{capability[0]}{capability[1]}", *capability, *shape)
         told.append(("torch.cuda.get_device_properties", (properties.major, properties.minor)))
         return properties
 
@@ -165,7 +147,10 @@ def simulated_sm120(capability: tuple[int, int] | None = None) -> Iterator[Simul
             except ModuleNotFoundError:
                 context = None
             if context is not None and hasattr(context, "TARGET_CUDA_ARCHS"):
-                stack.enter_context(mock.patch.object(context, "TARGET_CUDA_ARCHS", target_cuda_archs(capability)))
+                # FlashInfer's own rule (CompilationContext.__init__): the minor gets an 'a' suffix from SM90 on
+                major, minor = capability
+                archs = {(major, f"{minor}a" if major >= 9 else str(minor))}
+                stack.enter_context(mock.patch.object(context, "TARGET_CUDA_ARCHS", archs))
                 replaced.append(f"{module_name}.{attr}.TARGET_CUDA_ARCHS")
         # Below torch.cuda.get_device_capability, which stays the real function object.
         stack.enter_context(mock.patch.object(torch.cuda, "get_device_properties", answers["get_device_properties"]))

@@ -1,9 +1,6 @@
-"""The one place that runs torch.compile over a case's function and records what dynamo did.
-
-Every case goes through `trace`, so dynamo is reset before and after each trace (no cache
-leaking between cases), warnings are captured the same way, and a clean trace on a machine
-without a GPU is told apart from a failure at execution time.
-"""
+"""The one place that runs torch.compile over a case's function and records what dynamo did: dynamo reset before
+and after each trace (no cache leaks between cases), warnings captured the same way, and a clean trace on a machine
+without a GPU told apart from a failure at execution time."""
 
 from __future__ import annotations
 
@@ -32,13 +29,6 @@ def _trace_only_backend(graph_module, example_inputs, graphs: list | None = None
     return refuse_to_execute
 
 
-def _graph_break_accounting() -> tuple[int, tuple[str, ...]]:
-    from torch._dynamo.utils import counters
-
-    breaks: dict = counters.get("graph_break", {})
-    return sum(breaks.values()), tuple(str(reason)[:200] for reason in breaks)
-
-
 def trace(
     fn: Callable,
     args: Sequence[Any],
@@ -47,11 +37,8 @@ def trace(
     execute: bool,
     graphs: list | None = None,
 ) -> TraceOutcome:
-    """torch.compile(fn, fullgraph=..., backend="eager") and call it once.
-
-    With execute=False the graph is built but never run (no GPU to run it on): the backend
-    raises a private sentinel which counts as a clean trace.
-    """
+    """torch.compile(fn, fullgraph=..., backend="eager") and call it once. With execute=False the graph is built but
+    never run (no GPU to run it on): the backend raises a private sentinel, which counts as a clean trace."""
     import torch
 
     return observe(
@@ -60,12 +47,9 @@ def trace(
 
 
 def observe(invoke: Callable[[Callable], Any], *, execute: bool, graphs: list | None = None) -> TraceOutcome:
-    """`trace`'s engine, also for code that calls torch.compile itself (SGLang's install_torch_compiled).
-
-    `invoke(backend)` must compile with the backend it is given and call the result once; dynamo
-    is reset around it and the outcome recorded exactly as `trace` records it. With execute=False
-    and a `graphs` list, every FX graph dynamo hands the backend is appended to it.
-    """
+    """`trace`'s engine, also for code that calls torch.compile itself (SGLang's install_torch_compiled):
+    `invoke(backend)` compiles with the backend it is given and calls the result once. With execute=False and a
+    `graphs` list, every FX graph dynamo hands the backend is appended to it."""
     import torch
     from torch._dynamo.utils import counters
 
@@ -92,6 +76,8 @@ def observe(invoke: Callable[[Callable], Any], *, execute: bool, graphs: list | 
             signature = parse_exception(exc, lru)
     duration = time.perf_counter() - start
     lru_warnings = tuple(str(w.message) for w in caught if LRU_CACHE_WARNING_MARKER in str(w.message))
-    breaks, reasons = _graph_break_accounting()
+    breaks: dict = counters.get("graph_break", {})
+    count = sum(breaks.values())
+    reasons = tuple(str(reason)[:200] for reason in breaks)
     torch._dynamo.reset()
-    return TraceOutcome(traced, executed, signature, lru_warnings, breaks, reasons, duration, output)
+    return TraceOutcome(traced, executed, signature, lru_warnings, count, reasons, duration, output)

@@ -6,14 +6,7 @@ import importlib.metadata
 import platform
 import sys
 
-DISTRIBUTIONS: tuple[str, ...] = (
-    "sglang",
-    "sgl-kernel",
-    "flashinfer-python",
-    "flashinfer-cubin",
-    "flashinfer-jit-cache",
-    "torch",
-)
+DISTRIBUTIONS = ("sglang", "sgl-kernel", "flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache", "torch")
 
 
 def installed_version(distribution: str) -> str | None:

@@ -312,12 +312,12 @@ def trace_dense_layer(args, config: dict, model_config, capability: tuple[int, i
     import torch
     from sglang.srt.compilation.compile import install_torch_compiled
 
-    from pcgkit.harness.setup import SetupFailed
     from pcgkit.harness.tracing import observe
     from pcgkit.preflight.resolve import model_shape, tiny_features
     from pcgkit.sglang.case import ensure_compiled_of
     from pcgkit.sglang.cudastub import fill_weights, sglang_sees_cuda, stage
     from pcgkit.sweep.classify import Observation, classify
+    from pcgkit.sweep.engine import SetupFailed
     from pcgkit.sweep.guard import no_kernels
     from pcgkit.values.signature import package_relative
 

@@ -162,7 +162,7 @@ CUDA_ONLY_SETUP_MARKERS = ("<pcgkit stub ", "with arguments from the 'CPU' backe
 
 def stage(name: str, step: Callable[[], Any]) -> Any:
     """Eager set-up of an SGLang layer: a CUDA need (stubbed kernel, refused load, driver) is needs-gpu; anything
-    else the spec's (pcgkit.harness.setup.SetupFailed)."""
+    else the spec's (pcgkit.sweep.engine.SetupFailed)."""
     from pcgkit.sweep.engine import eager_setup
 
     return eager_setup(name, step, CUDA_ONLY_SETUP_MARKERS, (CudaOnlyStubCalled,))

@@ -1,14 +1,9 @@
 """The sweep's entry points as cases of the kit's catalog: one Mode per (arch, entry point). Pure.
 
-Generated from the spec table (entry_points.toml) when pcgkit.catalog is imported, so an
-entry added to the table is a case everywhere (report columns, flips, expectations) with no code.
-Case id: `sweep.<arch>.<entry id>` ("sweep.sm120.rmsnorm"); the arch is part of the id because the
-simulated target answers one family per trace, like the SGLang case's SM90 mode. How a sweep class
-maps onto the verdict vocabulary is pcgkit.sweep.classify.VERDICT_OF_CLASS (documented there).
-
-Opt-in: the sweep multiplies a cell's cases by ~100 (about 80 s per cell on CPU), so the catalog
-marks these entries opt_in and the case module runs them only when PCGKIT_SWEEP is set
-(`PCGKIT_SWEEP=1` every arch, or `PCGKIT_SWEEP=sm120,sm90`).
+Generated from the spec table (entry_points.toml), so an entry added to the table is a case everywhere (report
+columns, flips, expectations) with no code. Case id `sweep.<arch>.<entry id>` ("sweep.sm120.rmsnorm"): the
+simulated target answers one family per trace. Opt-in: the sweep multiplies a cell's cases by ~100 (about 80 s per
+cell on CPU), so the case module runs them only when PCGKIT_SWEEP is set (`1`: every arch, or `sm120,sm90`).
 """
 
 from __future__ import annotations

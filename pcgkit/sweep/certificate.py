@@ -15,13 +15,13 @@ pcgkit.certificate/1). Statuses (STATUSES), one per row:
   not-judged    no inputs (the signature does not say enough and no spec gives them), set-up
                 that needs a GPU, or the kit could not build the call: the reason is on the row
 
-`table(certificates)` is the per release x arch count table, `diff(older, newer)` what became
-traceable, what broke, what appeared and disappeared between two releases of the same arch.
+`table(certificates)` is the per release x arch count table with each certificate's coverage (written by the
+builder, lab.sweep.coverage), `diff(older, newer)` what became traceable, what broke, what appeared and
+disappeared between two releases of the same arch.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -43,35 +43,6 @@ def fake_ran(fake_vs_real: str | None) -> bool:
 # traces-but-fails is the kit's verdict word (pcgkit.values.verdict, issue 34): traced, then the call failed when run.
 STATUSES = ("traces-and-runs", Verdict.TRACES_BUT_FAILS.value, "opaque-op", "breaks", "fake-missing", "fake-drift", "not-judged")
 TRACED = ("traces-and-runs", "opaque-op")
-# A not-judged row's reason, by class (NOT_JUDGED_REASONS, in the order they are tried). "refused on this arch by the
-# release": the release's own check named the compute capability or the arch ("supports compute capability
-# [(10, 0), (10, 3)] only, got (12, 0)", "does not support compute capability 120", "TGV GEMM requires SM100, SM103
-# architecture", "requires compute capability 10.0 or 10.3"): no input on the simulated SM120 can change it, so the
-# judgeable set is the listed callables less these.
-# A backend refused on this arch ("mm_fp8 does not support backend 'trtllm_low_latency' with capability 120") is
-# not: another backend is an input choice, so it stays with the release's checks on the inputs.
-ARCH_REFUSAL = re.compile(r"compute capability|requires SM ?1\d\d|SM100|SM103|\barchitecture\b", re.IGNORECASE)
-ARCH_REASON = "refused on this arch by the release"
-NOT_JUDGED_REASONS = (ARCH_REASON, "the release's own check refused the inputs",
-                      "simulation gap", "wrapper set-up", "no inputs", "other")
-
-
-def not_judged_reason(row: Mapping) -> str:
-    """The class of a not-judged row's reason (NOT_JUDGED_REASONS). Pure. The retry on the simulated device
-    (`on_fake_cuda`) is the later word when the row has one: a CPU input refused there, then an arch check."""
-    text = row.get("on_fake_cuda") or row.get("where", "")
-    own = ("the release's own check" in text or "the release rejected" in text)
-    if own and ARCH_REFUSAL.search(text):
-        return "refused on this arch by the release"
-    if own:
-        return "the release's own check refused the inputs"
-    if "simulation gap" in text:
-        return "simulation gap"
-    if text.startswith("set-up"):
-        return "wrapper set-up"
-    if "no inputs" in text:
-        return "no inputs"
-    return "other"
 
 
 def with_op_rule(cert: Mapping) -> dict:
@@ -85,27 +56,6 @@ def with_op_rule(cert: Mapping) -> dict:
             row = {**row, "status": "not-judged", "note": "; ".join(t for t in (note, row.get("note", "")) if t)}
         ops.append(row)
     return {**cert, "ops": ops}
-
-
-def coverage(callables: Sequence[Mapping], ops: Sequence[Mapping]) -> dict:
-    """What the certificate judged out of what it lists, and where the inputs came from. Pure."""
-    judged = [r for r in callables if r["status"] != "not-judged"]
-    ops_judged = [r for r in ops if r.get("call") and r["status"] != "not-judged"]
-    return {
-        "callables listed": len(callables), "callables judged": len(judged),
-        "ops listed": len(ops), "ops judged with inputs": len(ops_judged),
-        "callables judged by input source": dict(sorted(Counter(r.get("inputs_from", "hand spec") for r in judged).items())),
-        "ops judged by input source": dict(sorted(Counter(
-            (r["call"].get("caller", "") if r["call"].get("caller", "").startswith("op schema") else
-             "hand spec" if r["call"].get("caller", "").startswith("spec ") else "a traced callable's graph")
-            for r in ops_judged).items())),
-        "callables judgeable on this arch (listed less refused on this arch)": len(callables) - sum(
-            1 for r in callables if r["status"] == "not-judged" and not_judged_reason(r) == ARCH_REASON),
-        "callables not judged by reason": dict(Counter(not_judged_reason(r) for r in callables
-                                                       if r["status"] == "not-judged").most_common()),
-        "callables whose fake run returned": sum(1 for r in judged if (r.get("run") or {}).get("runs")),
-        "unroll capped (time budget)": sum(1 for r in judged if r.get("unroll_capped")),
-    }
 
 
 def _key(cert: Mapping) -> tuple:
@@ -124,7 +74,7 @@ def table(certificates: Iterable[Mapping]) -> list[dict]:
         rows.append({"flashinfer": cert["flashinfer"], "torch": cert["torch"], "arch": cert["arch"],
                      "device": cert["device"], "simulated": cert["simulated"], "scope": cert.get("scope", "all"),
                      "callables": dict(callables), "ops": dict(ops), "breaks_by_sites": dict(sorted(sites.items())),
-                     "discovered": cert["counts"], "coverage": cert.get("coverage") or coverage(cert["callables"], cert["ops"]),
+                     "discovered": cert["counts"], "coverage": cert["coverage"],
                      "not_imported": len({e[0] for e in cert.get("import_errors", ()) if not e[0].startswith("op ")})})
     return rows
 

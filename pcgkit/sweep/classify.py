@@ -171,19 +171,11 @@ VERDICT_OF_CLASS: dict[SweepClass, Verdict] = {
 }
 
 
-def expectation_names(expected_behaviour: str | None, cls: SweepClass) -> bool:
-    """The public expectation's behaviour covers this class ('not-an-opaque-op': any failure). Pure."""
-    if expected_behaviour is None:
-        return False
-    if expected_behaviour == "not-an-opaque-op":
-        return not cls.traced and cls in FAMILY_KNOWN_SHAPES + (SweepClass.BREAKS_ELSEWHERE,)
-    return expected_behaviour == cls.value
-
-
 def verdict_for(classification: Classification, expected_behaviour: str | None) -> Verdict:
     """The kit's verdict for a sweep class (table above); a public expectation can only turn a
     `breaks-elsewhere` drift into `reproduced` when it names that behaviour for this release. Pure."""
     verdict = VERDICT_OF_CLASS[classification.cls]
-    if verdict is Verdict.DRIFTED and expectation_names(expected_behaviour, classification.cls):
+    # 'not-an-opaque-op' (a plain function, vLLM PR 51925) names any failure
+    if verdict is Verdict.DRIFTED and expected_behaviour in ("not-an-opaque-op", classification.cls.value):
         return Verdict.REPRODUCED
     return verdict

@@ -1,14 +1,10 @@
-"""Run the sweep: for each spec and each simulated arch, import the entry point from the installed
-flashinfer, build its inputs on CPU, trace it with the kit's one engine (pcgkit.harness.tracing.observe,
-fullgraph=True, a backend that never runs the graph) under the kit's simulation and the no-kernel
-guard (pcgkit.sweep.guard, whose docstring says how "no real kernel" is guaranteed), and classify. A wrapper's
+"""Run the sweep, the edge (imports torch and flashinfer): for each spec and simulated arch, import the entry point,
+build its inputs on CPU, trace it (pcgkit.harness.tracing, fullgraph=True, the graph never run) under the simulation
+and the no-kernel guard (pcgkit.sweep.guard says how "no real kernel" is guaranteed), and classify. A wrapper's
 constructor and plan() run first, eagerly, in the simulated set-up (pcgkit.sweep.setupsim).
 
-`real=True` (`pcgkit sweep --real`, a GPU host): inputs on cuda:0, no simulation, no guard, so a
-wrapper's constructor and plan() run for real (JIT builds included); the trace itself still never
-runs the graph. The arch is the device's own family.
-
-The edge of the sweep: imports torch and flashinfer. Planning and classification are pure elsewhere.
+`real=True` (`pcgkit sweep --real`, a GPU host): inputs on cuda:0, no simulation, no guard, so a wrapper's
+constructor and plan() run for real (JIT builds included); the graph is still never run. The arch is the device's.
 """
 
 from __future__ import annotations
@@ -22,8 +18,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from pcgkit.harness.casekit import CaseTimeout, deadline
 from pcgkit.harness.hardware import SIMULATED_ARCHES, Device
-from pcgkit.harness.setup import SetupFailed, setup_step
-from pcgkit.sweep.classify import SIMULATION_GAP_MARKERS, Classification, Observation, SweepClass, classify, verdict_for
+from pcgkit.sweep.classify import SIMULATION_GAP_MARKERS, Classification, Observation, classify, verdict_for
 from pcgkit.sweep.guard import KernelLoadRefused, no_kernels
 from pcgkit.sweep.inputs import InputBuildError, build_call
 from pcgkit.sweep.specs import EntrySpec
@@ -112,12 +107,30 @@ def graph_op_names(graphs: Iterable[Any]) -> tuple[str, ...]:
     return tuple(names)
 
 
+class SetupFailed(Exception):
+    """An eager set-up step failed; `needs_gpu` when it needs what only a GPU has (a `needs-gpu` result, not an error)."""
+
+    def __init__(self, message: str, needs_gpu: bool):
+        super().__init__(message)
+        self.needs_gpu = needs_gpu
+
+
 def eager_setup(name: str, step: Callable, markers: tuple[str, ...] = (),
                 gpu_errors: tuple[type[BaseException], ...] = ()) -> Any:
-    """The one guard of an eager set-up step before a trace (a constructor, plan(), a layer's weights): a refused
-    kernel load, a simulation gap (SIMULATION_GAP_MARKERS) or the caller's own `markers` / `gpu_errors` are a GPU
-    need; anything else the step's own failure (pcgkit.harness.setup.SetupFailed)."""
-    return setup_step(name, step, (KernelLoadRefused, *gpu_errors), SIMULATION_GAP_MARKERS + markers)
+    """step(), the one guard of an eager set-up step before a trace (a constructor, plan(), a layer's weights; the
+    sweep, SGLang's method sweep and preflight's probe): a refused kernel load, a simulation gap
+    (SIMULATION_GAP_MARKERS) or the caller's own `markers` / `gpu_errors` are a GPU need; anything else is the
+    step's own failure on this host. Either way SetupFailed, naming the step."""
+    needs: tuple[type[BaseException], ...] = (KernelLoadRefused, *gpu_errors)
+    try:
+        return step()
+    except needs as exc:
+        raise SetupFailed(f"{name} needs a GPU: {exc}", needs_gpu=True) from exc
+    except Exception as exc:  # noqa: BLE001 - a set-up failure is reported as data, never raised past the caller
+        text = f"{type(exc).__name__}: {str(exc)[:200]}"
+        needs_gpu = any(marker in str(exc) for marker in SIMULATION_GAP_MARKERS + markers)
+        raise SetupFailed(f"{name} failed {'eagerly (a GPU need)' if needs_gpu else 'on this host'}: {text}",
+                          needs_gpu) from exc
 
 
 def build_callable(spec: EntrySpec, obj: Any, device: str, simulate_setup: bool = False) -> tuple[Callable, tuple[str, ...]]:
@@ -126,7 +139,7 @@ def build_callable(spec: EntrySpec, obj: Any, device: str, simulate_setup: bool 
     inside pcgkit.sweep.setupsim's simulated set-up (page-locked buffers, the JIT build, the host planner)."""
     if spec.construct is None:
         return obj, ()
-    from pcgkit.sweep.setupsim import SETUP_GAP_MARKERS, dedupe, simulated_setup
+    from pcgkit.sweep.setupsim import SETUP_GAP_MARKERS, simulated_setup
 
     cls = resolve(spec.target.rsplit(".", 1)[0])
     args, kwargs = build_call(spec.construct, device)
@@ -141,10 +154,10 @@ def build_callable(spec: EntrySpec, obj: Any, device: str, simulate_setup: bool 
                 eager_setup(f"{spec.plan_method}()", lambda: planner(*plan_args, **plan_kwargs), markers)
     except SetupFailed as exc:
         if simulate_setup and exc.needs_gpu:  # the simulated set-up met what it cannot answer: say so
-            raise SetupFailed(f"simulation gap in the simulated set-up ({'; '.join(dedupe(record)) or 'nothing stood in'}): "
-                              f"{exc}", needs_gpu=True) from exc
+            stood_in = "; ".join(dict.fromkeys(record)) or "nothing stood in"
+            raise SetupFailed(f"simulation gap in the simulated set-up ({stood_in}): {exc}", needs_gpu=True) from exc
         raise
-    return getattr(instance, spec.target.rsplit(".", 1)[1]), dedupe(record)
+    return getattr(instance, spec.target.rsplit(".", 1)[1]), tuple(dict.fromkeys(record))
 
 
 def observe_entry(spec: EntrySpec, obj: Any, real: bool = False, setup_record: list[str] | None = None) -> Observation:
@@ -248,5 +261,3 @@ def run_sweep_real(specs: Sequence[EntrySpec], device: Device) -> list[SweepResu
     versions = installed_versions()
     return [sweep_entry(spec, arch_of(device), device, versions, real=True) for spec in specs]
 
-
-__all__ = ["MissingTarget", "SweepClass", "SweepResult", "run_sweep", "sweep_entry", "observe_entry", "resolve"]

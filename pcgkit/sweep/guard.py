@@ -1,23 +1,19 @@
 """No real kernel may load or run while the sweep traces on CPU. How that is guaranteed, layer by layer:
 
-1. **The graph never runs.** Traces go through pcgkit.harness.tracing.observe with execute=False: the backend
-   dynamo hands the finished graph to returns a function that raises instead of running it.
-2. **Nothing can be built or loaded.** Inside `no_kernels()`, an audit hook (sys.addaudithook; armed
-   only inside the block) raises KernelLoadRefused on every subprocess start (nvcc, ninja: a JIT
-   build), on `ctypes.dlopen` asked for by FlashInfer/tvm_ffi code or of a flashinfer library
-   (torch.ops.load_library, cuda-python; torch's own NVML probe stays allowed) and on `open()` of a .so/.cubin/.fatbin/
-   .ptx file; and the loaders that dlopen from C++ without an audit event (tvm_ffi.load_module,
-   torch.utils.cpp_extension.load, and FlashInfer's cubin `download_file`) are replaced by a function that raises the same. Every refusal is
-   recorded with the Python stack that attempted it: a refusal whose stack runs through FakeTensor
-   dispatch is the evidence for "FakeTensor reaches a kernel".
-3. **Inputs live on the CPU** (pcgkit.sweep.inputs), and this machine has no CUDA driver: even an
-   already-loaded CUDA kernel reached eagerly would fail its device check, never run.
+1. **The graph never runs.** Traces go through pcgkit.harness.tracing with execute=False: the backend returns a
+   function that raises instead of running the finished graph.
+2. **Nothing can be built or loaded.** Inside `no_kernels()` an audit hook (armed only inside the block) raises
+   KernelLoadRefused on every subprocess start (nvcc, ninja: a JIT build), on `ctypes.dlopen` asked for by
+   FlashInfer/tvm_ffi code or of a flashinfer library (torch's own NVML probe stays allowed) and on `open()` of a
+   .so/.cubin/.fatbin/.ptx file; the loaders that dlopen from C++ without an audit event (UNAUDITED_LOADERS) raise
+   the same. Each refusal keeps the Python stack that attempted it: one through FakeTensor dispatch is the evidence
+   for "FakeTensor reaches a kernel".
+3. **Inputs live on the CPU** (pcgkit.sweep.inputs), and this machine has no CUDA driver: even an already-loaded
+   CUDA kernel reached eagerly would fail its device check.
 
-Dynamo traces symbolically; the only Python that really executes during a trace is what dynamo
-folds to a constant and the fake/meta kernels of registered ops. Layer 2 is what stops those from
-reaching a kernel; layer 1 stops the finished graph. Eager set-up (wrapper construction, plan())
-runs inside the block too: its JIT build is simulated, never built (pcgkit.sweep.setupsim), and anything
-else it would load is refused.
+Dynamo traces symbolically: the only Python that really runs during a trace is what it folds to a constant and the
+fake/meta kernels of registered ops; layer 2 stops those. Eager set-up (a wrapper's constructor, plan()) runs inside
+the block too, its JIT build simulated (pcgkit.sweep.setupsim).
 """
 
 from __future__ import annotations
@@ -26,7 +22,7 @@ import contextlib
 import dataclasses
 import sys
 import traceback
-from typing import Iterator
+from typing import Callable, Iterator
 from unittest import mock
 
 REFUSED_EVENTS = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork")
@@ -64,7 +60,7 @@ class Refusal:
 @dataclasses.dataclass
 class _GuardState:
     armed: int = 0
-    answering_query: int = 0  # inside `answering_a_query()`: a toolchain's `--version` may run
+    allowed: list[Callable[[str, tuple], bool]] = dataclasses.field(default_factory=list)  # see `allowing`
     refusals: list[Refusal] = dataclasses.field(default_factory=list)
     installed: bool = False
 
@@ -72,22 +68,17 @@ class _GuardState:
 _STATE = _GuardState()
 
 
-def _stack() -> tuple[str, ...]:
-    return tuple(f"{f.filename}:{f.lineno}:{f.name}" for f in traceback.extract_stack()[:-3])
-
-
 def _refuse(event: str, detail: str) -> None:
-    refusal = Refusal(event, detail[:200], _stack())
+    stack = tuple(f"{f.filename}:{f.lineno}:{f.name}" for f in traceback.extract_stack()[:-2])
+    refusal = Refusal(event, detail[:200], stack)
     _STATE.refusals.append(refusal)
     raise KernelLoadRefused(f"pcgkit sweep guard refused {event}: {detail[:200]}")
 
 
 def _audit(event: str, args: tuple) -> None:
-    if not _STATE.armed:
+    if not _STATE.armed or any(allows(event, args) for allows in _STATE.allowed):
         return
     if event in REFUSED_EVENTS:
-        if _STATE.answering_query and event == "subprocess.Popen" and _is_version_query(args):
-            return
         _refuse(event, " ".join(str(a) for a in args[:2]))
     elif event == "ctypes.dlopen":
         name = str(args[0]) if args else ""
@@ -99,20 +90,15 @@ def _audit(event: str, args: tuple) -> None:
             _refuse("open", path)
 
 
-def _is_version_query(args: tuple) -> bool:
-    argv = args[1] if len(args) > 1 else None
-    return isinstance(argv, (list, tuple)) and len(argv) == 2 and str(argv[1]) == "--version"
-
-
 @contextlib.contextmanager
-def answering_a_query() -> Iterator[None]:
-    """The unroller answers a query for real (outside the trace): `nvcc --version` is a question to the
-    toolchain, not a kernel build, so exactly `<tool> --version` may run inside this block."""
-    _STATE.answering_query += 1
+def allowing(allows: Callable[[str, tuple], bool]) -> Iterator[None]:
+    """Inside the block, an audit event that `allows(event, args)` accepts is let through: the caller's question to a
+    tool, never a kernel load (lab.sweep.unroll: exactly `<tool> --version`)."""
+    _STATE.allowed.append(allows)
     try:
         yield
     finally:
-        _STATE.answering_query -= 1
+        _STATE.allowed.remove(allows)
 
 
 def _refusing_loader(name: str):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pcgkit.sweep.specs import Call, DtypeArg, NoneArg, SequenceArg, TensorArg
@@ -27,26 +28,19 @@ def torch_dtype(name: str):
     return dtype
 
 
-def build_tensor(arg: TensorArg, device: str = "cpu"):
-
-    return _host_tensor(arg).to(device)
-
-
-def _host_tensor(arg: TensorArg):
+def build_tensor(arg: TensorArg):
+    """The tensor on the host (build_arg moves it to the device)."""
     import torch
 
     if arg.stride:  # a view: the storage the strides reach, filled as the init says, seen through the strides
         extent = 1 + sum((dim - 1) * step for dim, step in zip(arg.shape, arg.stride) if dim)
-        flat = _host_tensor(TensorArg(arg.dtype, (extent,), arg.init))
+        flat = build_tensor(TensorArg(arg.dtype, (extent,), arg.init))
         return flat.as_strided(arg.shape, arg.stride)
     dtype = torch_dtype(arg.dtype)
     if arg.init == "values":
         return torch.tensor(arg.values, dtype=torch.float64).reshape(arg.shape).to(dtype)
     if arg.init == "arange":
-        count = 1
-        for dim in arg.shape:
-            count *= dim
-        return torch.arange(count, dtype=torch.float64).reshape(arg.shape).to(dtype)
+        return torch.arange(math.prod(arg.shape), dtype=torch.float64).reshape(arg.shape).to(dtype)
     if arg.init == "probs":  # rows that sum to one
         return torch.full(arg.shape, 1.0 / arg.shape[-1], dtype=torch.float64).to(dtype)
     if arg.init == "randn":
@@ -58,7 +52,7 @@ def _host_tensor(arg: TensorArg):
 
 def build_arg(arg: Any, device: str = "cpu") -> Any:
     if isinstance(arg, TensorArg):
-        return build_tensor(arg, device)
+        return build_tensor(arg).to(device)
     if isinstance(arg, DtypeArg):
         return torch_dtype(arg.dtype)
     if isinstance(arg, NoneArg):

@@ -1,10 +1,7 @@
-"""Run one sweep case inside pytest and record it like every other case (the plugin's own path).
-
-The sweep engine already does what the plugin's CaseRunner does for a trace-level case (target,
-simulation, deadline); what this adds is the kit's recording: a CaseResult whose verdict comes from
-the sweep class (pcgkit.sweep.classify.VERDICT_OF_CLASS), the class and its `where` as evidence,
-the baseline from fixtures/expectations.toml (expected_for, like any case), JUnit properties, and
-the pytest outcome from pcgkit.harness.judging.record. Imports torch/flashinfer only when run.
+"""Run one sweep case inside pytest and record it like every other case: the engine does what the plugin's
+CaseRunner does for a trace-level case (target, simulation, deadline); this adds a CaseResult whose verdict comes
+from the sweep class, the class and its `where` as evidence, the baseline (expected_for, like any case) and the
+pytest outcome (pcgkit.harness.judging.record). Imports torch/flashinfer only when run.
 """
 
 from __future__ import annotations
@@ -29,11 +26,10 @@ from pcgkit.verdicts.result import CaseResult
 
 def evidence_of(result) -> dict:
     """The sweep's finer classification, kept beside the verdict (report: pcgkit.report.sweep_section)."""
-    data = result.to_dict()
     return {
         "sweep": {
             "arch": result.arch, "entry": result.entry_id, "family": result.family, "target": result.target,
-            **data["classification"],
+            **result.classification.to_dict(),
             "expected": result.expected, "expectation_link": result.expectation_link,
             "installed_signature": result.installed_signature, "refused": [list(r) for r in result.refused],
         },

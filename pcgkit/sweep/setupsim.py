@@ -1,26 +1,20 @@
-"""A wrapper's eager set-up (its constructor and `plan()`) on a CPU host, simulated where the host can answer: the edge.
+"""A wrapper's eager set-up (constructor, `plan()`) on a CPU host, simulated where the host can answer: the edge.
 
-FlashInfer's wrappers (`BatchDecodeWithPagedKVCacheWrapper`, `BatchPrefillWith*`, MLA, POD, cascade, block-sparse,
-...) do four things before `run()` that need a CUDA driver, none of which is on the traced path:
-
-1. **a page-locked host buffer** (`torch.empty(..., pin_memory=True, device="cpu")`, the planner's staging buffer):
-   page-locking asks the driver ("Found no NVIDIA driver"). Simulated: the same host allocation, left pageable
-   (`pin_memory` dropped, or `Tensor.pin_memory()` returning the tensor as it is). Same shape, dtype and device;
-   only `is_pinned()` differs, and nothing on the traced path asks it.
-2. **the JIT module** (`get_batch_decode_module(...)` -> `JitSpec.build_and_load()`): simulated as the unroller's
-   pre-build is (lab.sweep.unroll): an unbuilt module whose functions are `tvm_ffi` Functions that refuse to run.
-3. **a device synchronize** (`torch.cuda.synchronize()` after the planner's non-blocking copies, 0.7.x
-   BlockSparse / BatchAttention): simulated as returning at once; no work was launched on any device here.
-4. **the host-side planner** (`module.plan(...)`, compiled C++ that writes the schedule into the workspace buffers
-   and returns `plan_info`, an `Array<int64>`): it cannot run here. Simulated: in a module built inside this block,
-   `plan` returns an empty `tvm_ffi` Array, the real function's return type. Its values are not computed; the
-   wrapper's Python only stores it and hands it to the kernel call, which refuses to run (the kernel never runs).
-
-What the simulation cannot answer (a CUDA stream, `torch.cuda.device(...)` on a CPU tensor, a device allocation)
-still fails the set-up, and the row says so (a simulation gap, pcgkit.sweep.classify.SIMULATION_GAP_MARKERS).
-Every stand-in that answered is recorded and lands on the certificate's row (`setup_simulated`).
-A loader's `functools.cache` filled inside the block (with a simulated module) is cleared on the way out, so no
-later trace in the process meets a cache the real loader never filled.
+Before `run()`, FlashInfer's wrappers (BatchDecode/BatchPrefill, MLA, POD, cascade, block-sparse, ...) do four things
+that need a CUDA driver, none on the traced path; each is stood in for, and recorded (the certificate's
+`setup_simulated`):
+1. a page-locked host buffer (`pin_memory=True`, the planner's staging buffer; page-locking asks the driver): the
+   same host allocation left pageable. Only `is_pinned()` differs, and nothing on the traced path asks it.
+2. the JIT module (`JitSpec.build_and_load()`): as the unroller's pre-build (lab.sweep.unroll), an unbuilt module
+   whose functions are `tvm_ffi` Functions that refuse to run.
+3. `torch.cuda.synchronize()` after the planner's non-blocking copies (0.7.x BlockSparse / BatchAttention): returns
+   at once; nothing was launched on a device.
+4. the host planner (`module.plan(...)`, compiled C++ returning `plan_info`, an `Array<int64>`): in a module built
+   here, an empty `tvm_ffi` Array, the real return type. The wrapper only stores it and hands it to the kernel call,
+   which refuses to run.
+What the simulation cannot answer (a CUDA stream, `torch.cuda.device(...)`, a device allocation) still fails the
+set-up, and the row says so (a simulation gap, pcgkit.sweep.classify.SIMULATION_GAP_MARKERS). A loader's
+`functools.cache` filled inside the block is cleared on the way out, so no later trace meets a simulated module.
 """
 
 from __future__ import annotations
@@ -29,6 +23,7 @@ import contextlib
 import re
 import sys
 from typing import Any, Iterator
+from unittest import mock
 
 # The same loader names the classifier reads (pcgkit.sweep.classify), for functions on the stack (lab.sweep.unroll_rules).
 LOADER_NAME_RE = re.compile(r"^(?:get|gen)_\w*module\w*$|^build_and_load$|^load_cuda_ops$|^_get_compiled_kernel$"
@@ -79,8 +74,6 @@ class UnbuiltModule:
 def simulated_build(planner: list[str] | None = None) -> Iterator[list[str]]:
     """Inside: a JIT build returns an unbuilt module; yields the names of the modules it stood in for.
     `planner`: modules built here answer `plan` (each call recorded in that list)."""
-    from unittest import mock
-
     from flashinfer.jit import core
 
     stood_in: list[str] = []
@@ -113,19 +106,6 @@ def _pageable_mode(record: list[str]):
     return PinnedAsPageable()
 
 
-@contextlib.contextmanager
-def _synchronize_returns(record: list[str]) -> Iterator[None]:
-    from unittest import mock
-
-    import torch
-
-    def synchronize(device=None):
-        record.append(SYNCHRONIZED)
-
-    with mock.patch.object(torch.cuda, "synchronize", synchronize):
-        yield
-
-
 def _loader_caches() -> dict[Any, int]:
     """Every functools-cached FlashInfer JIT loader imported now -> its cache size."""
     caches: dict[Any, int] = {}
@@ -141,12 +121,15 @@ def _loader_caches() -> dict[Any, int]:
 @contextlib.contextmanager
 def simulated_setup() -> Iterator[list[str]]:
     """Run a wrapper's constructor / plan() inside: yields the list the stand-ins that answered are added to."""
+    import torch
+
     record: list[str] = []
     before = _loader_caches()
     planner: list[str] = []
     built: list[str] = []
     try:
-        with simulated_build(planner) as built, _pageable_mode(record), _synchronize_returns(record):
+        synchronize = mock.patch.object(torch.cuda, "synchronize", lambda device=None: record.append(SYNCHRONIZED))
+        with simulated_build(planner) as built, _pageable_mode(record), synchronize:
             yield record
     finally:
         record.extend(BUILT.format(name=name) for name in built)
@@ -154,8 +137,3 @@ def simulated_setup() -> Iterator[list[str]]:
         for loader, size in _loader_caches().items():
             if size > before.get(loader, 0):
                 loader.cache_clear()
-
-
-def dedupe(items: list[str]) -> tuple[str, ...]:
-    """The stand-ins that answered, in order, each once."""
-    return tuple(dict.fromkeys(items))

@@ -1,13 +1,11 @@
-"""The sweep's spec table as typed values: entry points, argument kinds, release ranges. Pure.
-
-`load_specs()` reads pcgkit/sweep/entry_points.toml (package data). An argument is data, never code:
-`parse_arg` turns "bf16[4,64]=ones" into a TensorArg, "dtype:bf16" into a DtypeArg, and so on.
-Nothing here imports torch; `pcgkit.sweep.inputs` materializes the values.
-"""
+"""The sweep's spec table (pcgkit/sweep/entry_points.toml) as typed values: entry points, argument kinds, release
+ranges. Pure. An argument is data, never code: "bf16[4,64]=ones" is a TensorArg, "dtype:bf16" a DtypeArg, and so
+on; pcgkit.sweep.inputs materializes them."""
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from typing import Any, Mapping
 
@@ -38,11 +36,6 @@ class TensorArg:
     init: str = "zeros"  # one of INITS
     values: tuple[float, ...] = ()  # literal values ("i32[2]=0,4"), row-major
     stride: tuple[int, ...] = ()  # () contiguous; else one stride per dim ("bf16[1,4,64]@1536,384,1")
-
-    def __str__(self) -> str:
-        init = ",".join(f"{v:g}" for v in self.values) if self.values else self.init
-        return (f"{self.dtype}[{','.join(map(str, self.shape))}]" + (f"@{','.join(map(str, self.stride))}" if self.stride else "")
-                + ("" if init == "zeros" else f"={init}"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,9 +109,7 @@ def parse_tensor(text: str) -> TensorArg:
         values = tuple(float(v) for v in init.split(","))
     except ValueError:
         raise SpecError(f"unknown init {init!r} in {text!r} (known: {', '.join(INITS)}, or literal values)") from None
-    count = 1
-    for dim in shape:
-        count *= dim
+    count = math.prod(shape)
     if len(values) != count:
         raise SpecError(f"{text!r}: {len(values)} literal values for {count} elements")
     return TensorArg(dtype, shape, "values", values)
@@ -188,7 +179,11 @@ def parse_entry(raw: Mapping[str, Any]) -> EntrySpec:
     )
 
 
-def parse_specs(data: Mapping[str, Any]) -> tuple[EntrySpec, ...]:
+def load_specs(text: str | None = None) -> tuple[EntrySpec, ...]:
+    """The shipped table (or `text`, for tests)."""
+    from pcgkit.util.tomlfile import tomllib
+
+    data = tomllib.loads(resources.sweep_data(SPEC_FILE).read_text() if text is None else text)
     if data.get("schema") != SCHEMA:
         raise SpecError(f"spec table schema is {data.get('schema')!r}, expected {SCHEMA!r}")
     entries = tuple(parse_entry(raw) for raw in data.get("entry", ()))
@@ -198,12 +193,3 @@ def parse_specs(data: Mapping[str, Any]) -> tuple[EntrySpec, ...]:
             raise SpecError(f"duplicate entry id {entry.id!r}")
         seen.add(entry.id)
     return entries
-
-
-def load_specs(text: str | None = None) -> tuple[EntrySpec, ...]:
-    """The shipped table (or `text`, for tests)."""
-    from pcgkit.util.tomlfile import tomllib
-
-    if text is None:
-        text = resources.sweep_data(SPEC_FILE).read_text()
-    return parse_specs(tomllib.loads(text))
