@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import json
 
+from pcgkit.matrix.deps import sglang_import_dependencies
 from pcgkit.util import untrusted
 from pcgkit.util.untrusted import UntrustedValueError
 from pcgkit.values.axes import AXIS_IDS
@@ -27,13 +28,6 @@ UNPINNED = "unpinned"  # an existing interpreter: the matrix declares no pins fo
 TORCH_BUILD_CUDA = "cuda"
 TORCH_BUILD_CPU = "cpu"
 TORCH_BUILDS = (TORCH_BUILD_CUDA, TORCH_BUILD_CPU)
-
-
-
-def _sglang_import_deps(sglang: str) -> list[str]:
-    from pcgkit.matrix.deps import sglang_import_dependencies
-
-    return sglang_import_dependencies(sglang)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,7 +68,7 @@ class Cell:
             "sglang": self.sglang,
             # the light packages installed beside sglang (fixtures/sglang_import_deps.toml): editing
             # that list reruns the sglang cells
-            **({"sglang_import_deps": _sglang_import_deps(self.sglang)} if self.sglang else {}),
+            **({"sglang_import_deps": sglang_import_dependencies(self.sglang)} if self.sglang else {}),
         }
         if self.constraints:  # only when present, so cells without constraints keep their hash
             definition["constraints"] = list(self.constraints)

@@ -15,11 +15,14 @@ Planning helpers are pure; `compile_lock` is the edge (uv through pcgkit.util.pr
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from pcgkit import resources
@@ -123,29 +126,32 @@ def pinned(lock_text: str) -> dict[str, str]:
     return pins
 
 
-def compile_lock(cell: Cell, inputs: LockInputs, base_python: str, work: Path, env: dict[str, str],
-                 timeout: float) -> str | proc.Completed:
-    """Resolve the cell with uv (the edge): the lock's text, or the uv run that failed.
-
-    uv reads and writes its files in a private folder (0700, removed after): a companion's URL
-    credentials must reach uv, but `work` (the cell folder, uploaded as a CI artifact) only gets
-    redacted copies of lock-requirements.in, lock-resolved.txt and the rest. The text returned keeps
-    them: it is what the install needs, and its caller keeps it out of artifacts too. uv runs inside
-    that folder on relative file names: its `# via -r lock-requirements.in` annotations then name no
-    temporary folder, so refreshing a lock changes only what the resolution changed.
-    """
-    import shutil
-    import tempfile
-
+@contextlib.contextmanager
+def private_workdir(work: Path, prefix: str) -> Iterator[Path]:
+    """A private folder (0700, removed after) for uv to work in: a companion's URL credentials must reach uv,
+    but `work` (the cell folder, uploaded as a CI artifact) only gets redacted copies of what uv saw."""
     work.mkdir(parents=True, exist_ok=True)
-    private = Path(tempfile.mkdtemp(prefix="pcgkit-lock-"))
+    private = Path(tempfile.mkdtemp(prefix=prefix))
     try:
-        return _compile_in(cell, inputs, base_python, private, env, timeout)
+        yield private
     finally:
         for path in private.iterdir():
             if path.is_file():  # the record of what uv saw, through the one writer (redacted)
                 atomic.write_text(work / path.name, path.read_text(errors="replace"))
         shutil.rmtree(private, ignore_errors=True)
+
+
+def compile_lock(cell: Cell, inputs: LockInputs, base_python: str, work: Path, env: dict[str, str],
+                 timeout: float) -> str | proc.Completed:
+    """Resolve the cell with uv (the edge): the lock's text, or the uv run that failed.
+
+    uv works in a private_workdir; the text returned keeps a companion's credentials: it is what the
+    install needs, and its caller keeps it out of artifacts too. uv runs on relative file names: its
+    `# via -r lock-requirements.in` annotations then name no temporary folder, so refreshing a lock
+    changes only what the resolution changed.
+    """
+    with private_workdir(work, "pcgkit-lock-") as private:
+        return _compile_in(cell, inputs, base_python, private, env, timeout)
 
 
 def _compile_in(cell: Cell, inputs: LockInputs, base_python: str, work: Path, env: dict[str, str],

@@ -25,15 +25,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import shutil
-import tempfile
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
 from pcgkit.matrix import locks
-from pcgkit.util import atomic, proc
+from pcgkit.util import proc
 
 # PyTorch's simple-index page for torch under its CPU index: a page of links to every CPU wheel
 # (`torch-<version>+cpu-...whl#sha256=...`), which uv reads as a flat index.
@@ -135,12 +133,9 @@ def changed_pins(locked_text: str, cpu_text: str) -> dict[str, tuple[str | None,
 
 def compile_cpu_lock(cell_id: str, inputs: locks.LockInputs, lock_text: str, find_links: str, base_python: str,
                      work: Path, env: dict[str, str], timeout: float) -> str | proc.Completed:
-    """The CPU lock's text, or the uv run that failed (the edge). Like locks.compile_lock, uv works in a
-    private folder on relative names; `work` (the cell folder) gets redacted copies of what it saw."""
+    """The CPU lock's text, or the uv run that failed (the edge); uv works as in locks.compile_lock."""
     plan = cpu_lock_plan(inputs, lock_text, find_links)
-    work.mkdir(parents=True, exist_ok=True)
-    private = Path(tempfile.mkdtemp(prefix="pcgkit-cpu-lock-"))
-    try:
+    with locks.private_workdir(work, "pcgkit-cpu-lock-") as private:
         requirements, constraints, out = Path("cpu-requirements.in"), Path("cpu-constraints.txt"), Path("cpu-resolved.txt")
         (private / requirements).write_text("\n".join(plan.requirements) + "\n")
         (private / constraints).write_text("\n".join(plan.constraints) + "\n")
@@ -153,8 +148,3 @@ def compile_cpu_lock(cell_id: str, inputs: locks.LockInputs, lock_text: str, fin
         if plan.torch and re.search(rf"^{re.escape(pin)}\s*$", resolved, re.MULTILINE):  # uv wrote no hash for it
             resolved = with_hashes(resolved, pin, _page_hashes(find_links, TORCH, f"{plan.torch}+cpu", min(timeout, 60.0)))
         return render_cpu_lock(cell_id, plan, locks.file_digest(lock_text), resolved)
-    finally:
-        for path in private.iterdir():
-            if path.is_file():
-                atomic.write_text(work / path.name, path.read_text(errors="replace"))
-        shutil.rmtree(private, ignore_errors=True)

@@ -18,11 +18,9 @@ import datetime as _dt
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
-
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, STAGE_CANNOT_RUN, STAGE_INSTALL, CellOutcome
+from pcgkit.matrix.rules import versions_match
 from pcgkit.values.verdict import CANNOT_RUN
 from pcgkit.verdicts.expectations import DEFAULT_EXPECTATIONS, read_expectations_file
 
@@ -44,14 +42,7 @@ class Uninstallable:
 
     def covers_axes(self, axes: Mapping[str, str | None]) -> bool:
         """`covers` for a cell known only by its axes (a report read back from compat.json)."""
-        for axis, spec in self.when:
-            value = axes.get(axis)
-            try:
-                if value is None or Version(value.split("+")[0]) not in SpecifierSet(spec):
-                    return False
-            except InvalidVersion:
-                return False
-        return True
+        return versions_match(self.when, axes)
 
     def due(self, today: _dt.date) -> bool:
         """A retry day: every `retry_days` days counted from `tried` (and `tried` itself). Pure."""

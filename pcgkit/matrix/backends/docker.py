@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -28,7 +27,7 @@ from pcgkit.matrix.backends.base import CaseRequest, CasesRan, CellContext, Stag
 from pcgkit.matrix.cells import EXISTING, Cell
 from pcgkit.matrix.deps import kit_light_dependencies
 from pcgkit.matrix.outcome import STAGE_INSTALL, STAGE_RUN
-from pcgkit.util import proc
+from pcgkit.matrix.where import host_gpu
 
 STAGE_IMAGE = STAGE_INSTALL  # the image build is this backend's install stage
 GPU_AUTO, GPU_ALL, GPU_NONE = "auto", "all", "none"
@@ -93,11 +92,7 @@ def default_ca_bundle() -> Path | None:
 
 def host_gpu_driver() -> str | None:
     """The host's NVIDIA driver version, or None when it has no GPU (nvidia-smi missing or failing)."""
-    if shutil.which("nvidia-smi") is None:
-        return None
-    done = proc.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], timeout=60, echo=False)
-    lines = [line.strip() for line in done.output_tail.splitlines() if line.strip()]
-    return lines[0] if done.ok and lines else None
+    return host_gpu()[1] or None
 
 
 def wants_gpus(setting: str, driver: str | None) -> bool:
