@@ -1,15 +1,11 @@
 """The embedded default backend: one uv virtual environment per cell, the cases run inside it.
 
-lock (the committed fixtures/locks/<id>.txt, or resolved now into the cell's folder when none is
-committed) -> install (`uv venv`, then ONE `uv pip sync --require-hashes` of the lock: pins, the
-kit's light deps, SGLang's import deps and sglang itself without its deps) -> check (the installed
-set read from the RECORDs; two distributions owning one file is an error cell naming both) ->
-run (`pcgkit run`'s plan/execute in the cell's interpreter, which imports torch and flashinfer
-first and reports an import failure as this cell's `import` error: no second interpreter just to
-check imports). The kit reaches the cell as a .pth line (the checkout, or a copy of the installed
-package), not as a package install. FlashInfer's JIT cache is shared by the cells whose key
-(pcgkit.matrix.jitcache) matches. Every stage is timed (pcgkit.matrix.costs); the whole cell
-shares one deadline, and every command goes through pcgkit.util.proc.
+lock (committed in fixtures/locks/, else resolved now into the cell's folder) -> install (`uv venv`, then ONE
+`uv pip sync --require-hashes` of the lock) -> check (the installed set read from the RECORDs; two
+distributions owning one file is an error cell naming both) -> run (`pcgkit run` in the cell's interpreter,
+which reports a failed import of torch or flashinfer as the cell's `import` error: no second interpreter just
+to check imports). The kit reaches the cell as a .pth line, not as a package install; FlashInfer's JIT cache
+is shared by the cells whose key (pcgkit.matrix.jitcache) matches.
 """
 
 from __future__ import annotations
@@ -30,20 +26,11 @@ from pcgkit import resources
 from pcgkit.jobs import run as runjob
 from pcgkit.matrix import installed as installed_mod
 from pcgkit.matrix import jitcache, locks, torchbuild
-from pcgkit.matrix.backends.base import (
-    BackendConfig,
-    CaseRequest,
-    CasesRan,
-    CellContext,
-    Deadline,
-    StageFailed,
-    Stages,
-)
+from pcgkit.matrix.backends.base import BackendConfig, CaseRequest, CasesRan, CellContext, Deadline, StageFailed, Stages
 from pcgkit.matrix.cells import EXISTING, TORCH_BUILD_CPU, VENV, Cell
 from pcgkit.matrix.deps import kit_light_dependencies, sglang_import_dependencies
 from pcgkit.matrix.outcome import (
     INTERPRETER_MISSING,
-    LOG_TAIL_CHARS,
     STAGE_INSTALL,
     classify_install_failure,
     install_failure_detail,
@@ -57,15 +44,13 @@ from pcgkit.util.redact import redact_argv, secret_values
 STAMP = ".pcgkit-cell-stamp"
 KIT_PTH = "_pcgkit_kit.pth"
 JIT_CACHE_DIR = "flashinfer-jit"  # beside the environments folder
-# The cells' compiled bytecode, beside it too (PYTHONPYCACHEPREFIX): a fresh environment holds no .pyc (uv
-# installs none), so its first `import torch, flashinfer` compiles ~40 MB of bytecode: ~9 s of a ~16 s import
-# here (docs/lab-notes.md). Python keeps the tree by source path and checks each .pyc against its source's
-# mtime and size, so a rebuilt environment of the same cell (--force, a damage rebuild) reuses it and a
-# changed file is recompiled; cells at other paths never share it.
+# The cells' compiled bytecode, beside it too (PYTHONPYCACHEPREFIX): uv installs no .pyc, so a fresh
+# environment's first `import torch, flashinfer` compiles ~40 MB of bytecode, ~9 s of a ~16 s import
+# (docs/lab-notes.md). Python keys the tree by source path and checks each .pyc against its source, so a
+# rebuilt environment of the same cell reuses it and cells at other paths never share it.
 BYTECODE_DIR = "cell-bytecode"
-
-
 SUMMARY = "a uv venv each"  # how `--backend`'s help describes it
+
 
 def install_commands(env_dir: Path, base_python: str, lock_file: Path) -> list[list[str]]:
     """The uv commands that build a cell's environment from its lock: one venv, one sync. Pure."""
@@ -83,13 +68,10 @@ def cell_lock_inputs(cell: Cell) -> locks.LockInputs:
 
 
 def uv_env() -> dict[str, str]:
+    """This process's environment for uv, without a virtual environment or a path of its own."""
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     env["UV_PYTHON_DOWNLOADS"] = "never"  # no managed-Python downloads: machines here cannot reach them
     return env
-
-
-def _tail(text: str) -> str:
-    return text[-LOG_TAIL_CHARS:]
 
 
 # Environments a cell of this process is using, and the shared lock it holds on each (run_cell).
@@ -99,9 +81,8 @@ IN_USE_POLL_S = 0.5
 
 @contextlib.contextmanager
 def env_in_use(env_dir: Path):
-    """A shared hold on an environment for as long as a cell runs in it (install, import check, cases):
-    `--force` or a damage rebuild in another run, or `pcgkit cache remove`, must wait for it, never delete the
-    env under it. Taken through envlock.held: never through a link, never truncating."""
+    """A shared hold on an environment for as long as a cell runs in it: `--force` or a damage rebuild in
+    another run, or `pcgkit cache remove`, waits for it, never deletes the env under it (envlock.held)."""
     owned_dir(env_dir.parent)
     with held(use_lock_path(env_dir), shared=True) as handle:
         _IN_USE[env_dir] = handle
@@ -154,7 +135,6 @@ def env_dir_for(cell: Cell, config: BackendConfig) -> Path:
 
 def prepare_env(cell: Cell, cell_dir: Path, config: BackendConfig, deadline: Deadline,
                 stages: Stages | None = None) -> PreparedEnv:
-    """The cell's interpreter and what it holds, or why it could not be built."""
     if cell.kind == EXISTING:
         return PreparedEnv(cell.interpreter)
     stages = stages or Stages()
@@ -176,7 +156,7 @@ def prepare_env(cell: Cell, cell_dir: Path, config: BackendConfig, deadline: Dea
 
 def _lock_for(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, deadline: Deadline,
               stages: Stages, torch_cpu_index: str = torchbuild.DEFAULT_CPU_INDEX) -> tuple[Path | None, dict, str, str]:
-    """(lock file, lock facts, cause, tail): the cell's lock (_locked_build), or for torch build cpu its CPU build."""
+    """(lock file, lock facts, cause, tail): _locked_build's lock, or for torch build cpu its CPU build."""
     lock_file, facts, cause, tail = _locked_build(cell, cell_dir, locks_dir, base_python, deadline, stages)
     if lock_file is None or cell.torch_build != TORCH_BUILD_CPU:
         return lock_file, facts, cause, tail
@@ -187,7 +167,7 @@ def _lock_for(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, dea
                                              cell_dir / "lock", uv_env(), deadline.left())
     facts = {**facts, "torch_build": TORCH_BUILD_CPU, "torch_from": torch_cpu_index}
     if not isinstance(result, str):
-        return None, facts, _install_cause(cell, result), _tail(result.output_tail)
+        return None, facts, _install_cause(cell, result), result.output_tail
     atomic.write_text(cell_dir / torchbuild.LOCK_FILE, result)  # the record, redacted
     changed = torchbuild.changed_pins(lock_text, result)
     return install_copy(result), {**facts, "cpu_lock": {
@@ -213,7 +193,7 @@ def _locked_build(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str,
     with stages.timing("resolve"):
         result = locks.compile_lock(cell, inputs, base_python, cell_dir / "lock", uv_env(), deadline.left())
     if not isinstance(result, str):
-        return None, {"source": "resolved"}, _install_cause(cell, result), _tail(result.output_tail)
+        return None, {"source": "resolved"}, _install_cause(cell, result), result.output_tail
     atomic.write_text(cell_dir / "lock.txt", result)  # the record, redacted: the cell folder is an artifact
     path = install_copy(result)  # what uv installs from, credentials kept, outside every artifact
     return path, {"source": "resolved", "path": str(path), "digest": locks.file_digest(result),
@@ -233,7 +213,6 @@ def install_copy(lock_text: str) -> Path:
 
 
 def discard_install_copy(lock_file: Path) -> None:
-    """Remove an install_copy once the install is over (a committed lock is left alone)."""
     if lock_file.parent.name.startswith(INSTALL_COPY_PREFIX):
         shutil.rmtree(lock_file.parent, ignore_errors=True)
 
@@ -248,12 +227,10 @@ def _install_cause(cell: Cell, done: proc.Completed) -> str:
 
 
 def env_damage(env_dir: Path, recorded: dict) -> str | None:
-    """Why a stamped environment cannot be reused, found cheaply; None when it looks whole.
-
-    What a cleanup job, a half-finished `pip uninstall` or an upgraded base Python does to an env
-    after its install: the interpreter gone or not starting, or a distribution of the installed
-    set (recorded in the stamp) whose METADATA vanished. Deeper damage (a deleted module file) is
-    what `--force` is for: hashing every file on each reuse would cost as much as the install."""
+    """Why a stamped environment cannot be reused, found cheaply (None when it looks whole): what a cleanup job,
+    a half-finished `pip uninstall` or an upgraded base Python leaves, the interpreter gone or not starting or a
+    recorded distribution's METADATA vanished. Deeper damage is what `--force` is for: hashing every file on
+    each reuse would cost as much as the install."""
     env_python = env_dir / "bin" / "python"
     if not env_python.exists():  # follows the link: a removed base interpreter counts too
         return f"the environment's python is missing ({env_python})"
@@ -268,7 +245,7 @@ def env_damage(env_dir: Path, recorded: dict) -> str | None:
 
 
 def _dist_infos(env_dir: Path) -> list[str]:
-    """The installed set as the stamp records it: each dist-info folder, relative to the env. A glob, no reads."""
+    """The installed set as the stamp records it: each dist-info folder, relative to the env."""
     return sorted(str(info.relative_to(env_dir)) for site in installed_mod.site_packages(env_dir)
                   for info in site.glob("*.dist-info"))
 
@@ -333,7 +310,7 @@ def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendCo
             logs.append(f"+ {redact_argv(tuple(argv), secrets)}\n" + (done.log_path.read_text(errors="replace") if done.log_path else ""))
             if not done.ok:
                 atomic.write_text(cell_dir / "install.log", "\n".join(logs))
-                return PreparedEnv(None, _install_cause(cell, done), _tail(done.output_tail), lock=lock_facts)
+                return PreparedEnv(None, _install_cause(cell, done), done.output_tail, lock=lock_facts)
     finally:
         discard_install_copy(lock_file)
     atomic.write_text(cell_dir / "install.log", "\n".join(logs))
@@ -343,8 +320,8 @@ def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendCo
 
 
 def _link_kit(env_dir: Path) -> None:
-    """Make the kit importable in the cell, as an editable install would, without a uv call:
-    a .pth line to the checkout, or to a copy of the installed package (a wheel has no source tree)."""
+    """The kit importable in the cell without a uv call: a .pth line to the checkout, or to a copy of the
+    installed package (a wheel has no source tree)."""
     root = resources.checkout_root()
     if root is None:
         root = env_dir / "pcgkit-kit"
@@ -355,9 +332,8 @@ def _link_kit(env_dir: Path) -> None:
 
 
 def bytecode_env(folder: Path) -> dict[str, str]:
-    """The cell interpreter's bytecode settings: written under the kit's `folder`, never into the environment or
-    the checkout; an inherited PYTHONDONTWRITEBYTECODE is emptied (Python reads an empty value as unset) for the
-    cell's interpreter only, since the folder is the kit's own. Pure."""
+    """The cell interpreter's bytecode written under the kit's `folder`, never into the environment or the
+    checkout; an inherited PYTHONDONTWRITEBYTECODE emptied (read as unset) for the cell only. Pure."""
     return {"PYTHONPYCACHEPREFIX": str(folder), "PYTHONDONTWRITEBYTECODE": ""}
 
 
@@ -387,7 +363,7 @@ class VenvEnvironment:
         )
         start = time.monotonic()
         _, _, completed = runjob.execute(plan)
-        return CasesRan(completed.ok, completed.describe_failure(), _tail(completed.output_tail), time.monotonic() - start)
+        return CasesRan(completed.ok, completed.describe_failure(), completed.output_tail, time.monotonic() - start)
 
 
 @dataclasses.dataclass(frozen=True)
