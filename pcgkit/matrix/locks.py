@@ -1,16 +1,12 @@
 """Per-cell locks: uv's resolution of a cell, with hashes, kept as data (fixtures/locks/<cell-id>.txt).
 
-A lock is made only by an explicit command (`bin/pcgkit lab lock [--cell ID]`): `uv pip compile
---generate-hashes` of the cell's pins, the kit's light dependencies and SGLang's import deps (with
-the cell's constraints), for the cell's Python and the lock platform, plus sglang itself resolved
-`--no-deps` (its own tree is CUDA-only and never imported by the cases). The cell then installs
-exactly that file (`uv pip sync --require-hashes`), so two installs of one cell are the same
-environment. The lock's header records a digest of its inputs: a cell whose inputs changed since
-(a pin, a rule, the kit's dependencies) is told to re-lock instead of silently installing
-something else. A cell without a committed lock is resolved the same way at run time, into its
-own folder, and says so.
-
-Planning helpers are pure; `compile_lock` is the edge (uv through pcgkit.util.proc).
+`bin/pcgkit lab lock` makes them: `uv pip compile --generate-hashes` of the cell's pins, the kit's light
+dependencies and SGLang's import deps (with the cell's constraints), for the cell's Python and the lock
+platform, plus sglang itself `--no-deps` (its own tree is CUDA-only and never imported by the cases). The
+cell installs exactly that file (`uv pip sync --require-hashes`). The header records a digest of the
+inputs: a cell whose inputs changed since is told to re-lock instead of silently installing something
+else. A cell without a committed lock is resolved the same way at run time, and says so.
+Planning helpers are pure; `compile_lock` is the edge.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""What each SGLang release declares (its Requires-Dist), cached in fixtures/ so planning is offline.
+"""What each SGLang release declares (its Requires-Dist), cached in fixtures/ so planning is offline. Pure.
 
-Pure: parsing and loading. The file is rewritten by the workshop (`bin/pcgkit lab pins`, lab.matrix.pins_refresh:
-`pip download --no-deps` of each release's wheel, METADATA read from the zip).
+The workshop rewrites the file (`bin/pcgkit lab pins`, lab.matrix.pins_refresh).
 """
 
 from __future__ import annotations
@@ -96,6 +95,3 @@ def load_pins(path: Path = DEFAULT_PINS_FILE) -> PinsIndex:
     )
     known = {k: tuple(sorted(v, key=version_key)) for k, v in data.get("known_versions", {}).items()}
     return PinsIndex(releases, known, data.get("refreshed", ""))
-
-
-# ---- the networked refresh (explicit command only) ---------------------------------------------

@@ -1,11 +1,9 @@
 """The one validation of the matrix file (fixtures/matrix.toml and any --matrix), at plan time. Pure.
 
-Every field is declared once here with its type; a value of the wrong type, a version that is not
-PEP 440, a requirement that is not PEP 508 or a key nobody reads is an error naming the file, the
-line, the table and the field -- before anything is installed. TOML's own typing is the trap this
-guards: `torch = 2.10` unquoted is the float 2.1 (torch==2.1 would be installed), `companions =
-"tabulate"` is a string (one requirement per character), `timeout-s = "soon"` crashed a cell.
-A new key is added to the table below (and is then accepted and checked everywhere).
+Every field is declared once here with its check; a wrong type, a version that is not PEP 440, a
+requirement that is not PEP 508 or an unknown key is an error naming the file, line, table and field,
+before anything is installed. TOML's own typing is the trap: `torch = 2.10` unquoted is the float 2.1,
+`companions = "tabulate"` a string (one requirement per character), `timeout-s = "soon"` crashed a cell.
 """
 
 from __future__ import annotations
@@ -31,10 +29,13 @@ def _string(value: Any) -> str | None:
     return f"is {type(value).__name__} {value!r}, expected a string"
 
 
-def _version(value: Any) -> str | None:
-    problem = _string(value)
-    if problem:
-        return problem
+def _text(check: Callable[[str], str | None]) -> Check:
+    """`check` for a string; any other value is `_string`'s problem."""
+    return lambda value: _string(value) or check(value)
+
+
+@_text
+def _version(value: str) -> str | None:
     try:
         Version(value)
     except InvalidVersion:
@@ -42,10 +43,8 @@ def _version(value: Any) -> str | None:
     return None
 
 
-def _python(value: Any) -> str | None:
-    problem = _string(value)
-    if problem:
-        return problem
+@_text
+def _python(value: str) -> str | None:
     return None if re.fullmatch(r"3\.\d+(\.\d+)?", value) else f"{value!r} is not a Python version such as \"3.12\""
 
 
@@ -56,10 +55,8 @@ def _version_or(word: str) -> Check:
     return check
 
 
-def _requirement(value: Any) -> str | None:
-    problem = _string(value)
-    if problem:
-        return problem
+@_text
+def _requirement(value: str) -> str | None:
     try:
         Requirement(value)
     except InvalidRequirement as exc:
@@ -67,10 +64,8 @@ def _requirement(value: Any) -> str | None:
     return None
 
 
-def _name(value: Any) -> str | None:
-    problem = _string(value)
-    if problem:
-        return problem
+@_text
+def _name(value: str) -> str | None:
     return None if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value) else f"{value!r}: use letters, digits, '.', '_', '-'"
 
 

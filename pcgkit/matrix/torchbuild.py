@@ -1,24 +1,17 @@
 """The CPU build of a cell's locked torch (`pcgkit matrix --torch-build cpu`), derived from its lock.
 
-Simulated cells never touch CUDA, yet the committed lock (fixtures/locks/<id>.txt) holds PyPI's
-Linux torch: the CUDA build, with nvidia-* and triton beside it (several GB). The CPU lock is that
-lock re-resolved with one change: uv resolves the cell's own requirements again, with EVERY pin of
-the lock as an exact constraint and torch's pinned to `<version>+cpu`. So every distribution keeps
-its locked version; what only the CUDA torch required (nvidia-* runtime wheels, triton) drops out
-because nothing requires it any more (flashinfer's own nvidia-* dependencies stay, as locked); the
-part installed without dependencies (sglang) is copied as it is. The CPU wheels come from one
-location read as uv's `--find-links` (PyTorch's page of CPU torch wheels by default; a local folder
-or mirror when overridden) and the lock records it (`--emit-find-links`), so the install
-(`uv pip sync --require-hashes`) needs nothing else. uv 0.13.9 hashes a wheel it finds in a local
-folder, but writes no hash for one a page links (astral-sh/uv#3874, #10308): the kit reads the page's
-`#sha256=` fragments itself (`link_hashes`) and adds them, so the CPU torch is hash-checked too.
+Simulated cells never touch CUDA, yet the committed lock holds PyPI's Linux torch: the CUDA build, with
+nvidia-* and triton beside it (several GB). The CPU lock re-resolves the cell's own requirements with EVERY
+pin of the lock as an exact constraint and torch's pinned to `<version>+cpu`: every distribution keeps its
+locked version, and what only the CUDA torch required drops out (flashinfer's own nvidia-* dependencies
+stay); the part installed without dependencies (sglang) is copied as it is. The CPU wheels come from one
+`--find-links` location (PyTorch's page of CPU wheels, or a folder or mirror) that the lock records
+(`--emit-find-links`). uv 0.13.9 writes no hash for a wheel a page links (astral-sh/uv#3874, #10308): the
+kit adds the page's `#sha256=` fragments itself (`link_hashes`), so the CPU torch is hash-checked too.
 
-Why not uv's `--torch-backend cpu`: it names download.pytorch.org with no way to point it
-elsewhere (uv 0.13.9 reads no mirror setting for it), so the path could only be exercised where
-that host is reachable; one overridable location keeps the CI's path and the tests' path the same.
-
-Planning (`cpu_lock_plan`, `cpu_compile_argv`, `render_cpu_lock`) is pure; `compile_cpu_lock` is the
-edge (uv through pcgkit.util.proc).
+Not uv's `--torch-backend cpu`: it names download.pytorch.org with no way to point it elsewhere (uv 0.13.9),
+so the path could only be exercised where that host is reachable. Planning is pure; `compile_cpu_lock` is
+the edge.
 """
 
 from __future__ import annotations

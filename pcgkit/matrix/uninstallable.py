@@ -1,14 +1,11 @@
 """Cells that cannot run here, as a planned state (`[[cannot-run]]` in fixtures/expectations.toml).
 
-A rule records a measured fact: the cells it covers (`when`, on the cell's axes), the text their
-failure shows (`match`), why, the upstream link, the date it was last tried (`tried`) and how often
-to try again (`retry-days`). The planner does not run a covered cell on the days between retries:
-it writes the cell as *cannot-run* with that reason and date (no install, no verdict, not an error;
-pcgkit.values.verdict.CANNOT_RUN). On a retry day (every `retry-days` days counted from `tried`, or
-`matrix --retry-cannot-run`) the cell runs: if it fails as recorded it stays cannot-run, tried today;
-if it installs and runs, that is a change against the baseline (like pytest's xfail_strict: remove or
-re-date the rule), so a fixed index turns the cell back on within one retry period. Any other
-failure stays an error. Pure, apart from reading the TOML file.
+A rule records a measured fact: the cells it covers (`when`), the text their failure shows (`match`),
+why, the upstream link, when it was last tried and how often to try again. Between retry days a covered
+cell is not run but written as *cannot-run* with that reason and date (no install, no verdict, not an
+error). On a retry day (or `matrix --retry-cannot-run`) it runs: failing as recorded it stays cannot-run;
+installing and running is a change against the baseline (like pytest's xfail_strict), so a fixed index
+turns the cell back on within one retry period. Pure, apart from reading the TOML file.
 """
 
 from __future__ import annotations

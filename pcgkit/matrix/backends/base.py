@@ -1,11 +1,9 @@
 """What every backend shares: its configuration, the values the cell loop hands it and gets back,
 and the protocol a backend satisfies.
 
-A backend answers one question: "run these cases in this environment and hand back results". It
-prepares a cell's environment (a venv, an image) and runs `pcgkit run`'s cases in it, leaving the
-run's files (results.json, pytest.log, run-costs.json) in the cell folder. Everything else a cell
-goes through (its folder, deadline, stage timers, progress stages, the import check, the judgement
-of what the run yielded, the outcome) is the cell loop's, written once in pcgkit.matrix.backends.loop.
+A backend prepares a cell's environment (a venv, an image) and runs `pcgkit run`'s cases in it, leaving
+the run's files in the cell folder; everything else a cell goes through is the cell loop's
+(pcgkit.matrix.backends.loop).
 """
 
 from __future__ import annotations
@@ -77,9 +75,6 @@ class Deadline:
     def left(self) -> float:
         return max(1.0, self.end - time.monotonic())
 
-    def passed(self) -> bool:
-        return self.end - time.monotonic() <= 0
-
 
 class Stages:
     """Seconds per stage, for the cell's cost breakdown (pcgkit.matrix.costs names the stages)."""
@@ -98,8 +93,7 @@ class Stages:
 
 @dataclasses.dataclass(frozen=True)
 class CellContext:
-    """What the loop hands a backend for one cell: the cell, the run's configuration, the cell's
-    folder (the backend leaves the run's files there), its deadline and its stage timers."""
+    """What the loop hands a backend for one cell; the backend leaves the run's files in cell_dir."""
 
     cell: Cell
     config: BackendConfig
@@ -124,8 +118,7 @@ class CaseRequest:
 
 @dataclasses.dataclass(frozen=True)
 class CasesRan:
-    """How a backend's case run ended. The results themselves are the files it left in the request's
-    reports_dir, read by the loop the same way whatever the backend."""
+    """How a backend's case run ended (the results are the files it left in the request's reports_dir)."""
 
     ok: bool  # the run's process exited 0
     failure: str = ""  # how it ended otherwise, e.g. "exit status 3" (said in an error cell's reason)
