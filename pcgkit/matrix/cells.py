@@ -121,18 +121,10 @@ class Cell:
         (a cell.json may come from any CI job's artifact: its id becomes a folder name)."""
         if not isinstance(data, dict):
             raise UntrustedValueError(f"cell: expected an object, got {type(data).__name__}")
-        fields = {f.name for f in dataclasses.fields(cls)}
-        kwargs = {k: v for k, v in data.items() if k in fields}
+        kwargs = untrusted.typed_fields(cls, data, [f.name for f in dataclasses.fields(cls)], "cell")
         kwargs["id"] = untrusted.safe_id(data.get("id"), "cell id")
         for name in ("companions", "flashinfer_extras", "covers_sglang", "constraints"):
             kwargs[name] = untrusted.str_list(data, name, "cell")
-        for name in ("sglang", "flashinfer", "torch", "interpreter", "base_image"):
-            kwargs[name] = untrusted.optional_text(data, name, "cell")
-        for name in ("python", "kind", "origin", "lock_digest", "pin_status", "pin_note", "torch_build"):
-            if name in data:
-                kwargs[name] = untrusted.text(data, name, "cell")
         if kwargs.get("torch_build", TORCH_BUILD_CUDA) not in TORCH_BUILDS:
             raise UntrustedValueError(f"cell: torch_build must be one of {', '.join(TORCH_BUILDS)}")
-        if data.get("timeout_s") is not None:
-            kwargs["timeout_s"] = untrusted.finite_number(data, "timeout_s", "cell")
         return cls(**kwargs)

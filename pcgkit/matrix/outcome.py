@@ -132,22 +132,16 @@ class CellOutcome:
         status = untrusted.text(data, "status", what, default=None)
         if status not in (RAN, ERROR):
             raise ValueError(f"{what}.status {status!r:.40}: expected {RAN!r} or {ERROR!r}")
+        plain = ("stage", "reason", "log_tail", "finished", "provenance", "costs", "installed", "lock")
         return cls(
             cell=Cell.from_dict(data["cell"]),
             status=status,
             duration_s=untrusted.finite_number(data, "duration_s", what),
-            stage=untrusted.optional_text(data, "stage", what),
-            reason=untrusted.text(data, "reason", what),
-            log_tail=untrusted.text(data, "log_tail", what),
             versions=untrusted.str_map(data.get("versions"), f"{what}.versions"),
             results=tuple(CaseResult.from_dict(r) for r in _list(data, "results", what)),
-            finished=untrusted.text(data, "finished", what),
             from_cache=from_cache,
-            provenance=untrusted.mapping(data, "provenance", what),
             where=Where.from_dict(untrusted.mapping(data, "where", what)) if data.get("where") else None,
-            costs=untrusted.mapping(data, "costs", what),
-            installed=untrusted.mapping(data, "installed", what),
-            lock=untrusted.mapping(data, "lock", what),
+            **untrusted.typed_fields(cls, data, plain, what),
         )
 
 
