@@ -78,13 +78,11 @@ def cached_outcome(cell: Cell, config: BackendConfig) -> CellOutcome | None:
     outcome = read_outcome(path, from_cache=True)
     if outcome is None or outcome.status != RAN or _stored_definition_hash(path) != cell.definition_hash:
         return None
-    if outcome.provenance.get("backend", "venv") != config.backend:
+    stored = outcome.provenance
+    selection = {"select": stored.get("select", ""), "require_hardware": sorted(stored.get("require_hardware") or ())}
+    if stored.get("backend", "venv") != config.backend or selection != selection_of(config):
         return None
-    stored = {"select": outcome.provenance.get("select", ""),
-              "require_hardware": sorted(outcome.provenance.get("require_hardware") or ())}
-    if stored != selection_of(config):
-        return None
-    if any(outcome.provenance.get(key) != value for key, value in config.answers_for):
+    if any(stored.get(key) != value for key, value in config.answers_for):
         return None  # e.g. cached without this --preflight launch: it would show yesterday's table
     # Keep this plan's labels (they may change with the pins cache) on the cached result.
     return CellOutcome(**{**outcome.__dict__, "cell": cell})

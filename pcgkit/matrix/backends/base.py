@@ -33,17 +33,14 @@ class BackendConfig:
     require_hardware: tuple[str, ...] = ()  # --require-hardware, passed into every cell
     locks_dir: Path = dataclasses.field(default_factory=lambda: resources.fixture("locks"))  # committed cell locks
     force: bool = False  # --force: rebuild each cell's environment too, not only rerun its cases
-    # --torch-cpu-index: where a cell of torch build "cpu" gets its torch (uv --find-links); an install
-    # source, not part of what the result answers for (the cell's definition carries the build itself).
+    # where a "cpu" torch build gets its torch: an install source, not part of what the result answers for
     torch_cpu_index: str = DEFAULT_CPU_INDEX
-    # The case ids each cell must account for (the catalog's default cases, handed down by the
-    # command): a mode a cell's pytest never reported becomes an `error` row.
+    # The case ids each cell must account for: a mode a cell's pytest never reported becomes an `error` row.
     expected_modes: tuple[str, ...] = ()
-    # Variables every cell's case run gets, whatever the backend (the command decides: `matrix --preflight FILE`
-    # hands the launch file to the preflight-launch case this way).
+    # Variables every cell's case run gets (`matrix --preflight FILE` hands the launch file down this way).
     case_env: tuple[tuple[str, str], ...] = ()
-    # What a cell's result answers for beyond its definition (e.g. which launch file it preflighted): stamped in
-    # its provenance, and a cached cell is reused only when these are equal.
+    # What a result answers for beyond its definition (e.g. the launch file it preflighted): stamped in its
+    # provenance; a cached cell is reused only when these are equal.
     answers_for: tuple[tuple[str, str], ...] = ()
     # The same per narrowed scope (pcgkit.values.scopes): a sglang-level cell owes only its scope's cases.
     scope_modes: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
@@ -53,8 +50,7 @@ class BackendConfig:
         return tuple(self.scope_modes.get(scope, self.expected_modes))
 
 
-# Told each stage a cell enters ("install", "image", "run"), for the progress rows and for naming
-# where an interrupted cell stopped.
+# Told each stage a cell enters, for the progress rows and for naming where an interrupted cell stopped.
 OnStage = Callable[[Cell, str], None]
 
 

@@ -54,7 +54,6 @@ class DockerConfig:
     ca_bundle: Path | None = None  # for the build stage only (a TLS-intercepting proxy's CA)
     wheelhouse: Path | None = None  # find-links for the build stage (e.g. a CPU torch wheel)
     mem_limit: str | None = None
-    require_hardware: tuple[str, ...] = ()
     environment: tuple[tuple[str, str], ...] = ()  # extra variables for the case run (e.g. CUDA_HOME)
 
 
@@ -63,7 +62,6 @@ def config_from_args(args) -> DockerConfig:
     return DockerConfig(
         image_pins=Path(args.docker_pins), gpus=args.gpus, ca_bundle=ca,
         wheelhouse=Path(args.wheelhouse) if args.wheelhouse else None, mem_limit=args.docker_memory,
-        require_hardware=tuple(getattr(args, "require_hardware", None) or ()),
         environment=parse_env(args.docker_env or ()),
     )
 
@@ -207,7 +205,7 @@ def run_cases(client, image, cell: Cell, request: CaseRequest, docker: DockerCon
     """Run `pcgkit run` in a fresh container; its /out copied into cell_dir. Always cleaned up."""
     run_timeout = max(1.0, timeout_s - EXTRA_RUN_S / 2)
     command = plan.run_command(run_timeout, min(request.case_timeout_s, run_timeout),
-                               request.require_hardware or docker.require_hardware, request.select, request.scope)
+                               request.require_hardware, request.select, request.scope)
     for path in RunFiles(cell_dir).every_path():
         path.unlink(missing_ok=True)  # never report a previous run's files as this run's
     with engine.output_volume(client) as volume:
