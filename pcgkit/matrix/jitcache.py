@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 from collections.abc import Mapping
-from pathlib import Path
 
 from pcgkit.util import proc
 
@@ -62,10 +61,3 @@ def machine_arch_facts() -> ArchFacts:
     if cuda_home:
         toolkit += f" (CUDA_HOME={cuda_home})"
     return ArchFacts(os.environ.get("FLASHINFER_CUDA_ARCH_LIST", ""), devices, toolkit)
-
-
-def workspace_base(root: Path, key: str) -> Path:
-    """The FLASHINFER_WORKSPACE_BASE for a key (created)."""
-    path = root / key
-    path.mkdir(parents=True, exist_ok=True)
-    return path

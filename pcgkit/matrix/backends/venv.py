@@ -354,7 +354,7 @@ class VenvEnvironment:
         env = dict(request.env)
         key = jitcache.cache_key(installed_mod.freeze(self.installed), self.cell_python, jitcache.machine_arch_facts())
         if key is not None:
-            env[jitcache.ENV_VAR] = str(jitcache.workspace_base(owned_dir(self.envs_root.parent / JIT_CACHE_DIR), key))
+            env[jitcache.ENV_VAR] = str(owned_dir(self.envs_root.parent / JIT_CACHE_DIR / key))
         env.update(bytecode_env(owned_dir(self.envs_root.parent / BYTECODE_DIR)))  # stamped: `cache remove` may delete them
         plan = runjob.RunPlan(
             python=self.python, reports_dir=request.reports_dir, timeout_s=request.timeout_s,
