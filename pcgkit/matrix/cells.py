@@ -22,9 +22,8 @@ ON_PIN = "on-pin"  # exactly the flashinfer-python and torch that the cell's SGL
 OFF_PIN = "off-pin"
 UNPINNED = "unpinned"  # an existing interpreter: the matrix declares no pins for it
 
-# Which build of the locked torch version a venv cell installs (`pcgkit matrix --torch-build`).
-# cuda: the committed lock as it is, PyPI's Linux wheel with its nvidia-* and triton dependencies;
-# cpu: PyTorch's CPU-only build of the same version, every other pin as locked (pcgkit.matrix.torchbuild).
+# Which build of the locked torch a venv cell installs (`--torch-build`): cuda, the committed lock as it is;
+# cpu, PyTorch's CPU-only build of the same version, every other pin as locked (pcgkit.matrix.torchbuild).
 TORCH_BUILD_CUDA = "cuda"
 TORCH_BUILD_CPU = "cpu"
 TORCH_BUILDS = (TORCH_BUILD_CUDA, TORCH_BUILD_CPU)
@@ -48,8 +47,7 @@ class Cell:
     timeout_s: float | None = None  # overrides the run's --timeout for this cell
     origin: str = "explicit"  # "explicit" | "sglang-release"
     scope: str = SCOPE_ALL  # SCOPES: which cases run in it
-    # sha256 of the committed lock (fixtures/locks/<id>.txt; pcgkit.matrix.locks), "" when none:
-    # refreshing a lock reruns the cell.
+    # sha256 of the committed lock, "" when none: refreshing a lock reruns the cell.
     lock_digest: str = ""
     torch_build: str = TORCH_BUILD_CUDA  # TORCH_BUILDS: a cpu cell is another environment and another result
     # Labels the planner derives; not part of the definition.

@@ -65,14 +65,10 @@ class CellOutcome:
     results: tuple[CaseResult, ...] = ()
     finished: str = ""
     from_cache: bool = False
-    # Where the cell ran: the container backend records image id, digest, base, CUDA, host driver.
-    provenance: dict[str, Any] = dataclasses.field(default_factory=dict)
-    # The machine that ran it (host, CI runner, device, driver, backend, image): results from many
-    # hosts are merged by `pcgkit report --from`, and none of them may pass for another's.
+    provenance: dict[str, Any] = dataclasses.field(default_factory=dict)  # e.g. the image, its digest, CUDA
+    # The machine that ran it: `pcgkit report --from` merges many hosts' results, none may pass for another's.
     where: Where | None = None
-
-    # Where its time went, seconds per stage and per case (pcgkit.matrix.costs).
-    costs: dict[str, float] = dataclasses.field(default_factory=dict)
+    costs: dict[str, float] = dataclasses.field(default_factory=dict)  # seconds per stage and case (matrix.costs)
     # The full installed set (name -> version, as `uv pip freeze` lists it) and the lock it came from.
     installed: dict[str, str] = dataclasses.field(default_factory=dict)
     lock: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -126,8 +122,7 @@ class CellOutcome:
     def from_dict(cls, data: dict, from_cache: bool = False) -> CellOutcome:
         if data.get("schema") != CELL_SCHEMA:
             raise ValueError(f"cell outcome schema {data.get('schema')!r}, expected {CELL_SCHEMA!r}")
-        # every field typed here, so a crafted or hand-edited cell.json is one error row naming the
-        # field, never an AttributeError in a writer (and a NaN duration never reaches a formatter)
+        # every field typed: a crafted cell.json is one error row naming the field, never a crash in a writer
         what = "cell.json"
         status = untrusted.text(data, "status", what, default=None)
         if status not in (RAN, ERROR):
@@ -158,8 +153,7 @@ def with_where(outcome: CellOutcome, where: Where) -> CellOutcome:
 
 
 def write_outcome(path: Path, outcome: CellOutcome) -> None:
-    # atomic, with a unique temp name: concurrent writers of one cell.json never share a temp file,
-    # and a killed run never leaves half a cell.json for resume to trust
+    # atomic: concurrent writers never share a temp file, a killed run never leaves half a cell.json
     atomic.write_json(path, outcome.to_dict())
 
 

@@ -288,10 +288,9 @@ def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendCo
         return PreparedEnv(None, cause, tail, lock=lock_facts)
     logs = [f"# building {env_dir}: {why}"]
     if recorded:
-        # A stamped env that is damaged or forced starts from nothing: `uv venv --allow-existing` and
-        # a sync keep what they find (a dist-info without METADATA is invisible to uv, its files
-        # stay), and with the stamp gone a kill mid-rebuild cannot leave it looking reusable. An
-        # unstamped one (an install that never finished) is synced in place: uv converges it.
+        # A stamped env that is damaged or forced starts from nothing: a sync keeps what it finds (uv cannot
+        # see a dist-info without METADATA), and without the stamp a killed rebuild never looks reusable.
+        # An unstamped one (an install that never finished) is synced in place: uv converges it.
         lock_facts = {**lock_facts, "rebuilt": why}
         if not _take_for_rebuild(env_dir, deadline):
             return PreparedEnv(None, f"environment in use: another run is using {env_dir}; it was not rebuilt "
