@@ -68,15 +68,11 @@ class Cell:
             # that list reruns the sglang cells
             **({"sglang_import_deps": sglang_import_dependencies(self.sglang)} if self.sglang else {}),
         }
-        if self.constraints:  # only when present, so cells without constraints keep their hash
-            definition["constraints"] = list(self.constraints)
-        if self.lock_digest:
-            definition["lock"] = self.lock_digest
-        if self.scope != SCOPE_ALL:  # only when narrowed, so every other cell keeps its hash
-            definition["scope"] = self.scope
-        if self.torch_build != TORCH_BUILD_CUDA:  # only for the CPU build, so every locked cell keeps its hash
-            definition["torch_build"] = self.torch_build
-        return definition
+        # Each only when set (narrowed, the CPU build), so every cell without it keeps its hash.
+        optional = {"constraints": list(self.constraints), "lock": self.lock_digest,
+                    "scope": self.scope if self.scope != SCOPE_ALL else "",
+                    "torch_build": self.torch_build if self.torch_build != TORCH_BUILD_CUDA else ""}
+        return {**definition, **{key: value for key, value in optional.items() if value}}
 
     @property
     def definition_hash(self) -> str:

@@ -49,7 +49,6 @@ class LockInputs:
 
 
 def lock_inputs(cell: Cell, kit_dependencies: Sequence[str], sglang_dependencies: Sequence[str]) -> LockInputs:
-    """The cell's resolver input. Pure."""
     requirements = tuple(dict.fromkeys((*cell.requirements(), *kit_dependencies, *sglang_dependencies)))
     no_deps = (f"sglang=={cell.sglang}",) if cell.sglang else ()
     return LockInputs(requirements, tuple(cell.constraints), no_deps, cell.python)
@@ -82,7 +81,6 @@ def inputs_digest_of(lock_text: str) -> str | None:
 
 def compile_argv(uv: Sequence[str], base_python: str, inputs: LockInputs, requirements_file: Path, out: Path,
                  constraints_file: Path | None = None, no_deps: bool = False) -> list[str]:
-    """One `uv pip compile` command line. Pure."""
     argv = [*uv, "pip", "compile", "--generate-hashes", "--no-header", "--python", base_python,
             "--python-version", inputs.python, "--python-platform", inputs.platform, "-o", str(out)]
     if constraints_file is not None:

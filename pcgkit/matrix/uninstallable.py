@@ -47,7 +47,6 @@ class Uninstallable:
         return days >= 0 and days % self.retry_days == 0
 
     def next_retry(self, today: _dt.date) -> _dt.date:
-        """The first retry day after `today`. Pure."""
         days = max((today - self.tried).days, 0)
         return self.tried + _dt.timedelta(days=(days // self.retry_days + 1) * self.retry_days)
 

@@ -46,7 +46,6 @@ class BackendConfig:
     scope_modes: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
 
     def modes_for(self, scope: str) -> tuple[str, ...]:
-        """The case ids a cell of this scope must account for."""
         return tuple(self.scope_modes.get(scope, self.expected_modes))
 
 

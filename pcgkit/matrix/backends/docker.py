@@ -102,11 +102,10 @@ def image_env(image) -> dict[str, str]:
     return env
 
 
-def provenance(image, base: plan.BaseImage, base_image, driver: str | None, gpus: bool, lock: dict | None = None) -> dict:
+def provenance(image, base: plan.BaseImage, base_image, driver: str | None, gpus: bool, lock: dict) -> dict:
     """What the report says about where a cell ran: image and base (ids, digests), CUDA and where it came
     from, the image's context hash, the host driver."""
     digests = image.attrs.get("RepoDigests") or []
-    lock = lock or {}
     cuda_source = (image.labels or {}).get("pcgkit.cuda-source", "")
     cuda = image_env(image).get("CUDA_VERSION") or (
         f"{base.cuda} from PyPI's NVIDIA wheels" if cuda_source == plan.CUDA_FROM_WHEELS
