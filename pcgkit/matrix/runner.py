@@ -139,12 +139,9 @@ def _run_matrix(cells, config, jobs, force, run, show_progress, rules, planned, 
     todo = []
     for cell in cells:
         if cell.id in planned:  # a measured cannot-run cell, not a retry day: nothing to install
-            outcome = cannot_run_outcome(cell, planned[cell.id], today)
-            write_outcome(config.cells_root / cell.id / CELL_FILE, outcome)
-            outcomes[cell.id] = outcome
-            continue
-        cached = None if force else cached_outcome(cell, config)
-        if cached is not None:
+            outcomes[cell.id] = cannot_run_outcome(cell, planned[cell.id], today)
+            write_outcome(config.cells_root / cell.id / CELL_FILE, outcomes[cell.id])
+        elif (cached := None if force else cached_outcome(cell, config)) is not None:
             outcomes[cell.id] = cached
         else:
             todo.append(cell)
