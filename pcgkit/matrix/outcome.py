@@ -179,9 +179,7 @@ def not_run_outcome(cell_id: str, reason: str) -> CellOutcome:
 
 def unreadable_outcome(path: Path, why: str) -> CellOutcome:
     """A visible error row for a cell.json that cannot be read: the cell id is its folder's name."""
-    return CellOutcome(
-        Cell(id=path.parent.name), ERROR, 0.0, STAGE_READ, f"unreadable result: {path}: {why}",
-    )
+    return CellOutcome(Cell(id=path.parent.name), ERROR, 0.0, STAGE_READ, f"unreadable result: {path}: {why}")
 
 
 def read_outcome_row(path: Path) -> CellOutcome:

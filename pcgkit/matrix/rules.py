@@ -55,8 +55,7 @@ def parse_rules(text: str, source: str = "install_rules.toml") -> tuple[InstallR
     rules = []
     for i, table in enumerate(data.get("rule", ())):
         when = table.get("when", {})
-        unknown = sorted(set(when) - set(AXIS_IDS))
-        if unknown or not when:
+        if not when or set(when) - set(AXIS_IDS):
             raise RulesError(f"{source}: rule {i + 1}: `when` needs some of {AXIS_IDS}, got {sorted(when)}")
         for axis, spec in when.items():
             try:

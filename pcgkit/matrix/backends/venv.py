@@ -275,7 +275,6 @@ def rebuild_reason(cell: Cell, env_dir: Path, force: bool) -> tuple[str | None, 
 def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendConfig, deadline: Deadline,
                     stages: Stages) -> PreparedEnv:
     env_python = env_dir / "bin" / "python"
-    stamp = env_dir / STAMP
     why, recorded = rebuild_reason(cell, env_dir, config.force)
     if why is None:
         return PreparedEnv(str(env_python), lock={**recorded.get("lock", {}), "reused_env": True})
@@ -308,13 +307,12 @@ def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendCo
             # the echo is redacted as proc.run's own is (a credentialed URL may be an argument)
             logs.append(f"+ {redact_argv(tuple(argv), secrets)}\n" + (done.log_path.read_text(errors="replace") if done.log_path else ""))
             if not done.ok:
-                atomic.write_text(cell_dir / "install.log", "\n".join(logs))
                 return PreparedEnv(None, _install_cause(cell, done), done.output_tail, lock=lock_facts)
     finally:
         discard_install_copy(lock_file)
-    atomic.write_text(cell_dir / "install.log", "\n".join(logs))
+        atomic.write_text(cell_dir / "install.log", "\n".join(logs))
     _link_kit(env_dir)
-    atomic.write_json(stamp, {"definition": cell.definition_hash, "lock": lock_facts, "installed": _dist_infos(env_dir)})
+    atomic.write_json(env_dir / STAMP, {"definition": cell.definition_hash, "lock": lock_facts, "installed": _dist_infos(env_dir)})
     return PreparedEnv(str(env_python), lock=lock_facts)
 
 
