@@ -95,11 +95,8 @@ def wants_gpus(setting: str, driver: str | None) -> bool:
 
 
 def image_env(image) -> dict[str, str]:
-    env = {}
-    for item in image.attrs.get("Config", {}).get("Env") or []:
-        key, _, value = item.partition("=")
-        env[key] = value
-    return env
+    """The image's environment (its Config.Env KEY=VALUE lines)."""
+    return dict(item.split("=", 1) for item in image.attrs.get("Config", {}).get("Env") or [] if "=" in item)
 
 
 def provenance(image, base: plan.BaseImage, base_image, driver: str | None, gpus: bool, lock: dict) -> dict:

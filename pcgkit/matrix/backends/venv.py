@@ -120,46 +120,36 @@ def _back_to_shared(env_dir: Path) -> None:
         fcntl.flock(own, fcntl.LOCK_SH)
 
 
-@dataclasses.dataclass(frozen=True)
-class PreparedEnv:
-    python: str | None  # None: the install failed (cause, tail say why)
-    cause: str = ""
-    tail: str = ""
-    installed: tuple[installed_mod.InstalledDistribution, ...] = ()
-    lock: dict = dataclasses.field(default_factory=dict)
-
-
 def env_dir_for(cell: Cell, config: BackendConfig) -> Path:
     return config.envs_root / f"{cell.id}-{cell.definition_hash}"
 
 
 def prepare_env(cell: Cell, cell_dir: Path, config: BackendConfig, deadline: Deadline,
-                stages: Stages | None = None) -> PreparedEnv:
+                stages: Stages | None = None) -> VenvEnvironment:
+    """The cell's environment, built or reused; StageFailed (install stage) saying why it cannot be had."""
     if cell.kind == EXISTING:
-        return PreparedEnv(cell.interpreter)
+        return VenvEnvironment(str(cell.interpreter), (), {}, config.envs_root, cell.python)
     stages = stages or Stages()
     env_dir = env_dir_for(cell, config)
     with build_lock(env_dir):
-        prepared = _prepare_locked(cell, cell_dir, env_dir, config, deadline, stages)
-    if prepared.python is None:
-        return prepared
+        python, lock = _prepare_locked(cell, cell_dir, env_dir, config, deadline, stages)
     with stages.timing("check"):
         dists = installed_mod.read_installed(installed_mod.site_packages(env_dir))
         overlaps = installed_mod.file_overlaps(dists)
     if overlaps:
         # The environment holds neither distribution as shipped: never run cases in it.
         reason = "inconsistent environment: " + installed_mod.describe_overlaps(overlaps)
-        return PreparedEnv(None, reason, "\n".join(f"{o.path}: {', '.join(o.owners)}" for o in overlaps[:40]),
-                           dists, prepared.lock)
-    return dataclasses.replace(prepared, installed=dists)
+        raise StageFailed(STAGE_INSTALL, reason, "\n".join(f"{o.path}: {', '.join(o.owners)}" for o in overlaps[:40]),
+                          lock=lock, installed=dists)
+    return VenvEnvironment(python, dists, lock, config.envs_root, cell.python)
 
 
 def _lock_for(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, deadline: Deadline,
-              stages: Stages, torch_cpu_index: str = torchbuild.DEFAULT_CPU_INDEX) -> tuple[Path | None, dict, str, str]:
-    """(lock file, lock facts, cause, tail): _locked_build's lock, or for torch build cpu its CPU build."""
-    lock_file, facts, cause, tail = _locked_build(cell, cell_dir, locks_dir, base_python, deadline, stages)
-    if lock_file is None or cell.torch_build != TORCH_BUILD_CPU:
-        return lock_file, facts, cause, tail
+              stages: Stages, torch_cpu_index: str = torchbuild.DEFAULT_CPU_INDEX) -> tuple[Path, dict]:
+    """(lock file, lock facts): _locked_build's lock, or for torch build cpu its CPU build."""
+    lock_file, facts = _locked_build(cell, cell_dir, locks_dir, base_python, deadline, stages)
+    if cell.torch_build != TORCH_BUILD_CPU:
+        return lock_file, facts
     lock_text = lock_file.read_text()
     discard_install_copy(lock_file)  # a lock resolved now: its CPU build replaces it
     with stages.timing("resolve"):
@@ -167,17 +157,17 @@ def _lock_for(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, dea
                                              cell_dir / "lock", uv_env(), deadline.left())
     facts = {**facts, "torch_build": TORCH_BUILD_CPU, "torch_from": torch_cpu_index}
     if not isinstance(result, str):
-        return None, facts, _install_cause(cell, result), result.output_tail
+        raise StageFailed(STAGE_INSTALL, _install_cause(cell, result), result.output_tail, lock=facts)
     atomic.write_text(cell_dir / torchbuild.LOCK_FILE, result)  # the record, redacted
     changed = torchbuild.changed_pins(lock_text, result)
     return install_copy(result), {**facts, "cpu_lock": {
         "path": str(cell_dir / torchbuild.LOCK_FILE), "digest": locks.file_digest(result),
-        "changed": {name: list(versions) for name, versions in changed.items()}}}, "", ""
+        "changed": {name: list(versions) for name, versions in changed.items()}}}
 
 
 def _locked_build(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, deadline: Deadline,
-                  stages: Stages) -> tuple[Path | None, dict, str, str]:
-    """(lock file, lock facts, cause, tail): the committed lock when current, else one resolved now."""
+                  stages: Stages) -> tuple[Path, dict]:
+    """(lock file, lock facts): the committed lock when current, else one resolved now."""
     inputs = cell_lock_inputs(cell)
     committed = locks.lock_path(locks_dir, cell.id)
     if committed.is_file():
@@ -185,19 +175,18 @@ def _locked_build(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str,
         made_from = locks.inputs_digest_of(text)
         facts = {"source": "committed", "path": str(committed), "digest": locks.file_digest(text), "inputs": made_from}
         if made_from != inputs.digest:
-            return None, facts, (
-                f"lock out of date: {committed} was made from other inputs (pins, rules or the kit's "
-                f"dependencies changed); refresh it with `bin/pcgkit lab lock --cell {cell.id}`"
-            ), ""
-        return committed, facts, "", ""
+            raise StageFailed(STAGE_INSTALL, f"lock out of date: {committed} was made from other inputs (pins, rules "
+                              f"or the kit's dependencies changed); refresh it with `bin/pcgkit lab lock --cell {cell.id}`",
+                              lock=facts)
+        return committed, facts
     with stages.timing("resolve"):
         result = locks.compile_lock(cell, inputs, base_python, cell_dir / "lock", uv_env(), deadline.left())
     if not isinstance(result, str):
-        return None, {"source": "resolved"}, _install_cause(cell, result), result.output_tail
+        raise StageFailed(STAGE_INSTALL, _install_cause(cell, result), result.output_tail, lock={"source": "resolved"})
     atomic.write_text(cell_dir / "lock.txt", result)  # the record, redacted: the cell folder is an artifact
     path = install_copy(result)  # what uv installs from, credentials kept, outside every artifact
     return path, {"source": "resolved", "path": str(path), "digest": locks.file_digest(result),
-                  "inputs": inputs.digest, "note": f"no committed lock: `bin/pcgkit lab lock --cell {cell.id}` makes one"}, "", ""
+                  "inputs": inputs.digest, "note": f"no committed lock: `bin/pcgkit lab lock --cell {cell.id}` makes one"}
 
 
 INSTALL_COPY_PREFIX = "pcgkit-install-lock-"
@@ -273,18 +262,18 @@ def rebuild_reason(cell: Cell, env_dir: Path, force: bool) -> tuple[str | None, 
 
 
 def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendConfig, deadline: Deadline,
-                    stages: Stages) -> PreparedEnv:
+                    stages: Stages) -> tuple[str, dict]:
+    """(the environment's python, its lock facts), built unless a whole one of this definition is there."""
     env_python = env_dir / "bin" / "python"
     why, recorded = rebuild_reason(cell, env_dir, config.force)
     if why is None:
-        return PreparedEnv(str(env_python), lock={**recorded.get("lock", {}), "reused_env": True})
+        return str(env_python), {**recorded.get("lock", {}), "reused_env": True}
     base_python = find_python(cell.python)
     if base_python is None:
-        return PreparedEnv(None, f"{INTERPRETER_MISSING}: no Python {cell.python} on this machine (see pcgkit/util/interpreters.py)")
-    lock_file, lock_facts, cause, tail = _lock_for(cell, cell_dir, config.locks_dir, base_python, deadline, stages,
-                                                   config.torch_cpu_index)
-    if lock_file is None:
-        return PreparedEnv(None, cause, tail, lock=lock_facts)
+        raise StageFailed(STAGE_INSTALL, f"{INTERPRETER_MISSING}: no Python {cell.python} on this machine "
+                          f"(see pcgkit/util/interpreters.py)")
+    lock_file, lock_facts = _lock_for(cell, cell_dir, config.locks_dir, base_python, deadline, stages,
+                                      config.torch_cpu_index)
     logs = [f"# building {env_dir}: {why}"]
     if recorded:
         # A stamped env that is damaged or forced starts from nothing: a sync keeps what it finds (uv cannot
@@ -292,8 +281,8 @@ def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendCo
         # An unstamped one (an install that never finished) is synced in place: uv converges it.
         lock_facts = {**lock_facts, "rebuilt": why}
         if not _take_for_rebuild(env_dir, deadline):
-            return PreparedEnv(None, f"environment in use: another run is using {env_dir}; it was not rebuilt "
-                                     f"({why}) under that run: rerun when it ends", lock=lock_facts)
+            raise StageFailed(STAGE_INSTALL, f"environment in use: another run is using {env_dir}; it was not "
+                              f"rebuilt ({why}) under that run: rerun when it ends", lock=lock_facts)
         try:
             print(f"pcgkit: rebuilding the environment of cell {cell.id}: {why}", file=sys.stderr, flush=True)
             shutil.rmtree(env_dir, ignore_errors=True)
@@ -307,13 +296,13 @@ def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendCo
             # the echo is redacted as proc.run's own is (a credentialed URL may be an argument)
             logs.append(f"+ {redact_argv(tuple(argv), secrets)}\n" + (done.log_path.read_text(errors="replace") if done.log_path else ""))
             if not done.ok:
-                return PreparedEnv(None, _install_cause(cell, done), done.output_tail, lock=lock_facts)
+                raise StageFailed(STAGE_INSTALL, _install_cause(cell, done), done.output_tail, lock=lock_facts)
     finally:
         discard_install_copy(lock_file)
         atomic.write_text(cell_dir / "install.log", "\n".join(logs))
     _link_kit(env_dir)
     atomic.write_json(env_dir / STAMP, {"definition": cell.definition_hash, "lock": lock_facts, "installed": _dist_infos(env_dir)})
-    return PreparedEnv(str(env_python), lock=lock_facts)
+    return str(env_python), lock_facts
 
 
 def _link_kit(env_dir: Path) -> None:
@@ -379,11 +368,7 @@ class VenvBackend:
         with contextlib.ExitStack() as holds:
             if cell.kind != EXISTING:  # held until the cases are done: no other run may delete the env under them
                 holds.enter_context(env_in_use(env_dir_for(cell, config)))
-            prepared = prepare_env(cell, ctx.cell_dir, config, ctx.deadline, ctx.stages)
-            if prepared.python is None:
-                raise StageFailed(STAGE_INSTALL, prepared.cause, prepared.tail,
-                                  lock=prepared.lock, installed=prepared.installed)
-            yield VenvEnvironment(prepared.python, prepared.installed, prepared.lock, config.envs_root, cell.python)
+            yield prepare_env(cell, ctx.cell_dir, config, ctx.deadline, ctx.stages)
 
 
 BACKEND = VenvBackend()
