@@ -105,9 +105,7 @@ class Cell:
         return " / ".join(parts)
 
     def to_dict(self) -> dict:
-        data = dataclasses.asdict(self)
-        data["definition_hash"] = self.definition_hash
-        return data
+        return {**dataclasses.asdict(self), "definition_hash": self.definition_hash}
 
     @classmethod
     def from_dict(cls, data: dict) -> Cell:

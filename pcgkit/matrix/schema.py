@@ -124,7 +124,7 @@ def validate(data: dict, text: str, source: str) -> list[str]:
     lines = key_lines(text)
     problems: list[str] = []
 
-    def where(table: str, index: int, key: str, label: str) -> str:
+    def where(table: str, index: int, key: str) -> str:
         line = lines.get((table, index, key))
         return f"{source}:{line}" if line else source
 
@@ -135,16 +135,13 @@ def validate(data: dict, text: str, source: str) -> list[str]:
         for key, value in values.items():
             check = fields.get(key)
             if check is None:
-                known = ", ".join(fields)
-                problems.append(f"{where(table, index, key, label)}: {label}: unknown key {key!r} (known: {known})")
-                continue
-            problem = check(value)
-            if problem:
-                problems.append(f"{where(table, index, key, label)}: {label}: {key} {problem}")
+                problems.append(f"{where(table, index, key)}: {label}: unknown key {key!r} (known: {', '.join(fields)})")
+            elif problem := check(value):
+                problems.append(f"{where(table, index, key)}: {label}: {key} {problem}")
 
     for key in data:
         if key not in TOP_LEVEL:
-            problems.append(f"{where('', 0, key, '')}: unknown top-level key {key!r} (known: {', '.join(TOP_LEVEL)})")
+            problems.append(f"{where('', 0, key)}: unknown top-level key {key!r} (known: {', '.join(TOP_LEVEL)})")
     cells = data.get("cell", [])
     if not isinstance(cells, list):
         problems.append(f"{source}: 'cell' must be an array of tables ([[cell]]), got {type(cells).__name__}")
@@ -153,8 +150,7 @@ def validate(data: dict, text: str, source: str) -> list[str]:
         cell_id = table.get("id") if isinstance(table, dict) else None
         label = f"[[cell]] #{index + 1}" + (f" (id {cell_id!r})" if isinstance(cell_id, str) else "")
         check_table("cell", index, label, table, CELL_FIELDS)
-    if "sglang_releases" in data:
-        check_table("sglang_releases", 0, "[sglang_releases]", data["sglang_releases"], SGLANG_RELEASES_FIELDS)
-    if "defaults" in data:
-        check_table("defaults", 0, "[defaults]", data["defaults"], DEFAULTS_FIELDS)
+    for table, fields in (("sglang_releases", SGLANG_RELEASES_FIELDS), ("defaults", DEFAULTS_FIELDS)):
+        if table in data:
+            check_table(table, 0, f"[{table}]", data[table], fields)
     return problems

@@ -62,10 +62,7 @@ class Where:
         return f"{self.machine}/{self.backend}"
 
     def to_dict(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
-        data["runner_labels"] = list(self.runner_labels)
-        data["key"] = self.key
-        return data
+        return {**dataclasses.asdict(self), "runner_labels": list(self.runner_labels), "key": self.key}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Where:
