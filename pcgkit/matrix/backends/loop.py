@@ -120,11 +120,8 @@ class _RunFiles:
 def read_run_files(reports_dir: Path, evidence: dict) -> _RunFiles:
     """results.json, pytest.log's import markers and run-costs.json of one run; `evidence` merged into each result."""
     names = RunFiles(reports_dir)
-    environment: dict = {}
-    results: list[CaseResult] = []
     found = names.results_path.is_file()
-    if found:
-        environment, results = read_results(names.results_path)
+    environment, results = read_results(names.results_path) if found else ({}, [])
     if evidence:
         results = [dataclasses.replace(r, evidence={**r.evidence, **evidence}) for r in results]
     try:
