@@ -84,7 +84,9 @@ def load_pins(path: Path = DEFAULT_PINS_FILE) -> PinsIndex:
     data = tomllib.loads(atomic.read_user_text(path, "--pins"))  # bounded, never a device
     if data.get("schema") != PINS_SCHEMA:
         raise ValueError(f"{path}: schema {data.get('schema')!r}, expected {PINS_SCHEMA!r}")
-    releases = [SglangRelease(r["version"], tuple(r.get("requires", ())), bool(r.get("piecewise_cuda_graph")))
-                for r in data.get("release", ())]
+    releases = [
+        SglangRelease(r["version"], tuple(r.get("requires", ())), bool(r.get("piecewise_cuda_graph")))
+        for r in data.get("release", ())
+    ]
     known = {k: tuple(sorted(v, key=version_key)) for k, v in data.get("known_versions", {}).items()}
     return PinsIndex(tuple(sorted(releases, key=lambda r: version_key(r.version))), known, data.get("refreshed", ""))
