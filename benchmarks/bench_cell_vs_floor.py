@@ -25,8 +25,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from lab.matrix.costs_table import render_breakdown
 from pcgkit.matrix import locks
-from pcgkit.matrix.costs import render_breakdown
 from pcgkit.matrix.jitcache import ENV_VAR
 from pcgkit.util import proc
 from pcgkit.util.interpreters import find_python

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from pcgkit.matrix.costs import breakdown, render_breakdown
+from lab.matrix.costs_table import render_breakdown
+from pcgkit.matrix.costs import breakdown
 from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult
 

@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import json
 
+from pcgkit.matrix.deps import sglang_import_dependencies
 from pcgkit.util import untrusted
 from pcgkit.util.untrusted import UntrustedValueError
 from pcgkit.values.axes import AXIS_IDS
@@ -21,19 +22,11 @@ ON_PIN = "on-pin"  # exactly the flashinfer-python and torch that the cell's SGL
 OFF_PIN = "off-pin"
 UNPINNED = "unpinned"  # an existing interpreter: the matrix declares no pins for it
 
-# Which build of the locked torch version a venv cell installs (`pcgkit matrix --torch-build`).
-# cuda: the committed lock as it is, PyPI's Linux wheel with its nvidia-* and triton dependencies;
-# cpu: PyTorch's CPU-only build of the same version, every other pin as locked (pcgkit.matrix.torchbuild).
+# Which build of the locked torch a venv cell installs (`--torch-build`): cuda, the committed lock as it is;
+# cpu, PyTorch's CPU-only build of the same version, every other pin as locked (pcgkit.matrix.torchbuild).
 TORCH_BUILD_CUDA = "cuda"
 TORCH_BUILD_CPU = "cpu"
 TORCH_BUILDS = (TORCH_BUILD_CUDA, TORCH_BUILD_CPU)
-
-
-
-def _sglang_import_deps(sglang: str) -> list[str]:
-    from pcgkit.matrix.deps import sglang_import_dependencies
-
-    return sglang_import_dependencies(sglang)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,8 +47,7 @@ class Cell:
     timeout_s: float | None = None  # overrides the run's --timeout for this cell
     origin: str = "explicit"  # "explicit" | "sglang-release"
     scope: str = SCOPE_ALL  # SCOPES: which cases run in it
-    # sha256 of the committed lock (fixtures/locks/<id>.txt; pcgkit.matrix.locks), "" when none:
-    # refreshing a lock reruns the cell.
+    # sha256 of the committed lock, "" when none: refreshing a lock reruns the cell.
     lock_digest: str = ""
     torch_build: str = TORCH_BUILD_CUDA  # TORCH_BUILDS: a cpu cell is another environment and another result
     # Labels the planner derives; not part of the definition.
@@ -74,17 +66,13 @@ class Cell:
             "sglang": self.sglang,
             # the light packages installed beside sglang (fixtures/sglang_import_deps.toml): editing
             # that list reruns the sglang cells
-            **({"sglang_import_deps": _sglang_import_deps(self.sglang)} if self.sglang else {}),
+            **({"sglang_import_deps": sglang_import_dependencies(self.sglang)} if self.sglang else {}),
         }
-        if self.constraints:  # only when present, so cells without constraints keep their hash
-            definition["constraints"] = list(self.constraints)
-        if self.lock_digest:
-            definition["lock"] = self.lock_digest
-        if self.scope != SCOPE_ALL:  # only when narrowed, so every other cell keeps its hash
-            definition["scope"] = self.scope
-        if self.torch_build != TORCH_BUILD_CUDA:  # only for the CPU build, so every locked cell keeps its hash
-            definition["torch_build"] = self.torch_build
-        return definition
+        # Each only when set (narrowed, the CPU build), so every cell without it keeps its hash.
+        optional = {"constraints": list(self.constraints), "lock": self.lock_digest,
+                    "scope": self.scope if self.scope != SCOPE_ALL else "",
+                    "torch_build": self.torch_build if self.torch_build != TORCH_BUILD_CUDA else ""}
+        return {**definition, **{key: value for key, value in optional.items() if value}}
 
     @property
     def definition_hash(self) -> str:
@@ -117,9 +105,7 @@ class Cell:
         return " / ".join(parts)
 
     def to_dict(self) -> dict:
-        data = dataclasses.asdict(self)
-        data["definition_hash"] = self.definition_hash
-        return data
+        return {**dataclasses.asdict(self), "definition_hash": self.definition_hash}
 
     @classmethod
     def from_dict(cls, data: dict) -> Cell:
@@ -127,18 +113,10 @@ class Cell:
         (a cell.json may come from any CI job's artifact: its id becomes a folder name)."""
         if not isinstance(data, dict):
             raise UntrustedValueError(f"cell: expected an object, got {type(data).__name__}")
-        fields = {f.name for f in dataclasses.fields(cls)}
-        kwargs = {k: v for k, v in data.items() if k in fields}
+        kwargs = untrusted.typed_fields(cls, data, [f.name for f in dataclasses.fields(cls)], "cell")
         kwargs["id"] = untrusted.safe_id(data.get("id"), "cell id")
         for name in ("companions", "flashinfer_extras", "covers_sglang", "constraints"):
             kwargs[name] = untrusted.str_list(data, name, "cell")
-        for name in ("sglang", "flashinfer", "torch", "interpreter", "base_image"):
-            kwargs[name] = untrusted.optional_text(data, name, "cell")
-        for name in ("python", "kind", "origin", "lock_digest", "pin_status", "pin_note", "torch_build"):
-            if name in data:
-                kwargs[name] = untrusted.text(data, name, "cell")
         if kwargs.get("torch_build", TORCH_BUILD_CUDA) not in TORCH_BUILDS:
             raise UntrustedValueError(f"cell: torch_build must be one of {', '.join(TORCH_BUILDS)}")
-        if data.get("timeout_s") is not None:
-            kwargs["timeout_s"] = untrusted.finite_number(data, "timeout_s", "cell")
         return cls(**kwargs)

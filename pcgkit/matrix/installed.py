@@ -1,13 +1,10 @@
-"""What an environment really holds: its installed set (as `uv pip freeze` would list it) and the
-files two distributions both claim. Read from each distribution's RECORD, in this process: no
-interpreter of the environment is started.
+"""What an environment really holds: its installed set and the files two distributions both claim, read
+from each distribution's RECORD in this process (no interpreter of the environment is started).
 
-A file listed by two RECORDs means one install overwrote the other's copy: the environment then
-holds neither distribution as shipped (cuda-python 12.6.2.post1 ships its own cuda/bindings files
-over those of cuda-bindings 13.x, and `import flashinfer` breaks or not by install order). Such an
-environment is an error cell naming both, never a run. Overlaps whose copies are byte-identical
-(every owner's RECORD gives the same hash, e.g. the empty nvidia/__init__.py that many nvidia-*
-wheels ship) change nothing and are not reported.
+A file listed by two RECORDs means one install overwrote the other's copy, so the environment holds
+neither as shipped (cuda-python 12.6.2.post1 overwrites cuda-bindings 13.x's cuda/bindings files, and
+`import flashinfer` breaks or not by install order): an error cell naming both. Byte-identical copies
+(the same hash in every RECORD, e.g. nvidia/__init__.py) change nothing and are not reported.
 """
 
 from __future__ import annotations
@@ -66,10 +63,8 @@ def _name_version(metadata: Path) -> tuple[str, str] | None:
 
 
 def read_installed(site_dirs: Sequence[Path]) -> tuple[InstalledDistribution, ...]:
-    """Every distribution in these folders, with its RECORD entries; sorted by name.
-
-    RECORD is read with csv directly: importlib.metadata's `files` stats every listed file (tens
-    of thousands in a torch environment: 13 s on a loaded machine), which the check does not need."""
+    """Every distribution in these folders, with its RECORD entries, sorted by name. RECORD is read with csv:
+    importlib.metadata's `files` stats every listed file (13 s for a torch environment on a loaded machine)."""
     dists = []
     for site in site_dirs:
         for info in sorted(site.glob("*.dist-info")):

@@ -1,12 +1,10 @@
 """A FlashInfer JIT cache shared by the cells that may share one, and by no other.
 
 FlashInfer keeps built kernels under $FLASHINFER_WORKSPACE_BASE/.cache/flashinfer/<version>/<archs>/
-(flashinfer/jit/env.py). That path knows the FlashInfer release and the arch list, but not the torch
-the module was built against (its ABI), the CUDA runtime torch ships, the Python, or the nvcc that
-compiled it: left alone, a module built for torch 2.9.1 would be loaded by a torch 2.11 cell. Each
-cell therefore gets a workspace base keyed by all of these, so cells that agree on every one reuse
-the build (the allow-in-graph case spends ~30 s in nvcc on a cold cache) and a wrong cache is never
-found. `cache_key` is pure; `machine_arch_facts` asks the machine once per process.
+(flashinfer/jit/env.py): that path knows neither the torch the module was built against, nor the CUDA
+runtime, the Python or the nvcc, so a module built for torch 2.9.1 would be loaded by a torch 2.11 cell.
+Each cell gets a workspace base keyed by all of these: cells that agree reuse the build (the
+allow-in-graph case spends ~30 s in nvcc on a cold cache) and a wrong cache is never found.
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ import json
 import os
 import shutil
 from collections.abc import Mapping
-from pathlib import Path
 
 from pcgkit.util import proc
 
@@ -64,10 +61,3 @@ def machine_arch_facts() -> ArchFacts:
     if cuda_home:
         toolkit += f" (CUDA_HOME={cuda_home})"
     return ArchFacts(os.environ.get("FLASHINFER_CUDA_ARCH_LIST", ""), devices, toolkit)
-
-
-def workspace_base(root: Path, key: str) -> Path:
-    """The FLASHINFER_WORKSPACE_BASE for a key (created)."""
-    path = root / key
-    path.mkdir(parents=True, exist_ok=True)
-    return path

@@ -1,25 +1,24 @@
 """Per-cell locks: uv's resolution of a cell, with hashes, kept as data (fixtures/locks/<cell-id>.txt).
 
-A lock is made only by an explicit command (`bin/pcgkit lab lock [--cell ID]`): `uv pip compile
---generate-hashes` of the cell's pins, the kit's light dependencies and SGLang's import deps (with
-the cell's constraints), for the cell's Python and the lock platform, plus sglang itself resolved
-`--no-deps` (its own tree is CUDA-only and never imported by the cases). The cell then installs
-exactly that file (`uv pip sync --require-hashes`), so two installs of one cell are the same
-environment. The lock's header records a digest of its inputs: a cell whose inputs changed since
-(a pin, a rule, the kit's dependencies) is told to re-lock instead of silently installing
-something else. A cell without a committed lock is resolved the same way at run time, into its
-own folder, and says so.
-
-Planning helpers are pure; `compile_lock` is the edge (uv through pcgkit.util.proc).
+`bin/pcgkit lab lock` makes them: `uv pip compile --generate-hashes` of the cell's pins, the kit's light
+dependencies and SGLang's import deps (with the cell's constraints), for the cell's Python and the lock
+platform, plus sglang itself `--no-deps` (its own tree is CUDA-only and never imported by the cases). The
+cell installs exactly that file (`uv pip sync --require-hashes`). The header records a digest of the
+inputs: a cell whose inputs changed since is told to re-lock instead of silently installing something
+else. A cell without a committed lock is resolved the same way at run time, and says so.
+Planning helpers are pure; `compile_lock` is the edge.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from pcgkit import resources
@@ -50,7 +49,6 @@ class LockInputs:
 
 
 def lock_inputs(cell: Cell, kit_dependencies: Sequence[str], sglang_dependencies: Sequence[str]) -> LockInputs:
-    """The cell's resolver input. Pure."""
     requirements = tuple(dict.fromkeys((*cell.requirements(), *kit_dependencies, *sglang_dependencies)))
     no_deps = (f"sglang=={cell.sglang}",) if cell.sglang else ()
     return LockInputs(requirements, tuple(cell.constraints), no_deps, cell.python)
@@ -83,7 +81,6 @@ def inputs_digest_of(lock_text: str) -> str | None:
 
 def compile_argv(uv: Sequence[str], base_python: str, inputs: LockInputs, requirements_file: Path, out: Path,
                  constraints_file: Path | None = None, no_deps: bool = False) -> list[str]:
-    """One `uv pip compile` command line. Pure."""
     argv = [*uv, "pip", "compile", "--generate-hashes", "--no-header", "--python", base_python,
             "--python-version", inputs.python, "--python-platform", inputs.platform, "-o", str(out)]
     if constraints_file is not None:
@@ -123,29 +120,32 @@ def pinned(lock_text: str) -> dict[str, str]:
     return pins
 
 
-def compile_lock(cell: Cell, inputs: LockInputs, base_python: str, work: Path, env: dict[str, str],
-                 timeout: float) -> str | proc.Completed:
-    """Resolve the cell with uv (the edge): the lock's text, or the uv run that failed.
-
-    uv reads and writes its files in a private folder (0700, removed after): a companion's URL
-    credentials must reach uv, but `work` (the cell folder, uploaded as a CI artifact) only gets
-    redacted copies of lock-requirements.in, lock-resolved.txt and the rest. The text returned keeps
-    them: it is what the install needs, and its caller keeps it out of artifacts too. uv runs inside
-    that folder on relative file names: its `# via -r lock-requirements.in` annotations then name no
-    temporary folder, so refreshing a lock changes only what the resolution changed.
-    """
-    import shutil
-    import tempfile
-
+@contextlib.contextmanager
+def private_workdir(work: Path, prefix: str) -> Iterator[Path]:
+    """A private folder (0700, removed after) for uv to work in: a companion's URL credentials must reach uv,
+    but `work` (the cell folder, uploaded as a CI artifact) only gets redacted copies of what uv saw."""
     work.mkdir(parents=True, exist_ok=True)
-    private = Path(tempfile.mkdtemp(prefix="pcgkit-lock-"))
+    private = Path(tempfile.mkdtemp(prefix=prefix))
     try:
-        return _compile_in(cell, inputs, base_python, private, env, timeout)
+        yield private
     finally:
         for path in private.iterdir():
             if path.is_file():  # the record of what uv saw, through the one writer (redacted)
                 atomic.write_text(work / path.name, path.read_text(errors="replace"))
         shutil.rmtree(private, ignore_errors=True)
+
+
+def compile_lock(cell: Cell, inputs: LockInputs, base_python: str, work: Path, env: dict[str, str],
+                 timeout: float) -> str | proc.Completed:
+    """Resolve the cell with uv (the edge): the lock's text, or the uv run that failed.
+
+    uv works in a private_workdir; the text returned keeps a companion's credentials: it is what the
+    install needs, and its caller keeps it out of artifacts too. uv runs on relative file names: its
+    `# via -r lock-requirements.in` annotations then name no temporary folder, so refreshing a lock
+    changes only what the resolution changed.
+    """
+    with private_workdir(work, "pcgkit-lock-") as private:
+        return _compile_in(cell, inputs, base_python, private, env, timeout)
 
 
 def _compile_in(cell: Cell, inputs: LockInputs, base_python: str, work: Path, env: dict[str, str],

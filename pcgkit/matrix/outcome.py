@@ -1,13 +1,12 @@
 """A cell's outcome on disk (cell.json beside its JUnit and results.json), and why a cell failed.
 
-A cell either *ran* (its results are verdicts, errors included per mode) or is an *error cell*:
-the install, the import check, or the run broke before any verdict. Error cells carry the stage,
-the reason and the log tail, and never count as a statement about the bug.
+A cell either *ran* (its results are verdicts, errors included per mode) or is an *error cell*: the
+install, the import check or the run broke before any verdict. An error cell carries the stage, the
+reason and the log tail, and is never a statement about the bug.
 
-Construction is a data boundary: every outcome's reason, log tail, versions and provenance are
-cleaned of ANSI/control characters and redacted (pcgkit.util.sanitize / redact) when the value is
-made, so no writer after it (JUnit, compat.md/json, index.html, history) can carry either. A
-cell.json that cannot be read becomes an error outcome (`unreadable_outcome`), never a lost row.
+Construction is a data boundary: reason, log tail, versions and provenance are cleaned of control
+characters and redacted (pcgkit.util.sanitize / redact) when the value is made, so no writer after it
+can carry either. An unreadable cell.json becomes an error row (`unreadable_outcome`), never a lost one.
 """
 
 from __future__ import annotations
@@ -37,8 +36,8 @@ STAGE_IMPORT = "import"
 STAGE_RUN = "run"
 STAGE_READ = "read"  # the cell.json on disk could not be read back
 STAGE_INTERRUPTED = "interrupted"  # a stop signal arrived before the cell finished
-# The causes an install-stage error's reason starts with when the machine is at fault, not the cell's pins: its
-# interpreter is missing, or the index cannot be reached. Such a cell makes the run exit 4 (environment), not 3.
+# The causes an install-stage error's reason starts with when the machine is at fault, not the cell's pins:
+# such a cell makes the run exit 4 (environment), not 3.
 INTERPRETER_MISSING = "interpreter missing"
 NETWORK = "network"
 ENVIRONMENT_CAUSES = (INTERPRETER_MISSING, NETWORK)
@@ -49,8 +48,8 @@ LOG_TAIL_CHARS = 2000
 
 
 def yielded_verdicts(results, run_ok: bool) -> bool:
-    """The one rule for every backend: a cell ran when its run gave results, unless the run failed and
-    every row is an error (then nothing was learnt about the bug: an error cell). Pure."""
+    """A cell ran when its run gave results, unless the run failed and every row is an error (nothing was
+    learnt about the bug: an error cell). Pure."""
     return bool(results) and (run_ok or not all(r.verdict is Verdict.ERROR for r in results))
 
 
@@ -66,15 +65,10 @@ class CellOutcome:
     results: tuple[CaseResult, ...] = ()
     finished: str = ""
     from_cache: bool = False
-    # Where the cell ran: the container backend records image id, digest, base, CUDA, host driver.
-    provenance: dict[str, Any] = dataclasses.field(default_factory=dict)
-    # The machine that ran it (host, CI runner, device, driver, backend, image): results from many
-    # hosts are merged by `pcgkit report --from`, and none of them may pass for another's.
+    provenance: dict[str, Any] = dataclasses.field(default_factory=dict)  # e.g. the image, its digest, CUDA
+    # The machine that ran it: `pcgkit report --from` merges many hosts' results, none may pass for another's.
     where: Where | None = None
-
-    # Where its time went, seconds per stage (env, resolve, install, check, import, pytest, report,
-    # other) and per case ("case:<mode>[<target>]"): pcgkit.matrix.costs.
-    costs: dict[str, float] = dataclasses.field(default_factory=dict)
+    costs: dict[str, float] = dataclasses.field(default_factory=dict)  # seconds per stage and case (matrix.costs)
     # The full installed set (name -> version, as `uv pip freeze` lists it) and the lock it came from.
     installed: dict[str, str] = dataclasses.field(default_factory=dict)
     lock: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -128,28 +122,21 @@ class CellOutcome:
     def from_dict(cls, data: dict, from_cache: bool = False) -> CellOutcome:
         if data.get("schema") != CELL_SCHEMA:
             raise ValueError(f"cell outcome schema {data.get('schema')!r}, expected {CELL_SCHEMA!r}")
-        # every field typed here, so a crafted or hand-edited cell.json is one error row naming the
-        # field, never an AttributeError in a writer (and a NaN duration never reaches a formatter)
+        # every field typed: a crafted cell.json is one error row naming the field, never a crash in a writer
         what = "cell.json"
         status = untrusted.text(data, "status", what, default=None)
         if status not in (RAN, ERROR):
             raise ValueError(f"{what}.status {status!r:.40}: expected {RAN!r} or {ERROR!r}")
+        plain = ("stage", "reason", "log_tail", "finished", "provenance", "costs", "installed", "lock")
         return cls(
             cell=Cell.from_dict(data["cell"]),
             status=status,
             duration_s=untrusted.finite_number(data, "duration_s", what),
-            stage=untrusted.optional_text(data, "stage", what),
-            reason=untrusted.text(data, "reason", what),
-            log_tail=untrusted.text(data, "log_tail", what),
             versions=untrusted.str_map(data.get("versions"), f"{what}.versions"),
             results=tuple(CaseResult.from_dict(r) for r in _list(data, "results", what)),
-            finished=untrusted.text(data, "finished", what),
             from_cache=from_cache,
-            provenance=untrusted.mapping(data, "provenance", what),
             where=Where.from_dict(untrusted.mapping(data, "where", what)) if data.get("where") else None,
-            costs=untrusted.mapping(data, "costs", what),
-            installed=untrusted.mapping(data, "installed", what),
-            lock=untrusted.mapping(data, "lock", what),
+            **untrusted.typed_fields(cls, data, plain, what),
         )
 
 
@@ -166,13 +153,11 @@ def with_where(outcome: CellOutcome, where: Where) -> CellOutcome:
 
 
 def write_outcome(path: Path, outcome: CellOutcome) -> None:
-    # atomic, with a unique temp name: concurrent writers of one cell.json never share a temp file,
-    # and a killed run never leaves half a cell.json for resume to trust
+    # atomic: concurrent writers never share a temp file, a killed run never leaves half a cell.json
     atomic.write_json(path, outcome.to_dict())
 
 
 def load_outcome(path: Path, from_cache: bool = False) -> CellOutcome:
-    """The outcome stored at path; raises OSError/ValueError/KeyError/TypeError with the cause."""
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError(f"top level is {type(data).__name__}, expected an object")
@@ -194,9 +179,7 @@ def not_run_outcome(cell_id: str, reason: str) -> CellOutcome:
 
 def unreadable_outcome(path: Path, why: str) -> CellOutcome:
     """A visible error row for a cell.json that cannot be read: the cell id is its folder's name."""
-    return CellOutcome(
-        Cell(id=path.parent.name), ERROR, 0.0, STAGE_READ, f"unreadable result: {path}: {why}",
-    )
+    return CellOutcome(Cell(id=path.parent.name), ERROR, 0.0, STAGE_READ, f"unreadable result: {path}: {why}")
 
 
 def read_outcome_row(path: Path) -> CellOutcome:
@@ -239,11 +222,8 @@ _EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrup
 
 
 def install_failure_detail(log_text: str) -> str:
-    """The resolver's own culprit when a dependency (not a pinned package) is missing. Pure.
-
-    'flashinfer-python==0.4.1 depends on apache-tvm-ffi==0.1.0b15, which is not on the index' says
-    more than 'unknown version' with the cell's pins, none of which is the missing one.
-    """
+    """The resolver's own culprit when a dependency, not a pinned package, is missing ('flashinfer-python==0.4.1
+    depends on apache-tvm-ffi==0.1.0b15, which the index does not have'), '' otherwise. Pure."""
     match = _MISSING_DEPENDENCY.search(log_text)
     if match is None:
         return ""
@@ -256,12 +236,8 @@ _UV_CAUSE = re.compile(r"^\s*(?:cause:|Caused by:|╰─▶)\s*(?P<why>.+)$", re
 
 
 def uv_culprit(log_text: str) -> str:
-    """uv's own words for why an install failed: its last `error:` line and the first cause after it. Pure.
-
-    'Failed to parse: `torch==abc` (expected version to start with a number, ...)' and
-    'No solution found ...: Because you require tabulate==0.9.0 and tabulate<0.9, ...' say what
-    to change; "install failed" does not. Empty when the log has no uv error line.
-    """
+    """uv's last `error:` line and the first cause after it ('Failed to parse: `torch==abc` (expected version
+    to start with a number, ...)' says what to change; "install failed" does not); '' without one. Pure."""
     errors = list(_UV_ERROR.finditer(log_text))
     if not errors:
         return ""

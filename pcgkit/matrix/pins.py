@@ -1,7 +1,6 @@
-"""What each SGLang release declares (its Requires-Dist), cached in fixtures/ so planning is offline.
+"""What each SGLang release declares (its Requires-Dist), cached in fixtures/ so planning is offline. Pure.
 
-Pure: parsing and loading. The file is rewritten by the workshop (`bin/pcgkit lab pins`, lab.matrix.pins_refresh:
-`pip download --no-deps` of each release's wheel, METADATA read from the zip).
+The workshop rewrites the file (`bin/pcgkit lab pins`, lab.matrix.pins_refresh).
 """
 
 from __future__ import annotations
@@ -85,17 +84,9 @@ def load_pins(path: Path = DEFAULT_PINS_FILE) -> PinsIndex:
     data = tomllib.loads(atomic.read_user_text(path, "--pins"))  # bounded, never a device
     if data.get("schema") != PINS_SCHEMA:
         raise ValueError(f"{path}: schema {data.get('schema')!r}, expected {PINS_SCHEMA!r}")
-    releases = tuple(
-        sorted(
-            (
-                SglangRelease(r["version"], tuple(r.get("requires", ())), bool(r.get("piecewise_cuda_graph")))
-                for r in data.get("release", ())
-            ),
-            key=lambda r: version_key(r.version),
-        )
-    )
+    releases = [
+        SglangRelease(r["version"], tuple(r.get("requires", ())), bool(r.get("piecewise_cuda_graph")))
+        for r in data.get("release", ())
+    ]
     known = {k: tuple(sorted(v, key=version_key)) for k, v in data.get("known_versions", {}).items()}
-    return PinsIndex(releases, known, data.get("refreshed", ""))
-
-
-# ---- the networked refresh (explicit command only) ---------------------------------------------
+    return PinsIndex(tuple(sorted(releases, key=lambda r: version_key(r.version))), known, data.get("refreshed", ""))

@@ -1,11 +1,10 @@
 """Plan the matrix: fixtures/matrix.toml + the cached SGLang pins -> cells. Pure, no I/O but reading TOML.
 
-Explicit cells come first, in file order. `[sglang_releases]` adds one cell per SGLang release in a
-range, each with exactly the pins it declares. A release whose (flashinfer, torch) pins another cell
-already installs shares that cell's FlashInfer-only verdicts (`covers_sglang`), but is never folded
-for what depends on SGLang: it gets a cell of its own, scope `sglang-level`, that installs it and
-runs only the SGLang-level cases. So every release in range is installed as itself. Every cell is
-labelled on-pin or off-pin against what its SGLang release declares.
+Explicit cells come first, in file order. `[sglang_releases]` adds one cell per SGLang release in a range,
+each with exactly the pins it declares. A release whose (flashinfer, torch) pins another cell already
+installs shares that cell's FlashInfer-only verdicts (`covers_sglang`) but still gets a cell of its own,
+scope `sglang-level`, for the SGLang-level cases: every release in range is installed as itself. Every
+cell is labelled on-pin or off-pin against what its SGLang release declares.
 """
 
 from __future__ import annotations
@@ -157,9 +156,8 @@ def releases_in_range(index: PinsIndex, spec: dict) -> list[SglangRelease]:
 
 
 def axis_releases(spec: MatrixSpec, index: PinsIndex) -> dict[str, tuple[str, ...]]:
-    """Per version axis, the releases a stated range may span (oldest first): the SGLang releases of
-    the matrix range, and the known releases of FlashInfer and torch (the pins cache). What
-    pcgkit.util.ranges names as gaps when a report states a range. Pure."""
+    """Per version axis, the releases a stated range may span (oldest first): the SGLang releases of the
+    matrix range, the known FlashInfer and torch releases (pcgkit.util.ranges names the gaps). Pure."""
     releases = {axis: tuple(index.known_versions.get(axis, ())) for axis in PINNED_BY_SGLANG}
     if spec.sglang_releases is not None:
         releases["sglang"] = tuple(r.version for r in releases_in_range(index, spec.sglang_releases))
@@ -200,10 +198,8 @@ def plan(
     spec: MatrixSpec, index: PinsIndex, base_dir: Path | None = None, only: Iterable[str] = (),
     rules: tuple[InstallRule, ...] | None = None, locks_dir: Path | None = DEFAULT_LOCKS_DIR,
 ) -> list[Cell]:
-    """The cells to run, labelled; `only` keeps the named ids (error on an unknown one).
-
-    Install rules (fixtures/install_rules.toml) add the constraints that follow from each cell's
-    versions; each cell carries the digest of its committed lock (fixtures/locks/<id>.txt), if any."""
+    """The cells to run, labelled, with their install rules' constraints and the digest of their committed
+    lock; `only` keeps the named ids (error on an unknown one)."""
     cells: list[Cell] = []
     for table in spec.cells:
         cell = _cell_from_table(table, spec.defaults, base_dir)

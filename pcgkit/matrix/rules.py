@@ -5,7 +5,7 @@ once and reaches every cell it concerns. Pure, apart from reading the TOML file.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -32,17 +32,20 @@ class InstallRule:
     link: str = ""
 
     def matches(self, cell: Cell) -> bool:
-        axes = cell.axes()
-        for axis, spec in self.when:
-            value = axes.get(axis)
-            if value is None:
+        return versions_match(self.when, cell.axes())
+
+
+def versions_match(when: Iterable[tuple[str, str]], axes: Mapping[str, str | None]) -> bool:
+    """Every (axis, specifier) of `when` holds for these axes (a local +label ignored); a missing or
+    unparsable version does not match. Pure."""
+    for axis, spec in when:
+        value = axes.get(axis)
+        try:
+            if value is None or Version(value.split("+")[0]) not in SpecifierSet(spec):
                 return False
-            try:
-                if Version(value.split("+")[0]) not in SpecifierSet(spec):
-                    return False
-            except InvalidVersion:
-                return False
-        return True
+        except InvalidVersion:
+            return False
+    return True
 
 
 def parse_rules(text: str, source: str = "install_rules.toml") -> tuple[InstallRule, ...]:
@@ -52,8 +55,7 @@ def parse_rules(text: str, source: str = "install_rules.toml") -> tuple[InstallR
     rules = []
     for i, table in enumerate(data.get("rule", ())):
         when = table.get("when", {})
-        unknown = sorted(set(when) - set(AXIS_IDS))
-        if unknown or not when:
+        if not when or set(when) - set(AXIS_IDS):
             raise RulesError(f"{source}: rule {i + 1}: `when` needs some of {AXIS_IDS}, got {sorted(when)}")
         for axis, spec in when.items():
             try:

@@ -1,13 +1,12 @@
 """Run planned cells in parallel (up to the machine's cores) with a progress display and resume.
 
-Resume: a cell whose cell.json says it ran, for the same definition hash, is reused unless forced.
-Error cells are always retried (an install that failed on a network blip should not stick).
-One broken cell never loses the others: each outcome is written as soon as its cell finishes.
+Resume: a cell whose cell.json says it ran, for the same definition hash, is reused unless forced; error
+cells are always retried (a network blip should not stick). Each outcome is written as soon as its cell
+finishes, so one broken cell never loses the others.
 
-Stopping (pcgkit.util.signals): on the first Ctrl-C or SIGTERM every child group is killed, no new
-cell starts, every finished cell is kept, each unfinished one is written as an error cell
-(stage "interrupted", with the stage it was in), and Interrupted propagates so that the caller
-writes the report and exits 130/143. A KeyboardInterrupt (no policy installed) is treated alike.
+Stopping (pcgkit.util.signals): on the first Ctrl-C or SIGTERM every child group is killed, no new cell
+starts, each unfinished cell is written as an error cell (stage "interrupted", with the stage it was in),
+and Interrupted propagates so that the caller writes the report and exits 130/143.
 """
 
 from __future__ import annotations
@@ -68,8 +67,7 @@ def _stored_definition_hash(path) -> str | None:
 
 
 def selection_of(config: BackendConfig) -> dict:
-    """What a cell's result answers for beyond its definition: the cases selected (-m) and the
-    hardware the runner was told it has (--require-hardware). Stored in every cell.json. Pure."""
+    """What a cell's result answers for beyond its definition (-m, --require-hardware), stored in its cell.json. Pure."""
     return {"select": config.select or "", "require_hardware": sorted(config.require_hardware)}
 
 
@@ -80,13 +78,11 @@ def cached_outcome(cell: Cell, config: BackendConfig) -> CellOutcome | None:
     outcome = read_outcome(path, from_cache=True)
     if outcome is None or outcome.status != RAN or _stored_definition_hash(path) != cell.definition_hash:
         return None
-    if outcome.provenance.get("backend", "venv") != config.backend:
+    stored = outcome.provenance
+    selection = {"select": stored.get("select", ""), "require_hardware": sorted(stored.get("require_hardware") or ())}
+    if stored.get("backend", "venv") != config.backend or selection != selection_of(config):
         return None
-    stored = {"select": outcome.provenance.get("select", ""),
-              "require_hardware": sorted(outcome.provenance.get("require_hardware") or ())}
-    if stored != selection_of(config):
-        return None
-    if any(outcome.provenance.get(key) != value for key, value in config.answers_for):
+    if any(stored.get(key) != value for key, value in config.answers_for):
         return None  # e.g. cached without this --preflight launch: it would show yesterday's table
     # Keep this plan's labels (they may change with the pins cache) on the cached result.
     return CellOutcome(**{**outcome.__dict__, "cell": cell})
@@ -127,10 +123,9 @@ def run_matrix(
 ) -> list[CellOutcome]:
     """Every cell's outcome, in plan order; each cell.json written as soon as it is known.
 
-    expected: the baseline's cannot-run rules (None: the default expectations file). A cell they cover
-    is not run between retry days (pcgkit.matrix.uninstallable.planned_cannot_run): its row says why and
-    when it was last tried. today: the planning date (default: today, UTC); retry_cannot_run: run
-    every such cell now. matrix_status judges the rules for the exit status."""
+    expected: the baseline's cannot-run rules (None: the default expectations file); a cell they cover is
+    not run between retry days (pcgkit.matrix.uninstallable) unless retry_cannot_run. today: the planning
+    date (default: today, UTC)."""
     rules = load_uninstallable() if expected is None else expected
     run = run if run is not None else backends.runner(backends.DEFAULT, None)  # the registry's default backend
     today = today or _dt.datetime.now(_dt.timezone.utc).date()
@@ -144,12 +139,9 @@ def _run_matrix(cells, config, jobs, force, run, show_progress, rules, planned, 
     todo = []
     for cell in cells:
         if cell.id in planned:  # a measured cannot-run cell, not a retry day: nothing to install
-            outcome = cannot_run_outcome(cell, planned[cell.id], today)
-            write_outcome(config.cells_root / cell.id / CELL_FILE, outcome)
-            outcomes[cell.id] = outcome
-            continue
-        cached = None if force else cached_outcome(cell, config)
-        if cached is not None:
+            outcomes[cell.id] = cannot_run_outcome(cell, planned[cell.id], today)
+            write_outcome(config.cells_root / cell.id / CELL_FILE, outcomes[cell.id])
+        elif (cached := None if force else cached_outcome(cell, config)) is not None:
             outcomes[cell.id] = cached
         else:
             todo.append(cell)
@@ -186,9 +178,8 @@ def _run_matrix(cells, config, jobs, force, run, show_progress, rules, planned, 
         def finish(outcome: CellOutcome) -> None:
             # every fresh cell.json says which machine made it (pcgkit report --from merges many)
             outcome = with_where(outcome, capture_where(config.backend, outcome.provenance))
-            outcome = dataclasses.replace(outcome, provenance={**outcome.provenance, **selection_of(config)})
-            if config.answers_for:
-                outcome = dataclasses.replace(outcome, provenance={**outcome.provenance, **dict(config.answers_for)})
+            stamp = {**selection_of(config), **dict(config.answers_for)}
+            outcome = dataclasses.replace(outcome, provenance={**outcome.provenance, **stamp})
             write_outcome(config.cells_root / outcome.cell.id / CELL_FILE, outcome)
             outcomes[outcome.cell.id] = outcome
             progress.update(tasks[outcome.cell.id], description=_summary(outcome, rules), total=1, completed=1)
@@ -231,14 +222,14 @@ def _stop(pool, futures, outcomes, stages, signum: int, finish) -> None:
         finish(outcome or interrupted_outcome(cell, signum, stages.get(cell.id)))
 
 
+@dataclasses.dataclass
 class Tally:
     """The overall row's counts: 'N of M cells' and how the finished ones ended. Pure."""
 
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.done = 0
-        self.errors = 0
-        self.expected = 0
+    total: int
+    done: int = 0
+    errors: int = 0
+    expected: int = 0
 
     def add(self, outcome: CellOutcome, expected_uninstallable: bool) -> None:
         self.done += 1

@@ -1,11 +1,9 @@
 """The one validation of the matrix file (fixtures/matrix.toml and any --matrix), at plan time. Pure.
 
-Every field is declared once here with its type; a value of the wrong type, a version that is not
-PEP 440, a requirement that is not PEP 508 or a key nobody reads is an error naming the file, the
-line, the table and the field -- before anything is installed. TOML's own typing is the trap this
-guards: `torch = 2.10` unquoted is the float 2.1 (torch==2.1 would be installed), `companions =
-"tabulate"` is a string (one requirement per character), `timeout-s = "soon"` crashed a cell.
-A new key is added to the table below (and is then accepted and checked everywhere).
+Every field is declared once here with its check; a wrong type, a version that is not PEP 440, a
+requirement that is not PEP 508 or an unknown key is an error naming the file, line, table and field,
+before anything is installed. TOML's own typing is the trap: `torch = 2.10` unquoted is the float 2.1,
+`companions = "tabulate"` a string (one requirement per character), `timeout-s = "soon"` crashed a cell.
 """
 
 from __future__ import annotations
@@ -31,10 +29,13 @@ def _string(value: Any) -> str | None:
     return f"is {type(value).__name__} {value!r}, expected a string"
 
 
-def _version(value: Any) -> str | None:
-    problem = _string(value)
-    if problem:
-        return problem
+def _text(check: Callable[[str], str | None]) -> Check:
+    """`check` for a string; any other value is `_string`'s problem."""
+    return lambda value: _string(value) or check(value)
+
+
+@_text
+def _version(value: str) -> str | None:
     try:
         Version(value)
     except InvalidVersion:
@@ -42,10 +43,8 @@ def _version(value: Any) -> str | None:
     return None
 
 
-def _python(value: Any) -> str | None:
-    problem = _string(value)
-    if problem:
-        return problem
+@_text
+def _python(value: str) -> str | None:
     return None if re.fullmatch(r"3\.\d+(\.\d+)?", value) else f"{value!r} is not a Python version such as \"3.12\""
 
 
@@ -56,10 +55,8 @@ def _version_or(word: str) -> Check:
     return check
 
 
-def _requirement(value: Any) -> str | None:
-    problem = _string(value)
-    if problem:
-        return problem
+@_text
+def _requirement(value: str) -> str | None:
     try:
         Requirement(value)
     except InvalidRequirement as exc:
@@ -67,10 +64,8 @@ def _requirement(value: Any) -> str | None:
     return None
 
 
-def _name(value: Any) -> str | None:
-    problem = _string(value)
-    if problem:
-        return problem
+@_text
+def _name(value: str) -> str | None:
     return None if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value) else f"{value!r}: use letters, digits, '.', '_', '-'"
 
 
@@ -129,7 +124,7 @@ def validate(data: dict, text: str, source: str) -> list[str]:
     lines = key_lines(text)
     problems: list[str] = []
 
-    def where(table: str, index: int, key: str, label: str) -> str:
+    def where(table: str, index: int, key: str) -> str:
         line = lines.get((table, index, key))
         return f"{source}:{line}" if line else source
 
@@ -140,16 +135,13 @@ def validate(data: dict, text: str, source: str) -> list[str]:
         for key, value in values.items():
             check = fields.get(key)
             if check is None:
-                known = ", ".join(fields)
-                problems.append(f"{where(table, index, key, label)}: {label}: unknown key {key!r} (known: {known})")
-                continue
-            problem = check(value)
-            if problem:
-                problems.append(f"{where(table, index, key, label)}: {label}: {key} {problem}")
+                problems.append(f"{where(table, index, key)}: {label}: unknown key {key!r} (known: {', '.join(fields)})")
+            elif problem := check(value):
+                problems.append(f"{where(table, index, key)}: {label}: {key} {problem}")
 
     for key in data:
         if key not in TOP_LEVEL:
-            problems.append(f"{where('', 0, key, '')}: unknown top-level key {key!r} (known: {', '.join(TOP_LEVEL)})")
+            problems.append(f"{where('', 0, key)}: unknown top-level key {key!r} (known: {', '.join(TOP_LEVEL)})")
     cells = data.get("cell", [])
     if not isinstance(cells, list):
         problems.append(f"{source}: 'cell' must be an array of tables ([[cell]]), got {type(cells).__name__}")
@@ -158,8 +150,7 @@ def validate(data: dict, text: str, source: str) -> list[str]:
         cell_id = table.get("id") if isinstance(table, dict) else None
         label = f"[[cell]] #{index + 1}" + (f" (id {cell_id!r})" if isinstance(cell_id, str) else "")
         check_table("cell", index, label, table, CELL_FIELDS)
-    if "sglang_releases" in data:
-        check_table("sglang_releases", 0, "[sglang_releases]", data["sglang_releases"], SGLANG_RELEASES_FIELDS)
-    if "defaults" in data:
-        check_table("defaults", 0, "[defaults]", data["defaults"], DEFAULTS_FIELDS)
+    for table, fields in (("sglang_releases", SGLANG_RELEASES_FIELDS), ("defaults", DEFAULTS_FIELDS)):
+        if table in data:
+            check_table(table, 0, f"[{table}]", data[table], fields)
     return problems

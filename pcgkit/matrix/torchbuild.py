@@ -1,39 +1,30 @@
 """The CPU build of a cell's locked torch (`pcgkit matrix --torch-build cpu`), derived from its lock.
 
-Simulated cells never touch CUDA, yet the committed lock (fixtures/locks/<id>.txt) holds PyPI's
-Linux torch: the CUDA build, with nvidia-* and triton beside it (several GB). The CPU lock is that
-lock re-resolved with one change: uv resolves the cell's own requirements again, with EVERY pin of
-the lock as an exact constraint and torch's pinned to `<version>+cpu`. So every distribution keeps
-its locked version; what only the CUDA torch required (nvidia-* runtime wheels, triton) drops out
-because nothing requires it any more (flashinfer's own nvidia-* dependencies stay, as locked); the
-part installed without dependencies (sglang) is copied as it is. The CPU wheels come from one
-location read as uv's `--find-links` (PyTorch's page of CPU torch wheels by default; a local folder
-or mirror when overridden) and the lock records it (`--emit-find-links`), so the install
-(`uv pip sync --require-hashes`) needs nothing else. uv 0.13.9 hashes a wheel it finds in a local
-folder, but writes no hash for one a page links (astral-sh/uv#3874, #10308): the kit reads the page's
-`#sha256=` fragments itself (`link_hashes`) and adds them, so the CPU torch is hash-checked too.
+Simulated cells never touch CUDA, yet the committed lock holds PyPI's Linux torch: the CUDA build, with
+nvidia-* and triton beside it (several GB). The CPU lock re-resolves the cell's own requirements with EVERY
+pin of the lock as an exact constraint and torch's pinned to `<version>+cpu`: every distribution keeps its
+locked version, and what only the CUDA torch required drops out (flashinfer's own nvidia-* dependencies
+stay); the part installed without dependencies (sglang) is copied as it is. The CPU wheels come from one
+`--find-links` location (PyTorch's page of CPU wheels, or a folder or mirror) that the lock records
+(`--emit-find-links`). uv 0.13.9 writes no hash for a wheel a page links (astral-sh/uv#3874, #10308): the
+kit adds the page's `#sha256=` fragments itself (`link_hashes`), so the CPU torch is hash-checked too.
 
-Why not uv's `--torch-backend cpu`: it names download.pytorch.org with no way to point it
-elsewhere (uv 0.13.9 reads no mirror setting for it), so the path could only be exercised where
-that host is reachable; one overridable location keeps the CI's path and the tests' path the same.
-
-Planning (`cpu_lock_plan`, `cpu_compile_argv`, `render_cpu_lock`) is pure; `compile_cpu_lock` is the
-edge (uv through pcgkit.util.proc).
+Not uv's `--torch-backend cpu`: it names download.pytorch.org with no way to point it elsewhere (uv 0.13.9),
+so the path could only be exercised where that host is reachable. Planning is pure; `compile_cpu_lock` is
+the edge.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-import shutil
-import tempfile
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
 from pcgkit.matrix import locks
-from pcgkit.util import atomic, proc
+from pcgkit.util import proc
 
 # PyTorch's simple-index page for torch under its CPU index: a page of links to every CPU wheel
 # (`torch-<version>+cpu-...whl#sha256=...`), which uv reads as a flat index.
@@ -135,12 +126,9 @@ def changed_pins(locked_text: str, cpu_text: str) -> dict[str, tuple[str | None,
 
 def compile_cpu_lock(cell_id: str, inputs: locks.LockInputs, lock_text: str, find_links: str, base_python: str,
                      work: Path, env: dict[str, str], timeout: float) -> str | proc.Completed:
-    """The CPU lock's text, or the uv run that failed (the edge). Like locks.compile_lock, uv works in a
-    private folder on relative names; `work` (the cell folder) gets redacted copies of what it saw."""
+    """The CPU lock's text, or the uv run that failed (the edge); uv works as in locks.compile_lock."""
     plan = cpu_lock_plan(inputs, lock_text, find_links)
-    work.mkdir(parents=True, exist_ok=True)
-    private = Path(tempfile.mkdtemp(prefix="pcgkit-cpu-lock-"))
-    try:
+    with locks.private_workdir(work, "pcgkit-cpu-lock-") as private:
         requirements, constraints, out = Path("cpu-requirements.in"), Path("cpu-constraints.txt"), Path("cpu-resolved.txt")
         (private / requirements).write_text("\n".join(plan.requirements) + "\n")
         (private / constraints).write_text("\n".join(plan.constraints) + "\n")
@@ -153,8 +141,3 @@ def compile_cpu_lock(cell_id: str, inputs: locks.LockInputs, lock_text: str, fin
         if plan.torch and re.search(rf"^{re.escape(pin)}\s*$", resolved, re.MULTILINE):  # uv wrote no hash for it
             resolved = with_hashes(resolved, pin, _page_hashes(find_links, TORCH, f"{plan.torch}+cpu", min(timeout, 60.0)))
         return render_cpu_lock(cell_id, plan, locks.file_digest(lock_text), resolved)
-    finally:
-        for path in private.iterdir():
-            if path.is_file():
-                atomic.write_text(work / path.name, path.read_text(errors="replace"))
-        shutil.rmtree(private, ignore_errors=True)

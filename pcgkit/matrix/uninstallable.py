@@ -1,14 +1,11 @@
 """Cells that cannot run here, as a planned state (`[[cannot-run]]` in fixtures/expectations.toml).
 
-A rule records a measured fact: the cells it covers (`when`, on the cell's axes), the text their
-failure shows (`match`), why, the upstream link, the date it was last tried (`tried`) and how often
-to try again (`retry-days`). The planner does not run a covered cell on the days between retries:
-it writes the cell as *cannot-run* with that reason and date (no install, no verdict, not an error;
-pcgkit.values.verdict.CANNOT_RUN). On a retry day (every `retry-days` days counted from `tried`, or
-`matrix --retry-cannot-run`) the cell runs: if it fails as recorded it stays cannot-run, tried today;
-if it installs and runs, that is a change against the baseline (like pytest's xfail_strict: remove or
-re-date the rule), so a fixed index turns the cell back on within one retry period. Any other
-failure stays an error. Pure, apart from reading the TOML file.
+A rule records a measured fact: the cells it covers (`when`), the text their failure shows (`match`),
+why, the upstream link, when it was last tried and how often to try again. Between retry days a covered
+cell is not run but written as *cannot-run* with that reason and date (no install, no verdict, not an
+error). On a retry day (or `matrix --retry-cannot-run`) it runs: failing as recorded it stays cannot-run;
+installing and running is a change against the baseline (like pytest's xfail_strict), so a fixed index
+turns the cell back on within one retry period. Pure, apart from reading the TOML file.
 """
 
 from __future__ import annotations
@@ -18,11 +15,9 @@ import datetime as _dt
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
-
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import ERROR, STAGE_CANNOT_RUN, STAGE_INSTALL, CellOutcome
+from pcgkit.matrix.rules import versions_match
 from pcgkit.values.verdict import CANNOT_RUN
 from pcgkit.verdicts.expectations import DEFAULT_EXPECTATIONS, read_expectations_file
 
@@ -44,14 +39,7 @@ class Uninstallable:
 
     def covers_axes(self, axes: Mapping[str, str | None]) -> bool:
         """`covers` for a cell known only by its axes (a report read back from compat.json)."""
-        for axis, spec in self.when:
-            value = axes.get(axis)
-            try:
-                if value is None or Version(value.split("+")[0]) not in SpecifierSet(spec):
-                    return False
-            except InvalidVersion:
-                return False
-        return True
+        return versions_match(self.when, axes)
 
     def due(self, today: _dt.date) -> bool:
         """A retry day: every `retry_days` days counted from `tried` (and `tried` itself). Pure."""
@@ -59,7 +47,6 @@ class Uninstallable:
         return days >= 0 and days % self.retry_days == 0
 
     def next_retry(self, today: _dt.date) -> _dt.date:
-        """The first retry day after `today`. Pure."""
         days = max((today - self.tried).days, 0)
         return self.tried + _dt.timedelta(days=(days // self.retry_days + 1) * self.retry_days)
 

@@ -18,6 +18,7 @@ import shutil
 from collections.abc import Mapping
 from typing import Any
 
+from pcgkit.util import untrusted
 from pcgkit.util.redact import redact_text, secret_values
 
 # Set by the generated workflow (and `pcgkit ci local`) to the job's runner labels: GitHub exposes a
@@ -61,22 +62,13 @@ class Where:
         return f"{self.machine}/{self.backend}"
 
     def to_dict(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
-        data["runner_labels"] = list(self.runner_labels)
-        data["key"] = self.key
-        return data
+        return {**dataclasses.asdict(self), "runner_labels": list(self.runner_labels), "key": self.key}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Where:
-        fields = {f.name for f in dataclasses.fields(cls)}
-        kwargs = {k: v for k, v in data.items() if k in fields}
-        wrong = next((k for k, v in kwargs.items() if k != "runner_labels" and not isinstance(v, (str, bool, type(None)))), None)
-        if wrong is not None:  # a crafted artifact: one line naming the field, not a crash in a writer
-            raise ValueError(f"where.{wrong}: expected a string, got {type(kwargs[wrong]).__name__}")
-        labels = kwargs.get("runner_labels", ())
-        if not isinstance(labels, (list, tuple)) or not all(isinstance(x, str) for x in labels):
-            raise ValueError("where.runner_labels: expected a list of strings")
-        kwargs["runner_labels"] = tuple(labels)
+        """A crafted artifact is one ValueError naming the field, not a crash in a writer."""
+        kwargs = untrusted.typed_fields(cls, data, [f.name for f in dataclasses.fields(cls)], "where")
+        kwargs["runner_labels"] = untrusted.str_list(data, "runner_labels", "where")
         kwargs.setdefault("host", "unknown")
         return cls(**kwargs)
 

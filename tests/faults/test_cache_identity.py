@@ -7,8 +7,10 @@ from __future__ import annotations
 import dataclasses
 import sys
 
+import pytest
+
 from pcgkit.matrix.backends import loop, venv
-from pcgkit.matrix.backends.base import BackendConfig
+from pcgkit.matrix.backends.base import BackendConfig, StageFailed
 from pcgkit.matrix.cells import Cell
 from pcgkit.matrix.outcome import RAN, CellOutcome
 from pcgkit.matrix.runner import run_matrix
@@ -58,8 +60,9 @@ def test_force_does_not_delete_an_environment_another_run_is_using(monkeypatch, 
     monkeypatch.setattr(venv, "IN_USE_POLL_S", 0.05)
     with venv.env_in_use(env_dir):  # the other run, mid-way through its cases
         venv._IN_USE.pop(env_dir)  # ...in another process: this process holds nothing of its own
-        forced = venv.prepare_env(cell, cell_dir, dataclasses.replace(config, force=True), venv.Deadline(0.5))
-        assert forced.python is None and "environment in use" in forced.cause and str(env_dir) in forced.cause
+        with pytest.raises(StageFailed) as forced:
+            venv.prepare_env(cell, cell_dir, dataclasses.replace(config, force=True), venv.Deadline(0.5))
+        assert "environment in use" in forced.value.reason and str(env_dir) in forced.value.reason
         assert (env_dir / "bin" / "python").exists()
     # once the other run is over, --force rebuilds
     assert venv.prepare_env(cell, cell_dir, dataclasses.replace(config, force=True), venv.Deadline(60)).python

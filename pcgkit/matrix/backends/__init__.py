@@ -1,12 +1,9 @@
 """Where a matrix cell runs: the Backend protocol (pcgkit.matrix.backends.base), the one cell loop
 every backend runs through (pcgkit.matrix.backends.loop), and the registry.
 
-Each backend module exposes `make_backend(args) -> Backend` (it prepares a cell's environment and
-runs the cases in it; the loop does the rest), a one-line `SUMMARY`, and may declare its own
-command-line options with `add_options(parser)`; the registry names the modules, and no code
-outside a backend names one. A backend's module imports nothing heavy at the top (the docker
-backend imports the Docker SDK, an extra, only when it runs). Adding a backend is one module and
-one line here.
+Each backend module exposes `make_backend(args) -> Backend`, a one-line `SUMMARY`, and may declare its
+own options with `add_options(parser)`; no code outside a backend names one. A backend's module imports
+nothing heavy at the top (the Docker SDK, an extra, only when it runs).
 """
 
 from __future__ import annotations
@@ -43,6 +40,5 @@ def ci_arguments(name: str) -> tuple[str, ...]:
 
 
 def runner(name: str, args) -> RunCell:
-    """The backend registered under `name`, configured from the CLI's args, as a RunCell: its cells
-    go through the one loop."""
+    """The backend registered under `name`, configured from the CLI's args, as a RunCell (the one loop)."""
     return loop.runner_for(importlib.import_module(BACKENDS[name]).make_backend(args))

@@ -1,11 +1,9 @@
 """What every backend shares: its configuration, the values the cell loop hands it and gets back,
 and the protocol a backend satisfies.
 
-A backend answers one question: "run these cases in this environment and hand back results". It
-prepares a cell's environment (a venv, an image) and runs `pcgkit run`'s cases in it, leaving the
-run's files (results.json, pytest.log, run-costs.json) in the cell folder. Everything else a cell
-goes through (its folder, deadline, stage timers, progress stages, the import check, the judgement
-of what the run yielded, the outcome) is the cell loop's, written once in pcgkit.matrix.backends.loop.
+A backend prepares a cell's environment (a venv, an image) and runs `pcgkit run`'s cases in it, leaving
+the run's files in the cell folder; everything else a cell goes through is the cell loop's
+(pcgkit.matrix.backends.loop).
 """
 
 from __future__ import annotations
@@ -35,28 +33,23 @@ class BackendConfig:
     require_hardware: tuple[str, ...] = ()  # --require-hardware, passed into every cell
     locks_dir: Path = dataclasses.field(default_factory=lambda: resources.fixture("locks"))  # committed cell locks
     force: bool = False  # --force: rebuild each cell's environment too, not only rerun its cases
-    # --torch-cpu-index: where a cell of torch build "cpu" gets its torch (uv --find-links); an install
-    # source, not part of what the result answers for (the cell's definition carries the build itself).
+    # where a "cpu" torch build gets its torch: an install source, not part of what the result answers for
     torch_cpu_index: str = DEFAULT_CPU_INDEX
-    # The case ids each cell must account for (the catalog's default cases, handed down by the
-    # command): a mode a cell's pytest never reported becomes an `error` row.
+    # The case ids each cell must account for: a mode a cell's pytest never reported becomes an `error` row.
     expected_modes: tuple[str, ...] = ()
-    # Variables every cell's case run gets, whatever the backend (the command decides: `matrix --preflight FILE`
-    # hands the launch file to the preflight-launch case this way).
+    # Variables every cell's case run gets (`matrix --preflight FILE` hands the launch file down this way).
     case_env: tuple[tuple[str, str], ...] = ()
-    # What a cell's result answers for beyond its definition (e.g. which launch file it preflighted): stamped in
-    # its provenance, and a cached cell is reused only when these are equal.
+    # What a result answers for beyond its definition (e.g. the launch file it preflighted): stamped in its
+    # provenance; a cached cell is reused only when these are equal.
     answers_for: tuple[tuple[str, str], ...] = ()
     # The same per narrowed scope (pcgkit.values.scopes): a sglang-level cell owes only its scope's cases.
     scope_modes: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
 
     def modes_for(self, scope: str) -> tuple[str, ...]:
-        """The case ids a cell of this scope must account for."""
         return tuple(self.scope_modes.get(scope, self.expected_modes))
 
 
-# Told each stage a cell enters ("install", "image", "run"), for the progress rows and for naming
-# where an interrupted cell stopped.
+# Told each stage a cell enters, for the progress rows and for naming where an interrupted cell stopped.
 OnStage = Callable[[Cell, str], None]
 
 
@@ -77,9 +70,6 @@ class Deadline:
     def left(self) -> float:
         return max(1.0, self.end - time.monotonic())
 
-    def passed(self) -> bool:
-        return self.end - time.monotonic() <= 0
-
 
 class Stages:
     """Seconds per stage, for the cell's cost breakdown (pcgkit.matrix.costs names the stages)."""
@@ -98,8 +88,7 @@ class Stages:
 
 @dataclasses.dataclass(frozen=True)
 class CellContext:
-    """What the loop hands a backend for one cell: the cell, the run's configuration, the cell's
-    folder (the backend leaves the run's files there), its deadline and its stage timers."""
+    """What the loop hands a backend for one cell; the backend leaves the run's files in cell_dir."""
 
     cell: Cell
     config: BackendConfig
@@ -124,8 +113,7 @@ class CaseRequest:
 
 @dataclasses.dataclass(frozen=True)
 class CasesRan:
-    """How a backend's case run ended. The results themselves are the files it left in the request's
-    reports_dir, read by the loop the same way whatever the backend."""
+    """How a backend's case run ended (the results are the files it left in the request's reports_dir)."""
 
     ok: bool  # the run's process exited 0
     failure: str = ""  # how it ended otherwise, e.g. "exit status 3" (said in an error cell's reason)

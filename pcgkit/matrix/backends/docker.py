@@ -1,11 +1,9 @@
 """The container backend (`pcgkit matrix --backend docker`): one image per cell, the cases run inside.
 
-base (local or pulled) -> image (built from docker/Dockerfile, or reused when an image with the
-same context hash exists) -> case run (no network, non-root, read-only root, only the output
-volume writable, GPUs when the host has them, a hard timeout that kills the container) -> the
-JUnit/JSON results copied out -> every result stamped with the image's provenance.
-Any stage that breaks makes an error cell with the reason; the container and its volume are
-removed in every case. Same outcome type and same `pcgkit run` inside as the venv backend.
+base (local or pulled) -> image (built from docker/Dockerfile, or reused when one with the same context
+hash exists) -> case run (no network, non-root, read-only root, only the output volume writable, GPUs when
+the host has them, a hard timeout that kills the container) -> the results copied out, each stamped with
+the image's provenance. The container and its volume are removed in every case.
 """
 
 from __future__ import annotations
@@ -13,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -28,7 +25,7 @@ from pcgkit.matrix.backends.base import CaseRequest, CasesRan, CellContext, Stag
 from pcgkit.matrix.cells import EXISTING, Cell
 from pcgkit.matrix.deps import kit_light_dependencies
 from pcgkit.matrix.outcome import STAGE_INSTALL, STAGE_RUN
-from pcgkit.util import proc
+from pcgkit.matrix.where import host_gpu
 
 STAGE_IMAGE = STAGE_INSTALL  # the image build is this backend's install stage
 GPU_AUTO, GPU_ALL, GPU_NONE = "auto", "all", "none"
@@ -38,7 +35,7 @@ CI_ARGUMENTS = ("--gpus", GPU_ALL)  # a GPU runner's job passes every GPU into t
 
 
 def add_options(parser) -> None:
-    """This backend's own options on `pcgkit matrix` / `bisect` (the registry adds them; config_from_args reads them)."""
+    """This backend's own options on `pcgkit matrix` / `bisect` (config_from_args reads them)."""
     group = parser.add_argument_group("docker backend (--backend docker)")
     group.add_argument("--docker-pins", default=str(plan.DEFAULT_IMAGE_PINS), help="image pins (docker/pins.toml)")
     group.add_argument("--gpus", choices=(GPU_AUTO, GPU_ALL, GPU_NONE), default=GPU_AUTO,
@@ -57,17 +54,14 @@ class DockerConfig:
     ca_bundle: Path | None = None  # for the build stage only (a TLS-intercepting proxy's CA)
     wheelhouse: Path | None = None  # find-links for the build stage (e.g. a CPU torch wheel)
     mem_limit: str | None = None
-    require_hardware: tuple[str, ...] = ()
     environment: tuple[tuple[str, str], ...] = ()  # extra variables for the case run (e.g. CUDA_HOME)
 
 
 def config_from_args(args) -> DockerConfig:
-    """The docker options of `pcgkit matrix` / `pcgkit bisect` (add_options declares them)."""
     ca = Path(args.docker_ca_bundle) if args.docker_ca_bundle else default_ca_bundle()
     return DockerConfig(
         image_pins=Path(args.docker_pins), gpus=args.gpus, ca_bundle=ca,
         wheelhouse=Path(args.wheelhouse) if args.wheelhouse else None, mem_limit=args.docker_memory,
-        require_hardware=tuple(getattr(args, "require_hardware", None) or ()),
         environment=parse_env(args.docker_env or ()),
     )
 
@@ -93,31 +87,22 @@ def default_ca_bundle() -> Path | None:
 
 def host_gpu_driver() -> str | None:
     """The host's NVIDIA driver version, or None when it has no GPU (nvidia-smi missing or failing)."""
-    if shutil.which("nvidia-smi") is None:
-        return None
-    done = proc.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], timeout=60, echo=False)
-    lines = [line.strip() for line in done.output_tail.splitlines() if line.strip()]
-    return lines[0] if done.ok and lines else None
+    return host_gpu()[1] or None
 
 
 def wants_gpus(setting: str, driver: str | None) -> bool:
-    """Pure: request GPUs for 'all', never for 'none', and for 'auto' when the host has a driver."""
     return setting == GPU_ALL or (setting == GPU_AUTO and driver is not None)
 
 
 def image_env(image) -> dict[str, str]:
-    env = {}
-    for item in image.attrs.get("Config", {}).get("Env") or []:
-        key, _, value = item.partition("=")
-        env[key] = value
-    return env
+    """The image's environment (its Config.Env KEY=VALUE lines)."""
+    return dict(item.split("=", 1) for item in image.attrs.get("Config", {}).get("Env") or [] if "=" in item)
 
 
-def provenance(image, base: plan.BaseImage, base_image, driver: str | None, gpus: bool, lock: dict | None = None) -> dict:
-    """What the report says about where a cell ran: image id and digest, base, CUDA (and where it came
-    from, with its hashed wheels when assembled from PyPI), the image's context hash, host driver."""
+def provenance(image, base: plan.BaseImage, base_image, driver: str | None, gpus: bool, lock: dict) -> dict:
+    """What the report says about where a cell ran: image and base (ids, digests), CUDA and where it came
+    from, the image's context hash, the host driver."""
     digests = image.attrs.get("RepoDigests") or []
-    lock = lock or {}
     cuda_source = (image.labels or {}).get("pcgkit.cuda-source", "")
     cuda = image_env(image).get("CUDA_VERSION") or (
         f"{base.cuda} from PyPI's NVIDIA wheels" if cuda_source == plan.CUDA_FROM_WHEELS
@@ -152,9 +137,8 @@ def build_aids_label(ca_bundle: Path | None, wheels: tuple[Path, ...]) -> str:
 
 
 def base_and_cuda(cell: Cell, pins: plan.ImagePins, aids: tuple[Path, ...]) -> tuple[plan.BaseImage, str]:
-    """The cell's base (by its torch's CUDA unless it names one) and the base's CUDA wheel pins ('' for
-    its own toolkit); a toolkit that does not fit the cell's torch is refused here, in one line, before
-    anything is built (docker_cuda says what fits)."""
+    """The cell's base (by its torch's CUDA unless it names one) and the base's CUDA wheel pins ('' for its
+    own toolkit); a toolkit that does not fit the cell's torch is refused before anything is built."""
     known = docker_cuda.load_cuda_toolkits()
     wheels = tuple(a.name for a in aids)
     torch_cuda = docker_cuda.torch_cuda_build(cell.torch, known.torch_cuda, wheels) if cell.torch else None
@@ -166,15 +150,19 @@ def base_and_cuda(cell: Cell, pins: plan.ImagePins, aids: tuple[Path, ...]) -> t
     return base, wanted
 
 
+def _wheel_pins(cuda_pins: str) -> list[str]:
+    """The requirement lines of a CUDA wheel pins file (its comments left out). Pure."""
+    return [line for line in cuda_pins.splitlines() if line and not line.startswith("#")]
+
+
 def image_lock(image, cuda_pins: str) -> dict:
-    """What pins the image: its context hash (Dockerfile, build arguments, kit), the CUDA source and
-    the hashed CUDA wheels it was assembled from (none for a base's own toolkit). Pure."""
+    """What pins the image: its context hash, the CUDA source and the hashed CUDA wheels it was assembled
+    from (none for a base's own toolkit). Pure."""
     labels = image.labels or {}
     return {
         "source": "docker image", "context_hash": labels.get("pcgkit.context-hash", ""),
         "cuda_source": labels.get("pcgkit.cuda-source", ""),
-        "cuda_wheels": [line.replace(" --hash=", " ") for line in cuda_pins.splitlines()
-                        if line and not line.startswith("#")],
+        "cuda_wheels": [line.replace(" --hash=", " ") for line in _wheel_pins(cuda_pins)],
     }
 
 
@@ -198,8 +186,7 @@ def prepare_image(client, cell: Cell, docker: DockerConfig, cell_dir: Path, time
     labels = {
         "pcgkit.cell": cell.id, "pcgkit.definition-hash": cell.definition_hash, "pcgkit.context-hash": chash,
         "pcgkit.base-image": base.ref, "pcgkit.build-aids": build_aids_label(docker.ca_bundle, aids),
-        "pcgkit.cuda-wheels": " ".join(line.split(" --hash")[0] for line in cuda_pins.splitlines()
-                                       if line and not line.startswith("#")),
+        "pcgkit.cuda-wheels": " ".join(line.split(" --hash")[0] for line in _wheel_pins(cuda_pins)),
         "pcgkit.jit-prebuild": " ".join(pins.jit_prebuild),
     }
     with tempfile.TemporaryDirectory(prefix="pcgkit-ctx-") as tmp:
@@ -214,7 +201,7 @@ def run_cases(client, image, cell: Cell, request: CaseRequest, docker: DockerCon
     """Run `pcgkit run` in a fresh container; its /out copied into cell_dir. Always cleaned up."""
     run_timeout = max(1.0, timeout_s - EXTRA_RUN_S / 2)
     command = plan.run_command(run_timeout, min(request.case_timeout_s, run_timeout),
-                               request.require_hardware or docker.require_hardware, request.select, request.scope)
+                               request.require_hardware, request.select, request.scope)
     for path in RunFiles(cell_dir).every_path():
         path.unlink(missing_ok=True)  # never report a previous run's files as this run's
     with engine.output_volume(client) as volume:
@@ -249,7 +236,7 @@ class DockerEnvironment:
     def run_cases(self, request: CaseRequest) -> CasesRan:
         try:
             exited = run_cases(self.client, self.image, self.ctx.cell, request, self.docker, self.ctx.cell_dir,
-                               self.gpus, max(1.0, self.ctx.deadline.end - time.monotonic()))
+                               self.gpus, self.ctx.deadline.left())
         except engine.DockerFailure as exc:
             raise StageFailed(STAGE_RUN, exc.reason, exc.log_tail) from None
         if exited.oom_killed:

@@ -1,13 +1,11 @@
 """CUDA toolkits from PyPI's NVIDIA wheels (docker/cuda-toolkits.toml) and whether one fits a cell.
 
-Pure except `load_cuda_toolkits` (reads the data file). The image build (docker/image/cuda-toolkit.sh)
-installs `requirements(...)` with pip --require-hashes; `toolkit_mismatch` is asked before any build.
+Pure except `load_cuda_toolkits`. The image build (docker/image/cuda-toolkit.sh) installs `requirements(...)`.
 
-What "matches" means: FlashInfer's JIT links its modules against the toolkit's libcudart.so.<major>;
-in the cell's process that name resolves to the runtime torch already loaded. So the toolkit's CUDA
-major must be torch's, and its minor no newer than torch's (a module built with 13.2 may call what
-torch's 13.0 runtime lacks). A CPU torch brings no runtime: only the toolkit's own rules apply
-(an nvcc, one major.minor across nvcc's chain, and at least CUDA 12.8, the first that targets sm_120).
+What fits: FlashInfer's JIT links its modules against libcudart.so.<major>, which in the cell's process
+resolves to the runtime torch already loaded. So the toolkit's CUDA major must be torch's and its minor
+no newer (a module built with 13.2 may call what torch's 13.0 runtime lacks). A CPU torch brings no
+runtime: only the toolkit's own rules apply (an nvcc, one major.minor across nvcc's chain, CUDA >= 12.8).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The one place the kit talks to a Docker engine (through the Docker SDK for Python).
 
-Every failure leaves here as a DockerFailure with a short cause from CAUSES and a message that
-says what to do next; the backend turns it into an error cell. `classify` is pure and unit-tested
-against the engine's own words; the rest needs a real engine (tests/test_docker_engine.py).
+Every failure leaves here as a DockerFailure with a short cause and what to do next (NEXT_STEP); the
+backend turns it into an error cell. `classify` is pure; the rest needs a real engine.
 """
 
 from __future__ import annotations
@@ -87,7 +86,7 @@ def _sdk():
 
 
 def connect(timeout_s: float = 60.0):
-    """A client for the engine $DOCKER_HOST names (or the local socket), checked with a ping."""
+    """A client for the engine $DOCKER_HOST names (or the local socket), pinged."""
     docker = _sdk()
     try:
         client = docker.from_env(timeout=int(timeout_s))
@@ -147,10 +146,6 @@ def build(client, context: Path, tag: str, args: dict[str, str], labels: dict[st
                 text = chunk.get("stream") or chunk.get("status") or ""
                 if "error" in chunk:
                     text = "ERROR: " + chunk["error"] + "\n"
-                    lines.append(text)
-                    log.write(text)
-                    log.flush()
-                    raise DockerFailure(BUILD_FAILED, one_line_cut(chunk["error"]), "".join(lines)[-2000:])
                 if "aux" in chunk and "ID" in chunk["aux"]:
                     image_id = chunk["aux"]["ID"]
                 if text.startswith("Step "):  # elapsed seconds per step: where a slow build spends its time
@@ -160,6 +155,8 @@ def build(client, context: Path, tag: str, args: dict[str, str], labels: dict[st
                     lines[:] = lines[-200:]
                     log.write(text)
                     log.flush()
+                if "error" in chunk:
+                    raise DockerFailure(BUILD_FAILED, one_line_cut(chunk["error"]), "".join(lines)[-2000:])
                 if time.monotonic() > deadline:
                     raise DockerFailure(TIMEOUT, f"image build exceeded {timeout_s:g} s", "".join(lines)[-2000:])
         except docker.errors.DockerException as exc:

@@ -1,8 +1,6 @@
 """The container backend as data: image pins, the base a cell builds on, the build context and
-arguments, the image tag, and the container's run settings. Pure except `write_context` (which
-copies files into a folder) and `load_image_pins` (which reads docker/pins.toml).
-
-Nothing here talks to Docker: pcgkit/matrix/backends/docker_engine.py is the edge.
+arguments, the image tag, and the container's run settings. Pure except `write_context` and
+`load_image_pins`; nothing here talks to Docker (docker_engine.py is the edge).
 """
 
 from __future__ import annotations
@@ -98,9 +96,7 @@ def base_for(cell: Cell, pins: ImagePins, torch_cuda: str | None = None) -> Base
     its torch's CUDA major (default-base-by-cuda: a CUDA 13 torch needs a CUDA 13 toolkit), else the default."""
     major = (torch_cuda or "").split(".")[0]
     wanted = cell.base_image or pins.default_by_cuda.get(major) or pins.default_base
-    if wanted in pins.bases:
-        return pins.bases[wanted]
-    return BaseImage(name=wanted, ref=wanted)
+    return pins.bases.get(wanted) or BaseImage(name=wanted, ref=wanted)
 
 
 def image_tag(cell: Cell) -> str:
@@ -111,13 +107,12 @@ def image_tag(cell: Cell) -> str:
 
 def build_args(cell: Cell, base: BaseImage, pins: ImagePins, kit_deps: list[str]) -> dict[str, str]:
     """The Dockerfile's ARGs for one cell. Pure."""
-    torch = [r for r in cell.requirements() if r.startswith("torch==")]
-    flashinfer = [r for r in cell.requirements() if r.startswith("flashinfer-python")]
+    requirements = cell.requirements()
     return {
         "BASE_IMAGE": base.pinned_ref,
         "PYTHON_VERSION": cell.python,
-        "TORCH_PIN": " ".join(torch),
-        "FLASHINFER_PIN": " ".join(flashinfer),
+        "TORCH_PIN": " ".join(r for r in requirements if r.startswith("torch==")),
+        "FLASHINFER_PIN": " ".join(r for r in requirements if r.startswith("flashinfer-python")),
         "EXTRA_PINS": " ".join(cell.companions),
         "SGLANG_PIN": f"sglang=={cell.sglang}" if cell.sglang else "",
         "KIT_DEPS": " ".join(kit_deps),
@@ -165,16 +160,13 @@ def write_context(
     dest: Path, root: Path = KIT_ROOT, ca_bundle: Path | None = None, wheelhouse: Path | None = None,
     force: bool = False, cuda_requirements: str = "",
 ) -> Path:
-    """The build context: Dockerfile, image/ (its scripts and the CUDA wheel pins, empty unless the
-    base takes its toolkit from PyPI), kit/ (KIT_PATHS only), build-aids/ (CA bundle, wheelhouse).
-
-    A file in DEST that the kit did not write (a Dockerfile of the user's) is never replaced without
-    force: every name is checked before the first copy (util/atomic.OutputFolder)."""
+    """The build context: Dockerfile, image/ (its scripts and the CUDA wheel pins), kit/ (KIT_PATHS only),
+    build-aids/ (CA bundle, wheelhouse). A file in DEST that the kit did not write is never replaced
+    without force: every name is checked before the first copy (util/atomic.OutputFolder)."""
     from pcgkit.util import atomic
 
-    rels = kit_files(root)
     copies = {"Dockerfile": DOCKERFILE, **{f"image/{s}": DOCKER_DIR / "image" / s for s in IMAGE_SCRIPTS},
-              **{str(Path("kit") / rel): root / rel for rel in rels}}
+              **{str(Path("kit") / rel): root / rel for rel in kit_files(root)}}
     if ca_bundle is not None:
         copies["build-aids/ca.pem"] = ca_bundle
     written = ["build-aids/README", "image/cuda-requirements.txt"]
@@ -185,15 +177,14 @@ def write_context(
         if target.is_symlink():
             target.unlink()  # replaced, never written through
         shutil.copy2(source, target)
-    aids = dest / "build-aids"
     folder.write_text("build-aids/README", "Build-stage only: never copied into the shipped image.\n")
     folder.write_text("image/cuda-requirements.txt", cuda_requirements or "# the base image's own CUDA (if any)\n",
                       redact=False)  # sha256 pins are not secrets
     folder.record(*copies)
     if wheelhouse is not None:
-        (aids / "wheelhouse").mkdir(exist_ok=True)
+        (dest / "build-aids" / "wheelhouse").mkdir(exist_ok=True)
         for wheel in sorted(wheelhouse.glob("*.whl")):
-            target = aids / "wheelhouse" / wheel.name
+            target = dest / "build-aids" / "wheelhouse" / wheel.name
             if not target.exists():
                 try:
                     target.hardlink_to(wheel)  # a 200 MB torch wheel: link, don't copy, when we can

@@ -1,10 +1,8 @@
 """The cell loop, written once for every backend: prepare -> run the cases -> read what they left -> judge.
 
-cell folder and deadline -> on_stage(backend's preparing stage) -> backend.prepared (an error cell at
-that stage when it cannot be had) -> on_stage("run") -> environment.run_cases -> the run's files read
-back from the cell folder (results.json, the import markers pcgkit.jobs.cellmain prints into
-pytest.log, run-costs.json) -> an import failure, a run that yielded no verdict, or verdicts ->
-one CellOutcome with its cost breakdown, installed set, lock and provenance. Never raises for a
+The run's files are read back from the cell folder (results.json, the import markers pcgkit.jobs.cellmain
+prints into pytest.log, run-costs.json) and judged as an import failure, a run that yielded no verdict, or
+verdicts: one CellOutcome with its cost breakdown, installed set, lock and provenance. Never raises for a
 broken cell: a backend's StageFailed becomes an error cell at its stage.
 """
 
@@ -95,7 +93,7 @@ def run_cell(backend: Backend, cell: Cell, config: BackendConfig, on_stage: OnSt
 
 
 def case_request(ctx: CellContext) -> CaseRequest:
-    """What the cell's cases are, from the run's configuration and what is left of the deadline. Pure but for the clock."""
+    """The cell's cases, from the run's configuration and what is left of the deadline."""
     config = ctx.config
     left = ctx.deadline.left()
     return CaseRequest(
@@ -122,11 +120,8 @@ class _RunFiles:
 def read_run_files(reports_dir: Path, evidence: dict) -> _RunFiles:
     """results.json, pytest.log's import markers and run-costs.json of one run; `evidence` merged into each result."""
     names = RunFiles(reports_dir)
-    environment: dict = {}
-    results: list[CaseResult] = []
     found = names.results_path.is_file()
-    if found:
-        environment, results = read_results(names.results_path)
+    environment, results = read_results(names.results_path) if found else ({}, [])
     if evidence:
         results = [dataclasses.replace(r, evidence={**r.evidence, **evidence}) for r in results]
     try:
@@ -135,10 +130,10 @@ def read_run_files(reports_dir: Path, evidence: dict) -> _RunFiles:
     except OSError:
         log_text, log_found = "", False
     imported_line = _marker(log_text, cellmain.IMPORTED)
-    imported = _json_or(imported_line, {}) if imported_line is not None else None
+    imported = _json_object(imported_line) if imported_line is not None else None
     versions = environment.get("versions") or imported or {}
     return _RunFiles(found, tuple(results), versions if isinstance(versions, dict) else {},
-                     _json_or(_read(names.costs_path), {}), log_found, log_text,
+                     _json_object(_read(names.costs_path)), log_found, log_text,
                      imported, _marker(log_text, cellmain.IMPORT_FAILED) is not None)
 
 
@@ -157,12 +152,12 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _json_or(text: str, default: dict) -> dict:
+def _json_object(text: str) -> dict:
     try:
         value = json.loads(text)
     except ValueError:
-        return default
-    return value if isinstance(value, dict) else default
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,15 +1,11 @@
 """The embedded default backend: one uv virtual environment per cell, the cases run inside it.
 
-lock (the committed fixtures/locks/<id>.txt, or resolved now into the cell's folder when none is
-committed) -> install (`uv venv`, then ONE `uv pip sync --require-hashes` of the lock: pins, the
-kit's light deps, SGLang's import deps and sglang itself without its deps) -> check (the installed
-set read from the RECORDs; two distributions owning one file is an error cell naming both) ->
-run (`pcgkit run`'s plan/execute in the cell's interpreter, which imports torch and flashinfer
-first and reports an import failure as this cell's `import` error: no second interpreter just to
-check imports). The kit reaches the cell as a .pth line (the checkout, or a copy of the installed
-package), not as a package install. FlashInfer's JIT cache is shared by the cells whose key
-(pcgkit.matrix.jitcache) matches. Every stage is timed (pcgkit.matrix.costs); the whole cell
-shares one deadline, and every command goes through pcgkit.util.proc.
+lock (committed in fixtures/locks/, else resolved now into the cell's folder) -> install (`uv venv`, then ONE
+`uv pip sync --require-hashes` of the lock) -> check (the installed set read from the RECORDs; two
+distributions owning one file is an error cell naming both) -> run (`pcgkit run` in the cell's interpreter,
+which reports a failed import of torch or flashinfer as the cell's `import` error: no second interpreter just
+to check imports). The kit reaches the cell as a .pth line, not as a package install; FlashInfer's JIT cache
+is shared by the cells whose key (pcgkit.matrix.jitcache) matches.
 """
 
 from __future__ import annotations
@@ -30,20 +26,11 @@ from pcgkit import resources
 from pcgkit.jobs import run as runjob
 from pcgkit.matrix import installed as installed_mod
 from pcgkit.matrix import jitcache, locks, torchbuild
-from pcgkit.matrix.backends.base import (
-    BackendConfig,
-    CaseRequest,
-    CasesRan,
-    CellContext,
-    Deadline,
-    StageFailed,
-    Stages,
-)
+from pcgkit.matrix.backends.base import BackendConfig, CaseRequest, CasesRan, CellContext, Deadline, StageFailed, Stages
 from pcgkit.matrix.cells import EXISTING, TORCH_BUILD_CPU, VENV, Cell
 from pcgkit.matrix.deps import kit_light_dependencies, sglang_import_dependencies
 from pcgkit.matrix.outcome import (
     INTERPRETER_MISSING,
-    LOG_TAIL_CHARS,
     STAGE_INSTALL,
     classify_install_failure,
     install_failure_detail,
@@ -57,15 +44,13 @@ from pcgkit.util.redact import redact_argv, secret_values
 STAMP = ".pcgkit-cell-stamp"
 KIT_PTH = "_pcgkit_kit.pth"
 JIT_CACHE_DIR = "flashinfer-jit"  # beside the environments folder
-# The cells' compiled bytecode, beside it too (PYTHONPYCACHEPREFIX): a fresh environment holds no .pyc (uv
-# installs none), so its first `import torch, flashinfer` compiles ~40 MB of bytecode: ~9 s of a ~16 s import
-# here (docs/lab-notes.md). Python keeps the tree by source path and checks each .pyc against its source's
-# mtime and size, so a rebuilt environment of the same cell (--force, a damage rebuild) reuses it and a
-# changed file is recompiled; cells at other paths never share it.
+# The cells' compiled bytecode, beside it too (PYTHONPYCACHEPREFIX): uv installs no .pyc, so a fresh
+# environment's first `import torch, flashinfer` compiles ~40 MB of bytecode, ~9 s of a ~16 s import
+# (docs/lab-notes.md). Python keys the tree by source path and checks each .pyc against its source, so a
+# rebuilt environment of the same cell reuses it and cells at other paths never share it.
 BYTECODE_DIR = "cell-bytecode"
-
-
 SUMMARY = "a uv venv each"  # how `--backend`'s help describes it
+
 
 def install_commands(env_dir: Path, base_python: str, lock_file: Path) -> list[list[str]]:
     """The uv commands that build a cell's environment from its lock: one venv, one sync. Pure."""
@@ -83,13 +68,10 @@ def cell_lock_inputs(cell: Cell) -> locks.LockInputs:
 
 
 def uv_env() -> dict[str, str]:
+    """This process's environment for uv, without a virtual environment or a path of its own."""
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     env["UV_PYTHON_DOWNLOADS"] = "never"  # no managed-Python downloads: machines here cannot reach them
     return env
-
-
-def _tail(text: str) -> str:
-    return text[-LOG_TAIL_CHARS:]
 
 
 # Environments a cell of this process is using, and the shared lock it holds on each (run_cell).
@@ -99,9 +81,8 @@ IN_USE_POLL_S = 0.5
 
 @contextlib.contextmanager
 def env_in_use(env_dir: Path):
-    """A shared hold on an environment for as long as a cell runs in it (install, import check, cases):
-    `--force` or a damage rebuild in another run, or `pcgkit cache remove`, must wait for it, never delete the
-    env under it. Taken through envlock.held: never through a link, never truncating."""
+    """A shared hold on an environment for as long as a cell runs in it: `--force` or a damage rebuild in
+    another run, or `pcgkit cache remove`, waits for it, never deletes the env under it (envlock.held)."""
     owned_dir(env_dir.parent)
     with held(use_lock_path(env_dir), shared=True) as handle:
         _IN_USE[env_dir] = handle
@@ -139,47 +120,36 @@ def _back_to_shared(env_dir: Path) -> None:
         fcntl.flock(own, fcntl.LOCK_SH)
 
 
-@dataclasses.dataclass(frozen=True)
-class PreparedEnv:
-    python: str | None  # None: the install failed (cause, tail say why)
-    cause: str = ""
-    tail: str = ""
-    installed: tuple[installed_mod.InstalledDistribution, ...] = ()
-    lock: dict = dataclasses.field(default_factory=dict)
-
-
 def env_dir_for(cell: Cell, config: BackendConfig) -> Path:
     return config.envs_root / f"{cell.id}-{cell.definition_hash}"
 
 
 def prepare_env(cell: Cell, cell_dir: Path, config: BackendConfig, deadline: Deadline,
-                stages: Stages | None = None) -> PreparedEnv:
-    """The cell's interpreter and what it holds, or why it could not be built."""
+                stages: Stages | None = None) -> VenvEnvironment:
+    """The cell's environment, built or reused; StageFailed (install stage) saying why it cannot be had."""
     if cell.kind == EXISTING:
-        return PreparedEnv(cell.interpreter)
+        return VenvEnvironment(str(cell.interpreter), (), {}, config.envs_root, cell.python)
     stages = stages or Stages()
     env_dir = env_dir_for(cell, config)
     with build_lock(env_dir):
-        prepared = _prepare_locked(cell, cell_dir, env_dir, config, deadline, stages)
-    if prepared.python is None:
-        return prepared
+        python, lock = _prepare_locked(cell, cell_dir, env_dir, config, deadline, stages)
     with stages.timing("check"):
         dists = installed_mod.read_installed(installed_mod.site_packages(env_dir))
         overlaps = installed_mod.file_overlaps(dists)
     if overlaps:
         # The environment holds neither distribution as shipped: never run cases in it.
         reason = "inconsistent environment: " + installed_mod.describe_overlaps(overlaps)
-        return PreparedEnv(None, reason, "\n".join(f"{o.path}: {', '.join(o.owners)}" for o in overlaps[:40]),
-                           dists, prepared.lock)
-    return dataclasses.replace(prepared, installed=dists)
+        raise StageFailed(STAGE_INSTALL, reason, "\n".join(f"{o.path}: {', '.join(o.owners)}" for o in overlaps[:40]),
+                          lock=lock, installed=dists)
+    return VenvEnvironment(python, dists, lock, config.envs_root, cell.python)
 
 
 def _lock_for(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, deadline: Deadline,
-              stages: Stages, torch_cpu_index: str = torchbuild.DEFAULT_CPU_INDEX) -> tuple[Path | None, dict, str, str]:
-    """(lock file, lock facts, cause, tail): the cell's lock (_locked_build), or for torch build cpu its CPU build."""
-    lock_file, facts, cause, tail = _locked_build(cell, cell_dir, locks_dir, base_python, deadline, stages)
-    if lock_file is None or cell.torch_build != TORCH_BUILD_CPU:
-        return lock_file, facts, cause, tail
+              stages: Stages, torch_cpu_index: str = torchbuild.DEFAULT_CPU_INDEX) -> tuple[Path, dict]:
+    """(lock file, lock facts): _locked_build's lock, or for torch build cpu its CPU build."""
+    lock_file, facts = _locked_build(cell, cell_dir, locks_dir, base_python, deadline, stages)
+    if cell.torch_build != TORCH_BUILD_CPU:
+        return lock_file, facts
     lock_text = lock_file.read_text()
     discard_install_copy(lock_file)  # a lock resolved now: its CPU build replaces it
     with stages.timing("resolve"):
@@ -187,17 +157,17 @@ def _lock_for(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, dea
                                              cell_dir / "lock", uv_env(), deadline.left())
     facts = {**facts, "torch_build": TORCH_BUILD_CPU, "torch_from": torch_cpu_index}
     if not isinstance(result, str):
-        return None, facts, _install_cause(cell, result), _tail(result.output_tail)
+        raise StageFailed(STAGE_INSTALL, _install_cause(cell, result), result.output_tail, lock=facts)
     atomic.write_text(cell_dir / torchbuild.LOCK_FILE, result)  # the record, redacted
     changed = torchbuild.changed_pins(lock_text, result)
     return install_copy(result), {**facts, "cpu_lock": {
         "path": str(cell_dir / torchbuild.LOCK_FILE), "digest": locks.file_digest(result),
-        "changed": {name: list(versions) for name, versions in changed.items()}}}, "", ""
+        "changed": {name: list(versions) for name, versions in changed.items()}}}
 
 
 def _locked_build(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str, deadline: Deadline,
-                  stages: Stages) -> tuple[Path | None, dict, str, str]:
-    """(lock file, lock facts, cause, tail): the committed lock when current, else one resolved now."""
+                  stages: Stages) -> tuple[Path, dict]:
+    """(lock file, lock facts): the committed lock when current, else one resolved now."""
     inputs = cell_lock_inputs(cell)
     committed = locks.lock_path(locks_dir, cell.id)
     if committed.is_file():
@@ -205,19 +175,18 @@ def _locked_build(cell: Cell, cell_dir: Path, locks_dir: Path, base_python: str,
         made_from = locks.inputs_digest_of(text)
         facts = {"source": "committed", "path": str(committed), "digest": locks.file_digest(text), "inputs": made_from}
         if made_from != inputs.digest:
-            return None, facts, (
-                f"lock out of date: {committed} was made from other inputs (pins, rules or the kit's "
-                f"dependencies changed); refresh it with `bin/pcgkit lab lock --cell {cell.id}`"
-            ), ""
-        return committed, facts, "", ""
+            raise StageFailed(STAGE_INSTALL, f"lock out of date: {committed} was made from other inputs (pins, rules "
+                              f"or the kit's dependencies changed); refresh it with `bin/pcgkit lab lock --cell {cell.id}`",
+                              lock=facts)
+        return committed, facts
     with stages.timing("resolve"):
         result = locks.compile_lock(cell, inputs, base_python, cell_dir / "lock", uv_env(), deadline.left())
     if not isinstance(result, str):
-        return None, {"source": "resolved"}, _install_cause(cell, result), _tail(result.output_tail)
+        raise StageFailed(STAGE_INSTALL, _install_cause(cell, result), result.output_tail, lock={"source": "resolved"})
     atomic.write_text(cell_dir / "lock.txt", result)  # the record, redacted: the cell folder is an artifact
     path = install_copy(result)  # what uv installs from, credentials kept, outside every artifact
     return path, {"source": "resolved", "path": str(path), "digest": locks.file_digest(result),
-                  "inputs": inputs.digest, "note": f"no committed lock: `bin/pcgkit lab lock --cell {cell.id}` makes one"}, "", ""
+                  "inputs": inputs.digest, "note": f"no committed lock: `bin/pcgkit lab lock --cell {cell.id}` makes one"}
 
 
 INSTALL_COPY_PREFIX = "pcgkit-install-lock-"
@@ -233,7 +202,6 @@ def install_copy(lock_text: str) -> Path:
 
 
 def discard_install_copy(lock_file: Path) -> None:
-    """Remove an install_copy once the install is over (a committed lock is left alone)."""
     if lock_file.parent.name.startswith(INSTALL_COPY_PREFIX):
         shutil.rmtree(lock_file.parent, ignore_errors=True)
 
@@ -248,12 +216,10 @@ def _install_cause(cell: Cell, done: proc.Completed) -> str:
 
 
 def env_damage(env_dir: Path, recorded: dict) -> str | None:
-    """Why a stamped environment cannot be reused, found cheaply; None when it looks whole.
-
-    What a cleanup job, a half-finished `pip uninstall` or an upgraded base Python does to an env
-    after its install: the interpreter gone or not starting, or a distribution of the installed
-    set (recorded in the stamp) whose METADATA vanished. Deeper damage (a deleted module file) is
-    what `--force` is for: hashing every file on each reuse would cost as much as the install."""
+    """Why a stamped environment cannot be reused, found cheaply (None when it looks whole): what a cleanup job,
+    a half-finished `pip uninstall` or an upgraded base Python leaves, the interpreter gone or not starting or a
+    recorded distribution's METADATA vanished. Deeper damage is what `--force` is for: hashing every file on
+    each reuse would cost as much as the install."""
     env_python = env_dir / "bin" / "python"
     if not env_python.exists():  # follows the link: a removed base interpreter counts too
         return f"the environment's python is missing ({env_python})"
@@ -268,7 +234,7 @@ def env_damage(env_dir: Path, recorded: dict) -> str | None:
 
 
 def _dist_infos(env_dir: Path) -> list[str]:
-    """The installed set as the stamp records it: each dist-info folder, relative to the env. A glob, no reads."""
+    """The installed set as the stamp records it: each dist-info folder, relative to the env."""
     return sorted(str(info.relative_to(env_dir)) for site in installed_mod.site_packages(env_dir)
                   for info in site.glob("*.dist-info"))
 
@@ -296,29 +262,27 @@ def rebuild_reason(cell: Cell, env_dir: Path, force: bool) -> tuple[str | None, 
 
 
 def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendConfig, deadline: Deadline,
-                    stages: Stages) -> PreparedEnv:
+                    stages: Stages) -> tuple[str, dict]:
+    """(the environment's python, its lock facts), built unless a whole one of this definition is there."""
     env_python = env_dir / "bin" / "python"
-    stamp = env_dir / STAMP
     why, recorded = rebuild_reason(cell, env_dir, config.force)
     if why is None:
-        return PreparedEnv(str(env_python), lock={**recorded.get("lock", {}), "reused_env": True})
+        return str(env_python), {**recorded.get("lock", {}), "reused_env": True}
     base_python = find_python(cell.python)
     if base_python is None:
-        return PreparedEnv(None, f"{INTERPRETER_MISSING}: no Python {cell.python} on this machine (see pcgkit/util/interpreters.py)")
-    lock_file, lock_facts, cause, tail = _lock_for(cell, cell_dir, config.locks_dir, base_python, deadline, stages,
-                                                   config.torch_cpu_index)
-    if lock_file is None:
-        return PreparedEnv(None, cause, tail, lock=lock_facts)
+        raise StageFailed(STAGE_INSTALL, f"{INTERPRETER_MISSING}: no Python {cell.python} on this machine "
+                          f"(see pcgkit/util/interpreters.py)")
+    lock_file, lock_facts = _lock_for(cell, cell_dir, config.locks_dir, base_python, deadline, stages,
+                                      config.torch_cpu_index)
     logs = [f"# building {env_dir}: {why}"]
     if recorded:
-        # A stamped env that is damaged or forced starts from nothing: `uv venv --allow-existing` and
-        # a sync keep what they find (a dist-info without METADATA is invisible to uv, its files
-        # stay), and with the stamp gone a kill mid-rebuild cannot leave it looking reusable. An
-        # unstamped one (an install that never finished) is synced in place: uv converges it.
+        # A stamped env that is damaged or forced starts from nothing: a sync keeps what it finds (uv cannot
+        # see a dist-info without METADATA), and without the stamp a killed rebuild never looks reusable.
+        # An unstamped one (an install that never finished) is synced in place: uv converges it.
         lock_facts = {**lock_facts, "rebuilt": why}
         if not _take_for_rebuild(env_dir, deadline):
-            return PreparedEnv(None, f"environment in use: another run is using {env_dir}; it was not rebuilt "
-                                     f"({why}) under that run: rerun when it ends", lock=lock_facts)
+            raise StageFailed(STAGE_INSTALL, f"environment in use: another run is using {env_dir}; it was not "
+                              f"rebuilt ({why}) under that run: rerun when it ends", lock=lock_facts)
         try:
             print(f"pcgkit: rebuilding the environment of cell {cell.id}: {why}", file=sys.stderr, flush=True)
             shutil.rmtree(env_dir, ignore_errors=True)
@@ -332,19 +296,18 @@ def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendCo
             # the echo is redacted as proc.run's own is (a credentialed URL may be an argument)
             logs.append(f"+ {redact_argv(tuple(argv), secrets)}\n" + (done.log_path.read_text(errors="replace") if done.log_path else ""))
             if not done.ok:
-                atomic.write_text(cell_dir / "install.log", "\n".join(logs))
-                return PreparedEnv(None, _install_cause(cell, done), _tail(done.output_tail), lock=lock_facts)
+                raise StageFailed(STAGE_INSTALL, _install_cause(cell, done), done.output_tail, lock=lock_facts)
     finally:
         discard_install_copy(lock_file)
-    atomic.write_text(cell_dir / "install.log", "\n".join(logs))
+        atomic.write_text(cell_dir / "install.log", "\n".join(logs))
     _link_kit(env_dir)
-    atomic.write_json(stamp, {"definition": cell.definition_hash, "lock": lock_facts, "installed": _dist_infos(env_dir)})
-    return PreparedEnv(str(env_python), lock=lock_facts)
+    atomic.write_json(env_dir / STAMP, {"definition": cell.definition_hash, "lock": lock_facts, "installed": _dist_infos(env_dir)})
+    return str(env_python), lock_facts
 
 
 def _link_kit(env_dir: Path) -> None:
-    """Make the kit importable in the cell, as an editable install would, without a uv call:
-    a .pth line to the checkout, or to a copy of the installed package (a wheel has no source tree)."""
+    """The kit importable in the cell without a uv call: a .pth line to the checkout, or to a copy of the
+    installed package (a wheel has no source tree)."""
     root = resources.checkout_root()
     if root is None:
         root = env_dir / "pcgkit-kit"
@@ -355,9 +318,8 @@ def _link_kit(env_dir: Path) -> None:
 
 
 def bytecode_env(folder: Path) -> dict[str, str]:
-    """The cell interpreter's bytecode settings: written under the kit's `folder`, never into the environment or
-    the checkout; an inherited PYTHONDONTWRITEBYTECODE is emptied (Python reads an empty value as unset) for the
-    cell's interpreter only, since the folder is the kit's own. Pure."""
+    """The cell interpreter's bytecode written under the kit's `folder`, never into the environment or the
+    checkout; an inherited PYTHONDONTWRITEBYTECODE emptied (read as unset) for the cell only. Pure."""
     return {"PYTHONPYCACHEPREFIX": str(folder), "PYTHONDONTWRITEBYTECODE": ""}
 
 
@@ -378,7 +340,7 @@ class VenvEnvironment:
         env = dict(request.env)
         key = jitcache.cache_key(installed_mod.freeze(self.installed), self.cell_python, jitcache.machine_arch_facts())
         if key is not None:
-            env[jitcache.ENV_VAR] = str(jitcache.workspace_base(owned_dir(self.envs_root.parent / JIT_CACHE_DIR), key))
+            env[jitcache.ENV_VAR] = str(owned_dir(self.envs_root.parent / JIT_CACHE_DIR / key))
         env.update(bytecode_env(owned_dir(self.envs_root.parent / BYTECODE_DIR)))  # stamped: `cache remove` may delete them
         plan = runjob.RunPlan(
             python=self.python, reports_dir=request.reports_dir, timeout_s=request.timeout_s,
@@ -387,7 +349,7 @@ class VenvEnvironment:
         )
         start = time.monotonic()
         _, _, completed = runjob.execute(plan)
-        return CasesRan(completed.ok, completed.describe_failure(), _tail(completed.output_tail), time.monotonic() - start)
+        return CasesRan(completed.ok, completed.describe_failure(), completed.output_tail, time.monotonic() - start)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -406,11 +368,7 @@ class VenvBackend:
         with contextlib.ExitStack() as holds:
             if cell.kind != EXISTING:  # held until the cases are done: no other run may delete the env under them
                 holds.enter_context(env_in_use(env_dir_for(cell, config)))
-            prepared = prepare_env(cell, ctx.cell_dir, config, ctx.deadline, ctx.stages)
-            if prepared.python is None:
-                raise StageFailed(STAGE_INSTALL, prepared.cause, prepared.tail,
-                                  lock=prepared.lock, installed=prepared.installed)
-            yield VenvEnvironment(prepared.python, prepared.installed, prepared.lock, config.envs_root, cell.python)
+            yield prepare_env(cell, ctx.cell_dir, config, ctx.deadline, ctx.stages)
 
 
 BACKEND = VenvBackend()
