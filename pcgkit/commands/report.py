@@ -75,7 +75,7 @@ def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = ()
     Bisection's probe cells live beside the matrix cells (so each reuses the other's results) but
     stay out of the report unless asked: the report is the matrix's table, `pcgkit bisect` prints its own.
     Written under signals.deferred(): a stop signal arriving now takes effect once the files are done.
-    Returns the matrix status (pcgkit.errors.EXIT_CODES).
+    Returns the matrix status (pcgkit.errors.ExitCode).
     """
     atomic.check_writable_dir(reports)
     if over is not None and compat is not None:
