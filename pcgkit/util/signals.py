@@ -60,11 +60,6 @@ class _State:
 _STATE = _State()
 
 
-def received() -> int | None:
-    """The first stop signal received since the policy was installed, else None."""
-    return _STATE.signum
-
-
 def _signal_groups(groups, signum: int) -> list[int]:
     """Send signum to each group; the groups that still had a member."""
     live = []
@@ -85,8 +80,6 @@ def kill_all_groups() -> None:
 
 def stop_all_groups(grace_s: float = GRACE_S) -> None:
     """SIGTERM every group, SIGKILL what is still there after grace_s (checked every 50 ms)."""
-    import time
-
     with _STATE.lock:
         groups = list(_STATE.groups)
     live = _signal_groups(groups, signal.SIGTERM)
@@ -133,11 +126,6 @@ def register_group(pgid: int) -> None:
 def unregister_group(pgid: int) -> None:
     with _STATE.lock:
         _STATE.groups.discard(pgid)
-
-
-def live_groups() -> frozenset[int]:
-    with _STATE.lock:
-        return frozenset(_STATE.groups)
 
 
 def raise_if_stopping() -> None:
@@ -240,7 +228,7 @@ def claim_temp_dir() -> Path | None:
         fresh = Path(tempfile.mkdtemp(prefix="new-", dir=base))
         hold = open_lock(fresh / TEMP_HELD)  # O_CLOEXEC: no child keeps it
         fcntl.flock(hold, fcntl.LOCK_EX)
-        folder = fresh.with_name("run-" + fresh.name[len("new-"):])
+        folder = fresh.with_name("run-" + fresh.name[len("new-") :])
         os.rename(fresh, folder)  # a sweeper only looks at run-* folders, and only at those whose lock is free
     except (OSError, EnvironmentSetupError):
         return None
