@@ -16,6 +16,7 @@ import functools
 import re
 
 from pcgkit import resources
+from pcgkit.util.sanitize import md_fence, md_inline_code, md_text, one_line
 
 TEMPLATES_DIR = resources.templates_dir()
 
@@ -30,8 +31,12 @@ def _jinja(**options):
     """A Jinja environment over the kit's templates: an undefined name is an error, a file's last newline kept."""
     import jinja2
 
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES_DIR), undefined=jinja2.StrictUndefined,
-                              keep_trailing_newline=True, **options)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        **options,
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -48,8 +53,6 @@ def render(template: str, **context) -> str:
 def _markdown_finalize(value: object):
     from markupsafe import Markup
 
-    from pcgkit.util.sanitize import md_text
-
     if isinstance(value, Markup):
         return value
     return Markup(md_text("" if value is None else value))
@@ -62,21 +65,13 @@ def _url(value: object):
 
     text = str(value)
     if not text.startswith("https://"):
-        return Markup(md_text_safe(text))
+        return Markup(md_text(text))
     return Markup(quote(text, safe=":/?#&=%.+-_~@!$'*,;"))
-
-
-def md_text_safe(value: object) -> str:
-    from pcgkit.util.sanitize import md_text
-
-    return md_text(value)
 
 
 @functools.lru_cache(maxsize=1)
 def markdown_environment():
     from markupsafe import Markup
-
-    from pcgkit.util.sanitize import md_fence, md_inline_code, one_line
 
     env = _jinja(autoescape=True, finalize=_markdown_finalize)  # with the finalize: Markdown escaping, not HTML
 
