@@ -25,14 +25,10 @@ def checkout_root() -> Path | None:
     return None
 
 
-def _bundled(folder: str) -> Path:
-    # Wheels install unzipped, so the Traversable is a real directory.
-    return Path(str(importlib.resources.files(_BUNDLE) / folder))
-
-
 def _data_dir(folder: str) -> Path:
+    """The checkout's folder, else the wheel's bundled copy (wheels install unzipped: a real directory)."""
     root = checkout_root()
-    return root / folder if root is not None else _bundled(folder)
+    return root / folder if root is not None else Path(str(importlib.resources.files(_BUNDLE) / folder))
 
 
 def fixtures_dir() -> Path:

@@ -20,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -124,6 +125,16 @@ def _kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
+def _begin(argv: Sequence[str], env: Mapping[str, str] | None, echo: bool, shown_after: str = ""):
+    """argv as strings and the secrets to redact from its output, once no stop is pending; echoed if asked."""
+    argv = tuple(str(a) for a in argv)
+    signals.raise_if_stopping()
+    secrets = secret_values(os.environ if env is None else env)
+    if echo:
+        print(f"+ {redact_argv(argv, secrets)}{shown_after}", file=sys.stderr, flush=True)
+    return argv, secrets
+
+
 def run(
     argv: Sequence[str],
     *,
@@ -136,17 +147,8 @@ def run(
 ) -> Completed:
     """Run argv to completion (or timeout), output merged and kept; never raises on failure. With `progress`, a
     live line or heartbeats say it is still running (pcgkit.util.progress)."""
-    argv = tuple(str(a) for a in argv)
-    signals.raise_if_stopping()
-    secrets = secret_values(dict(env) if env is not None else dict(os.environ))
-    if echo:
-        print(f"+ {redact_argv(argv, secrets)}", file=sys.stderr, flush=True)
-    if log_path is not None:
-        sink = open_log(log_path)
-    else:
-        import tempfile
-
-        sink = tempfile.TemporaryFile()
+    argv, secrets = _begin(argv, env, echo)
+    sink = open_log(log_path) if log_path is not None else tempfile.TemporaryFile()
     start = time.monotonic()
     timed_out = False
     with sink:
@@ -249,11 +251,7 @@ def spawn(
     echo: bool = True,
 ) -> Spawned:
     """Start argv in a new session (process group) with stdout+stderr going to log_path."""
-    argv = tuple(str(a) for a in argv)
-    signals.raise_if_stopping()
-    secrets = secret_values(dict(env) if env is not None else dict(os.environ))
-    if echo:
-        print(f"+ {redact_argv(argv, secrets)} > {log_path}", file=sys.stderr, flush=True)
+    argv, secrets = _begin(argv, env, echo, f" > {log_path}")
     sink = open_log(log_path)
     try:
         popen = _popen_group(argv, sink, env, cwd)

@@ -27,9 +27,6 @@ def version_order(version: str) -> tuple:
 class MeasuredRanges:
     runs: tuple[tuple[str, str], ...]  # (first, last) of each run of consecutive measured releases, oldest first
     gaps: tuple[tuple[str, str, int], ...]  # (first, last, count) of each run of unmeasured releases inside the span
-    before: tuple[str, ...] = ()  # releases of the range older than the oldest measured one (not measured)
-    after: tuple[str, ...] = ()  # releases newer than the newest measured one (not measured)
-    unlisted: tuple[str, ...] = ()  # measured values that are not releases of the range (a local build)
 
     @property
     def complete(self) -> bool:
@@ -76,19 +73,15 @@ def measured_runs(releases_in_range: Iterable[str], measured: Iterable[str]) -> 
     listed = set(releases_in_range)  # read once: it may be an iterator
     measured_set = {m for m in measured if m}
     universe = sorted(listed | measured_set, key=version_order)
-    unlisted = tuple(sorted((m for m in measured_set if listed and m not in listed), key=version_order))
     if not measured_set:
-        return MeasuredRanges((), (), tuple(universe), (), ())
+        return MeasuredRanges((), ())
     lo = universe.index(min(measured_set, key=version_order))
     hi = universe.index(max(measured_set, key=version_order))
     inside = universe[lo : hi + 1]
     if not listed:  # nothing says which releases lie between two measured ones: claim no run
-        return MeasuredRanges(tuple((v, v) for v in inside), (), (), (), ())
+        return MeasuredRanges(tuple((v, v) for v in inside), ())
     runs = tuple((a, b) for a, b, _ in _runs(inside, measured_set))
-    gaps = tuple(_runs(inside, set(inside) - measured_set))
-    before = tuple(v for v in universe[:lo] if v in listed)
-    after = tuple(v for v in universe[hi + 1 :] if v in listed)
-    return MeasuredRanges(runs, gaps, before, after, unlisted)
+    return MeasuredRanges(runs, tuple(_runs(inside, set(inside) - measured_set)))
 
 
 def measured_ranges(releases_in_range: Iterable[str], measured: Iterable[str]) -> str:

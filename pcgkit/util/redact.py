@@ -29,8 +29,6 @@ import re
 from typing import Any, Mapping
 
 REDACTED = "<redacted>"
-# Substrings of a variable name that mark its value as a secret (matched case-insensitively).
-SECRET_NAME_MARKERS: tuple[str, ...] = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
 # Words of a variable name (split on _ - .) that make it secret. KEY and AUTH are also parts of
 # ordinary settings (a key type, an auth method): their values count as secrets elsewhere in a text
 # only when they look like tokens. PASS and PWD count as the last word only (PWD alone is the cwd).
@@ -38,11 +36,10 @@ STRONG_NAME_WORDS = frozenset({"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENT
 WEAK_NAME_WORDS = frozenset({"KEY", "AUTH"})
 LAST_NAME_WORDS = frozenset({"PASS", "PWD"})
 _STRONG_SUFFIXES = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY")
-# Shorter values are not scrubbed elsewhere in the text: replacing every "1" or "on" would
-# mangle the report without protecting anything.
+# Shorter values are not scrubbed elsewhere in the text: replacing every "1" or "on" protects nothing.
 MIN_SCRUBBED_VALUE_LENGTH = 6
-
-_MARKERS = tuple(m.lower() for m in SECRET_NAME_MARKERS)
+# Substrings of an option's name that mark its value as a secret (with a whole word of SECRET_WORDS).
+_MARKERS = ("token", "key", "secret", "password", "passwd", "credential", "auth")
 # A value stops at whitespace, quotes, a backslash (JSON escapes), markup brackets and '|' (a Markdown cell), so
 # that redacting inside a JSON/XML/Markdown text never eats the syntax around it; '&', ';' and ',' inside a
 # value are part of it (a password `Tr0ub4dor&3`, `a;b`, `x,y` goes whole: no tail survives), at its end they
@@ -131,9 +128,8 @@ def is_secret_name(name: str) -> bool:
 
 
 def secret_values(environ: Mapping[str, str]) -> tuple[str, ...]:
-    """Values of secret-named variables to scrub wherever they show up, longest first (so a value
-    containing another goes whole): any value of 6+ characters for a name that says secret, only a
-    token-looking one for a name that merely may (see SECRET_NAME words above)."""
+    """Values of secret-named variables to scrub wherever they show up, longest first (a value containing another
+    goes whole): any of 6+ characters for a name that says secret, only a token-looking one for one that may."""
     values = set()
     for name, value in environ.items():
         strength = _name_strength(name)
