@@ -88,8 +88,6 @@ class UsageError(PcgkitError):
 class OutputPathError(UsageError):
     """An output path of the wrong kind (a folder where a file goes, a file where a folder goes)."""
 
-    exit_code = ExitCode.USAGE
-
 
 class EnvironmentSetupError(PcgkitError):
     exit_code = ExitCode.ENVIRONMENT

@@ -202,29 +202,21 @@ class Spawned:
         self._sink = sink
         self.argv = argv
         self.log_path = log_path
-
-    @property
-    def pid(self) -> int:
-        return self._popen.pid
+        self.pid = popen.pid
 
     def poll(self) -> int | None:
         """The exit status once the leader has exited, else None."""
         return self._popen.poll()
 
     def stop(self, grace_s: float = 5.0) -> int | None:
-        """SIGTERM the group, wait up to grace_s for the leader, then SIGKILL the group. Idempotent.
-
-        Returns the leader's exit status as it stood before we stopped it (None when it was still
-        running and had to be stopped), so "it died by itself" stays distinguishable from "we killed it".
-        """
+        """SIGTERM the group, wait up to grace_s for the leader, then SIGKILL the group. Idempotent. The leader's
+        exit status from before the stop (None: it was still running), so "it died by itself" is not "we killed it"."""
         status_before = self._popen.poll()
         for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, None)):
             with contextlib.suppress(ProcessLookupError):  # the group is already empty
                 os.killpg(self._popen.pid, sig)
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self._popen.wait(timeout=wait_s)
-            except subprocess.TimeoutExpired:
-                continue
         signals.unregister_group(self._popen.pid)
         if not self._sink.closed:
             self._sink.close()
