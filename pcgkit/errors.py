@@ -52,11 +52,8 @@ def worst(*codes: ExitCode) -> ExitCode:
 
 
 def status_for_results(results: Iterable[Any]) -> ExitCode:
-    """The status a set of CaseResults gives: error rows, then changes against the baseline. Pure.
-
-    A change is what the plugin fails a test for: a verdict that differs from its recorded baseline,
-    or a drift where no baseline covers the versions. Skips and errors are not changes.
-    """
+    """The status a set of CaseResults gives: error rows, then changes (what the plugin fails a test for: a verdict
+    that differs from its baseline, or a drift no baseline covers; not skips). Pure."""
     from pcgkit.values.verdict import Verdict
 
     status = ExitCode.SUCCESS
@@ -123,10 +120,8 @@ class RunAbortedError(PcgkitError):
 
 
 class Interrupted(BaseException):
-    """SIGINT/SIGTERM arrived: raised in the main thread once every child group has been stopped.
-
-    A BaseException (like KeyboardInterrupt), so no `except Exception` in a stage swallows it.
-    """
+    """A stop signal arrived: raised in the main thread once every child group has been stopped. A BaseException
+    (like KeyboardInterrupt), so no `except Exception` in a stage swallows it."""
 
     def __init__(self, signum: int):
         super().__init__(signal.Signals(signum).name)

@@ -391,15 +391,13 @@ def _read_manifest(path: Path) -> dict[str, frozenset[str]]:
 
 @dataclasses.dataclass(frozen=True)
 class OutputFolder:
-    """A folder the user named for the kit's output: an existing file is replaced only when its bytes are the ones
-    the manifest records (the kit wrote it and nobody changed it), or with `force`.
+    """A folder the user named for the kit's output (see the module docstring): `check(names)` before writing
+    anything; `write_text` / `write_bytes` for the kit's own output; `record(name)` for a file a library wrote.
 
-    `check(names)` before writing anything (a refusal leaves the folder as it was); `write_text` / `write_bytes`
-    for the kit's own output; `record(name)` for a file a library wrote (a tokenizer, safetensors). The manifest
-    is changed under a lock on its folder (concurrent writers lose no entry), in two steps: the new digest joins
-    the old before the file is replaced, the old goes after, so a failure at any point (a full disk) leaves a
-    file the manifest accepts. With `ledger` (one file the user named: `env --out FILE`) the record is kept in the
-    kit's state folder, keyed by absolute path, never beside the user's file.
+    The manifest is changed under a lock on its folder (concurrent writers lose no entry), in two steps: the new
+    digest joins the old before the file is replaced, the old goes after, so a failure at any point (a full disk)
+    leaves a file the manifest accepts. With `ledger` (`env --out FILE`) the record is kept in the kit's state
+    folder, keyed by absolute path, never beside the user's file.
     """
 
     root: Path

@@ -1,10 +1,8 @@
 """The one sanitiser for text that goes into XML, HTML or Markdown. Pure.
 
-Child output is untrusted: uv with FORCE_COLOR=1 (common in CI) writes ANSI colour codes, a crashed
-process can print any byte, and a crafted version string or cell id can carry '|' or a newline.
-`clean_text` is applied once at the data boundary (CellOutcome, CaseResult), so every writer after
-it (JUnit, compat.md/json, index.html, history) sees text that is valid XML 1.0 character data;
-`md_cell` / `md_code` make one Markdown table cell that cannot shift its columns.
+Child output is untrusted (uv with FORCE_COLOR=1 writes ANSI colours, a crash prints any byte, a crafted cell id
+carries '|' or a newline). `clean_text` is applied once at the data boundary (CellOutcome, CaseResult), so every
+writer after it sees valid XML 1.0 character data; `md_cell` / `md_code` make a table cell that cannot shift.
 """
 
 from __future__ import annotations

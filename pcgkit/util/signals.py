@@ -84,10 +84,8 @@ def stop_all_groups(grace_s: float = GRACE_S) -> None:
 
 
 def _running_groups() -> set[int] | None:
-    """Process groups with a member that is not a zombie (from /proc; None where there is none).
-
-    A group whose leader exited but was not reaped yet (the main thread is in this handler, not in
-    wait()) is done: counting its zombie would hold every stop for the whole grace."""
+    """Process groups with a member that is not a zombie (from /proc; None without it): a leader not reaped yet
+    (the main thread is in the handler, not in wait()) would otherwise hold every stop for the whole grace."""
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -147,10 +145,8 @@ def _handler(signum: int, frame) -> None:
 
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
-    """Finish this block (a report being written) before a stop signal takes effect.
-
-    Raises Interrupted at its end only for a signal that arrived during the block: a report written
-    *because* of an earlier signal is not cut short by it."""
+    """Finish this block (a report being written) before a stop signal takes effect: Interrupted at its end, only
+    for a signal that arrived during it (a report written *because* of an earlier signal is not cut short)."""
     before = _STATE.signum
     _STATE.defer_depth += 1
     try:

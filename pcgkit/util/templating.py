@@ -1,13 +1,11 @@
 """The Jinja environments for everything the kit renders from pcgkit/templates/ (package data).
 
-Strict: a name missing from the context is an error, not an empty string, so a template can't
-silently drop a section of an issue draft or a repro script.
+Strict: a name missing from the context is an error, so a template can't silently drop a section.
 
-`render_markdown` is for text that is posted (issue drafts): every `{{ value }}` is escaped as inert
-Markdown prose (pcgkit.util.sanitize.md_text) unless a filter said what it is -- `code` (an inline
-code span), `fenced` (a code block no line inside can close), `plain` (one line, no markup: a
-title), `url` (an https link target). Escaping is the default, so a new field in a template is safe
-before anyone thinks about it; macro output is already escaped and passes through.
+`render_markdown` is for text that is posted (issue drafts): every `{{ value }}` is escaped as inert Markdown
+prose (sanitize.md_text) unless a filter says what it is: `code`, `fenced` (a block no line inside can close),
+`plain` (a title), `url` (an https link). Escaping is the default, so a new field is safe before anyone thinks
+about it; macro output is already escaped and passes through.
 """
 
 from __future__ import annotations
