@@ -125,7 +125,9 @@ def _kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def _begin(argv: Sequence[str], env: Mapping[str, str] | None, echo: bool, shown_after: str = ""):
+def _begin(
+    argv: Sequence[str], env: Mapping[str, str] | None, echo: bool, shown_after: str = ""
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """argv as strings and the secrets to redact from its output, once no stop is pending; echoed if asked."""
     argv = tuple(str(a) for a in argv)
     signals.raise_if_stopping()
