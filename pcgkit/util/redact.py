@@ -40,10 +40,9 @@ _STRONG_SUFFIXES = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY")
 MIN_SCRUBBED_VALUE_LENGTH = 6
 # Substrings of an option's name that mark its value as a secret (with a whole word of SECRET_WORDS).
 _MARKERS = ("token", "key", "secret", "password", "passwd", "credential", "auth")
-# A value stops at whitespace, quotes, a backslash (JSON escapes), markup brackets and '|' (a Markdown cell), so
-# that redacting inside a JSON/XML/Markdown text never eats the syntax around it; '&', ';' and ',' inside a
-# value are part of it (a password `Tr0ub4dor&3`, `a;b`, `x,y` goes whole: no tail survives), at its end they
-# are the list's or the call's (`hf_token=X, tp_size=1)`, `[--env KEY=VALUE]`).
+# A value stops at whitespace, quotes, a backslash (JSON escapes), markup brackets and '|' (a Markdown cell): the
+# syntax around it survives. '&', ';', ',' inside a value are part of it (`Tr0ub4dor&3` goes whole), at its end
+# the list's or the call's (`hf_token=X, tp_size=1)`, `[--env KEY=VALUE]`).
 _VALUE = r"[^\s\"'\\<>`|]*[^\s\"'\\<>`|,;)\]}]"
 # A quoted value, up to its closing quote: "..." with JSON escapes, '...', and the JSON-escaped \"...\" of a
 # document printed inside another. Each form is unambiguous (one way to match a character): linear time.
@@ -102,9 +101,9 @@ SECRET_WORDS = frozenset(
 # aside): None/null and booleans (`hf_token=None`), short numbers (SGLang's `#token: 20,` is a count) and
 # references to a variable (`token: ${{ secrets.X }}`, `$HF_TOKEN`): the secret is elsewhere.
 _NOT_A_SECRET_RE = re.compile(r"(?i)none|null|nil|true|false|[\d.,:%+-]{1,11}")
+_FILE_NAME_RE = re.compile(r"\.(?:py|pyi|pyx|so|c|h|cc|cpp|cu|cuh|json|toml|ya?ml|txt|log|md|sh|whl)$")
 # A short plain lower-case word is a secret only under a password-like name (`password: hunter`); under a token or
 # key name it is a setting (GitHub Actions' `id-token: write`, `token: expired`).
-_FILE_NAME_RE = re.compile(r"\.(?:py|pyi|pyx|so|c|h|cc|cpp|cu|cuh|json|toml|ya?ml|txt|log|md|sh|whl)$")
 _PLAIN_WORD_RE = re.compile(r"[a-z]{1,11}")
 _PASSWORD_WORDS = frozenset({"PASSWORD", "PASSWD", "PASS", "PWD", "SECRET"})
 
