@@ -307,24 +307,16 @@ def _error_classes() -> list[type]:
 def exit_code_rows() -> list[tuple[int, str, str, str]]:
     """(code, name, meaning, the error classes that exit with it), from pcgkit.errors.
 
-    The reliability contract's `EXIT_CODES` table (code, name, meaning) is the source where it
-    exists; before it, the error classes themselves (their docstring and next-step hint).
+    The reliability contract's `EXIT_CODES` table (code, name, meaning) is lab/exit_codes.py's.
     """
+    from lab.exit_codes import EXIT_CODES
+
     classes = _error_classes()
 
     def raised_as(code: int) -> str:
         return ", ".join(f"`{c.__name__}`" for c in classes if int(c.exit_code) == code)
 
-    table = getattr(errors, "EXIT_CODES", None)
-    if table is not None:
-        return [(int(d.code), d.name, d.meaning, raised_as(int(d.code))) for d in table]
-    rows: dict[int, tuple[int, str, str, str]] = {}
-    for cls in classes:
-        code = int(cls.exit_code)
-        doc = (cls.__doc__ or "").strip().splitlines()
-        meaning = "; next: ".join(part for part in (doc[0] if doc else "", cls.hint) if part)
-        rows.setdefault(code, (code, cls.__name__, meaning, raised_as(code)))
-    return sorted(rows.values())
+    return [(int(d.code), d.name, d.meaning, raised_as(int(d.code))) for d in EXIT_CODES]
 
 
 def render_exit_codes(rows: list[tuple[int, str, str, str]], severity: tuple[int, ...] = ()) -> str:

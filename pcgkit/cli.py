@@ -1,7 +1,7 @@
 """The pcgkit command line: a pipeline of small functions that return data; errors caught once.
 
 main() is the one error path: every user mistake becomes one line on stderr ("pcgkit: error: ...",
-redacted, control characters stripped) and the exit status of pcgkit.errors.EXIT_CODES; the stop
+redacted, control characters stripped) and the exit status of pcgkit.errors.ExitCode; the stop
 policy (pcgkit.util.signals) is installed around every command, so Ctrl-C or SIGTERM stops the
 whole process tree and exits 130 / 143 without a traceback. A bug in the kit itself (any other
 exception) is one line too, "pcgkit: internal error: ...", exit 3, with the redacted traceback

@@ -1,7 +1,7 @@
 """The exit-code contract of every pcgkit command, and the fatal errors that map onto it.
 
-`EXIT_CODES` is the one table: each code with a docstring-like description, in the order a CI
-system checks them (docs render it from here; tests in tests/faults/test_exit_codes.py pin it).
+`ExitCode` is the one table (its meanings, rendered in docs/reference/exit-codes.md, are the workshop's:
+lab/exit_codes.py; tests/faults/test_exit_codes.py pins both).
 Errors are caught once, in cli.main(). A failing *case* is never one of these classes: it is a
 verdict, and the run's status follows from the verdicts (`status_for_results`).
 
@@ -11,7 +11,6 @@ error cells > behaviour changed > success (an incomplete table must not read as 
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import signal
 from collections.abc import Iterable
@@ -32,49 +31,18 @@ class ExitCode(enum.IntEnum):
     TERMINATED = 143  # 128 + SIGTERM
 
 
-@dataclasses.dataclass(frozen=True)
-class ExitCodeDoc:
-    code: ExitCode
-    name: str
-    meaning: str
-
-
-EXIT_CODES: tuple[ExitCodeDoc, ...] = (
-    ExitCodeDoc(ExitCode.SUCCESS, "success",
-                "every verdict matched its baseline (XFAIL for a known bug that still reproduces, PASS for a fix), "
-                "or the command did what it was asked"),
-    ExitCodeDoc(ExitCode.CHANGED, "behaviour changed",
-                "at least one case's verdict differs from its baseline in fixtures/expectations.toml "
-                "(a fix landed, a drift, a regression), or bisect found no boundary; no error cells"),
-    ExitCodeDoc(ExitCode.USAGE, "usage error",
-                "the command line or an input file is wrong: unknown option, bad matrix file (the field and line "
-                "are named), a missing or malformed JSON input, an output path of the wrong kind"),
-    ExitCodeDoc(ExitCode.ERROR_CELLS, "error cells",
-                "the kit or an install broke for at least one cell or case (verdict `error`, an unreadable "
-                "cell.json, a report that fails its schema): the table is incomplete, it says nothing about the bug"),
-    ExitCodeDoc(ExitCode.ENVIRONMENT, "environment error",
-                "this machine cannot do the job: an interpreter or uv is missing, an environment cannot be built, "
-                "the reports folder is read-only or the disk is full"),
-    ExitCodeDoc(ExitCode.PREFLIGHT_WILL_CRASH, "preflight: will crash",
-                "the preflight command traced what the launch would compile and it raises dynamo's Unsupported under "
-                "fullgraph: the server would die in piecewise capture"),
-    ExitCodeDoc(ExitCode.PREFLIGHT_UNKNOWN, "preflight: unknown",
-                "the preflight command could not resolve or judge the launch (the answer names what: a checkpoint "
-                "that is not a local folder, an unknown architecture, a method that needs a GPU-only op)"),
-    ExitCodeDoc(ExitCode.HANGUP, "hung up (SIGHUP)",
-                "as for SIGINT; what a closed terminal or a dropped ssh session sends"),
-    ExitCodeDoc(ExitCode.INTERRUPTED, "interrupted (SIGINT)",
-                "Ctrl-C: every child process group was stopped, finished cells were kept, the report was written "
-                "for them with the unfinished cells as `error` rows \"interrupted\""),
-    ExitCodeDoc(ExitCode.QUIT, "quit (SIGQUIT)", "as for SIGINT; Ctrl-\\ in a terminal"),
-    ExitCodeDoc(ExitCode.TERMINATED, "terminated (SIGTERM)",
-                "as for SIGINT; what a CI system sends when a job is cancelled"),
-)
-
 SEVERITY: tuple[ExitCode, ...] = (
-    ExitCode.SUCCESS, ExitCode.PREFLIGHT_WILL_CRASH, ExitCode.PREFLIGHT_UNKNOWN,
-    ExitCode.CHANGED, ExitCode.ERROR_CELLS, ExitCode.ENVIRONMENT, ExitCode.USAGE,
-    ExitCode.HANGUP, ExitCode.INTERRUPTED, ExitCode.QUIT, ExitCode.TERMINATED,
+    ExitCode.SUCCESS,
+    ExitCode.PREFLIGHT_WILL_CRASH,
+    ExitCode.PREFLIGHT_UNKNOWN,
+    ExitCode.CHANGED,
+    ExitCode.ERROR_CELLS,
+    ExitCode.ENVIRONMENT,
+    ExitCode.USAGE,
+    ExitCode.HANGUP,
+    ExitCode.INTERRUPTED,
+    ExitCode.QUIT,
+    ExitCode.TERMINATED,
 )
 
 
@@ -83,19 +51,9 @@ def worst(*codes: ExitCode) -> ExitCode:
     return max(codes, key=SEVERITY.index, default=ExitCode.SUCCESS)
 
 
-def exit_code_for_signal(signum: int) -> ExitCode:
-    """128 + the signal's number, for each stop signal (pcgkit.util.signals.STOP_SIGNALS)."""
-    by_signal: dict[int, ExitCode] = {signal.SIGTERM: ExitCode.TERMINATED, signal.SIGHUP: ExitCode.HANGUP,
-                                      signal.SIGQUIT: ExitCode.QUIT}
-    return by_signal.get(signum, ExitCode.INTERRUPTED)
-
-
 def status_for_results(results: Iterable[Any]) -> ExitCode:
-    """The status a set of CaseResults gives: error rows, then changes against the baseline. Pure.
-
-    A change is what the plugin fails a test for: a verdict that differs from its recorded baseline,
-    or a drift where no baseline covers the versions. Skips and errors are not changes.
-    """
+    """The status a set of CaseResults gives: error rows, then changes (what the plugin fails a test for: a verdict
+    that differs from its baseline, or a drift no baseline covers; not skips). Pure."""
     from pcgkit.values.verdict import Verdict
 
     status = ExitCode.SUCCESS
@@ -127,8 +85,6 @@ class UsageError(PcgkitError):
 class OutputPathError(UsageError):
     """An output path of the wrong kind (a folder where a file goes, a file where a folder goes)."""
 
-    exit_code = ExitCode.USAGE
-
 
 class EnvironmentSetupError(PcgkitError):
     exit_code = ExitCode.ENVIRONMENT
@@ -145,8 +101,10 @@ class ProbeFailedError(EnvironmentSetupError):
     """An interpreter the user named could not run the kit's probe at all (it wrote no answer): the environment's
     fault, not the pins' nor PyPI's; a probe that runs names the checkpoint's or the release's fault itself."""
 
-    hint = ("that interpreter could not run the probe: its last output line is quoted; check that it starts and "
-            "imports its own packages (`ENV -c 'import sglang'`)")
+    hint = (
+        "that interpreter could not run the probe: its last output line is quoted; check that it starts and "
+        "imports its own packages (`ENV -c 'import sglang'`)"
+    )
 
 
 class UnwritableOutputError(PcgkitError):
@@ -162,10 +120,8 @@ class RunAbortedError(PcgkitError):
 
 
 class Interrupted(BaseException):
-    """SIGINT/SIGTERM arrived: raised in the main thread once every child group has been stopped.
-
-    A BaseException (like KeyboardInterrupt), so no `except Exception` in a stage swallows it.
-    """
+    """A stop signal arrived: raised in the main thread once every child group has been stopped. A BaseException
+    (like KeyboardInterrupt), so no `except Exception` in a stage swallows it."""
 
     def __init__(self, signum: int):
         super().__init__(signal.Signals(signum).name)
@@ -173,4 +129,5 @@ class Interrupted(BaseException):
 
     @property
     def exit_code(self) -> ExitCode:
-        return exit_code_for_signal(self.signum)
+        """128 + the signal's number: only the stop signals (pcgkit.util.signals.STOP_SIGNALS) are raised as this."""
+        return ExitCode(128 + self.signum)

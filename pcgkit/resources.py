@@ -1,14 +1,9 @@
 """Where the kit finds its data: the one module that knows the layout on disk.
 
-Two layouts, one answer per question:
-- a checkout (bin/pcgkit, an editable install, a matrix cell installed with `-e`): the kit's data
-  are the checkout's own folders, which people edit and commit: fixtures/ (matrix, expectations,
-  pins, reference pins, schemas), cases/, docker/, tox.ini;
-- an installed wheel: the same folders ride along as package data under `pcgkit/_bundle/`
-  (pyproject.toml maps them there), read through importlib.resources.
-Writable state (reports/, .pcgkit/ environments) goes under the checkout, or else under the
-current directory. Test-only data (real logs, upstream source excerpts, captured signatures)
-lives in tests/data/ and is never needed at run time.
+In a checkout (bin/pcgkit, an editable install, a matrix cell installed with `-e`) the data are the checkout's
+own folders (fixtures/, cases/, docker/); in an installed wheel the same folders ride along as package data under
+`pcgkit/_bundle/` (pyproject.toml maps them there). Writable state (reports/, .pcgkit/ environments) goes under
+the checkout, or else the current directory. Test-only data lives in tests/data/, never needed at run time.
 """
 
 from __future__ import annotations
@@ -30,14 +25,10 @@ def checkout_root() -> Path | None:
     return None
 
 
-def _bundled(folder: str) -> Path:
-    # Wheels install unzipped, so the Traversable is a real directory.
-    return Path(str(importlib.resources.files(_BUNDLE) / folder))
-
-
 def _data_dir(folder: str) -> Path:
+    """The checkout's folder, else the wheel's bundled copy (wheels install unzipped: a real directory)."""
     root = checkout_root()
-    return root / folder if root is not None else _bundled(folder)
+    return root / folder if root is not None else Path(str(importlib.resources.files(_BUNDLE) / folder))
 
 
 def fixtures_dir() -> Path:
@@ -80,10 +71,8 @@ def workspace_root() -> Path:
 
 
 def samples_dir() -> Path:
-    """reports/samples/: the committed samples (a checkout only; an installed wheel has none: an empty path
-    that globs to nothing)."""
-    root = checkout_root()
-    return root / "reports" / "samples" if root is not None else Path.cwd() / "reports" / "samples"
+    """reports/samples/: the committed samples (a wheel has none: a path that globs to nothing)."""
+    return workspace_root() / "reports" / "samples"
 
 
 def default_envs_root() -> Path:
@@ -115,13 +104,13 @@ def package_dir() -> Path:
 CACHE_VAR = "PCGKIT_CACHE"
 
 
-def cache_dir(environ: dict[str, str] | None = None) -> Path:
-    """The kit's cache (built environments): $PCGKIT_CACHE, else ~/.cache/pcgkit. Set but empty means unset
-    (as the XDG base-directory rules read an empty variable), never the current folder; a relative path is
-    refused with ValueError (a cache that moves with the working directory builds 8 GB again wherever the user stands)."""
+def cache_dir() -> Path:
+    """The kit's cache (built environments): $PCGKIT_CACHE, else ~/.cache/pcgkit. Set but empty means unset (as
+    XDG reads an empty variable); a relative path is a ValueError (a cache that moves with the working directory
+    builds 8 GB again wherever the user stands)."""
     import os
 
-    value = (os.environ if environ is None else environ).get(CACHE_VAR, "").strip()
+    value = os.environ.get(CACHE_VAR, "").strip()
     if not value:
         return Path.home() / ".cache" / "pcgkit"
     path = Path(value).expanduser()

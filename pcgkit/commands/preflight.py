@@ -3,7 +3,7 @@
 The probe runs inside ENV (where the server would run: its SGLang, FlashInfer and torch) as
 `python -m pcgkit.preflight.probe`, through the one subprocess chokepoint; this side only reads its JSON
 document and decides (pcgkit.preflight.answer, pure), with the failure modes handed down from the catalog.
-Exit status: 0 ok, 10 will crash, 11 unknown (pcgkit.errors.EXIT_CODES); 2 for a usage error, 4 when ENV
+Exit status: 0 ok, 10 will crash, 11 unknown (pcgkit.errors.ExitCode); 2 for a usage error, 4 when ENV
 cannot run the probe at all.
 """
 

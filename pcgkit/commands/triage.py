@@ -364,7 +364,7 @@ def _captured_env(args: argparse.Namespace) -> UserEnv | None:
             raise UsageError(f"--env {args.env}: no such file ({gone}write one with "
                              f"`{prog_name()} env --json --out env.json` and pass that)")
         # bounded, and a pipe is read like a file: `--env <(pcgkit env --json)`
-        capture: dict = atomic.read_json_object(path, "--env", allow_pipe=True)
+        capture: dict = atomic.read_json_object(path, "--env")
         if not str(capture.get("schema", "")).startswith("pcgkit.env/"):
             raise UsageError(f"--env {args.env}: not a pcgkit env capture (no pcgkit.env schema)")
         source = args.env

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 
 def positive_int(text: str) -> int:
@@ -27,24 +28,25 @@ def positive_seconds(text: str) -> float:
     return value
 
 
-# (name, lowest, highest) of the five POSIX cron fields GitHub Actions' `schedule` accepts
-CRON_FIELDS = (("minute", 0, 59), ("hour", 0, 23), ("day of month", 1, 31), ("month", 1, 12), ("day of week", 0, 6))
-# The names GitHub's schedule accepts (docs.github.com, "Events that trigger workflows", schedule: "JAN-DEC",
-# "SUN-SAT"; read 2026-12-05), any case, wherever a number may stand in those two fields.
-CRON_NAMES = {
-    "month": {n: i for i, n in enumerate(("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV",
-                                          "DEC"), 1)},
-    "day of week": {n: i for i, n in enumerate(("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"))},
-}
+# (name, lowest, highest, the names that may stand for its numbers) of the five POSIX cron fields GitHub Actions'
+# `schedule` accepts. The names, in any case: docs.github.com, "Events that trigger workflows", schedule:
+# "JAN-DEC", "SUN-SAT"; read 2026-12-05.
+CRON_FIELDS = (
+    ("minute", 0, 59, ()),
+    ("hour", 0, 23, ()),
+    ("day of month", 1, 31, ()),
+    ("month", 1, 12, ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")),
+    ("day of week", 0, 6, ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")),
+)
+_CRON_PART_RE = re.compile(r"(\*|(\d+)(?:-(\d+))?)(?:/(\d+))?")
 
 
-def _cron_numbers(field: str, names: dict[str, int]) -> str:
-    """A field with its month or weekday names as numbers (any case); any other word is left for the check to refuse."""
-    import re
+def _cron_numbers(field: str, names: tuple[str, ...], low: int) -> str:
+    """A field with its month or weekday names as numbers; any other word is left for the check to refuse."""
 
     def number(match: re.Match[str]) -> str:
-        found = names.get(match.group(0).upper())
-        return match.group(0) if found is None else str(found)
+        word = match.group(0).upper()
+        return str(names.index(word) + low) if word in names else match.group(0)
 
     return re.sub(r"[A-Za-z]+", number, field)
 
@@ -52,23 +54,22 @@ def _cron_numbers(field: str, names: dict[str, int]) -> str:
 def cron_schedule(text: str) -> str:
     """--cron: five POSIX cron fields (numbers, '*', ranges, lists, steps), each within its range:
     a malformed schedule is refused here instead of written into an invalid workflow."""
-    import re
-
     fields = text.split()
     if len(fields) != len(CRON_FIELDS):
-        raise argparse.ArgumentTypeError(f"{text!r}: a cron schedule has 5 fields (minute hour day month weekday), "
-                                         f"not {len(fields)}; e.g. '17 3 * * 1'")
-    for value, (name, low, high) in zip(fields, CRON_FIELDS):
-        names: dict[str, int] = CRON_NAMES.get(name, {})
-        numeric = _cron_numbers(value, names)
-        for part in numeric.split(","):
-            match = re.fullmatch(r"(\*|(\d+)(?:-(\d+))?)(?:/(\d+))?", part)
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: a cron schedule has 5 fields (minute hour day month weekday), not {len(fields)}; "
+            "e.g. '17 3 * * 1'"
+        )
+    for value, (name, low, high, names) in zip(fields, CRON_FIELDS):
+        for part in _cron_numbers(value, names, low).split(","):
+            match = _CRON_PART_RE.fullmatch(part)
             numbers = [int(n) for n in (match.groups()[1:] if match else ()) if n is not None]
-            if match is None or any(not low <= n <= high for n in numbers[:2]) or (match.group(4) == "0"):
-                raise argparse.ArgumentTypeError(f"{text!r}: the {name} field {value!r} is not valid cron "
-                                                 f"(numbers {low}-{high}"
-                                                 + (f" or {min(names, key=names.__getitem__)}-{max(names, key=names.__getitem__)}" if names else "")
-                                                 + ", '*', ranges a-b, lists, steps /n)")
+            if match is None or any(not low <= n <= high for n in numbers[:2]) or match.group(4) == "0":
+                spelled = f" or {names[0]}-{names[-1]}" if names else ""
+                raise argparse.ArgumentTypeError(
+                    f"{text!r}: the {name} field {value!r} is not valid cron "
+                    f"(numbers {low}-{high}{spelled}, '*', ranges a-b, lists, steps /n)"
+                )
     return " ".join(fields)
 
 
@@ -77,20 +78,21 @@ def marker_expression(known: tuple[str, ...]):
     otherwise select nothing, and the run would replace a complete run's results with `error` rows."""
 
     def parse(text: str) -> str:
-        import re
-
         from _pytest.mark.expression import Expression
 
         try:  # pytest's own grammar (SyntaxError in pytest 9, ParseError before)
             Expression.compile(text)
         except Exception as exc:  # noqa: BLE001 - any refusal of the grammar is the user's typo
-            raise argparse.ArgumentTypeError(f"{text!r} is not a marker expression ({getattr(exc, 'msg', exc)})") from None
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a marker expression ({getattr(exc, 'msg', exc)})"
+            ) from None
         # pytest's identifier token; evaluate() would short-circuit past names, so they are read off the text
         names = [n for n in re.findall(r"(?:\w|:|\+|-|\.|\[|\]|\\|/)+", text) if n not in ("and", "or", "not")]
         unknown = [n for n in names if n not in known]
         if unknown:
-            raise argparse.ArgumentTypeError(f"{text!r}: no marker {', '.join(map(repr, unknown))}; "
-                                             f"the markers are {', '.join(known)}")
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: no marker {', '.join(map(repr, unknown))}; the markers are {', '.join(known)}"
+            )
         return text
 
     return parse

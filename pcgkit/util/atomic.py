@@ -1,24 +1,19 @@
-"""The one file writer: atomic, unique temp names, redacted, and a one-line error for a bad path.
+"""The one file writer and the one reader of files the user points at: atomic, redacted, bounded, one-line errors.
 
 Every report, result and log the kit writes goes through `write_text` / `write_json`:
-- the text is written to a temp file with a unique name in the target's folder (two processes
-  writing one cell.json never share a temp file), flushed and fsynced, then `os.replace`d over the
-  target: a reader sees the old file or the new one, never half of one, and a killed or
-  interrupted writer leaves the old file intact (its temp file is removed);
-- a symlink at the target is replaced, never written through (a planted link cannot redirect a
-  report onto another file); a symlinked *folder* is followed, as the user asked for it;
-- the text passes through the one redaction pass (pcgkit.util.redact) on the way out;
-- a target that is a folder, a parent that is a file, a read-only folder or a full disk raise
-  OutputPathError / UnwritableOutputError with the path and the cause on one line;
-- a device node, a FIFO or anything under /dev or /proc is never a target (as root, renaming over
-  /dev/null would turn it into a regular file): `-` is how a command is told to write to stdout.
+- written to a uniquely named temp file in the target's folder, fsynced, then `os.replace`d over the target: a
+  reader sees the old file or the new one, never half of one, and a killed writer leaves the old file (and no
+  temp file); a symlink at the target is replaced, never written through; a symlinked *folder* is followed;
+- redacted on the way out (pcgkit.util.redact);
+- a folder as target, a file as parent, a read-only folder or a full disk is one OutputPathError /
+  UnwritableOutputError line; a device, a FIFO or anything under /dev or /proc is never a target (as root,
+  renaming over /dev/null would make it a regular file): `-` is how a command writes to stdout.
 
-What the user owns is never replaced unasked. A command that writes into a folder the user named
-(`repro --out`, `e2e checkpoint --out`, `docker context DEST`, `ci github`, `env --out`, `issue --out`)
-goes through `OutputFolder`: an existing file there is replaced only when the folder's manifest
-(`.pcgkit-written.json`, the names and SHA-256 of what the kit wrote) says the kit wrote exactly
-those bytes, or with `--force`; `write_output` is the same rule for one file the user named, with `-` for
-stdout, its record kept in the kit's state folder (`state_dir()`, LEDGER_NAME) instead of beside the file.
+What the user owns is never replaced unasked: a command that writes into a folder the user named (`repro --out`,
+`e2e checkpoint --out`, `docker context DEST`, `ci github`, `env --out`, `issue --out`) goes through
+`OutputFolder`, which replaces an existing file only when the folder's manifest (`.pcgkit-written.json`: names
+and SHA-256 of what the kit wrote) says the kit wrote exactly those bytes, or with `--force`; `write_output` is
+the same rule for one file, its record kept in the kit's state folder (`state_dir()`, LEDGER_NAME).
 """
 
 from __future__ import annotations
@@ -38,7 +33,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pcgkit.errors import OutputPathError, UnwritableOutputError
+from pcgkit.errors import OutputPathError, UnwritableOutputError, UsageError
 from pcgkit.util.redact import REDACTED, redact_text, redact_tree, secret_values
 
 # In XML and HTML the marker must be text, not a tag: '<redacted>' would vanish (HTML) or break the file (XML).
@@ -116,8 +111,6 @@ def as_kit_error(path: Path | str, exc: OSError) -> OutputPathError | Unwritable
 
 
 MAX_INPUT_BYTES = 64 << 20  # any one file the user points at: a log, a capture, a config, the history
-
-
 PIPE_WAIT_S = 60.0  # a pipe the user named that sends nothing (and does not end) for this long is one line
 
 
@@ -125,8 +118,6 @@ def _read_pipe(path: Path, what: str, limit: int) -> bytes:
     """A FIFO read without ever blocking for good: opened non-blocking (a FIFO nobody writes to reads as empty,
     where a plain open() waits for a writer forever), each read waiting at most PIPE_WAIT_S for data."""
     import select
-
-    from pcgkit.errors import UsageError
 
     silent = UsageError(f"{what} {path}: a pipe that sent nothing for {PIPE_WAIT_S:.0f} s and did not end; give a file")
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -155,11 +146,9 @@ def _read_pipe(path: Path, what: str, limit: int) -> bytes:
         os.close(fd)
 
 
-def read_user_bytes_checks(path: Path, what: str, *, allow_pipe: bool = False) -> None:
-    """read_user_bytes's refusals, before a byte is read: missing, a folder, a device or socket, a FIFO unless
-    allowed (one UsageError line each)."""
-    from pcgkit.errors import UsageError
-
+def read_user_bytes_checks(path: Path, what: str, *, allow_pipe: bool = False) -> bool:
+    """read_user_bytes's refusals, before a byte is read (one UsageError line each): missing, a folder, a device or
+    socket, a FIFO unless allowed. True for an allowed FIFO."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -172,21 +161,17 @@ def read_user_bytes_checks(path: Path, what: str, *, allow_pipe: bool = False) -
     if not (stat.S_ISREG(mode) or (pipe and allow_pipe)):
         kind = "a named pipe (FIFO)" if pipe else "a device or socket, not a regular file"
         raise UsageError(f"{what} {path}: is {kind}; give a regular file")
+    return pipe
 
 
 def read_user_bytes(path: Path, what: str, *, limit: int = MAX_INPUT_BYTES, allow_pipe: bool = False) -> bytes:
-    """The bytes of a file the user pointed at or the kit found by name: bounded, type-checked, never a hang.
-
-    A regular file of at most `limit` bytes; a folder, a device (/dev/zero), a socket, or a file over the
-    limit is one UsageError line naming it. A FIFO is read (bounded) only with `allow_pipe`, for inputs
-    given on the command line (`--env <(pcgkit env --json)`); one the kit finds by name (history.jsonl,
-    a checkpoint's config.json) is refused, so nobody has to SIGKILL the kit."""
-    from pcgkit.errors import UsageError
-
+    """The bytes of a file the user pointed at or the kit found by name: a regular file of at most `limit` bytes,
+    else one UsageError line (a folder, /dev/zero, a socket, too large). A FIFO is read (bounded) only with
+    `allow_pipe`, for inputs named on the command line (`--env <(pcgkit env --json)`); one the kit finds by name
+    (history.jsonl, a checkpoint's config.json) is refused, so nobody has to SIGKILL the kit."""
     path = Path(path)
-    read_user_bytes_checks(path, what, allow_pipe=allow_pipe)
     try:
-        if stat.S_ISFIFO(os.stat(path).st_mode):
+        if read_user_bytes_checks(path, what, allow_pipe=allow_pipe):
             data = _read_pipe(path, what, limit + 1)
         else:
             with open(path, "rb") as handle:
@@ -202,11 +187,8 @@ MAX_LINE_BYTES = 1 << 20  # a line-per-record file's line longer than this is yi
 
 
 def iter_user_lines(path: Path, what: str) -> Iterator[bytes]:
-    """The lines of a line-per-record file the kit keeps (history.jsonl), as bytes with their line ends, read one
-    at a time whatever the file's size (memory: one line, at most MAX_LINE_BYTES a piece). Refused as
-    read_user_bytes refuses (a folder, a device, a FIFO: one UsageError line, never a hang)."""
-    from pcgkit.errors import UsageError
-
+    """The lines (bytes, line ends kept) of a line-per-record file the kit keeps (history.jsonl), one in memory at a
+    time (at most MAX_LINE_BYTES a piece); refused as read_user_bytes refuses a FIFO or a folder."""
     path = Path(path)
     read_user_bytes_checks(path, what)
     try:
@@ -217,11 +199,9 @@ def iter_user_lines(path: Path, what: str) -> Iterator[bytes]:
         raise UsageError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
 
 
-def read_user_text(path: Path, what: str, *, limit: int = MAX_INPUT_BYTES, allow_pipe: bool = True) -> str:
-    """read_user_bytes as UTF-8 text (a matrix file, a launch file, a --pins file): one UsageError line otherwise."""
-    from pcgkit.errors import UsageError
-
-    data = read_user_bytes(path, what, limit=limit, allow_pipe=allow_pipe)
+def read_user_text(path: Path, what: str) -> str:
+    """read_user_bytes (a pipe allowed) as UTF-8 text (a matrix file, a launch file, a --pins file)."""
+    data = read_user_bytes(path, what, allow_pipe=True)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -241,13 +221,10 @@ def parse_json(text: str | bytes, what: str) -> Any:
         raise ValueError(f"{what}: JSON nested too deeply to read") from None
 
 
-def read_json_object(path: Path, what: str, *, allow_pipe: bool = True) -> dict:
-    """A JSON object the user pointed at (--env, --diff, a capture): one-line UsageError otherwise.
-    A pipe (`<(pcgkit env --json)`) is read, bounded like a file."""
-    from pcgkit.errors import UsageError
-
+def read_json_object(path: Path, what: str) -> dict:
+    """A JSON object the user pointed at (--env, --diff, a capture; a pipe too): one-line UsageError otherwise."""
     path = Path(path)
-    data = read_user_bytes(path, what, allow_pipe=allow_pipe)
+    data = read_user_bytes(path, what, allow_pipe=True)
     try:
         data = parse_json(data, f"{what} {path}")
     except ValueError as exc:
@@ -258,21 +235,17 @@ def read_json_object(path: Path, what: str, *, allow_pipe: bool = True) -> dict:
 
 
 def write_bytes(path: Path, data: bytes | Iterable[bytes]) -> Path:
-    """Atomically replace path with data (see the module docstring). No redaction: bytes are opaque.
-    `-` is stdout (for every writer, not only the commands that say so), never a file named '-'. `data` may be
-    an iterable of pieces (a file streamed through, as append_line does): written one at a time."""
+    """Atomically replace path with data (see the module docstring), unredacted: bytes are opaque. `-` is stdout
+    for every writer, never a file named '-'. `data` may be pieces (a file streamed through, as append_line does)."""
     path = Path(path)
-    if not isinstance(data, (bytes, bytearray)):
-        data_pieces: Iterable[bytes] = data
-    else:
-        data_pieces = (bytes(data),)
+    pieces: Iterable[bytes] = (bytes(data),) if isinstance(data, (bytes, bytearray)) else data
     if str(path) == STDOUT:
+        sys.stdout.flush()  # the text printed before goes first
         stream = getattr(sys.stdout, "buffer", None)
-        for piece in data_pieces:
+        for piece in pieces:
             if stream is None:
                 sys.stdout.write(piece.decode("utf-8", "replace"))
             else:
-                sys.stdout.flush()
                 stream.write(piece)
         sys.stdout.flush()
         return path
@@ -282,7 +255,7 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes]) -> Path:
     try:
         fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
-            for piece in data_pieces:
+            for piece in pieces:
                 handle.write(piece)
             handle.flush()
             os.fsync(handle.fileno())
@@ -293,19 +266,16 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes]) -> Path:
         raise as_kit_error(path, exc) from exc
     finally:
         if tmp_name is not None:  # failed or interrupted (Interrupted is a BaseException): no litter
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp_name)
-            except OSError:
-                pass
     return path
 
 
 def append_line(path: Path, line: str, *, drop: str | None = None, what: str = "history") -> Path:
-    """Append one line to a line-per-record file, atomically: the whole file is rewritten through the
-    temp-and-rename writer, so a full disk or a kill leaves the old file whole (never a cut line), and a
-    cut line an older writer left is ended first (the new line is never glued to it). Bytes that are not
-    UTF-8 are kept as they are. Lines containing `drop` are replaced by this one (a run reported again).
-    The file must be a regular file (read_user_bytes): a FIFO in its place is one line, never a hang."""
+    """Append one line to a line-per-record file by rewriting it through write_bytes: a full disk or a kill leaves
+    the old file whole, and a cut line an older writer left is ended first (never glued to the new one). Bytes
+    that are not UTF-8 are kept; lines containing `drop` are replaced by this one (a run reported again). The
+    file must be a regular file: a FIFO in its place is one line, never a hang."""
     path = Path(path)
     exists = path.exists() or path.is_symlink()
     if exists:
@@ -341,8 +311,8 @@ def write_text(path: Path, text: str, *, redact: bool = True) -> Path:
 
 
 def write_json(path: Path, data: Any, *, indent: int | None = 2) -> Path:
-    """Atomically write a JSON document, every string redacted *before* serialising (so a
-    replacement can never cross a string boundary)."""
+    """Atomically write a JSON document, every string redacted *before* serialising (a replacement can never
+    cross a string boundary)."""
     clean = redact_tree(data, secret_values(dict(os.environ)))
     return write_text(path, json.dumps(clean, indent=indent, sort_keys=True) + "\n", redact=False)
 
@@ -351,15 +321,13 @@ MANIFEST_NAME = ".pcgkit-written.json"  # in a folder the kit fills (repro --out
 MANIFEST_SCHEMA = "pcgkit.written/1"
 LEDGER_NAME = "written.json"  # in the kit's state folder: the single files the user named (`env --out FILE`)
 _MAX_MANIFEST_BYTES = 1 << 20
-
-
 MAX_HASHED_BYTES = 256 << 20  # above this (an 8B model's weight shards) a file is known by size and mtime
 
 
-def state_dir(environ: dict[str, str] | None = None) -> Path:
+def state_dir() -> Path:
     """The kit's own state (not a cache: deleting it only costs a --force): $XDG_STATE_HOME/pcgkit, else
     ~/.local/state/pcgkit (the XDG rule: an empty or relative value is unset)."""
-    value = (os.environ if environ is None else environ).get("XDG_STATE_HOME", "").strip()
+    value = os.environ.get("XDG_STATE_HOME", "").strip()
     base = Path(value) if value and os.path.isabs(value) else Path.home() / ".local" / "state"
     return base / "pcgkit"
 
@@ -423,18 +391,13 @@ def _read_manifest(path: Path) -> dict[str, frozenset[str]]:
 
 @dataclasses.dataclass(frozen=True)
 class OutputFolder:
-    """A folder the user named for the kit's output: files the kit did not write are never replaced.
+    """A folder the user named for the kit's output (see the module docstring): `check(names)` before writing
+    anything; `write_text` / `write_bytes` for the kit's own output; `record(name)` for a file a library wrote.
 
-    `check(names)` before writing anything (so a refusal leaves the folder as it was); `write_text` /
-    `write_bytes` for the kit's own text; `record(name)` for a file a library wrote (a tokenizer,
-    safetensors). Each write records the file's digest in the manifest; an existing file is replaced
-    only when its bytes are the ones recorded there (the kit wrote it and nobody changed it), or `force`.
-
-    The manifest is read, changed and written under a lock on its folder (concurrent writers lose no entry), and
-    a write is recorded in two steps: the new digest is added beside the old one before the file is replaced,
-    and the old one dropped after, so a failure at any point (a full disk) leaves a file the manifest accepts.
-    With `ledger` (a single file the user named: `env --out FILE`) ownership is kept in the kit's state folder,
-    keyed by absolute path, never as a file beside the user's.
+    The manifest is changed under a lock on its folder (concurrent writers lose no entry), in two steps: the new
+    digest joins the old before the file is replaced, the old goes after, so a failure at any point (a full disk)
+    leaves a file the manifest accepts. With `ledger` (`env --out FILE`) the record is kept in the kit's state
+    folder, keyed by absolute path, never beside the user's file.
     """
 
     root: Path
@@ -461,7 +424,9 @@ class OutputFolder:
         """The names among `names` that exist here and are not the kit's unchanged output. Reads only."""
         root = Path(self.root)
         if str(root) == STDOUT:
-            raise OutputPathError(f"{self.what} -: this output is a folder of files, it cannot go to stdout; name a folder")
+            raise OutputPathError(
+                f"{self.what} -: this output is a folder of files, it cannot go to stdout; name a folder"
+            )
         if is_device_path(root):
             raise OutputPathError(f"{self.what} {root}: is a device, not a folder")
         if root.exists() and not root.is_dir():
@@ -485,7 +450,8 @@ class OutputFolder:
             shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
             raise OutputPathError(
                 f"{self.what} {self.root}: would replace {shown}, which pcgkit did not write (or which changed since); "
-                "pass --force to replace, or choose another folder")
+                "pass --force to replace, or choose another folder"
+            )
         ensure_dir(Path(self.root), self.what)
         return self
 
@@ -535,8 +501,8 @@ class OutputFolder:
 
 
 def write_output(out: str | Path, text: str, *, force: bool = False, what: str = "--out") -> Path | None:
-    """One output file the user named: `-` is stdout (None returned); otherwise the OutputFolder rule
-    for its folder (a file the kit did not write is replaced only with force), written atomically."""
+    """One output file the user named: `-` is stdout (None returned); otherwise written atomically under the
+    OutputFolder rule (a file the kit did not write is replaced only with force)."""
     if str(out) == STDOUT:
         sys.stdout.write(text)
         sys.stdout.flush()

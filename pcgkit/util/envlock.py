@@ -1,19 +1,15 @@
 """The kit's file locks and the stamp that says a folder is the kit's: one way to take each, never through a link.
 
-Every lock file the kit takes (an environment's build lock `.NAME.lock`, a matrix cell's use lock `.NAME.use`, an
-output folder's manifest) is opened by `open_lock`: never following a symbolic link (a planted `.NAME.lock -> ~/x`
-is refused, not emptied), never truncated, never blocking on a FIFO or a device (O_NONBLOCK, then a regular file
-is required), and read-only: flock(2) needs no write permission, so another user can take the lock of a
-shared environment that it may read but not write. A lock file is never unlinked: a process blocked on the old
-inode would otherwise hold a lock nobody else sees.
+Every lock file (an environment's build lock `.NAME.lock`, a matrix cell's use lock `.NAME.use`) is opened by
+`open_lock`: never through a symbolic link (a planted `.NAME.lock -> ~/x` is refused, not emptied), never
+truncated, never blocking on a FIFO, and read-only: flock(2) needs no write permission, so another user can lock
+a shared environment it may only read. A lock file is never unlinked: a process blocked on the old inode would
+hold a lock nobody else sees.
 
-Two kit processes sharing a cache (a bisect beside a matrix, two test workers, two preflights, two certificate
-re-makes) must not install into one environment at once: the second waits on `build_lock`, then finds the first's
-completion stamp and reuses it. `pcgkit cache remove` takes both locks without waiting (`try_exclusive`) and keeps
-an environment that is being built or used, naming the holder (`holders`, read from /proc/locks).
-
-`OWNED_MARK` is the stamp the kit writes into every folder it creates to keep things in (an environment, the
-folder of environments, a cache): `pcgkit cache remove` deletes only folders that carry it.
+Two kit processes sharing a cache must not install into one environment at once: the second waits on
+`build_lock`, then finds the first's completion stamp and reuses it. `pcgkit cache remove` takes both locks
+without waiting (`try_exclusive`) and keeps an environment being built or used, naming the holder (`holders`).
+It deletes only folders that carry `OWNED_MARK`, the stamp the kit writes into every folder it creates.
 """
 
 from __future__ import annotations
@@ -30,7 +26,9 @@ from typing import IO
 from pcgkit.errors import EnvironmentSetupError
 
 OWNED_MARK = ".pcgkit-owned"
-_MARK_TEXT = "made by pcgkit: `pcgkit cache remove` may delete this folder; the kit deletes no folder without this file\n"
+_MARK_TEXT = (
+    "made by pcgkit: `pcgkit cache remove` may delete this folder; the kit deletes no folder without this file\n"
+)
 
 
 class LockFileError(EnvironmentSetupError):
@@ -49,8 +47,8 @@ class NotRegularFile(OSError):
 
 def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
     """The one way the kit opens its own files (locks, stamps, manifests, child logs): never through a symbolic link
-    (a planted link would make the kit write or truncate what it names), never blocking (a FIFO there would hang
-    the kit), and only a regular file; NotRegularFile otherwise. The descriptor is close-on-exec."""
+    (the kit would write or truncate what it names), never blocking on a FIFO, only a regular file (NotRegularFile
+    otherwise); close-on-exec."""
     try:
         fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode)
     except OSError as exc:
@@ -65,8 +63,7 @@ def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
 
 
 def open_lock(path: Path) -> IO[bytes]:
-    """The lock file at `path`, opened read-only (created 0644 when absent; flock needs no write permission, so
-    another user can lock a shared environment), through open_regular."""
+    """The lock file at `path` through open_regular, read-only (created 0644 when absent)."""
     try:
         return os.fdopen(open_regular(path, os.O_RDONLY | os.O_CREAT), "rb")
     except NotRegularFile as exc:
@@ -85,7 +82,7 @@ def held(path: Path, *, shared: bool = False) -> Iterator[IO[bytes]]:
 
 def try_exclusive(path: Path) -> IO[bytes] | None:
     """The lock at `path` held exclusively without waiting (the caller closes it to release), or None when another
-    process holds it. An absent lock file is created: nobody can start to hold it while we do."""
+    process holds it."""
     handle = open_lock(path)
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -164,9 +161,9 @@ def use_lock_path(env_dir: Path) -> Path:
 
 @contextlib.contextmanager
 def build_lock(env_dir: Path) -> Iterator[None]:
-    """Hold the exclusive build lock of `env_dir` (its parent made, and stamped where this creates it). The
-    environment's folder is stamped as the kit's when the lock is let go: the builder made it under this lock (or
-    an older kit did, before the stamp existed: the name is the kit's own hash-named folder)."""
+    """Hold the exclusive build lock of `env_dir` (its parent made and stamped). The environment's folder is stamped
+    when the lock is let go: the builder made it under this lock (or an older kit did, before the stamp existed:
+    the name is the kit's own hash-named folder)."""
     owned_dir(env_dir.parent)
     with held(build_lock_path(env_dir)):
         try:

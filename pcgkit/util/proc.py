@@ -1,18 +1,14 @@
-"""The one subprocess chokepoint: every command the kit runs goes through `run`.
+"""The one subprocess chokepoint: every command the kit runs goes through `run` (or `spawn`, for a server).
 
-Each command runs in its own session (process group), so a timeout or Ctrl-C kills the whole
-tree -- a hung nvcc or a wedged server cannot outlive its case. The command is echoed, the full
-output goes to a log file when asked, and the result is data (never an exception for a non-zero
-exit: the caller decides what a failure means). Output is redacted here (secret-named variables'
-values, URL credentials, argv-like secrets, token shapes: pcgkit.util.redact), and so is the echoed
-command line, so no log, log tail, terminal line or report built from them can carry a secret.
+Each command runs in its own session (process group), so a timeout or Ctrl-C kills the whole tree: a hung nvcc
+or a wedged server cannot outlive its case. The command is echoed, its output goes to a log file when asked,
+and the result is data (a non-zero exit is for the caller to judge). The output and the echoed command line are
+redacted here (pcgkit.util.redact), so no log, tail, terminal line or report built from them carries a secret.
 
-Every child's process group is registered with pcgkit.util.signals while it runs: the first
-Ctrl-C or SIGTERM kills them all, and no new child starts after it (`run` raises Interrupted).
-A SIGKILL of the kit cannot be caught: on Linux each child is started with PR_SET_PDEATHSIG, so the
-kernel kills it when the kit dies (its own children, in its session, are for it to stop). The signal
-follows the *thread* that started the child: `run` waits in that thread, and `spawn`'s callers start
-servers from the main thread.
+Every child's group is registered with pcgkit.util.signals while it runs: the first Ctrl-C or SIGTERM kills them
+all, and no child starts after it (`run` raises Interrupted). A SIGKILL of the kit cannot be caught: on Linux
+each child gets PR_SET_PDEATHSIG, so the kernel kills it when the kit dies. That signal follows the *thread*
+that started the child: `run` waits in that thread, and `spawn`'s callers start servers from the main thread.
 """
 
 from __future__ import annotations
@@ -24,11 +20,14 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from pcgkit.errors import OutputPathError, ToolMissingError
 from pcgkit.util import signals
+from pcgkit.util.envlock import NotRegularFile, open_regular
 from pcgkit.util.progress import activity
 from pcgkit.util.redact import redact_argv, redact_text, secret_values
 from pcgkit.util.sanitize import strip_ansi
@@ -64,12 +63,8 @@ class Completed:
 
 
 def open_log(path: Path):
-    """A child's log file, emptied and open for reading and writing: never through a link (a planted one would
-    empty what it names), never blocking (a FIFO there would hang the kit), a regular file or one OutputPathError
-    line."""
-    from pcgkit.errors import OutputPathError
-    from pcgkit.util.envlock import NotRegularFile, open_regular
-
+    """A child's log file, emptied, open for reading and writing, through envlock.open_regular (never a link, a
+    FIFO or a device): one OutputPathError line otherwise."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         fd = open_regular(path, os.O_RDWR | os.O_CREAT, 0o666)
@@ -113,16 +108,33 @@ def _dies_with(parent: int):
 
 def _popen_group(argv: Sequence[str], sink, env: Mapping[str, str] | None, cwd) -> subprocess.Popen:
     """The child in its own process group (stopped as a whole), its output into `sink`, tied to the kit's life."""
-    return subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            env=dict(env) if env is not None else None, cwd=cwd, start_new_session=True,
-                            preexec_fn=_dies_with(os.getpid()))
+    return subprocess.Popen(
+        argv,
+        stdout=sink,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        env=dict(env) if env is not None else None,
+        cwd=cwd,
+        start_new_session=True,
+        preexec_fn=_dies_with(os.getpid()),
+    )
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+
+
+def _begin(
+    argv: Sequence[str], env: Mapping[str, str] | None, echo: bool, shown_after: str = ""
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """argv as strings and the secrets to redact from its output, once no stop is pending; echoed if asked."""
+    argv = tuple(str(a) for a in argv)
+    signals.raise_if_stopping()
+    secrets = secret_values(os.environ if env is None else env)
+    if echo:
+        print(f"+ {redact_argv(argv, secrets)}{shown_after}", file=sys.stderr, flush=True)
+    return argv, secrets
 
 
 def run(
@@ -135,19 +147,10 @@ def run(
     echo: bool = True,
     progress: str | None = None,
 ) -> Completed:
-    """Run argv to completion (or timeout), output merged and kept; never raises on failure. With
-    `progress`, a live line (terminal) or heartbeats (CI logs) say it is still running (pcgkit.util.progress)."""
-    argv = tuple(str(a) for a in argv)
-    signals.raise_if_stopping()
-    secrets = secret_values(dict(env) if env is not None else dict(os.environ))
-    if echo:
-        print(f"+ {redact_argv(argv, secrets)}", file=sys.stderr, flush=True)
-    if log_path is not None:
-        sink = open_log(log_path)
-    else:
-        import tempfile
-
-        sink = tempfile.TemporaryFile()
+    """Run argv to completion (or timeout), output merged and kept; never raises on failure. With `progress`, a
+    live line or heartbeats say it is still running (pcgkit.util.progress)."""
+    argv, secrets = _begin(argv, env, echo)
+    sink = open_log(log_path) if log_path is not None else tempfile.TemporaryFile()
     start = time.monotonic()
     timed_out = False
     with sink:
@@ -191,13 +194,9 @@ def _redact_file(path: Path, secrets: tuple[str, ...]) -> None:
 
 
 class Spawned:
-    """A long-running child (a server) in its own process group, its output going to a log file.
-
-    `run` waits for a command to finish; a server never does, so the caller polls it, talks to it,
-    and then calls `stop()`, which takes the whole group down (SGLang forks scheduler and detokenizer
-    processes: killing only the parent would leave them holding the GPU). Also a context manager
-    that always stops the group, so an exception between start and stop cannot leak a server.
-    """
+    """A long-running child (a server) in its own process group, its output going to a log file: the caller
+    polls it, talks to it, then `stop()`s the whole group (SGLang forks scheduler and detokenizer processes:
+    killing only the parent would leave them holding the GPU). As a context manager it always stops."""
 
     def __init__(self, popen: subprocess.Popen, argv: tuple[str, ...], log_path: Path, sink, secrets=()):
         self._popen = popen
@@ -205,35 +204,21 @@ class Spawned:
         self._sink = sink
         self.argv = argv
         self.log_path = log_path
-        self.started = time.monotonic()
-
-    @property
-    def pid(self) -> int:
-        return self._popen.pid
+        self.pid = popen.pid
 
     def poll(self) -> int | None:
         """The exit status once the leader has exited, else None."""
         return self._popen.poll()
 
-    def elapsed_s(self) -> float:
-        return time.monotonic() - self.started
-
     def stop(self, grace_s: float = 5.0) -> int | None:
-        """SIGTERM the group, wait up to grace_s for the leader, then SIGKILL the group. Idempotent.
-
-        Returns the leader's exit status as it stood before we stopped it (None when it was still
-        running and had to be stopped), so "it died by itself" stays distinguishable from "we killed it".
-        """
+        """SIGTERM the group, wait up to grace_s for the leader, then SIGKILL the group. Idempotent. The leader's
+        exit status from before the stop (None: it was still running), so "it died by itself" is not "we killed it"."""
         status_before = self._popen.poll()
         for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, None)):
-            try:
+            with contextlib.suppress(ProcessLookupError):  # the group is already empty
                 os.killpg(self._popen.pid, sig)
-            except ProcessLookupError:
-                pass  # the group is already empty
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self._popen.wait(timeout=wait_s)
-            except subprocess.TimeoutExpired:
-                continue
         signals.unregister_group(self._popen.pid)
         if not self._sink.closed:
             self._sink.close()
@@ -260,11 +245,7 @@ def spawn(
     echo: bool = True,
 ) -> Spawned:
     """Start argv in a new session (process group) with stdout+stderr going to log_path."""
-    argv = tuple(str(a) for a in argv)
-    signals.raise_if_stopping()
-    secrets = secret_values(dict(env) if env is not None else dict(os.environ))
-    if echo:
-        print(f"+ {redact_argv(argv, secrets)} > {log_path}", file=sys.stderr, flush=True)
+    argv, secrets = _begin(argv, env, echo, f" > {log_path}")
     sink = open_log(log_path)
     try:
         popen = _popen_group(argv, sink, env, cwd)
@@ -282,18 +263,11 @@ def _uv_module_available() -> bool:
 
 
 def uv_command() -> list[str]:
-    """How to call uv: the one on PATH, else the uv module of the interpreter running the kit.
-
-    Neither: EnvironmentSetupError (exit 4, "this machine cannot do the job"), raised before any
-    cell runs -- never an install failure blamed on the cell's pins."""
+    """How to call uv: the one on PATH, else the running interpreter's uv module; neither is ToolMissingError
+    (exit 4), raised before any cell runs, never an install failure blamed on the cell's pins."""
     found = shutil.which("uv")
     if found:
         return [found]
     if _uv_module_available():
         return [sys.executable, "-m", "uv"]
-    from pcgkit.errors import ToolMissingError
-
     raise ToolMissingError("uv not found: no `uv` on PATH and no uv module in " + sys.executable)
-
-
-

@@ -1,11 +1,8 @@
 """A version range stated only over the releases that were measured, with the gaps named. Pure.
 
-Every output that states a range (compat.md, the dashboard, the README box, issue drafts, the
-advice model) goes through `measured_ranges`: "0.5.5.post3–0.5.11" is printed only when every
-release between those two was measured; otherwise the measured runs are printed and the releases
-between them that no cell ran are named ("not measured: 0.5.8.post1; 0.6.4–0.6.6 (3 releases)").
-Issue 25: the planner used to fold releases into cells of another release, and compat.md then
-said "reproduced on 0.5.5.post3-0.5.11" over some twenty releases that were never installed.
+Every output that states a range goes through `measured_ranges`: "0.5.5.post3–0.5.11" only when every release
+between was measured, else the measured runs and the gaps ("not measured: 0.5.8.post1; 0.6.4–0.6.6 (3
+releases)"). Issue 25: compat.md said "reproduced on 0.5.5.post3-0.5.11" over some twenty releases never installed.
 """
 
 from __future__ import annotations
@@ -30,9 +27,6 @@ def version_order(version: str) -> tuple:
 class MeasuredRanges:
     runs: tuple[tuple[str, str], ...]  # (first, last) of each run of consecutive measured releases, oldest first
     gaps: tuple[tuple[str, str, int], ...]  # (first, last, count) of each run of unmeasured releases inside the span
-    before: tuple[str, ...] = ()  # releases of the range older than the oldest measured one (not measured)
-    after: tuple[str, ...] = ()  # releases newer than the newest measured one (not measured)
-    unlisted: tuple[str, ...] = ()  # measured values that are not releases of the range (a local build)
 
     @property
     def complete(self) -> bool:
@@ -47,8 +41,7 @@ class MeasuredRanges:
         """'not measured: 0.5.8.post1; 0.6.4–0.6.6 (3 releases)', or '' when there is no gap."""
         if not self.gaps:
             return ""
-        return "not measured: " + "; ".join(
-            a if n == 1 else f"{a}{DASH}{b} ({n} releases)" for a, b, n in self.gaps)
+        return "not measured: " + "; ".join(a if n == 1 else f"{a}{DASH}{b} ({n} releases)" for a, b, n in self.gaps)
 
     def text(self) -> str:
         """The span, then its gaps in parentheses: what a sentence prints."""
@@ -73,27 +66,22 @@ def _runs(ordered: Sequence[str], chosen: set[str]) -> list[tuple[str, str, int]
 
 
 def measured_runs(releases_in_range: Iterable[str], measured: Iterable[str]) -> MeasuredRanges:
-    """The measured releases as runs over the range's releases, and the releases between them not measured.
+    """The measured releases (those some cell ran) as runs over the range's releases, and the gaps between them.
 
-    releases_in_range: every release the statement could be about (e.g. the SGLang releases of the
-    matrix range, or an axis's known releases); when empty, nothing says what lies between two
-    measured values, so each is listed alone (no run is claimed, no gap can be named). measured: the releases some cell ran. Pure."""
+    releases_in_range: every release the statement could be about (the matrix range's SGLang releases, an axis's
+    known releases); when empty, each measured value is listed alone (no run claimed, no gap named). Pure."""
     listed = set(releases_in_range)  # read once: it may be an iterator
     measured_set = {m for m in measured if m}
     universe = sorted(listed | measured_set, key=version_order)
-    unlisted = tuple(sorted((m for m in measured_set if listed and m not in listed), key=version_order))
     if not measured_set:
-        return MeasuredRanges((), (), tuple(universe), (), ())
+        return MeasuredRanges((), ())
     lo = universe.index(min(measured_set, key=version_order))
     hi = universe.index(max(measured_set, key=version_order))
-    inside = universe[lo:hi + 1]
+    inside = universe[lo : hi + 1]
     if not listed:  # nothing says which releases lie between two measured ones: claim no run
-        return MeasuredRanges(tuple((v, v) for v in inside), (), (), (), ())
+        return MeasuredRanges(tuple((v, v) for v in inside), ())
     runs = tuple((a, b) for a, b, _ in _runs(inside, measured_set))
-    gaps = tuple(_runs(inside, set(inside) - measured_set))
-    before = tuple(v for v in universe[:lo] if v in listed)
-    after = tuple(v for v in universe[hi + 1:] if v in listed)
-    return MeasuredRanges(runs, gaps, before, after, unlisted)
+    return MeasuredRanges(runs, tuple(_runs(inside, set(inside) - measured_set)))
 
 
 def measured_ranges(releases_in_range: Iterable[str], measured: Iterable[str]) -> str:

@@ -1,29 +1,23 @@
 """The one redaction pass: keep secrets out of everything the kit prints or writes.
 
-Pure: the environment to protect is passed in. `redact_text` applies every rule to one string, and
-every output path calls it (proc.py on child output and the echoed command, util/atomic on every
-file the kit writes, the data boundaries CellOutcome / CaseResult, cli.main on error messages):
+Pure: the environment to protect is passed in. `redact_text` applies every rule to one string, and every output
+path calls it (proc.py on child output and the echoed command, util/atomic on every file the kit writes, the
+data boundaries CellOutcome / CaseResult, cli.main on error messages):
 
-1. a variable whose *name* looks secret has its value replaced (`redact_env_var`), and that value
-   is scrubbed wherever else it shows up (echoed in a URL, a command line, a log). Names are read
-   word by word (`UV_KEYRING_PROVIDER` is no KEY, `DB_PASS` and `SMTP_PWD` are secrets, `PWD` is
-   the working folder); for the ambiguous words KEY and AUTH the value is scrubbed elsewhere only when
-   it looks like a token, so `UV_KEYRING_PROVIDER=subprocess` or `X_KEY_TYPE=rsa` never rewrite an
-   ordinary word in a report;
-2. credentials inside any URL (`scheme://user:password@host`, `scheme://token@host`) anywhere in
-   any string, a password containing '@' included (everything up to the host's '@' goes), so a
-   requirement `name @ https://user:pass@host/x.whl` keeps only `name @ https://<redacted>@host/...`;
-3. argv-like secrets: `--api-key X`, `--token=X`, `--hf-token X`, `API_KEY=X`, `-u USER -p X`
-   (a bare `-p` is not touched: pytest's `-p plugin` is the kit's own argv), and every `name=value` /
-   `name: value` pair whose name reads secret by the same words as a variable's: a log line's
-   `api_key=X`, an HTTP header `X-Api-Key: X`, JSON `"github_token": "X"`, TOML/INI
-   `aws_secret_access_key = X`, quoted as SGLang's `ServerArgs(...)` start-up line prints them
-   (`api_key='X'`, `password="X y"`); a value's `&`, `;`, `,` are part of it. An argument *list* is read as one:
-   `["--api-key", "X"]` as JSON or a Python repr shows it, and `redact_tree` / `redact_argv` on a
-   list whose item is a secret flag redact the next item;
-4. well-known token shapes wherever they stand: Hugging Face `hf_...`, GitHub `ghp_`/`github_pat_`,
-   OpenAI-style `sk-...`, AWS access key ids, GitLab, Slack, PyPI and npm tokens, bearer and basic
-   `Authorization` values.
+1. a variable whose *name* looks secret has its value replaced (`redact_env_var`), and that value is scrubbed
+   wherever else it shows up. Names are read word by word (`UV_KEYRING_PROVIDER` is no KEY, `DB_PASS` and
+   `SMTP_PWD` are secrets, `PWD` is the working folder); under the ambiguous words KEY and AUTH a value is
+   scrubbed elsewhere only when it looks like a token (`X_KEY_TYPE=rsa` never rewrites a word in a report);
+2. credentials inside any URL (`scheme://user:password@host`, `scheme://token@host`), a password containing '@'
+   included: `name @ https://user:pass@host/x.whl` keeps only `name @ https://<redacted>@host/...`;
+3. argv-like secrets: `--api-key X`, `--token=X`, `API_KEY=X`, `-u USER -p X` (a bare `-p` is pytest's
+   `-p plugin`), and every `name=value` / `name: value` pair whose name reads secret by the same words: a log's
+   `api_key=X`, a header `X-Api-Key: X`, JSON `"github_token": "X"`, TOML `aws_secret_access_key = X`, SGLang's
+   `ServerArgs(api_key='X', password="X y")`; a value's `&`, `;`, `,` are part of it. An argument *list*
+   (`["--api-key", "X"]`, as JSON or a repr) is read as one, and `redact_tree` / `redact_argv` redact the item
+   after a secret flag;
+4. well-known token shapes wherever they stand: Hugging Face, GitHub, OpenAI-style `sk-...`, AWS access key ids,
+   GitLab, Slack, PyPI and npm tokens, bearer and basic `Authorization` values.
 
 Redaction is idempotent (the marker matches none of the rules), never raises, and is linear in the text's
 length: every rule starts only where a name starts and judges the captured name in code.
@@ -35,8 +29,6 @@ import re
 from typing import Any, Mapping
 
 REDACTED = "<redacted>"
-# Substrings of a variable name that mark its value as a secret (matched case-insensitively).
-SECRET_NAME_MARKERS: tuple[str, ...] = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
 # Words of a variable name (split on _ - .) that make it secret. KEY and AUTH are also parts of
 # ordinary settings (a key type, an auth method): their values count as secrets elsewhere in a text
 # only when they look like tokens. PASS and PWD count as the last word only (PWD alone is the cwd).
@@ -44,25 +36,24 @@ STRONG_NAME_WORDS = frozenset({"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENT
 WEAK_NAME_WORDS = frozenset({"KEY", "AUTH"})
 LAST_NAME_WORDS = frozenset({"PASS", "PWD"})
 _STRONG_SUFFIXES = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY")
-# Shorter values are not scrubbed elsewhere in the text: replacing every "1" or "on" would
-# mangle the report without protecting anything.
+# Shorter values are not scrubbed elsewhere in the text: replacing every "1" or "on" protects nothing.
 MIN_SCRUBBED_VALUE_LENGTH = 6
-
-_MARKERS = tuple(m.lower() for m in SECRET_NAME_MARKERS)
-# A value stops at whitespace, quotes, a backslash (JSON escapes), markup brackets and '|' (a Markdown cell), so
-# that redacting inside a JSON/XML/Markdown text never eats the syntax around it; '&', ';' and ',' inside a
-# value are part of it (a password `Tr0ub4dor&3`, `a;b`, `x,y` goes whole: no tail survives), at its end they
-# are the list's or the call's (`hf_token=X, tp_size=1)`, `[--env KEY=VALUE]`).
+# Substrings of an option's name that mark its value as a secret (with a whole word of SECRET_WORDS).
+_MARKERS = ("token", "key", "secret", "password", "passwd", "credential", "auth")
+# A value stops at whitespace, quotes, a backslash (JSON escapes), markup brackets and '|' (a Markdown cell): the
+# syntax around it survives. '&', ';', ',' inside a value are part of it (`Tr0ub4dor&3` goes whole), at its end
+# the list's or the call's (`hf_token=X, tp_size=1)`, `[--env KEY=VALUE]`).
 _VALUE = r"[^\s\"'\\<>`|]*[^\s\"'\\<>`|,;)\]}]"
 # A quoted value, up to its closing quote: "..." with JSON escapes, '...', and the JSON-escaped \"...\" of a
 # document printed inside another. Each form is unambiguous (one way to match a character): linear time.
 _QUOTED_VALUE = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.)+)"|'(?P<sq>[^'\n]+)'|\\"(?P<eq>[^"\\\n]+)\\")"""
 # Every rule below starts only where a name or scheme starts (a look-behind, never `\b` inside a run) and has no
-# nested or adjacent unbounded repeats, so one pass over a string is linear in its length: a name is captured
-# whole and judged by a function, not by a pattern that backtracks over it.
+# nested or adjacent unbounded repeats (linear time): a name is captured whole and judged by a function.
 
 # userinfo: anything but whitespace, quotes, markup, '/', '?', '#' up to the LAST '@' before the host.
-_URL_USERINFO_RE = re.compile(r"(?P<scheme>(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^\s/?#\"'<>`]+)@")
+_URL_USERINFO_RE = re.compile(
+    r"(?P<scheme>(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^\s/?#\"'<>`]+)@"
+)
 # `--api-key X`, `--token=X`, `--hf-token X` (the value must not look like the next option); also the two
 # items of an argument list as JSON or a Python repr print it: `"--api-key", "X"`, `'--api-key', 'X'`.
 _FLAG_RE = re.compile(
@@ -80,35 +71,39 @@ _PAIR_RE = re.compile(
     rf"(?![<(\[{{])(?:{_QUOTED_VALUE}|(?P<value>{_VALUE}))"
 )
 # `-u USER -p PASSWORD` (docker login, mysql): a bare `-p` is ambiguous and left alone.
-_USER_PASSWORD_RE = re.compile(rf"(?P<head>(?<![\w-])(?:-u|--user(?:name)?)(?:=|[ \t]+){_VALUE}[ \t]+-p[ \t]*)(?P<value>{_VALUE})")
+_USER_PASSWORD_RE = re.compile(
+    rf"(?P<head>(?<![\w-])(?:-u|--user(?:name)?)(?:=|[ \t]+){_VALUE}[ \t]+-p[ \t]*)(?P<value>{_VALUE})"
+)
 _AUTH_HEADER_RE = re.compile(
     r"(?P<head>(?:\bAuthorization:[ \t]*(?:Bearer|Basic|Token)|\b[Bb]earer)[ \t]+)(?P<value>[A-Za-z0-9._~+/=-]{8,})"
 )
-_TOKEN_SHAPES: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
-    r"\bhf_[A-Za-z0-9]{20,}",                      # Hugging Face
-    r"\bgh[pousr]_[A-Za-z0-9]{20,}",               # GitHub classic tokens
-    r"\bgithub_pat_[A-Za-z0-9_]{20,}",             # GitHub fine-grained tokens
-    r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}",     # OpenAI / Anthropic style keys
-    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",              # AWS access key ids
-    r"\bglpat-[A-Za-z0-9_-]{20,}",                 # GitLab
-    r"\bxox[abprs]-[A-Za-z0-9-]{10,}",             # Slack
-    r"\bpypi-[A-Za-z0-9_-]{40,}",                  # PyPI upload tokens
-    r"\bnpm_[A-Za-z0-9]{36}\b",                    # npm
-))
+_TOKEN_SHAPES: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p)
+    for p in (
+        r"\bhf_[A-Za-z0-9]{20,}",  # Hugging Face
+        r"\bgh[pousr]_[A-Za-z0-9]{20,}",  # GitHub classic tokens
+        r"\bgithub_pat_[A-Za-z0-9_]{20,}",  # GitHub fine-grained tokens
+        r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}",  # OpenAI / Anthropic style keys
+        r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",  # AWS access key ids
+        r"\bglpat-[A-Za-z0-9_-]{20,}",  # GitLab
+        r"\bxox[abprs]-[A-Za-z0-9-]{10,}",  # Slack
+        r"\bpypi-[A-Za-z0-9_-]{40,}",  # PyPI upload tokens
+        r"\bnpm_[A-Za-z0-9]{36}\b",  # npm
+    )
+)
 _VALUE_RULES = (_AUTH_HEADER_RE, _USER_PASSWORD_RE, _FLAG_RE, _PAIR_RE)
 # For option names the markers must be whole words: `--api-key`, `--hf-token` are secrets;
 # `--max-new-tokens 16`, `--tokenizer-path`, `--keyring-provider` are evidence.
-SECRET_WORDS = frozenset({
-    "token", "key", "secret", "password", "passwd", "pass", "credential", "credentials", "auth",
-    "authorization", "apikey", "pat",
-})
+SECRET_WORDS = frozenset(
+    "token key secret password passwd pass credential credentials auth authorization apikey pat".split()
+)
 # Values of a `name=value` pair that are evidence whatever the name (an upper-case variable's own assignment
 # aside): None/null and booleans (`hf_token=None`), short numbers (SGLang's `#token: 20,` is a count) and
 # references to a variable (`token: ${{ secrets.X }}`, `$HF_TOKEN`): the secret is elsewhere.
 _NOT_A_SECRET_RE = re.compile(r"(?i)none|null|nil|true|false|[\d.,:%+-]{1,11}")
+_FILE_NAME_RE = re.compile(r"\.(?:py|pyi|pyx|so|c|h|cc|cpp|cu|cuh|json|toml|ya?ml|txt|log|md|sh|whl)$")
 # A short plain lower-case word is a secret only under a password-like name (`password: hunter`); under a token or
 # key name it is a setting (GitHub Actions' `id-token: write`, `token: expired`).
-_FILE_NAME_RE = re.compile(r"\.(?:py|pyi|pyx|so|c|h|cc|cpp|cu|cuh|json|toml|ya?ml|txt|log|md|sh|whl)$")
 _PLAIN_WORD_RE = re.compile(r"[a-z]{1,11}")
 _PASSWORD_WORDS = frozenset({"PASSWORD", "PASSWD", "PASS", "PWD", "SECRET"})
 
@@ -132,9 +127,8 @@ def is_secret_name(name: str) -> bool:
 
 
 def secret_values(environ: Mapping[str, str]) -> tuple[str, ...]:
-    """Values of secret-named variables to scrub wherever they show up, longest first (so a value
-    containing another goes whole): any value of 6+ characters for a name that says secret, only a
-    token-looking one for a name that merely may (see SECRET_NAME words above)."""
+    """Values of secret-named variables to scrub wherever they show up, longest first (a value containing another
+    goes whole): any of 6+ characters for a name that says secret, only a token-looking one for one that may."""
     values = set()
     for name, value in environ.items():
         strength = _name_strength(name)
@@ -183,7 +177,7 @@ def _redact_match(match: re.Match[str], marker: str) -> str:
         return match.group(0)
     group = next(g for g in ("value", "dq", "sq", "eq") if match.groupdict().get(g))
     start, end = match.span(group)
-    return match.string[match.start():start] + marker + match.string[end:match.end()]
+    return match.string[match.start() : start] + marker + match.string[end : match.end()]
 
 
 def _looks_like_token(value: str) -> bool:
@@ -219,8 +213,12 @@ def _scrub_values(text: str, values: set[str], marker: str) -> str:
         for offset, value in index.get(run.group(0), ()):
             start = run.start() - offset
             end = start + len(value)
-            if start >= done and text.startswith(value, start) and not text[end:end + 1].isalnum() \
-                    and not text[start - 1:start].isalnum():
+            if (
+                start >= done
+                and text.startswith(value, start)
+                and not text[end : end + 1].isalnum()
+                and not text[start - 1 : start].isalnum()
+            ):
                 pieces += [text[done:start], marker]
                 done = end
                 break
@@ -247,7 +245,7 @@ def redact_text(text: str, secrets: tuple[str, ...] = (), marker: str = REDACTED
     for rule in _VALUE_RULES:
         pieces, done = [], 0
         for match in _matches(rule, text):
-            pieces += [text[done:match.start()], _redact_match(match, marker)]
+            pieces += [text[done : match.start()], _redact_match(match, marker)]
             done = match.end()
         text = "".join(pieces) + text[done:]
     return text

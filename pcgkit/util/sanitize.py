@@ -1,10 +1,8 @@
 """The one sanitiser for text that goes into XML, HTML or Markdown. Pure.
 
-Child output is untrusted: uv with FORCE_COLOR=1 (common in CI) writes ANSI colour codes, a crashed
-process can print any byte, and a crafted version string or cell id can carry '|' or a newline.
-`clean_text` is applied once at the data boundary (CellOutcome, CaseResult), so every writer after
-it (JUnit, compat.md/json, index.html, history) sees text that is valid XML 1.0 character data;
-`md_cell` / `md_code` make one Markdown table cell that cannot shift its columns.
+Child output is untrusted (uv with FORCE_COLOR=1 writes ANSI colours, a crash prints any byte, a crafted cell id
+carries '|' or a newline). `clean_text` is applied once at the data boundary (CellOutcome, CaseResult), so every
+writer after it sees valid XML 1.0 character data; `md_cell` / `md_code` make a table cell that cannot shift.
 """
 
 from __future__ import annotations
@@ -55,12 +53,16 @@ def md_cell(text: object) -> str:
 
 
 def md_code(text: object) -> str:
-    """Text as an inline code span inside a table cell: a fence longer than any backtick run inside,
-    '|' escaped (GFM splits table cells on '|' even inside code spans)."""
-    body = one_line(str(text)).replace("|", "\\|")
+    """Text as an inline code span inside a table cell: '|' escaped (GFM splits table cells on '|' even inside
+    code spans)."""
+    return _code_span(one_line(str(text)).replace("|", "\\|"), pad_empty=False)
+
+
+def _code_span(body: str, pad_empty: bool) -> str:
+    """body in a fence longer than any backtick run inside, padded where it starts or ends with a backtick."""
     longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
     fence = "`" * (longest + 1)
-    pad = " " if body.startswith("`") or body.endswith("`") else ""
+    pad = " " if body.startswith("`") or body.endswith("`") or (pad_empty and not body) else ""
     return f"{fence}{pad}{body}{pad}{fence}"
 
 
@@ -90,9 +92,5 @@ def md_fence(text: object, info: str = "text") -> str:
 
 
 def md_inline_code(text: object) -> str:
-    """Untrusted text as one inline code span (no line break, a fence longer than any backtick run). Pure."""
-    body = one_line(str(text))
-    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if body.startswith("`") or body.endswith("`") or not body else ""
-    return f"{fence}{pad}{body}{pad}{fence}"
+    """Untrusted text as one inline code span (no line break). Pure."""
+    return _code_span(one_line(str(text)), pad_empty=True)

@@ -1,26 +1,21 @@
 """The one signal policy for the whole process tree (installed by cli.main for every command).
 
-proc.py starts every child in its own session, so a terminal's Ctrl-C (sent to the foreground
-process group) and a CI runner's SIGTERM (sent to pcgkit alone) never reach the children: the kit
-must stop them itself. proc.py registers each child's process group here while it runs.
+proc.py starts every child in its own session, so a terminal's Ctrl-C (sent to the foreground process group)
+and a CI runner's SIGTERM (sent to pcgkit alone) never reach the children: the kit stops them itself, from the
+process groups proc.py registers here while they run.
 
-The stop signals are every one a terminal or a CI runner sends: SIGINT (Ctrl-C), SIGTERM (a cancelled
-job), SIGHUP (a closed terminal, a dropped ssh session) and SIGQUIT (Ctrl-\\). On the first of them:
-every registered group gets SIGTERM, and SIGKILL after a grace of GRACE_S for whatever is left (a
-child that is itself a kit -- `ci local` runs `pcgkit matrix` -- gets the chance to stop its own
-children and keep its finished results; a hung pytest or a server holding a GPU is killed anyway),
-the signal is remembered, and `Interrupted` is raised in the main thread --
-unless the main thread is inside `deferred()` (writing reports), in which case it is raised when
-that block ends, so a report being written is finished, not torn. A child that a worker thread
-starts after the signal is killed at registration and its `proc.run` raises Interrupted, so no
-new work begins. Later signals SIGKILL any group at once and are otherwise ignored: no second
-traceback, no orphan. The caller turns Interrupted into exit status 128 + the signal's number
-(130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT).
+The stop signals are those a terminal or a CI runner sends: SIGINT (Ctrl-C), SIGTERM (a cancelled job), SIGHUP
+(a closed terminal, a dropped ssh session) and SIGQUIT (Ctrl-\\). On the first: every group gets SIGTERM, and
+SIGKILL after GRACE_S (a child that is itself a kit -- `ci local` runs `pcgkit matrix` -- can stop its own
+children and keep its finished results; a hung pytest or a server holding a GPU is killed anyway), and
+`Interrupted` is raised in the main thread, or at the end of a `deferred()` block (a report being written is
+finished, not torn). A child started after the signal is killed at registration and its `proc.run` raises
+Interrupted. Later signals SIGKILL any group at once and are otherwise ignored: no second traceback, no orphan.
+Interrupted exits with 128 + the signal's number.
 
-A SIGKILL runs no handler: the children die with the kit (pcgkit.util.proc, PR_SET_PDEATHSIG), and the
-kit's temp folders live in one folder per process, `<tmp>/pcgkit-<uid>/run-*` (`claim_temp_dir`, made the
-default of `tempfile` for the command), locked while the process lives: each command removes its own when it
-ends and sweeps those whose owner is gone.
+A SIGKILL runs no handler: the children die with the kit (PR_SET_PDEATHSIG, pcgkit.util.proc), and the kit's
+temp files live in one folder per process, `<tmp>/pcgkit-<uid>/run-*` (`claim_temp_dir`), locked while the
+process lives: each command removes its own when it ends and sweeps those whose owner is gone.
 """
 
 from __future__ import annotations
@@ -35,7 +30,7 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pcgkit.errors import EnvironmentSetupError, Interrupted
@@ -60,49 +55,37 @@ class _State:
 _STATE = _State()
 
 
-def received() -> int | None:
-    """The first stop signal received since the policy was installed, else None."""
-    return _STATE.signum
-
-
-def _signal_groups(groups, signum: int) -> list[int]:
-    """Send signum to each group; the groups that still had a member."""
+def _signal_groups(signum: int, groups: Iterable[int] | None = None) -> list[int]:
+    """Send signum to each group (every registered one by default); the groups that still had a member."""
+    if groups is None:
+        with _STATE.lock:
+            groups = list(_STATE.groups)
     live = []
     for pgid in groups:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signum)
             live.append(pgid)
-        except (ProcessLookupError, PermissionError):
-            pass
     return live
 
 
 def kill_all_groups() -> None:
-    with _STATE.lock:
-        groups = list(_STATE.groups)
-    _signal_groups(groups, signal.SIGKILL)
+    _signal_groups(signal.SIGKILL)
 
 
 def stop_all_groups(grace_s: float = GRACE_S) -> None:
     """SIGTERM every group, SIGKILL what is still there after grace_s (checked every 50 ms)."""
-    import time
-
-    with _STATE.lock:
-        groups = list(_STATE.groups)
-    live = _signal_groups(groups, signal.SIGTERM)
+    live = _signal_groups(signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     while live and time.monotonic() < deadline:
         time.sleep(0.05)
         running = _running_groups()
-        live = [g for g in live if g in running] if running is not None else _signal_groups(live, 0)
-    _signal_groups(live, signal.SIGKILL)
+        live = [g for g in live if g in running] if running is not None else _signal_groups(0, live)
+    _signal_groups(signal.SIGKILL, live)
 
 
 def _running_groups() -> set[int] | None:
-    """Process groups with a member that is not a zombie (from /proc; None where there is none).
-
-    A group whose leader exited but was not reaped yet (the main thread is in this handler, not in
-    wait()) is done: counting its zombie would hold every stop for the whole grace."""
+    """Process groups with a member that is not a zombie (from /proc; None without it): a leader not reaped yet
+    (the main thread is in the handler, not in wait()) would otherwise hold every stop for the whole grace."""
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -135,11 +118,6 @@ def unregister_group(pgid: int) -> None:
         _STATE.groups.discard(pgid)
 
 
-def live_groups() -> frozenset[int]:
-    with _STATE.lock:
-        return frozenset(_STATE.groups)
-
-
 def raise_if_stopping() -> None:
     """In any thread: raise Interrupted when a stop signal has arrived (no new work after it)."""
     if _STATE.signum is not None:
@@ -167,10 +145,8 @@ def _handler(signum: int, frame) -> None:
 
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
-    """Finish this block (a report being written) before a stop signal takes effect.
-
-    Raises Interrupted at its end only for a signal that arrived during the block: a report written
-    *because* of an earlier signal is not cut short by it."""
+    """Finish this block (a report being written) before a stop signal takes effect: Interrupted at its end, only
+    for a signal that arrived during it (a report written *because* of an earlier signal is not cut short)."""
     before = _STATE.signum
     _STATE.defer_depth += 1
     try:
@@ -240,7 +216,7 @@ def claim_temp_dir() -> Path | None:
         fresh = Path(tempfile.mkdtemp(prefix="new-", dir=base))
         hold = open_lock(fresh / TEMP_HELD)  # O_CLOEXEC: no child keeps it
         fcntl.flock(hold, fcntl.LOCK_EX)
-        folder = fresh.with_name("run-" + fresh.name[len("new-"):])
+        folder = fresh.with_name("run-" + fresh.name[len("new-") :])
         os.rename(fresh, folder)  # a sweeper only looks at run-* folders, and only at those whose lock is free
     except (OSError, EnvironmentSetupError):
         return None

@@ -1,11 +1,9 @@
 """Cut the definitions a standalone script needs out of the kit's own source files.
 
-A repro export must not silently diverge from the case it exports, so it is not a hand-written
-copy: starting from a few roots (the case's `reproduce`, the mode, the simulation shim), every
-kit-level name they use is followed, through `from pcgkit.x import y`, to its definition, and
-the source text of each definition is taken verbatim. Library imports (torch, stdlib) become
-import lines. Pure apart from reading the kit's .py files; nothing is imported or executed.
-Annotations are not followed: the script starts with `from __future__ import annotations`.
+A repro export must not diverge from the case it exports, so it is no hand-written copy: from a few roots (the
+case's `reproduce`, the mode, the simulation shim), every kit-level name they use is followed through
+`from pcgkit.x import y` to its definition, taken verbatim; library imports become import lines. Annotations are
+not followed (the script starts with `from __future__ import annotations`). Reads the kit's .py files only.
 """
 
 from __future__ import annotations
@@ -74,14 +72,14 @@ class _Module:
     origin: str
     lines: list[str]
     definitions: dict[str, ast.stmt]
-    imports: dict[str, tuple[str, str | None, ast.stmt]]  # local name -> (module, original name | None)
+    imports: dict[str, tuple[str, str | None]]  # local name -> (module, original name | None)
 
 
 def _parse(name: str, path: Path, kit_root: Path) -> _Module:
     text = path.read_text()
     tree = ast.parse(text, filename=str(path))
     definitions: dict[str, ast.stmt] = {}
-    imports: dict[str, tuple[str, str | None, ast.stmt]] = {}
+    imports: dict[str, tuple[str, str | None]] = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             definitions[node.name] = node
@@ -94,10 +92,10 @@ def _parse(name: str, path: Path, kit_root: Path) -> _Module:
             definitions[node.target.id] = node
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                imports[alias.asname or alias.name.split(".")[0]] = (alias.name, None, node)
+                imports[alias.asname or alias.name.split(".")[0]] = (alias.name, None)
         elif isinstance(node, ast.ImportFrom) and node.module:
             for alias in node.names:
-                imports[alias.asname or alias.name] = (node.module, alias.name, node)
+                imports[alias.asname or alias.name] = (node.module, alias.name)
     return _Module(name, str(path.relative_to(kit_root)), text.splitlines(), definitions, imports)
 
 
@@ -163,10 +161,9 @@ class Extractor:
         if used in module.definitions:
             self.require(module.name, used)
             return
-        self._module_deps.setdefault(module.name, set())
         if used not in module.imports:
             return  # a builtin or a local name
-        source_module, original, _ = module.imports[used]
+        source_module, original = module.imports[used]
         if source_module == "__future__":
             return
         if source_module == KIT_PACKAGE or source_module.startswith(KIT_PACKAGE + "."):
@@ -199,8 +196,6 @@ class Extractor:
         order = self._module_order()
         sections = []
         for module_name in order:
-            definitions = sorted(
-                (d for d in self._taken.values() if d.module == module_name), key=lambda d: d.line
-            )
+            definitions = sorted((d for d in self._taken.values() if d.module == module_name), key=lambda d: d.line)
             sections.append((self._modules[module_name].origin, tuple(definitions)))
         return Extract(tuple(sorted(self._imports)), tuple(sections), tuple(sorted(self._aliases.items())))

@@ -1,13 +1,11 @@
 """The Jinja environments for everything the kit renders from pcgkit/templates/ (package data).
 
-Strict: a name missing from the context is an error, not an empty string, so a template can't
-silently drop a section of an issue draft or a repro script.
+Strict: a name missing from the context is an error, so a template can't silently drop a section.
 
-`render_markdown` is for text that is posted (issue drafts): every `{{ value }}` is escaped as inert
-Markdown prose (pcgkit.util.sanitize.md_text) unless a filter said what it is -- `code` (an inline
-code span), `fenced` (a code block no line inside can close), `plain` (one line, no markup: a
-title), `url` (an https link target). Escaping is the default, so a new field in a template is safe
-before anyone thinks about it; macro output is already escaped and passes through.
+`render_markdown` is for text that is posted (issue drafts): every `{{ value }}` is escaped as inert Markdown
+prose (sanitize.md_text) unless a filter says what it is: `code`, `fenced` (a block no line inside can close),
+`plain` (a title), `url` (an https link). Escaping is the default, so a new field is safe before anyone thinks
+about it; macro output is already escaped and passes through.
 """
 
 from __future__ import annotations
@@ -16,6 +14,7 @@ import functools
 import re
 
 from pcgkit import resources
+from pcgkit.util.sanitize import md_fence, md_inline_code, md_text, one_line
 
 TEMPLATES_DIR = resources.templates_dir()
 
@@ -30,8 +29,12 @@ def _jinja(**options):
     """A Jinja environment over the kit's templates: an undefined name is an error, a file's last newline kept."""
     import jinja2
 
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES_DIR), undefined=jinja2.StrictUndefined,
-                              keep_trailing_newline=True, **options)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        **options,
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -48,8 +51,6 @@ def render(template: str, **context) -> str:
 def _markdown_finalize(value: object):
     from markupsafe import Markup
 
-    from pcgkit.util.sanitize import md_text
-
     if isinstance(value, Markup):
         return value
     return Markup(md_text("" if value is None else value))
@@ -62,21 +63,13 @@ def _url(value: object):
 
     text = str(value)
     if not text.startswith("https://"):
-        return Markup(md_text_safe(text))
+        return Markup(md_text(text))
     return Markup(quote(text, safe=":/?#&=%.+-_~@!$'*,;"))
-
-
-def md_text_safe(value: object) -> str:
-    from pcgkit.util.sanitize import md_text
-
-    return md_text(value)
 
 
 @functools.lru_cache(maxsize=1)
 def markdown_environment():
     from markupsafe import Markup
-
-    from pcgkit.util.sanitize import md_fence, md_inline_code, one_line
 
     env = _jinja(autoescape=True, finalize=_markdown_finalize)  # with the finalize: Markdown escaping, not HTML
 

@@ -1,18 +1,11 @@
-"""Rules for values read from files the kit did not just write. Pure.
+"""Rules for values read from files the kit did not just write (a cell.json from a CI artifact, a results.json
+handed to `repro`, a history line, a `--compat` or `--pins` file: any may be crafted). Pure.
 
-A cell.json from a CI artifact, a results.json handed to `repro`, a history line, a `--compat`
-file, a `--pins` file: any of them may be crafted or hand-edited. Every reader passes what it
-reads through the one rule for its kind before the value names a folder, a table column, a
-requirement in a script a maintainer runs, or a number the report formats:
-
-- `safe_id`: an id is one path component and one Markdown/HTML-safe word (letters, digits and
-  `._+@-`, starting with a letter or digit, at most 128 characters): never `..`, `/`, `|`, a newline;
-- `pep440_version`: a version as `packaging` parses it (PEP 440), so `1.0 --extra-index-url X` or
-  `1.0", "evil` can never reach a requirements file or a PEP 723 block;
-- `python_minor`: `3.12` (what `requires-python` and `uv --python` take);
-- `pinned_requirement`: one PEP 508 requirement, rendered back from its parsed form;
-- typed field readers (`text`, `finite_number`, `str_map`, ...) that turn a wrong type into one
-  ValueError naming the field, never an AttributeError deep in a writer.
+Every reader passes a value through the rule for its kind before it names a folder, a table column, a
+requirement in a script a maintainer runs, or a number the report formats: `safe_id` (one path component and one
+Markdown/HTML-safe word: never `..`, `/`, `|`, a newline), `pep440_version` (so `1.0 --extra-index-url X` never
+reaches a requirements file), `python_minor`, `pinned_requirement` (one PEP 508 requirement), and typed field
+readers (`text`, `finite_number`, `str_map`, ...) that turn a wrong type into one ValueError naming the field.
 """
 
 from __future__ import annotations
@@ -41,7 +34,8 @@ def safe_id(value: object, what: str) -> str:
         shown = repr(value) if not isinstance(value, str) or len(value) <= 60 else repr(value[:60] + "...")
         raise UntrustedValueError(
             f"{what} {shown} is not a safe name (letters, digits and ._+@- only, starting with a letter or digit, "
-            f"at most {MAX_ID_LENGTH} characters)")
+            f"at most {MAX_ID_LENGTH} characters)"
+        )
     return value  # type: ignore[return-value]
 
 
@@ -84,6 +78,7 @@ def pinned_requirement(line: str, what: str) -> str:
 
 # --- typed field readers: a wrong type is one ValueError naming the field ---
 
+
 def text(data: Mapping[str, Any], key: str, what: str, default: str | None = "") -> str:
     value = data.get(key, default)
     if not isinstance(value, str):
@@ -123,16 +118,16 @@ def str_map(value: object, what: str) -> dict[str, str | None]:
     """{str: str|None} (a versions table)."""
     if value is None:
         return {}
-    if not isinstance(value, dict) or not all(isinstance(k, str) and (v is None or isinstance(v, str))
-                                              for k, v in value.items()):
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in value.items()
+    ):
         raise UntrustedValueError(f"{what}: expected an object of strings")
     return dict(value)
 
 
 def typed_fields(cls: type, data: Mapping[str, Any], names: Any, what: str) -> dict[str, Any]:
     """{name: value} for the dataclass fields `names` present (not null) in data, each checked against the field's
-    declared type (str, float, int, bool, a mapping, a tuple, or one of them | None): a compat.json's
-    `duration_s: "x"` is one UntrustedValueError naming the field, never a format error deep in a writer."""
+    declared type (str, float, int, bool, a mapping, a tuple, or one of them | None)."""
     import dataclasses
 
     declared = {f.name: str(f.type).replace(" ", "") for f in dataclasses.fields(cls)}

@@ -1,12 +1,12 @@
-"""The exit-code contract (pcgkit.errors.EXIT_CODES): one table, distinct codes, pinned per situation."""
+"""The exit-code contract (pcgkit.errors.ExitCode, its meanings in lab/exit_codes.py): one table, distinct codes, pinned per situation."""
 
 from __future__ import annotations
 
 import signal
 
+from lab.exit_codes import EXIT_CODES
 from pcgkit.commands.report import matrix_status
 from pcgkit.errors import (
-    EXIT_CODES,
     EnvironmentSetupError,
     ExitCode,
     Interrupted,
