@@ -56,9 +56,10 @@ def parse_not_run(items: Sequence[str]) -> list[tuple[str, str]]:
 def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = (), compat: Path | None = None,
            not_run: Sequence[tuple[str, str]] = (), over: Path | None = None) -> int:
     """Merge cells (merge_cells says which) into compat.md/json, the dashboard and the merged JUnit, keep the
-    history, and return the matrix status (pcgkit.errors.ExitCode). `compat`: render that compat.json instead; `over`: the cells in place of
-    the same cells of that compat.json (pcgkit.report.compat.splice), the status judged on the whole. Bisection's
-    probe cells stay out unless asked. Written under signals.deferred(): a stop waits until the files are done."""
+    history, and return the matrix status (pcgkit.errors.ExitCode). `compat`: render that compat.json instead;
+    `over`: the cells in place of the same cells of that compat.json (pcgkit.report.compat.splice), the status
+    judged on the whole. Bisection's probe cells stay out unless asked. Written under signals.deferred(): a stop
+    waits until the files are done."""
     atomic.check_writable_dir(reports)
     if over is not None and compat is not None:
         raise UsageError("--over and --compat: pass one (--over splices cells into a compat.json; --compat renders one)")
