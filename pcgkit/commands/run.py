@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pcgkit import resources
 from pcgkit.catalog import modes_in_scope
-from pcgkit.commands import add_command, python_option
+from pcgkit.commands import add_command
 from pcgkit.errors import ExitCode, Interrupted, RunAbortedError, UsageError, status_for_results
 from pcgkit.jobs.run import RunPlan, clear_previous_outputs, execute, interrupted_results
 from pcgkit.report.summary import SIMULATION_NOTE, markdown_summary
@@ -42,10 +42,10 @@ def check_interpreter(python: str) -> None:
 
 
 def print_console_summary(results: list[CaseResult], environment: dict) -> None:
-    from pcgkit.report.terminal import print_run_table
+    from pcgkit.report.terminal import print_table, run_table
 
     print("\npcgkit run: verdicts")
-    print_run_table(results)
+    print_table(run_table(results))
     if any(r.simulated for r in results):
         print(SIMULATION_NOTE)
     versions = environment.get("versions", {})
@@ -137,8 +137,9 @@ def register(subparsers) -> None:
                       "results.json, summary.md).", "                                  # this environment, simulated SM120",
                       "--python ~/sglang-env/bin/python  # the environment that crashed",
                       "-m sm120 --require-hardware sm120 # a GPU runner: missing SM120 fails, never skips")
-    python_option(run, "interpreter of YOUR environment to test, e.g. ~/venvs/sglang/bin/python (default: this one); "
-                       "it needs torch, flashinfer-python, pytest and the kit (a one-line error says what is missing)")
+    run.add_argument("--python", metavar="ENV",
+                     help="interpreter of YOUR environment to test, e.g. ~/venvs/sglang/bin/python (default: this one); "
+                          "it needs torch, flashinfer-python, pytest and the kit (a one-line error says what is missing)")
     run.add_argument("--reports", default="reports", help="output folder (default: reports/)")
     run.add_argument("-m", dest="select", type=marker_expression(tuple(targets.PYTEST_MARKERS)), help="pytest marker expression, e.g. 'cpu_sim' or 'sm120'")
     run.add_argument("--scope", choices=SCOPES, default=SCOPE_ALL,

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pcgkit import catalog
-from pcgkit.commands import python_option, wrapped
+from pcgkit.commands import wrapped
 from pcgkit.errors import ExitCode, UsageError
 from pcgkit.triage.advice import (
     Advice,
@@ -426,5 +426,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--env", metavar="ENV.json", help="your environment (`pcgkit env --json --out env.json`): "
                        "answers for your versions first")
-    python_option(where, "the interpreter that crashed: capture its environment now and answer for its versions")
+    where.add_argument("--python", metavar="ENV", help="the interpreter that crashed: capture its environment now and answer for its versions")
     parser.set_defaults(func=run)

@@ -84,8 +84,8 @@ def _measured_here(report: CompatReport, link, axis: str) -> str:
                          + only)
             continue
         note = ""
-        if link.fixed_in and first != link.fixed_in:
-            note = f", DISAGREES with the read first release {link.fixed_in}"
+        if link.read.first_release and first != link.read.first_release:
+            note = f", DISAGREES with the read first release {link.read.first_release}"
         elif link.read.kind == "issue" and link.read.state == "open":
             note = ": the thread is open although the case it matches is measured fixed; ask upstream to confirm and close"
         parts.append(f"measured here ({case}): fixed (call path ran) from {axis_name(axis)} {first}{only}{note}")
@@ -141,7 +141,7 @@ def render_upstream(report: CompatReport, upstream: Upstream) -> list[str]:
         links = upstream.links_for(project.id)
         if links:
             lines += ["", "**Upstream threads** (state as read on the date shown):"]
-            lines += [f"- [{link.read.ref}]({link.read.url}) {md(link.read.title)}: **{md(link.state_text)}**. {md(link.relation)}."
+            lines += [f"- [{link.read.ref}]({link.read.url}) {md(link.read.title)}: **{md(link.read.state_text())}**. {md(link.relation)}."
                       + _measured_here(report, link, project.axis) for link in links]
         workarounds = upstream.workarounds_for(project.id)
         if workarounds:
