@@ -178,12 +178,9 @@ def _cmd_bisect(args) -> int:
 
 
 def bisect_key(entry: dict, on: str) -> str | None:
-    """What bisection compares for one cell x mode; None when the cell gives no statement. Pure.
-
-    "verdict": the verdict alone. "frame": the verdict and the innermost FlashInfer frame's file and
-    function (line numbers left out: they move with every unrelated edit), so a failure that moved
-    elsewhere in the library counts as a change even when the verdict stays "reproduced".
-    """
+    """What bisection compares for one cell x mode (None: no statement). Pure. "frame" adds the innermost FlashInfer
+    frame's file and function (not its line: lines move with unrelated edits), so a failure that moved elsewhere in
+    the library is a change even when the verdict stays "reproduced"."""
     if entry["verdict"] not in BUG_VERDICTS:
         return None
     if on == "verdict":

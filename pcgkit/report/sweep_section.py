@@ -111,13 +111,8 @@ def cross_check(rows: Sequence[SweepRow]) -> list[dict]:
     """Every row with a public expectation: does the observed class agree (report.agrees' rule)?"""
     from pcgkit.sweep.report import agrees
 
-    checks = []
-    for r in rows:
-        if r.expected is None:
-            continue
-        checks.append({"entry": r.entry, "arch": r.arch, "flashinfer": r.flashinfer, "expected": r.expected,
-                       "observed": r.cls, "where": r.where, "link": r.link, "agrees": agrees(r.expected, r.cls)})
-    return checks
+    return [{"entry": r.entry, "arch": r.arch, "flashinfer": r.flashinfer, "expected": r.expected, "observed": r.cls,
+             "where": r.where, "link": r.link, "agrees": agrees(r.expected, r.cls)} for r in rows if r.expected is not None]
 
 
 def build_sweep(rows: Sequence[SweepRow]) -> dict:
