@@ -240,23 +240,15 @@ def changes_by_cell(changes: Sequence[Change]) -> dict[str, list[dict]]:
 def to_json(report: CompatReport) -> dict:
     """compat.json (pcgkit.compat/2). Pure."""
     return {
-        "schema": COMPAT_SCHEMA,
-        "created": report.created,
-        "kit_version": report.kit_version,
-        "environment": dict(report.environment),
-        "modes": [dataclasses.asdict(c) for c in report.cases],
-        "legend": dict(report.legend),
-        "cells": [c.to_dict() for c in report.cells],
+        "schema": COMPAT_SCHEMA, "created": report.created, "kit_version": report.kit_version,
+        "environment": dict(report.environment), "modes": [dataclasses.asdict(c) for c in report.cases],
+        "legend": dict(report.legend), "cells": [c.to_dict() for c in report.cells],
         "attribution": {k: _attribution_json(a) for k, a in report.attribution.items()},
         "failure_points": {k: _attribution_json(a) for k, a in report.failure_points.items()},
-        "changes": changes_by_cell(report.changes),
-        "previous_run": report.previous_run,
-        "sglang_facts": [dict(f) for f in report.sglang_facts],
-        "disagreements": [dict(d) for d in report.disagreements],
-        "sources": [dict(s) for s in report.sources],
-        "source_notes": list(report.source_notes),
-        "sweep": dict(report.sweep),
-        "releases": {axis: list(v) for axis, v in report.releases.items()},
+        "changes": changes_by_cell(report.changes), "previous_run": report.previous_run,
+        "sglang_facts": [dict(f) for f in report.sglang_facts], "disagreements": [dict(d) for d in report.disagreements],
+        "sources": [dict(s) for s in report.sources], "source_notes": list(report.source_notes),
+        "sweep": dict(report.sweep), "releases": {axis: list(v) for axis, v in report.releases.items()},
     }
 
 
