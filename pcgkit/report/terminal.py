@@ -109,14 +109,11 @@ def matrix_table(report: CompatReport) -> tuple[Table, list[str]]:
 MAX_NOTE_CHARS = 2000
 
 
-def _note(text: str) -> str:
-    return text if len(text) <= MAX_NOTE_CHARS else text[:MAX_NOTE_CHARS] + f" ... ({len(text) - MAX_NOTE_CHARS} more characters)"
-
-
 def print_table(table_and_notes: tuple[Table, list[str]], console: Console | None = None) -> None:
     """A `run_table` or `matrix_table` on the console (stdout unless given), each note cut to MAX_NOTE_CHARS."""
     console = console or Console(highlight=False)
     table, notes = table_and_notes
     console.print(table, highlight=False)
     for note in notes:
-        console.print("  " + _note(note), markup=False, highlight=False)
+        cut = note[:MAX_NOTE_CHARS] + f" ... ({len(note) - MAX_NOTE_CHARS} more characters)"
+        console.print("  " + (note if len(note) <= MAX_NOTE_CHARS else cut), markup=False, highlight=False)
