@@ -133,8 +133,9 @@ def _axis_cell(base: Cell, axis: str, version: str, planned: list[Cell]) -> Cell
         # flashinfer-cubin==<base's flashinfer> follows flashinfer-python: pinning it beside another
         # flashinfer release would test a mismatched pair (and such a cubin may not exist).
         companions = tuple(c for c in companions if not (c.startswith("flashinfer-") and c.endswith(f"=={base.flashinfer}")))
+    changes: dict = {field: version}  # typed loosely: `field` names one of three str fields
     cell = dataclasses.replace(base, id=f"{base.id}{BISECT_ID_MARK}{short}-{version}", companions=companions,
-                               covers_sglang=(), **{field: version})
+                               covers_sglang=(), **changes)
     # Reuse a planned cell (and so its cached result) that installs exactly this.
     twin = next((c for c in planned if c.definition_hash == cell.definition_hash), None)
     return twin or cell

@@ -49,8 +49,8 @@ def spans_text(axis: str, spans: Sequence[attr.Span], releases: Sequence[str] = 
                 through = f" (measured through {span.last})" if ranges.complete and releases else f" (measured on {ranges.text()})"
             parts.append(f"{span.outcome} from {span.first}{through}{n}{_boundary_gap(previous, span, releases)}")
         else:
-            ranges = measured_ranges(releases, _measured(span))  # measured releases only, gaps named
-            parts.append(f"{span.outcome} on {ranges}{n}{_boundary_gap(previous, span, releases)}")
+            measured = measured_ranges(releases, _measured(span))  # measured releases only, gaps named
+            parts.append(f"{span.outcome} on {measured}{n}{_boundary_gap(previous, span, releases)}")
     return ", ".join(parts)
 
 
