@@ -14,7 +14,7 @@ from pcgkit.advice import load_evidence
 from pcgkit.errors import UsageError
 from pcgkit.report import attribution as attr
 from pcgkit.report.history import HISTORY_FILE, RunSummary, load_history, timelines
-from pcgkit.report.scrub import relative_paths
+from pcgkit.report.model import relative_paths
 from pcgkit.report.upstream import load_upstream, parse_upstream
 from pcgkit.sglang import facts as sglang_facts
 

@@ -24,12 +24,6 @@ def emit(prog: str, out: str | Path | None, text: str, *, force: bool = False, n
     return written
 
 
-def python_option(parser, help: str) -> None:
-    """--python ENV: the interpreter of the user's own environment (the one that crashed, or would serve), which the
-    command reads from outside; every command that takes one spells it the same way."""
-    parser.add_argument("--python", metavar="ENV", help=help)
-
-
 def add_command(subparsers, name: str, help: str, description: str, *examples: str, **kwargs):
     """A command's parser: its one-line help, its description and its examples (each what follows `%(prog)s`,
     shown under "example:" or "examples:" in --help)."""

@@ -48,12 +48,9 @@ def find_entries(bootstrap: tuple[Path, ...], envs_root: Path, cache_root: Path)
         if envlock.is_owned(path):
             found.append(Entry("reference" if path.name == ".venv" else "light", what, path))
     found += [Entry(f"cell:{p.name}", "a matrix cell's environment", p) for p in _children(envs_root)]
-    jit = envs_root.parent / "flashinfer-jit"
-    if envlock.is_owned(jit):
-        found.append(Entry("flashinfer-jit", "FlashInfer kernels the matrix cells built (JIT cache)", jit))
-    bytecode = envs_root.parent / "cell-bytecode"  # pcgkit.matrix.backends.venv.BYTECODE_DIR
-    if envlock.is_owned(bytecode):
-        found.append(Entry("cell-bytecode", "the matrix cells' compiled Python bytecode", bytecode))
+    beside = (("flashinfer-jit", "FlashInfer kernels the matrix cells built (JIT cache)"),
+              ("cell-bytecode", "the matrix cells' compiled Python bytecode"))  # pcgkit.matrix.backends.venv.BYTECODE_DIR
+    found += [Entry(name, what, path) for name, what in beside if envlock.is_owned(path := envs_root.parent / name)]
     found += [Entry(f"preflight:{p.name}", "`preflight --sglang` release environment", p)
               for p in _children(cache_root / PREFLIGHT_DIR)]
     found += [Entry(f"cache:{p.name}", "the kit's cache", p) for p in _children(cache_root) if p.name != PREFLIGHT_DIR]

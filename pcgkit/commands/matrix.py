@@ -133,7 +133,7 @@ def _axis_cell(base: Cell, axis: str, version: str, planned: list[Cell]) -> Cell
         # flashinfer-cubin==<base's flashinfer> follows flashinfer-python: pinning it beside another
         # flashinfer release would test a mismatched pair (and such a cubin may not exist).
         companions = tuple(c for c in companions if not (c.startswith("flashinfer-") and c.endswith(f"=={base.flashinfer}")))
-    changes: dict = {field: version}
+    changes: dict = {field: version}  # typed loosely: `field` names one of three str fields
     cell = dataclasses.replace(base, id=f"{base.id}{BISECT_ID_MARK}{short}-{version}", companions=companions,
                                covers_sglang=(), **changes)
     # Reuse a planned cell (and so its cached result) that installs exactly this.
@@ -178,12 +178,9 @@ def _cmd_bisect(args) -> int:
 
 
 def bisect_key(entry: dict, on: str) -> str | None:
-    """What bisection compares for one cell x mode; None when the cell gives no statement. Pure.
-
-    "verdict": the verdict alone. "frame": the verdict and the innermost FlashInfer frame's file and
-    function (line numbers left out: they move with every unrelated edit), so a failure that moved
-    elsewhere in the library counts as a change even when the verdict stays "reproduced".
-    """
+    """What bisection compares for one cell x mode (None: no statement). Pure. "frame" adds the innermost FlashInfer
+    frame's file and function (not its line: lines move with unrelated edits), so a failure that moved elsewhere in
+    the library is a change even when the verdict stays "reproduced"."""
     if entry["verdict"] not in BUG_VERDICTS:
         return None
     if on == "verdict":

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from pcgkit.catalog import Family, modes_of
-from pcgkit.commands import python_option, wrapped
+from pcgkit.commands import wrapped
 from pcgkit.errors import ExitCode, ProbeFailedError, UsageError
 from pcgkit.preflight.answer import Answer, Preflight, decide
 from pcgkit.preflight.resolve import BREAKABLE
@@ -207,7 +207,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                "--quantization modelopt_fp4\n  %(prog)s --sglang 0.5.12 -- --model-path ./Llama-NVFP4\n"
                "  %(prog)s --json -- --model-path ./ckpt\n"
                "exit status: 0 ok, 10 will crash, 11 unknown, 2 usage, 4 environment")
-    python_option(parser, "the interpreter that would serve (default: this one)")
+    parser.add_argument("--python", metavar="ENV", help="the interpreter that would serve (default: this one)")
     parser.add_argument("--sglang", metavar="VERSION",
                         help="instead of --python: a cached environment with this SGLang release and the pins it "
                              "declares (built with uv on first use), to ask before upgrading")

@@ -22,10 +22,8 @@ BISECT_ID_MARK = "~"  # bisect's probe cells are named "<base>~<axis>-<version>"
 
 
 def matrix_status(outcomes) -> ExitCode:
-    """Error cells (or error rows), else a change against a baseline, else success.
-
-    A cell the baseline records as cannot-run ([[cannot-run]] in
-    fixtures/expectations.toml) is not an error; one that installed although so recorded is a change."""
+    """Error cells (or error rows), else a change against a baseline, else success. A cell recorded as cannot-run
+    ([[cannot-run]] in fixtures/expectations.toml) is not an error; one that installed although so recorded is a change."""
     rules = load_uninstallable()
     # a cell whose job never delivered (not run, with its reason) says nothing about the bug or the kit
     judged = [o for o in outcomes if expected_failure(o, rules) is None and o.stage != STAGE_NOT_RUN]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pcgkit import resources
 from pcgkit.catalog import modes_in_scope
-from pcgkit.commands import add_command, python_option
+from pcgkit.commands import add_command
 from pcgkit.errors import ExitCode, Interrupted, RunAbortedError, UsageError, status_for_results
 from pcgkit.jobs.run import RunPlan, clear_previous_outputs, execute, interrupted_results
 from pcgkit.report.summary import SIMULATION_NOTE, markdown_summary
@@ -42,10 +42,10 @@ def check_interpreter(python: str) -> None:
 
 
 def print_console_summary(results: list[CaseResult], environment: dict) -> None:
-    from pcgkit.report.terminal import print_run_table
+    from pcgkit.report.terminal import print_table, run_table
 
     print("\npcgkit run: verdicts")
-    print_run_table(results)
+    print_table(run_table(results))
     if any(r.simulated for r in results):
         print(SIMULATION_NOTE)
     versions = environment.get("versions", {})
@@ -95,16 +95,9 @@ def preflight(python: str) -> str | None:
 
 
 def _cmd_run(args) -> int:
-    plan = RunPlan(
-        python=args.python or sys.executable,
-        reports_dir=Path(args.reports),
-        timeout_s=args.timeout,
-        case_timeout_s=args.case_timeout,
-        select=args.select,
-        require_hardware=tuple(args.require_hardware),
-        expected_modes=tuple(modes_in_scope(args.scope)),
-        scope=args.scope,
-    )
+    plan = RunPlan(python=args.python or sys.executable, reports_dir=Path(args.reports), timeout_s=args.timeout,
+                   case_timeout_s=args.case_timeout, select=args.select, require_hardware=tuple(args.require_hardware),
+                   expected_modes=tuple(modes_in_scope(args.scope)), scope=args.scope)
     check_interpreter(plan.python)  # no such file / a folder / not executable: one line
     atomic.check_writable_dir(plan.reports_dir, "--reports")
     clear_previous_outputs(plan)  # from here on, a stop leaves "interrupted" rows, never the last run's files
@@ -137,16 +130,15 @@ def register(subparsers) -> None:
                       "results.json, summary.md).", "                                  # this environment, simulated SM120",
                       "--python ~/sglang-env/bin/python  # the environment that crashed",
                       "-m sm120 --require-hardware sm120 # a GPU runner: missing SM120 fails, never skips")
-    python_option(run, "interpreter of YOUR environment to test, e.g. ~/venvs/sglang/bin/python (default: this one); "
-                       "it needs torch, flashinfer-python, pytest and the kit (a one-line error says what is missing)")
+    run.add_argument("--python", metavar="ENV",
+                     help="interpreter of YOUR environment to test, e.g. ~/venvs/sglang/bin/python (default: this one); "
+                          "it needs torch, flashinfer-python, pytest and the kit (a one-line error says what is missing)")
     run.add_argument("--reports", default="reports", help="output folder (default: reports/)")
     run.add_argument("-m", dest="select", type=marker_expression(tuple(targets.PYTEST_MARKERS)), help="pytest marker expression, e.g. 'cpu_sim' or 'sm120'")
     run.add_argument("--scope", choices=SCOPES, default=SCOPE_ALL,
                      help="which cases: all (default), or only the SGLang-level ones (a matrix cell for one SGLang release)")
     run.add_argument("--timeout", type=positive_seconds, default=1800, help="seconds for the whole run (default 1800)")
     run.add_argument("--case-timeout", type=positive_seconds, default=600, help="seconds per case (default 600)")
-    run.add_argument(
-        "--require-hardware", action="append", default=[], choices=targets.HARDWARE_MARKERS,
-        help="fail instead of skip when this hardware is missing (GPU runners)",
-    )
+    run.add_argument("--require-hardware", action="append", default=[], choices=targets.HARDWARE_MARKERS,
+                     help="fail instead of skip when this hardware is missing (GPU runners)")
     run.set_defaults(func=_cmd_run)

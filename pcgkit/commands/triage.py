@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pcgkit import catalog
-from pcgkit.commands import python_option, wrapped
+from pcgkit.commands import wrapped
 from pcgkit.errors import ExitCode, UsageError
 from pcgkit.triage.advice import (
     Advice,
@@ -272,16 +272,13 @@ def _read_bounded(stream, source: str, limit: int | None = None) -> LogExcerpt:
 
     excerpt = excerpt_stream(chunks(), (*LOG_NEEDLES, *FACT_NEEDLES))
     if cut:
-        print(f"pcgkit triage: {source}: input truncated at {_size(limit)}; "
+        size = f"{limit // 1024**3} GiB" if limit >= 1024**3 else f"{limit // 1024**2} MiB"
+        print(f"pcgkit triage: {source}: input truncated at {size}; "
               "the diagnosis is of that part (pass the end of the log, e.g. `tail -c 50M`)", file=sys.stderr)
     if idle:
         print(f"pcgkit triage: {source}: nothing new for {IDLE_S:.0f} s and no end: triaged what came (a log that is "
               "still being written, `docker logs -f`, never ends: drop -f)", file=sys.stderr)
     return excerpt
-
-
-def _size(count: int) -> str:
-    return f"{count // 1024**3} GiB" if count >= 1024**3 else f"{count // 1024**2} MiB"
 
 
 def _read_stdin() -> LogExcerpt:
@@ -426,5 +423,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--env", metavar="ENV.json", help="your environment (`pcgkit env --json --out env.json`): "
                        "answers for your versions first")
-    python_option(where, "the interpreter that crashed: capture its environment now and answer for its versions")
+    where.add_argument("--python", metavar="ENV", help="the interpreter that crashed: capture its environment now and answer for its versions")
     parser.set_defaults(func=run)

@@ -80,7 +80,7 @@ def answers(report: CompatReport, upstream: Upstream) -> list[Answer]:
                 continue
             repro = sorted({v for c in report.cells if (e := c.entries.get(case)) and e.verdict == "reproduced"
                             and (v := c.axis_value(project.axis))}, key=version_key)
-            links = [link.fixed_in for link in upstream.links_for(project.id) if link.fixed_in and case in link.cases]
+            links = [link.read.first_release for link in upstream.links_for(project.id) if link.read.first_release and case in link.cases]
             judged = [c for c in report.cells if (e := c.entries.get(case)) and e.verdict in JUDGED]
             out.append(Answer(project.name, project.axis, case, present[case].title, tuple(repro),
                               fixed_from(report, case, project.axis),

@@ -145,11 +145,6 @@ def verdict_changes(before: RunSummary, after: Mapping[str, Mapping[str, str]]) 
                  if (was := before.verdicts.get(cell, {}).get(case)) is not None and was != now)
 
 
-def changes_since(previous: RunSummary | None, report: CompatReport) -> tuple[Change, ...]:
-    """The cell x case verdicts that differ from the previous run's. Pure."""
-    return verdict_changes(previous, summarize(report).verdicts) if previous is not None else ()
-
-
 def load_history(reports_dir: Path) -> list[RunSummary]:
     """history.jsonl, plus the per-run compat copies older kits left in history/; unreadable lines skipped."""
     runs: dict[str, RunSummary] = {}

@@ -22,7 +22,7 @@ from pcgkit.report.model import FIX, SYMBOLS, CellReport, CompatReport, changes_
 from pcgkit.report.sglang_section import render_sglang_facts
 from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.report.sweep_section import is_sweep_case, render_sweep_section
-from pcgkit.report.upstream import Upstream
+from pcgkit.report.upstream import EMPTY, Upstream
 from pcgkit.report.wording import axis_name, describe, evidence_label, fixed_from, not_judged, traced_only
 from pcgkit.util.sanitize import md_cell, md_code
 from pcgkit.values.axes import GRID_AXES
@@ -84,8 +84,8 @@ def _measured_here(report: CompatReport, link, axis: str) -> str:
                          + only)
             continue
         note = ""
-        if link.fixed_in and first != link.fixed_in:
-            note = f", DISAGREES with the read first release {link.fixed_in}"
+        if link.read.first_release and first != link.read.first_release:
+            note = f", DISAGREES with the read first release {link.read.first_release}"
         elif link.read.kind == "issue" and link.read.state == "open":
             note = ": the thread is open although the case it matches is measured fixed; ask upstream to confirm and close"
         parts.append(f"measured here ({case}): fixed (call path ran) from {axis_name(axis)} {first}{only}{note}")
@@ -141,7 +141,7 @@ def render_upstream(report: CompatReport, upstream: Upstream) -> list[str]:
         links = upstream.links_for(project.id)
         if links:
             lines += ["", "**Upstream threads** (state as read on the date shown):"]
-            lines += [f"- [{link.read.ref}]({link.read.url}) {md(link.read.title)}: **{md(link.state_text)}**. {md(link.relation)}."
+            lines += [f"- [{link.read.ref}]({link.read.url}) {md(link.read.title)}: **{md(link.read.state_text())}**. {md(link.relation)}."
                       + _measured_here(report, link, project.axis) for link in links]
         workarounds = upstream.workarounds_for(project.id)
         if workarounds:
@@ -256,8 +256,6 @@ def _section(report: CompatReport, upstream: Upstream, key: str, certificate: Se
 
 
 def _sidecar(report: CompatReport, upstream: Upstream | None, moved: Sequence[str], certificate: Sequence[str]) -> str:
-    from pcgkit.report.upstream import EMPTY
-
     lines = ["# pcgkit compatibility report: cell details", "",
              f"The parts of compat.md of {report.created} that grow with the number of cells."]
     for key in moved:
@@ -291,8 +289,6 @@ def _cannot_run_lines(expected: Sequence[CellReport]) -> list[str]:
 def render_markdown(report: CompatReport, upstream: Upstream | None = None, moved: Sequence[str] = (),
                     certificate: Sequence[str] = ()) -> str:
     """reports/compat.md; each section named in `moved` (MOVABLE) is a pointer to CELL_DETAILS_FILE instead. Pure."""
-    from pcgkit.report.upstream import EMPTY
-
     upstream = upstream or EMPTY
     ran = [c for c in report.cells if not c.is_error]
     expected = [c for c in report.cells if c.expected]

@@ -8,12 +8,12 @@ older kits); attribution is always recomputed from the cells, never trusted from
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pcgkit import catalog
 from pcgkit.report import attribution as attr
-from pcgkit.report.scrub import relative_paths
 from pcgkit.util import untrusted
 from pcgkit.util.untrusted import UntrustedValueError, safe_id
 from pcgkit.values.axes import AXIS_IDS
@@ -25,6 +25,26 @@ FAILURE = catalog.Family.FAILURE.value
 FIX = catalog.Family.FIX.value
 # One symbol per verdict, for grids (pcgkit.values.verdict.LEGEND; the colours ride along in the dashboard).
 SYMBOLS: dict[str, str] = {v.value: legend.symbol for v, legend in LEGEND.items()}
+
+
+# Machine paths made relative for reports people paste upstream: `/root/.pyenv/versions/3.12.1/lib/python3.12/
+# subprocess.py:466:check_output` says the same to a maintainer as `python3.12/subprocess.py:466:check_output`.
+# Order matters: the most specific prefix wins (site-packages lives under lib/pythonX.Y).
+_PATH_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?:/[^\s:'\"()]*)?/(?:site|dist)-packages/"), ""),  # installed packages: from the package
+    (re.compile(r"/tmp/pytest-of-[^/\s]+/pytest-\d+/"), "<tmp>/"),
+    (re.compile(r"(?:/[^\s:'\"()]*)?/lib/(python3\.\d+)/"), r"\1/"),  # the standard library
+    (re.compile(r"(?:/[^\s:'\"()]*)?/((?:pcgkit|cases|tests)/[\w./-]+\.py)"), r"\1"),  # the kit's own checkout
+    (re.compile(r"/(?:home/[^/\s]+|root|Users/[^/\s]+)/"), "~/"),
+    (re.compile(r"/tmp/[\w.-]+/"), "<tmp>/"),
+)
+
+
+def relative_paths(text: str) -> str:
+    """`text` with home folders, site-packages prefixes, stdlib prefixes and pytest tmp dirs made relative."""
+    for pattern, replacement in _PATH_RULES:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 @dataclasses.dataclass(frozen=True)
@@ -220,23 +240,15 @@ def changes_by_cell(changes: Sequence[Change]) -> dict[str, list[dict]]:
 def to_json(report: CompatReport) -> dict:
     """compat.json (pcgkit.compat/2). Pure."""
     return {
-        "schema": COMPAT_SCHEMA,
-        "created": report.created,
-        "kit_version": report.kit_version,
-        "environment": dict(report.environment),
-        "modes": [dataclasses.asdict(c) for c in report.cases],
-        "legend": dict(report.legend),
-        "cells": [c.to_dict() for c in report.cells],
+        "schema": COMPAT_SCHEMA, "created": report.created, "kit_version": report.kit_version,
+        "environment": dict(report.environment), "modes": [dataclasses.asdict(c) for c in report.cases],
+        "legend": dict(report.legend), "cells": [c.to_dict() for c in report.cells],
         "attribution": {k: _attribution_json(a) for k, a in report.attribution.items()},
         "failure_points": {k: _attribution_json(a) for k, a in report.failure_points.items()},
-        "changes": changes_by_cell(report.changes),
-        "previous_run": report.previous_run,
-        "sglang_facts": [dict(f) for f in report.sglang_facts],
-        "disagreements": [dict(d) for d in report.disagreements],
-        "sources": [dict(s) for s in report.sources],
-        "source_notes": list(report.source_notes),
-        "sweep": dict(report.sweep),
-        "releases": {axis: list(v) for axis, v in report.releases.items()},
+        "changes": changes_by_cell(report.changes), "previous_run": report.previous_run,
+        "sglang_facts": [dict(f) for f in report.sglang_facts], "disagreements": [dict(d) for d in report.disagreements],
+        "sources": [dict(s) for s in report.sources], "source_notes": list(report.source_notes),
+        "sweep": dict(report.sweep), "releases": {axis: list(v) for axis, v in report.releases.items()},
     }
 
 

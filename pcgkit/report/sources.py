@@ -211,10 +211,9 @@ def load_sources(sources: Sequence[str], staging: Path) -> Loaded:
 def _within(path: Path, folder: Path) -> bool:
     """path is folder or inside it (links resolved)."""
     try:
-        resolved, root = path.resolve(), folder.resolve()
+        return path.resolve().is_relative_to(folder.resolve())
     except OSError:
         return False
-    return resolved == root or root in resolved.parents
 
 
 def remove_unpacked(staging: Path) -> None:
@@ -339,14 +338,10 @@ def find_disagreements(rows: Sequence[Row]) -> list[Disagreement]:
 def annotate(compat: CompatReport, loaded: Loaded, disagreements: Sequence[Disagreement]) -> CompatReport:
     """The typed report with where/source per row, the disagreements and the sources read. Pure."""
     by_id = {row.outcome.cell.id: row for row in loaded.rows}
-    cells = []
-    for cell in compat.cells:
-        row = by_id.get(cell.id)
-        if row is not None:
-            cell = dataclasses.replace(cell, where=row.where.to_dict() if row.outcome.where else None,
-                                       source={"from": row.source, "member": row.member})
-        cells.append(cell)
-    return dataclasses.replace(compat, cells=tuple(cells), disagreements=tuple(d.to_dict() for d in disagreements),
+    cells = tuple(dataclasses.replace(cell, where=row.where.to_dict() if row.outcome.where else None,
+                                      source={"from": row.source, "member": row.member})
+                  if (row := by_id.get(cell.id)) is not None else cell for cell in compat.cells)
+    return dataclasses.replace(compat, cells=cells, disagreements=tuple(d.to_dict() for d in disagreements),
                                sources=tuple(s.to_dict() for s in loaded.sources), source_notes=tuple(loaded.notes))
 
 

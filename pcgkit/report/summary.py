@@ -33,12 +33,9 @@ def _md_escape(text: str) -> str:
 def markdown_summary(results: Sequence[CaseResult], environment: dict) -> str:
     versions = environment.get("versions", {})
     modes = all_modes()
-    lines = [
-        "# pcgkit run summary",
-        "",
-        "| mode | target | verdict | graph-break id | innermost FlashInfer frame | message head | time |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    lines = ["# pcgkit run summary", "",
+             "| mode | target | verdict | graph-break id | innermost FlashInfer frame | message head | time |",
+             "|---|---|---|---|---|---|---|"]
     # Skipped rows (a target this machine lacks) would be most of the table: one line per target and reason.
     skipped: dict[tuple[str, str], list[str]] = {}
     for r in sorted(results, key=lambda r: (r.mode, r.variant)):

@@ -66,15 +66,10 @@ def readiness(rows: Sequence[SweepRow]) -> list[dict]:
     counts: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
     for r in rows:
         counts[(r.flashinfer, r.torch, r.arch)][r.cls] += 1
-    table = []
-    for (fi, torch_version, arch), counter in sorted(counts.items(), key=lambda kv: (version_key(kv[0][0]), kv[0][2])):
-        table.append({
-            "flashinfer": fi, "torch": torch_version, "arch": arch, "counts": dict(counter),
-            "traced": sum(counter[c] for c in TRACED),
-            "judged": sum(n for c, n in counter.items() if c not in UNJUDGED),
-            "applicable": sum(n for c, n in counter.items() if c != SweepClass.NOT_APPLICABLE.value),
-        })
-    return table
+    return [{"flashinfer": fi, "torch": torch_version, "arch": arch, "counts": dict(counter),
+             "traced": sum(counter[c] for c in TRACED), "judged": sum(n for c, n in counter.items() if c not in UNJUDGED),
+             "applicable": sum(n for c, n in counter.items() if c != SweepClass.NOT_APPLICABLE.value)}
+            for (fi, torch_version, arch), counter in sorted(counts.items(), key=lambda kv: (version_key(kv[0][0]), kv[0][2]))]
 
 
 def history(rows: Sequence[SweepRow]) -> list[dict]:
@@ -111,13 +106,8 @@ def cross_check(rows: Sequence[SweepRow]) -> list[dict]:
     """Every row with a public expectation: does the observed class agree (report.agrees' rule)?"""
     from pcgkit.sweep.report import agrees
 
-    checks = []
-    for r in rows:
-        if r.expected is None:
-            continue
-        checks.append({"entry": r.entry, "arch": r.arch, "flashinfer": r.flashinfer, "expected": r.expected,
-                       "observed": r.cls, "where": r.where, "link": r.link, "agrees": agrees(r.expected, r.cls)})
-    return checks
+    return [{"entry": r.entry, "arch": r.arch, "flashinfer": r.flashinfer, "expected": r.expected, "observed": r.cls,
+             "where": r.where, "link": r.link, "agrees": agrees(r.expected, r.cls)} for r in rows if r.expected is not None]
 
 
 def build_sweep(rows: Sequence[SweepRow]) -> dict:

@@ -1,5 +1,5 @@
 """What `pcgkit run` and `pcgkit matrix` print: one compact table, rows = cases. Pure renderers
-(`run_table`, `matrix_table` build rich Tables); `print_*` are the console edge.
+(`run_table`, `matrix_table` build rich Tables); `print_table` is the console edge.
 """
 
 from __future__ import annotations
@@ -109,21 +109,11 @@ def matrix_table(report: CompatReport) -> tuple[Table, list[str]]:
 MAX_NOTE_CHARS = 2000
 
 
-def _note(text: str) -> str:
-    return text if len(text) <= MAX_NOTE_CHARS else text[:MAX_NOTE_CHARS] + f" ... ({len(text) - MAX_NOTE_CHARS} more characters)"
-
-
-def _print(table_and_notes: tuple[Table, list[str]], console: Console | None) -> None:
+def print_table(table_and_notes: tuple[Table, list[str]], console: Console | None = None) -> None:
+    """A `run_table` or `matrix_table` on the console (stdout unless given), each note cut to MAX_NOTE_CHARS."""
     console = console or Console(highlight=False)
     table, notes = table_and_notes
     console.print(table, highlight=False)
     for note in notes:
-        console.print("  " + _note(note), markup=False, highlight=False)
-
-
-def print_matrix_table(report: CompatReport, console: Console | None = None) -> None:
-    _print(matrix_table(report), console)
-
-
-def print_run_table(results: Sequence[CaseResult], console: Console | None = None) -> None:
-    _print(run_table(results), console)
+        cut = note[:MAX_NOTE_CHARS] + f" ... ({len(note) - MAX_NOTE_CHARS} more characters)"
+        console.print("  " + (note if len(note) <= MAX_NOTE_CHARS else cut), markup=False, highlight=False)

@@ -42,16 +42,6 @@ class Link:
     relation: str
     read: UpstreamRead
 
-    @property
-    def fixed_in(self) -> str:
-        """The first release containing the change, as read ("" none or unknown)."""
-        return self.read.first_release
-
-    @property
-    def state_text(self) -> str:
-        """'closed 2026-05-22 by flashinfer#3081 (as of 2026-12-01)'."""
-        return self.read.state_text()
-
 
 @dataclasses.dataclass(frozen=True)
 class Workaround:

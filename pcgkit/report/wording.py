@@ -24,13 +24,6 @@ def _measured(span: attr.Span) -> tuple[str, ...]:
     return span.values or tuple(dict.fromkeys(v for v in (span.first, span.last) if v is not None))
 
 
-def _range(axis: str, span: attr.Span, releases: Sequence[str] = ()) -> str:
-    """The span over measured releases only, gaps named (pcgkit.util.ranges)."""
-    if span.first is None:
-        return _value(axis, None)
-    return measured_ranges(releases, _measured(span))
-
-
 def _boundary_gap(previous: attr.Span | None, span: attr.Span, releases: Sequence[str]) -> str:
     """The releases between the last one measured before a change and the first one after: unknown."""
     if previous is None or previous.last is None or span.first is None or not releases:
@@ -56,7 +49,8 @@ def spans_text(axis: str, spans: Sequence[attr.Span], releases: Sequence[str] = 
                 through = f" (measured through {span.last})" if ranges.complete and releases else f" (measured on {ranges.text()})"
             parts.append(f"{span.outcome} from {span.first}{through}{n}{_boundary_gap(previous, span, releases)}")
         else:
-            parts.append(f"{span.outcome} on {_range(axis, span, releases)}{n}{_boundary_gap(previous, span, releases)}")
+            measured = measured_ranges(releases, _measured(span))  # measured releases only, gaps named
+            parts.append(f"{span.outcome} on {measured}{n}{_boundary_gap(previous, span, releases)}")
     return ", ".join(parts)
 
 

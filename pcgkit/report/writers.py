@@ -80,9 +80,9 @@ def write_junit(report: CompatReport, ctx: WriteContext) -> list[Path]:
 
 def write_summary(report: CompatReport, ctx: WriteContext) -> list[Path]:
     """The compact terminal table (rows = cases); it writes no file."""
-    from pcgkit.report.terminal import print_matrix_table
+    from pcgkit.report.terminal import matrix_table, print_table
 
-    print_matrix_table(report)
+    print_table(matrix_table(report))
     return []
 
 
@@ -92,14 +92,8 @@ def write_step_summary(report: CompatReport, ctx: WriteContext) -> list[Path]:
             atomic.write_text(ctx.reports_dir / FLIPS_FILE, render_flips(report))]
 
 
-WRITERS: dict[str, Writer] = {
-    "json": write_json,
-    "markdown": write_markdown,
-    "dashboard": write_dashboard,
-    "junit": write_junit,
-    "summary": write_summary,
-    "step-summary": write_step_summary,
-}
+WRITERS: dict[str, Writer] = {"json": write_json, "markdown": write_markdown, "dashboard": write_dashboard,
+                              "junit": write_junit, "summary": write_summary, "step-summary": write_step_summary}
 
 
 def publish(report: CompatReport, reports_dir: Path, outcomes: Sequence[CellOutcome] = (),
@@ -113,8 +107,8 @@ def publish(report: CompatReport, reports_dir: Path, outcomes: Sequence[CellOutc
     report = mark_expected(report, load_uninstallable() if uninstallable is None else uninstallable)
     runs = hist.load_history(reports_dir)
     previous = next((r for r in reversed(runs) if r.created != report.created), None)
-    report = dataclasses.replace(report, changes=hist.changes_since(previous, report),
-                                 previous_run=previous.created if previous else None)
+    changes = hist.verdict_changes(previous, hist.summarize(report).verdicts) if previous is not None else ()
+    report = dataclasses.replace(report, changes=changes, previous_run=previous.created if previous else None)
     from pcgkit.report.certificate_page import load_certificates
 
     ctx = WriteContext(reports_dir, tuple(hist.with_current(runs, report)),

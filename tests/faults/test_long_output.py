@@ -10,7 +10,7 @@ import time
 import pytest
 from rich.console import Console
 
-from pcgkit.report.terminal import MAX_NOTE_CHARS, print_run_table
+from pcgkit.report.terminal import MAX_NOTE_CHARS, print_table, run_table
 from pcgkit.values.verdict import Verdict
 
 from .helpers import result
@@ -24,7 +24,7 @@ def test_a_huge_reason_prints_quickly_and_cut(size):
     rows = [result(verdict=Verdict.ERROR, expected=None, reason=reason)]
     out = io.StringIO()
     start = time.monotonic()
-    print_run_table(rows, Console(file=out, width=160))
+    print_table(run_table(rows), Console(file=out, width=160))
     assert time.monotonic() - start < 2.0
     text = out.getvalue()
     assert "more characters" in text and len(text) < MAX_NOTE_CHARS + 4000
