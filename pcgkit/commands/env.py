@@ -40,8 +40,10 @@ def register(subparsers) -> None:
     env.add_argument("--json", action="store_true", help=f"machine-readable capture ({ENV_SCHEMA})")
     env.add_argument("--out", help="write to this file instead of stdout ('-': stdout)")
     add_force(env)
-    env.add_argument("--diff", nargs=2, metavar=("A", "B"),
-                     help="print only what differs between two captures: env JSON, results.json, a report folder, or "
-                          "a matrix cell id (its folder under REPORTS/matrix/cells)")
+    env.add_argument(
+        "--diff", nargs=2, metavar=("A", "B"),
+        help="print only what differs between two captures: env JSON, results.json, a report folder, or a "
+             "matrix cell id (its folder under REPORTS/matrix/cells)",
+    )
     env.add_argument("--reports", default="reports", help="where `pcgkit matrix` wrote its cells (default reports/)")
     env.set_defaults(func=_cmd_env)

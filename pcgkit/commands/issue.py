@@ -82,10 +82,11 @@ def register(subparsers) -> None:
                                description="Draft an upstream issue body in that project's template shape, from measured results only; it never posts.",
                                epilog="example:\n  %(prog)s --target flashinfer --results reports/results.json --env env.json --repro repro-mode1/ --out issue.md")
     issue.add_argument("--target", required=True, choices=TARGETS, help="whose bug template to follow")
-    issue.add_argument("--results", action="append",
-                       help="results.json, or a folder searched for them (matrix cells); repeatable (default: the "
-                            "newest matrix found, the last run's under --reports or a committed sample, read from its "
-                            "merged JUnit)")
+    issue.add_argument(
+        "--results", action="append",
+        help="results.json, or a folder searched for them (matrix cells); repeatable (default: the newest matrix "
+             "found, the last run's under --reports or a committed sample, read from its merged JUnit)",
+    )
     issue.add_argument("--reports", default="reports", help="where the last `pcgkit matrix`/`report` wrote (default reports/)")
     issue.add_argument("--pin", metavar="VERSION",
                        help="the target project's release to quote and pin (default: the newest measured release that "

@@ -59,8 +59,14 @@ def _cmd_parity(args) -> int:
         raise UsageError("no results to compare (did pytest run? see the logs under the reports folder)")
     rows = compare(results)
     real_device = next((r.real.device for r in rows if r.real and r.real.verdict != Verdict.SKIPPED.value), "none (all skipped)")
-    meta = {"date": _dt.datetime.now(_dt.timezone.utc).date().isoformat(), "real_device": real_device,
-            "versions": environment.get("versions", {}), "command": command, "simulated_arch": simulated_arch, **walls}
+    meta = {
+        "date": _dt.datetime.now(_dt.timezone.utc).date().isoformat(),
+        "real_device": real_device,
+        "versions": environment.get("versions", {}),
+        "command": command,
+        "simulated_arch": simulated_arch,
+        **walls,
+    }
     out.mkdir(parents=True, exist_ok=True)
     atomic.write_text(out / "parity.md", render_markdown(rows, meta))
     atomic.write_json(out / "parity.json", to_json(rows, meta), indent=2)
@@ -82,8 +88,12 @@ def register(subparsers) -> None:
     parity.add_argument("--python", help="interpreter of the environment to test (default: this one)")
     parity.add_argument("--reports", default="reports/parity", help="output folder (default: reports/parity)")
     parity.add_argument("--timeout", type=float, default=1800, help="seconds per run (default 1800)")
-    parity.add_argument("--simulate-arch", default="auto", choices=["auto", *sorted(hardware.SIMULATED_ARCHES)],
-                        help="arch the simulated run answers as (default auto: the real GPU's family, e.g. sm90 on an H200)")
-    parity.add_argument("--from-results", nargs="+", metavar="RESULTS_JSON",
-                        help="compare existing results files (pcgkit.results/1) instead of running")
+    parity.add_argument(
+        "--simulate-arch", default="auto", choices=["auto", *sorted(hardware.SIMULATED_ARCHES)],
+        help="arch the simulated run answers as (default auto: the real GPU's family, e.g. sm90 on an H200)",
+    )
+    parity.add_argument(
+        "--from-results", nargs="+", metavar="RESULTS_JSON",
+        help="compare existing results files (pcgkit.results/1) instead of running",
+    )
     parity.set_defaults(func=_cmd_parity)

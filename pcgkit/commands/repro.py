@@ -37,8 +37,10 @@ def register(subparsers) -> None:
     repro.add_argument("--out", help="output folder (default: repro-<case>/)")
     add_force(repro)
     target = repro.add_mutually_exclusive_group()
-    target.add_argument("--simulate", dest="simulate", action="store_true", default=True,
-                        help="for a machine without SM120: write the simulated-SM120 shim into the script (default)")
+    target.add_argument(
+        "--simulate", dest="simulate", action="store_true", default=True,
+        help="for a machine without SM120: write the simulated-SM120 shim into the script (default)",
+    )
     target.add_argument("--real", dest="simulate", action="store_false", help="for a real CUDA GPU: no simulation")
     repro.add_argument("--pins", help="requirements file to pin instead of the reference cell's")
     repro.add_argument("--python-version", default="3.12", help="Python version that goes with --pins (default 3.12)")

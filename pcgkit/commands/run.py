@@ -95,9 +95,16 @@ def preflight(python: str) -> str | None:
 
 
 def _cmd_run(args) -> int:
-    plan = RunPlan(python=args.python or sys.executable, reports_dir=Path(args.reports), timeout_s=args.timeout,
-                   case_timeout_s=args.case_timeout, select=args.select, require_hardware=tuple(args.require_hardware),
-                   expected_modes=tuple(modes_in_scope(args.scope)), scope=args.scope)
+    plan = RunPlan(
+        python=args.python or sys.executable,
+        reports_dir=Path(args.reports),
+        timeout_s=args.timeout,
+        case_timeout_s=args.case_timeout,
+        select=args.select,
+        require_hardware=tuple(args.require_hardware),
+        expected_modes=tuple(modes_in_scope(args.scope)),
+        scope=args.scope,
+    )
     check_interpreter(plan.python)  # no such file / a folder / not executable: one line
     atomic.check_writable_dir(plan.reports_dir, "--reports")
     clear_previous_outputs(plan)  # from here on, a stop leaves "interrupted" rows, never the last run's files
@@ -139,6 +146,8 @@ def register(subparsers) -> None:
                      help="which cases: all (default), or only the SGLang-level ones (a matrix cell for one SGLang release)")
     run.add_argument("--timeout", type=positive_seconds, default=1800, help="seconds for the whole run (default 1800)")
     run.add_argument("--case-timeout", type=positive_seconds, default=600, help="seconds per case (default 600)")
-    run.add_argument("--require-hardware", action="append", default=[], choices=targets.HARDWARE_MARKERS,
-                     help="fail instead of skip when this hardware is missing (GPU runners)")
+    run.add_argument(
+        "--require-hardware", action="append", default=[], choices=targets.HARDWARE_MARKERS,
+        help="fail instead of skip when this hardware is missing (GPU runners)",
+    )
     run.set_defaults(func=_cmd_run)

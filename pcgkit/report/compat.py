@@ -69,12 +69,19 @@ def mode_entry(outcome: CellOutcome, mode: str) -> dict:
     if result is None:
         return {"verdict": "error", "signature": "", "reason": "no result for this mode", "frames": []}
     sig = result.signature
-    return {"verdict": result.verdict.value, "signature": sig.short() if sig else "",
-            "graph_break_id": sig.graph_break_id if sig else None,
-            "innermost_frame": str(sig.innermost_library_frame) if sig and sig.innermost_library_frame else None,
-            "message_head": sig.message_head if sig else "", "frames": [str(f) for f in sig.frame_chain] if sig else [],
-            "reason": result.reason, "variant": result.variant, "simulated": result.simulated,
-            "device": result.device.get("label", ""), "duration_s": result.duration_s}
+    return {
+        "verdict": result.verdict.value,
+        "signature": sig.short() if sig else "",
+        "graph_break_id": sig.graph_break_id if sig else None,
+        "innermost_frame": str(sig.innermost_library_frame) if sig and sig.innermost_library_frame else None,
+        "message_head": sig.message_head if sig else "",
+        "frames": [str(f) for f in sig.frame_chain] if sig else [],
+        "reason": result.reason,
+        "variant": result.variant,
+        "simulated": result.simulated,
+        "device": result.device.get("label", ""),
+        "duration_s": result.duration_s,
+    }
 
 
 def _entry(outcome: CellOutcome, column: CaseColumn) -> Entry:

@@ -27,11 +27,15 @@ def sglang_facts(outcomes: Sequence[CellOutcome]) -> list[dict]:
                 continue  # real-hardware targets that did not run here
             sig = r.signature
             verdicts[f"{r.mode} [{r.variant}]"] = {
-                "verdict": r.verdict.value, "device": r.device.get("label", ""),
+                "verdict": r.verdict.value,
+                "device": r.device.get("label", ""),
                 "graph_break": getattr(sig, "graph_break_id", None) if sig else None,
                 "frame": str(sig.innermost_library_frame) if sig and sig.innermost_library_frame else None,
-                "reason": r.reason, "callable": r.evidence.get("callable"), "torch_op": r.evidence.get("torch_op"),
-                "fullgraph": (r.evidence.get("fullgraph") or {}).get("value")}
+                "reason": r.reason,
+                "callable": r.evidence.get("callable"),
+                "torch_op": r.evidence.get("torch_op"),
+                "fullgraph": (r.evidence.get("fullgraph") or {}).get("value"),
+            }
         rows.append({"cell": outcome.cell.id, "versions": outcome.versions, **facts, "verdicts": verdicts})
     return rows
 

@@ -92,8 +92,14 @@ def write_step_summary(report: CompatReport, ctx: WriteContext) -> list[Path]:
             atomic.write_text(ctx.reports_dir / FLIPS_FILE, render_flips(report))]
 
 
-WRITERS: dict[str, Writer] = {"json": write_json, "markdown": write_markdown, "dashboard": write_dashboard,
-                              "junit": write_junit, "summary": write_summary, "step-summary": write_step_summary}
+WRITERS: dict[str, Writer] = {
+    "json": write_json,
+    "markdown": write_markdown,
+    "dashboard": write_dashboard,
+    "junit": write_junit,
+    "summary": write_summary,
+    "step-summary": write_step_summary,
+}
 
 
 def publish(report: CompatReport, reports_dir: Path, outcomes: Sequence[CellOutcome] = (),
