@@ -47,19 +47,33 @@ _collector_key = pytest.StashKey["ResultCollector"]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("pcgkit")
-    group.addoption("--pcgkit-require-hardware", action="append", default=[], choices=targets.HARDWARE_MARKERS,
-                    help="this runner HAS this hardware: a missing-hardware skip for it becomes a failure "
-                         "(GPU runners)")
+    group.addoption(
+        "--pcgkit-require-hardware",
+        action="append",
+        default=[],
+        choices=targets.HARDWARE_MARKERS,
+        help="this runner HAS this hardware: a missing-hardware skip for it becomes a failure (GPU runners)",
+    )
     group.addoption("--pcgkit-json", default=None, help="write the case results (pcgkit.results/1 JSON) here")
-    group.addoption("--pcgkit-simulate-arch", choices=sorted(targets.SIMULATED_BY_ARCH),
-                    default=os.environ.get("PCGKIT_SIMULATE_ARCH") or None,
-                    help="simulate this arch instead of SM120 on the cpu_sim target (e.g. sm90, to compare with a real "
-                         "H200 in `pcgkit parity`); env PCGKIT_SIMULATE_ARCH")
-    group.addoption("--pcgkit-scope", default="all",
-                    help="run only the cases of this matrix-cell scope (pcgkit.matrix.cells.SCOPES), e.g. "
-                         "'sglang-level' in a cell that exists for one SGLang release's own cases")
-    group.addoption("--pcgkit-case-timeout", type=float, default=float(os.environ.get("PCGKIT_CASE_TIMEOUT", "600")),
-                    help="seconds before a hung case is stopped and reported as an error (default 600)")
+    group.addoption(
+        "--pcgkit-simulate-arch",
+        choices=sorted(targets.SIMULATED_BY_ARCH),
+        default=os.environ.get("PCGKIT_SIMULATE_ARCH") or None,
+        help="simulate this arch instead of SM120 on the cpu_sim target (e.g. sm90, to compare with a real "
+             "H200 in `pcgkit parity`); env PCGKIT_SIMULATE_ARCH",
+    )
+    group.addoption(
+        "--pcgkit-scope",
+        default="all",
+        help="run only the cases of this matrix-cell scope (pcgkit.matrix.cells.SCOPES), e.g. "
+             "'sglang-level' in a cell that exists for one SGLang release's own cases",
+    )
+    group.addoption(
+        "--pcgkit-case-timeout",
+        type=float,
+        default=float(os.environ.get("PCGKIT_CASE_TIMEOUT", "600")),
+        help="seconds before a hung case is stopped and reported as an error (default 600)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -82,7 +96,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         # A case that runs on its own set of targets (the end-to-end launch: SM120 and the hybrid) names them.
         own = getattr(metafunc.module, "TARGETS", None)
         chosen = list(own) if own else [simulated if t is targets.SIM_SM120 else t for t in TARGETS]
-        metafunc.parametrize("target", [pytest.param(t, id=t.id, marks=getattr(pytest.mark, t.marker)) for t in chosen])
+        metafunc.parametrize(
+            "target",
+            [pytest.param(t, id=t.id, marks=getattr(pytest.mark, t.marker)) for t in chosen],
+        )
 
 
 def item_mode(item: pytest.Item) -> Mode | None:
@@ -141,10 +158,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             reason = reason.removeprefix("Skipped: ")
         else:
             reason = f"did not run: {report.longreprtext.strip()[-500:]}"
-        verdict = Verdict.SKIPPED if report.skipped else Verdict.ERROR
-        device = {"name": "not run here", "compute_capability": None, "simulated": False, "label": "not run here"}
-        result = CaseResult(mode=mode.id, variant=target.id, verdict=verdict, reason=reason, device=device,
-                            versions=collect_versions(), duration_s=0.0, nodeid=item.nodeid)
+        result = CaseResult(
+            mode=mode.id,
+            variant=target.id,
+            verdict=Verdict.SKIPPED if report.skipped else Verdict.ERROR,
+            reason=reason,
+            device={"name": "not run here", "compute_capability": None, "simulated": False, "label": "not run here"},
+            versions=collect_versions(),
+            duration_s=0.0,
+            nodeid=item.nodeid,
+        )
         report.user_properties.extend(result.junit_properties())
         # JUnit XML takes a testcase's properties from its *teardown* report, which copies
         # item.user_properties: without this the skipped rows would have none.
@@ -195,8 +218,11 @@ class CaseRunner:
             device = checked.device or device
             if checked.problem:  # a verdict of the wrong arch's path is no verdict about this one
                 verdict, reason = Verdict.ERROR, f"{checked.problem} (the trace said: {verdict.value}: {reason})"
-            evidence.update(trace_s=round(outcome.duration_s, 3), lru_cache_warnings=len(outcome.lru_cache_warnings),
-                            graph_breaks=outcome.graph_breaks)
+            evidence.update(
+                trace_s=round(outcome.duration_s, 3),
+                lru_cache_warnings=len(outcome.lru_cache_warnings),
+                graph_breaks=outcome.graph_breaks,
+            )
         except NotApplicable as exc:
             verdict, reason = Verdict.NOT_APPLICABLE, str(exc)
         except MissingDependency as exc:
@@ -211,11 +237,19 @@ class CaseRunner:
             verdict, reason = Verdict.ERROR, f"unexpected {type(exc).__name__} in case: {exc}"
             evidence["traceback_tail"] = traceback.format_exc()[-2000:]
         expectation = expected_for(mode.id, versions, load_expectations(), self.target.id)
-        result = CaseResult(mode=mode.id, variant=self.target.id, verdict=verdict, reason=reason,
-                            device=device.to_dict(), versions=versions,
-                            duration_s=round(time.perf_counter() - start, 3), signature=signature,
-                            expected=expectation.expect.value if expectation else None, evidence=evidence,
-                            nodeid=self.request.node.nodeid)
+        result = CaseResult(
+            mode=mode.id,
+            variant=self.target.id,
+            verdict=verdict,
+            reason=reason,
+            device=device.to_dict(),
+            versions=versions,
+            duration_s=round(time.perf_counter() - start, 3),
+            signature=signature,
+            expected=expectation.expect.value if expectation else None,
+            evidence=evidence,
+            nodeid=self.request.node.nodeid,
+        )
         record(self.request.node, result, expectation)
         return result
 
@@ -257,8 +291,12 @@ def pcgkit_case(request: pytest.FixtureRequest, target: Target) -> CaseRunner:
 
 
 def _environment() -> dict:
-    return {"versions": collect_versions(), "devices": [d.to_dict() for d in hardware.detect_cuda_devices()],
-            "cuda_home": cuda_toolkit_root(), "pcgkit": __import__("pcgkit").__version__}
+    return {
+        "versions": collect_versions(),
+        "devices": [d.to_dict() for d in hardware.detect_cuda_devices()],
+        "cuda_home": cuda_toolkit_root(),
+        "pcgkit": __import__("pcgkit").__version__,
+    }
 
 
 class ResultCollector:
