@@ -29,6 +29,7 @@ from pcgkit.ci.plan import ARTIFACTS_DIR, HISTORY_RUNS_KEPT, REPORT_ARTIFACT, Ce
 from pcgkit.matrix.cells import TORCH_BUILD_CUDA
 from pcgkit.matrix.torchbuild import INDEX_VAR as TORCH_CPU_INDEX_VAR
 from pcgkit.report.site import FLIPS_FILE, HISTORY_FILE, OPTIONAL_SITE_FILES, SITE_FILES, STEP_SUMMARY_FILE
+from pcgkit.util import templating
 from pcgkit.util.tomlfile import tomllib
 
 ACTIONS_FILE = "ci_actions.toml"
@@ -104,13 +105,13 @@ def _cell_job(group: JobGroup, actions: Mapping[str, Mapping[str, str]]) -> dict
         steps.append({"name": "Restore uv's cache (this torch)", "id": "uv-cache", "uses": uses(actions, "cache-restore"),
                       "with": {"path": UV_CACHE, "key": prefix + "${{ hashFiles('fixtures/locks/*.txt') }}",
                                "restore-keys": prefix}})
-        steps.append({"name": "Install uv, Python and pcgkit", "env": install_env, "run": _install_kit(cell_python=True)})
+        install = _install_kit(cell_python=True)
     else:
         # A self-hosted runner keeps uv's cache and the docker engine's layers on its own disk.
-        steps.append({"name": "Install uv, Python and pcgkit", "env": install_env,
-                      "run": _install_kit("[docker]", cell_python=True) +
-                      "nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv\n"
-                      "docker info --format 'docker {{.ServerVersion}}, runtimes: {{json .Runtimes}}'\n"})
+        install = (_install_kit("[docker]", cell_python=True) +
+                   "nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv\n"
+                   "docker info --format 'docker {{.ServerVersion}}, runtimes: {{json .Runtimes}}'\n")
+    steps.append({"name": "Install uv, Python and pcgkit", "env": install_env, "run": install})
     run_env = {CELL_VAR: "${{ matrix.cell }}", TIMEOUT_VAR: "${{ matrix.timeout-s }}"}
     if any(j.torch_build != TORCH_BUILD_CUDA for j in group.jobs):  # a mirror of PyTorch's CPU wheels, if set
         run_env[TORCH_CPU_INDEX_VAR] = f"${{{{ vars.{TORCH_CPU_INDEX_VAR} }}}}"
@@ -139,18 +140,7 @@ def _cell_job(group: JobGroup, actions: Mapping[str, Mapping[str, str]]) -> dict
 
 def _history_script() -> str:
     keep = HISTORY_RUNS_KEPT - 1  # this run's line is appended by the report
-    return (
-        "mkdir -p reports\n"
-        f'url="${{{SITE_URL_VAR}%/}}/{HISTORY_FILE}"\n'
-        f'code=$(curl -sS -L --retry 3 -o reports/{HISTORY_FILE}.prev -w "%{{http_code}}" "$url") || code="000 ($?)"\n'
-        'case "$code" in\n'
-        f"  200) tail -n {keep} reports/{HISTORY_FILE}.prev > reports/{HISTORY_FILE}\n"
-        f'       echo "history: $(wc -l < reports/{HISTORY_FILE}) earlier runs from $url" ;;\n'
-        f'  404) echo "history: none at $url yet (first published run): starting it" ;;\n'
-        '  *) echo "::error::history: reading $url gave $code; not publishing, so the site keeps its history"; exit 1 ;;\n'
-        "esac\n"
-        f"rm -f reports/{HISTORY_FILE}.prev\n"
-    )
+    return templating.render("ci/history.sh.j2", site_url_var=SITE_URL_VAR, history=HISTORY_FILE, keep=keep)
 
 
 def gpu_jobs(plan: CiPlan) -> list[CellJob]:
@@ -159,13 +149,12 @@ def gpu_jobs(plan: CiPlan) -> list[CellJob]:
 
 
 def gpu_wait_minutes(plan: CiPlan, override: int | None = None) -> int:
-    """How long the report job waits for this run's GPU jobs before naming the rest `not run`: by default long
-    enough for the slowest GPU job that starts at once (a runner that is offline never starts it); `ci github
-    --gpu-wait-minutes` sets it, and the repository variable PCGKIT_GPU_WAIT_MINUTES overrides both at run
-    time. 0 when the plan has no GPU jobs."""
-    if not gpu_jobs(plan):
+    """How long the report job waits for the GPU jobs (0: none planned): by default long enough for the slowest
+    one that starts at once (an offline runner never starts it); PCGKIT_GPU_WAIT_MINUTES overrides at run time."""
+    jobs = gpu_jobs(plan)
+    if not jobs:
         return 0
-    return override if override is not None else max(j.timeout_minutes for j in gpu_jobs(plan))
+    return override if override is not None else max(j.timeout_minutes for j in jobs)
 
 
 def _gpu_script(plan: CiPlan) -> str:
@@ -173,28 +162,7 @@ def _gpu_script(plan: CiPlan) -> str:
     with the job's state as the reason (reports/not-run.args, read by the report step)."""
     planned = "".join(f"{j.artifact}|{j.cell_id}@{j.runner.target.id}|{_job_title(j)}|{','.join(j.runner.labels)}\n"
                       for j in gpu_jobs(plan))
-    return (
-        "mkdir -p reports\n"
-        'deadline=$(( $(date +%s) + 60 * PCGKIT_GPU_WAIT_MINUTES ))\n'
-        'jobs() { gh api "repos/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID/jobs" --paginate '
-        "--jq '.jobs[] | [.name, .status, (.conclusion // \"\")] | @tsv'; }\n"
-        f"planned={shlex.quote(planned)}\n"
-        "while :; do\n"
-        "  states=$(jobs)\n"
-        '  pending=$(printf "%s" "$planned" | while IFS="|" read -r _ _ name _; do\n'
-        '    printf "%s\\n" "$states" | awk -F"\\t" -v n="$name" \'$1 == n && $2 != "completed"\'; done | wc -l)\n'
-        '  [ "$pending" -eq 0 ] && break\n'
-        '  [ "$(date +%s)" -ge "$deadline" ] && { echo "::warning::$pending GPU job(s) unfinished after $PCGKIT_GPU_WAIT_MINUTES min: reported as not run"; break; }\n'
-        '  echo "GPU jobs: $pending not finished; waiting (until $(date -u -d @$deadline +%H:%M) UTC)"; sleep 60\n'
-        "done\n"
-        ": > reports/not-run.args\n"
-        'printf "%s" "$planned" | while IFS="|" read -r artifact row name labels; do\n'
-        '  gh run download "$GITHUB_RUN_ID" --repo "$GITHUB_REPOSITORY" -n "$artifact" -D "' + ARTIFACTS_DIR + '/$artifact" </dev/null 2>/dev/null && continue\n'
-        '  state=$(printf "%s\\n" "$(jobs)" | awk -F"\\t" -v n="$name" \'$1 == n {print $2 ($3 ? ", " $3 : ""); exit}\')\n'
-        '  printf "%s\\n" --not-run "$row=job on runner [$labels] delivered no result within $PCGKIT_GPU_WAIT_MINUTES min '
-        '(job ${state:-not found})" >> reports/not-run.args\n'
-        "done\n"
-    )
+    return templating.render("ci/gpu_wait.sh.j2", planned=shlex.quote(planned), artifacts_dir=ARTIFACTS_DIR)
 
 
 def _job_title(job: CellJob) -> str:
@@ -205,25 +173,9 @@ def _job_title(job: CellJob) -> str:
 
 def _report_script(plan: CiPlan) -> str:
     command = " ".join(shlex.quote(w) if w != "pcgkit" else f"{KIT_VENV}/bin/pcgkit" for w in plan.report_command)
-    return (
-        "args=()\n"
-        f'for dir in {ARTIFACTS_DIR}/*/; do args+=(--from "$dir"); done\n'
-        "[ -f reports/not-run.args ] && mapfile -t -O ${#args[@]} args < reports/not-run.args\n"
-        f'status=0\n{command} "${{args[@]}}" || status=$?\n'
-        f'[ -f reports/{STEP_SUMMARY_FILE} ] && cat reports/{STEP_SUMMARY_FILE} >> "$GITHUB_STEP_SUMMARY"\n'
-        "# one self-contained site: the page, its evidence sidecars, the readable report and the history\n"
-        f"mkdir -p {SITE_DIR} && cp -r {' '.join('reports/' + f for f in SITE_FILES)} {SITE_DIR}/\n"
-        + "".join(f"[ -e reports/{f} ] && cp reports/{f} {SITE_DIR}/\n" for f in OPTIONAL_SITE_FILES) +
-        'exit "$status"\n'
-    )
-
-
-def _flip_script() -> str:
-    return (
-        f'if [ -z "$GH_TOKEN" ]; then echo "{FLIP_ISSUE_VAR} is set but the secret {FLIP_TOKEN_SECRET} is not: no comment"; exit 0; fi\n'
-        f'if [ -s reports/{FLIPS_FILE} ]; then gh issue comment "${FLIP_ISSUE_VAR}" --body-file reports/{FLIPS_FILE}; '
-        'else echo "no verdict flipped: no comment"; fi\n'
-    )
+    return templating.render("ci/report.sh.j2", command=command, artifacts_dir=ARTIFACTS_DIR, site_dir=SITE_DIR,
+                             step_summary=STEP_SUMMARY_FILE, site_files=SITE_FILES,
+                             optional_site_files=OPTIONAL_SITE_FILES)
 
 
 def _report_job(plan: CiPlan, actions: Mapping[str, Mapping[str, str]], wait: int) -> dict[str, Any]:
@@ -250,7 +202,8 @@ def _report_job(plan: CiPlan, actions: Mapping[str, Mapping[str, str]], wait: in
             {"name": "pcgkit report --from every cell", "id": "report", "run": _report_script(plan)},
             {"name": "Comment upstream on a flip (opt-in)", "if": f"vars.{FLIP_ISSUE_VAR} != ''",
              "env": {"GH_TOKEN": f"${{{{ secrets.{FLIP_TOKEN_SECRET} }}}}", FLIP_ISSUE_VAR: f"${{{{ vars.{FLIP_ISSUE_VAR} }}}}"},
-             "run": _flip_script()},
+             "run": templating.render("ci/flip.sh.j2", flip_issue_var=FLIP_ISSUE_VAR,
+                                      flip_token_secret=FLIP_TOKEN_SECRET, flips=FLIPS_FILE)},
             {"name": "Upload the report", "if": "always()", "uses": uses(actions, "upload-artifact"),
              "with": {"name": REPORT_ARTIFACT, "path": "reports/", "retention-days": ARTIFACT_RETENTION_DAYS}},
             # a red report (an error cell) still publishes; a failed history read never does
