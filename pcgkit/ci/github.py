@@ -1,18 +1,11 @@
 """A CiPlan as a GitHub Actions workflow: `render_workflow` (the document, pure) and `to_yaml`.
 
-Choices a reviewer should know (each also said in a comment of the generated file):
-- one matrix job per runner class, `fail-fast: false`, `timeout-minutes` per cell from the plan;
-- least privilege: `contents: read` at the top; `pages: write` + `id-token: write` only for the deploy job; the report
-  job reads nothing but the artifacts of its own run;
-- actions pinned by commit SHA with the release tag beside it (fixtures/ci_actions.toml);
-- the history lives on the published site itself (history.jsonl beside index.html): the report job reads it back over
-  HTTP before merging, so it lasts as long as the site, not 90 days of artifacts. A failed read other than 404 (first
-  run) stops the publish, so a network blip never replaces a long history with a one-run one;
-- uv and Pythons come from PyPI / uv itself (no setup action downloads from GitHub), matrix values reach shell steps
-  through `env:`, never spliced into the script (no injection);
-- uv's cache restored per torch version and build on every run, saved only by the scheduled run (PRs and manual runs
-  never thrash the repository's 10 GB cache), after `uv cache prune --ci` (pcgkit.ci.cache: a few MB per entry,
-  measured; without the prune one CUDA-torch entry is ~2.6 GB archived).
+Choices a reviewer should know (docs/ci.md says why for each; each also has a comment here or in the generated file):
+one matrix job per runner class (`fail-fast: false`); least privilege (`pages: write` + `id-token: write` only for the
+deploy job); actions pinned by commit SHA (fixtures/ci_actions.toml); the history read back over HTTP from the
+published site, and a failed read other than 404 stops the publish; uv and Pythons from PyPI / uv, matrix values
+through `env:` only (no injection); uv's cache saved only by the scheduled run, after `uv cache prune --ci`
+(pcgkit.ci.costs).
 """
 
 from __future__ import annotations

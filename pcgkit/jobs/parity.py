@@ -73,10 +73,8 @@ class ParityRow:
 
 def _pick_real(results: Sequence[CaseResult]) -> CaseResult | None:
     by_variant = {r.variant: r for r in results}
-    usable = [by_variant[v] for v in REAL_VARIANTS if v in by_variant and by_variant[v].verdict.ran]
-    if usable:
-        return usable[0]
-    return next((by_variant[v] for v in REAL_VARIANTS if v in by_variant), None)
+    real = [by_variant[v] for v in REAL_VARIANTS if v in by_variant]
+    return next((r for r in real if r.verdict.ran), real[0] if real else None)
 
 
 def _differences(sim: Observation, real: Observation) -> tuple[str, ...]:

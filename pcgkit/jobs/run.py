@@ -70,7 +70,6 @@ class RunPlan:
 
     @property
     def files(self) -> RunFiles:
-        """The files this run leaves in reports_dir."""
         return RunFiles(self.reports_dir)
 
 
