@@ -69,17 +69,9 @@ def _shell_command(job: CellJob) -> str:
     return " ".join(words)
 
 
-def _install_kit(extra: str = "", cell_python: bool = False) -> str:
-    """uv from PyPI; each Python found on the machine by the kit's own finder (pyenv, /usr, PATH) or else
-    installed by uv; the cell's handed to `pcgkit matrix` through PCGKIT_PYTHON; then the kit in its venv."""
-    lines = [f'python3 -m pip install --quiet --user "{UV_REQUIREMENT}"',
-             'python_for() { python3 pcgkit/util/interpreters.py "$1" 2>/dev/null || '
-             '{ python3 -m uv python install "$1" >&2 && python3 -m uv python find "$1"; }; }']
-    if cell_python:
-        lines.append(f'echo "PCGKIT_PYTHON=$(python_for "${PYTHON_VAR}")" >> "$GITHUB_ENV"')
-    lines += [f'python3 -m uv venv --python "$(python_for {KIT_PYTHON})" {KIT_VENV}',
-              f"python3 -m uv pip install --python {KIT_VENV}/bin/python -e '.{extra}'"]
-    return "\n".join(lines) + "\n"
+def _install_kit(cell_python_var: str = "", gpu_runner: bool = False) -> str:
+    return templating.render("ci/install.sh.j2", uv_requirement=UV_REQUIREMENT, kit_python=KIT_PYTHON,
+                             kit_venv=KIT_VENV, cell_python_var=cell_python_var, gpu_runner=gpu_runner)
 
 
 def _cell_job(group: JobGroup, actions: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
@@ -98,13 +90,9 @@ def _cell_job(group: JobGroup, actions: Mapping[str, Mapping[str, str]]) -> dict
         steps.append({"name": "Restore uv's cache (this torch)", "id": "uv-cache", "uses": uses(actions, "cache-restore"),
                       "with": {"path": UV_CACHE, "key": prefix + "${{ hashFiles('fixtures/locks/*.txt') }}",
                                "restore-keys": prefix}})
-        install = _install_kit(cell_python=True)
-    else:
-        # A self-hosted runner keeps uv's cache and the docker engine's layers on its own disk.
-        install = (_install_kit("[docker]", cell_python=True) +
-                   "nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv\n"
-                   "docker info --format 'docker {{.ServerVersion}}, runtimes: {{json .Runtimes}}'\n")
-    steps.append({"name": "Install uv, Python and pcgkit", "env": install_env, "run": install})
+    # (A self-hosted runner keeps uv's cache and the docker engine's layers on its own disk.)
+    steps.append({"name": "Install uv, Python and pcgkit", "env": install_env,
+                  "run": _install_kit(PYTHON_VAR, gpu_runner=not runner.hosted)})
     run_env = {CELL_VAR: "${{ matrix.cell }}", TIMEOUT_VAR: "${{ matrix.timeout-s }}"}
     if any(j.torch_build != TORCH_BUILD_CUDA for j in group.jobs):  # a mirror of PyTorch's CPU wheels, if set
         run_env[TORCH_CPU_INDEX_VAR] = f"${{{{ vars.{TORCH_CPU_INDEX_VAR} }}}}"
