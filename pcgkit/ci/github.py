@@ -76,12 +76,9 @@ def _install_kit(cell_python_var: str = "", gpu_runner: bool = False) -> str:
 
 def _cell_job(group: JobGroup, actions: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
     runner = group.runner
-    include = [
-        {"cell": j.cell_id, "python": j.python, "torch": j.torch or "none", "torch-build": j.torch_build,
-         "timeout-minutes": j.timeout_minutes,
-         "timeout-s": f"{j.timeout_s:g}", "artifact": j.artifact}
-        for j in group.jobs
-    ]
+    include = [{"cell": j.cell_id, "python": j.python, "torch": j.torch or "none", "torch-build": j.torch_build,
+                "timeout-minutes": j.timeout_minutes, "timeout-s": f"{j.timeout_s:g}", "artifact": j.artifact}
+               for j in group.jobs]
     install_env = {"PIP_BREAK_SYSTEM_PACKAGES": "1", PYTHON_VAR: "${{ matrix.python }}"}
     steps: list[dict[str, Any]] = [{"uses": uses(actions, "checkout"), "with": {"persist-credentials": False}}]
     if runner.hosted:
