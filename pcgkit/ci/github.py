@@ -116,11 +116,6 @@ def _cell_job(group: JobGroup, actions: Mapping[str, Mapping[str, str]]) -> dict
     }
 
 
-def _history_script() -> str:
-    keep = HISTORY_RUNS_KEPT - 1  # this run's line is appended by the report
-    return templating.render("ci/history.sh.j2", site_url_var=SITE_URL_VAR, history=HISTORY_FILE, keep=keep)
-
-
 def gpu_jobs(plan: CiPlan) -> list[CellJob]:
     """The jobs on self-hosted (GPU) runners: the report waits for them only so long. Pure."""
     return [j for g in plan.groups if not g.runner.hosted for j in g.jobs]
@@ -176,7 +171,9 @@ def _report_job(plan: CiPlan, actions: Mapping[str, Mapping[str, str]], wait: in
             {"name": "Download every cell folder", "uses": uses(actions, "download-artifact"),
              "with": {"pattern": "cell-*", "path": ARTIFACTS_DIR}},
             *gpu_steps,
-            {"name": "Read the history back from the published site", "id": "history", "run": _history_script()},
+            {"name": "Read the history back from the published site", "id": "history",
+             "run": templating.render("ci/history.sh.j2", site_url_var=SITE_URL_VAR, history=HISTORY_FILE,
+                                      keep=HISTORY_RUNS_KEPT - 1)},  # this run's line is appended by the report
             {"name": "pcgkit report --from every cell", "id": "report", "run": _report_script(plan)},
             {"name": "Comment upstream on a flip (opt-in)", "if": f"vars.{FLIP_ISSUE_VAR} != ''",
              "env": {"GH_TOKEN": f"${{{{ secrets.{FLIP_TOKEN_SECRET} }}}}", FLIP_ISSUE_VAR: f"${{{{ vars.{FLIP_ISSUE_VAR} }}}}"},
@@ -236,13 +233,11 @@ def actionlint_config(plan: CiPlan) -> str | None:
 class _Dumper(yaml.SafeDumper):
     """Block style for multi-line scripts, so a `run:` reads as the shell it is."""
 
-
-def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+    def represent_str(self, value: str) -> yaml.Node:
+        return self.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
 
 
-_Dumper.add_representer(str, _str)
+_Dumper.add_representer(str, _Dumper.represent_str)
 
 
 def to_yaml(document: dict[str, Any], plan: CiPlan, command: str,
