@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pcgkit import resources
-from pcgkit.ci import cache
+from pcgkit.ci import costs
 from pcgkit.ci.github import render_workflow
 from pcgkit.ci.plan import plan_ci
 from pcgkit.cli import main
@@ -18,7 +18,7 @@ from pcgkit.matrix.cells import TORCH_BUILD_CPU, TORCH_BUILD_CUDA, TORCH_BUILDS,
 from pcgkit.matrix.pins import DEFAULT_PINS_FILE, load_pins
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, load_matrix, plan
 
-MEASURED = json.loads(resources.fixture(cache.MEASUREMENTS).read_text())
+MEASURED = json.loads(resources.fixture(costs.UV_CACHE_MEASUREMENTS).read_text())
 CELLS = [Cell("a", torch="2.9.1"), Cell("b", torch="2.9.1", python="3.11"), Cell("c", torch="2.13.0"), Cell("d")]
 
 
@@ -37,23 +37,23 @@ def test_every_torch_build_has_a_measurement_with_its_command_date_and_machine()
 @pytest.mark.parametrize("build", TORCH_BUILDS)
 def test_the_default_matrix_fits_githubs_cache_with_the_pruned_sizes(build):
     """Every planned (torch, build) entry at its measured pruned size, two generations, stays under 10 GB."""
-    budget = cache.cache_budget(default_plan(build), cache.measured_bytes_per_build(MEASURED))
+    budget = costs.cache_budget(default_plan(build), costs.measured_bytes_per_build(MEASURED))
     assert len(budget.keys) >= 5 and not budget.over, budget.describe()
 
 
 def test_unpruned_the_default_matrix_would_overflow_the_cache():
     """Saved as installed (no prune), the CUDA entries alone exceed 10 GB: the check sees it and the prune is needed."""
-    unpruned = cache.measured_bytes_per_build(MEASURED, saved="before_prune")
-    budget = cache.cache_budget(default_plan(TORCH_BUILD_CUDA), unpruned)
-    assert budget.over and budget.planned_bytes > cache.GITHUB_CACHE_LIMIT_BYTES, budget.describe()
+    unpruned = costs.measured_bytes_per_build(MEASURED, saved="before_prune")
+    budget = costs.cache_budget(default_plan(TORCH_BUILD_CUDA), unpruned)
+    assert budget.over and budget.planned_bytes > costs.GITHUB_CACHE_LIMIT_BYTES, budget.describe()
 
 
 def test_one_cache_entry_per_torch_version_and_build_of_the_hosted_jobs():
     """Pythons share an entry, GPU jobs keep none (their runner keeps its disk), a cell without torch pins one 'none'."""
     ci_plan = plan_ci(CELLS, {"sm120": ("self-hosted", "sm120")}, hosted_torch_build=TORCH_BUILD_CPU)
-    assert cache.cache_keys(ci_plan) == (("2.13.0", "cpu"), ("2.9.1", "cpu"), ("none", "cpu"))
-    with pytest.raises(cache.CacheBudgetError, match="no uv cache measurement for torch build cpu"):
-        cache.cache_budget(ci_plan, {"cuda": 1})
+    assert costs.cache_keys(ci_plan) == (("2.13.0", "cpu"), ("2.9.1", "cpu"), ("none", "cpu"))
+    with pytest.raises(costs.CacheBudgetError, match="no uv cache measurement for torch build cpu"):
+        costs.cache_budget(ci_plan, {"cuda": 1})
 
 
 def test_workflow_prunes_before_the_nightly_save_and_keys_by_torch_and_build():
@@ -77,7 +77,7 @@ def test_ci_github_refuses_a_plan_over_the_budget_and_writes_nothing(monkeypatch
                               for m in MEASURED["measurements"]]}
     real_fixture = resources.fixture
     monkeypatch.setattr(resources, "fixture", lambda name: _write(tmp_path / "m.json", heavy)
-                        if name == cache.MEASUREMENTS else real_fixture(name))
+                        if name == costs.UV_CACHE_MEASUREMENTS else real_fixture(name))
     out = tmp_path / "wf.yml"
     assert main(["ci", "github", "--out", str(out)]) == 2
     err = capsys.readouterr().err

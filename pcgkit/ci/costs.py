@@ -11,6 +11,12 @@ machine). What was not measured (job set-up, an image pull) is said as such.
 
 The wall per night packs the hosted jobs longest first onto the concurrency the account allows (an
 input: GitHub sets it per plan); runner-minutes round each job up to a whole minute.
+
+uv's cache on the hosted jobs, sized against GitHub's per-repository limit: one entry per (torch version, torch
+build), saved by the nightly after `uv cache prune --ci` (uv's documented CI practice: only wheels built from source
+stay). One entry's weight is measured by benchmarks/uv_cache_size.py (fixtures/measurements/uv-cache-size.json, as
+actions/cache archives it); `cache_budget` multiplies the planned keys by it and `pcgkit ci github` refuses a plan over
+the limit.
 """
 
 from __future__ import annotations
@@ -101,14 +107,9 @@ def makespan(seconds: Sequence[float], slots: int) -> float:
 
 
 def _hosted(group_jobs: Sequence[CellJob], measured: Measured, concurrency: int, cache_line: str) -> RunnerCost:
-    times = []
-    unmeasured = []
-    for job in group_jobs:
-        cell_s = measured.cell_seconds.get(job.cell_id)
-        if cell_s is None:
-            unmeasured.append(job.cell_id)
-            continue
-        times.append(cell_s + measured.cold_install_s.get(job.torch_build, 0.0))
+    unmeasured = [j.cell_id for j in group_jobs if j.cell_id not in measured.cell_seconds]
+    times = [measured.cell_seconds[j.cell_id] + measured.cold_install_s.get(j.torch_build, 0.0)
+             for j in group_jobs if j.cell_id in measured.cell_seconds]
     runner = group_jobs[0].runner
     billed = sum(_minutes(t) for t in times)
     wall = _minutes(makespan(times, concurrency)) if times else 0
@@ -230,3 +231,67 @@ def measured_from(snapshot: Mapping, uv_cache: Mapping, snapshot_name: str, uv_c
     sizes_source = (f"install into an empty uv cache and its size, per torch build ({uv_cache_name}, "
                     f"{', '.join(sorted(d for d in dates if d)) or 'undated'})")
     return Measured(cells, cells_source, installs, disks, sizes_source)
+
+
+# --- uv's cache on the hosted jobs against GitHub's per-repository limit ----------------------------------
+# "the total size of all caches in a repository is limited to 10 GB" (GitHub's @actions/cache README,
+# actions/toolkit packages/cache, read 2026-12-02); over it GitHub evicts the oldest entries. Decimal
+# gigabytes: the smaller reading of "GB".
+GITHUB_CACHE_LIMIT_BYTES = 10 * 10**9
+# Entries of the previous generation stay until 7 days unused: a lock refresh (a new hashFiles in every
+# key) holds two generations for up to a week.
+GENERATIONS = 2
+UV_CACHE_MEASUREMENTS = "measurements/uv-cache-size.json"  # under fixtures/
+SAVED = "after_prune_ci"  # what the workflow saves (it prunes first); "before_prune" is what it would save without
+
+
+class CacheBudgetError(ValueError):
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class CacheBudget:
+    keys: tuple[tuple[str, str], ...]  # (torch version or "none", torch build) of each planned entry
+    bytes_per_key: Mapping[str, int]  # measured, per torch build
+
+    @property
+    def planned_bytes(self) -> int:
+        return GENERATIONS * sum(self.bytes_per_key[build] for _torch, build in self.keys)
+
+    @property
+    def over(self) -> bool:
+        return self.planned_bytes > GITHUB_CACHE_LIMIT_BYTES
+
+    def describe(self) -> str:
+        sizes = ", ".join(f"{build} {_mb(n)}" for build, n in sorted(self.bytes_per_key.items()))
+        return (f"uv cache: {len(self.keys)} key(s) x {GENERATIONS} generations x measured size per key "
+                f"({sizes}; fixtures/{UV_CACHE_MEASUREMENTS}) = {_mb(self.planned_bytes)} of GitHub's {_mb(GITHUB_CACHE_LIMIT_BYTES)} per repository")
+
+
+def _mb(n: int) -> str:
+    return f"{n / 10**6:,.1f} MB" if n < 10**9 else f"{n / 10**9:.1f} GB"
+
+
+def measured_bytes_per_build(measurements: Mapping, saved: str = SAVED) -> dict[str, int]:
+    """The largest measured entry per torch build, as actions/cache archives it. Pure."""
+    out: dict[str, int] = {}
+    for record in measurements.get("measurements", ()):
+        size = int(record[saved]["archived_bytes"])
+        out[record["torch_build"]] = max(size, out.get(record["torch_build"], 0))
+    return out
+
+
+def cache_keys(plan: CiPlan) -> tuple[tuple[str, str], ...]:
+    """One uv cache entry per (torch, build) of the hosted jobs (GPU runners keep their own disk). Pure."""
+    keys = {(job.torch or "none", job.torch_build) for group in plan.groups if group.runner.hosted for job in group.jobs}
+    return tuple(sorted(keys))
+
+
+def cache_budget(plan: CiPlan, bytes_per_build: Mapping[str, int]) -> CacheBudget:
+    """The plan's cache entries against the limit; CacheBudgetError when a build has no measurement. Pure."""
+    keys = cache_keys(plan)
+    unmeasured = sorted({build for _torch, build in keys} - set(bytes_per_build))
+    if unmeasured:
+        raise CacheBudgetError(f"no uv cache measurement for torch build {', '.join(unmeasured)} in fixtures/{UV_CACHE_MEASUREMENTS}: "
+                               "record one with benchmarks/uv_cache_size.py")
+    return CacheBudget(keys, {build: bytes_per_build[build] for _torch, build in keys})

@@ -1,18 +1,11 @@
 """A CiPlan as a GitHub Actions workflow: `render_workflow` (the document, pure) and `to_yaml`.
 
-Choices a reviewer should know (each also said in a comment of the generated file):
-- one matrix job per runner class, `fail-fast: false`, `timeout-minutes` per cell from the plan;
-- least privilege: `contents: read` at the top; `pages: write` + `id-token: write` only for the deploy job; the report
-  job reads nothing but the artifacts of its own run;
-- actions pinned by commit SHA with the release tag beside it (fixtures/ci_actions.toml);
-- the history lives on the published site itself (history.jsonl beside index.html): the report job reads it back over
-  HTTP before merging, so it lasts as long as the site, not 90 days of artifacts. A failed read other than 404 (first
-  run) stops the publish, so a network blip never replaces a long history with a one-run one;
-- uv and Pythons come from PyPI / uv itself (no setup action downloads from GitHub), matrix values reach shell steps
-  through `env:`, never spliced into the script (no injection);
-- uv's cache restored per torch version and build on every run, saved only by the scheduled run (PRs and manual runs
-  never thrash the repository's 10 GB cache), after `uv cache prune --ci` (pcgkit.ci.cache: a few MB per entry,
-  measured; without the prune one CUDA-torch entry is ~2.6 GB archived).
+Choices a reviewer should know (docs/ci.md says why for each; each also has a comment here or in the generated file):
+one matrix job per runner class (`fail-fast: false`); least privilege (`pages: write` + `id-token: write` only for the
+deploy job); actions pinned by commit SHA (fixtures/ci_actions.toml); the history read back over HTTP from the
+published site, and a failed read other than 404 stops the publish; uv and Pythons from PyPI / uv, matrix values
+through `env:` only (no injection); uv's cache saved only by the scheduled run, after `uv cache prune --ci`
+(pcgkit.ci.costs).
 """
 
 from __future__ import annotations
@@ -29,6 +22,7 @@ from pcgkit.ci.plan import ARTIFACTS_DIR, HISTORY_RUNS_KEPT, REPORT_ARTIFACT, Ce
 from pcgkit.matrix.cells import TORCH_BUILD_CUDA
 from pcgkit.matrix.torchbuild import INDEX_VAR as TORCH_CPU_INDEX_VAR
 from pcgkit.report.site import FLIPS_FILE, HISTORY_FILE, OPTIONAL_SITE_FILES, SITE_FILES, STEP_SUMMARY_FILE
+from pcgkit.util import templating
 from pcgkit.util.tomlfile import tomllib
 
 ACTIONS_FILE = "ci_actions.toml"
@@ -75,27 +69,16 @@ def _shell_command(job: CellJob) -> str:
     return " ".join(words)
 
 
-def _install_kit(extra: str = "", cell_python: bool = False) -> str:
-    """uv from PyPI; each Python found on the machine by the kit's own finder (pyenv, /usr, PATH) or else
-    installed by uv; the cell's handed to `pcgkit matrix` through PCGKIT_PYTHON; then the kit in its venv."""
-    lines = [f'python3 -m pip install --quiet --user "{UV_REQUIREMENT}"',
-             'python_for() { python3 pcgkit/util/interpreters.py "$1" 2>/dev/null || '
-             '{ python3 -m uv python install "$1" >&2 && python3 -m uv python find "$1"; }; }']
-    if cell_python:
-        lines.append(f'echo "PCGKIT_PYTHON=$(python_for "${PYTHON_VAR}")" >> "$GITHUB_ENV"')
-    lines += [f'python3 -m uv venv --python "$(python_for {KIT_PYTHON})" {KIT_VENV}',
-              f"python3 -m uv pip install --python {KIT_VENV}/bin/python -e '.{extra}'"]
-    return "\n".join(lines) + "\n"
+def _install_kit(cell_python_var: str = "", gpu_runner: bool = False) -> str:
+    return templating.render("ci/install.sh.j2", uv_requirement=UV_REQUIREMENT, kit_python=KIT_PYTHON,
+                             kit_venv=KIT_VENV, cell_python_var=cell_python_var, gpu_runner=gpu_runner)
 
 
 def _cell_job(group: JobGroup, actions: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
     runner = group.runner
-    include = [
-        {"cell": j.cell_id, "python": j.python, "torch": j.torch or "none", "torch-build": j.torch_build,
-         "timeout-minutes": j.timeout_minutes,
-         "timeout-s": f"{j.timeout_s:g}", "artifact": j.artifact}
-        for j in group.jobs
-    ]
+    include = [{"cell": j.cell_id, "python": j.python, "torch": j.torch or "none", "torch-build": j.torch_build,
+                "timeout-minutes": j.timeout_minutes, "timeout-s": f"{j.timeout_s:g}", "artifact": j.artifact}
+               for j in group.jobs]
     install_env = {"PIP_BREAK_SYSTEM_PACKAGES": "1", PYTHON_VAR: "${{ matrix.python }}"}
     steps: list[dict[str, Any]] = [{"uses": uses(actions, "checkout"), "with": {"persist-credentials": False}}]
     if runner.hosted:
@@ -104,13 +87,9 @@ def _cell_job(group: JobGroup, actions: Mapping[str, Mapping[str, str]]) -> dict
         steps.append({"name": "Restore uv's cache (this torch)", "id": "uv-cache", "uses": uses(actions, "cache-restore"),
                       "with": {"path": UV_CACHE, "key": prefix + "${{ hashFiles('fixtures/locks/*.txt') }}",
                                "restore-keys": prefix}})
-        steps.append({"name": "Install uv, Python and pcgkit", "env": install_env, "run": _install_kit(cell_python=True)})
-    else:
-        # A self-hosted runner keeps uv's cache and the docker engine's layers on its own disk.
-        steps.append({"name": "Install uv, Python and pcgkit", "env": install_env,
-                      "run": _install_kit("[docker]", cell_python=True) +
-                      "nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv\n"
-                      "docker info --format 'docker {{.ServerVersion}}, runtimes: {{json .Runtimes}}'\n"})
+    # (A self-hosted runner keeps uv's cache and the docker engine's layers on its own disk.)
+    steps.append({"name": "Install uv, Python and pcgkit", "env": install_env,
+                  "run": _install_kit(PYTHON_VAR, gpu_runner=not runner.hosted)})
     run_env = {CELL_VAR: "${{ matrix.cell }}", TIMEOUT_VAR: "${{ matrix.timeout-s }}"}
     if any(j.torch_build != TORCH_BUILD_CUDA for j in group.jobs):  # a mirror of PyTorch's CPU wheels, if set
         run_env[TORCH_CPU_INDEX_VAR] = f"${{{{ vars.{TORCH_CPU_INDEX_VAR} }}}}"
@@ -137,35 +116,18 @@ def _cell_job(group: JobGroup, actions: Mapping[str, Mapping[str, str]]) -> dict
     }
 
 
-def _history_script() -> str:
-    keep = HISTORY_RUNS_KEPT - 1  # this run's line is appended by the report
-    return (
-        "mkdir -p reports\n"
-        f'url="${{{SITE_URL_VAR}%/}}/{HISTORY_FILE}"\n'
-        f'code=$(curl -sS -L --retry 3 -o reports/{HISTORY_FILE}.prev -w "%{{http_code}}" "$url") || code="000 ($?)"\n'
-        'case "$code" in\n'
-        f"  200) tail -n {keep} reports/{HISTORY_FILE}.prev > reports/{HISTORY_FILE}\n"
-        f'       echo "history: $(wc -l < reports/{HISTORY_FILE}) earlier runs from $url" ;;\n'
-        f'  404) echo "history: none at $url yet (first published run): starting it" ;;\n'
-        '  *) echo "::error::history: reading $url gave $code; not publishing, so the site keeps its history"; exit 1 ;;\n'
-        "esac\n"
-        f"rm -f reports/{HISTORY_FILE}.prev\n"
-    )
-
-
 def gpu_jobs(plan: CiPlan) -> list[CellJob]:
     """The jobs on self-hosted (GPU) runners: the report waits for them only so long. Pure."""
     return [j for g in plan.groups if not g.runner.hosted for j in g.jobs]
 
 
 def gpu_wait_minutes(plan: CiPlan, override: int | None = None) -> int:
-    """How long the report job waits for this run's GPU jobs before naming the rest `not run`: by default long
-    enough for the slowest GPU job that starts at once (a runner that is offline never starts it); `ci github
-    --gpu-wait-minutes` sets it, and the repository variable PCGKIT_GPU_WAIT_MINUTES overrides both at run
-    time. 0 when the plan has no GPU jobs."""
-    if not gpu_jobs(plan):
+    """How long the report job waits for the GPU jobs (0: none planned): by default long enough for the slowest
+    one that starts at once (an offline runner never starts it); PCGKIT_GPU_WAIT_MINUTES overrides at run time."""
+    jobs = gpu_jobs(plan)
+    if not jobs:
         return 0
-    return override if override is not None else max(j.timeout_minutes for j in gpu_jobs(plan))
+    return override if override is not None else max(j.timeout_minutes for j in jobs)
 
 
 def _gpu_script(plan: CiPlan) -> str:
@@ -173,28 +135,7 @@ def _gpu_script(plan: CiPlan) -> str:
     with the job's state as the reason (reports/not-run.args, read by the report step)."""
     planned = "".join(f"{j.artifact}|{j.cell_id}@{j.runner.target.id}|{_job_title(j)}|{','.join(j.runner.labels)}\n"
                       for j in gpu_jobs(plan))
-    return (
-        "mkdir -p reports\n"
-        'deadline=$(( $(date +%s) + 60 * PCGKIT_GPU_WAIT_MINUTES ))\n'
-        'jobs() { gh api "repos/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID/jobs" --paginate '
-        "--jq '.jobs[] | [.name, .status, (.conclusion // \"\")] | @tsv'; }\n"
-        f"planned={shlex.quote(planned)}\n"
-        "while :; do\n"
-        "  states=$(jobs)\n"
-        '  pending=$(printf "%s" "$planned" | while IFS="|" read -r _ _ name _; do\n'
-        '    printf "%s\\n" "$states" | awk -F"\\t" -v n="$name" \'$1 == n && $2 != "completed"\'; done | wc -l)\n'
-        '  [ "$pending" -eq 0 ] && break\n'
-        '  [ "$(date +%s)" -ge "$deadline" ] && { echo "::warning::$pending GPU job(s) unfinished after $PCGKIT_GPU_WAIT_MINUTES min: reported as not run"; break; }\n'
-        '  echo "GPU jobs: $pending not finished; waiting (until $(date -u -d @$deadline +%H:%M) UTC)"; sleep 60\n'
-        "done\n"
-        ": > reports/not-run.args\n"
-        'printf "%s" "$planned" | while IFS="|" read -r artifact row name labels; do\n'
-        '  gh run download "$GITHUB_RUN_ID" --repo "$GITHUB_REPOSITORY" -n "$artifact" -D "' + ARTIFACTS_DIR + '/$artifact" </dev/null 2>/dev/null && continue\n'
-        '  state=$(printf "%s\\n" "$(jobs)" | awk -F"\\t" -v n="$name" \'$1 == n {print $2 ($3 ? ", " $3 : ""); exit}\')\n'
-        '  printf "%s\\n" --not-run "$row=job on runner [$labels] delivered no result within $PCGKIT_GPU_WAIT_MINUTES min '
-        '(job ${state:-not found})" >> reports/not-run.args\n'
-        "done\n"
-    )
+    return templating.render("ci/gpu_wait.sh.j2", planned=shlex.quote(planned), artifacts_dir=ARTIFACTS_DIR)
 
 
 def _job_title(job: CellJob) -> str:
@@ -205,25 +146,9 @@ def _job_title(job: CellJob) -> str:
 
 def _report_script(plan: CiPlan) -> str:
     command = " ".join(shlex.quote(w) if w != "pcgkit" else f"{KIT_VENV}/bin/pcgkit" for w in plan.report_command)
-    return (
-        "args=()\n"
-        f'for dir in {ARTIFACTS_DIR}/*/; do args+=(--from "$dir"); done\n'
-        "[ -f reports/not-run.args ] && mapfile -t -O ${#args[@]} args < reports/not-run.args\n"
-        f'status=0\n{command} "${{args[@]}}" || status=$?\n'
-        f'[ -f reports/{STEP_SUMMARY_FILE} ] && cat reports/{STEP_SUMMARY_FILE} >> "$GITHUB_STEP_SUMMARY"\n'
-        "# one self-contained site: the page, its evidence sidecars, the readable report and the history\n"
-        f"mkdir -p {SITE_DIR} && cp -r {' '.join('reports/' + f for f in SITE_FILES)} {SITE_DIR}/\n"
-        + "".join(f"[ -e reports/{f} ] && cp reports/{f} {SITE_DIR}/\n" for f in OPTIONAL_SITE_FILES) +
-        'exit "$status"\n'
-    )
-
-
-def _flip_script() -> str:
-    return (
-        f'if [ -z "$GH_TOKEN" ]; then echo "{FLIP_ISSUE_VAR} is set but the secret {FLIP_TOKEN_SECRET} is not: no comment"; exit 0; fi\n'
-        f'if [ -s reports/{FLIPS_FILE} ]; then gh issue comment "${FLIP_ISSUE_VAR}" --body-file reports/{FLIPS_FILE}; '
-        'else echo "no verdict flipped: no comment"; fi\n'
-    )
+    return templating.render("ci/report.sh.j2", command=command, artifacts_dir=ARTIFACTS_DIR, site_dir=SITE_DIR,
+                             step_summary=STEP_SUMMARY_FILE, site_files=SITE_FILES,
+                             optional_site_files=OPTIONAL_SITE_FILES)
 
 
 def _report_job(plan: CiPlan, actions: Mapping[str, Mapping[str, str]], wait: int) -> dict[str, Any]:
@@ -246,11 +171,14 @@ def _report_job(plan: CiPlan, actions: Mapping[str, Mapping[str, str]], wait: in
             {"name": "Download every cell folder", "uses": uses(actions, "download-artifact"),
              "with": {"pattern": "cell-*", "path": ARTIFACTS_DIR}},
             *gpu_steps,
-            {"name": "Read the history back from the published site", "id": "history", "run": _history_script()},
+            {"name": "Read the history back from the published site", "id": "history",
+             "run": templating.render("ci/history.sh.j2", site_url_var=SITE_URL_VAR, history=HISTORY_FILE,
+                                      keep=HISTORY_RUNS_KEPT - 1)},  # this run's line is appended by the report
             {"name": "pcgkit report --from every cell", "id": "report", "run": _report_script(plan)},
             {"name": "Comment upstream on a flip (opt-in)", "if": f"vars.{FLIP_ISSUE_VAR} != ''",
              "env": {"GH_TOKEN": f"${{{{ secrets.{FLIP_TOKEN_SECRET} }}}}", FLIP_ISSUE_VAR: f"${{{{ vars.{FLIP_ISSUE_VAR} }}}}"},
-             "run": _flip_script()},
+             "run": templating.render("ci/flip.sh.j2", flip_issue_var=FLIP_ISSUE_VAR,
+                                      flip_token_secret=FLIP_TOKEN_SECRET, flips=FLIPS_FILE)},
             {"name": "Upload the report", "if": "always()", "uses": uses(actions, "upload-artifact"),
              "with": {"name": REPORT_ARTIFACT, "path": "reports/", "retention-days": ARTIFACT_RETENTION_DAYS}},
             # a red report (an error cell) still publishes; a failed history read never does
@@ -299,23 +227,17 @@ def actionlint_config(plan: CiPlan) -> str | None:
     """.github/actionlint.yaml declaring the runner labels actionlint does not know (yours); None when there are
     none. Pure."""
     labels = sorted({label for g in plan.groups for label in g.runner.labels if label not in GITHUB_LABELS})
-    if not labels:
-        return None
-    return ("# Written by `pcgkit ci github`: the self-hosted runner labels of the generated workflow,\n"
-            "# declared so that actionlint accepts them.\n"
-            f"self-hosted-runner:\n  labels: [{', '.join(labels)}]\n")
+    return templating.render("ci/actionlint.yaml.j2", labels=labels) if labels else None
 
 
 class _Dumper(yaml.SafeDumper):
     """Block style for multi-line scripts, so a `run:` reads as the shell it is."""
 
-
-def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+    def represent_str(self, value: str) -> yaml.Node:
+        return self.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
 
 
-_Dumper.add_representer(str, _str)
+_Dumper.add_representer(str, _Dumper.represent_str)
 
 
 def to_yaml(document: dict[str, Any], plan: CiPlan, command: str,
@@ -323,20 +245,14 @@ def to_yaml(document: dict[str, Any], plan: CiPlan, command: str,
     """The workflow file's text: a header saying how it was made and what it leaves out, and each pinned
     action's release tag as a comment beside its SHA. Pure given `actions`."""
     actions = actions if actions is not None else load_actions()
-    header = [f"# Generated by `{command}` from the kit's own matrix plan: regenerate, do not edit by hand.",
-              f"# {len(plan.jobs)} cell jobs in {len(plan.groups)} group(s): " +
-              ", ".join(f"{g.id} on [{', '.join(g.runner.labels)}] ({len(g.jobs)})" for g in plan.groups),
-              f"# Repository variables: {SITE_URL_VAR} (the Pages URL, if not <owner>.github.io/<repo>); "
-              f"{FLIP_ISSUE_VAR} + secret {FLIP_TOKEN_SECRET} to comment on an issue when a verdict flips (off by default)."]
     builds = sorted({j.torch_build for g in plan.groups if g.runner.hosted for j in g.jobs})
-    header.append(f"# Simulated jobs install torch's {' and '.join(builds)} build (`pcgkit matrix --torch-build`; "
-                  "the cpu build saves the CUDA wheels but FlashInfer answers differently under it: docs/ci.md)." +
-                  (f" Variable {TORCH_CPU_INDEX_VAR}: a mirror of PyTorch's CPU wheels (default: PyTorch's own)."
-                   if any(b != TORCH_BUILD_CUDA for b in builds) else ""))
-    header += [f"# {note}" for note in notes]
-    header += [f"# not on CI: {cell_id}: {why}" for cell_id, why in plan.excluded]
+    header = templating.render(
+        "ci/header.yml.j2", command=command, plan=plan, notes=notes, builds=builds,
+        groups=", ".join(f"{g.id} on [{', '.join(g.runner.labels)}] ({len(g.jobs)})" for g in plan.groups),
+        site_url_var=SITE_URL_VAR, flip_issue_var=FLIP_ISSUE_VAR, flip_token_secret=FLIP_TOKEN_SECRET,
+        cpu_index_var=TORCH_CPU_INDEX_VAR if any(b != TORCH_BUILD_CUDA for b in builds) else "")
     body = yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=200, allow_unicode=True)
     tags = {uses(actions, key): pin["tag"] for key, pin in actions.items()}
     lines = [line + f" # {tags[line.split('uses: ', 1)[1]]}" if "uses: " in line and line.split("uses: ", 1)[1] in tags
              else line for line in body.splitlines()]
-    return "\n".join(header) + "\n" + "\n".join(lines) + "\n"
+    return header + "\n".join(lines) + "\n"

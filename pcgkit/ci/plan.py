@@ -90,11 +90,8 @@ _LABEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,99}")
 
 
 def parse_runner_labels(items: Sequence[str]) -> dict[str, tuple[str, ...]]:
-    """'sm120=self-hosted,gpu,sm120' -> {'sm120': ('self-hosted', 'gpu', 'sm120')}. Pure.
-
-    Only real-hardware targets take labels (the simulation runs on hosted runners); an unknown
-    target or an empty label list is an error naming the choices.
-    """
+    """'sm120=self-hosted,gpu,sm120' -> {'sm120': ('self-hosted', 'gpu', 'sm120')}. Pure. Only real-hardware
+    targets take labels: the simulation runs on hosted runners."""
     real = [t.id for t in targets.TARGETS if not t.simulated]
     out: dict[str, tuple[str, ...]] = {}
     for item in items:

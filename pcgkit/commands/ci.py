@@ -28,10 +28,10 @@ def _plan(args, matrix_args: list[str], local: bool = False) -> CiPlan:
 
 def _cache_budget(plan: CiPlan) -> str:
     """The uv cache entries the workflow saves, against GitHub's 10 GB: a line to print, or a refusal."""
-    from pcgkit.ci.cache import MEASUREMENTS, CacheBudgetError, cache_budget, measured_bytes_per_build
+    from pcgkit.ci.costs import UV_CACHE_MEASUREMENTS, CacheBudgetError, cache_budget, measured_bytes_per_build
 
     try:
-        budget = cache_budget(plan, measured_bytes_per_build(json.loads(resources.fixture(MEASUREMENTS).read_text())))
+        budget = cache_budget(plan, measured_bytes_per_build(json.loads(resources.fixture(UV_CACHE_MEASUREMENTS).read_text())))
     except CacheBudgetError as exc:
         raise UsageError(str(exc)) from exc
     if budget.over:
@@ -44,10 +44,10 @@ def nightly_cost_of(plan: CiPlan, gpu_wait: int | None = None, hosted_concurrenc
     """The plan's cost per night (pcgkit.ci.costs) from the committed measurements: the matrix snapshot's
     cell times and the uv cache measurement (the edge: reads the two package data files)."""
     from pcgkit.advice.load import SNAPSHOT_FILE
-    from pcgkit.ci.cache import MEASUREMENTS
     from pcgkit.ci.costs import (
         DEFAULT_HOSTED_CONCURRENCY,
         GPU_MEASUREMENTS,
+        UV_CACHE_MEASUREMENTS,
         gpu_measured_from,
         measured_from,
         nightly_cost,
@@ -55,8 +55,8 @@ def nightly_cost_of(plan: CiPlan, gpu_wait: int | None = None, hosted_concurrenc
     from pcgkit.ci.github import gpu_wait_minutes
 
     measured = measured_from(json.loads(resources.fixture(SNAPSHOT_FILE).read_text()),
-                             json.loads(resources.fixture(MEASUREMENTS).read_text()),
-                             f"fixtures/{SNAPSHOT_FILE}", f"fixtures/{MEASUREMENTS}")
+                             json.loads(resources.fixture(UV_CACHE_MEASUREMENTS).read_text()),
+                             f"fixtures/{SNAPSHOT_FILE}", f"fixtures/{UV_CACHE_MEASUREMENTS}")
     gpu = gpu_measured_from(json.loads(resources.fixture(GPU_MEASUREMENTS).read_text()), f"fixtures/{GPU_MEASUREMENTS}")
     return nightly_cost(plan, measured, gpu, _cache_budget(plan), gpu_wait_minutes(plan, gpu_wait),
                         hosted_concurrency or DEFAULT_HOSTED_CONCURRENCY)

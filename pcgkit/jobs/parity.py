@@ -17,6 +17,7 @@ from typing import Iterable, Sequence
 
 from pcgkit.errors import UsageError
 from pcgkit.harness import hardware
+from pcgkit.util import templating
 from pcgkit.values import targets
 from pcgkit.verdicts.result import CaseResult
 
@@ -73,10 +74,8 @@ class ParityRow:
 
 def _pick_real(results: Sequence[CaseResult]) -> CaseResult | None:
     by_variant = {r.variant: r for r in results}
-    usable = [by_variant[v] for v in REAL_VARIANTS if v in by_variant and by_variant[v].verdict.ran]
-    if usable:
-        return usable[0]
-    return next((by_variant[v] for v in REAL_VARIANTS if v in by_variant), None)
+    real = [by_variant[v] for v in REAL_VARIANTS if v in by_variant]
+    return next((r for r in real if r.verdict.ran), real[0] if real else None)
 
 
 def _differences(sim: Observation, real: Observation) -> tuple[str, ...]:
@@ -149,35 +148,13 @@ def _seconds(value) -> str:
 
 
 def render_markdown(rows: Sequence[ParityRow], meta: dict) -> str:
-    """The parity report. Pure."""
-    versions = meta.get("versions", {})
-    matched = sum(r.status == "match" for r in rows)
-    compared = sum(r.status in ("match", "DIFFERENT") for r in rows)
-    lines = [
-        f"# Simulated {meta.get('simulated_arch', 'sm120').upper()} vs real GPU: parity ({meta.get('date', '?')})",
-        "",
-        f"- real device: {meta.get('real_device', '?')}",
-        f"- simulated: hardware queries answered as {meta.get('simulated_arch', 'sm120').upper()}; all library code real",
-        "- versions: " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()) if v),
-        f"- wall time: simulated run {_seconds(meta.get('simulated_wall_s'))}, real run {_seconds(meta.get('real_wall_s'))}",
-        f"- command: `{meta.get('command', 'pcgkit parity')}`",
-        "",
-        f"**{matched} of {compared} compared modes match** (verdict, graph-break id, innermost frame, arch path).",
-        "",
-        "| mode | simulated | real | status | differences |",
-        "|---|---|---|---|---|",
-    ]
-    for row in rows:
-        diffs = "; ".join(row.differences).replace("|", "\\|").replace("\n", " ") or "-"
-        real_cell = _cell(row.real) + (f" ({row.real_variant})" if row.real_variant else "")
-        lines.append(f"| {row.mode} | {_cell(row.simulated)} | {real_cell} | {row.status} | {diffs} |")
-    lines += [
-        "",
-        "A `DIFFERENT` row is a bug in the simulation or a real dependence on the hardware: it is "
-        "reported as found and must be explained, never hidden.",
-        "",
-    ]
-    return "\n".join(lines)
+    """The parity report (pcgkit/templates/parity.md.j2). Pure."""
+    table = [(row.mode, _cell(row.simulated), _cell(row.real) + (f" ({row.real_variant})" if row.real_variant else ""),
+              row.status, "; ".join(row.differences).replace("|", "\\|").replace("\n", " ") or "-") for row in rows]
+    return templating.render(
+        "parity.md.j2", meta=meta, arch=meta.get("simulated_arch", "sm120").upper(), table=table, seconds=_seconds,
+        versions=", ".join(f"{k} {v}" for k, v in sorted(meta.get("versions", {}).items()) if v),
+        matched=sum(r.status == "match" for r in rows), compared=sum(r.status in ("match", "DIFFERENT") for r in rows))
 
 
 def to_json(rows: Sequence[ParityRow], meta: dict) -> dict:

@@ -70,7 +70,6 @@ class RunPlan:
 
     @property
     def files(self) -> RunFiles:
-        """The files this run leaves in reports_dir."""
         return RunFiles(self.reports_dir)
 
 
@@ -97,18 +96,8 @@ def plan_pytest_argv(plan: RunPlan) -> list[str]:
 
 def synthesize_errors(missing_modes: list[str], reason: str, versions: dict) -> list[CaseResult]:
     """Error results for the modes a dead or hung pytest never reported."""
-    return [
-        CaseResult(
-            mode=mode,
-            variant=targets.SIM_SM120.id,
-            verdict=Verdict.ERROR,
-            reason=reason,
-            device=SIMULATED_SM120.to_dict(),
-            versions=versions,
-            duration_s=0.0,
-        )
-        for mode in missing_modes
-    ]
+    return [CaseResult(mode=mode, variant=targets.SIM_SM120.id, verdict=Verdict.ERROR, reason=reason,
+                       device=SIMULATED_SM120.to_dict(), versions=versions, duration_s=0.0) for mode in missing_modes]
 
 
 def probe_versions(python: str) -> dict:

@@ -2,6 +2,5 @@
 
 The evidence a case leaves (signature: the one parser of exceptions and logs; trace: what dynamo did
 to a case's function; targets: which hardware a case ran for), the version axes, and the verdict
-vocabulary with its legend. Pure:
-no I/O, no imports from any other pcgkit package.
+vocabulary with its legend. Pure: no I/O, no imports from any other pcgkit package.
 """

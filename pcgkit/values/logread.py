@@ -281,9 +281,7 @@ def _strip_prefixes(segment: str) -> str:
 def read_log(text: str, lru_marker: str = "lru_cache", numbers: tuple[int, ...] | None = None) -> LogReading:
     """Scan a whole log once. Pure; linear in the log's size (a large one: only the lines that can matter).
     `numbers`: `text` is an excerpt of a longer log and these are its lines' own numbers (LogExcerpt.numbers)."""
-    keep = None
-    if len(text) > _SELECT_ABOVE:
-        keep = interesting_lines(text, LOG_NEEDLES)
+    keep = interesting_lines(text, LOG_NEEDLES) if len(text) > _SELECT_ABOVE else None
     lines = clean_lines(text, keep, numbers)
     off: list[LogLine] = []
     hints: list[LogLine] = []
@@ -379,12 +377,9 @@ def _failure_start(t: str, pos: int, starts: list[tuple[int, str]]) -> str | Non
 
 def _frame_refs(lines: list[LogLine]) -> tuple[tuple[int, Frame], ...]:
     """Frames named outside a traceback ("flashinfer/jit/cpp_ext.py:91 is_cuda_version_at_least"), in log order."""
-    out = []
-    for line in lines:
-        if ".py:" in line.text or "/" in line.text:
-            for m in FRAME_REF_RE.finditer(line.text):
-                out.append((line.number, Frame(package_relative(m["file"]), int(m["line"]), m["function"])))
-    return tuple(out)
+    return tuple((line.number, Frame(package_relative(m["file"]), int(m["line"]), m["function"]))
+                 for line in lines if ".py:" in line.text or "/" in line.text
+                 for m in FRAME_REF_RE.finditer(line.text))
 
 
 def _block_end(lines: list[LogLine], start: int, stops: set[int]) -> int:

@@ -256,10 +256,5 @@ def parse_steps(text: str) -> list[Step]:
     if text.lstrip().startswith("def ") or "lambda" in text:
         return []  # a type hint, not a chain
     cells = [c for c in text.split("|") if c.strip()] if text.lstrip().startswith("|") else [text]
-    steps: list[Step] = []
-    for cell in cells:
-        if not _ARROW_RE.search(cell):
-            continue
-        pieces = [p for p in _ARROW_RE.split(cell) if p.strip()]
-        steps.extend(s for p in pieces if (s := _step(p)) is not None)
-    return steps
+    pieces = [p for cell in cells if _ARROW_RE.search(cell) for p in _ARROW_RE.split(cell) if p.strip()]
+    return [step for p in pieces if (step := _step(p)) is not None]

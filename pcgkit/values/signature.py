@@ -104,10 +104,7 @@ def parse_frames(text: str) -> tuple[Frame, ...]:
 
 def innermost_library_frame(frames: Sequence[Frame], packages: Iterable[str] = LIBRARY_PACKAGES) -> Frame | None:
     prefixes = tuple(f"{p}/" for p in packages)
-    for frame in reversed(frames):
-        if frame.file.startswith(prefixes):
-            return frame
-    return None
+    return next((frame for frame in reversed(frames) if frame.file.startswith(prefixes)), None)
 
 
 def skipped_callable_name(match: re.Match | None) -> str | None:

@@ -106,7 +106,4 @@ def expected_for(
     mode: str, versions: Mapping[str, str | None], rules: tuple[Expectation, ...], target: str | None = None
 ) -> Expectation | None:
     """First matching rule for the mode (and target); None when no baseline covers these versions."""
-    for rule in rules:
-        if rule.mode == mode and rule.applies_to(versions, target):
-            return rule
-    return None
+    return next((rule for rule in rules if rule.mode == mode and rule.applies_to(versions, target)), None)

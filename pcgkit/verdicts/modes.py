@@ -67,10 +67,8 @@ def fails_in_nvcc_subprocess(sig: Signature) -> str | None:
         return why
     inner = sig.innermost_library_frame
     # get_cuda_path shells out to `which nvcc` first when CUDA_HOME is unset: same mechanism.
-    if inner is None or not inner.file.endswith("jit/cpp_ext.py") or inner.function not in (
-        "get_cuda_version",
-        "get_cuda_path",
-    ):
+    nvcc_callers = ("get_cuda_version", "get_cuda_path")
+    if inner is None or not inner.file.endswith("jit/cpp_ext.py") or inner.function not in nvcc_callers:
         return f"innermost FlashInfer frame is {inner}, not jit/cpp_ext.py:get_cuda_version"
     if not sig.frames_in("subprocess.py"):
         return "no subprocess frame under get_cuda_version"
