@@ -34,7 +34,6 @@ class LaunchPlanError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class LaunchPlan:
     argv: tuple[str, ...]
-    piecewise_args: tuple[str, ...]  # the part that turns piecewise CUDA graphs on
     how: str  # one line: which of the version's flags did it, for the evidence
 
     @property
@@ -90,4 +89,4 @@ def build_launch(
     quant = ("--quantization", quantization) if quantization else ()
     server = ("--model-path", model_path, "--host", host, "--port", str(port), *quant, "--tp-size", "1")
     server += ("--mem-fraction-static", str(mem_fraction_static), "--log-level", "info", *piecewise_args, *extra_args)
-    return LaunchPlan((python, "-m", LAUNCH_MODULE, *server), piecewise_args, how)
+    return LaunchPlan((python, "-m", LAUNCH_MODULE, *server), how)

@@ -22,17 +22,11 @@ from pcgkit.harness.casekit import CaseContext, MissingDependency, NotApplicable
 from pcgkit.preflight.answer import Answer, decide, with_call_path
 from pcgkit.preflight.launchfile import ENV_VAR, load
 from pcgkit.values.runcheck import NOT_RUN_TRACE_ONLY
-from pcgkit.values.signature import Signature
 from pcgkit.values.trace import TraceOutcome
 from pcgkit.verdicts.modes import MODE_WORDS, Mode, is_dynamo_exception
 
-
-def _crashes_under_fullgraph(sig: Signature) -> str | None:
-    # Any dynamo refusal under fullgraph kills piecewise capture; which failure mode it is goes in the evidence.
-    return is_dynamo_exception(sig)
-
-
-PREFLIGHT_LAUNCH = Mode("preflight-launch", *MODE_WORDS["preflight-launch"], matches=_crashes_under_fullgraph)
+# Any dynamo refusal under fullgraph kills piecewise capture; which failure mode it is goes in the evidence.
+PREFLIGHT_LAUNCH = Mode("preflight-launch", *MODE_WORDS["preflight-launch"], matches=is_dynamo_exception)
 
 
 # The reason of a launch that traced: said as traced only, never as works (the vocabulary's `fixed` needs the call

@@ -55,13 +55,13 @@ def declared_pins(sglang: str, requires: dict) -> list[str]:
     return [r for r in release["requires"] if canonicalize_name(Requirement(r).name) in PIN_NAMES]
 
 
-def sweep_import_dependencies(sglang: str, path: Path | None = None) -> list[str]:
+def sweep_import_dependencies(sglang: str) -> list[str]:
     """import-deps of the case (fixtures/sglang_import_deps.toml) + the sweep's own extras for this sglang
     (fixtures/sglang_sweep_deps.toml): what a release's modules need to import on a machine without a GPU."""
     from pcgkit.matrix.deps import sglang_import_dependencies
 
     base = sglang_import_dependencies(sglang)
-    extra = sglang_import_dependencies(sglang, path or resources.fixture("sglang_sweep_deps.toml"))
+    extra = sglang_import_dependencies(sglang, resources.fixture("sglang_sweep_deps.toml"))
     return base + [p for p in extra if p not in base]
 
 

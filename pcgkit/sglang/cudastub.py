@@ -60,10 +60,7 @@ def _raise_stub_called(message: str):
 
 
 class _StubModule(types.ModuleType):
-    def __getattr__(self, name: str) -> CudaOnlyPlaceholder:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return CudaOnlyPlaceholder(f"{self.__name__}.{name}")
+    __getattr__ = CudaOnlyPlaceholder.__getattr__  # reads `_qualname`, which create_module sets
 
 
 class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -74,6 +71,7 @@ class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         module = _StubModule(spec.name)
+        module._qualname = spec.name
         module.__path__ = []  # a package: submodule imports come back here
         return module
 
@@ -81,7 +79,7 @@ class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
 
-_MISSING_OP_RE = re.compile(r"'_OpNamespace' '(sgl_kernel)' object has no attribute '(\w+)'|(sgl_kernel)::(\w+)")
+_MISSING_OP_RE = re.compile(r"'_OpNamespace' 'sgl_kernel' object has no attribute '(\w+)'|sgl_kernel::(\w+)")
 
 
 def stub_reached(text: str) -> str | None:
@@ -89,8 +87,7 @@ def stub_reached(text: str) -> str | None:
     if STUB_MARKER in text:
         return text.split(f"{STUB_MARKER}: ", 1)[1].split(" ", 1)[0]
     if match := _MISSING_OP_RE.search(text):
-        namespace, op = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
-        return f"torch.ops.{namespace}.{op}"
+        return f"torch.ops.sgl_kernel.{match.group(1) or match.group(2)}"
     return None
 
 

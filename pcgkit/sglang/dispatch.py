@@ -145,19 +145,14 @@ def dispatch_from_sources(sources: dict[str, str]) -> dict[str, Fp4Binding]:
 
 
 class _SourceTree:
-    """sglang module name -> source text, read lazily from an installed package root."""
+    """sglang module name -> source text, read from an installed package root when asked."""
 
     def __init__(self, root: Path):
         self.root = root
-        self._cache: dict[str, str] = {}
 
     def get(self, module: str, default=None):
-        if module not in self._cache:
-            path = self.root.parent.joinpath(*module.split(".")).with_suffix(".py")
-            if not path.is_file():
-                return default
-            self._cache[module] = path.read_text(errors="replace")
-        return self._cache[module]
+        path = self.root.parent.joinpath(*module.split(".")).with_suffix(".py")
+        return path.read_text(errors="replace") if path.is_file() else default
 
 
 def installed_dispatch() -> dict[str, Fp4Binding]:

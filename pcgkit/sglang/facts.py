@@ -74,13 +74,8 @@ class PiecewiseFlags:
         unknown = set(data) - fields
         if unknown:
             raise ValueError(f"not PiecewiseFlags fields: {sorted(unknown)}")
-        return cls(**{
-            **data,
-            "all_flags": tuple(data.get("all_flags", ())),
-            "enable_argv": tuple(data.get("enable_argv", ())),
-            "force_argv": tuple(data.get("force_argv", ())),
-            "on_values": tuple(tuple(pair) for pair in data.get("on_values", ())),
-        })
+        lists = {key: tuple(data.get(key, ())) for key in ("all_flags", "enable_argv", "force_argv")}
+        return cls(**{**data, **lists, "on_values": tuple(tuple(pair) for pair in data.get("on_values", ()))})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,13 +166,8 @@ def _switch_flags(piecewise: list[ActionInfo], by_prefix: dict[str, ActionInfo |
     # where the default could not be read), the disable switch never.
     enable_argv = (enable.option_strings[0],) if enable is not None and state != ON_BY_DEFAULT else ()
     force_argv = (force.option_strings[0],) if force is not None and not force.deprecated else ()
-    on_values: tuple[tuple[str, object], ...] = ()
-    if enable is not None and enable_argv:
-        on_values += ((enable.dest, True),)
-    if disable is not None:
-        on_values += ((disable.dest, False),)
-    if force is not None and force_argv:
-        on_values += ((force.dest, True),)
+    passed = ((enable if enable_argv else None, True), (disable, False), (force if force_argv else None, True))
+    on_values = tuple((action.dest, value) for action, value in passed if action is not None)
     return PiecewiseFlags(
         sglang=sglang,
         default_state=state,
