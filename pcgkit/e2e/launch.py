@@ -81,10 +81,8 @@ def build_launch(
     extra_args: Sequence[str] = (),
     piecewise: bool = True,
 ) -> LaunchPlan:
-    """argv for one single-GPU server on the tiny checkpoint, piecewise CUDA graphs on (or off: the
-    workaround, for measuring what it costs).
-
-    quantization None: the bf16 control checkpoint, launched without --quantization."""
+    """argv for one single-GPU server on the tiny checkpoint, piecewise CUDA graphs on (or off: the workaround, for
+    measuring what it costs); quantization None: the bf16 control checkpoint, launched without --quantization."""
     piecewise_args, how = piecewise_on_args(flags) if piecewise else piecewise_off_args(flags)
     quant = ("--quantization", quantization) if quantization else ()
     server = ("--model-path", model_path, "--host", host, "--port", str(port), *quant, "--tp-size", "1")

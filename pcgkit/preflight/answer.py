@@ -45,10 +45,8 @@ class Preflight:
 
 
 def with_call_path(result: Preflight, ran: bool | None, measured: str) -> Preflight:
-    """A traced `ok` said with what the kit measured of the release's call path (the probe only traces; the graph
-    never runs here). `ran` True keeps `ok` and says its call path runs; False (the release's case measured failing,
-    e.g. traces-but-fails) makes it `unknown`; None keeps `ok` and says whether it runs is not measured. A launch with
-    piecewise capture off is left as it is. Pure."""
+    """A traced `ok` said with what the kit measured of the release's call path (the probe only traces): `ran` False
+    (the release's case measured failing, e.g. traces-but-fails) makes it `unknown`. Pure."""
     traced = result.answer is Answer.OK and (result.probe.get("piecewise") or {}).get("on") is not False
     if not traced:
         return result

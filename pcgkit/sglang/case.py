@@ -219,13 +219,12 @@ def facts_evidence() -> dict:
     from pcgkit.sglang.dispatch import installed_dispatch
 
     facts: dict = {"sglang": installed_version("sglang")}
-    try:
-        facts["piecewise"] = sglang_facts.piecewise_flags().to_dict()
-    except Exception as exc:  # facts are evidence: a failure to read them is recorded, not fatal
-        facts["piecewise"] = {"error": f"{type(exc).__name__}: {exc}"}
-    try:
-        facts["fp4_dispatch"] = {fam: b.to_dict() for fam, b in installed_dispatch().items()}
-    except Exception as exc:
-        facts["fp4_dispatch"] = {"error": f"{type(exc).__name__}: {exc}"}
+    readers = {"piecewise": lambda: sglang_facts.piecewise_flags().to_dict(),
+               "fp4_dispatch": lambda: {fam: b.to_dict() for fam, b in installed_dispatch().items()}}
+    for key, read in readers.items():
+        try:
+            facts[key] = read()
+        except Exception as exc:  # facts are evidence: a failure to read them is recorded, not fatal
+            facts[key] = {"error": f"{type(exc).__name__}: {exc}"}
     return facts
 

@@ -288,12 +288,8 @@ def flags_from_source(
     sources: dict[str, str], sglang: str | None, prefill_default: str | None, import_error: str = "",
     origin: str = "",
 ) -> PiecewiseFlags:
-    """The same facts read from the source text of the parser's modules. Pure.
-
-    Used when `sglang.srt.server_args` cannot be imported here (`import_error` says why) or when
-    a release is read from its wheel without installing it (`origin` names the wheel); `source`
-    names the files and one of those, so the fact says it was not read from the parser object.
-    """
+    """The same facts read from the source text of the parser's modules, when `sglang.srt.server_args` cannot be
+    imported here (`import_error` says why) or a release is read from its wheel (`origin` names it). Pure."""
     text = "\n".join(sources.values())
     flags = sorted(set(_PIECEWISE_FLAG.findall(text)))
     actions = []
