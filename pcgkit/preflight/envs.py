@@ -13,6 +13,8 @@ import dataclasses
 import hashlib
 import json
 import os
+import sys
+import time
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -84,16 +86,12 @@ def size_forecast(built: list[int]) -> str:
 
 
 def _say(line: str) -> None:
-    import sys
-
     print(f"pcgkit preflight: {line}", file=sys.stderr, flush=True)
 
 
 def release_env(sglang: str) -> ReleaseEnv:
     """The built environment for an SGLang release (EnvironmentSetupError with uv's own line when it cannot be built).
     Before building it says what, how big and where; each step shows progress; the built size is printed after."""
-    import time
-
     from pcgkit.util import interpreters, proc
     from pcgkit.util.diskuse import human, usage
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import re
 import sys
 import types
@@ -109,8 +110,6 @@ def sgl_kernel_stubbed(always: bool = False) -> Iterator[bool]:
     real package picks its kernel build from the architecture it is told (sgl_kernel/load_utils.py: sm90/ for
     9.0, sm100/ for anything else), so under a simulated SM120 on the H200 it loads a build for neither the
     simulation nor the GPU (or, trimmed, none: "No module named 'common_ops'", measured 2026-12-02)."""
-    import importlib.util
-
     real = importlib.util.find_spec(STUBBED_PACKAGES[0]) is not None and STUBBED_PACKAGES[0] not in sys.modules
     if real and not always:
         yield False  # a real install (a GPU host): never shadow it

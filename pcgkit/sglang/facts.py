@@ -17,6 +17,7 @@ import argparse
 import dataclasses
 import importlib.util
 import re
+import sys
 from pathlib import Path
 from typing import Iterable
 
@@ -255,8 +256,6 @@ def _forget_partial_import(package: str) -> None:
     submodules imported so far; a later `import sglang.srt.x` then dies in importlib with
     KeyError('sglang') instead of the real ImportError. Only orphans are dropped.
     """
-    import sys
-
     if package in sys.modules:
         return
     for name in [n for n in sys.modules if n.startswith(package + ".")]:
@@ -364,7 +363,5 @@ def derived_port_offsets() -> tuple[tuple[int, ...], str]:
     sources = _server_args_sources(root) if root is not None else {}
     if not sources:
         return KNOWN_DERIVED_PORT_OFFSETS, "no SGLang installed: the offsets read from 0.5.11/0.5.12's server_args.py"
-    offsets = set(KNOWN_DERIVED_PORT_OFFSETS[:1])
-    for text in sources.values():
-        offsets |= set(derived_port_offsets_from_source(text))
+    offsets = {0}.union(*(derived_port_offsets_from_source(text) for text in sources.values()))
     return tuple(sorted(offsets)), f"read from {', '.join(sorted(sources))} (sglang {installed_version('sglang')})"
