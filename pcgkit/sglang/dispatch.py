@@ -54,13 +54,8 @@ def quantize_callee(source: str) -> str:
     for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == LINEAR_METHOD):
         for fn in (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "apply"):
             for node in ast.walk(fn):
-                if (
-                    isinstance(node, ast.Assign)
-                    and isinstance(node.targets[0], ast.Tuple)
-                    and [getattr(e, "id", None) for e in node.targets[0].elts] == ["x_fp4", "x_scale_interleaved"]
-                    and isinstance(node.value, ast.Call)
-                    and isinstance(node.value.func, ast.Name)
-                ):
+                if (isinstance(node, ast.Assign) and ast.unparse(node).startswith("x_fp4, x_scale_interleaved = ")
+                        and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)):
                     return node.value.func.id
     raise DispatchNotFound(f"no `x_fp4, x_scale_interleaved = NAME(...)` in {LINEAR_METHOD}.apply")
 
