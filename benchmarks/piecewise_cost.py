@@ -50,7 +50,7 @@ from lab import sglang_facts as lab_facts
 from lab.e2e import cost_file as cost
 from lab.e2e import outputs
 from pcgkit.e2e.case import launch_port, plan_for_checkpoint
-from pcgkit.e2e.checkpoint import BF16, NAMED_SHAPES, TINY, TinyLlamaShape, named_shape, write_checkpoint
+from pcgkit.e2e.checkpoint import BF16, NAMED_SHAPES, TINY, TinyLlamaShape, write_checkpoint
 from pcgkit.e2e.logclass import log_timings
 from pcgkit.e2e.server import GENERATE_PATH, Readiness, running_server, wait_group_gone
 from pcgkit.harness import hardware
@@ -318,7 +318,7 @@ def run_main(args: argparse.Namespace) -> int:
         shape = TinyLlamaShape(layers=args.layers, hidden=args.hidden, intermediate=2 * args.hidden,
                                heads=max(4, args.hidden // 64), kv_heads=max(2, args.hidden // 128))
     else:
-        shape = named_shape(args.shape)
+        shape = NAMED_SHAPES[args.shape]
     checkpoint = out / f"{shape.name}-bf16"
     started = time.perf_counter()
     if not (checkpoint / "config.json").exists():  # a later mode's call reuses the checkpoint an earlier one wrote

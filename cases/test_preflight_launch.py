@@ -9,8 +9,7 @@ import os
 import pytest
 
 from pcgkit.catalog import Family, modes_of
-from pcgkit.preflight.case import PREFLIGHT_LAUNCH, reproduce
-from pcgkit.preflight.launchfile import ENV_VAR
+from pcgkit.preflight.case import ENV_VAR, PREFLIGHT_LAUNCH, reproduce
 
 if not os.environ.get(ENV_VAR):
     pytest.skip(f"opt-in: `pcgkit matrix --preflight FILE` sets {ENV_VAR}", allow_module_level=True)

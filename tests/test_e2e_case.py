@@ -126,9 +126,8 @@ def test_case_end_to_end_with_a_stand_in_server(case, devices, monkeypatch, tmp_
     built = []
 
     def stand_in_plan(flags, *, python, model_path, port, **kwargs):
-        real = launch_mod.LaunchPlan(("x",), (), "")
         built.append((flags, model_path, port))
-        return launch_mod.LaunchPlan((sys.executable, str(script), str(seed_log)), real.piecewise_args, "stand-in")
+        return launch_mod.LaunchPlan((sys.executable, str(script), str(seed_log)), "stand-in")
 
     devices(Device("stand-in SM120 (test)", (12, 0)))
     monkeypatch.setattr(flags_mod, "piecewise_flags", lambda: _facts("0.0.test", enable_argv=("--enable-piecewise-cuda-graph",)))

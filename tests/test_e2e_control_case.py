@@ -86,7 +86,7 @@ def test_failed_control_turns_a_drifted_nvfp4_failure_into_an_error(both, device
 
     def stand_in_plan(flags, *, python, model_path, port, quantization=launch_mod.QUANTIZATION, extra_args=(), **kw):
         launched.append(quantization)
-        return launch_mod.LaunchPlan((sys.executable, str(script), str(logs[quantization])), (), "stand-in")
+        return launch_mod.LaunchPlan((sys.executable, str(script), str(logs[quantization])), "stand-in")
 
     devices(Device("stand-in SM120 (test)", (12, 0)))
     facts = flags_mod.PiecewiseFlags("0.0.test", "opt-in", None, None, None, (), flags_mod.ARGPARSE_SOURCE,

@@ -176,8 +176,7 @@ def test_nvfp4_case_on_the_hybrid_target_end_to_end(imported_stack, pytester, de
     from pcgkit.sglang import facts as flags_mod
 
     def stand_in(flags, **kwargs):
-        real = launch_mod.LaunchPlan(("x",), (), "")
-        return launch_mod.LaunchPlan((sys.executable, str(STAND_IN), str(SEED000)), real.piecewise_args, "stand-in")
+        return launch_mod.LaunchPlan((sys.executable, str(STAND_IN), str(SEED000)), "stand-in")
 
     devices(Device("NVIDIA H200", (9, 0)))
     monkeypatch.setattr(flags_mod, "piecewise_flags", lambda: flags_mod.PiecewiseFlags(

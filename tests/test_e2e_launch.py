@@ -43,7 +43,7 @@ def _facts(version: str) -> PiecewiseFlags:
 def test_launch_argv_per_release_from_real_source(version, piecewise_args, how):
     """Each generation of flags (real sglang source) gives clean argv tokens: no deprecated alias, no decoration."""
     plan = build_launch(_facts(version), python="python", model_path="/m", port=1)
-    assert plan.piecewise_args == piecewise_args and plan.how == how
+    assert plan.how == how
     assert plan.argv[-len(piecewise_args):] == piecewise_args
     assert all(" " not in token and "[" not in token for token in plan.argv)
     assert "--disable-piecewise-cuda-graph" not in plan.argv
@@ -59,7 +59,7 @@ def test_unknown_default_still_passes_the_enable_argv():
     """Where the prefill default could not be read, the plan passes the enable argv rather than trusting a default."""
     flags = sglang_facts.flags_from_source({"s": (SOURCES / "0.5.16" / "server_args.txt").read_text()}, "0.5.16", None, "t")
     assert flags.default_state == "unknown"
-    assert build_launch(flags, python="p", model_path="/m", port=1).piecewise_args == ("--cuda-graph-backend-prefill", "tc_piecewise")
+    assert build_launch(flags, python="p", model_path="/m", port=1).argv[-2:] == ("--cuda-graph-backend-prefill", "tc_piecewise")
 
 
 def test_opt_in_launch_carries_model_port_host_and_quantization():

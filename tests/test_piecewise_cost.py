@@ -93,7 +93,7 @@ def test_benchmark_end_to_end_against_a_stand_in_server(tmp_path, monkeypatch):
 
     def stand_in(flags, **kwargs):
         plan = real(flags, **kwargs)
-        return launch_mod.LaunchPlan((sys.executable, str(STAND_IN), *plan.argv[3:]), plan.piecewise_args, plan.how)
+        return launch_mod.LaunchPlan((sys.executable, str(STAND_IN), *plan.argv[3:]), plan.how)
 
     monkeypatch.setattr(launch_mod, "build_launch", stand_in)
     assert bench.main(["--out", str(tmp_path), "--repeats", "3"]) == 0
@@ -213,7 +213,7 @@ def test_benchmark_three_modes_and_outputs_against_the_stand_in(tmp_path, monkey
 
     def stand_in(flags, **kwargs):
         plan = real(flags, **kwargs)
-        return launch_mod.LaunchPlan((sys.executable, str(STAND_IN), *plan.argv[3:]), plan.piecewise_args, plan.how)
+        return launch_mod.LaunchPlan((sys.executable, str(STAND_IN), *plan.argv[3:]), plan.how)
 
     monkeypatch.setattr(launch_mod, "build_launch", stand_in)
     args = ["--out", str(tmp_path), "--repeats", "2", "--prompt-tokens", "16", "--prefill-batches", "1,2",

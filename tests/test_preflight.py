@@ -231,7 +231,7 @@ def _ctx():
 
 @pytest.fixture
 def launch_file(tmp_path, monkeypatch):
-    from pcgkit.preflight.launchfile import ENV_VAR
+    from pcgkit.preflight.case import ENV_VAR
 
     path = tmp_path / "launch.toml"
     path.write_text('schema = "pcgkit.preflight-launch/1"\nname = "team"\n'
@@ -251,7 +251,7 @@ def test_the_case_is_not_applicable_without_a_launch_file(monkeypatch):
     """No PCGKIT_PREFLIGHT: the case says how to ask for it, never a verdict."""
     from pcgkit.harness.casekit import NotApplicable
     from pcgkit.preflight import case
-    from pcgkit.preflight.launchfile import ENV_VAR
+    from pcgkit.preflight.case import ENV_VAR
 
     monkeypatch.delenv(ENV_VAR, raising=False)
     with pytest.raises(NotApplicable, match="--preflight"):
@@ -309,7 +309,7 @@ def test_a_traced_launch_is_skipped_as_traced_only_never_fixed(monkeypatch, laun
 def test_a_bad_launch_file_is_one_line_naming_the_field(tmp_path, text, message):
     """Malformed launch files are UsageErrors naming the file and what is wrong."""
     from pcgkit.errors import UsageError
-    from pcgkit.preflight.launchfile import load
+    from pcgkit.preflight.case import load
 
     path = tmp_path / "l.toml"
     path.write_text(text)

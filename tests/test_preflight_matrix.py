@@ -14,7 +14,7 @@ from pcgkit.matrix.backends.base import BackendConfig
 from pcgkit.matrix.cells import EXISTING, Cell
 from pcgkit.matrix.outcome import RAN, CellOutcome, write_outcome
 from pcgkit.matrix.runner import cached_outcome
-from pcgkit.preflight.launchfile import ENV_VAR
+from pcgkit.preflight.case import ENV_VAR
 
 LAUNCH = 'schema = "pcgkit.preflight-launch/1"\nname = "team"\nlaunch = ["--model-path", "ckpt"]\n'
 

@@ -13,7 +13,6 @@ from pcgkit.e2e.checkpoint import (
     NVFP4,
     TINY,
     TinyLlamaShape,
-    named_shape,
     write_checkpoint,
 )
 from pcgkit.errors import UsageError
@@ -24,9 +23,9 @@ def _cmd_checkpoint(args) -> int:
     if args.shape == TINY:
         shape = TinyLlamaShape(layers=args.layers or TinyLlamaShape.layers)
     elif args.layers is not None:
-        raise UsageError(f"--layers is for the tiny shape; {args.shape} has its published {named_shape(args.shape).layers}")
+        raise UsageError(f"--layers is for the tiny shape; {args.shape} has its published {NAMED_SHAPES[args.shape].layers}")
     else:
-        shape = named_shape(args.shape)
+        shape = NAMED_SHAPES[args.shape]
     fmt = args.format or (NVFP4 if shape.name == TINY else BF16)
     out = write_checkpoint(Path(args.out), shape, seed=args.seed, fmt=fmt, device=args.device,
                            force=args.force)

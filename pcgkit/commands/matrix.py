@@ -23,9 +23,9 @@ from pcgkit.matrix.outcome import cells_root
 from pcgkit.matrix.plan import DEFAULT_MATRIX_FILE, planned_cells
 from pcgkit.matrix.runner import default_jobs, run_matrix
 from pcgkit.matrix.uninstallable import expected_failure, load_uninstallable, unexpectedly_installed
+from pcgkit.preflight.case import ENV_VAR as PREFLIGHT_ENV_VAR
 from pcgkit.preflight.case import PREFLIGHT_LAUNCH
-from pcgkit.preflight.launchfile import ENV_VAR as PREFLIGHT_ENV_VAR
-from pcgkit.preflight.launchfile import load as load_launch_file
+from pcgkit.preflight.case import load as load_launch_file
 from pcgkit.report.compat import BUG_VERDICTS, mode_entry
 from pcgkit.util import atomic
 from pcgkit.util.argtypes import marker_expression, positive_int, positive_seconds

@@ -11,8 +11,8 @@ from pcgkit.e2e import launch as launch_mod
 from pcgkit.e2e.checkpoint import NVFP4
 from pcgkit.e2e.launch import QUANTIZATION, LaunchPlan, server_args_from_env
 from pcgkit.e2e.logclass import E2E_MODE, Classification, classify_run, log_timings
-from pcgkit.e2e.server import ServerRun, serve_once
-from pcgkit.sglang.facts import ARGPARSE_SOURCE, PiecewiseFlags
+from pcgkit.e2e.server import ServerRun, free_loopback_port, serve_once
+from pcgkit.sglang.facts import ARGPARSE_SOURCE, PiecewiseFlags, derived_port_offsets
 from pcgkit.values import targets
 from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult
@@ -21,11 +21,8 @@ VARIANT = targets.SM120.id  # never simulated: this case only runs on a real SM1
 
 
 def broken_install_reason(flags: PiecewiseFlags) -> str | None:
-    """Why this install cannot launch a server, or None. Pure.
-
-    The facts fall back to source text when `sglang.srt.server_args` does not import; that is good
-    enough for a report, but `python -m sglang.launch_server` imports the same module and would
-    die before any capture, so for the launch it is a broken install, never a verdict."""
+    """Why this install cannot launch a server, or None. Pure. Flags read as source text (server_args does not
+    import) are enough for a report, but `python -m sglang.launch_server` would die importing the same module."""
     if flags.source == ARGPARSE_SOURCE:
         return None
     return f"SGLang's server_args does not import, its flags were only read as text: {flags.source}"
@@ -64,9 +61,6 @@ def plan_for_checkpoint(
 
 def launch_port() -> tuple[int, dict]:
     """A --port whose every SGLang-derived port is valid and free, and the evidence of how it was chosen."""
-    from pcgkit.e2e.server import free_loopback_port
-    from pcgkit.sglang.facts import derived_port_offsets
-
     offsets, source = derived_port_offsets()
     port = free_loopback_port(offsets)
     return port, {"port": port, "derived_port_offsets": list(offsets), "offsets_from": source}

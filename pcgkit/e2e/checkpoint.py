@@ -33,8 +33,6 @@ from pcgkit.errors import UsageError
 from pcgkit.util import atomic
 
 GROUP_SIZE = 16
-E2M1_MAX = 6.0
-E4M3_MAX = 448.0
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>", "<pad>")
 TRAINING_TEXT = (
     "the quick brown fox jumps over the lazy dog",
@@ -130,15 +128,6 @@ NAMED_SHAPES = {
 }
 
 
-def named_shape(name: str) -> TinyLlamaShape:
-    """A shape by name: `tiny` or one of NAMED_SHAPES; UsageError names the known ones."""
-    if name == TINY:
-        return TinyLlamaShape()
-    if name not in NAMED_SHAPES:
-        raise UsageError(f"unknown model shape {name!r}: one of {[TINY, *NAMED_SHAPES]}")
-    return NAMED_SHAPES[name]
-
-
 def quant_config_flat() -> dict:
     """config.json's quantization_config, the form current ModelOpt exports write."""
     return {
@@ -215,7 +204,7 @@ def quantize_linear(weight, amax_input: float) -> dict:
         "weight_scale": scales.reshape(out_features, in_features // GROUP_SIZE).view(torch.float8_e4m3fn).contiguous(),
         # ModelOpt stores the per-tensor scales as dequantization factors: amax / (6 * 448).
         "weight_scale_2": (1.0 / global_scale).reshape(()).to(torch.float32),
-        "input_scale": torch.tensor(amax_input / (E2M1_MAX * E4M3_MAX), dtype=torch.float32),
+        "input_scale": torch.tensor(amax_input / (ref.E2M1_MAX * ref.E4M3_MAX), dtype=torch.float32),
     }
 
 
@@ -373,10 +362,9 @@ def write_checkpoint(out: Path, shape: TinyLlamaShape = TinyLlamaShape(), seed: 
         raise UsageError(f"tokenizer has {tokenizer.get_vocab_size()} tokens, more than vocab {shape.vocab}")
     tokenizer.save(str(out / "tokenizer.json"))
     bos_id, eos_id = tokenizer.token_to_id("<s>"), tokenizer.token_to_id("</s>")
-    max_length = 2048 if shape.name == TINY else shape.max_positions
     files = {
         "config.json": model_config(shape, bos_id, eos_id, quantized=quantized),
-        "tokenizer_config.json": tokenizer_config(max_length),
+        "tokenizer_config.json": tokenizer_config(shape.max_positions),
         "special_tokens_map.json": {k: v for k, v in tokenizer_config().items() if k.endswith("_token")},
         "generation_config.json": {"bos_token_id": bos_id, "eos_token_id": eos_id, "do_sample": False},
     }

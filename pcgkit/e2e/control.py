@@ -37,19 +37,13 @@ class ControlRecord:
     nodeid: str
     device: str
 
-    @property
-    def healthy(self) -> bool:
-        return self.verdict is Verdict.FIXED
-
     def to_dict(self) -> dict:
         return {"verdict": self.verdict.value, "reason": self.reason, "nodeid": self.nodeid, "device": self.device}
 
 
 def classify_control(run: ServerRun, log: str) -> Classification:
-    """The control's verdict: `fixed` (piecewise works here without FP4) or `error` with what failed.
-
-    A dynamo failure in the control is never `reproduced`/`drifted`: there is no FP4 quantize in it,
-    so it says piecewise capture is broken in this environment, which is not a statement about the bug."""
+    """The control's verdict: `fixed` (piecewise works here without FP4) or `error` with what failed; a dynamo
+    failure in it has no FP4 quantize in it, so it says piecewise capture is broken here, nothing about the bug."""
     result = classify_run(run, log, CONTROL_MODE)
     if result.verdict is Verdict.FIXED:
         return dataclasses.replace(result, reason=f"control healthy: {result.reason}")
@@ -63,12 +57,9 @@ def classify_control(run: ServerRun, log: str) -> Classification:
 
 
 def judge_with_control(nvfp4: Classification, control: ControlRecord | None) -> Classification:
-    """The NVFP4 verdict in the light of the control run in the same environment (None: not run).
-
-    Only one case changes: a failure without the known signature (drifted, error) while the control
-    failed too is an `error`: piecewise is broken here at all. A `reproduced` keeps its verdict (the
-    signature is FP4 quantize's own) and a healthy control changes nothing."""
-    if control is None or control.healthy or control.verdict is Verdict.SKIPPED:
+    """The NVFP4 verdict in the light of the control run in the same environment (None: not run). Only a failure
+    without the known signature while the control failed too changes: `error` (a `reproduced` signature is FP4's own)."""
+    if control is None or control.verdict in (Verdict.FIXED, Verdict.SKIPPED):
         return nvfp4
     if nvfp4.verdict in (Verdict.DRIFTED, Verdict.ERROR):
         return dataclasses.replace(

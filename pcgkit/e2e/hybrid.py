@@ -185,8 +185,7 @@ def judge_hybrid(c: Classification, log: str, plan: HybridPlan, evidence: Hybrid
     if problem:
         return dataclasses.replace(c, verdict=Verdict.ERROR, reason=f"hybrid target did not take: {problem}; run: {c.verdict}: {c.reason}")
     if c.verdict is Verdict.ERROR and c.capture_began:
-        reading = read_log(log)
-        compiled = reading.events(CaptureEvent.COMPILED)
+        compiled = read_log(log).events(CaptureEvent.COMPILED)
         wrong_arch = wrong_arch_kernel(log)
         if compiled and wrong_arch:
             said = _COMPILED_RE.search(compiled[0].text)

@@ -34,7 +34,6 @@ class LaunchPlanError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class LaunchPlan:
     argv: tuple[str, ...]
-    piecewise_args: tuple[str, ...]  # the part that turns piecewise CUDA graphs on
     how: str  # one line: which of the version's flags did it, for the evidence
 
     @property
@@ -82,12 +81,10 @@ def build_launch(
     extra_args: Sequence[str] = (),
     piecewise: bool = True,
 ) -> LaunchPlan:
-    """argv for one single-GPU server on the tiny checkpoint, piecewise CUDA graphs on (or off: the
-    workaround, for measuring what it costs).
-
-    quantization None: the bf16 control checkpoint, launched without --quantization."""
+    """argv for one single-GPU server on the tiny checkpoint, piecewise CUDA graphs on (or off: the workaround, for
+    measuring what it costs); quantization None: the bf16 control checkpoint, launched without --quantization."""
     piecewise_args, how = piecewise_on_args(flags) if piecewise else piecewise_off_args(flags)
     quant = ("--quantization", quantization) if quantization else ()
     server = ("--model-path", model_path, "--host", host, "--port", str(port), *quant, "--tp-size", "1")
     server += ("--mem-fraction-static", str(mem_fraction_static), "--log-level", "info", *piecewise_args, *extra_args)
-    return LaunchPlan((python, "-m", LAUNCH_MODULE, *server), piecewise_args, how)
+    return LaunchPlan((python, "-m", LAUNCH_MODULE, *server), how)

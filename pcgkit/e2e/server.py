@@ -104,10 +104,6 @@ def free_loopback_port(
     raise NoFreePortError(f"no free loopback port with free derived ports (offsets {offsets}) in {attempts} tries")
 
 
-def base_url(port: int) -> str:
-    return f"http://{LOOPBACK}:{port}"
-
-
 def http_ok(url: str, timeout_s: float = 2.0) -> bool:
     """True when GET url answers 200; any connection error or other status is 'not yet'."""
     try:
@@ -218,9 +214,10 @@ def running_server(
 ) -> Iterator[LiveServer]:
     """Start the server and wait for it; the block uses it; the whole process group is always stopped
     at the end (the stop status and what was left are set on the yielded value's `spawned`)."""
+    url = f"http://{LOOPBACK}:{port}"
     with proc.spawn(argv, log_path=log_path, env=env) as server:
-        readiness, waited = wait_until_ready(server, base_url(port) + HEALTH_PATH, ready_timeout_s, poll_s=poll_s)
-        yield LiveServer(base_url(port), readiness, waited, server)
+        readiness, waited = wait_until_ready(server, url + HEALTH_PATH, ready_timeout_s, poll_s=poll_s)
+        yield LiveServer(url, readiness, waited, server)
 
 
 def serve_once(argv: Sequence[str], *, log_path: Path, generate_timeout_s: float = 120.0,

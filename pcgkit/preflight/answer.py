@@ -16,6 +16,7 @@ from pcgkit.preflight.resolve import BREAKABLE
 from pcgkit.sweep.classify import SweepClass
 from pcgkit.values.signature import Signature
 from pcgkit.values.verdict import Word
+from pcgkit.verdicts.modes import is_dynamo_exception
 
 SCHEMA = "pcgkit.preflight/1"
 TRACED_CLASSES = tuple(c.value for c in SweepClass if c.traced)
@@ -44,10 +45,8 @@ class Preflight:
 
 
 def with_call_path(result: Preflight, ran: bool | None, measured: str) -> Preflight:
-    """A traced `ok` said with what the kit measured of the release's call path (the probe only traces; the graph
-    never runs here). `ran` True keeps `ok` and says its call path runs; False (the release's case measured failing,
-    e.g. traces-but-fails) makes it `unknown`; None keeps `ok` and says whether it runs is not measured. A launch with
-    piecewise capture off is left as it is. Pure."""
+    """A traced `ok` said with what the kit measured of the release's call path (the probe only traces): `ran` False
+    (the release's case measured failing, e.g. traces-but-fails) makes it `unknown`. Pure."""
     traced = result.answer is Answer.OK and (result.probe.get("piecewise") or {}).get("on") is not False
     if not traced:
         return result
@@ -62,10 +61,6 @@ def with_call_path(result: Preflight, ran: bool | None, measured: str) -> Prefli
 def matching_mode(signature: Signature, modes: Mapping[str, Any]) -> str | None:
     """The first mode (in the order given) whose rule accepts the signature. Pure."""
     return next((mode_id for mode_id, mode in modes.items() if mode.matches(signature) is None), None)
-
-
-def _is_dynamo_refusal(signature: Signature) -> bool:
-    return signature.exception_type.startswith("torch._dynamo.exc.") and "Unsupported" in signature.exception_type
 
 
 def decide(probe: Mapping[str, Any], modes: Mapping[str, Any]) -> Preflight:
@@ -89,7 +84,8 @@ def decide(probe: Mapping[str, Any], modes: Mapping[str, Any]) -> Preflight:
     moe = (probe.get("model") or {}).get("moe") or []
     sig_data = dense.get("signature")
     signature = Signature.from_dict(sig_data) if sig_data else None
-    if signature is not None and _is_dynamo_refusal(signature):
+    compiled = f"install_torch_compiled(fullgraph={(probe.get('compile') or {}).get('fullgraph')})"
+    if signature is not None and is_dynamo_exception(signature) is None:
         mode = matching_mode(signature, modes)
         if mode is None and signature.innermost_library_frame is None:
             # Refused with no FlashInfer frame and no known shape: e.g. apply calls a kernel binding that is None
@@ -100,14 +96,12 @@ def decide(probe: Mapping[str, Any], modes: Mapping[str, Any]) -> Preflight:
                              None, signature, probe)
         known = f"the kit's {mode} signature" if mode else "a signature none of the kit's modes names (new shape)"
         return Preflight(Answer.WILL_CRASH, f"{dense.get('linear_method', 'the linear method')}.apply under "
-                         f"install_torch_compiled(fullgraph={(probe.get('compile') or {}).get('fullgraph')}) "
-                         f"raises {signature.short()}: {known}", mode, signature, probe)
+                         f"{compiled} raises {signature.short()}: {known}", mode, signature, probe)
     if cls in TRACED_CLASSES:
         if moe:
             return Preflight(Answer.UNKNOWN, f"the dense layers trace ({dense.get('linear_method')}), but the model "
                              f"routes to experts ({', '.join(moe)}) and the kit does not trace MoE methods yet",
                              None, None, probe)
-        return Preflight(Answer.OK, f"{dense.get('linear_method')}.apply traces under install_torch_compiled"
-                         f"(fullgraph={(probe.get('compile') or {}).get('fullgraph')})", None, None, probe)
+        return Preflight(Answer.OK, f"{dense.get('linear_method')}.apply traces under {compiled}", None, None, probe)
     return Preflight(Answer.UNKNOWN, f"the compiled region could not be judged here ({cls}): {where}",
                      None, signature, probe)

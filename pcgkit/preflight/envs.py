@@ -13,6 +13,8 @@ import dataclasses
 import hashlib
 import json
 import os
+import sys
+import time
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -55,13 +57,13 @@ def declared_pins(sglang: str, requires: dict) -> list[str]:
     return [r for r in release["requires"] if canonicalize_name(Requirement(r).name) in PIN_NAMES]
 
 
-def sweep_import_dependencies(sglang: str, path: Path | None = None) -> list[str]:
+def sweep_import_dependencies(sglang: str) -> list[str]:
     """import-deps of the case (fixtures/sglang_import_deps.toml) + the sweep's own extras for this sglang
     (fixtures/sglang_sweep_deps.toml): what a release's modules need to import on a machine without a GPU."""
     from pcgkit.matrix.deps import sglang_import_dependencies
 
     base = sglang_import_dependencies(sglang)
-    extra = sglang_import_dependencies(sglang, path or resources.fixture("sglang_sweep_deps.toml"))
+    extra = sglang_import_dependencies(sglang, resources.fixture("sglang_sweep_deps.toml"))
     return base + [p for p in extra if p not in base]
 
 
@@ -84,16 +86,12 @@ def size_forecast(built: list[int]) -> str:
 
 
 def _say(line: str) -> None:
-    import sys
-
     print(f"pcgkit preflight: {line}", file=sys.stderr, flush=True)
 
 
 def release_env(sglang: str) -> ReleaseEnv:
     """The built environment for an SGLang release (EnvironmentSetupError with uv's own line when it cannot be built).
     Before building it says what, how big and where; each step shows progress; the built size is printed after."""
-    import time
-
     from pcgkit.util import interpreters, proc
     from pcgkit.util.diskuse import human, usage
 

@@ -165,9 +165,8 @@ def auto_disable(args: argparse.Namespace, model_config) -> tuple[str | None, st
 
 
 def resolved_prefill_backend(args: argparse.Namespace, model_config) -> tuple[str | None, str]:
-    """(the prefill backend or None, how found): 0.5.14+ resolve the per-phase CUDA graph config in
-    `ServerArgs._handle_cuda_graph_config` (flags, deprecated aliases, defaults, the per-backend auto-disable rules,
-    validation); run here on a ServerArgs holding the parsed values, hardware questions answered as a CUDA machine."""
+    """(the prefill backend or None, how found): 0.5.14+'s `ServerArgs._handle_cuda_graph_config` (flags, aliases,
+    defaults, auto-disable rules), run on the parsed values with hardware questions answered as a CUDA machine."""
     from sglang.srt.server_args import ServerArgs
 
     if not hasattr(ServerArgs, "_handle_cuda_graph_config"):
@@ -214,10 +213,8 @@ LOADER = "srt/model_loader/loader.py"  # under the sglang package: where the mod
 
 
 def load_capability_check(model_config, sglang_root: Path) -> dict:
-    """The release's model-load check that the GPU is new enough for the quantization, with the release's own
-    operands: its `get_device_capability` (answered by the caller's simulation, or the real GPU's) and the
-    quantization config's own `get_min_capability()`. The comparison is the loader's (`capability_refusal`),
-    run only where this release's loader has it."""
+    """The release's model-load check that the GPU is new enough for the quantization (`capability_refusal`), where
+    its loader has one, with its own operands: `get_device_capability` and the quant config's `get_min_capability()`."""
     from pcgkit.preflight.resolve import capability_refusal
 
     if not model_config.quantization:

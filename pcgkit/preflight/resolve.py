@@ -1,12 +1,9 @@
 """What a launch turns on, from SGLang's parsed arguments and its per-release piecewise facts. Pure.
 
-`piecewise_state` answers "does this launch capture piecewise CUDA graphs with torch.compile?" from the
-release's own flag facts (pcgkit.sglang.facts.PiecewiseFlags, as a dict), the argument values the
-release's own parser produced, and which runner the release's capture code builds for them
-(pcgkit.sglang.runners.RunnerFacts, as a dict: read by the probe from the installed release, else from the
-wheel's table, and `runner_source` says which). SGLang's breakable CUDA graph runner uses no torch.compile, so a
-launch that builds it is never "on". SGLang's start-up auto-disable checks are run by the probe (they are SGLang's
-code) and reach this module as `auto_disabled` (0.5.10-0.5.13) or inside `resolved_prefill` (0.5.14+).
+`piecewise_state` answers "does this launch capture piecewise CUDA graphs with torch.compile?" (SGLang's breakable
+CUDA graph runner uses no torch.compile, so a launch that builds it is never "on"). SGLang's start-up auto-disable
+checks are run by the probe (they are SGLang's code) and reach this module as `auto_disabled` (0.5.10-0.5.13) or
+inside `resolved_prefill` (0.5.14+).
 """
 
 from __future__ import annotations
@@ -60,8 +57,9 @@ def piecewise_state(flags: Mapping[str, Any], parsed: Mapping[str, Any], auto_di
     """Whether this command line captures with torch.compile, and which runner capture builds. Pure.
 
     flags: PiecewiseFlags.to_dict(); parsed: vars(namespace); runners: pcgkit.sglang.runners.RunnerFacts.to_dict()
-    (None: not read, so a launch that names a breakable runner is not judged); resolved_prefill: the prefill backend
-    the release's own ServerArgs resolution gave (0.5.14+), which already holds its auto-disable rules."""
+    (None: not read, so a launch that names a breakable runner is not judged), read by the probe from the installed
+    release, else from the wheel's table (`runners_source` says which); resolved_prefill: the prefill backend the
+    release's own ServerArgs resolution gave (0.5.14+), which already holds its auto-disable rules."""
     state = flags.get("default_state")
     release = flags.get("sglang") or "this release"
     if state == NOT_SHIPPED:

@@ -90,14 +90,12 @@ def runner_fullgraph(root: Path) -> tuple[bool, str]:
 @contextlib.contextmanager
 def family_device(ctx: CaseContext, family: str) -> Iterator[None]:
     """Run the block as `family`: SM120 as the target gives it; SM90 simulated on the simulated target."""
-    if family == SM120:
-        if not ctx.simulated and ctx.device.family != 12:
-            raise NotApplicable(f"the SM120 dispatch needs an SM120 device; this is {ctx.device.label}")
-        yield
-        return
     if not ctx.simulated:
-        if ctx.device.family == 12:
+        if family == SM120 and ctx.device.family != 12:
+            raise NotApplicable(f"the SM120 dispatch needs an SM120 device; this is {ctx.device.label}")
+        if family != SM120 and ctx.device.family == 12:
             raise NotApplicable(f"the non-SM120 dispatch needs a non-SM120 device; this is {ctx.device.label}")
+    if not ctx.simulated or family == SM120:
         yield
         return
     from pcgkit.harness.simulate import simulated_sm120
@@ -219,13 +217,12 @@ def facts_evidence() -> dict:
     from pcgkit.sglang.dispatch import installed_dispatch
 
     facts: dict = {"sglang": installed_version("sglang")}
-    try:
-        facts["piecewise"] = sglang_facts.piecewise_flags().to_dict()
-    except Exception as exc:  # facts are evidence: a failure to read them is recorded, not fatal
-        facts["piecewise"] = {"error": f"{type(exc).__name__}: {exc}"}
-    try:
-        facts["fp4_dispatch"] = {fam: b.to_dict() for fam, b in installed_dispatch().items()}
-    except Exception as exc:
-        facts["fp4_dispatch"] = {"error": f"{type(exc).__name__}: {exc}"}
+    readers = {"piecewise": lambda: sglang_facts.piecewise_flags().to_dict(),
+               "fp4_dispatch": lambda: {fam: b.to_dict() for fam, b in installed_dispatch().items()}}
+    for key, read in readers.items():
+        try:
+            facts[key] = read()
+        except Exception as exc:  # facts are evidence: a failure to read them is recorded, not fatal
+            facts[key] = {"error": f"{type(exc).__name__}: {exc}"}
     return facts
 

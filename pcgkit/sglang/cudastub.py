@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import re
 import sys
 import types
@@ -60,10 +61,7 @@ def _raise_stub_called(message: str):
 
 
 class _StubModule(types.ModuleType):
-    def __getattr__(self, name: str) -> CudaOnlyPlaceholder:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return CudaOnlyPlaceholder(f"{self.__name__}.{name}")
+    __getattr__ = CudaOnlyPlaceholder.__getattr__  # reads `_qualname`, which create_module sets
 
 
 class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -74,6 +72,7 @@ class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         module = _StubModule(spec.name)
+        module._qualname = spec.name
         module.__path__ = []  # a package: submodule imports come back here
         return module
 
@@ -81,7 +80,7 @@ class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
 
-_MISSING_OP_RE = re.compile(r"'_OpNamespace' '(sgl_kernel)' object has no attribute '(\w+)'|(sgl_kernel)::(\w+)")
+_MISSING_OP_RE = re.compile(r"'_OpNamespace' 'sgl_kernel' object has no attribute '(\w+)'|sgl_kernel::(\w+)")
 
 
 def stub_reached(text: str) -> str | None:
@@ -89,8 +88,7 @@ def stub_reached(text: str) -> str | None:
     if STUB_MARKER in text:
         return text.split(f"{STUB_MARKER}: ", 1)[1].split(" ", 1)[0]
     if match := _MISSING_OP_RE.search(text):
-        namespace, op = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
-        return f"torch.ops.{namespace}.{op}"
+        return f"torch.ops.sgl_kernel.{match.group(1) or match.group(2)}"
     return None
 
 
@@ -112,8 +110,6 @@ def sgl_kernel_stubbed(always: bool = False) -> Iterator[bool]:
     real package picks its kernel build from the architecture it is told (sgl_kernel/load_utils.py: sm90/ for
     9.0, sm100/ for anything else), so under a simulated SM120 on the H200 it loads a build for neither the
     simulation nor the GPU (or, trimmed, none: "No module named 'common_ops'", measured 2026-12-02)."""
-    import importlib.util
-
     real = importlib.util.find_spec(STUBBED_PACKAGES[0]) is not None and STUBBED_PACKAGES[0] not in sys.modules
     if real and not always:
         yield False  # a real install (a GPU host): never shadow it

@@ -54,13 +54,8 @@ def quantize_callee(source: str) -> str:
     for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == LINEAR_METHOD):
         for fn in (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "apply"):
             for node in ast.walk(fn):
-                if (
-                    isinstance(node, ast.Assign)
-                    and isinstance(node.targets[0], ast.Tuple)
-                    and [getattr(e, "id", None) for e in node.targets[0].elts] == ["x_fp4", "x_scale_interleaved"]
-                    and isinstance(node.value, ast.Call)
-                    and isinstance(node.value.func, ast.Name)
-                ):
+                if (isinstance(node, ast.Assign) and ast.unparse(node).startswith("x_fp4, x_scale_interleaved = ")
+                        and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)):
                     return node.value.func.id
     raise DispatchNotFound(f"no `x_fp4, x_scale_interleaved = NAME(...)` in {LINEAR_METHOD}.apply")
 
@@ -145,19 +140,14 @@ def dispatch_from_sources(sources: dict[str, str]) -> dict[str, Fp4Binding]:
 
 
 class _SourceTree:
-    """sglang module name -> source text, read lazily from an installed package root."""
+    """sglang module name -> source text, read from an installed package root when asked."""
 
     def __init__(self, root: Path):
         self.root = root
-        self._cache: dict[str, str] = {}
 
     def get(self, module: str, default=None):
-        if module not in self._cache:
-            path = self.root.parent.joinpath(*module.split(".")).with_suffix(".py")
-            if not path.is_file():
-                return default
-            self._cache[module] = path.read_text(errors="replace")
-        return self._cache[module]
+        path = self.root.parent.joinpath(*module.split(".")).with_suffix(".py")
+        return path.read_text(errors="replace") if path.is_file() else default
 
 
 def installed_dispatch() -> dict[str, Fp4Binding]:

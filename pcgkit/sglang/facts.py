@@ -17,6 +17,7 @@ import argparse
 import dataclasses
 import importlib.util
 import re
+import sys
 from pathlib import Path
 from typing import Iterable
 
@@ -74,13 +75,8 @@ class PiecewiseFlags:
         unknown = set(data) - fields
         if unknown:
             raise ValueError(f"not PiecewiseFlags fields: {sorted(unknown)}")
-        return cls(**{
-            **data,
-            "all_flags": tuple(data.get("all_flags", ())),
-            "enable_argv": tuple(data.get("enable_argv", ())),
-            "force_argv": tuple(data.get("force_argv", ())),
-            "on_values": tuple(tuple(pair) for pair in data.get("on_values", ())),
-        })
+        lists = {key: tuple(data.get(key, ())) for key in ("all_flags", "enable_argv", "force_argv")}
+        return cls(**{**data, **lists, "on_values": tuple(tuple(pair) for pair in data.get("on_values", ()))})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,13 +167,8 @@ def _switch_flags(piecewise: list[ActionInfo], by_prefix: dict[str, ActionInfo |
     # where the default could not be read), the disable switch never.
     enable_argv = (enable.option_strings[0],) if enable is not None and state != ON_BY_DEFAULT else ()
     force_argv = (force.option_strings[0],) if force is not None and not force.deprecated else ()
-    on_values: tuple[tuple[str, object], ...] = ()
-    if enable is not None and enable_argv:
-        on_values += ((enable.dest, True),)
-    if disable is not None:
-        on_values += ((disable.dest, False),)
-    if force is not None and force_argv:
-        on_values += ((force.dest, True),)
+    passed = ((enable if enable_argv else None, True), (disable, False), (force if force_argv else None, True))
+    on_values = tuple((action.dest, value) for action, value in passed if action is not None)
     return PiecewiseFlags(
         sglang=sglang,
         default_state=state,
@@ -265,8 +256,6 @@ def _forget_partial_import(package: str) -> None:
     submodules imported so far; a later `import sglang.srt.x` then dies in importlib with
     KeyError('sglang') instead of the real ImportError. Only orphans are dropped.
     """
-    import sys
-
     if package in sys.modules:
         return
     for name in [n for n in sys.modules if n.startswith(package + ".")]:
@@ -298,12 +287,8 @@ def flags_from_source(
     sources: dict[str, str], sglang: str | None, prefill_default: str | None, import_error: str = "",
     origin: str = "",
 ) -> PiecewiseFlags:
-    """The same facts read from the source text of the parser's modules. Pure.
-
-    Used when `sglang.srt.server_args` cannot be imported here (`import_error` says why) or when
-    a release is read from its wheel without installing it (`origin` names the wheel); `source`
-    names the files and one of those, so the fact says it was not read from the parser object.
-    """
+    """The same facts read from the source text of the parser's modules, when `sglang.srt.server_args` cannot be
+    imported here (`import_error` says why) or a release is read from its wheel (`origin` names it). Pure."""
     text = "\n".join(sources.values())
     flags = sorted(set(_PIECEWISE_FLAG.findall(text)))
     actions = []
@@ -378,7 +363,5 @@ def derived_port_offsets() -> tuple[tuple[int, ...], str]:
     sources = _server_args_sources(root) if root is not None else {}
     if not sources:
         return KNOWN_DERIVED_PORT_OFFSETS, "no SGLang installed: the offsets read from 0.5.11/0.5.12's server_args.py"
-    offsets = set(KNOWN_DERIVED_PORT_OFFSETS[:1])
-    for text in sources.values():
-        offsets |= set(derived_port_offsets_from_source(text))
+    offsets = {0}.union(*(derived_port_offsets_from_source(text) for text in sources.values()))
     return tuple(sorted(offsets)), f"read from {', '.join(sorted(sources))} (sglang {installed_version('sglang')})"

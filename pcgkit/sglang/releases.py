@@ -1,15 +1,8 @@
-"""Every SGLang release in the matrix range, read from its own wheel (no install, no import).
-
-For each release the kit records what its own code says, so that no per-release statement is
-typed by hand:
-- its piecewise CUDA graph switch (pcgkit.sglang.facts.flags_from_source over the wheel's
-  server_args.py, arg_groups/ and cuda_graph_config.py): on by default, opt-in, or not shipped,
-  and the flag that turns it off;
-- whether it registers its own FP4 quantize op (`op_name="flashinfer_fp4_quantize"`, the change
-  that makes SGLang's dense NVFP4 call traceable) and whether anything in it calls FlashInfer's
-  `torch.ops.flashinfer.fp4_quantize` (it matters for "does upgrading FlashInfer alone help?");
-- which runner its piecewise/prefill capture builds and what the breakable runner refuses
-  (pcgkit.sglang.runners: `ReleaseFacts.runners`, each finding with its file:line in the wheel).
+"""Every SGLang release in the matrix range, as its own wheel states it (no install, no import), so that no
+per-release statement is typed by hand: its piecewise CUDA graph switch (pcgkit.sglang.facts.flags_from_source),
+whether it registers its own FP4 quantize op (what makes SGLang's dense NVFP4 call traceable) or calls FlashInfer's
+`torch.ops.flashinfer.fp4_quantize` (does upgrading FlashInfer alone help?), and which runner its piecewise/prefill
+capture builds (pcgkit.sglang.runners, each finding with its file:line in the wheel).
 
 The table lives in fixtures/sglang_releases.json, written by the workshop (`bin/pcgkit lab read-releases`,
 lab/sglang_releases.py: each wheel from `pip download --no-deps`, read as text). This module is its reader. Pure.

@@ -68,11 +68,8 @@ def _constructs_breakable(nodes: Iterable[ast.stmt]) -> bool:
 
 def _server_args_field(test: ast.expr) -> str | None:
     """`self.server_args.X` (or `server_args.X`) -> X; anything else None."""
-    if isinstance(test, ast.Attribute):
-        owner = test.value
-        if (isinstance(owner, ast.Attribute) and owner.attr == "server_args") or (
-                isinstance(owner, ast.Name) and owner.id == "server_args"):
-            return test.attr
+    if isinstance(test, ast.Attribute) and re.fullmatch(r"(.+\.)?server_args", ast.unparse(test.value)):
+        return test.attr
     return None
 
 
@@ -94,15 +91,8 @@ def _selection(path: str, tree: ast.AST) -> tuple[str, str, str | None, str] | N
 def _refuses_many_requests(function: ast.FunctionDef) -> int | None:
     """The line of `if <x>.batch_size > 1: return False` in this function, else None."""
     for node in ast.walk(function):
-        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)):
-            continue
-        test = node.test
-        left_ok = isinstance(test.left, ast.Attribute) and test.left.attr == "batch_size"
-        gt_one = (len(test.ops) == 1 and isinstance(test.ops[0], ast.Gt) and isinstance(test.comparators[0], ast.Constant)
-                  and test.comparators[0].value == 1)
-        returns_false = any(isinstance(s, ast.Return) and isinstance(s.value, ast.Constant) and s.value.value is False
-                            for s in node.body)
-        if left_ok and gt_one and returns_false:
+        if (isinstance(node, ast.If) and re.fullmatch(r".+\.batch_size > 1", ast.unparse(node.test))
+                and any(ast.unparse(s) == "return False" for s in node.body)):
             return node.lineno
     return None
 

@@ -82,7 +82,7 @@ def test_dev_zero_as_an_input_file_is_one_line(tmp_path, capsys, argv):
 def test_dev_zero_as_a_launch_file_is_one_line():
     """matrix --preflight /dev/zero: the launch file reader refuses a device in one line."""
     from pcgkit.errors import UsageError
-    from pcgkit.preflight.launchfile import load
+    from pcgkit.preflight.case import load
 
     with pytest.raises(UsageError, match="device"):
         load("/dev/zero")
