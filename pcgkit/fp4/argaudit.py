@@ -120,12 +120,12 @@ def _digest(tensor) -> str:
 def _storage(value) -> int | None:
     import torch
 
-    if isinstance(value, torch.Tensor):
-        try:
-            return value.untyped_storage().data_ptr()
-        except (RuntimeError, NotImplementedError):  # fake / meta tensors have no storage to point at
-            return None
-    return None
+    if not isinstance(value, torch.Tensor):
+        return None
+    try:
+        return value.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):  # fake / meta tensors have no storage to point at
+        return None
 
 
 def _summary(value, caller_storages: set[int]) -> Any:
@@ -168,23 +168,20 @@ def _annotations_of(code: CodeType) -> dict[str, str]:
     return found
 
 
+_SIMPLE_TYPES = {"bool": (bool,), "int": (int,), "float": (int, float)}
+
+
 def _fits(annotation: str | None, value: Any) -> bool:
     """Whether `value` fits a simple annotation (bool, int, float, Optional[...]); unknown ones fit. Pure."""
-    if annotation is None:
-        return True
-    text = annotation.replace(" ", "")
+    text = (annotation or "").replace(" ", "")
     optional = text.startswith("Optional[") or text.endswith("|None") or text.startswith("None|")
     core = text.removeprefix("Optional[").removesuffix("]") if text.startswith("Optional[") else (
         text.replace("|None", "").replace("None|", ""))
+    if core not in _SIMPLE_TYPES:
+        return True
     if value is None:
-        return optional or core not in ("bool", "int", "float")
-    if core == "bool":
-        return isinstance(value, bool)
-    if core == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if core == "float":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    return True
+        return optional
+    return isinstance(value, _SIMPLE_TYPES[core]) and (core == "bool" or not isinstance(value, bool))
 
 
 def _raised(exc: BaseException) -> str:
@@ -316,25 +313,20 @@ def audit(entry: Any, name: str, kernel_log: list[KernelCall], device: str = "cp
     table = variants(device)
     params = parameters_of(entry)
     audited = tuple(p for p in params if p in table)
-    not_audited = tuple(p for p in params if p not in table)
-
     runnable, how_called = runnable_here(entry) if device == "cpu" else (entry, "")
     base_kwargs = {p: table[p][0]() for p in audited}
-    seen: list[tuple[str, dict[str, Any]]] = []
-    refusals: list[str] = []
-    baseline, raw, raised, calls = record_call(runnable, base_kwargs, kernel_log)
-    seen += _kernel_args("every argument given", calls)
-    findings: list[str] = []  # misbindings first (the verdict's reason leads with the first), then the rest
-    typed: list[str] = []
-    if raised is not None:
-        findings.append(f"the call with every argument given raised {_raised(raised)}")
-    typed += annotation_findings(raw, baseline)
     leading = {p: base_kwargs[p] for p in params[:2] if p in base_kwargs}  # apply()'s call: (x, input_scale_inv)
-    short, short_raw, short_raised, calls = record_call(runnable, leading, kernel_log)
-    seen += _kernel_args(f"only {', '.join(leading)} given", calls)
+    only = f"only {', '.join(leading)}"
+    baseline, raw, raised, calls = record_call(runnable, base_kwargs, kernel_log)
+    short, short_raw, short_raised, short_calls = record_call(runnable, leading, kernel_log)
+    seen = _kernel_args("every argument given", calls) + _kernel_args(f"{only} given", short_calls)
+    refusals: list[str] = []
+    # misbindings first (the verdict's reason leads with the first), then the annotation findings
+    findings = [] if raised is None else [f"the call with every argument given raised {_raised(raised)}"]
+    typed = annotation_findings(raw, baseline)
     if short_raised is not None:
-        typed.append(f"the call with only {', '.join(leading)} raised {_raised(short_raised)}")
-    typed += [f"with only {', '.join(leading)} given: {f}" for f in annotation_findings(short_raw, short)]
+        typed.append(f"the call with {only} raised {_raised(short_raised)}")
+    typed += [f"with {only} given: {f}" for f in annotation_findings(short_raw, short)]
     if raised is None:
         for parameter in audited:
             changed_kwargs = {**base_kwargs, parameter: table[parameter][1]()}
@@ -347,7 +339,7 @@ def audit(entry: Any, name: str, kernel_log: list[KernelCall], device: str = "cp
                 continue
             refusals += [f"changing {parameter} alone: the kernel refused ({r})" for r in refused]
             findings += compare(parameter, baseline, changed)
-    return ArgumentAudit(name, audited, not_audited, tuple(b.where for b in baseline),
+    return ArgumentAudit(name, audited, tuple(p for p in params if p not in table), tuple(b.where for b in baseline),
                          tuple(dict.fromkeys(findings + typed)), how_called=how_called, label=label,
                          kernel_refusals=tuple(refusals), kernel_args=tuple(seen))
 
