@@ -31,7 +31,8 @@ from collections.abc import Callable, Mapping
 from types import CodeType, FrameType
 from typing import Any
 
-from pcgkit.fp4.fake_shapes import KernelCall
+from pcgkit.fp4.fake_shapes import KernelCall, recording_jit_modules
+from pcgkit.harness.simulate import simulated_sm120
 
 LABEL = ("argument audit (simulated SM120: FlashInfer's own Python over a recording kernel; "
          "each parameter changed alone, checked at every Python call boundary and the kernel boundary)")
@@ -346,9 +347,6 @@ def audit(entry: Any, name: str, kernel_log: list[KernelCall], device: str = "cp
 
 def audit_flashinfer_entry(entry: Any, name: str) -> ArgumentAudit:
     """`audit` with FlashInfer's JIT modules recording and the hardware answered as SM120 (any machine)."""
-    from pcgkit.fp4.fake_shapes import recording_jit_modules
-    from pcgkit.harness.simulate import simulated_sm120
-
     log: list[KernelCall] = []
     with simulated_sm120(), recording_jit_modules(log):
         return audit(entry, name, log)
@@ -358,9 +356,6 @@ def fake_execution(entry: Any, name: str) -> tuple[str, ...]:
     """Findings from running `entry` under FakeTensorMode (its fake, or its Python over fake tensors) with
     the leading arguments alone and with every argument given: a TypeError or a schema mismatch is one."""
     from torch._subclasses.fake_tensor import FakeTensorMode
-
-    from pcgkit.fp4.fake_shapes import recording_jit_modules
-    from pcgkit.harness.simulate import simulated_sm120
 
     table = variants()
     params = parameters_of(entry)

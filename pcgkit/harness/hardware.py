@@ -103,13 +103,9 @@ def _found(devices: tuple[Device, ...]) -> str:
 
 def missing_hardware_reason(marker: str, devices: tuple[Device, ...]) -> str | None:
     """Why a test with this hardware marker cannot run on these devices; None when it can."""
-    if marker == "sm120":
-        if any(d.family == SM120_FAMILY for d in devices):
-            return None
+    if marker == "sm120" and not any(d.family == SM120_FAMILY for d in devices):
         return f"requires SM120 (compute capability 12.x); {_found(devices)}"
-    if marker == "gpu":
-        if devices:
-            return None
+    if marker == "gpu" and not devices:
         return f"requires a real CUDA GPU; {_found(devices)}"
     return None
 
