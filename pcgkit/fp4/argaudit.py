@@ -74,6 +74,7 @@ class Boundary:
     names: tuple[str, ...]
     values: tuple[Any, ...]  # comparable summaries (see _summary), parallel to names
     annotations: tuple[str | None, ...] = ()  # Python frames: each parameter's annotation text
+    bound: tuple[Any, ...] = ()  # Python frames: the values themselves, for the annotation check
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,10 +191,9 @@ def _raised(exc: BaseException) -> str:
 
 
 def record_call(run: Callable[..., Any], kwargs: Mapping[str, Any], kernel_log: list[KernelCall]
-                ) -> tuple[list[Boundary], list[tuple[str, str, Any]], BaseException | None, list[KernelCall]]:
+                ) -> tuple[list[Boundary], BaseException | None, list[KernelCall]]:
     """Run `run(**kwargs)` once; return the boundaries it crossed (Python frames that received one of the caller's
-    tensors by a named parameter, then each kernel call), the raw (where, name, value) of Python parameters
-    (for the annotation check), what it raised (None if nothing) and the kernel calls it made."""
+    tensors by a named parameter, then each kernel call), what it raised (None if nothing) and its kernel calls."""
     storages = {s for s in (_storage(v) for v in kwargs.values()) if s is not None}
     frames: list[tuple[str, CodeType, dict[str, Any]]] = []
     skip = _skip_dirs()
@@ -221,18 +221,17 @@ def record_call(run: Callable[..., Any], kwargs: Mapping[str, Any], kernel_log: 
         raised = exc
     finally:
         sys.setprofile(previous)
-    boundaries, raw = [], []
+    boundaries = []
     for where, code, bound in frames:
         notes = _annotations_of(code)
         names = tuple(bound)
         boundaries.append(Boundary(where, names, tuple(_summary(bound[n], storages) for n in names),
-                                   tuple(notes.get(n) for n in names)))
-        raw += [(where, n, bound[n]) for n in names]
+                                   tuple(notes.get(n) for n in names), tuple(bound.values())))
     for k in kernel_log[start:]:
         names = k.arg_names + tuple(k.kwargs)
         values = (*k.args, *k.kwargs.values())
         boundaries.append(Boundary(f"kernel {k.kernel}", names, tuple(_summary(v, storages) for v in values)))
-    return boundaries, raw, raised, kernel_log[start:]
+    return boundaries, raised, kernel_log[start:]
 
 
 def compare(parameter: str, baseline: list[Boundary], changed: list[Boundary]) -> list[str]:
@@ -254,11 +253,10 @@ def compare(parameter: str, baseline: list[Boundary], changed: list[Boundary]) -
     return findings
 
 
-def annotation_findings(raw: list[tuple[str, str, Any]], boundaries: list[Boundary]) -> list[str]:
+def annotation_findings(boundaries: list[Boundary]) -> list[str]:
     """Bound values that do not fit their parameter's annotation (None reaching a `bool`). Pure."""
-    notes = {(b.where, n): a for b in boundaries for n, a in zip(b.names, b.annotations)}
-    return [f"{name}={value!r} reaches {where}, annotated {notes[(where, name)]}"
-            for where, name, value in raw if not _fits(notes.get((where, name)), value)]
+    return [f"{name}={value!r} reaches {b.where}, annotated {note}" for b in boundaries
+            for name, note, value in zip(b.names, b.annotations, b.bound) if not _fits(note, value)]
 
 
 def _overload_of(entry: Any) -> Any:
@@ -318,20 +316,20 @@ def audit(entry: Any, name: str, kernel_log: list[KernelCall], device: str = "cp
     base_kwargs = {p: table[p][0]() for p in audited}
     leading = {p: base_kwargs[p] for p in params[:2] if p in base_kwargs}  # apply()'s call: (x, input_scale_inv)
     only = f"only {', '.join(leading)}"
-    baseline, raw, raised, calls = record_call(runnable, base_kwargs, kernel_log)
-    short, short_raw, short_raised, short_calls = record_call(runnable, leading, kernel_log)
+    baseline, raised, calls = record_call(runnable, base_kwargs, kernel_log)
+    short, short_raised, short_calls = record_call(runnable, leading, kernel_log)
     seen = _kernel_args("every argument given", calls) + _kernel_args(f"{only} given", short_calls)
     refusals: list[str] = []
     # misbindings first (the verdict's reason leads with the first), then the annotation findings
     findings = [] if raised is None else [f"the call with every argument given raised {_raised(raised)}"]
-    typed = annotation_findings(raw, baseline)
+    typed = annotation_findings(baseline)
     if short_raised is not None:
         typed.append(f"the call with {only} raised {_raised(short_raised)}")
-    typed += [f"with {only} given: {f}" for f in annotation_findings(short_raw, short)]
+    typed += [f"with {only} given: {f}" for f in annotation_findings(short)]
     if raised is None:
         for parameter in audited:
             changed_kwargs = {**base_kwargs, parameter: table[parameter][1]()}
-            changed, _, changed_raised, calls = record_call(runnable, changed_kwargs, kernel_log)
+            changed, changed_raised, calls = record_call(runnable, changed_kwargs, kernel_log)
             if parameter == "enable_pdl":
                 seen += _kernel_args("enable_pdl changed alone", calls)
             refused = [k.raised for k in calls if k.raised]
