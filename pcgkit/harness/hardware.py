@@ -82,16 +82,14 @@ def detect_cuda_devices() -> tuple[Device, ...]:
     """Real CUDA devices seen by torch; empty when torch is absent or sees none."""
     try:
         import torch
-    except Exception:  # the kit must still describe a machine whose torch is broken
-        return ()
-    try:
+
         if not torch.cuda.is_available():
             return ()
         return tuple(
             Device(torch.cuda.get_device_name(i), tuple(torch.cuda.get_device_capability(i)))  # type: ignore[arg-type]  # (major, minor)
             for i in range(torch.cuda.device_count())
         )
-    except Exception:
+    except Exception:  # the kit must still describe a machine whose torch is broken
         return ()
 
 
