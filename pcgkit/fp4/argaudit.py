@@ -31,7 +31,8 @@ from collections.abc import Callable, Mapping
 from types import CodeType, FrameType
 from typing import Any
 
-from pcgkit.fp4.fake_shapes import KernelCall
+from pcgkit.fp4.fake_shapes import KernelCall, recording_jit_modules
+from pcgkit.harness.simulate import simulated_sm120
 
 LABEL = ("argument audit (simulated SM120: FlashInfer's own Python over a recording kernel; "
          "each parameter changed alone, checked at every Python call boundary and the kernel boundary)")
@@ -73,6 +74,7 @@ class Boundary:
     names: tuple[str, ...]
     values: tuple[Any, ...]  # comparable summaries (see _summary), parallel to names
     annotations: tuple[str | None, ...] = ()  # Python frames: each parameter's annotation text
+    bound: tuple[Any, ...] = ()  # Python frames: the values themselves, for the annotation check
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,12 +122,12 @@ def _digest(tensor) -> str:
 def _storage(value) -> int | None:
     import torch
 
-    if isinstance(value, torch.Tensor):
-        try:
-            return value.untyped_storage().data_ptr()
-        except (RuntimeError, NotImplementedError):  # fake / meta tensors have no storage to point at
-            return None
-    return None
+    if not isinstance(value, torch.Tensor):
+        return None
+    try:
+        return value.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):  # fake / meta tensors have no storage to point at
+        return None
 
 
 def _summary(value, caller_storages: set[int]) -> Any:
@@ -168,23 +170,20 @@ def _annotations_of(code: CodeType) -> dict[str, str]:
     return found
 
 
+_SIMPLE_TYPES = {"bool": (bool,), "int": (int,), "float": (int, float)}
+
+
 def _fits(annotation: str | None, value: Any) -> bool:
     """Whether `value` fits a simple annotation (bool, int, float, Optional[...]); unknown ones fit. Pure."""
-    if annotation is None:
-        return True
-    text = annotation.replace(" ", "")
+    text = (annotation or "").replace(" ", "")
     optional = text.startswith("Optional[") or text.endswith("|None") or text.startswith("None|")
     core = text.removeprefix("Optional[").removesuffix("]") if text.startswith("Optional[") else (
         text.replace("|None", "").replace("None|", ""))
+    if core not in _SIMPLE_TYPES:
+        return True
     if value is None:
-        return optional or core not in ("bool", "int", "float")
-    if core == "bool":
-        return isinstance(value, bool)
-    if core == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if core == "float":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    return True
+        return optional
+    return isinstance(value, _SIMPLE_TYPES[core]) and (core == "bool" or not isinstance(value, bool))
 
 
 def _raised(exc: BaseException) -> str:
@@ -192,10 +191,9 @@ def _raised(exc: BaseException) -> str:
 
 
 def record_call(run: Callable[..., Any], kwargs: Mapping[str, Any], kernel_log: list[KernelCall]
-                ) -> tuple[list[Boundary], list[tuple[str, str, Any]], BaseException | None, list[KernelCall]]:
+                ) -> tuple[list[Boundary], BaseException | None, list[KernelCall]]:
     """Run `run(**kwargs)` once; return the boundaries it crossed (Python frames that received one of the caller's
-    tensors by a named parameter, then each kernel call), the raw (where, name, value) of Python parameters
-    (for the annotation check), what it raised (None if nothing) and the kernel calls it made."""
+    tensors by a named parameter, then each kernel call), what it raised (None if nothing) and its kernel calls."""
     storages = {s for s in (_storage(v) for v in kwargs.values()) if s is not None}
     frames: list[tuple[str, CodeType, dict[str, Any]]] = []
     skip = _skip_dirs()
@@ -223,18 +221,17 @@ def record_call(run: Callable[..., Any], kwargs: Mapping[str, Any], kernel_log: 
         raised = exc
     finally:
         sys.setprofile(previous)
-    boundaries, raw = [], []
+    boundaries = []
     for where, code, bound in frames:
         notes = _annotations_of(code)
         names = tuple(bound)
         boundaries.append(Boundary(where, names, tuple(_summary(bound[n], storages) for n in names),
-                                   tuple(notes.get(n) for n in names)))
-        raw += [(where, n, bound[n]) for n in names]
+                                   tuple(notes.get(n) for n in names), tuple(bound.values())))
     for k in kernel_log[start:]:
         names = k.arg_names + tuple(k.kwargs)
         values = (*k.args, *k.kwargs.values())
         boundaries.append(Boundary(f"kernel {k.kernel}", names, tuple(_summary(v, storages) for v in values)))
-    return boundaries, raw, raised, kernel_log[start:]
+    return boundaries, raised, kernel_log[start:]
 
 
 def compare(parameter: str, baseline: list[Boundary], changed: list[Boundary]) -> list[str]:
@@ -256,11 +253,10 @@ def compare(parameter: str, baseline: list[Boundary], changed: list[Boundary]) -
     return findings
 
 
-def annotation_findings(raw: list[tuple[str, str, Any]], boundaries: list[Boundary]) -> list[str]:
+def annotation_findings(boundaries: list[Boundary]) -> list[str]:
     """Bound values that do not fit their parameter's annotation (None reaching a `bool`). Pure."""
-    notes = {(b.where, n): a for b in boundaries for n, a in zip(b.names, b.annotations)}
-    return [f"{name}={value!r} reaches {where}, annotated {notes[(where, name)]}"
-            for where, name, value in raw if not _fits(notes.get((where, name)), value)]
+    return [f"{name}={value!r} reaches {b.where}, annotated {note}" for b in boundaries
+            for name, note, value in zip(b.names, b.annotations, b.bound) if not _fits(note, value)]
 
 
 def _overload_of(entry: Any) -> Any:
@@ -316,29 +312,24 @@ def audit(entry: Any, name: str, kernel_log: list[KernelCall], device: str = "cp
     table = variants(device)
     params = parameters_of(entry)
     audited = tuple(p for p in params if p in table)
-    not_audited = tuple(p for p in params if p not in table)
-
     runnable, how_called = runnable_here(entry) if device == "cpu" else (entry, "")
     base_kwargs = {p: table[p][0]() for p in audited}
-    seen: list[tuple[str, dict[str, Any]]] = []
-    refusals: list[str] = []
-    baseline, raw, raised, calls = record_call(runnable, base_kwargs, kernel_log)
-    seen += _kernel_args("every argument given", calls)
-    findings: list[str] = []  # misbindings first (the verdict's reason leads with the first), then the rest
-    typed: list[str] = []
-    if raised is not None:
-        findings.append(f"the call with every argument given raised {_raised(raised)}")
-    typed += annotation_findings(raw, baseline)
     leading = {p: base_kwargs[p] for p in params[:2] if p in base_kwargs}  # apply()'s call: (x, input_scale_inv)
-    short, short_raw, short_raised, calls = record_call(runnable, leading, kernel_log)
-    seen += _kernel_args(f"only {', '.join(leading)} given", calls)
+    only = f"only {', '.join(leading)}"
+    baseline, raised, calls = record_call(runnable, base_kwargs, kernel_log)
+    short, short_raised, short_calls = record_call(runnable, leading, kernel_log)
+    seen = _kernel_args("every argument given", calls) + _kernel_args(f"{only} given", short_calls)
+    refusals: list[str] = []
+    # misbindings first (the verdict's reason leads with the first), then the annotation findings
+    findings = [] if raised is None else [f"the call with every argument given raised {_raised(raised)}"]
+    typed = annotation_findings(baseline)
     if short_raised is not None:
-        typed.append(f"the call with only {', '.join(leading)} raised {_raised(short_raised)}")
-    typed += [f"with only {', '.join(leading)} given: {f}" for f in annotation_findings(short_raw, short)]
+        typed.append(f"the call with {only} raised {_raised(short_raised)}")
+    typed += [f"with {only} given: {f}" for f in annotation_findings(short)]
     if raised is None:
         for parameter in audited:
             changed_kwargs = {**base_kwargs, parameter: table[parameter][1]()}
-            changed, _, changed_raised, calls = record_call(runnable, changed_kwargs, kernel_log)
+            changed, changed_raised, calls = record_call(runnable, changed_kwargs, kernel_log)
             if parameter == "enable_pdl":
                 seen += _kernel_args("enable_pdl changed alone", calls)
             refused = [k.raised for k in calls if k.raised]
@@ -347,16 +338,13 @@ def audit(entry: Any, name: str, kernel_log: list[KernelCall], device: str = "cp
                 continue
             refusals += [f"changing {parameter} alone: the kernel refused ({r})" for r in refused]
             findings += compare(parameter, baseline, changed)
-    return ArgumentAudit(name, audited, not_audited, tuple(b.where for b in baseline),
+    return ArgumentAudit(name, audited, tuple(p for p in params if p not in table), tuple(b.where for b in baseline),
                          tuple(dict.fromkeys(findings + typed)), how_called=how_called, label=label,
                          kernel_refusals=tuple(refusals), kernel_args=tuple(seen))
 
 
 def audit_flashinfer_entry(entry: Any, name: str) -> ArgumentAudit:
     """`audit` with FlashInfer's JIT modules recording and the hardware answered as SM120 (any machine)."""
-    from pcgkit.fp4.fake_shapes import recording_jit_modules
-    from pcgkit.harness.simulate import simulated_sm120
-
     log: list[KernelCall] = []
     with simulated_sm120(), recording_jit_modules(log):
         return audit(entry, name, log)
@@ -366,9 +354,6 @@ def fake_execution(entry: Any, name: str) -> tuple[str, ...]:
     """Findings from running `entry` under FakeTensorMode (its fake, or its Python over fake tensors) with
     the leading arguments alone and with every argument given: a TypeError or a schema mismatch is one."""
     from torch._subclasses.fake_tensor import FakeTensorMode
-
-    from pcgkit.fp4.fake_shapes import recording_jit_modules
-    from pcgkit.harness.simulate import simulated_sm120
 
     table = variants()
     params = parameters_of(entry)

@@ -25,11 +25,10 @@ KERNEL_MIN_MAJOR = 10
 def check_call_path(ctx: CaseContext, entry: Any, name: str) -> tuple[str | None, str]:
     """The argument audit and the fake execution of `entry` (evidence recorded): (what failed or None, how it ran)."""
     from pcgkit.fp4.argaudit import SHORT, audit_flashinfer_entry, fake_execution
+    from pcgkit.fp4.fake_shapes import flashinfer_python_fp4_quantize
 
     audit = audit_flashinfer_entry(entry, name)
     ctx.evidence["argument_audit"] = audit.to_dict()
-    from pcgkit.fp4.fake_shapes import flashinfer_python_fp4_quantize
-
     wrapper = flashinfer_python_fp4_quantize()
     fake = fake_execution(entry, name) + fake_execution(wrapper, f"FlashInfer's Python {wrapper.__module__}.fp4_quantize")
     ctx.evidence["fake_execution"] = {"entry": name, "also": "FlashInfer's Python fp4_quantize", "findings": list(fake)}
@@ -74,6 +73,7 @@ def check_on_gpu(ctx: CaseContext, original: Callable, op, fake: Callable | None
     from pcgkit.fp4.reference import global_scale_for, reference_problems
 
     problems, failures = [], []
+    unit = torch.ones(1, dtype=torch.float32, device=ctx.torch_device)
     run_failure, _ = check_call_path(ctx, entry, name)
     if run_failure:
         failures.append(run_failure)
@@ -86,8 +86,7 @@ def check_on_gpu(ctx: CaseContext, original: Callable, op, fake: Callable | None
         checks: tuple[str, ...] = ("test_schema", "test_autograd_registration", "test_faketensor")
         if kernel_writes:  # aot_dispatch compares output values: uninitialized memory on older archs
             checks += ("test_aot_dispatch_dynamic",)
-        scale = torch.ones(1, dtype=torch.float32, device=ctx.torch_device)
-        opcheck = {k: str(v) for k, v in torch.library.opcheck(op, (x, scale), test_utils=checks).items()}
+        opcheck = {k: str(v) for k, v in torch.library.opcheck(op, (x, unit), test_utils=checks).items()}
         ctx.evidence["opcheck"] = opcheck
         if any(status != "SUCCESS" for status in opcheck.values()):
             problems.append(f"opcheck: {opcheck}")
@@ -99,7 +98,6 @@ def check_on_gpu(ctx: CaseContext, original: Callable, op, fake: Callable | None
         return RunCheck(compared=False, problem="; ".join(problems) or None, run_failure="; ".join(failures) or None,
                         ran=ran, numbers=numbers)
     x2d = x.view(-1, x.shape[-1])
-    unit = torch.ones(1, dtype=torch.float32, device=ctx.torch_device)
     eager = original(x2d, unit)
     identical = all(torch.equal(a, b) for a, b in zip(compiled_output, eager))
     ctx.evidence["bit_identical"] = identical

@@ -114,12 +114,9 @@ def quantize(
     is_sf_swizzled_layout: bool = True,
     is_sf_8x4_layout: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(packed values [M, K/2] uint8, scales uint8) shaped as flashinfer.fp4_quantize returns them.
-
-    x: [M, K] fp16/bf16/fp32, row-major, K a multiple of 16. Scales come back reshaped to
-    (-1, K/16) like FlashInfer's wrapper does (which fails, as there, when the padded swizzled
-    size is not a multiple of K/16).
-    """
+    """(packed values [M, K/2] uint8, scales uint8) shaped as flashinfer.fp4_quantize returns them, for x [M, K]
+    row-major, K a multiple of 16: scales reshaped to (-1, K/16) as FlashInfer's wrapper does (failing, as there,
+    when the padded swizzled size is not a multiple of K/16)."""
     if x.dim() != 2 or x.shape[-1] % SF_VEC_SIZE:
         raise ValueError(f"expected [M, K] with K a multiple of {SF_VEC_SIZE}, got {tuple(x.shape)}")
     rows, cols = x.shape

@@ -75,6 +75,4 @@ def cuda_toolkit_root() -> str | None:
     if os.environ.get("CUDA_HOME"):
         return os.environ["CUDA_HOME"]
     nvcc = shutil.which("nvcc")
-    if nvcc:
-        return str(Path(nvcc).resolve().parent.parent)
-    return None
+    return str(Path(nvcc).resolve().parent.parent) if nvcc else None

@@ -82,16 +82,14 @@ def detect_cuda_devices() -> tuple[Device, ...]:
     """Real CUDA devices seen by torch; empty when torch is absent or sees none."""
     try:
         import torch
-    except Exception:  # the kit must still describe a machine whose torch is broken
-        return ()
-    try:
+
         if not torch.cuda.is_available():
             return ()
         return tuple(
             Device(torch.cuda.get_device_name(i), tuple(torch.cuda.get_device_capability(i)))  # type: ignore[arg-type]  # (major, minor)
             for i in range(torch.cuda.device_count())
         )
-    except Exception:
+    except Exception:  # the kit must still describe a machine whose torch is broken
         return ()
 
 
@@ -103,13 +101,9 @@ def _found(devices: tuple[Device, ...]) -> str:
 
 def missing_hardware_reason(marker: str, devices: tuple[Device, ...]) -> str | None:
     """Why a test with this hardware marker cannot run on these devices; None when it can."""
-    if marker == "sm120":
-        if any(d.family == SM120_FAMILY for d in devices):
-            return None
+    if marker == "sm120" and not any(d.family == SM120_FAMILY for d in devices):
         return f"requires SM120 (compute capability 12.x); {_found(devices)}"
-    if marker == "gpu":
-        if devices:
-            return None
+    if marker == "gpu" and not devices:
         return f"requires a real CUDA GPU; {_found(devices)}"
     return None
 

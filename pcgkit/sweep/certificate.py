@@ -169,10 +169,8 @@ def render_section(certificates: Sequence[Mapping], md=plain, heading: str = "##
 
 
 def compile_unsafe_calls(certificates: Iterable[Mapping], flashinfer_version: str) -> list[dict]:
-    """For triage's `related` diagnosis and the advice: the FlashInfer calls the certificate of this
-    release found breaking in a JIT loader under fullgraph ("not compile-safe on this release"), each
-    with its evidence (release, arch, simulated or real, the certificate's date). [] when no whole
-    certificate of that release exists (then nothing is claimed). Pure."""
+    """The calls this release's whole certificates found breaking in a JIT loader (triage's `related`, the advice),
+    each with its evidence (release, arch, simulated or real, date); [] claims nothing. Pure."""
     out = []
     for cert in certificates:
         if cert.get("flashinfer") != flashinfer_version or cert.get("scope", "all") != "all":

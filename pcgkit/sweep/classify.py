@@ -122,13 +122,12 @@ def _where(signature: Signature) -> str:
     return " ".join(p for p in parts if p) or signature.message_head[:120]
 
 
+_CLASS_OF_UNTRACED = {"missing": SweepClass.NOT_APPLICABLE, "build-error": SweepClass.ERROR, "needs-gpu": SweepClass.NEEDS_GPU}
+
+
 def classify(obs: Observation) -> Classification:
-    if obs.status == "missing":
-        return Classification(SweepClass.NOT_APPLICABLE, obs.reason)
-    if obs.status == "build-error":
-        return Classification(SweepClass.ERROR, obs.reason)
-    if obs.status == "needs-gpu":
-        return Classification(SweepClass.NEEDS_GPU, obs.reason)
+    if obs.status in _CLASS_OF_UNTRACED:
+        return Classification(_CLASS_OF_UNTRACED[obs.status], obs.reason)
     fake_refusal = next(((e, d) for e, d, fake in obs.refused if fake), None)
     if fake_refusal:
         return Classification(SweepClass.FAKE_REACHES_KERNEL, f"guard refused {fake_refusal[0]} {fake_refusal[1]}")

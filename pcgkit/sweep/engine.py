@@ -72,8 +72,7 @@ def resolve(target: str) -> Any:
             raise MissingTarget(f"torch.ops.{namespace} has no {op!r} in this release")
         return getattr(getattr(torch.ops, namespace), op)
     parts = target.split(".")
-    module = importlib.import_module(parts[0])
-    obj: Any = module
+    obj: Any = importlib.import_module(parts[0])
     for depth, name in enumerate(parts[1:], start=1):
         if not hasattr(obj, name):
             raise MissingTarget(f"{'.'.join(parts[:depth])} has no attribute {name!r}")

@@ -42,18 +42,14 @@ def readiness(results: Iterable[Mapping]) -> str:
 def entry_table(results: Sequence[Mapping]) -> str:
     """One row per entry point: class per arch, where (first arch's), public expectation and agreement."""
     arches = sorted({r["arch"] for r in results}, reverse=True)
-    by_entry: dict[str, dict[str, Mapping]] = defaultdict(dict)
-    order: list[str] = []
+    by_entry: dict[str, dict[str, Mapping]] = defaultdict(dict)  # in the order entries first appear
     for r in results:
-        if r["entry_id"] not in by_entry:
-            order.append(r["entry_id"])
         by_entry[r["entry_id"]][r["arch"]] = r
     lines = [
         "| entry point | family | " + " | ".join(arches) + " | where | public expectation | agrees |",
         "|" + "---|" * (5 + len(arches)),
     ]
-    for entry_id in order:
-        row = by_entry[entry_id]
+    for entry_id, row in by_entry.items():
         first = row[arches[0]] if arches[0] in row else next(iter(row.values()))
         classes = " | ".join(row[a]["classification"]["class"] if a in row else "" for a in arches)
         where = first["classification"]["where"].replace("|", "/")[:90]
