@@ -163,8 +163,9 @@ def test_case_container_is_locked_down(client, cell_image):
         "except OSError as e:\n print('net no', e)"
     )
     with engine.output_volume(client) as volume:
-        settings = plan.RunSettings(cell_image.id, (), volume, gpus=False, environment={}, labels={"pcgkit.test": "1"})
-        kwargs = {**settings.create_kwargs(), "entrypoint": ["/opt/pcgkit/venv/bin/python", "-c", probe]}
+        settings = plan.container_kwargs(cell_image.id, (), volume, gpus=False, environment={},
+                                         labels={"pcgkit.test": "1"})
+        kwargs = {**settings, "entrypoint": ["/opt/pcgkit/venv/bin/python", "-c", probe]}
         with engine.running(client, kwargs) as container:
             exited = engine.wait(container, 60, Path(os.devnull))
             logs = container.logs().decode()
@@ -176,9 +177,9 @@ def test_case_container_is_locked_down(client, cell_image):
 def test_hung_container_is_killed_and_removed(client, cell_image):
     """Past the hard limit the container is killed (not just the HTTP wait) and then removed."""
     with engine.output_volume(client) as volume:
-        settings = plan.RunSettings(cell_image.id, (), volume, gpus=False, environment={},
-                                    labels={"pcgkit.test": "hang"})
-        kwargs = {**settings.create_kwargs(), "entrypoint": ["sleep", "600"]}
+        settings = plan.container_kwargs(cell_image.id, (), volume, gpus=False, environment={},
+                                         labels={"pcgkit.test": "hang"})
+        kwargs = {**settings, "entrypoint": ["sleep", "600"]}
         with engine.running(client, kwargs) as container:
             exited = engine.wait(container, 5, Path(os.devnull))
             container.reload()

@@ -117,14 +117,13 @@ def test_write_context_holds_the_kit_and_build_aids_only(tmp_path):
 
 def test_run_settings_lock_the_container_down():
     """No network, non-root, read-only root, only the output volume writable, GPUs only when asked."""
-    settings = plan.RunSettings("img", ("--timeout", "5"), "vol", gpus=False, environment={}, labels={})
-    kwargs = settings.create_kwargs()
+    kwargs = plan.container_kwargs("img", ("--timeout", "5"), "vol", gpus=False, environment={}, labels={})
     assert kwargs["network_mode"] == "none" and kwargs["read_only"] is True
     assert kwargs["user"] == plan.CONTAINER_USER != "root"
     assert kwargs["volumes"] == {"vol": {"bind": "/out", "mode": "rw"}}
     assert kwargs["tmpfs"]["/tmp"].split(",")[:2] == ["rw", "exec"]  # JIT modules are loaded from /tmp
     assert "device_requests" not in kwargs
-    gpu = plan.RunSettings("img", (), "vol", gpus=True, environment={}, labels={}).create_kwargs()
+    gpu = plan.container_kwargs("img", (), "vol", gpus=True, environment={}, labels={})
     assert gpu["device_requests"] == [{"Driver": "", "Count": -1, "Capabilities": [["gpu"]]}]
 
 

@@ -49,7 +49,6 @@ def site_packages(env_dir: Path) -> list[Path]:
 
 
 def _name_version(metadata: Path) -> tuple[str, str] | None:
-    """Name and Version from a METADATA file's header (the first blank line ends it)."""
     name = version = None
     with open(metadata, encoding="utf-8", errors="replace") as fh:
         for line in fh:
