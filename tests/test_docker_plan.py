@@ -266,7 +266,7 @@ def test_existing_cells_are_an_error_for_the_docker_backend(tmp_path):
     """A host interpreter cannot run in an image: the cell is an error with that reason, not a crash."""
     from pcgkit.matrix.backends.base import BackendConfig
 
-    run = loop.runner_for(backend_docker.DockerBackend(backend_docker.DockerConfig()))
+    run = loop.CellLoop(backend_docker.DockerBackend(backend_docker.DockerConfig()))
     outcome = run(Cell(id="here", kind="existing", interpreter="/usr/bin/python3"),
                   BackendConfig(cells_root=tmp_path, backend="docker"))
     assert outcome.is_error and "existing" in outcome.reason
@@ -303,7 +303,7 @@ def _run_with_exit(monkeypatch, tmp_path, exited, write_results=False):
     monkeypatch.setattr(backend_docker, "run_cases", fake_run_cases)
     from pcgkit.matrix.backends.base import BackendConfig
 
-    return loop.runner_for(backend_docker.DockerBackend(backend_docker.DockerConfig(gpus="none")))(
+    return loop.CellLoop(backend_docker.DockerBackend(backend_docker.DockerConfig(gpus="none")))(
         SEED, BackendConfig(cells_root=tmp_path, backend="docker"))
 
 
@@ -336,7 +336,7 @@ def test_engine_failure_before_the_image_is_an_install_stage_error(monkeypatch, 
     monkeypatch.setattr(backend_docker, "prepare_image", failing)
     from pcgkit.matrix.backends.base import BackendConfig
 
-    outcome = loop.runner_for(backend_docker.DockerBackend(backend_docker.DockerConfig(gpus="none")))(
+    outcome = loop.CellLoop(backend_docker.DockerBackend(backend_docker.DockerConfig(gpus="none")))(
         SEED, BackendConfig(cells_root=tmp_path, backend="docker"))
     assert outcome.is_error and outcome.stage == "install" and outcome.reason.startswith(engine.BUILD_FAILED)
     assert "next:" in outcome.reason and outcome.log_tail == "tail"

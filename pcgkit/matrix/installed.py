@@ -13,6 +13,7 @@ import csv
 import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from email.parser import HeaderParser
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -49,15 +50,9 @@ def site_packages(env_dir: Path) -> list[Path]:
 
 
 def _name_version(metadata: Path) -> tuple[str, str] | None:
-    name = version = None
     with open(metadata, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            if not line.strip():
-                break
-            if line.startswith("Name:"):
-                name = line.split(":", 1)[1].strip()
-            elif line.startswith("Version:"):
-                version = line.split(":", 1)[1].strip()
+        headers = HeaderParser().parse(fh)
+    name, version = (headers.get(key, "").strip() for key in ("Name", "Version"))
     return (name, version) if name and version else None
 
 

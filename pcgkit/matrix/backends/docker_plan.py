@@ -225,9 +225,7 @@ def run_command(timeout_s: float, case_timeout_s: float, require_hardware: tuple
         argv += ["-m", select]
     if scope != SCOPE_ALL:
         argv += ["--scope", scope]
-    for hw in require_hardware:
-        argv.append(f"--require-hardware={hw}")
-    return tuple(argv)
+    return (*argv, *(f"--require-hardware={hw}" for hw in require_hardware))
 
 
 # HOME and the caches point into the scratch /tmp: the root filesystem is read-only.

@@ -24,7 +24,6 @@ from pcgkit.matrix.backends.base import (
     CellContext,
     Deadline,
     OnStage,
-    RunCell,
     StageFailed,
     Stages,
 )
@@ -167,7 +166,3 @@ class CellLoop:
 
     def check_machine(self, cells) -> None:
         self.backend.check_machine(cells)
-
-
-def runner_for(backend: Backend) -> RunCell:
-    return CellLoop(backend)
