@@ -44,9 +44,8 @@ class Overlap:
 
 def site_packages(env_dir: Path) -> list[Path]:
     """The environment's site-packages folders (purelib and platlib may differ: lib vs lib64)."""
-    found = {p.resolve() for pattern in ("lib/python*/site-packages", "lib64/python*/site-packages")
-             for p in env_dir.glob(pattern)}
-    return sorted(found)
+    return sorted({p.resolve() for pattern in ("lib/python*/site-packages", "lib64/python*/site-packages")
+                   for p in env_dir.glob(pattern)})
 
 
 def _name_version(metadata: Path) -> tuple[str, str] | None:
