@@ -281,8 +281,8 @@ def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendCo
             print(f"pcgkit: rebuilding the environment of cell {cell.id}: {why}", file=sys.stderr, flush=True)
             shutil.rmtree(env_dir, ignore_errors=True)
         finally:
-            if env_dir in _IN_USE:
-                fcntl.flock(_IN_USE[env_dir], fcntl.LOCK_SH)
+            if (own := _IN_USE.get(env_dir)) is not None:
+                fcntl.flock(own, fcntl.LOCK_SH)
     secrets = secret_values(uv_env())
     try:
         for stage, argv in zip(("env", "install"), install_commands(env_dir, base_python, lock_file)):
