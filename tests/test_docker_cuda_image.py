@@ -73,7 +73,7 @@ def test_fp4_module_was_compiled_for_sm120a_in_the_build(client, cuda_image):  #
 def cuda_outcome(cuda_image, tmp_path_factory):
     """The cell's cases in the CUDA image: the image's own CUDA_HOME and its compiled JIT cache."""
     root = tmp_path_factory.mktemp("cuda-cells")
-    run = loop.runner_for(backend_docker.DockerBackend(docker_config()))
+    run = loop.CellLoop(backend_docker.DockerBackend(docker_config()))
     return run(CUDA_CELL, BackendConfig(cells_root=root, backend="docker", timeout_s=1800, case_timeout_s=400))
 
 

@@ -97,7 +97,7 @@ NO_TOOLKIT = (("CUDA_HOME", "/nonexistent/cuda"),)
 @pytest.fixture(scope="session")
 def docker_outcome(cell_image, tmp_path_factory):
     root = tmp_path_factory.mktemp("docker-cells")
-    run = loop.runner_for(backend_docker.DockerBackend(docker_config(environment=NO_TOOLKIT)))
+    run = loop.CellLoop(backend_docker.DockerBackend(docker_config(environment=NO_TOOLKIT)))
     return run(CELL, BackendConfig(cells_root=root, backend="docker", timeout_s=1500, case_timeout_s=300))
 
 
@@ -163,8 +163,9 @@ def test_case_container_is_locked_down(client, cell_image):
         "except OSError as e:\n print('net no', e)"
     )
     with engine.output_volume(client) as volume:
-        settings = plan.RunSettings(cell_image.id, (), volume, gpus=False, environment={}, labels={"pcgkit.test": "1"})
-        kwargs = {**settings.create_kwargs(), "entrypoint": ["/opt/pcgkit/venv/bin/python", "-c", probe]}
+        settings = plan.container_kwargs(cell_image.id, (), volume, gpus=False, environment={},
+                                         labels={"pcgkit.test": "1"})
+        kwargs = {**settings, "entrypoint": ["/opt/pcgkit/venv/bin/python", "-c", probe]}
         with engine.running(client, kwargs) as container:
             exited = engine.wait(container, 60, Path(os.devnull))
             logs = container.logs().decode()
@@ -176,9 +177,9 @@ def test_case_container_is_locked_down(client, cell_image):
 def test_hung_container_is_killed_and_removed(client, cell_image):
     """Past the hard limit the container is killed (not just the HTTP wait) and then removed."""
     with engine.output_volume(client) as volume:
-        settings = plan.RunSettings(cell_image.id, (), volume, gpus=False, environment={},
-                                    labels={"pcgkit.test": "hang"})
-        kwargs = {**settings.create_kwargs(), "entrypoint": ["sleep", "600"]}
+        settings = plan.container_kwargs(cell_image.id, (), volume, gpus=False, environment={},
+                                         labels={"pcgkit.test": "hang"})
+        kwargs = {**settings, "entrypoint": ["sleep", "600"]}
         with engine.running(client, kwargs) as container:
             exited = engine.wait(container, 5, Path(os.devnull))
             container.reload()
@@ -213,7 +214,7 @@ def test_bad_build_is_an_error_cell(local_base, tmp_path):
     """A pin that does not exist fails the image build: an error cell naming the build and the pin."""
     bad = Cell(id="docker-bad-pin", python="3.11", flashinfer="0.0.0", torch="2.13.0", base_image=LOCAL_BASE)
     with exclusive():
-        outcome = loop.runner_for(backend_docker.DockerBackend(docker_config()))(
+        outcome = loop.CellLoop(backend_docker.DockerBackend(docker_config()))(
             bad, BackendConfig(cells_root=tmp_path, backend="docker", timeout_s=900))
     assert outcome.is_error and outcome.stage == "install"
     assert engine.BUILD_FAILED in outcome.reason
@@ -224,7 +225,7 @@ def test_bad_build_is_an_error_cell(local_base, tmp_path):
 def test_python_mismatch_fails_the_build_with_both_versions(local_base, tmp_path):
     """A cell asking for another Python than the base has: the build says which two."""
     wrong = Cell(id="docker-py312-on-bookworm", python="3.12", torch="2.13.0", base_image=LOCAL_BASE)
-    outcome = loop.runner_for(backend_docker.DockerBackend(docker_config()))(
+    outcome = loop.CellLoop(backend_docker.DockerBackend(docker_config()))(
         wrong, BackendConfig(cells_root=tmp_path, backend="docker", timeout_s=600))
     assert outcome.is_error and engine.BUILD_FAILED in outcome.reason
     assert "python3 is 3.11; this cell wants Python 3.12" in outcome.log_tail
@@ -233,7 +234,7 @@ def test_python_mismatch_fails_the_build_with_both_versions(local_base, tmp_path
 def test_unreachable_registry_on_pull_is_an_error_cell(client, tmp_path):
     """A base that must be pulled from a registry nobody can reach: an error cell saying so."""
     cell = Cell(id="docker-no-registry", python="3.11", torch="2.13.0", base_image="registry.invalid/pcgkit/none:1")
-    outcome = loop.runner_for(backend_docker.DockerBackend(docker_config()))(
+    outcome = loop.CellLoop(backend_docker.DockerBackend(docker_config()))(
         cell, BackendConfig(cells_root=tmp_path, backend="docker", timeout_s=300))
     assert outcome.is_error and outcome.stage == "install"
     assert outcome.reason.startswith(engine.PULL_UNREACHABLE), outcome.reason
@@ -242,7 +243,7 @@ def test_unreachable_registry_on_pull_is_an_error_cell(client, tmp_path):
 def test_dead_daemon_is_an_error_cell(tmp_path, monkeypatch):
     """DOCKER_HOST at a socket nobody listens on: an error cell 'no Docker daemon', no crash."""
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/dead.sock")
-    outcome = loop.runner_for(backend_docker.DockerBackend(docker_config()))(
+    outcome = loop.CellLoop(backend_docker.DockerBackend(docker_config()))(
         CELL, BackendConfig(cells_root=tmp_path, backend="docker", timeout_s=60))
     assert outcome.is_error and outcome.reason.startswith(engine.NO_DAEMON), outcome.reason
     assert "start dockerd" in outcome.reason
@@ -253,7 +254,7 @@ def test_gpus_without_nvidia_runtime_is_a_clear_error_cell(cell_image, tmp_path)
     info = engine.connect().info()
     if "nvidia" in (info.get("Runtimes") or {}):
         pytest.skip("this engine has the NVIDIA runtime: the missing-runtime path cannot happen here")
-    outcome = loop.runner_for(backend_docker.DockerBackend(docker_config(gpus="all")))(
+    outcome = loop.CellLoop(backend_docker.DockerBackend(docker_config(gpus="all")))(
         CELL, BackendConfig(cells_root=tmp_path, backend="docker", timeout_s=300))
     assert outcome.is_error and outcome.stage == "run"
     assert outcome.reason.startswith(engine.NO_GPU_RUNTIME), outcome.reason

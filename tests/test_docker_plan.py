@@ -117,14 +117,13 @@ def test_write_context_holds_the_kit_and_build_aids_only(tmp_path):
 
 def test_run_settings_lock_the_container_down():
     """No network, non-root, read-only root, only the output volume writable, GPUs only when asked."""
-    settings = plan.RunSettings("img", ("--timeout", "5"), "vol", gpus=False, environment={}, labels={})
-    kwargs = settings.create_kwargs()
+    kwargs = plan.container_kwargs("img", ("--timeout", "5"), "vol", gpus=False, environment={}, labels={})
     assert kwargs["network_mode"] == "none" and kwargs["read_only"] is True
     assert kwargs["user"] == plan.CONTAINER_USER != "root"
     assert kwargs["volumes"] == {"vol": {"bind": "/out", "mode": "rw"}}
     assert kwargs["tmpfs"]["/tmp"].split(",")[:2] == ["rw", "exec"]  # JIT modules are loaded from /tmp
     assert "device_requests" not in kwargs
-    gpu = plan.RunSettings("img", (), "vol", gpus=True, environment={}, labels={}).create_kwargs()
+    gpu = plan.container_kwargs("img", (), "vol", gpus=True, environment={}, labels={})
     assert gpu["device_requests"] == [{"Driver": "", "Count": -1, "Capabilities": [["gpu"]]}]
 
 
@@ -267,7 +266,7 @@ def test_existing_cells_are_an_error_for_the_docker_backend(tmp_path):
     """A host interpreter cannot run in an image: the cell is an error with that reason, not a crash."""
     from pcgkit.matrix.backends.base import BackendConfig
 
-    run = loop.runner_for(backend_docker.DockerBackend(backend_docker.DockerConfig()))
+    run = loop.CellLoop(backend_docker.DockerBackend(backend_docker.DockerConfig()))
     outcome = run(Cell(id="here", kind="existing", interpreter="/usr/bin/python3"),
                   BackendConfig(cells_root=tmp_path, backend="docker"))
     assert outcome.is_error and "existing" in outcome.reason
@@ -304,7 +303,7 @@ def _run_with_exit(monkeypatch, tmp_path, exited, write_results=False):
     monkeypatch.setattr(backend_docker, "run_cases", fake_run_cases)
     from pcgkit.matrix.backends.base import BackendConfig
 
-    return loop.runner_for(backend_docker.DockerBackend(backend_docker.DockerConfig(gpus="none")))(
+    return loop.CellLoop(backend_docker.DockerBackend(backend_docker.DockerConfig(gpus="none")))(
         SEED, BackendConfig(cells_root=tmp_path, backend="docker"))
 
 
@@ -337,7 +336,7 @@ def test_engine_failure_before_the_image_is_an_install_stage_error(monkeypatch, 
     monkeypatch.setattr(backend_docker, "prepare_image", failing)
     from pcgkit.matrix.backends.base import BackendConfig
 
-    outcome = loop.runner_for(backend_docker.DockerBackend(backend_docker.DockerConfig(gpus="none")))(
+    outcome = loop.CellLoop(backend_docker.DockerBackend(backend_docker.DockerConfig(gpus="none")))(
         SEED, BackendConfig(cells_root=tmp_path, backend="docker"))
     assert outcome.is_error and outcome.stage == "install" and outcome.reason.startswith(engine.BUILD_FAILED)
     assert "next:" in outcome.reason and outcome.log_tail == "tail"

@@ -96,13 +96,9 @@ class Cell:
 
     def label(self) -> str:
         """'sglang 0.5.8 / flashinfer 0.6.1 / torch 2.9.1 / py3.12' (what tables show)."""
-        parts = []
-        if self.sglang:
-            parts.append(f"sglang {self.sglang}")
-        parts.append(f"flashinfer {self.flashinfer or '?'}")
-        parts.append(f"torch {self.torch or '?'}" + ("" if self.torch_build == TORCH_BUILD_CUDA else f"+{self.torch_build}"))
-        parts.append(f"py{self.python}")
-        return " / ".join(parts)
+        sglang = [f"sglang {self.sglang}"] if self.sglang else []
+        torch = f"torch {self.torch or '?'}" + ("" if self.torch_build == TORCH_BUILD_CUDA else f"+{self.torch_build}")
+        return " / ".join([*sglang, f"flashinfer {self.flashinfer or '?'}", torch, f"py{self.python}"])
 
     def to_dict(self) -> dict:
         return {**dataclasses.asdict(self), "definition_hash": self.definition_hash}

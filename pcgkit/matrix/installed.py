@@ -13,6 +13,7 @@ import csv
 import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from email.parser import HeaderParser
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -43,22 +44,14 @@ class Overlap:
 
 def site_packages(env_dir: Path) -> list[Path]:
     """The environment's site-packages folders (purelib and platlib may differ: lib vs lib64)."""
-    found = {p.resolve() for pattern in ("lib/python*/site-packages", "lib64/python*/site-packages")
-             for p in env_dir.glob(pattern)}
-    return sorted(found)
+    return sorted({p.resolve() for pattern in ("lib/python*/site-packages", "lib64/python*/site-packages")
+                   for p in env_dir.glob(pattern)})
 
 
 def _name_version(metadata: Path) -> tuple[str, str] | None:
-    """Name and Version from a METADATA file's header (the first blank line ends it)."""
-    name = version = None
     with open(metadata, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            if not line.strip():
-                break
-            if line.startswith("Name:"):
-                name = line.split(":", 1)[1].strip()
-            elif line.startswith("Version:"):
-                version = line.split(":", 1)[1].strip()
+        headers = HeaderParser().parse(fh)
+    name, version = (headers.get(key, "").strip() for key in ("Name", "Version"))
     return (name, version) if name and version else None
 
 

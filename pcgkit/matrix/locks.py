@@ -145,29 +145,24 @@ def compile_lock(cell: Cell, inputs: LockInputs, base_python: str, work: Path, e
     changes only what the resolution changed.
     """
     with private_workdir(work, "pcgkit-lock-") as private:
-        return _compile_in(cell, inputs, base_python, private, env, timeout)
-
-
-def _compile_in(cell: Cell, inputs: LockInputs, base_python: str, work: Path, env: dict[str, str],
-                timeout: float) -> str | proc.Completed:
-    uv = proc.uv_command()
-    requirements, resolved = Path("lock-requirements.in"), Path("lock-resolved.txt")
-    (work / requirements).write_text("\n".join(inputs.requirements) + "\n")
-    constraints = None
-    if inputs.constraints:
-        constraints = Path("lock-constraints.txt")
-        (work / constraints).write_text("\n".join(inputs.constraints) + "\n")
-    done = proc.run(compile_argv(uv, base_python, inputs, requirements, resolved, constraints),
-                    cwd=work, env=env, timeout=timeout, log_path=work / "lock-compile.log")
-    if not done.ok:
-        return done
-    no_deps_text = ""
-    if inputs.no_deps:
-        no_deps_in, no_deps_out = Path("lock-no-deps.in"), Path("lock-no-deps.txt")
-        (work / no_deps_in).write_text("\n".join(inputs.no_deps) + "\n")
-        done = proc.run(compile_argv(uv, base_python, inputs, no_deps_in, no_deps_out, no_deps=True),
-                        cwd=work, env=env, timeout=timeout, log_path=work / "lock-compile-no-deps.log")
+        uv = proc.uv_command()
+        requirements, resolved = Path("lock-requirements.in"), Path("lock-resolved.txt")
+        (private / requirements).write_text("\n".join(inputs.requirements) + "\n")
+        constraints = None
+        if inputs.constraints:
+            constraints = Path("lock-constraints.txt")
+            (private / constraints).write_text("\n".join(inputs.constraints) + "\n")
+        done = proc.run(compile_argv(uv, base_python, inputs, requirements, resolved, constraints),
+                        cwd=private, env=env, timeout=timeout, log_path=private / "lock-compile.log")
         if not done.ok:
             return done
-        no_deps_text = (work / no_deps_out).read_text()
-    return render_lock(cell.id, inputs, (work / resolved).read_text(), no_deps_text)
+        no_deps_text = ""
+        if inputs.no_deps:
+            no_deps_in, no_deps_out = Path("lock-no-deps.in"), Path("lock-no-deps.txt")
+            (private / no_deps_in).write_text("\n".join(inputs.no_deps) + "\n")
+            done = proc.run(compile_argv(uv, base_python, inputs, no_deps_in, no_deps_out, no_deps=True),
+                            cwd=private, env=env, timeout=timeout, log_path=private / "lock-compile-no-deps.log")
+            if not done.ok:
+                return done
+            no_deps_text = (private / no_deps_out).read_text()
+        return render_lock(cell.id, inputs, (private / resolved).read_text(), no_deps_text)

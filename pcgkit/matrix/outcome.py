@@ -225,10 +225,7 @@ def install_failure_detail(log_text: str) -> str:
     """The resolver's own culprit when a dependency, not a pinned package, is missing ('flashinfer-python==0.4.1
     depends on apache-tvm-ffi==0.1.0b15, which the index does not have'), '' otherwise. Pure."""
     match = _MISSING_DEPENDENCY.search(log_text)
-    if match is None:
-        return ""
-    missing, dependent = match.group(1), match.group(2)
-    return f"{dependent} depends on {missing}, which the index does not have"
+    return f"{match[2]} depends on {match[1]}, which the index does not have" if match else ""
 
 
 _UV_ERROR = re.compile(r"^\s*(?:error|×):?\s*(?P<what>.+)$", re.MULTILINE)

@@ -127,12 +127,9 @@ def host_gpu() -> tuple[str, str]:
     return f"{name} (compute capability {capability}){more}", driver
 
 
-def in_container() -> bool:
-    return os.path.exists("/.dockerenv") or os.path.exists("/run/.containerenv")
-
-
 def capture(backend: str, provenance: Mapping[str, Any] | None = None) -> Where:
     """Where this process runs a cell now (the edge: platform, nvidia-smi, os.environ)."""
     device, driver = host_gpu()
+    container = os.path.exists("/.dockerenv") or os.path.exists("/run/.containerenv")
     return where_from(os.environ, platform.node(), platform.platform(terse=True), device, driver, backend,
-                      provenance, in_container())
+                      provenance, container)

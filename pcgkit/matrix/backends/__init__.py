@@ -41,4 +41,4 @@ def ci_arguments(name: str) -> tuple[str, ...]:
 
 def runner(name: str, args) -> RunCell:
     """The backend registered under `name`, configured from the CLI's args, as a RunCell (the one loop)."""
-    return loop.runner_for(importlib.import_module(BACKENDS[name]).make_backend(args))
+    return loop.CellLoop(importlib.import_module(BACKENDS[name]).make_backend(args))

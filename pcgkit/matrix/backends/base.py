@@ -1,10 +1,5 @@
-"""What every backend shares: its configuration, the values the cell loop hands it and gets back,
-and the protocol a backend satisfies.
-
-A backend prepares a cell's environment (a venv, an image) and runs `pcgkit run`'s cases in it, leaving
-the run's files in the cell folder; everything else a cell goes through is the cell loop's
-(pcgkit.matrix.backends.loop).
-"""
+"""What every backend shares: its configuration, the values the cell loop (pcgkit.matrix.backends.loop)
+hands it and gets back, and the protocol a backend satisfies."""
 
 from __future__ import annotations
 

@@ -94,17 +94,13 @@ def wants_gpus(setting: str, driver: str | None) -> bool:
     return setting == GPU_ALL or (setting == GPU_AUTO and driver is not None)
 
 
-def image_env(image) -> dict[str, str]:
-    """The image's environment (its Config.Env KEY=VALUE lines)."""
-    return dict(item.split("=", 1) for item in image.attrs.get("Config", {}).get("Env") or [] if "=" in item)
-
-
 def provenance(image, base: plan.BaseImage, base_image, driver: str | None, gpus: bool, lock: dict) -> dict:
     """What the report says about where a cell ran: image and base (ids, digests), CUDA and where it came
     from, the image's context hash, the host driver."""
     digests = image.attrs.get("RepoDigests") or []
     cuda_source = (image.labels or {}).get("pcgkit.cuda-source", "")
-    cuda = image_env(image).get("CUDA_VERSION") or (
+    env = dict(item.split("=", 1) for item in image.attrs.get("Config", {}).get("Env") or [] if "=" in item)
+    cuda = env.get("CUDA_VERSION") or (
         f"{base.cuda} from PyPI's NVIDIA wheels" if cuda_source == plan.CUDA_FROM_WHEELS
         else "none (no CUDA toolkit in the image)")
     base_digests = (base_image.attrs.get("RepoDigests") or []) if base_image is not None else []
@@ -151,7 +147,6 @@ def base_and_cuda(cell: Cell, pins: plan.ImagePins, aids: tuple[Path, ...]) -> t
 
 
 def _wheel_pins(cuda_pins: str) -> list[str]:
-    """The requirement lines of a CUDA wheel pins file (its comments left out). Pure."""
     return [line for line in cuda_pins.splitlines() if line and not line.startswith("#")]
 
 
@@ -205,12 +200,12 @@ def run_cases(client, image, cell: Cell, request: CaseRequest, docker: DockerCon
     for path in RunFiles(cell_dir).every_path():
         path.unlink(missing_ok=True)  # never report a previous run's files as this run's
     with engine.output_volume(client) as volume:
-        settings = plan.RunSettings(
+        kwargs = plan.container_kwargs(
             image=image.id, command=command, volume=volume, gpus=gpus,
             environment={**plan.RUN_ENVIRONMENT, **dict(docker.environment), **dict(request.env)},
             labels={"pcgkit.cell": cell.id}, mem_limit=docker.mem_limit,
         )
-        with engine.running(client, settings.create_kwargs()) as container:
+        with engine.running(client, kwargs) as container:
             exited = engine.wait(container, timeout_s, cell_dir / "run.log")
             engine.copy_out(container, plan.OUT_DIR, cell_dir)
     return exited

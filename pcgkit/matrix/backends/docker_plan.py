@@ -193,40 +193,28 @@ def write_context(
     return dest
 
 
-@dataclasses.dataclass(frozen=True)
-class RunSettings:
-    """How one case run's container is started: the Docker SDK's containers.create keywords."""
-
-    image: str
-    command: tuple[str, ...]
-    volume: str  # the output volume, mounted at OUT_DIR
-    gpus: bool
-    environment: dict[str, str]
-    labels: dict[str, str]
-    tmpfs_mb: int = 1024
-    mem_limit: str | None = None
-
-    def create_kwargs(self) -> dict:
-        """Keywords for client.containers.create. Pure."""
-        kwargs = {
-            "image": self.image,
-            "command": list(self.command),
-            "user": CONTAINER_USER,
-            "network_mode": "none",  # the cases need no network: a case that reaches out is a bug
-            "read_only": True,  # nothing writable but the output volume and a scratch /tmp
-            # exec: FlashInfer's JIT modules live (and are dlopen'ed) under /tmp; Docker's default noexec
-            # made every load fail with "failed to map segment from shared object" (measured 2026-12-07)
-            "tmpfs": {"/tmp": f"rw,exec,nosuid,nodev,size={self.tmpfs_mb}m"},
-            "volumes": {self.volume: {"bind": OUT_DIR, "mode": "rw"}},
-            "environment": dict(self.environment),
-            "labels": dict(self.labels),
-            "detach": True,
-        }
-        if self.mem_limit:
-            kwargs["mem_limit"] = self.mem_limit
-        if self.gpus:
-            kwargs["device_requests"] = [{"Driver": "", "Count": -1, "Capabilities": [["gpu"]]}]
-        return kwargs
+def container_kwargs(image: str, command: tuple[str, ...], volume: str, gpus: bool, environment: dict[str, str],
+                     labels: dict[str, str], mem_limit: str | None = None, tmpfs_mb: int = 1024) -> dict:
+    """client.containers.create's keywords for one case run, `volume` the output mounted at OUT_DIR. Pure."""
+    kwargs = {
+        "image": image,
+        "command": list(command),
+        "user": CONTAINER_USER,
+        "network_mode": "none",  # the cases need no network: a case that reaches out is a bug
+        "read_only": True,  # nothing writable but the output volume and a scratch /tmp
+        # exec: FlashInfer's JIT modules live (and are dlopen'ed) under /tmp; Docker's default noexec
+        # made every load fail with "failed to map segment from shared object" (measured 2026-12-07)
+        "tmpfs": {"/tmp": f"rw,exec,nosuid,nodev,size={tmpfs_mb}m"},
+        "volumes": {volume: {"bind": OUT_DIR, "mode": "rw"}},
+        "environment": dict(environment),
+        "labels": dict(labels),
+        "detach": True,
+    }
+    if mem_limit:
+        kwargs["mem_limit"] = mem_limit
+    if gpus:
+        kwargs["device_requests"] = [{"Driver": "", "Count": -1, "Capabilities": [["gpu"]]}]
+    return kwargs
 
 
 def run_command(timeout_s: float, case_timeout_s: float, require_hardware: tuple[str, ...] = (),
@@ -237,9 +225,7 @@ def run_command(timeout_s: float, case_timeout_s: float, require_hardware: tuple
         argv += ["-m", select]
     if scope != SCOPE_ALL:
         argv += ["--scope", scope]
-    for hw in require_hardware:
-        argv.append(f"--require-hardware={hw}")
-    return tuple(argv)
+    return (*argv, *(f"--require-hardware={hw}" for hw in require_hardware))
 
 
 # HOME and the caches point into the scratch /tmp: the root filesystem is read-only.

@@ -24,7 +24,6 @@ from pcgkit.matrix.backends.base import (
     CellContext,
     Deadline,
     OnStage,
-    RunCell,
     StageFailed,
     Stages,
 )
@@ -124,11 +123,8 @@ def read_run_files(reports_dir: Path, evidence: dict) -> _RunFiles:
     environment, results = read_results(names.results_path) if found else ({}, [])
     if evidence:
         results = [dataclasses.replace(r, evidence={**r.evidence, **evidence}) for r in results]
-    try:
-        log_text = names.log_path.read_text(errors="replace")
-        log_found = True
-    except OSError:
-        log_text, log_found = "", False
+    log_found = names.log_path.is_file()
+    log_text = _read(names.log_path)
     imported_line = _marker(log_text, cellmain.IMPORTED)
     imported = _json_object(imported_line) if imported_line is not None else None
     versions = environment.get("versions") or imported or {}
@@ -138,7 +134,6 @@ def read_run_files(reports_dir: Path, evidence: dict) -> _RunFiles:
 
 
 def _marker(text: str, prefix: str) -> str | None:
-    """The rest of the first line that starts with prefix, None if none does."""
     for line in text.splitlines():
         if line.startswith(prefix):
             return line[len(prefix):].strip()
@@ -147,7 +142,7 @@ def _marker(text: str, prefix: str) -> str | None:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text()
+        return path.read_text(errors="replace")
     except OSError:
         return ""
 
@@ -171,7 +166,3 @@ class CellLoop:
 
     def check_machine(self, cells) -> None:
         self.backend.check_machine(cells)
-
-
-def runner_for(backend: Backend) -> RunCell:
-    return CellLoop(backend)

@@ -114,12 +114,6 @@ def _take_for_rebuild(env_dir: Path, deadline: Deadline) -> bool:
             handle.close()
 
 
-def _back_to_shared(env_dir: Path) -> None:
-    own = _IN_USE.get(env_dir)
-    if own is not None:
-        fcntl.flock(own, fcntl.LOCK_SH)
-
-
 def env_dir_for(cell: Cell, config: BackendConfig) -> Path:
     return config.envs_root / f"{cell.id}-{cell.definition_hash}"
 
@@ -287,7 +281,8 @@ def _prepare_locked(cell: Cell, cell_dir: Path, env_dir: Path, config: BackendCo
             print(f"pcgkit: rebuilding the environment of cell {cell.id}: {why}", file=sys.stderr, flush=True)
             shutil.rmtree(env_dir, ignore_errors=True)
         finally:
-            _back_to_shared(env_dir)
+            if (own := _IN_USE.get(env_dir)) is not None:
+                fcntl.flock(own, fcntl.LOCK_SH)
     secrets = secret_values(uv_env())
     try:
         for stage, argv in zip(("env", "install"), install_commands(env_dir, base_python, lock_file)):
@@ -342,11 +337,8 @@ class VenvEnvironment:
         if key is not None:
             env[jitcache.ENV_VAR] = str(owned_dir(self.envs_root.parent / JIT_CACHE_DIR / key))
         env.update(bytecode_env(owned_dir(self.envs_root.parent / BYTECODE_DIR)))  # stamped: `cache remove` may delete them
-        plan = runjob.RunPlan(
-            python=self.python, reports_dir=request.reports_dir, timeout_s=request.timeout_s,
-            case_timeout_s=request.case_timeout_s, select=request.select, require_hardware=request.require_hardware,
-            env=tuple(env.items()), expected_modes=request.expected_modes, scope=request.scope,
-        )
+        # a CaseRequest holds a RunPlan's fields but the interpreter, which only this backend knows
+        plan = runjob.RunPlan(python=self.python, **{**vars(request), "env": tuple(env.items())})
         start = time.monotonic()
         _, _, completed = runjob.execute(plan)
         return CasesRan(completed.ok, completed.describe_failure(), completed.output_tail, time.monotonic() - start)
