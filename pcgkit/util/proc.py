@@ -80,8 +80,6 @@ PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 def _prctl():
     """libc's prctl, looked up in the parent (the child between fork and exec only calls it); None off Linux."""
-    if not sys.platform.startswith("linux"):
-        return None
     import ctypes
 
     try:
@@ -120,11 +118,6 @@ def _popen_group(argv: Sequence[str], sink, env: Mapping[str, str] | None, cwd) 
     )
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
 def _begin(
     argv: Sequence[str], env: Mapping[str, str] | None, echo: bool, shown_after: str = ""
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -152,7 +145,6 @@ def run(
     argv, secrets = _begin(argv, env, echo)
     sink = open_log(log_path) if log_path is not None else tempfile.TemporaryFile()
     start = time.monotonic()
-    timed_out = False
     with sink:
         proc = _popen_group(argv, sink, env, cwd)
         signals.register_group(proc.pid)
@@ -160,28 +152,23 @@ def run(
             with activity(progress) if progress else contextlib.nullcontext():
                 returncode = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc)
-            proc.wait()
-            returncode = None
-        except BaseException:  # Ctrl-C: take the whole tree down with us
-            _kill_group(proc)
-            proc.wait()
-            raise
-        else:
-            _kill_group(proc)  # stray grandchildren (a forked server) die with their parent
+            returncode = None  # timed out
         finally:
+            # The whole tree, after a timeout or a Ctrl-C, and after an exit too: stray grandchildren (a forked
+            # server) die with their parent.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
             signals.unregister_group(proc.pid)
         duration = time.monotonic() - start
-        sink.seek(0, os.SEEK_END)
-        size = sink.tell()
+        size = sink.seek(0, os.SEEK_END)
         sink.seek(max(0, size - TAIL_CHARS * 4))
         tail = sink.read().decode("utf-8", "replace")[-TAIL_CHARS:]
     if log_path is not None:
         _redact_file(log_path, secrets)
     # A child killed by the stop policy says nothing about the cell: the caller must not record it.
     signals.raise_if_stopping()
-    return Completed(argv, returncode, redact_text(strip_ansi(tail), secrets), duration, timed_out, log_path)
+    return Completed(argv, returncode, redact_text(strip_ansi(tail), secrets), duration, returncode is None, log_path)
 
 
 def _redact_file(path: Path, secrets: tuple[str, ...]) -> None:
@@ -207,7 +194,6 @@ class Spawned:
         self.pid = popen.pid
 
     def poll(self) -> int | None:
-        """The exit status once the leader has exited, else None."""
         return self._popen.poll()
 
     def stop(self, grace_s: float = 5.0) -> int | None:

@@ -171,15 +171,6 @@ def _secret_value(match: re.Match[str]) -> str | None:
     return value
 
 
-def _redact_match(match: re.Match[str], marker: str) -> str:
-    """The match with its secret's span (the value, inside its quotes if quoted) replaced by the marker."""
-    if _secret_value(match) is None:
-        return match.group(0)
-    group = next(g for g in ("value", "dq", "sq", "eq") if match.groupdict().get(g))
-    start, end = match.span(group)
-    return match.string[match.start() : start] + marker + match.string[end : match.end()]
-
-
 def _looks_like_token(value: str) -> bool:
     """Worth scrubbing everywhere in the string: long, or letters and digits mixed (not a plain word)."""
     if value == REDACTED or len(value) < MIN_SCRUBBED_VALUE_LENGTH:
@@ -244,9 +235,10 @@ def redact_text(text: str, secrets: tuple[str, ...] = (), marker: str = REDACTED
         text = shape.sub(marker, text)
     for rule in _VALUE_RULES:
         pieces, done = [], 0
-        for match in _matches(rule, text):
-            pieces += [text[done : match.start()], _redact_match(match, marker)]
-            done = match.end()
+        for match in _matches(rule, text):  # the secret's span (the value, inside its quotes if quoted) goes
+            group = next(g for g in ("value", "dq", "sq", "eq") if match.groupdict().get(g))
+            pieces += [text[done : match.start(group)], marker]
+            done = match.end(group)
         text = "".join(pieces) + text[done:]
     return text
 
