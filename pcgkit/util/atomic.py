@@ -298,8 +298,7 @@ def append_line(path: Path, line: str, *, drop: str | None = None, what: str = "
 
 
 def _encoded(path: Path, text: str, redact: bool) -> bytes:
-    """text as UTF-8, through the one redaction pass (its marker escaped for XML and HTML files) unless the caller
-    has redacted it already."""
+    """text as UTF-8, redacted unless the caller did (the marker escaped for XML and HTML files)."""
     if redact:
         markup = Path(path).suffix.lower() in MARKUP_SUFFIXES
         text = redact_text(text, secret_values(dict(os.environ)), marker=ESCAPED_MARKER if markup else REDACTED)
@@ -311,8 +310,7 @@ def write_text(path: Path, text: str, *, redact: bool = True) -> Path:
 
 
 def write_json(path: Path, data: Any, *, indent: int | None = 2) -> Path:
-    """Atomically write a JSON document, every string redacted *before* serialising (a replacement can never
-    cross a string boundary)."""
+    """Atomically write JSON, every string redacted *before* serialising (no replacement crosses a string's end)."""
     clean = redact_tree(data, secret_values(dict(os.environ)))
     return write_text(path, json.dumps(clean, indent=indent, sort_keys=True) + "\n", redact=False)
 
@@ -473,12 +471,8 @@ class OutputFolder:
 
     def record(self, *names: str) -> None:
         """Note in the manifest that the kit has just written these files (their current digests)."""
-        changes = {}
-        for name in names:
-            digest = _digest(Path(self.root) / name)
-            if digest is not None:
-                changes[self._key(name)] = frozenset([digest])
-        self._update(changes)
+        digests = {self._key(name): _digest(Path(self.root) / name) for name in names}
+        self._update({key: frozenset([digest]) for key, digest in digests.items() if digest is not None})
 
     def write_text(self, name: str, text: str, *, redact: bool = True) -> Path:
         return self.write_bytes(name, _encoded(Path(name), text, redact))

@@ -14,6 +14,7 @@ that started the child: `run` waits in that thread, and `spawn`'s callers start 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import os
 import shutil
@@ -23,7 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from pcgkit.errors import OutputPathError, ToolMissingError
 from pcgkit.util import signals
@@ -77,18 +78,10 @@ def open_log(path: Path):
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
-
-def _prctl():
-    """libc's prctl, looked up in the parent (the child between fork and exec only calls it); None off Linux."""
-    import ctypes
-
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _prctl()
+try:  # libc's prctl, looked up in the parent (the child between fork and exec only calls it); None off Linux
+    _PRCTL: Any = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):
+    _PRCTL = None
 
 
 def _dies_with(parent: int):

@@ -26,6 +26,7 @@ length: every rule starts only where a name starts and judges the captured name 
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Any, Mapping
 
 REDACTED = "<redacted>"
@@ -161,13 +162,10 @@ def _secret_value(match: re.Match[str]) -> str | None:
         if _PLAIN_WORD_RE.fullmatch(value) and not name.isupper() and not name_words & _PASSWORD_WORDS:
             return None
         strength = _name_strength(name)
-        # KEY/AUTH alone (`key=len` in a source line, `auth_type=basic`): a secret only when it looks like one,
-        # or as an upper-case variable's own assignment (`SIGNING_KEY=plainword`).
-        # (a help text's placeholder, `KEY=VALUE`, is neither)
+        # KEY/AUTH alone (`key=len` in a source line, `auth_type=basic`): a secret only when it looks like one, or as
+        # an upper-case variable's own assignment (`SIGNING_KEY=plainword`; a help text's `KEY=VALUE` is neither).
         assignment = name.isupper() and "=" in match["head"] and not re.fullmatch(r"[A-Z_]+", value)
-        if strength == 2 or (strength == 1 and (_looks_like_token(value) or assignment)):
-            return value
-        return None
+        return value if strength == 2 or (strength == 1 and (_looks_like_token(value) or assignment)) else None
     return value
 
 
@@ -293,8 +291,6 @@ def redact_list(items: list) -> list:
 
 def redact_argv(argv: tuple[str, ...], secrets: tuple[str, ...] = ()) -> str:
     """A command line as the terminal echo shows it: joined, then redacted (so `--token X` pairs are seen)."""
-    import shlex
-
     return redact_text(shlex.join(redact_list(list(argv))), secrets)
 
 
