@@ -55,10 +55,7 @@ class Completed:
             return f"timed out after {self.duration_s:.0f} s (process group killed)"
         if self.returncode is not None and self.returncode < 0:
             sig = -self.returncode
-            try:
-                name = signal.Signals(sig).name
-            except ValueError:
-                name = "?"
+            name = next((s.name for s in signal.Signals if s == sig), "?")
             return f"killed by signal {sig} ({name})"
         return f"exit status {self.returncode}"
 
@@ -173,7 +170,7 @@ def _redact_file(path: Path, secrets: tuple[str, ...]) -> None:
         write_text(path, redacted, redact=False)
 
 
-class Spawned:
+class Spawned(contextlib.AbstractContextManager["Spawned"]):
     """A long-running child (a server) in its own process group, its output going to a log file: the caller
     polls it, talks to it, then `stop()`s the whole group (SGLang forks scheduler and detokenizer processes:
     killing only the parent would leave them holding the GPU). As a context manager it always stops."""
@@ -207,9 +204,6 @@ class Spawned:
     def log_text(self) -> str:
         """Everything the child printed so far (decoded leniently: a server log is evidence, not data)."""
         return redact_text(self.log_path.read_bytes().decode("utf-8", "replace"), self._secrets)
-
-    def __enter__(self) -> Spawned:
-        return self
 
     def __exit__(self, *exc_info) -> None:
         self.stop()

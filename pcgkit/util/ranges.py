@@ -8,6 +8,7 @@ releases)"). Issue 25: compat.md said "reproduced on 0.5.5.post3-0.5.11" over so
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Iterable, Sequence
 
 from packaging.version import InvalidVersion, Version
@@ -50,16 +51,8 @@ class MeasuredRanges:
 
 def _runs(ordered: Sequence[str], chosen: set[str]) -> list[tuple[str, str, int]]:
     """(first, last, count) of each maximal run of `ordered` whose members are all in `chosen`."""
-    runs: list[tuple[str, str, int]] = []
-    previous_chosen = False
-    for value in ordered:
-        if value in chosen and previous_chosen:
-            first, _, count = runs[-1]
-            runs[-1] = (first, value, count + 1)
-        elif value in chosen:
-            runs.append((value, value, 1))
-        previous_chosen = value in chosen
-    return runs
+    groups = [list(group) for is_chosen, group in itertools.groupby(ordered, key=chosen.__contains__) if is_chosen]
+    return [(group[0], group[-1], len(group)) for group in groups]
 
 
 def measured_runs(releases_in_range: Iterable[str], measured: Iterable[str]) -> MeasuredRanges:

@@ -133,9 +133,7 @@ def secret_values(environ: Mapping[str, str]) -> tuple[str, ...]:
     values = set()
     for name, value in environ.items():
         strength = _name_strength(name)
-        if len(value) < MIN_SCRUBBED_VALUE_LENGTH or strength == 0:
-            continue
-        if strength == 2 or _looks_like_token(value):
+        if (strength == 2 and len(value) >= MIN_SCRUBBED_VALUE_LENGTH) or (strength == 1 and _looks_like_token(value)):
             values.add(value)
     return tuple(sorted(values, key=len, reverse=True))
 

@@ -105,9 +105,7 @@ def _source_of(module: _Module, node: ast.stmt) -> tuple[int, str]:
 
 def _import_line(local: str, module_name: str, original: str | None) -> str:
     if original is None:
-        if local == module_name.split(".")[0]:
-            return f"import {module_name}"
-        return f"import {module_name} as {local}"
+        return f"import {module_name}" + (f" as {local}" if local != module_name.split(".")[0] else "")
     return f"from {module_name} import {original}" + (f" as {local}" if local != original else "")
 
 
