@@ -129,13 +129,12 @@ def request_stop(signum: int) -> None:
 
 
 def _handler(signum: int, frame) -> None:
-    first = _STATE.signum is None
-    if first:
-        _STATE.signum = signum
-        stop_all_groups()
-    else:
+    if _STATE.signum is not None:  # a later signal
         _signal_groups(signal.SIGKILL)
-    if first and _STATE.defer_depth == 0:
+        return
+    _STATE.signum = signum
+    stop_all_groups()
+    if _STATE.defer_depth == 0:
         raise Interrupted(signum)
 
 
