@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
+import os
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -108,8 +109,6 @@ def cache_dir() -> Path:
     """The kit's cache (built environments): $PCGKIT_CACHE, else ~/.cache/pcgkit. Set but empty means unset (as
     XDG reads an empty variable); a relative path is a ValueError (a cache that moves with the working directory
     builds 8 GB again wherever the user stands)."""
-    import os
-
     value = os.environ.get(CACHE_VAR, "").strip()
     if not value:
         return Path.home() / ".cache" / "pcgkit"

@@ -297,22 +297,20 @@ def append_line(path: Path, line: str, *, drop: str | None = None, what: str = "
     return write_bytes(path, body())
 
 
-def redacted_text(path: Path, text: str) -> str:
-    """text through the one redaction pass, its marker escaped for XML and HTML files."""
-    markup = Path(path).suffix.lower() in MARKUP_SUFFIXES
-    return redact_text(text, secret_values(dict(os.environ)), marker=ESCAPED_MARKER if markup else REDACTED)
+def _encoded(path: Path, text: str, redact: bool) -> bytes:
+    """text as UTF-8, redacted unless the caller did (the marker escaped for XML and HTML files)."""
+    if redact:
+        markup = Path(path).suffix.lower() in MARKUP_SUFFIXES
+        text = redact_text(text, secret_values(dict(os.environ)), marker=ESCAPED_MARKER if markup else REDACTED)
+    return text.encode("utf-8", "replace")
 
 
 def write_text(path: Path, text: str, *, redact: bool = True) -> Path:
-    """Atomically write text (UTF-8), redacted unless the caller has redacted it already."""
-    if redact:
-        text = redacted_text(path, text)
-    return write_bytes(path, text.encode("utf-8", "replace"))
+    return write_bytes(path, _encoded(path, text, redact))
 
 
 def write_json(path: Path, data: Any, *, indent: int | None = 2) -> Path:
-    """Atomically write a JSON document, every string redacted *before* serialising (a replacement can never
-    cross a string boundary)."""
+    """Atomically write JSON, every string redacted *before* serialising (no replacement crosses a string's end)."""
     clean = redact_tree(data, secret_values(dict(os.environ)))
     return write_text(path, json.dumps(clean, indent=indent, sort_keys=True) + "\n", redact=False)
 
@@ -473,30 +471,24 @@ class OutputFolder:
 
     def record(self, *names: str) -> None:
         """Note in the manifest that the kit has just written these files (their current digests)."""
-        changes = {}
-        for name in names:
-            digest = _digest(Path(self.root) / name)
-            if digest is not None:
-                changes[self._key(name)] = frozenset([digest])
-        self._update(changes)
+        digests = {self._key(name): _digest(Path(self.root) / name) for name in names}
+        self._update({key: frozenset([digest]) for key, digest in digests.items() if digest is not None})
 
     def write_text(self, name: str, text: str, *, redact: bool = True) -> Path:
-        if redact:
-            text = redacted_text(Path(name), text)
-        return self.write_bytes(name, text.encode("utf-8", "replace"))
+        return self.write_bytes(name, _encoded(Path(name), text, redact))
 
     def write_bytes(self, name: str, data: bytes) -> Path:
         """Check, then: the new digest joins the old in the manifest, the file is replaced, the old digest goes."""
         self.check([name])
         path, key = Path(self.root) / name, self._key(name)
-        new = hashlib.sha256(data).hexdigest() if len(data) <= MAX_HASHED_BYTES else None
-        if new is None:  # known by size and time: only once it is written
+        if len(data) > MAX_HASHED_BYTES:  # known by size and time: only once it is written
             write_bytes(path, data)
             self.record(name)
             return path
-        self._update({key: frozenset([new])}, merge=True)
+        new = frozenset([hashlib.sha256(data).hexdigest()])
+        self._update({key: new}, merge=True)
         write_bytes(path, data)
-        self._update({key: frozenset([new])})
+        self._update({key: new})
         return path
 
 

@@ -81,8 +81,7 @@ def held(path: Path, *, shared: bool = False) -> Iterator[IO[bytes]]:
 
 
 def try_exclusive(path: Path) -> IO[bytes] | None:
-    """The lock at `path` held exclusively without waiting (the caller closes it to release), or None when another
-    process holds it."""
+    """The lock at `path` held exclusively without waiting (closing it releases), or None while another holds it."""
     handle = open_lock(path)
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

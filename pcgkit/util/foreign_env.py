@@ -16,11 +16,9 @@ from pcgkit.util import atomic, proc, untrusted
 
 
 def capture_in(python: str, timeout: float = 300.0) -> dict:
-    """The capture of another interpreter's environment (the one that crashed, not the kit's own).
-
-    Runs pcgkit.bugreport.envcapture with that interpreter and a PYTHONPATH holding only a link to
-    this pcgkit package: the capture's imports are all standard library, so ENV needs nothing of
-    the kit, and none of the kit's own environment leaks into what is captured."""
+    """Runs pcgkit.bugreport.envcapture with `python` and a PYTHONPATH holding only a link to this pcgkit package:
+    the capture's imports are all standard library, so ENV needs nothing of the kit, and none of the kit's own
+    environment leaks into what is captured."""
     with tempfile.TemporaryDirectory(prefix="pcgkit-env-") as tmp:
         (Path(tmp) / "pcgkit").symlink_to(resources.package_dir(), target_is_directory=True)
         out = Path(tmp) / "capture.json"
@@ -36,9 +34,7 @@ def capture_in(python: str, timeout: float = 300.0) -> dict:
         try:
             data = atomic.parse_json(atomic.read_user_bytes(out, "the capture"), f"--python {python}: its capture")
             return checked_capture(data, f"--python {python}: its capture")
-        except untrusted.UntrustedValueError as exc:
-            raise UsageError(str(exc)) from None
-        except ValueError as exc:
+        except ValueError as exc:  # UntrustedValueError too
             raise UsageError(str(exc)) from None
 
 

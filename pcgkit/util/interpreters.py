@@ -26,16 +26,11 @@ def _reports(path: str, version: str) -> bool:
 
 
 def candidates(version: str) -> list[str]:
-    found = []
-    if os.environ.get("PCGKIT_PYTHON"):
-        found.append(os.environ["PCGKIT_PYTHON"])
-    on_path = shutil.which(f"python{version}")
-    if on_path:
-        found.append(on_path)
     pyenv_root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    found = [os.environ.get("PCGKIT_PYTHON"), shutil.which(f"python{version}")]
     found += sorted(glob.glob(f"{pyenv_root}/versions/{version}.*/bin/python{version}"), reverse=True)
     found += [f"/usr/bin/python{version}", f"/usr/local/bin/python{version}"]
-    return found
+    return [path for path in found if path]
 
 
 def find_python(version: str) -> str | None:

@@ -12,24 +12,17 @@ from typing import Iterator
 from unittest import mock
 
 
-def bindings_of(original: object, package: str) -> list[tuple[str, object, str]]:
-    """(module name, module, attribute) for every binding of `original` inside `package`."""
-    found: list[tuple[str, object, str]] = []
-    for name, module in list(sys.modules.items()):
-        if module is None or not (name == package or name.startswith(package + ".")):
-            continue
-        for attr, value in list(vars(module).items()):
-            if value is original:
-                found.append((name, module, attr))
-    return found
-
-
 @contextlib.contextmanager
 def patched_everywhere(original: object, replacement: object, package: str) -> Iterator[list[str]]:
-    """Replace every binding of `original` in `package` for the duration of the block."""
+    """Replace every binding of `original` in `package` (and its loaded submodules) for the duration of the block;
+    yields the 'module.attribute' names replaced."""
     with contextlib.ExitStack() as stack:
         replaced = []
-        for name, module, attr in bindings_of(original, package):
-            stack.enter_context(mock.patch.object(module, attr, replacement))
-            replaced.append(f"{name}.{attr}")
+        for name, module in list(sys.modules.items()):
+            if module is None or not (name == package or name.startswith(package + ".")):
+                continue
+            for attr, value in list(vars(module).items()):
+                if value is original:
+                    stack.enter_context(mock.patch.object(module, attr, replacement))
+                    replaced.append(f"{name}.{attr}")
         yield replaced

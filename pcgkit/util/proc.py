@@ -14,6 +14,7 @@ that started the child: `run` waits in that thread, and `spawn`'s callers start 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import os
 import shutil
@@ -23,7 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from pcgkit.errors import OutputPathError, ToolMissingError
 from pcgkit.util import signals
@@ -54,10 +55,7 @@ class Completed:
             return f"timed out after {self.duration_s:.0f} s (process group killed)"
         if self.returncode is not None and self.returncode < 0:
             sig = -self.returncode
-            try:
-                name = signal.Signals(sig).name
-            except ValueError:
-                name = "?"
+            name = next((s.name for s in signal.Signals if s == sig), "?")
             return f"killed by signal {sig} ({name})"
         return f"exit status {self.returncode}"
 
@@ -77,20 +75,10 @@ def open_log(path: Path):
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
-
-def _prctl():
-    """libc's prctl, looked up in the parent (the child between fork and exec only calls it); None off Linux."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _prctl()
+try:  # libc's prctl, looked up in the parent (the child between fork and exec only calls it); None off Linux
+    _PRCTL: Any = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):
+    _PRCTL = None
 
 
 def _dies_with(parent: int):
@@ -120,11 +108,6 @@ def _popen_group(argv: Sequence[str], sink, env: Mapping[str, str] | None, cwd) 
     )
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
 def _begin(
     argv: Sequence[str], env: Mapping[str, str] | None, echo: bool, shown_after: str = ""
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -152,7 +135,6 @@ def run(
     argv, secrets = _begin(argv, env, echo)
     sink = open_log(log_path) if log_path is not None else tempfile.TemporaryFile()
     start = time.monotonic()
-    timed_out = False
     with sink:
         proc = _popen_group(argv, sink, env, cwd)
         signals.register_group(proc.pid)
@@ -160,28 +142,23 @@ def run(
             with activity(progress) if progress else contextlib.nullcontext():
                 returncode = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc)
-            proc.wait()
-            returncode = None
-        except BaseException:  # Ctrl-C: take the whole tree down with us
-            _kill_group(proc)
-            proc.wait()
-            raise
-        else:
-            _kill_group(proc)  # stray grandchildren (a forked server) die with their parent
+            returncode = None  # timed out
         finally:
+            # The whole tree, after a timeout or a Ctrl-C, and after an exit too: stray grandchildren (a forked
+            # server) die with their parent.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
             signals.unregister_group(proc.pid)
         duration = time.monotonic() - start
-        sink.seek(0, os.SEEK_END)
-        size = sink.tell()
+        size = sink.seek(0, os.SEEK_END)
         sink.seek(max(0, size - TAIL_CHARS * 4))
         tail = sink.read().decode("utf-8", "replace")[-TAIL_CHARS:]
     if log_path is not None:
         _redact_file(log_path, secrets)
     # A child killed by the stop policy says nothing about the cell: the caller must not record it.
     signals.raise_if_stopping()
-    return Completed(argv, returncode, redact_text(strip_ansi(tail), secrets), duration, timed_out, log_path)
+    return Completed(argv, returncode, redact_text(strip_ansi(tail), secrets), duration, returncode is None, log_path)
 
 
 def _redact_file(path: Path, secrets: tuple[str, ...]) -> None:
@@ -193,7 +170,7 @@ def _redact_file(path: Path, secrets: tuple[str, ...]) -> None:
         write_text(path, redacted, redact=False)
 
 
-class Spawned:
+class Spawned(contextlib.AbstractContextManager["Spawned"]):
     """A long-running child (a server) in its own process group, its output going to a log file: the caller
     polls it, talks to it, then `stop()`s the whole group (SGLang forks scheduler and detokenizer processes:
     killing only the parent would leave them holding the GPU). As a context manager it always stops."""
@@ -207,7 +184,6 @@ class Spawned:
         self.pid = popen.pid
 
     def poll(self) -> int | None:
-        """The exit status once the leader has exited, else None."""
         return self._popen.poll()
 
     def stop(self, grace_s: float = 5.0) -> int | None:
@@ -228,9 +204,6 @@ class Spawned:
     def log_text(self) -> str:
         """Everything the child printed so far (decoded leniently: a server log is evidence, not data)."""
         return redact_text(self.log_path.read_bytes().decode("utf-8", "replace"), self._secrets)
-
-    def __enter__(self) -> Spawned:
-        return self
 
     def __exit__(self, *exc_info) -> None:
         self.stop()

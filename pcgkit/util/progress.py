@@ -41,17 +41,14 @@ def activity(label: str | Callable[[], str], stream=None, interval_s: float | No
     stream = stream if stream is not None else sys.stderr
     interval = heartbeat_interval() if interval_s is None else interval_s
     is_tty = getattr(stream, "isatty", lambda: False)()
-    if is_tty and not live:
-        yield
-        return
-    if is_tty:
+    if is_tty and live:
         assert isinstance(label, str), "a live line needs a fixed label"
         from rich.console import Console
 
         with Console(file=stream).status(f"{label}…", spinner="dots"):
             yield
         return
-    if interval <= 0:
+    if is_tty or interval <= 0:  # the caller draws its own live line, or heartbeats are off
         yield
         return
     done = threading.Event()

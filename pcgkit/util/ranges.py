@@ -8,6 +8,7 @@ releases)"). Issue 25: compat.md said "reproduced on 0.5.5.post3-0.5.11" over so
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Iterable, Sequence
 
 from packaging.version import InvalidVersion, Version
@@ -33,10 +34,6 @@ class MeasuredRanges:
         """Every release between the oldest and the newest measured one was measured."""
         return not self.gaps
 
-    def span_text(self) -> str:
-        """The measured runs: '0.5.9–0.5.11' or '0.5.5–0.5.7, 0.5.9–0.5.11'."""
-        return ", ".join(a if a == b else f"{a}{DASH}{b}" for a, b in self.runs)
-
     def gaps_text(self) -> str:
         """'not measured: 0.5.8.post1; 0.6.4–0.6.6 (3 releases)', or '' when there is no gap."""
         if not self.gaps:
@@ -44,25 +41,18 @@ class MeasuredRanges:
         return "not measured: " + "; ".join(a if n == 1 else f"{a}{DASH}{b} ({n} releases)" for a, b, n in self.gaps)
 
     def text(self) -> str:
-        """The span, then its gaps in parentheses: what a sentence prints."""
+        """The measured runs ('0.5.5–0.5.7, 0.5.9–0.5.11'), then the gaps in parentheses: what a sentence prints."""
         if not self.runs:
             return "no release measured"
         gaps = self.gaps_text()
-        return self.span_text() + (f" ({gaps})" if gaps else "")
+        span = ", ".join(a if a == b else f"{a}{DASH}{b}" for a, b in self.runs)
+        return span + (f" ({gaps})" if gaps else "")
 
 
 def _runs(ordered: Sequence[str], chosen: set[str]) -> list[tuple[str, str, int]]:
     """(first, last, count) of each maximal run of `ordered` whose members are all in `chosen`."""
-    runs: list[tuple[str, str, int]] = []
-    previous_chosen = False
-    for value in ordered:
-        if value in chosen and previous_chosen:
-            first, _, count = runs[-1]
-            runs[-1] = (first, value, count + 1)
-        elif value in chosen:
-            runs.append((value, value, 1))
-        previous_chosen = value in chosen
-    return runs
+    groups = [list(group) for is_chosen, group in itertools.groupby(ordered, key=chosen.__contains__) if is_chosen]
+    return [(group[0], group[-1], len(group)) for group in groups]
 
 
 def measured_runs(releases_in_range: Iterable[str], measured: Iterable[str]) -> MeasuredRanges:

@@ -26,6 +26,7 @@ length: every rule starts only where a name starts and judges the captured name 
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Any, Mapping
 
 REDACTED = "<redacted>"
@@ -132,9 +133,7 @@ def secret_values(environ: Mapping[str, str]) -> tuple[str, ...]:
     values = set()
     for name, value in environ.items():
         strength = _name_strength(name)
-        if len(value) < MIN_SCRUBBED_VALUE_LENGTH or strength == 0:
-            continue
-        if strength == 2 or _looks_like_token(value):
+        if (strength == 2 and len(value) >= MIN_SCRUBBED_VALUE_LENGTH) or (strength == 1 and _looks_like_token(value)):
             values.add(value)
     return tuple(sorted(values, key=len, reverse=True))
 
@@ -161,23 +160,11 @@ def _secret_value(match: re.Match[str]) -> str | None:
         if _PLAIN_WORD_RE.fullmatch(value) and not name.isupper() and not name_words & _PASSWORD_WORDS:
             return None
         strength = _name_strength(name)
-        # KEY/AUTH alone (`key=len` in a source line, `auth_type=basic`): a secret only when it looks like one,
-        # or as an upper-case variable's own assignment (`SIGNING_KEY=plainword`).
-        # (a help text's placeholder, `KEY=VALUE`, is neither)
+        # KEY/AUTH alone (`key=len` in a source line, `auth_type=basic`): a secret only when it looks like one, or as
+        # an upper-case variable's own assignment (`SIGNING_KEY=plainword`; a help text's `KEY=VALUE` is neither).
         assignment = name.isupper() and "=" in match["head"] and not re.fullmatch(r"[A-Z_]+", value)
-        if strength == 2 or (strength == 1 and (_looks_like_token(value) or assignment)):
-            return value
-        return None
+        return value if strength == 2 or (strength == 1 and (_looks_like_token(value) or assignment)) else None
     return value
-
-
-def _redact_match(match: re.Match[str], marker: str) -> str:
-    """The match with its secret's span (the value, inside its quotes if quoted) replaced by the marker."""
-    if _secret_value(match) is None:
-        return match.group(0)
-    group = next(g for g in ("value", "dq", "sq", "eq") if match.groupdict().get(g))
-    start, end = match.span(group)
-    return match.string[match.start() : start] + marker + match.string[end : match.end()]
 
 
 def _looks_like_token(value: str) -> bool:
@@ -244,9 +231,10 @@ def redact_text(text: str, secrets: tuple[str, ...] = (), marker: str = REDACTED
         text = shape.sub(marker, text)
     for rule in _VALUE_RULES:
         pieces, done = [], 0
-        for match in _matches(rule, text):
-            pieces += [text[done : match.start()], _redact_match(match, marker)]
-            done = match.end()
+        for match in _matches(rule, text):  # the secret's span (the value, inside its quotes if quoted) goes
+            group = next(g for g in ("value", "dq", "sq", "eq") if match.groupdict().get(g))
+            pieces += [text[done : match.start(group)], marker]
+            done = match.end(group)
         text = "".join(pieces) + text[done:]
     return text
 
@@ -301,8 +289,6 @@ def redact_list(items: list) -> list:
 
 def redact_argv(argv: tuple[str, ...], secrets: tuple[str, ...] = ()) -> str:
     """A command line as the terminal echo shows it: joined, then redacted (so `--token X` pairs are seen)."""
-    import shlex
-
     return redact_text(shlex.join(redact_list(list(argv))), secrets)
 
 

@@ -53,8 +53,7 @@ def md_cell(text: object) -> str:
 
 
 def md_code(text: object) -> str:
-    """Text as an inline code span inside a table cell: '|' escaped (GFM splits table cells on '|' even inside
-    code spans)."""
+    """Text as an inline code span in a table cell: '|' escaped (GFM splits cells on '|' even inside code spans)."""
     return _code_span(one_line(str(text)).replace("|", "\\|"), pad_empty=False)
 
 

@@ -68,10 +68,6 @@ def _signal_groups(signum: int, groups: Iterable[int] | None = None) -> list[int
     return live
 
 
-def kill_all_groups() -> None:
-    _signal_groups(signal.SIGKILL)
-
-
 def stop_all_groups(grace_s: float = GRACE_S) -> None:
     """SIGTERM every group, SIGKILL what is still there after grace_s (checked every 50 ms)."""
     live = _signal_groups(signal.SIGTERM)
@@ -110,7 +106,7 @@ def register_group(pgid: int) -> None:
         _STATE.groups.add(pgid)
         stopping = _STATE.signum is not None
     if stopping:
-        kill_all_groups()
+        _signal_groups(signal.SIGKILL)
 
 
 def unregister_group(pgid: int) -> None:
@@ -129,17 +125,16 @@ def request_stop(signum: int) -> None:
     with _STATE.lock:
         if _STATE.signum is None:
             _STATE.signum = signum
-    kill_all_groups()
+    _signal_groups(signal.SIGKILL)
 
 
 def _handler(signum: int, frame) -> None:
-    first = _STATE.signum is None
-    if first:
-        _STATE.signum = signum
-        stop_all_groups()
-    else:
-        kill_all_groups()
-    if first and _STATE.defer_depth == 0:
+    if _STATE.signum is not None:  # a later signal
+        _signal_groups(signal.SIGKILL)
+        return
+    _STATE.signum = signum
+    stop_all_groups()
+    if _STATE.defer_depth == 0:
         raise Interrupted(signum)
 
 

@@ -22,8 +22,6 @@ class ExtractionError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class Definition:
     module: str  # "pcgkit.harness.simulate", or a case file's stem
-    name: str
-    origin: str  # path relative to the kit root, for the script's section headers
     line: int
     source: str
 
@@ -107,9 +105,7 @@ def _source_of(module: _Module, node: ast.stmt) -> tuple[int, str]:
 
 def _import_line(local: str, module_name: str, original: str | None) -> str:
     if original is None:
-        if local == module_name.split(".")[0]:
-            return f"import {module_name}"
-        return f"import {module_name} as {local}"
+        return f"import {module_name}" + (f" as {local}" if local != module_name.split(".")[0] else "")
     return f"from {module_name} import {original}" + (f" as {local}" if local != original else "")
 
 
@@ -154,7 +150,7 @@ class Extractor:
         for used in sorted(visitor.names - {name}):
             self._resolve(module, used)
         line, source = _source_of(module, node)
-        self._taken[key] = Definition(module_name, name, module.origin, line, source)
+        self._taken[key] = Definition(module_name, line, source)
         self._in_progress.discard(key)
 
     def _resolve(self, module: _Module, used: str) -> None:
@@ -176,26 +172,17 @@ class Extractor:
             return
         self._imports.add(_import_line(used, source_module, original))
 
-    def _module_order(self) -> list[str]:
-        """Modules after the modules they use (as the kit imports them), so module-level code --
-        decorators, default arguments, constants -- finds its names already defined."""
-        pending: list[str] = []
-        for definition in self._taken.values():
-            if definition.module not in pending:
-                pending.append(definition.module)
-        order: list[str] = []
+    def extract(self) -> Extract:
+        """Each module's definitions in source order, the modules after the modules they use (as the kit imports
+        them), so module-level code -- decorators, default arguments, constants -- finds its names defined."""
+        pending = list(dict.fromkeys(d.module for d in self._taken.values()))
+        sections = []
         while pending:
             ready = [m for m in pending if not (self._module_deps.get(m, set()) & set(pending)) - {m}]
             if not ready:
                 raise ExtractionError(f"kit modules use each other in a cycle: {pending}")
-            order.append(ready[0])
-            pending.remove(ready[0])
-        return order
-
-    def extract(self) -> Extract:
-        order = self._module_order()
-        sections = []
-        for module_name in order:
+            module_name = ready[0]
+            pending.remove(module_name)
             definitions = sorted((d for d in self._taken.values() if d.module == module_name), key=lambda d: d.line)
             sections.append((self._modules[module_name].origin, tuple(definitions)))
         return Extract(tuple(sorted(self._imports)), tuple(sections), tuple(sorted(self._aliases.items())))

@@ -51,9 +51,7 @@ def render(template: str, **context) -> str:
 def _markdown_finalize(value: object):
     from markupsafe import Markup
 
-    if isinstance(value, Markup):
-        return value
-    return Markup(md_text("" if value is None else value))
+    return value if isinstance(value, Markup) else Markup(md_text("" if value is None else value))
 
 
 def _url(value: object):

@@ -21,10 +21,9 @@ _KEY_RE = re.compile(r"^\s*(?:\"([^\"]+)\"|([A-Za-z0-9_-]+))\s*=")
 
 
 def key_lines(text: str) -> dict[tuple[str, int, str], int]:
-    """(table, index of that table, key) -> line number, for naming the line of a bad field.
-
-    A line scanner, not a TOML parser: it only has to find where a key that tomllib already parsed
-    was written (tables `[x]`, arrays of tables `[[x]]` counted from 0, top-level keys under "")."""
+    """(table, index of that table, key) -> line number, for naming the line of a bad field. A line scanner, not a
+    TOML parser: it only finds where a key tomllib already parsed was written (tables `[x]`, arrays of tables `[[x]]`
+    counted from 0, top-level keys under "")."""
     lines: dict[tuple[str, int, str], int] = {}
     table, counts = "", {"": 0}
     for number, line in enumerate(text.splitlines(), start=1):
