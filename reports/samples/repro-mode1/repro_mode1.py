@@ -69,9 +69,7 @@ def cuda_toolkit_root() -> str | None:
     if os.environ.get("CUDA_HOME"):
         return os.environ["CUDA_HOME"]
     nvcc = shutil.which("nvcc")
-    if nvcc:
-        return str(Path(nvcc).resolve().parent.parent)
-    return None
+    return str(Path(nvcc).resolve().parent.parent) if nvcc else None
 
 
 # ---- from pcgkit/fp4/layer.py (verbatim) -----------------------------------------------------
@@ -132,7 +130,7 @@ class TraceOutcome:
 
 # ---- from pcgkit/values/signature.py (verbatim) ----------------------------------------------
 
-_FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>[^\s]+)')
+FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+),? in (?P<function>[^\s]+)')
 
 
 _GRAPH_BREAK_ID_RE = re.compile(r"\b(gb\d{4})\b")
@@ -141,7 +139,7 @@ _GRAPH_BREAK_ID_RE = re.compile(r"\b(gb\d{4})\b")
 _EXPLANATION_RE = re.compile(r"^\s*Explanation:\s*(?P<text>.+)$", re.MULTILINE)
 
 
-_SKIPPED_CALLABLE_RE = re.compile(r"module: (?P<module><unknown module>|[^,\s]+), qualname: (?P<qualname>[^,\s]+)")
+SKIPPED_CALLABLE_RE = re.compile(r"module: (?P<module><unknown module>|[^,\s]+), qualname: (?P<qualname>[^,\s)]+)")
 
 
 LIBRARY_PACKAGES: tuple[str, ...] = ("flashinfer",)
@@ -222,19 +220,16 @@ def package_relative(path: str) -> str:
 
 def parse_frames(text: str) -> tuple[Frame, ...]:
     return tuple(
-        Frame(package_relative(m["file"]), int(m["line"]), m["function"]) for m in _FRAME_RE.finditer(text)
+        Frame(package_relative(m["file"]), int(m["line"]), m["function"]) for m in FRAME_RE.finditer(text)
     )
 
 
 def innermost_library_frame(frames: Sequence[Frame], packages: Iterable[str] = LIBRARY_PACKAGES) -> Frame | None:
     prefixes = tuple(f"{p}/" for p in packages)
-    for frame in reversed(frames):
-        if frame.file.startswith(prefixes):
-            return frame
-    return None
+    return next((frame for frame in reversed(frames) if frame.file.startswith(prefixes)), None)
 
 
-def _skipped_callable(match: re.Match | None) -> str | None:
+def skipped_callable_name(match: re.Match | None) -> str | None:
     if match is None:
         return None
     if match["module"].startswith("<"):  # no module name to report: the qualname alone says it
@@ -259,14 +254,14 @@ def parse_message(
     head = lines[0] if lines else ""
     gb = _GRAPH_BREAK_ID_RE.search(message)
     explanation = _EXPLANATION_RE.search(message)
-    skipped = _SKIPPED_CALLABLE_RE.search(message)
+    skipped = SKIPPED_CALLABLE_RE.search(message)
     frames = parse_frames(_user_code_section(message)) or parse_frames(extra_frames_text)
     return Signature(
         exception_type=exception_type,
         message_head=head[:200],
         graph_break_id=gb.group(1) if gb else None,
         explanation=explanation["text"].strip()[:300] if explanation else None,
-        skipped_callable=_skipped_callable(skipped),
+        skipped_callable=skipped_callable_name(skipped),
         innermost_library_frame=innermost_library_frame(frames),
         frame_chain=frames,
         lru_cache_warnings=tuple(lru_cache_warnings),
@@ -306,13 +301,6 @@ def _trace_only_backend(graph_module, example_inputs, graphs: list | None = None
     return refuse_to_execute
 
 
-def _graph_break_accounting() -> tuple[int, tuple[str, ...]]:
-    from torch._dynamo.utils import counters
-
-    breaks: dict = counters.get("graph_break", {})
-    return sum(breaks.values()), tuple(str(reason)[:200] for reason in breaks)
-
-
 def trace(
     fn: Callable,
     args: Sequence[Any],
@@ -321,11 +309,8 @@ def trace(
     execute: bool,
     graphs: list | None = None,
 ) -> TraceOutcome:
-    """torch.compile(fn, fullgraph=..., backend="eager") and call it once.
-
-    With execute=False the graph is built but never run (no GPU to run it on): the backend
-    raises a private sentinel which counts as a clean trace.
-    """
+    """torch.compile(fn, fullgraph=..., backend="eager") and call it once. With execute=False the graph is built but
+    never run (no GPU to run it on): the backend raises a private sentinel, which counts as a clean trace."""
     import torch
 
     return observe(
@@ -334,12 +319,9 @@ def trace(
 
 
 def observe(invoke: Callable[[Callable], Any], *, execute: bool, graphs: list | None = None) -> TraceOutcome:
-    """`trace`'s engine, also for code that calls torch.compile itself (SGLang's install_torch_compiled).
-
-    `invoke(backend)` must compile with the backend it is given and call the result once; dynamo
-    is reset around it and the outcome recorded exactly as `trace` records it. With execute=False
-    and a `graphs` list, every FX graph dynamo hands the backend is appended to it.
-    """
+    """`trace`'s engine, also for code that calls torch.compile itself (SGLang's install_torch_compiled):
+    `invoke(backend)` compiles with the backend it is given and calls the result once. With execute=False and a
+    `graphs` list, every FX graph dynamo hands the backend is appended to it."""
     import torch
     from torch._dynamo.utils import counters
 
@@ -366,9 +348,11 @@ def observe(invoke: Callable[[Callable], Any], *, execute: bool, graphs: list | 
             signature = parse_exception(exc, lru)
     duration = time.perf_counter() - start
     lru_warnings = tuple(str(w.message) for w in caught if LRU_CACHE_WARNING_MARKER in str(w.message))
-    breaks, reasons = _graph_break_accounting()
+    breaks: dict = counters.get("graph_break", {})
+    count = sum(breaks.values())
+    reasons = tuple(str(reason)[:200] for reason in breaks)
     torch._dynamo.reset()
-    return TraceOutcome(traced, executed, signature, lru_warnings, breaks, reasons, duration, output)
+    return TraceOutcome(traced, executed, signature, lru_warnings, count, reasons, duration, output)
 
 
 # ---- from cases/test_mode1_nvcc_subprocess.py (verbatim) -------------------------------------
@@ -384,16 +368,21 @@ def reproduce(ctx: CaseContext) -> TraceOutcome:
 
 # ---- from pcgkit/values/verdict.py (verbatim) ------------------------------------------------
 
-class Verdict(str, enum.Enum):
+class Word(str, enum.Enum):
+    """A vocabulary of words: f-strings and str() print the word ("reproduced"), not "Verdict.REPRODUCED"."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Verdict(Word):
     REPRODUCED = "reproduced"  # fails with the mode's known signature
-    FIXED = "fixed"  # traced cleanly under fullgraph=True
+    FIXED = "fixed"  # traces under fullgraph=True AND its call path ran with the caller's arguments (see LEGEND)
+    TRACES_BUT_FAILS = "traces-but-fails"  # traces under fullgraph=True, but the call path fails when run
     DRIFTED = "drifted"  # fails, but not with the mode's known signature
     NOT_APPLICABLE = "not-applicable"  # this version lacks the code path the mode exercises
     SKIPPED = "skipped"  # hardware or an optional dependency is missing (reason says which)
     ERROR = "error"  # the kit or the install broke: never a statement about the bug
-
-    def __str__(self) -> str:  # so f-strings print "reproduced", not "Verdict.REPRODUCED"
-        return self.value
 
     @property
     def ran(self) -> bool:
@@ -403,7 +392,55 @@ class Verdict(str, enum.Enum):
     @property
     def is_bug_verdict(self) -> bool:
         """True when the verdict says something about the bug itself."""
-        return self in (Verdict.REPRODUCED, Verdict.FIXED, Verdict.DRIFTED, Verdict.NOT_APPLICABLE)
+        return self in (Verdict.REPRODUCED, Verdict.FIXED, Verdict.TRACES_BUT_FAILS, Verdict.DRIFTED,
+                        Verdict.NOT_APPLICABLE)
+
+    @property
+    def works(self) -> bool:
+        """True only for `fixed`: traced, and the call path ran with the caller's arguments."""
+        return self is Verdict.FIXED
+
+    @property
+    def broken(self) -> bool:
+        """True for a verdict that says the thing measured does not work for a user: it fails to trace
+        (`reproduced`, `drifted`) or traces and then fails when run (`traces-but-fails`)."""
+        return self in (Verdict.REPRODUCED, Verdict.DRIFTED, Verdict.TRACES_BUT_FAILS)
+
+
+# ---- from pcgkit/values/runcheck.py (verbatim) -----------------------------------------------
+
+TRACED_CLEANLY = "traced cleanly under fullgraph=True"
+
+
+NOT_RUN_TRACE_ONLY = "call path not run by this case (trace only)"
+
+
+CALL_PATH_RAN = "call path ran"  # what a `fixed` reason says once the call path ran (judge_run writes it)
+
+
+@dataclasses.dataclass(frozen=True)
+class RunCheck:
+    """What a case found when it ran the traced call path (see the module docstring)."""
+
+    compared: bool  # compiled output compared with eager (real kernel only); False: why in `numbers`/`note`
+    problem: str | None  # the fake/description disagrees with what the op returns: `drifted`
+    note: str = ""
+    run_failure: str | None = None  # the call path failed when run with the caller's arguments: `traces-but-fails`
+    ran: str = ""  # how the call path ran ("" = it did not): e.g. the argument audit over a recording kernel
+    numbers: str = ""  # "checked: ..." or "not checked: <why>" (NUMBERS_NEED_SM100 here)
+
+
+def judge_run(check: RunCheck, traced_reason: str) -> tuple[Verdict, str]:
+    """The verdict for a clean trace whose call path was run (or not). Pure."""
+    if check.run_failure:
+        return Verdict.TRACES_BUT_FAILS, f"traced, but the call path fails when run: {check.run_failure}"
+    if check.problem:
+        return Verdict.DRIFTED, f"traced, but {check.problem}"
+    if not check.ran:
+        return Verdict.ERROR, "kit: the case traced but its call path was not run, so it cannot say `fixed`"
+    parts = [traced_reason, f"{CALL_PATH_RAN} ({check.ran})"]
+    parts += [text for text in (check.numbers, check.note) if text]
+    return Verdict.FIXED, "; ".join(parts)
 
 
 # ---- from pcgkit/verdicts/modes.py (verbatim) ------------------------------------------------
@@ -411,7 +448,6 @@ class Verdict(str, enum.Enum):
 @dataclasses.dataclass(frozen=True)
 class Mode:
     id: str
-    slug: str
     title: str
     known_signature: str  # human wording of what `matches` checks
     seed: str  # where the seed documents describe it
@@ -424,8 +460,22 @@ class Mode:
         return self.wording(sig) if self.wording is not None else self.known_signature
 
     def judge_traced(self, outcome: TraceOutcome) -> tuple[Verdict, str]:
-        """Verdict for a trace that succeeded. Fix modes (pcgkit.verdicts.fixmodes) also judge the compiled run."""
-        return Verdict.FIXED, "traced cleanly under fullgraph=True"
+        """Verdict for a trace that succeeded: the run check when the case made one (pcgkit.values.runcheck);
+        a case that only traces says so in the reason. Fix modes (pcgkit.verdicts.fixmodes) require the check."""
+        if isinstance(outcome.output, RunCheck):
+            return judge_run(outcome.output, TRACED_CLEANLY)
+        return Verdict.FIXED, f"{TRACED_CLEANLY}; {NOT_RUN_TRACE_ONLY}"
+
+
+MODE_WORDS: dict[str, tuple[str, str, str]] = {
+    "mode1": ("nvcc subprocess", "Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)", "seeds 000/004: 'Attempted to call function marked as skipped ... _thread.allocate_lock'"),
+    "mode2": ("get_cuda_version patched: failure moves into the JIT loader", "Unsupported deeper in flashinfer/jit/* (seed: pathlib stat in build_and_load)", "seeds 001/004: patched get_cuda_version, then a crash in pathlib during JIT loading"),
+    "mode3": ("warm functools.cache is traced through", "lru_cache warning + the nvcc subprocess failure despite a warm cache", "seed 004: 'Dynamo ignores the cache wrapper and directly traces the wrapped function'"),
+    "mode4": ("torch.compiler.disable rejected under fullgraph=True", "Unsupported: Skip calling `torch.compiler.disable()`d function", "seed 001: 'Skip calling torch.compiler.disable()d function'"),
+    "e2e-piecewise-launch": ("SGLang server, piecewise CUDA graphs on, tiny NVFP4 checkpoint", "Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)", "seeds 000/001: the server crashed during piecewise CUDA graph capture (GLM-5-NVFP4, RTX PRO 6000)"),
+    "e2e-piecewise-control": ("SGLang server, piecewise CUDA graphs on, tiny bf16 checkpoint (the control: no FP4 path)", "none: healthy capture, one /generate answered, process group gone", "issue 13: separates 'piecewise broken here at all' from 'FP4 quantize breaks it'"),
+    "preflight-launch": ("the team's SGLang launch (pcgkit matrix --preflight): would piecewise capture crash?", "dynamo Unsupported in what the launch compiles under fullgraph (the failure mode in the evidence)", "issue 30: preflight a launch against every SGLang release before upgrading"),
+}
 
 
 def is_dynamo_exception(sig: Signature) -> str | None:
@@ -441,10 +491,8 @@ def fails_in_nvcc_subprocess(sig: Signature) -> str | None:
         return why
     inner = sig.innermost_library_frame
     # get_cuda_path shells out to `which nvcc` first when CUDA_HOME is unset: same mechanism.
-    if inner is None or not inner.file.endswith("jit/cpp_ext.py") or inner.function not in (
-        "get_cuda_version",
-        "get_cuda_path",
-    ):
+    nvcc_callers = ("get_cuda_version", "get_cuda_path")
+    if inner is None or not inner.file.endswith("jit/cpp_ext.py") or inner.function not in nvcc_callers:
         return f"innermost FlashInfer frame is {inner}, not jit/cpp_ext.py:get_cuda_version"
     if not sig.frames_in("subprocess.py"):
         return "no subprocess frame under get_cuda_version"
@@ -461,15 +509,7 @@ def _nvcc_subprocess_wording(sig: Signature) -> str:
     return "Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)"
 
 
-MODE1 = Mode(
-    id="mode1",
-    slug="nvcc-subprocess",
-    title="nvcc subprocess",
-    known_signature="Unsupported in jit/cpp_ext.py:get_cuda_version -> subprocess (nvcc --version)",
-    seed="seeds 000/004: 'Attempted to call function marked as skipped ... _thread.allocate_lock'",
-    matches=fails_in_nvcc_subprocess,
-    wording=_nvcc_subprocess_wording,
-)
+MODE1 = Mode("mode1", *MODE_WORDS["mode1"], matches=fails_in_nvcc_subprocess, wording=_nvcc_subprocess_wording)
 
 
 def classify(mode: Mode, outcome: TraceOutcome) -> tuple[Verdict, str]:
@@ -490,31 +530,28 @@ def classify(mode: Mode, outcome: TraceOutcome) -> tuple[Verdict, str]:
 SIMULATED_SM120_CAPABILITY = (12, 0)
 
 
-SIMULATED_PART_SHAPE: dict[int, tuple[int, int]] = {12: (188, 96 * 1024**3), 10: (148, 180 * 1024**3), 9: (132, 141 * 1024**3)}
+SIMULATED_PART_SHAPE: dict[int, tuple[int, int, int, int]] = {
+    12: (188, 96 * 1024**3, 99 * 1024, 1536),
+    10: (148, 180 * 1024**3, 227 * 1024, 2048),
+    9: (132, 141 * 1024**3, 227 * 1024, 2048),
+}
 
 
 # ---- from pcgkit/util/patching.py (verbatim) -------------------------------------------------
 
-def bindings_of(original: object, package: str) -> list[tuple[str, object, str]]:
-    """(module name, module, attribute) for every binding of `original` inside `package`."""
-    found: list[tuple[str, object, str]] = []
-    for name, module in list(sys.modules.items()):
-        if module is None or not (name == package or name.startswith(package + ".")):
-            continue
-        for attr, value in list(vars(module).items()):
-            if value is original:
-                found.append((name, module, attr))
-    return found
-
-
 @contextlib.contextmanager
 def patched_everywhere(original: object, replacement: object, package: str) -> Iterator[list[str]]:
-    """Replace every binding of `original` in `package` for the duration of the block."""
+    """Replace every binding of `original` in `package` (and its loaded submodules) for the duration of the block;
+    yields the 'module.attribute' names replaced."""
     with contextlib.ExitStack() as stack:
         replaced = []
-        for name, module, attr in bindings_of(original, package):
-            stack.enter_context(mock.patch.object(module, attr, replacement))
-            replaced.append(f"{name}.{attr}")
+        for name, module in list(sys.modules.items()):
+            if module is None or not (name == package or name.startswith(package + ".")):
+                continue
+            for attr, value in list(vars(module).items()):
+                if value is original:
+                    stack.enter_context(mock.patch.object(module, attr, replacement))
+                    replaced.append(f"{name}.{attr}")
         yield replaced
 
 
@@ -531,12 +568,6 @@ FLASHINFER_IMPORT_TIME_ARCH_ANSWERS: tuple[tuple[str, str], ...] = (
     ("flashinfer.jit.core", "current_compilation_context"),
     ("flashinfer.jit.cpp_ext", "cpp_ext_initial_compilation_context"),
 )
-
-
-def target_cuda_archs(capability: tuple[int, int]) -> set[tuple[int, str]]:
-    """FlashInfer's own rule (CompilationContext.__init__): minor gets an 'a' suffix from SM90 on."""
-    major, minor = capability
-    return {(major, f"{minor}a" if major >= 9 else str(minor))}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -558,13 +589,10 @@ class SimulatedDeviceProperties:
     name: str
     major: int
     minor: int
-    multi_processor_count: int = 188  # RTX PRO 6000 Blackwell
-    total_memory: int = 96 * 1024**3
-    # FlashInfer's CuTe-DSL norms (0.6.12+) size their tiles by it in the kernel's constructor.
-    shared_memory_per_block_optin: int = 99 * 1024
-
-
-SHARED_MEMORY_PER_BLOCK_OPTIN: dict[int, int] = {12: 99 * 1024, 10: 227 * 1024, 9: 227 * 1024}
+    multi_processor_count: int
+    total_memory: int
+    shared_memory_per_block_optin: int  # FlashInfer's CuTe-DSL norms (0.6.12+) size their tiles by it
+    max_threads_per_multi_processor: int  # 0.7.x's fused_rmsnorm_silu sizes its grid by it
 
 
 def _answers(capability: tuple[int, int], told: list[tuple[str, object]]) -> dict[str, object]:
@@ -587,9 +615,8 @@ def _answers(capability: tuple[int, int], told: list[tuple[str, object]]) -> dic
 
     def get_device_properties(device=None):
         # Named and sized after the family actually answered (simulated_sm120 is also used for SM90/SM100).
-        sms, memory = SIMULATED_PART_SHAPE.get(capability[0], (188, 96 * 1024**3))
-        properties = SimulatedDeviceProperties(f"simulated SM{capability[0]}{capability[1]}", *capability, sms, memory,
-                                               SHARED_MEMORY_PER_BLOCK_OPTIN.get(capability[0], 99 * 1024))
+        shape = SIMULATED_PART_SHAPE.get(capability[0], SIMULATED_PART_SHAPE[12])
+        properties = SimulatedDeviceProperties(f"simulated SM{capability[0]}{capability[1]}", *capability, *shape)
         told.append(("torch.cuda.get_device_properties", (properties.major, properties.minor)))
         return properties
 
@@ -597,12 +624,19 @@ def _answers(capability: tuple[int, int], told: list[tuple[str, object]]) -> dic
         told.append(("torch.cuda.current_device", 0))
         return 0  # the simulated part is the process's one device
 
+    def is_current_stream_capturing():
+        # The driver's answer on a GPU where no CUDA graph capture is under way, as during the compile:
+        # torch.compile traces before SGLang's runner starts capturing (FlashInfer's top-k dispatch asks).
+        told.append(("torch.cuda.graphs.is_current_stream_capturing", False))
+        return False
+
     return {
         "current_device": current_device,
         "get_compute_capability": get_compute_capability,
         "device_support_pdl": device_support_pdl,
         "check_cuda_arch": check_cuda_arch,
         "get_device_properties": get_device_properties,
+        "is_current_stream_capturing": is_current_stream_capturing,
     }
 
 
@@ -647,7 +681,10 @@ def simulated_sm120(capability: tuple[int, int] | None = None) -> Iterator[Simul
             except ModuleNotFoundError:
                 context = None
             if context is not None and hasattr(context, "TARGET_CUDA_ARCHS"):
-                stack.enter_context(mock.patch.object(context, "TARGET_CUDA_ARCHS", target_cuda_archs(capability)))
+                # FlashInfer's own rule (CompilationContext.__init__): the minor gets an 'a' suffix from SM90 on
+                major, minor = capability
+                archs = {(major, f"{minor}a" if major >= 9 else str(minor))}
+                stack.enter_context(mock.patch.object(context, "TARGET_CUDA_ARCHS", archs))
                 replaced.append(f"{module_name}.{attr}.TARGET_CUDA_ARCHS")
         # Below torch.cuda.get_device_capability, which stays the real function object.
         stack.enter_context(mock.patch.object(torch.cuda, "get_device_properties", answers["get_device_properties"]))
@@ -655,6 +692,12 @@ def simulated_sm120(capability: tuple[int, int] | None = None) -> Iterator[Simul
         # Which device is current is a driver query too (CuTe-DSL constructors ask it, 0.6.12's norms).
         stack.enter_context(mock.patch.object(torch.cuda, "current_device", answers["current_device"]))
         replaced.append("torch.cuda.current_device")
+        # Below torch.cuda.is_current_stream_capturing (the real function object, so dynamo sees it as on a
+        # GPU): the binding it calls, which on a host without a driver raises "CUDA driver version is insufficient".
+        graphs = importlib.import_module("torch.cuda.graphs")
+        if hasattr(graphs, "_cuda_isCurrentStreamCapturing"):
+            stack.enter_context(mock.patch.object(graphs, "_cuda_isCurrentStreamCapturing", answers["is_current_stream_capturing"]))
+            replaced.append("torch.cuda.graphs._cuda_isCurrentStreamCapturing")
         yield Simulation(capability, tuple(sorted(replaced)), told)
 
 
