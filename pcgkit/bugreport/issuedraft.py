@@ -323,14 +323,13 @@ def measured_line(results: Sequence[CaseResult], target: str, releases: Mapping[
     judged = [r for r in results if r.mode == case and r.verdict.is_bug_verdict and r.versions.get(axis)]
     if not judged:
         return ""
-    fails = sorted({str(r.versions[axis]) for r in judged if r.verdict in FAILING}, key=_version_key)
-    fixed = sorted({str(r.versions[axis]) for r in judged if r.verdict is Verdict.FIXED}, key=_version_key)
-    span = releases.get(axis, ())
-    name = axis_name(axis)
-    fail_text = f"{name} {measured_ranges(span, fails)}" if fails else "no measured release"
-    fixed_text = f"{name} {measured_ranges(span, fixed)}" if fixed else "no measured release"
+
+    def on(verdicts: tuple[Verdict, ...]) -> str:
+        found = sorted({str(r.versions[axis]) for r in judged if r.verdict in verdicts}, key=_version_key)
+        return f"{axis_name(axis)} {measured_ranges(releases.get(axis, ()), found)}" if found else "no measured release"
+
     n = sum(1 for r in judged if r.verdict in FAILING)
-    return f"{case} fails on {fail_text} ({n} measured result{'s' if n != 1 else ''}); traces cleanly on {fixed_text}"
+    return f"{case} fails on {on(FAILING)} ({n} measured result{'s' if n != 1 else ''}); traces cleanly on {on((Verdict.FIXED,))}"
 
 
 def render_draft(draft: Draft) -> str:

@@ -20,7 +20,6 @@ from pcgkit.advice import (
     Evidence,
     Statement,
     Versions,
-    compile_unsafe,
     cost_statement,
     every_release,
     load_evidence,
@@ -108,8 +107,7 @@ def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None, view: Cat
 
 
 def _verdict_words(cell: dict, case: str) -> str:
-    """A snapshot verdict as a user reads it: a `fixed` whose call path did not run (measured before the run rule)
-    only traced. Pure."""
+    """A snapshot verdict as a user reads it (pcgkit.advice.model.verdict_words). Pure."""
     verdict = cell["verdicts"][case]
     return "fixed (traced; its call path not yet run by the kit)" if verdict == "fixed" and case not in cell.get("ran", ()) else verdict
 
@@ -122,15 +120,6 @@ def _dead_ends(upstream: dict, snapshot: dict, view: CatalogView) -> list[str]:
         measured = f"; matrix: {'/'.join(verdicts)}" if verdicts else ""
         out.append(f"{tried}: {dead['outcome']} ({dead['case']}{measured})")
     return out
-
-
-def compile_safety(diagnosis: Diagnosis, evidence: Evidence, flashinfer: str | None) -> CompileSafety | None:
-    """For a `related` failure whose FlashInfer call a trace-safety certificate lists in its JIT-loader set
-    (fixtures/certificates/, through the advice model): "this FlashInfer call is not compile-safe on this
-    release", for the user's FlashInfer release when known. None otherwise. Pure."""
-    if diagnosis.kind is not Kind.RELATED:
-        return None
-    return compile_unsafe(evidence, diagnosis.flashinfer_calls, flashinfer)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -217,7 +206,7 @@ def maintainer_steps(diagnosis: Diagnosis, data: KitData, view: CatalogView, pro
 def advise(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: CatalogView,
            sglang: str | None = None, prog: str = "pcgkit", sglang_user: bool = True, log: str = "LOG",
            safety: CompileSafety | None = None) -> Advice | None:
-    """What to do; None when the log does not show this bug or a related one. `safety`: compile_safety()'s answer. Pure."""
+    """What to do; None when the log does not show this bug or a related one. `safety`: the certificate's word on its FlashInfer call. Pure."""
     if diagnosis.kind not in (Kind.KNOWN_BUG, Kind.RELATED):
         return None
     cost = cost_statement(data.evidence)

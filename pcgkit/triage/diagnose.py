@@ -60,7 +60,7 @@ class Diagnosis:
     inferred: tuple[str, ...] = ()  # what FlashInfer's own source supplied to a hand-written path (pcgkit.triage.steps)
     also: tuple[str, ...] = ()  # other catalog modes whose rule accepts the same text
     flashinfer_calls: tuple[str, ...] = ()  # the FlashInfer functions the failure passed through, outermost first
-    compile_safety: str = ""  # related: the certificate's word on the failing FlashInfer call (with_compile_safety)
+    compile_safety: str = ""  # related: the certificate's word on the failing FlashInfer call (pcgkit.advice.compile_unsafe)
 
     def to_dict(self) -> dict:
         return {
@@ -319,14 +319,6 @@ def flashinfer_calls(frames: Sequence[Frame]) -> tuple[str, ...]:
     """The function names of the FlashInfer frames, outermost first, once each: the calls a failure went through,
     for the certificate's JIT-loader set (pcgkit.advice.compile_unsafe). Pure."""
     return tuple(dict.fromkeys(f.function for f in frames if f.file.startswith("flashinfer/") and f.function))
-
-
-def with_compile_safety(diagnosis: Diagnosis, sentence: str) -> Diagnosis:
-    """A `related` diagnosis that also says what the release's certificate says of its FlashInfer call
-    ("this FlashInfer call is not compile-safe on this release (certificate of X, simulated SM120, date)"). Pure."""
-    if diagnosis.kind is not Kind.RELATED or not sentence:
-        return diagnosis
-    return dataclasses.replace(diagnosis, compile_safety=sentence)
 
 
 def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = (), source: FlashInferSource | None = None) -> Diagnosis:
