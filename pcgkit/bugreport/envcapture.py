@@ -42,11 +42,8 @@ def _guarded(probe: Callable[[], dict]) -> dict:
 
 
 def _load_collect_env():
-    """torch/utils/collect_env.py loaded from its file, without importing the torch package first.
-
-    collect_env guards its own `import torch`, so a torch that fails to import still yields the
-    OS / compiler / driver half of the report.
-    """
+    """torch/utils/collect_env.py loaded from its file, not through `import torch`: collect_env guards its own
+    import, so a torch that fails to import still yields the OS / compiler / driver half of the report."""
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError("torch is not installed: no torch/utils/collect_env.py to build on")

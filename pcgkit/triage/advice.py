@@ -140,9 +140,7 @@ class Advice:
 def issue_project(upstream: dict, mode: str | None) -> str:
     """The project whose code a known-bug mode breaks (fixtures/upstream.toml's [[project]] cases), the first listed
     when the mode is undetermined (FlashInfer: the lazy JIT loader is where the family dies)."""
-    projects = upstream.get("project", ())
-    owner = next((p["id"] for p in projects if mode and mode in p.get("cases", ())), None)
-    return owner or next((p["id"] for p in projects if p["id"] == "flashinfer"), "flashinfer")
+    return next((p["id"] for p in upstream.get("project", ()) if mode and mode in p.get("cases", ())), "flashinfer")
 
 
 def reported_threads(data: KitData, mode: str | None, sglang_user: bool) -> list[UpstreamRead]:
