@@ -61,8 +61,7 @@ class Answer:
     def statements(self) -> tuple[Statement, ...]:
         """All statements, in reading order."""
         return tuple(s for s in (self.affected, self.launch, self.switch, self.runner, self.first_try_run, self.cost,
-                                 self.first_try_cost,
-                                 self.upgrade, self.safe_call, self.certificate) if s)
+                                 self.first_try_cost, self.upgrade, self.safe_call, self.certificate) if s)
 
     @property
     def simulated(self) -> bool:

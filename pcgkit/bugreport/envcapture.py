@@ -59,7 +59,7 @@ def probe_torch_collect_env() -> dict:
     info = collect_env.get_env_info()
     return {
         "torch_available": bool(getattr(collect_env, "TORCH_AVAILABLE", False)),
-        "fields": {k: v for k, v in info._asdict().items()},
+        "fields": dict(info._asdict()),
         "text": collect_env.pretty_str(info),
     }
 
@@ -189,8 +189,7 @@ def render_text(data: dict) -> str:
     python = data.get("python", {})
     lines.append(f"Python: {python.get('version')} ({python.get('executable')})")
     lines.append("Packages:")
-    for name, version in data.get("packages", {}).items():
-        lines.append(f"  {name}: {version or 'not installed'}")
+    lines += [f"  {name}: {version or 'not installed'}" for name, version in data.get("packages", {}).items()]
     for probe in ("torch", "flashinfer"):
         result = data.get(probe, {})
         state = (f"imports, version {result.get('version')}" if result.get("import_ok")

@@ -157,10 +157,9 @@ def reported_threads(data: KitData, mode: str | None, sglang_user: bool) -> list
 
 def next_steps(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, sglang: str | None = None,
                prog: str = "pcgkit", sglang_user: bool = True, log: str = "LOG") -> tuple[str, ...]:
-    """What to run or do next, fitted to the diagnosis and spelled as the user runs the kit (`prog`, on `log`): for this bug,
-    the thread that already reports it (no draft for a reported bug) and, without a known release, how to get the
-    answer for theirs; for anything else, what the log itself advises, in the flag spelling of the user's SGLang
-    release when it is known. Pure."""
+    """What to run or do next, spelled as the user runs the kit (`prog`, on `log`): for this bug, the thread that
+    already reports it (else how to draft one) and how to get their release's answer; for anything else, what the log
+    itself advises, in their SGLang release's spelling when known. Pure."""
     version = sglang or fact(facts, "sglang")
     if diagnosis.kind is Kind.KNOWN_BUG:
         steps: list[str] = []

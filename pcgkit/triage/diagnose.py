@@ -313,14 +313,14 @@ def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = (), source: F
             reading = dataclasses.replace(reading, frame_refs=placed.frames)
             inferred = placed.inferred
     failure = reading.failure
+    refs = tuple(f for _, f in reading.frame_refs)
     judged: _Judgement | None = None
     if failure is None:
-        family = family_evidence(reading.excerpt, (f for _, f in reading.frame_refs), None)
+        family = family_evidence(reading.excerpt, refs, None)
         if family.complete:
             # no failure line: judged as dynamo's Unsupported from the names, over the frames the paste keeps
-            frames = tuple(f for _, f in reading.frame_refs)
             signature = Signature("torch._dynamo.exc.Unsupported", "", innermost_library_frame=innermost_library_frame(
-                frames), frame_chain=frames, lru_cache_warnings=tuple(w.text for w in reading.lru_cache_warnings))
+                refs), frame_chain=refs, lru_cache_warnings=tuple(w.text for w in reading.lru_cache_warnings))
             matched = [m.id for m in modes if m.matches(signature) is None]
             mode = matched[0] if matched else None
             judged = _Judgement(Kind.KNOWN_BUG, mode, "no failure line survived, but the paste names dynamo, FlashInfer's "
@@ -372,6 +372,5 @@ def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = (), source: F
         log_advice=tuple(dict.fromkeys(ln.text.strip() for ln in reading.hints))[:3],
         inferred=inferred,
         also=judged.also if judged is not None and kind is Kind.KNOWN_BUG else (),
-        flashinfer_calls=flashinfer_calls(_frames(failure, reading) if failure is not None
-                                          else tuple(f for _, f in reading.frame_refs)),
+        flashinfer_calls=flashinfer_calls(_frames(failure, reading) if failure is not None else refs),
     )
