@@ -61,8 +61,7 @@ class Answer:
     def statements(self) -> tuple[Statement, ...]:
         """All statements, in reading order."""
         return tuple(s for s in (self.affected, self.launch, self.switch, self.runner, self.first_try_run, self.cost,
-                                 self.first_try_cost,
-                                 self.upgrade, self.safe_call, self.certificate) if s)
+                                 self.first_try_cost, self.upgrade, self.safe_call, self.certificate) if s)
 
     @property
     def simulated(self) -> bool:
@@ -74,8 +73,6 @@ class Answer:
                 "turn_off": self.turn_off, "turn_on": self.turn_on, "fixed_in": self.fixed_in, "simulated": self.simulated,
                 "statements": [s.to_dict() for s in self.statements()]}
 
-
-# --- bad input ------------------------------------------------------------------------------------
 
 def check_input(evidence: Evidence, versions: Versions, arch: str | None = None, flags: tuple[str, ...] = ()) -> None:
     """UnknownInput naming the first thing the model does not know and the source it would come from. Pure."""
@@ -111,8 +108,6 @@ def _release_flags(facts: ReleaseFacts) -> set[str]:
     return {x.split(" ")[0].split("=")[0] for x in (*f.all_flags, f.breakable or "", f.disable or "", f.enable or "",
                                                      f.force or "") if x}
 
-
-# --- the pieces -----------------------------------------------------------------------------------
 
 def _switch(facts: ReleaseFacts, state: str) -> tuple[str | None, str | None, Statement]:
     """(first try, turn off, the statement) from the release's own parser; nothing to try first where the release is
@@ -270,8 +265,6 @@ def _launch(facts: ReleaseFacts, flags: tuple[str, ...], state: str, runner: Sta
     return state, Statement(f"its flags keep SGLang {facts.sglang}'s torch.compile piecewise graphs on, so the "
                             f"release's answer holds ({state}).", source, False, "launch")
 
-
-# --- the answer -----------------------------------------------------------------------------------
 
 def advise(versions: Versions, arch: str | None, evidence: Evidence, flags: tuple[str, ...] | None = None) -> Answer:
     """The answer for these versions on this architecture (and, given `flags`, this launch), each part with its

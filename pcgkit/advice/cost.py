@@ -124,9 +124,7 @@ _LONG = 2048  # prompts from here on are grouped into one row: the graphs' overh
 
 
 def _row_key(f: Figure) -> str:
-    if f.phase == DECODE:
-        return _workload(f)
-    if f.prompt_tokens is not None and f.prompt_tokens >= _LONG:
+    if f.phase != DECODE and f.prompt_tokens is not None and f.prompt_tokens >= _LONG:
         return f"{f.batch} prompts of 2048-8192 tokens at once" if f.batch else "1 prompt of 2048-8192 tokens"
     return _workload(f)
 

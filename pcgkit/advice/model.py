@@ -109,8 +109,6 @@ def _pins(m: Measurement) -> str:
     return ", ".join(f"{k} {v}" for k, v in m.versions.known().items())
 
 
-# --- the pieces ---------------------------------------------------------------------------------
-
 def user_case(versions: Versions, arch: str | None) -> tuple[str, str | None, str | None]:
     """(who, axis, the case that matters) for this user on this arch family. Pure."""
     if versions.sglang:
@@ -249,9 +247,8 @@ def upgrade_flashinfer(release: str, arch: str, evidence: Evidence) -> Statement
                      f"({', '.join(public_fixed)}).")
         used += [m for r in public_fixed for m in public[r]]
     elif public:
-        releases = list(public)
         parts.append(f"No measured FlashInfer release makes the public `flashinfer.fp4_quantize` traceable "
-                     f"({FLASHINFER_CASE} on {arch.upper()}, measured {', '.join(releases)}).")
+                     f"({FLASHINFER_CASE} on {arch.upper()}, measured {', '.join(public)}).")
         used += [m for ms in public.values() for m in ms]
     if op_failing:
         parts.append(f"`torch.ops.flashinfer.fp4_quantize` traces but fails when run on {', '.join(op_failing)} "
@@ -331,10 +328,9 @@ class CompileSafety:
 def compile_unsafe(evidence: Evidence, calls: Iterable[str], flashinfer: str | None) -> CompileSafety | None:
     """"This FlashInfer call is not compile-safe on this release", from the certificates' JIT-loader sets. Pure.
 
-    `calls`: the FlashInfer functions a failure passed through (a traceback's frame names, outermost first);
-    the first one a certificate lists is the call. With the user's FlashInfer release known, only that
-    release's certificate speaks (None when it has none, or does not list the call: nothing is claimed);
-    without it, every certified release that lists the call is named. Simulated certificates say so."""
+    `calls`: a failure's FlashInfer frame names, outermost first; the first a certificate lists is the call. With
+    the user's FlashInfer release known only its certificate speaks (else None); without it, every release that
+    lists the call is named."""
     for name in dict.fromkeys(calls):
         found = sorted((u for u in evidence.unsafe_calls if u.name == name and (not flashinfer or u.flashinfer == flashinfer)),
                        key=lambda u: version_key(u.flashinfer))

@@ -35,9 +35,8 @@ def _from_first_fixed(grouped: dict[str, list[Measurement]], traced: bool = Fals
 
 
 def _from_words(works: list[str], traced: list[str], grouped: dict[str, list[Measurement]] | None = None) -> str:
-    """'fixed from 0.7.1, measured (call path ran: 0.7.1, 0.7.4; traced, call path not yet run: 0.7.2)' or 'traces
-    from 0.5.12 (...); its call path not yet run by the kit, so not shown to run' (a `fixed` measured before the run
-    rule). `works` lists the releases from the first one that ran; `grouped` tells which of them ran. Pure."""
+    """'fixed from 0.7.1, measured (call path ran: ...)', or 'traces from ...' where no release's call path ran yet.
+    `works`: the releases from the first one that ran; `grouped` tells which of them ran. Pure."""
     if works:
         ran = [r for r in works if not grouped or any(m.works for m in grouped[r])]
         only = [r for r in works if grouped and r not in ran]

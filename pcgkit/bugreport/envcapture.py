@@ -42,11 +42,8 @@ def _guarded(probe: Callable[[], dict]) -> dict:
 
 
 def _load_collect_env():
-    """torch/utils/collect_env.py loaded from its file, without importing the torch package first.
-
-    collect_env guards its own `import torch`, so a torch that fails to import still yields the
-    OS / compiler / driver half of the report.
-    """
+    """torch/utils/collect_env.py loaded from its file, not through `import torch`: collect_env guards its own
+    import, so a torch that fails to import still yields the OS / compiler / driver half of the report."""
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError("torch is not installed: no torch/utils/collect_env.py to build on")
@@ -62,7 +59,7 @@ def probe_torch_collect_env() -> dict:
     info = collect_env.get_env_info()
     return {
         "torch_available": bool(getattr(collect_env, "TORCH_AVAILABLE", False)),
-        "fields": {k: v for k, v in info._asdict().items()},
+        "fields": dict(info._asdict()),
         "text": collect_env.pretty_str(info),
     }
 
@@ -192,8 +189,7 @@ def render_text(data: dict) -> str:
     python = data.get("python", {})
     lines.append(f"Python: {python.get('version')} ({python.get('executable')})")
     lines.append("Packages:")
-    for name, version in data.get("packages", {}).items():
-        lines.append(f"  {name}: {version or 'not installed'}")
+    lines += [f"  {name}: {version or 'not installed'}" for name, version in data.get("packages", {}).items()]
     for probe in ("torch", "flashinfer"):
         result = data.get(probe, {})
         state = (f"imports, version {result.get('version')}" if result.get("import_ok")

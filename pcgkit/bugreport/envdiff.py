@@ -69,16 +69,12 @@ def load_capture(path: Path) -> dict:
 def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
     """{"a": {"b": [1]}} -> {"a.b[0]": 1}. Pure."""
     if isinstance(data, dict):
-        flat: dict[str, Any] = {}
-        for key, value in data.items():
-            flat.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
-        return flat
-    if isinstance(data, list) and data and not all(isinstance(v, (str, int, float, bool)) for v in data):
-        flat = {}
-        for index, value in enumerate(data):
-            flat.update(flatten(value, f"{prefix}[{index}]"))
-        return flat
-    return {prefix: data}
+        items = [(f"{prefix}.{key}" if prefix else str(key), value) for key, value in data.items()]
+    elif isinstance(data, list) and data and not all(isinstance(v, (str, int, float, bool)) for v in data):
+        items = [(f"{prefix}[{index}]", value) for index, value in enumerate(data)]
+    else:
+        return {prefix: data}
+    return {key: leaf for name, value in items for key, leaf in flatten(value, name).items()}
 
 
 def _show(value: Any) -> str:
@@ -89,12 +85,8 @@ def _show(value: Any) -> str:
 
 
 def diff_lines(a: dict, b: dict) -> list[str]:
-    """'key: A -> B' for every key whose value differs. Pure.
-
-    Between two full captures a key present on one side only (an environment variable set in
-    one cell) is a difference. When a side is the subset a results file recorded, keys it never
-    recorded are unknown there, not different, and are left out.
-    """
+    """'key: A -> B' for every key whose value differs. Pure. A key on one side only is a difference between two
+    full captures (a variable set in one cell), but unknown, so left out, where a side is a results file's subset."""
     flat_a, flat_b = flatten(a), flatten(b)
     both_full = a.get("schema") == ENV_SCHEMA and b.get("schema") == ENV_SCHEMA
     keys = set(flat_a) | set(flat_b) if both_full else set(flat_a) & set(flat_b)

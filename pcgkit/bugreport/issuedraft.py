@@ -238,12 +238,10 @@ def build_draft(
     pin: str | None = None,
     releases: Mapping[str, Sequence[str]] | None = None,
 ) -> Draft:
-    """The draft's content from measured results only. Pure.
+    """The draft's content from measured results only, the target library's cases only. Pure.
 
-    pin: the target's release whose failing cell the draft quotes and pins (default: the newest release where
-    the target's case still fails, pcgkit.bugreport.evidence.newest_failing_release). Only cases of the target's
-    library are listed (an SGLang-level case is not FlashInfer's). releases: per axis, the releases a range may
-    span (its gaps are named)."""
+    pin: the release whose failing cell the draft quotes (default: _primary_cell's). releases: per axis, the
+    releases a range may span (its gaps are named)."""
     if target not in TARGETS:
         raise UsageError(f"unknown target {target!r}: one of {', '.join(TARGETS)}")
     results = [r for r in results if _family_of(r.mode) in TARGET_FAMILIES[target]]
@@ -265,10 +263,6 @@ def build_draft(
         MeasuredCell(r) for r in sorted(same_cell, key=lambda r: (r.mode, r.variant))
         if r.mode not in known and r.verdict.is_bug_verdict
     )
-    env_text = collect_env_text = None
-    if env is not None:
-        env_text = render_text(env)
-        collect_env_text = (env.get("torch_collect_env") or {}).get("text")
     used = failing + unaffected + [c.result for _, cells, _ in workarounds for c in cells] + [c.result for c in others]
     return Draft(
         target=target,
@@ -280,8 +274,8 @@ def build_draft(
         workarounds=tuple(workarounds),
         other_approaches=others,
         simulated=any(r.simulated for r in used),
-        env_text=env_text,
-        collect_env_text=collect_env_text,
+        env_text=render_text(env) if env is not None else None,
+        collect_env_text=(env.get("torch_collect_env") or {}).get("text") if env is not None else None,
         repro=repro,
         sources=tuple(sources),
         matrix=matrix,
@@ -323,14 +317,13 @@ def measured_line(results: Sequence[CaseResult], target: str, releases: Mapping[
     judged = [r for r in results if r.mode == case and r.verdict.is_bug_verdict and r.versions.get(axis)]
     if not judged:
         return ""
-    fails = sorted({str(r.versions[axis]) for r in judged if r.verdict in FAILING}, key=_version_key)
-    fixed = sorted({str(r.versions[axis]) for r in judged if r.verdict is Verdict.FIXED}, key=_version_key)
-    span = releases.get(axis, ())
-    name = axis_name(axis)
-    fail_text = f"{name} {measured_ranges(span, fails)}" if fails else "no measured release"
-    fixed_text = f"{name} {measured_ranges(span, fixed)}" if fixed else "no measured release"
+
+    def on(verdicts: tuple[Verdict, ...]) -> str:
+        found = sorted({str(r.versions[axis]) for r in judged if r.verdict in verdicts}, key=_version_key)
+        return f"{axis_name(axis)} {measured_ranges(releases.get(axis, ()), found)}" if found else "no measured release"
+
     n = sum(1 for r in judged if r.verdict in FAILING)
-    return f"{case} fails on {fail_text} ({n} measured result{'s' if n != 1 else ''}); traces cleanly on {fixed_text}"
+    return f"{case} fails on {on(FAILING)} ({n} measured result{'s' if n != 1 else ''}); traces cleanly on {on((Verdict.FIXED,))}"
 
 
 def render_draft(draft: Draft) -> str:

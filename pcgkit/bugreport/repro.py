@@ -143,10 +143,7 @@ def mode_symbol(mode: Mode) -> tuple[str, str]:
 
 def measured_result(results: list[CaseResult], mode: Mode, simulate: bool) -> CaseResult | None:
     """The result of this mode in the export's kind of cell (simulated or real) that has a verdict."""
-    for result in results:
-        if result.mode == mode.id and result.simulated == simulate and result.verdict.is_bug_verdict:
-            return result
-    return None
+    return next((r for r in results if r.mode == mode.id and r.simulated == simulate and r.verdict.is_bug_verdict), None)
 
 
 def plan_export(case: str, simulate: bool, pins: Pins | None, results_path: Path | None) -> ReproPlan:
@@ -227,11 +224,10 @@ def render_readme(plan: ReproPlan, measurements: dict | None = None) -> str:
 
 def render_requirements(plan: ReproPlan) -> str:
     header = f"# {one_line(plan.pins.source)}; Python {plan.pins.python}\n"
-    if plan.pins.hashes:  # a hashed lock stays hashed: pip then installs in --require-hashes mode
-        lines = [" \\\n".join([req, *(f"    --hash={h}" for h in hashes)])
-                 for req, hashes in zip(plan.pins.requirements, plan.pins.hashes)]
-        return header + "\n".join(lines) + "\n"
-    return header + "\n".join(plan.pins.requirements) + "\n"
+    # a hashed lock stays hashed: pip then installs in --require-hashes mode
+    hashes = plan.pins.hashes or ((),) * len(plan.pins.requirements)
+    lines = [" \\\n".join([req, *(f"    --hash={h}" for h in found)]) for req, found in zip(plan.pins.requirements, hashes)]
+    return header + "\n".join(lines) + "\n"
 
 
 def write_export(plan: ReproPlan, out_dir: Path, environ: dict | None = None, force: bool = False) -> list[Path]:

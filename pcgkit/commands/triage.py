@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pcgkit import catalog
+from pcgkit.advice import compile_unsafe
 from pcgkit.commands import wrapped
 from pcgkit.errors import ExitCode, UsageError
 from pcgkit.triage.advice import (
@@ -31,12 +32,11 @@ from pcgkit.triage.advice import (
     CatalogView,
     KitData,
     advise,
-    compile_safety,
     load_data,
     maintainer_steps,
     next_steps,
 )
-from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose, with_compile_safety
+from pcgkit.triage.diagnose import Diagnosis, Kind, diagnose
 from pcgkit.triage.facts import FACT_NEEDLES, Fact, read_facts
 from pcgkit.triage.personal import ACTION_LINES, Personal, personal_answer, switch_rows_short
 from pcgkit.triage.userenv import BadVersion, UserEnv, from_capture, from_facts, from_flags, merged
@@ -122,8 +122,11 @@ def triage_text(text: str | LogExcerpt, source: str, data: KitData, view: Catalo
     # an SGLang user unless the log shows FlashInfer called directly (no SGLang anywhere) and no release is given
     sglang_user = bool(sglang) or "sglang" in reading.packages_named or "sglang" in text[:65536].lower()
     log = "-" if source == "<stdin>" else shlex.quote(source)  # the log as the user named it
-    safety = compile_safety(diagnosis, data.evidence, who.flashinfer if who is not None else None)
-    diagnosis = with_compile_safety(diagnosis, safety.headline if safety is not None else "")
+    safety = None
+    if diagnosis.kind is Kind.RELATED:  # what a trace-safety certificate says of its FlashInfer call, if it lists it
+        safety = compile_unsafe(data.evidence, diagnosis.flashinfer_calls, who.flashinfer if who is not None else None)
+    if safety is not None:
+        diagnosis = dataclasses.replace(diagnosis, compile_safety=safety.headline)
     advice = advise(diagnosis, facts, data, view, sglang, prog, sglang_user, log, safety)
     steps = advice.next_steps if advice else next_steps(diagnosis, facts, data, sglang, prog, sglang_user, log)
     personal = personal_answer(diagnosis, who, data.evidence) if who is not None else None

@@ -20,7 +20,6 @@ from pcgkit.advice import (
     Evidence,
     Statement,
     Versions,
-    compile_unsafe,
     cost_statement,
     every_release,
     load_evidence,
@@ -108,8 +107,7 @@ def _matrix(snapshot: dict, facts: tuple[Fact, ...], mode: str | None, view: Cat
 
 
 def _verdict_words(cell: dict, case: str) -> str:
-    """A snapshot verdict as a user reads it: a `fixed` whose call path did not run (measured before the run rule)
-    only traced. Pure."""
+    """A snapshot verdict as a user reads it (pcgkit.advice.model.verdict_words). Pure."""
     verdict = cell["verdicts"][case]
     return "fixed (traced; its call path not yet run by the kit)" if verdict == "fixed" and case not in cell.get("ran", ()) else verdict
 
@@ -122,15 +120,6 @@ def _dead_ends(upstream: dict, snapshot: dict, view: CatalogView) -> list[str]:
         measured = f"; matrix: {'/'.join(verdicts)}" if verdicts else ""
         out.append(f"{tried}: {dead['outcome']} ({dead['case']}{measured})")
     return out
-
-
-def compile_safety(diagnosis: Diagnosis, evidence: Evidence, flashinfer: str | None) -> CompileSafety | None:
-    """For a `related` failure whose FlashInfer call a trace-safety certificate lists in its JIT-loader set
-    (fixtures/certificates/, through the advice model): "this FlashInfer call is not compile-safe on this
-    release", for the user's FlashInfer release when known. None otherwise. Pure."""
-    if diagnosis.kind is not Kind.RELATED:
-        return None
-    return compile_unsafe(evidence, diagnosis.flashinfer_calls, flashinfer)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,9 +140,7 @@ class Advice:
 def issue_project(upstream: dict, mode: str | None) -> str:
     """The project whose code a known-bug mode breaks (fixtures/upstream.toml's [[project]] cases), the first listed
     when the mode is undetermined (FlashInfer: the lazy JIT loader is where the family dies)."""
-    projects = upstream.get("project", ())
-    owner = next((p["id"] for p in projects if mode and mode in p.get("cases", ())), None)
-    return owner or next((p["id"] for p in projects if p["id"] == "flashinfer"), "flashinfer")
+    return next((p["id"] for p in upstream.get("project", ()) if mode and mode in p.get("cases", ())), "flashinfer")
 
 
 def reported_threads(data: KitData, mode: str | None, sglang_user: bool) -> list[UpstreamRead]:
@@ -170,10 +157,9 @@ def reported_threads(data: KitData, mode: str | None, sglang_user: bool) -> list
 
 def next_steps(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, sglang: str | None = None,
                prog: str = "pcgkit", sglang_user: bool = True, log: str = "LOG") -> tuple[str, ...]:
-    """What to run or do next, fitted to the diagnosis and spelled as the user runs the kit (`prog`, on `log`): for this bug,
-    the thread that already reports it (no draft for a reported bug) and, without a known release, how to get the
-    answer for theirs; for anything else, what the log itself advises, in the flag spelling of the user's SGLang
-    release when it is known. Pure."""
+    """What to run or do next, spelled as the user runs the kit (`prog`, on `log`): for this bug, the thread that
+    already reports it (else how to draft one) and how to get their release's answer; for anything else, what the log
+    itself advises, in their SGLang release's spelling when known. Pure."""
     version = sglang or fact(facts, "sglang")
     if diagnosis.kind is Kind.KNOWN_BUG:
         steps: list[str] = []
@@ -217,7 +203,7 @@ def maintainer_steps(diagnosis: Diagnosis, data: KitData, view: CatalogView, pro
 def advise(diagnosis: Diagnosis, facts: tuple[Fact, ...], data: KitData, view: CatalogView,
            sglang: str | None = None, prog: str = "pcgkit", sglang_user: bool = True, log: str = "LOG",
            safety: CompileSafety | None = None) -> Advice | None:
-    """What to do; None when the log does not show this bug or a related one. `safety`: compile_safety()'s answer. Pure."""
+    """What to do; None when the log does not show this bug or a related one. `safety`: the certificate's word on its FlashInfer call. Pure."""
     if diagnosis.kind not in (Kind.KNOWN_BUG, Kind.RELATED):
         return None
     cost = cost_statement(data.evidence)

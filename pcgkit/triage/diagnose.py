@@ -60,7 +60,7 @@ class Diagnosis:
     inferred: tuple[str, ...] = ()  # what FlashInfer's own source supplied to a hand-written path (pcgkit.triage.steps)
     also: tuple[str, ...] = ()  # other catalog modes whose rule accepts the same text
     flashinfer_calls: tuple[str, ...] = ()  # the FlashInfer functions the failure passed through, outermost first
-    compile_safety: str = ""  # related: the certificate's word on the failing FlashInfer call (with_compile_safety)
+    compile_safety: str = ""  # related: the certificate's word on the failing FlashInfer call (pcgkit.advice.compile_unsafe)
 
     def to_dict(self) -> dict:
         return {
@@ -116,20 +116,9 @@ def _message_text(failure: LogFailure) -> str:
     return " ".join(x for x in (failure.head, sig.message_head, sig.explanation or "", sig.skipped_callable or "") if x)
 
 
-def _frame_line(reading: LogReading, frame: Frame | None) -> int | None:
-    if frame is None:
-        return None
-    return next((n for n, f in (*reading.frames, *reading.frame_refs) if f == frame), None)
-
-
 def _frames(failure: LogFailure, reading: LogReading) -> tuple[Frame, ...]:
     """The failure's frames; where the paste kept none in traceback form, the frames it names ("path.py:NN fn")."""
     return failure.signature.frame_chain or tuple(f for _, f in reading.frame_refs)
-
-
-def _window(failure: LogFailure) -> str:
-    """The failure's own text with the lines just before it: where a cut paste keeps its evidence."""
-    return "\n".join((failure.preamble, failure.head, failure.context))
 
 
 def matchable_signature(failure: LogFailure, reading: LogReading, dynamo: bool) -> Signature:
@@ -144,11 +133,6 @@ def matchable_signature(failure: LogFailure, reading: LogReading, dynamo: bool) 
         sig, exception_type=exc, message_head=sig.message_head or failure.head,
         innermost_library_frame=innermost_library_frame(frames), frame_chain=frames,
         lru_cache_warnings=tuple(w.text for w in reading.lru_cache_warnings))
-
-
-def match_modes(signature: Signature, modes: Sequence[MatchableMode]) -> list[str]:
-    """The ids of every mode whose rule accepts the signature, in the order given (the catalog's). Pure."""
-    return [m.id for m in modes if m.matches(signature) is None]
 
 
 _REJECTIONS_SHOWN = 4  # the catalog lists the failure modes first: their rules say what a paste lacks
@@ -184,23 +168,21 @@ class _Judgement:
 
 def _failure_kind(failure: LogFailure, reading: LogReading, modes: Sequence[MatchableMode]) -> _Judgement:
     frames = _frames(failure, reading)
-    family = family_evidence(_window(failure), frames, failure.exception_type)
+    window = "\n".join((failure.preamble, failure.head, failure.context))  # where a cut paste keeps its evidence
+    family = family_evidence(window, frames, failure.exception_type)
     dynamo = _is_dynamo(failure) or bool(family.dynamo)
-    matched: list[str] = []
-    rejected: tuple[str, ...] = ()
     if dynamo and family.fp4:
         signature = matchable_signature(failure, reading, dynamo)
-        matched = match_modes(signature, modes)
-        rejected = () if matched else rejections(signature, modes)
-    inferred = dynamo and not failure.exception_type
-    if dynamo and family.fp4 and (family.loader or matched):
+        matched = [m.id for m in modes if m.matches(signature) is None]  # in the catalog's order
+        if not (family.loader or matched):
+            why = "dynamo failed inside FlashInfer's fp4 path, but not in its JIT loader"
+            return _Judgement(Kind.RELATED, None, why, family)
         mode = matched[0] if matched else None
         where = "its JIT loader" if family.loader else "a failure the catalog knows"
         why = (f"dynamo traced FlashInfer's FP4 path into {where}"
                + (f"; the catalog's rule for {mode} accepts it" if mode else "; no single mode's rule accepts the text"))
-        return _Judgement(Kind.KNOWN_BUG, mode, why, family, tuple(matched[1:]), inferred, rejected)
-    if dynamo and family.fp4:
-        return _Judgement(Kind.RELATED, None, "dynamo failed inside FlashInfer's fp4 path, but not in its JIT loader", family)
+        return _Judgement(Kind.KNOWN_BUG, mode, why, family, tuple(matched[1:]), not failure.exception_type,
+                          () if matched else rejections(signature, modes))
     flashinfer = any(f.file.startswith("flashinfer/") for f in frames) or "flashinfer" in reading.packages_named
     if dynamo and flashinfer:
         inner = innermost_library_frame(frames)
@@ -321,14 +303,6 @@ def flashinfer_calls(frames: Sequence[Frame]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f.function for f in frames if f.file.startswith("flashinfer/") and f.function))
 
 
-def with_compile_safety(diagnosis: Diagnosis, sentence: str) -> Diagnosis:
-    """A `related` diagnosis that also says what the release's certificate says of its FlashInfer call
-    ("this FlashInfer call is not compile-safe on this release (certificate of X, simulated SM120, date)"). Pure."""
-    if diagnosis.kind is not Kind.RELATED or not sentence:
-        return diagnosis
-    return dataclasses.replace(diagnosis, compile_safety=sentence)
-
-
 def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = (), source: FlashInferSource | None = None) -> Diagnosis:
     """The diagnosis of one log; `modes`: the catalog's failure modes, in catalog order, as values; `source`: where
     FlashInfer defines the functions of its FP4 path (pcgkit.triage.steps), to place a hand-written path. Pure."""
@@ -339,15 +313,15 @@ def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = (), source: F
             reading = dataclasses.replace(reading, frame_refs=placed.frames)
             inferred = placed.inferred
     failure = reading.failure
+    refs = tuple(f for _, f in reading.frame_refs)
     judged: _Judgement | None = None
     if failure is None:
-        family = family_evidence(reading.excerpt, (f for _, f in reading.frame_refs), None)
+        family = family_evidence(reading.excerpt, refs, None)
         if family.complete:
             # no failure line: judged as dynamo's Unsupported from the names, over the frames the paste keeps
-            frames = tuple(f for _, f in reading.frame_refs)
             signature = Signature("torch._dynamo.exc.Unsupported", "", innermost_library_frame=innermost_library_frame(
-                frames), frame_chain=frames, lru_cache_warnings=tuple(w.text for w in reading.lru_cache_warnings))
-            matched = match_modes(signature, modes)
+                refs), frame_chain=refs, lru_cache_warnings=tuple(w.text for w in reading.lru_cache_warnings))
+            matched = [m.id for m in modes if m.matches(signature) is None]
             mode = matched[0] if matched else None
             judged = _Judgement(Kind.KNOWN_BUG, mode, "no failure line survived, but the paste names dynamo, FlashInfer's "
                                 "FP4 path and its JIT loader together"
@@ -366,8 +340,8 @@ def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = (), source: F
     if failure is not None:
         evidence.append(Evidence(failure.line.number, failure.line.text[:300], f"{failure.kind}: {why}"))
         inner = innermost_library_frame(_frames(failure, reading))
-        line = _frame_line(reading, inner)
-        if inner is not None and line is not None:
+        line = next((n for n, f in (*reading.frames, *reading.frame_refs) if f == inner), None)
+        if line is not None:
             evidence.append(Evidence(line, str(inner), "innermost FlashInfer frame"))
         evidence.extend(Evidence(ln.number, ln.text[:300], "frame") for ln in failure.evidence[1:])
     elif reading.announced:
@@ -398,6 +372,5 @@ def diagnose(reading: LogReading, modes: Sequence[MatchableMode] = (), source: F
         log_advice=tuple(dict.fromkeys(ln.text.strip() for ln in reading.hints))[:3],
         inferred=inferred,
         also=judged.also if judged is not None and kind is Kind.KNOWN_BUG else (),
-        flashinfer_calls=flashinfer_calls(_frames(failure, reading) if failure is not None
-                                          else tuple(f for _, f in reading.frame_refs)),
+        flashinfer_calls=flashinfer_calls(_frames(failure, reading) if failure is not None else refs),
     )

@@ -102,8 +102,8 @@ def from_flags(sglang: str | None, flashinfer: str | None, torch: str | None, ar
 
 def merged(user: UserEnv, log: UserEnv) -> UserEnv:
     """The capture's values, the log's where the capture has none."""
-    taken = [name for name, mine, theirs in (("sglang", user.sglang, log.sglang), ("flashinfer", user.flashinfer,
-             log.flashinfer), ("torch", user.torch, log.torch), ("arch", user.arch, log.arch)) if theirs and not mine]
+    taken = [name for name in ("sglang", "flashinfer", "torch", "arch")
+             if getattr(log, name) and not getattr(user, name)]
     source = user.source + (f"; {', '.join(taken)} from {log.source}" if taken else "")
     return UserEnv(source, user.sglang or log.sglang, user.flashinfer or log.flashinfer, user.torch or log.torch,
                    user.arch or log.arch, user.gpu or log.gpu)
