@@ -90,30 +90,19 @@ def test_cache_remove_keeps_an_environment_in_use_or_being_built(tmp_path, monke
     assert all(p.exists() for p in locks)  # never unlinked, even once free
 
 
-def test_a_planted_link_as_the_build_lock_is_refused_and_its_target_untouched(tmp_path):
-    """`.NAME.lock -> ~/notes.txt`: the build lock is one line about the link; the notes keep their bytes (emptied)."""
-    notes = tmp_path / "notes.txt"
-    notes.write_text("my notes\n")
-    env_dir = tmp_path / "envs" / "seed-abc"
-    env_dir.parent.mkdir()
-    (env_dir.parent / f".{env_dir.name}.lock").symlink_to(notes)
-    with pytest.raises(EnvironmentSetupError, match="symbolic link"):
-        with build_lock(env_dir):
-            pass
-    assert notes.read_text() == "my notes\n"
-
-
-def test_a_planted_link_as_a_cells_use_lock_is_refused(tmp_path):
-    """The matrix's use lock goes through the same opener: a link there is refused, its target untouched."""
+@pytest.mark.parametrize("suffix", ["lock", "use"])
+def test_a_planted_link_as_an_env_lock_is_refused_and_its_target_untouched(tmp_path, suffix):
+    """`.NAME.lock` (the build lock) or `.NAME.use` (the matrix's use lock) -> ~/notes.txt: both go through the one
+    opener, so the lock is one line about the link and the notes keep their bytes (they were emptied)."""
     from pcgkit.matrix.backends.venv import env_in_use
 
     notes = tmp_path / "notes.txt"
     notes.write_text("my notes\n")
     env_dir = tmp_path / "envs" / "seed-abc"
     env_dir.parent.mkdir()
-    (env_dir.parent / f".{env_dir.name}.use").symlink_to(notes)
+    (env_dir.parent / f".{env_dir.name}.{suffix}").symlink_to(notes)
     with pytest.raises(EnvironmentSetupError, match="symbolic link"):
-        with env_in_use(env_dir):
+        with {"lock": build_lock, "use": env_in_use}[suffix](env_dir):
             pass
     assert notes.read_text() == "my notes\n"
 
