@@ -29,12 +29,9 @@ from pcgkit.util.sanitize import one_line
 # command line that names one imports only that module (a command module pulls in its stage, some of them pytest,
 # jinja2 or rich: ~1 CPU s for all of them). tests/test_cli_lazy.py holds this table to what the modules register.
 COMMAND_MODULE: dict[str, str] = {
-    "run": "pcgkit.commands.run", "matrix": "pcgkit.commands.matrix", "bisect": "pcgkit.commands.matrix",
-    "report": "pcgkit.commands.report", "docker": "pcgkit.commands.docker", "env": "pcgkit.commands.env",
-    "repro": "pcgkit.commands.repro", "issue": "pcgkit.commands.issue", "parity": "pcgkit.commands.parity",
-    "e2e": "pcgkit.commands.e2e", "sweep": "pcgkit.commands.sweep", "triage": "pcgkit.commands.triage",
-    "preflight": "pcgkit.commands.preflight", "advice": "pcgkit.commands.advice", "ci": "pcgkit.commands.ci",
-    "cache": "pcgkit.commands.cache",
+    name: f"pcgkit.commands.{'matrix' if name == 'bisect' else name}"
+    for name in ("run", "matrix", "bisect", "report", "docker", "env", "repro", "issue", "parity", "e2e", "sweep",
+                 "triage", "preflight", "advice", "ci", "cache")
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMAND_MODULE.values()))  # the parser sets each `func`
 

@@ -18,7 +18,6 @@ from pcgkit.commands import emit
 from pcgkit.errors import UsageError
 from pcgkit.util.argtypes import add_force
 from pcgkit.util.atomic import read_json_object
-from pcgkit.util.redact import redact_text, secret_values
 
 
 def _newest_matrix_results(args):
@@ -69,11 +68,9 @@ def draft_for(args):
 
 
 def _cmd_issue(args) -> int:
-    import os
-
-    draft = draft_for(args)
-    text = redact_text(render_draft(draft), secret_values(dict(os.environ)))
-    emit("pcgkit issue", args.out, text, force=args.force, note=" (draft only: nothing was posted)")
+    # redacted on the way out: emit writes a file through pcgkit.util.atomic, stdout through cli's redacting stream
+    emit("pcgkit issue", args.out, render_draft(draft_for(args)), force=args.force,
+         note=" (draft only: nothing was posted)")
     return 0
 
 

@@ -10,14 +10,12 @@ cannot run the probe at all.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from pcgkit.catalog import Family, modes_of
 from pcgkit.commands import wrapped
@@ -31,22 +29,13 @@ ANSWER_EXIT = {Answer.OK: ExitCode.SUCCESS, Answer.WILL_CRASH: ExitCode.PREFLIGH
                Answer.UNKNOWN: ExitCode.PREFLIGHT_UNKNOWN}
 
 
-@contextlib.contextmanager
-def kit_on_path() -> Iterator[str]:
-    """A folder holding only a link to this kit's package, for ENV's PYTHONPATH (nothing else of ours leaks in)."""
-    from pcgkit import resources
-
-    with tempfile.TemporaryDirectory(prefix="pcgkit-preflight-") as tmp:
-        os.symlink(resources.package_dir(), Path(tmp) / "pcgkit")
-        yield tmp
-
-
 def run_probe(python: str, arch: str, launch: list[str], timeout_s: float = PROBE_TIMEOUT_S) -> dict[str, Any]:
     """The probe's document from ENV (EnvironmentSetupError when ENV cannot run it)."""
     from pcgkit.util import proc
+    from pcgkit.util.foreign_env import kit_on_path
 
-    with kit_on_path() as path, tempfile.TemporaryDirectory(prefix="pcgkit-preflight-out-") as out:
-        doc_path = Path(out) / "probe.json"
+    with kit_on_path("pcgkit-preflight-") as path:
+        doc_path = Path(path) / "probe.json"
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (path, os.environ.get("PYTHONPATH"))))}
         print(f"pcgkit preflight: probing with {python} (imports its SGLang, torch and FlashInfer, then traces)",
               file=sys.stderr, flush=True)

@@ -6,8 +6,10 @@ can use it without importing each other. The capture module runs by name in that
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from pcgkit import resources
@@ -15,12 +17,19 @@ from pcgkit.errors import UsageError
 from pcgkit.util import atomic, proc, untrusted
 
 
-def capture_in(python: str, timeout: float = 300.0) -> dict:
-    """Runs pcgkit.bugreport.envcapture with `python` and a PYTHONPATH holding only a link to this pcgkit package:
-    the capture's imports are all standard library, so ENV needs nothing of the kit, and none of the kit's own
-    environment leaks into what is captured."""
-    with tempfile.TemporaryDirectory(prefix="pcgkit-env-") as tmp:
+@contextlib.contextmanager
+def kit_on_path(prefix: str) -> Iterator[str]:
+    """A temp folder holding only a link to this kit's package, for another interpreter's PYTHONPATH: it runs the
+    kit's modules by name, and nothing else of the kit's own environment leaks in."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         (Path(tmp) / "pcgkit").symlink_to(resources.package_dir(), target_is_directory=True)
+        yield tmp
+
+
+def capture_in(python: str, timeout: float = 300.0) -> dict:
+    """Runs pcgkit.bugreport.envcapture with `python` and only kit_on_path() on PYTHONPATH: the capture's imports
+    are all standard library, so ENV needs nothing of the kit installed."""
+    with kit_on_path("pcgkit-env-") as tmp:
         out = Path(tmp) / "capture.json"
         env = {**os.environ, "PYTHONPATH": tmp, "PYTHONNOUSERSITE": "1"}
         try:
