@@ -31,10 +31,12 @@ def matrix_status(outcomes) -> ExitCode:
         return ExitCode.ENVIRONMENT
     if any(o.is_error for o in judged):
         return ExitCode.ERROR_CELLS
-    status = status_for_results(r for o in judged for r in o.results)
-    if any(unexpectedly_installed(o, rules) is not None for o in outcomes):
-        status = worst(status, ExitCode.CHANGED)
-    return status
+    return worst(status_for_results(r for o in judged for r in o.results), _contradicted(outcomes, rules))
+
+
+def _contradicted(outcomes, rules) -> ExitCode:
+    """CHANGED when a cell installed although [[cannot-run]] records it as unable to."""
+    return ExitCode.CHANGED if any(unexpectedly_installed(o, rules) is not None for o in outcomes) else ExitCode.SUCCESS
 
 
 def parse_not_run(items: Sequence[str]) -> list[tuple[str, str]]:
@@ -88,12 +90,9 @@ def report(reports: Path, with_bisect: bool = False, sources: Sequence[str] = ()
     # the same cells give the same status whatever the entry point: a compat.json's cannot-run
     # cells are not errors, exactly as matrix_status judges the cells themselves
     # (with --over, the whole spliced table is judged, plus a re-run cell that contradicts a cannot-run record)
-    status = matrix_status(outcomes) if outcomes and over is None else (
-        ExitCode.ERROR_CELLS if any(c.broken for c in typed.cells) else ExitCode.SUCCESS)
-    if over is not None:
-        rules = load_uninstallable()
-        if any(unexpectedly_installed(o, rules) is not None for o in outcomes):
-            status = worst(status, ExitCode.CHANGED)
+    status = matrix_status(outcomes) if outcomes and over is None else worst(
+        ExitCode.ERROR_CELLS if any(c.broken for c in typed.cells) else ExitCode.SUCCESS,
+        _contradicted(outcomes, load_uninstallable()))
     return int(worst(status, ExitCode.ERROR_CELLS if bad_inputs else ExitCode.SUCCESS))
 
 
