@@ -1,7 +1,7 @@
 """Capture another interpreter's environment (the one that crashed, not the kit's own): the edge, one subprocess.
 
-Shared by `pcgkit env --python` and `pcgkit triage --python`; it lives on this floor so both commands
-can use it without importing each other. The capture module runs by name in that interpreter.
+Shared by `pcgkit env --python`, `pcgkit triage --python` and preflight's probe (kit_on_path); it lives on this
+floor so the commands use it without importing each other. The capture module runs by name in that interpreter.
 """
 
 from __future__ import annotations
