@@ -80,6 +80,6 @@ def read_junit(path: Path) -> str:
 def newest_failing_release(results: Sequence[CaseResult], target: str) -> str | None:
     """The newest release of the target's project where the target's case still fails. Pure."""
     axis, case = TARGET_AXIS[target], TARGET_CASE[target]
-    failing = [r.versions.get(axis) for r in results
+    failing = [str(r.versions[axis]) for r in results
                if r.mode == case and r.verdict.value in ("reproduced", "drifted") and r.versions.get(axis)]
     return max(failing, key=version_key) if failing else None
