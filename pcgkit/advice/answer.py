@@ -1,12 +1,10 @@
-"""The one answer: what the kit knows and recommends for (SGLang / FlashInfer / torch release, architecture, launch
-flags), computed once as a value. Pure.
+"""The one answer (what it is for and who prints it: pcgkit.advice's docstring), computed once as a value. Pure.
 
 Five questions, each answered by a short value and the Statement (with its sources and dates) behind it:
 affected? (`state`, `affected`; with launch flags also `launch_state`, `launch`), what to pass? (`first_try`,
-`turn_off`, `switch`, `runner`, `first_try_run`), what does it cost? (`cost`, `first_try_cost`, `table`), fixed where? (`fixed_in`,
-`upgrade`), which call is safe? (`safe_call`). Every surface (README box, docs/answers.md, `advice show`, `triage`,
-`preflight`) renders these with its own short template (pcgkit.advice.render) and decides nothing.
-`check_input` names what is not known (a release, an architecture, a flag) and where it would come from.
+`turn_off`, `switch`, `runner`, `first_try_run`), what does it cost? (`cost`, `first_try_cost`, `table`), fixed
+where? (`fixed_in`, `upgrade`), which call is safe? (`safe_call`). `check_input` names what is not known (a
+release, an architecture, a flag) and where it would come from.
 """
 
 from __future__ import annotations

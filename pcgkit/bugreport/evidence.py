@@ -15,8 +15,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
-
+from pcgkit.matrix.pins import version_key
 from pcgkit.verdicts.result import JUNIT_RESULT_PROPERTY, CaseResult
 
 COMPAT_FILE = "compat.json"
@@ -78,16 +77,9 @@ def read_junit(path: Path) -> str:
     return (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8")
 
 
-def _key(text: str | None) -> tuple:
-    try:
-        return (1, Version(str(text)))
-    except InvalidVersion:
-        return (0, str(text))
-
-
 def newest_failing_release(results: Sequence[CaseResult], target: str) -> str | None:
     """The newest release of the target's project where the target's case still fails. Pure."""
     axis, case = TARGET_AXIS[target], TARGET_CASE[target]
-    failing = [r.versions.get(axis) for r in results
+    failing = [str(r.versions[axis]) for r in results
                if r.mode == case and r.verdict.value in ("reproduced", "drifted") and r.versions.get(axis)]
-    return max(failing, key=_key) if failing else None
+    return max(failing, key=version_key) if failing else None

@@ -23,11 +23,12 @@ from pcgkit.bugreport.envcapture import render_text
 from pcgkit.bugreport.evidence import TARGET_AXIS, TARGET_CASE, newest_failing_release
 from pcgkit.errors import UsageError
 from pcgkit.matrix.plan import default_axis_releases
+from pcgkit.report.markdown import GITHUB_BODY_LIMIT
 from pcgkit.report.model import CompatSchemaError, from_json
 from pcgkit.report.summary import SIMULATION_NOTE
 from pcgkit.report.upstream import load_upstream
 from pcgkit.report.wording import axis_name, describe, evidence_label
-from pcgkit.util.ranges import measured_ranges
+from pcgkit.util.ranges import measured_ranges, version_order
 from pcgkit.util.sanitize import md_inline_code, md_text
 from pcgkit.util.templating import render_markdown
 from pcgkit.values.axes import AXIS_IDS
@@ -35,7 +36,6 @@ from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult, ResultsFileError, read_results
 
 TARGETS = ("sglang", "flashinfer", "pytorch")
-GITHUB_BODY_LIMIT = 65536  # characters GitHub accepts in an issue body
 MAX_TABLE_ROWS = 24  # measured cells listed per verdict table; the rest are counted and left to compat.json
 BASE_MODE = "mode1"  # the bug itself; the other modes are the workarounds tried against it
 FAILING = (Verdict.REPRODUCED, Verdict.DRIFTED)
@@ -64,17 +64,10 @@ class MeasuredCell:
         return f"{self.versions_label}; {self.result.device.get('label', '?')}"
 
 
-def _version_key(text: str):
-    try:
-        return (0, Version(text))
-    except InvalidVersion:
-        return (1, text)
-
-
 def measured_versions(results: Sequence[CaseResult]) -> dict[str, list[str]]:
     """Per axis, the distinct versions these results were measured with, oldest first. Pure."""
     seen = {axis: {str(r.versions[axis]) for r in results if r.versions.get(axis)} for axis in AXIS_IDS}
-    return {axis: sorted(values, key=_version_key) for axis, values in seen.items() if values}
+    return {axis: sorted(values, key=version_order) for axis, values in seen.items() if values}
 
 
 def _judged(results: Iterable[CaseResult], mode: str) -> list[CaseResult]:
@@ -123,7 +116,7 @@ def matrix_ranges(report, target: str, upstream, source: str = "compat.json") ->
     ran = [c for c in report.cells if not c.is_error]
     over = []
     for axis in AXIS_IDS:
-        values = sorted({v for c in ran if (v := c.axis_value(axis))}, key=_version_key)
+        values = sorted({v for c in ran if (v := c.axis_value(axis))}, key=version_order)
         if values:  # only over releases some cell ran, the others between them named (pcgkit.util.ranges)
             over.append(f"{axis_name(axis)} {measured_ranges(report.releases.get(axis, ()), values)}")
     ran_simulated = all(c.simulated for c in ran)  # then the draft's note says it, once
@@ -151,7 +144,6 @@ class Draft:
     ask: Ask | None = None  # what is asked, first, with the measured range behind it (pcgkit.bugreport.asks)
     compact: bool = False  # set when the full body would pass GitHub's limit: per-cell tables and extras dropped
     measured_line: str = ""  # the target's case over the target's releases, in one line
-    pinned: str = ""  # the target release the draft quotes and pins (the newest that still fails, unless given)
     repro_command: str = ""  # how to export the quoted cell's repro (`pcgkit repro mode1 --cell ID`), when known
 
     @property
@@ -213,7 +205,7 @@ def _primary_cell(results: Sequence[CaseResult], failing: Sequence[CaseResult], 
                     if r.mode == case and r.verdict in FAILING and r.versions.get(axis)}
     if pin is not None and pin not in case_failing:
         raise UsageError(f"--pin {pin}: no measured {case} failure with {axis} {pin} in the results "
-                         f"(failing there: {', '.join(sorted(case_failing, key=_version_key)) or 'none'})")
+                         f"(failing there: {', '.join(sorted(case_failing, key=version_order)) or 'none'})")
     # The chosen release's cell first, then real hardware before the simulation, reproduced before drifted,
     # then the newest versions on every axis (the stack a maintainer would retry on).
     # A release whose cell ran only its SGLang-level case: the mode-1 cell with the same FlashInfer and torch.
@@ -249,7 +241,6 @@ def build_draft(
     failing = [r for r in base if r.verdict in FAILING and r.signature is not None]
     if not failing:
         raise UsageError(f"no measured {BASE_MODE} failure in the results: there is no bug to report from them")
-    axis = TARGET_AXIS[target]
     primary = _primary_cell(results, failing, target, pin)
     unaffected = [r for r in base if r.verdict is Verdict.FIXED]
     # The workarounds and other approaches as tried on the quoted cell (the matrix lines give their ranges).
@@ -282,7 +273,6 @@ def build_draft(
         known_links=tuple(known_links),
         ask=ask,
         measured_line=measured_line(results, target, releases or {}),
-        pinned=str(primary.versions.get(axis) or ""),
     )
 
 
@@ -319,7 +309,7 @@ def measured_line(results: Sequence[CaseResult], target: str, releases: Mapping[
         return ""
 
     def on(verdicts: tuple[Verdict, ...]) -> str:
-        found = sorted({str(r.versions[axis]) for r in judged if r.verdict in verdicts}, key=_version_key)
+        found = sorted({str(r.versions[axis]) for r in judged if r.verdict in verdicts}, key=version_order)
         return f"{axis_name(axis)} {measured_ranges(releases.get(axis, ()), found)}" if found else "no measured release"
 
     n = sum(1 for r in judged if r.verdict in FAILING)

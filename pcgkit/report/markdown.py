@@ -103,18 +103,12 @@ def _answer_table(report: CompatReport, upstream: Upstream) -> list[str]:
         return []
     answers = every_release(evidence, "sm120")
     in_range = tuple(report.releases.get("sglang", ()) or (a.versions.sglang or "" for a in answers))
-    groups: list[list] = []
-    for answer in answers:
-        if groups and render.release_row([groups[-1][0]], "") == render.release_row([answer], ""):
-            groups[-1].append(answer)
-        else:
-            groups.append([answer])
     read = max((r.read_on for r in evidence.releases), default="never")
     lines = ["", f"**What to pass, per SGLang release** (the kit's one answer, `pcgkit.advice`; flags read from each "
              f"release's wheel, {md_code(evidence.releases_source or 'fixtures/sglang_releases.json')}, {read}; "
              "affected from the matrix cells; the cost and every release's whole answer: docs/answers.md):", "",
-             *render.RELEASE_HEAD, *(render.release_row(group, measured_ranges(
-                 in_range, tuple(a.versions.sglang or "?" for a in group))) for group in groups)]
+             *render.RELEASE_HEAD, *render.group_rows(answers, render.release_row, lambda a: render.release_row([a], ""),
+                                                      lambda releases: measured_ranges(in_range, releases))]
     runners = [f"- {a.runner.text}{render.tag(a.runner)}" for a in answers if a.runner is not None]
     return lines + ([""] + runners if runners else [])
 

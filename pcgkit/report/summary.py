@@ -26,8 +26,8 @@ def console_lines(results: Sequence[CaseResult]) -> list[str]:
     return lines
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+def md_escape(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def markdown_summary(results: Sequence[CaseResult], environment: dict) -> str:
@@ -47,13 +47,13 @@ def markdown_summary(results: Sequence[CaseResult], environment: dict) -> str:
         head = sig.message_head if sig else r.reason
         frame = sig.innermost_library_frame.short if sig and sig.innermost_library_frame else "-"
         lines.append(
-            f"| {r.mode}: {_md_escape(title)} | {r.variant}{' (simulated)' if r.simulated else ''} "
+            f"| {r.mode}: {md_escape(title)} | {r.variant}{' (simulated)' if r.simulated else ''} "
             f"| **{r.verdict.value}** | {(sig.graph_break_id if sig else None) or '-'} | `{frame}` "
-            f"| {_md_escape(head[:100])} | {r.duration_s:.2f} s |"
+            f"| {md_escape(head[:100])} | {r.duration_s:.2f} s |"
         )
     if skipped:
         lines += ["", "Skipped (no verdict):"]
-        lines += [f"- {variant}: {len(modes_)} case{'s' if len(modes_) > 1 else ''} ({', '.join(modes_)}): {_md_escape(reason[:200])}"
+        lines += [f"- {variant}: {len(modes_)} case{'s' if len(modes_) > 1 else ''} ({', '.join(modes_)}): {md_escape(reason[:200])}"
                   for (variant, reason), modes_ in skipped.items()]
     lines += ["", "Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items() if v), ""]
     devices = environment.get("devices") or []

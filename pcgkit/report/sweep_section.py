@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from pcgkit.matrix.pins import version_key
+from pcgkit.report.summary import md_escape
 from pcgkit.sweep.cases import parse_case_id
 from pcgkit.sweep.classify import SweepClass
 
@@ -116,12 +117,8 @@ def build_sweep(rows: Sequence[SweepRow]) -> dict:
             "simulated": any(r.simulated for r in rows)}
 
 
-def _plain(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
 def render_sweep_section(sweep: Mapping, changes: Mapping[str, list] | None = None,
-                         md: Callable[[str], str] = _plain) -> list[str]:
+                         md: Callable[[str], str] = md_escape) -> list[str]:
     """Markdown lines: readiness, since/fixed, flips (compat's `changes`, sweep cases only), cross-check."""
     if not sweep.get("readiness"):
         return []
