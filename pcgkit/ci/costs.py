@@ -10,13 +10,8 @@ samples, as no SM120 run exists; the CUDA cell image's build, reuse and run over
 machine). What was not measured (job set-up, an image pull) is said as such.
 
 The wall per night packs the hosted jobs longest first onto the concurrency the account allows (an
-input: GitHub sets it per plan); runner-minutes round each job up to a whole minute.
-
-uv's cache on the hosted jobs, sized against GitHub's per-repository limit: one entry per (torch version, torch
-build), saved by the nightly after `uv cache prune --ci` (uv's documented CI practice: only wheels built from source
-stay). One entry's weight is measured by benchmarks/uv_cache_size.py (fixtures/measurements/uv-cache-size.json, as
-actions/cache archives it); `cache_budget` multiplies the planned keys by it and `pcgkit ci github` refuses a plan over
-the limit.
+input: GitHub sets it per plan); runner-minutes round each job up to a whole minute. `cache_budget` sizes uv's
+cache on the hosted jobs against GitHub's per-repository limit (the section at the end).
 """
 
 from __future__ import annotations
@@ -234,6 +229,8 @@ def measured_from(snapshot: Mapping, uv_cache: Mapping, snapshot_name: str, uv_c
 
 
 # --- uv's cache on the hosted jobs against GitHub's per-repository limit ----------------------------------
+# One entry per (torch version, torch build), saved by the nightly after `uv cache prune --ci`; one entry's weight
+# is measured by benchmarks/uv_cache_size.py as actions/cache archives it. `pcgkit ci github` refuses a plan over:
 # "the total size of all caches in a repository is limited to 10 GB" (GitHub's @actions/cache README,
 # actions/toolkit packages/cache, read 2026-12-02); over it GitHub evicts the oldest entries. Decimal
 # gigabytes: the smaller reading of "GB".

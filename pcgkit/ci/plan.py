@@ -143,15 +143,10 @@ def plan_ci(
     local: bool = False,
     hosted_torch_build: str = TORCH_BUILD_CUDA,
 ) -> CiPlan:
-    """The jobs for these cells. Pure.
-
-    hardware_cells limits the real-hardware jobs to those ids (GPU runners are few; the simulation
-    is cheap and runs every cell). matrix_args (e.g. --matrix FILE --pins FILE) go into every job
-    so the jobs plan exactly the cells planned here. Cells of kind 'existing' name an interpreter on the machine that
-    planned them: no CI runner has it, so they are excluded with that reason (unless `local`: the
-    fan-out run on the planning machine itself, `pcgkit ci local`). hosted_torch_build is the torch build
-    the hosted (simulated) jobs install (`pcgkit matrix --torch-build`); GPU jobs keep the locked CUDA build.
-    """
+    """The jobs for these cells. Pure. hardware_cells limits the real-hardware jobs (GPU runners are few; the
+    simulation runs every cell); matrix_args go into every job so that it plans exactly these cells. A cell of kind
+    'existing' names an interpreter of the planning machine, which no runner has: excluded unless `local`
+    (`pcgkit ci local`). GPU jobs keep the locked CUDA torch; the hosted ones install hosted_torch_build."""
     if hosted_torch_build not in TORCH_BUILDS:
         raise CiPlanError(f"torch build {hosted_torch_build!r}: expected one of {', '.join(TORCH_BUILDS)}")
     runners = runner_classes(hardware_labels or {})

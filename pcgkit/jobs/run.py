@@ -22,33 +22,17 @@ from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult, read_results, write_results
 
 
-@dataclasses.dataclass(frozen=True)
 class RunFiles:
     """The files a case run leaves in its reports folder, wherever it ran (`pcgkit run`, a venv cell, a
     container's /out copied out): the one place their names are declared."""
 
-    reports_dir: Path
-
-    @property
-    def junit_path(self) -> Path:
-        return self.reports_dir / "junit.xml"
-
-    @property
-    def results_path(self) -> Path:
-        return self.reports_dir / "results.json"
-
-    @property
-    def log_path(self) -> Path:
-        return self.reports_dir / "pytest.log"
-
-    @property
-    def costs_path(self) -> Path:
-        """Import and pytest seconds, written by pcgkit.jobs.cellmain inside the environment."""
-        return self.reports_dir / "run-costs.json"
-
-    @property
-    def summary_path(self) -> Path:
-        return self.reports_dir / "summary.md"
+    def __init__(self, reports_dir: Path):
+        self.reports_dir = reports_dir
+        self.junit_path = reports_dir / "junit.xml"
+        self.results_path = reports_dir / "results.json"
+        self.log_path = reports_dir / "pytest.log"
+        self.costs_path = reports_dir / "run-costs.json"  # import and pytest seconds, written by pcgkit.jobs.cellmain
+        self.summary_path = reports_dir / "summary.md"
 
     def every_path(self) -> tuple[Path, ...]:
         return (self.results_path, self.junit_path, self.log_path, self.costs_path, self.summary_path)
