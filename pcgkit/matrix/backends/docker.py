@@ -140,7 +140,7 @@ def base_and_cuda(cell: Cell, pins: plan.ImagePins, aids: tuple[Path, ...]) -> t
     torch_cuda = docker_cuda.torch_cuda_build(cell.torch, known.torch_cuda, wheels) if cell.torch else None
     base = plan.base_for(cell, pins, torch_cuda)
     wanted, mismatch = docker_cuda.cuda_for_cell(base.name, base.ref, base.cuda, base.cuda_wheels, cell.torch,
-                                                 known, wheels)
+                                                 torch_cuda if cell.torch else docker_cuda.CPU, known)
     if mismatch:
         raise StageFailed(STAGE_IMAGE, f"CUDA mismatch: {mismatch}", provenance={"backend": "docker"})
     return base, wanted
