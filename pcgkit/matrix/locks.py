@@ -80,13 +80,16 @@ def inputs_digest_of(lock_text: str) -> str | None:
 
 
 def compile_argv(uv: Sequence[str], base_python: str, inputs: LockInputs, requirements_file: Path, out: Path,
-                 constraints_file: Path | None = None, no_deps: bool = False) -> list[str]:
+                 constraints_file: Path | None = None, no_deps: bool = False, find_links: str = "") -> list[str]:
+    """`uv pip compile` for the lock's Python and platform; the lock names find_links when given. Pure."""
     argv = [*uv, "pip", "compile", "--generate-hashes", "--no-header", "--python", base_python,
             "--python-version", inputs.python, "--python-platform", inputs.platform, "-o", str(out)]
     if constraints_file is not None:
         argv += ["--constraint", str(constraints_file)]
     if no_deps:
         argv.append("--no-deps")
+    if find_links:
+        argv += ["--find-links", find_links, "--emit-find-links"]
     return [*argv, str(requirements_file)]
 
 
