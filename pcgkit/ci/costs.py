@@ -78,8 +78,7 @@ class RunnerCost:
 @dataclasses.dataclass(frozen=True)
 class NightlyCost:
     cells: int  # planned cells (each runs once per runner kind it is planned on)
-    cell_jobs: int
-    other_jobs: int
+    cell_jobs: int  # and len(OTHER_JOBS) jobs after them
     runners: tuple[RunnerCost, ...]
     gpu_wait_minutes: int  # how long the report job waits for GPU jobs before naming them `not run`
     hosted_concurrency: int
@@ -168,8 +167,7 @@ def nightly_cost(plan: CiPlan, measured: Measured, gpu: GpuMeasured, cache_line:
     cells = len({j.cell_id for j in plan.jobs} | {c for c, _ in plan.excluded})
     sources = (measured.cells_source, measured.sizes_source) + (
         gpu.sources if any(not j.runner.hosted for j in plan.jobs) else ())
-    return NightlyCost(cells, len(plan.jobs), len(OTHER_JOBS), tuple(runners), gpu_wait_minutes, hosted_concurrency,
-                       sources)
+    return NightlyCost(cells, len(plan.jobs), tuple(runners), gpu_wait_minutes, hosted_concurrency, sources)
 
 
 def _gb(n: int) -> str:
@@ -178,7 +176,7 @@ def _gb(n: int) -> str:
 
 def header_lines(cost: NightlyCost) -> list[str]:
     """The same, one line per runner kind, for the workflow file's header. Pure."""
-    out = [f"Cost per night: {cost.cells} cells, {cost.cell_jobs} cell jobs + {cost.other_jobs} others "
+    out = [f"Cost per night: {cost.cells} cells, {cost.cell_jobs} cell jobs + {len(OTHER_JOBS)} others "
            f"(derived from {cost.sources[0]})."]
     for r in cost.runners:
         if r.runner_minutes is None:
