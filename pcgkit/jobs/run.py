@@ -34,8 +34,11 @@ class RunFiles:
         self.costs_path = reports_dir / "run-costs.json"  # import and pytest seconds, written by pcgkit.jobs.cellmain
         self.summary_path = reports_dir / "summary.md"
 
-    def every_path(self) -> tuple[Path, ...]:
-        return (self.results_path, self.junit_path, self.log_path, self.costs_path, self.summary_path)
+    def clear(self) -> None:
+        """Never let a previous run's files look current beside this one's (an interrupted run included)."""
+        for path in (self.results_path, self.junit_path, self.log_path, self.costs_path, self.summary_path):
+            if path.is_file() or path.is_symlink():
+                path.unlink()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,14 +110,6 @@ def _import_error(costs_path: Path) -> str | None:
         return None
 
 
-def clear_previous_outputs(plan: RunPlan) -> None:
-    """Never let a previous run's files look current beside this one's (an interrupted run included)."""
-    files = plan.files
-    for path in (files.results_path, files.junit_path, files.summary_path, files.costs_path):
-        if path.is_file() or path.is_symlink():
-            path.unlink()
-
-
 def interrupted_results(plan: RunPlan, exc: Interrupted) -> tuple[dict, list[CaseResult]]:
     """What an interrupted run leaves: every expected mode an `error` row "interrupted" (written, and returned)."""
     versions: dict = {}  # after a stop signal no child may start: the rows say the versions are unknown
@@ -126,7 +121,7 @@ def interrupted_results(plan: RunPlan, exc: Interrupted) -> tuple[dict, list[Cas
 
 
 def execute(plan: RunPlan) -> tuple[dict, list[CaseResult], proc.Completed]:
-    clear_previous_outputs(plan)
+    plan.files.clear()
     try:
         completed = proc.run(
             plan_pytest_argv(plan),

@@ -197,8 +197,7 @@ def run_cases(client, image, cell: Cell, request: CaseRequest, docker: DockerCon
     run_timeout = max(1.0, timeout_s - EXTRA_RUN_S / 2)
     command = plan.run_command(run_timeout, min(request.case_timeout_s, run_timeout),
                                request.require_hardware, request.select, request.scope)
-    for path in RunFiles(cell_dir).every_path():
-        path.unlink(missing_ok=True)  # never report a previous run's files as this run's
+    RunFiles(cell_dir).clear()
     with engine.output_volume(client) as volume:
         kwargs = plan.container_kwargs(
             image=image.id, command=command, volume=volume, gpus=gpus,
