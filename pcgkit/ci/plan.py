@@ -130,10 +130,6 @@ def job_command(cell: Cell, runner: RunnerClass, timeout_s: float, matrix_args: 
     return tuple(argv)
 
 
-def artifact_name(cell_id: str, target_id: str) -> str:
-    return _SAFE.sub("_", f"cell-{cell_id}-{target_id}")
-
-
 def plan_ci(
     cells: Sequence[Cell],
     hardware_labels: Mapping[str, tuple[str, ...]] | None = None,
@@ -169,7 +165,7 @@ def plan_ci(
                 cell_id=cell.id, python=cell.python, torch=cell.torch or "", runner=runner,
                 timeout_s=timeout_s,
                 timeout_minutes=math.ceil(timeout_s / 60.0) + SETUP_MINUTES + (0 if runner.hosted else IMAGE_BUILD_MINUTES),
-                artifact=artifact_name(cell.id, runner.target.id),
+                artifact=_SAFE.sub("_", f"cell-{cell.id}-{runner.target.id}"),
                 command=job_command(cell, runner, timeout_s, matrix_args, build), torch_build=build,
                 sglang=cell.sglang or "",
             ))
