@@ -85,11 +85,6 @@ def default_ca_bundle() -> Path | None:
     return None
 
 
-def host_gpu_driver() -> str | None:
-    """The host's NVIDIA driver version, or None when it has no GPU (nvidia-smi missing or failing)."""
-    return host_gpu()[1] or None
-
-
 def wants_gpus(setting: str, driver: str | None) -> bool:
     return setting == GPU_ALL or (setting == GPU_AUTO and driver is not None)
 
@@ -259,7 +254,7 @@ class DockerBackend:
         if ctx.cell.kind == EXISTING:
             raise StageFailed(STAGE_IMAGE, "kind 'existing' names a host interpreter: the docker backend cannot run it",
                               provenance=known)
-        driver = host_gpu_driver()
+        driver = host_gpu()[1] or None  # the host's NVIDIA driver; None without a GPU (or a working nvidia-smi)
         gpus = wants_gpus(self.docker.gpus, driver)
         try:
             client = engine.connect()
