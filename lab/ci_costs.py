@@ -39,7 +39,7 @@ def _pair(values: tuple[int, int] | None, unit: str) -> tuple[str, str]:
 
 def render_table(cost: NightlyCost) -> list[str]:
     """The Markdown table of docs/ci.md's generated block (`pcgkit ci github` prints its header_lines). Pure."""
-    lines = [f"{cost.cells} cells, {cost.cell_jobs} cell jobs + {cost.other_jobs} ({', '.join(OTHER_JOBS)}) per night; "
+    lines = [f"{cost.cells} cells, {cost.cell_jobs} cell jobs + {len(OTHER_JOBS)} ({', '.join(OTHER_JOBS)}) per night; "
              f"hosted concurrency assumed {cost.hosted_concurrency} jobs (`--hosted-concurrency`: your plan's limit); "
              f"the report waits {cost.gpu_wait_minutes} min for GPU jobs, then names the rest `not run`.", "",
              "| runner | jobs (with a recorded time) | runner-minutes, first night | later nights | wall, first night | "

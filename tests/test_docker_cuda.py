@@ -99,8 +99,9 @@ def test_a_base_images_own_toolkit_is_held_to_the_same_runtime_rule():
     """nvidia/cuda 12.8 fits the seed's torch 2.9.1 (cu128) and not torch 2.11.0 (CUDA 13.0)."""
     pins = plan.load_image_pins()
     base = pins.bases[pins.default_base]
-    assert dc.cuda_for_cell(base.name, base.ref, base.cuda, "", "2.9.1", KNOWN) == ("", None)
-    _, line = dc.cuda_for_cell(base.name, base.ref, base.cuda, "", "2.11.0", KNOWN)
+    for_torch = {torch: dc.torch_cuda_build(torch, KNOWN.torch_cuda) for torch in ("2.9.1", "2.11.0")}
+    assert dc.cuda_for_cell(base.name, base.ref, base.cuda, "", "2.9.1", for_torch["2.9.1"], KNOWN) == ("", None)
+    _, line = dc.cuda_for_cell(base.name, base.ref, base.cuda, "", "2.11.0", for_torch["2.11.0"], KNOWN)
     assert line and "torch 2.11.0 is built for CUDA 13.0" in line and base.ref in line
 
 

@@ -291,7 +291,7 @@ class _FakeImage:
 def _run_with_exit(monkeypatch, tmp_path, exited, write_results=False):
     """run_cell with the engine replaced: prepare_image gives a fake image, the run ends as `exited`."""
     monkeypatch.setattr(engine, "connect", lambda timeout_s=60.0: object())
-    monkeypatch.setattr(backend_docker, "host_gpu_driver", lambda: None)
+    monkeypatch.setattr(backend_docker, "host_gpu", lambda: ("none (no NVIDIA GPU found)", ""))
     monkeypatch.setattr(backend_docker, "prepare_image",
                         lambda *a, **k: (_FakeImage(), plan.BaseImage("b", "base:1"), None, {}))
 
@@ -328,7 +328,7 @@ def test_container_endings_become_error_cells(monkeypatch, tmp_path, exited, cau
 def test_engine_failure_before_the_image_is_an_install_stage_error(monkeypatch, tmp_path):
     """A failure while getting the image (here: a build) is an error cell at the install stage."""
     monkeypatch.setattr(engine, "connect", lambda timeout_s=60.0: object())
-    monkeypatch.setattr(backend_docker, "host_gpu_driver", lambda: None)
+    monkeypatch.setattr(backend_docker, "host_gpu", lambda: ("none (no NVIDIA GPU found)", ""))
 
     def failing(*a, **k):
         raise engine.DockerFailure(engine.BUILD_FAILED, "uv: no version of flashinfer-python==0.0.0", "tail")

@@ -54,7 +54,8 @@ def test_cpu_compile_reads_the_one_location_and_writes_it_into_the_lock():
     """The uv command resolves for the cell's Python and platform, finds torch at the location, and emits it."""
     inputs = locks.LockInputs(("torch==2.9.1",), (), (), "3.12")
     plan = torchbuild.cpu_lock_plan(inputs, "torch==2.9.1 \\\n    --hash=sha256:00\nfilelock==3.0\n", "/srv/wheels")
-    argv = torchbuild.cpu_compile_argv(["uv"], "/usr/bin/python3.12", plan, Path("r.in"), Path("c.txt"), Path("o.txt"))
+    argv = locks.compile_argv(["uv"], "/usr/bin/python3.12", inputs, Path("r.in"), Path("o.txt"), Path("c.txt"),
+                              find_links=plan.find_links)
     assert argv[argv.index("--find-links") + 1] == "/srv/wheels" and "--emit-find-links" in argv
     assert argv[argv.index("--python-platform") + 1] == locks.LOCK_PLATFORM and argv[-1] == "r.in"
     assert plan.constraints == ("filelock==3.0", "torch==2.9.1+cpu")

@@ -10,13 +10,8 @@ samples, as no SM120 run exists; the CUDA cell image's build, reuse and run over
 machine). What was not measured (job set-up, an image pull) is said as such.
 
 The wall per night packs the hosted jobs longest first onto the concurrency the account allows (an
-input: GitHub sets it per plan); runner-minutes round each job up to a whole minute.
-
-uv's cache on the hosted jobs, sized against GitHub's per-repository limit: one entry per (torch version, torch
-build), saved by the nightly after `uv cache prune --ci` (uv's documented CI practice: only wheels built from source
-stay). One entry's weight is measured by benchmarks/uv_cache_size.py (fixtures/measurements/uv-cache-size.json, as
-actions/cache archives it); `cache_budget` multiplies the planned keys by it and `pcgkit ci github` refuses a plan over
-the limit.
+input: GitHub sets it per plan); runner-minutes round each job up to a whole minute. `cache_budget` sizes uv's
+cache on the hosted jobs against GitHub's per-repository limit (the section at the end).
 """
 
 from __future__ import annotations
@@ -83,8 +78,7 @@ class RunnerCost:
 @dataclasses.dataclass(frozen=True)
 class NightlyCost:
     cells: int  # planned cells (each runs once per runner kind it is planned on)
-    cell_jobs: int
-    other_jobs: int
+    cell_jobs: int  # and len(OTHER_JOBS) jobs after them
     runners: tuple[RunnerCost, ...]
     gpu_wait_minutes: int  # how long the report job waits for GPU jobs before naming them `not run`
     hosted_concurrency: int
@@ -173,8 +167,7 @@ def nightly_cost(plan: CiPlan, measured: Measured, gpu: GpuMeasured, cache_line:
     cells = len({j.cell_id for j in plan.jobs} | {c for c, _ in plan.excluded})
     sources = (measured.cells_source, measured.sizes_source) + (
         gpu.sources if any(not j.runner.hosted for j in plan.jobs) else ())
-    return NightlyCost(cells, len(plan.jobs), len(OTHER_JOBS), tuple(runners), gpu_wait_minutes, hosted_concurrency,
-                       sources)
+    return NightlyCost(cells, len(plan.jobs), tuple(runners), gpu_wait_minutes, hosted_concurrency, sources)
 
 
 def _gb(n: int) -> str:
@@ -183,7 +176,7 @@ def _gb(n: int) -> str:
 
 def header_lines(cost: NightlyCost) -> list[str]:
     """The same, one line per runner kind, for the workflow file's header. Pure."""
-    out = [f"Cost per night: {cost.cells} cells, {cost.cell_jobs} cell jobs + {cost.other_jobs} others "
+    out = [f"Cost per night: {cost.cells} cells, {cost.cell_jobs} cell jobs + {len(OTHER_JOBS)} others "
            f"(derived from {cost.sources[0]})."]
     for r in cost.runners:
         if r.runner_minutes is None:
@@ -234,6 +227,8 @@ def measured_from(snapshot: Mapping, uv_cache: Mapping, snapshot_name: str, uv_c
 
 
 # --- uv's cache on the hosted jobs against GitHub's per-repository limit ----------------------------------
+# One entry per (torch version, torch build), saved by the nightly after `uv cache prune --ci`; one entry's weight
+# is measured by benchmarks/uv_cache_size.py as actions/cache archives it. `pcgkit ci github` refuses a plan over:
 # "the total size of all caches in a repository is limited to 10 GB" (GitHub's @actions/cache README,
 # actions/toolkit packages/cache, read 2026-12-02); over it GitHub evicts the oldest entries. Decimal
 # gigabytes: the smaller reading of "GB".

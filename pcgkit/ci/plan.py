@@ -130,10 +130,6 @@ def job_command(cell: Cell, runner: RunnerClass, timeout_s: float, matrix_args: 
     return tuple(argv)
 
 
-def artifact_name(cell_id: str, target_id: str) -> str:
-    return _SAFE.sub("_", f"cell-{cell_id}-{target_id}")
-
-
 def plan_ci(
     cells: Sequence[Cell],
     hardware_labels: Mapping[str, tuple[str, ...]] | None = None,
@@ -143,15 +139,10 @@ def plan_ci(
     local: bool = False,
     hosted_torch_build: str = TORCH_BUILD_CUDA,
 ) -> CiPlan:
-    """The jobs for these cells. Pure.
-
-    hardware_cells limits the real-hardware jobs to those ids (GPU runners are few; the simulation
-    is cheap and runs every cell). matrix_args (e.g. --matrix FILE --pins FILE) go into every job
-    so the jobs plan exactly the cells planned here. Cells of kind 'existing' name an interpreter on the machine that
-    planned them: no CI runner has it, so they are excluded with that reason (unless `local`: the
-    fan-out run on the planning machine itself, `pcgkit ci local`). hosted_torch_build is the torch build
-    the hosted (simulated) jobs install (`pcgkit matrix --torch-build`); GPU jobs keep the locked CUDA build.
-    """
+    """The jobs for these cells. Pure. hardware_cells limits the real-hardware jobs (GPU runners are few; the
+    simulation runs every cell); matrix_args go into every job so that it plans exactly these cells. A cell of kind
+    'existing' names an interpreter of the planning machine, which no runner has: excluded unless `local`
+    (`pcgkit ci local`). GPU jobs keep the locked CUDA torch; the hosted ones install hosted_torch_build."""
     if hosted_torch_build not in TORCH_BUILDS:
         raise CiPlanError(f"torch build {hosted_torch_build!r}: expected one of {', '.join(TORCH_BUILDS)}")
     runners = runner_classes(hardware_labels or {})
@@ -174,7 +165,7 @@ def plan_ci(
                 cell_id=cell.id, python=cell.python, torch=cell.torch or "", runner=runner,
                 timeout_s=timeout_s,
                 timeout_minutes=math.ceil(timeout_s / 60.0) + SETUP_MINUTES + (0 if runner.hosted else IMAGE_BUILD_MINUTES),
-                artifact=artifact_name(cell.id, runner.target.id),
+                artifact=_SAFE.sub("_", f"cell-{cell.id}-{runner.target.id}"),
                 command=job_command(cell, runner, timeout_s, matrix_args, build), torch_build=build,
                 sglang=cell.sglang or "",
             ))

@@ -14,7 +14,7 @@ from pcgkit import resources
 from pcgkit.catalog import modes_in_scope
 from pcgkit.commands import add_command
 from pcgkit.errors import ExitCode, Interrupted, RunAbortedError, UsageError, status_for_results
-from pcgkit.jobs.run import RunPlan, clear_previous_outputs, execute, interrupted_results
+from pcgkit.jobs.run import RunPlan, execute, interrupted_results
 from pcgkit.report.summary import SIMULATION_NOTE, markdown_summary
 from pcgkit.util import atomic, proc
 from pcgkit.util.argtypes import marker_expression, positive_seconds
@@ -107,7 +107,7 @@ def _cmd_run(args) -> int:
     )
     check_interpreter(plan.python)  # no such file / a folder / not executable: one line
     atomic.check_writable_dir(plan.reports_dir, "--reports")
-    clear_previous_outputs(plan)  # from here on, a stop leaves "interrupted" rows, never the last run's files
+    plan.files.clear()  # from here on, a stop leaves "interrupted" rows, never the last run's files
     try:
         if args.python:
             problem = preflight(args.python)  # what the interpreter lacks (torch, flashinfer, pytest, the kit)

@@ -13,22 +13,13 @@ import platform
 import sys
 
 
-def missing_distributions(names: list[str]) -> list[str]:
-    missing = []
-    for name in names:
-        try:
-            importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            missing.append(name)
-    return missing
-
-
 def main(argv: list[str]) -> int:
     kit_root, names = argv[0], argv[1:]
     if kit_root:
         sys.path.insert(0, kit_root)  # the run starts pytest from the checkout, which puts it on sys.path too
     kit = importlib.util.find_spec("pcgkit") is not None
-    print(json.dumps({"python": platform.python_version(), "missing": missing_distributions(names), "kit": kit}))
+    missing = [name for name in names if next(iter(importlib.metadata.distributions(name=name)), None) is None]
+    print(json.dumps({"python": platform.python_version(), "missing": missing, "kit": kit}))
     return 0
 
 

@@ -22,36 +22,23 @@ from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult, read_results, write_results
 
 
-@dataclasses.dataclass(frozen=True)
 class RunFiles:
     """The files a case run leaves in its reports folder, wherever it ran (`pcgkit run`, a venv cell, a
     container's /out copied out): the one place their names are declared."""
 
-    reports_dir: Path
+    def __init__(self, reports_dir: Path):
+        self.reports_dir = reports_dir
+        self.junit_path = reports_dir / "junit.xml"
+        self.results_path = reports_dir / "results.json"
+        self.log_path = reports_dir / "pytest.log"
+        self.costs_path = reports_dir / "run-costs.json"  # import and pytest seconds, written by pcgkit.jobs.cellmain
+        self.summary_path = reports_dir / "summary.md"
 
-    @property
-    def junit_path(self) -> Path:
-        return self.reports_dir / "junit.xml"
-
-    @property
-    def results_path(self) -> Path:
-        return self.reports_dir / "results.json"
-
-    @property
-    def log_path(self) -> Path:
-        return self.reports_dir / "pytest.log"
-
-    @property
-    def costs_path(self) -> Path:
-        """Import and pytest seconds, written by pcgkit.jobs.cellmain inside the environment."""
-        return self.reports_dir / "run-costs.json"
-
-    @property
-    def summary_path(self) -> Path:
-        return self.reports_dir / "summary.md"
-
-    def every_path(self) -> tuple[Path, ...]:
-        return (self.results_path, self.junit_path, self.log_path, self.costs_path, self.summary_path)
+    def clear(self) -> None:
+        """Never let a previous run's files look current beside this one's (an interrupted run included)."""
+        for path in (self.results_path, self.junit_path, self.log_path, self.costs_path, self.summary_path):
+            if path.is_file() or path.is_symlink():
+                path.unlink()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,14 +110,6 @@ def _import_error(costs_path: Path) -> str | None:
         return None
 
 
-def clear_previous_outputs(plan: RunPlan) -> None:
-    """Never let a previous run's files look current beside this one's (an interrupted run included)."""
-    files = plan.files
-    for path in (files.results_path, files.junit_path, files.summary_path, files.costs_path):
-        if path.is_file() or path.is_symlink():
-            path.unlink()
-
-
 def interrupted_results(plan: RunPlan, exc: Interrupted) -> tuple[dict, list[CaseResult]]:
     """What an interrupted run leaves: every expected mode an `error` row "interrupted" (written, and returned)."""
     versions: dict = {}  # after a stop signal no child may start: the rows say the versions are unknown
@@ -142,7 +121,7 @@ def interrupted_results(plan: RunPlan, exc: Interrupted) -> tuple[dict, list[Cas
 
 
 def execute(plan: RunPlan) -> tuple[dict, list[CaseResult], proc.Completed]:
-    clear_previous_outputs(plan)
+    plan.files.clear()
     try:
         completed = proc.run(
             plan_pytest_argv(plan),

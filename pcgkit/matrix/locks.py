@@ -80,13 +80,16 @@ def inputs_digest_of(lock_text: str) -> str | None:
 
 
 def compile_argv(uv: Sequence[str], base_python: str, inputs: LockInputs, requirements_file: Path, out: Path,
-                 constraints_file: Path | None = None, no_deps: bool = False) -> list[str]:
+                 constraints_file: Path | None = None, no_deps: bool = False, find_links: str = "") -> list[str]:
+    """`uv pip compile` for the lock's Python and platform; the lock names find_links when given. Pure."""
     argv = [*uv, "pip", "compile", "--generate-hashes", "--no-header", "--python", base_python,
             "--python-version", inputs.python, "--python-platform", inputs.platform, "-o", str(out)]
     if constraints_file is not None:
         argv += ["--constraint", str(constraints_file)]
     if no_deps:
         argv.append("--no-deps")
+    if find_links:
+        argv += ["--find-links", find_links, "--emit-find-links"]
     return [*argv, str(requirements_file)]
 
 
@@ -137,13 +140,10 @@ def private_workdir(work: Path, prefix: str) -> Iterator[Path]:
 
 def compile_lock(cell: Cell, inputs: LockInputs, base_python: str, work: Path, env: dict[str, str],
                  timeout: float) -> str | proc.Completed:
-    """Resolve the cell with uv (the edge): the lock's text, or the uv run that failed.
-
-    uv works in a private_workdir; the text returned keeps a companion's credentials: it is what the
-    install needs, and its caller keeps it out of artifacts too. uv runs on relative file names: its
-    `# via -r lock-requirements.in` annotations then name no temporary folder, so refreshing a lock
-    changes only what the resolution changed.
-    """
+    """Resolve the cell with uv (the edge): the lock's text, or the uv run that failed. uv works in a
+    private_workdir; the text returned keeps a companion's credentials (the install needs them; its caller
+    keeps them out of artifacts). uv runs on relative file names, so that its `# via -r lock-requirements.in`
+    annotations name no temporary folder: refreshing a lock changes only what the resolution changed."""
     with private_workdir(work, "pcgkit-lock-") as private:
         uv = proc.uv_command()
         requirements, resolved = Path("lock-requirements.in"), Path("lock-resolved.txt")

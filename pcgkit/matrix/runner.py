@@ -121,11 +121,9 @@ def run_matrix(
     today: _dt.date | None = None,
     retry_cannot_run: bool = False,
 ) -> list[CellOutcome]:
-    """Every cell's outcome, in plan order; each cell.json written as soon as it is known.
-
-    expected: the baseline's cannot-run rules (None: the default expectations file); a cell they cover is
-    not run between retry days (pcgkit.matrix.uninstallable) unless retry_cannot_run. today: the planning
-    date (default: today, UTC)."""
+    """Every cell's outcome, in plan order; each cell.json written as soon as it is known. A cell the
+    cannot-run rules `expected` cover (None: the default expectations file) is not run between retry days
+    (pcgkit.matrix.uninstallable) unless retry_cannot_run; `today` is the planning date (default: UTC's)."""
     rules = load_uninstallable() if expected is None else expected
     run = run if run is not None else backends.runner(backends.DEFAULT, None)  # the registry's default backend
     today = today or _dt.datetime.now(_dt.timezone.utc).date()

@@ -49,10 +49,7 @@ def _python(value: str) -> str | None:
 
 
 def _version_or(word: str) -> Check:
-    def check(value: Any) -> str | None:
-        return None if value == word else _version(value)
-
-    return check
+    return lambda value: None if value == word else _version(value)
 
 
 @_text

@@ -62,15 +62,6 @@ def cpu_lock_plan(inputs: locks.LockInputs, lock_text: str, find_links: str) -> 
     return CpuLockPlan(torch, inputs.requirements, constraints, no_deps, find_links, inputs.python, inputs.platform)
 
 
-def cpu_compile_argv(uv: Sequence[str], base_python: str, plan: CpuLockPlan, requirements_file: Path,
-                     constraints_file: Path, out: Path) -> list[str]:
-    """The `uv pip compile` of the CPU lock; the lock it writes names where the CPU wheels are. Pure."""
-    return [*uv, "pip", "compile", "--generate-hashes", "--no-header", "--python", base_python,
-            "--python-version", plan.python, "--python-platform", plan.platform, "-o", str(out),
-            "--constraint", str(constraints_file), "--find-links", plan.find_links, "--emit-find-links",
-            str(requirements_file)]
-
-
 def render_cpu_lock(cell_id: str, plan: CpuLockPlan, derived_from: str, resolved: str) -> str:
     """The CPU lock's text: a header naming the lock it was derived from, uv's resolution, the no-deps part. Pure."""
     header = [
@@ -132,8 +123,9 @@ def compile_cpu_lock(cell_id: str, inputs: locks.LockInputs, lock_text: str, fin
         requirements, constraints, out = Path("cpu-requirements.in"), Path("cpu-constraints.txt"), Path("cpu-resolved.txt")
         (private / requirements).write_text("\n".join(plan.requirements) + "\n")
         (private / constraints).write_text("\n".join(plan.constraints) + "\n")
-        done = proc.run(cpu_compile_argv(proc.uv_command(), base_python, plan, requirements, constraints, out),
-                        cwd=private, env=env, timeout=timeout, log_path=private / "cpu-compile.log")
+        argv = locks.compile_argv(proc.uv_command(), base_python, inputs, requirements, out, constraints,
+                                  find_links=plan.find_links)
+        done = proc.run(argv, cwd=private, env=env, timeout=timeout, log_path=private / "cpu-compile.log")
         if not done.ok:
             return done
         resolved = (private / out).read_text()

@@ -50,7 +50,6 @@ OnStage = Callable[[Cell, str], None]
 
 class RunCell(Protocol):
     """Run one cell to an outcome: verdicts, or an error cell with the reason. Never raises for a bad cell.
-
     The runner (pcgkit.matrix.runner) always passes on_stage; a backend reports each stage it enters."""
 
     def __call__(self, cell: Cell, config: BackendConfig, on_stage: OnStage) -> CellOutcome: ...
@@ -141,7 +140,6 @@ class Environment(Protocol):
 
     def run_cases(self, request: CaseRequest) -> CasesRan:
         """Run the requested cases; raise StageFailed only for an ending that yields no run at all."""
-        ...
 
 
 class Backend(Protocol):
@@ -152,8 +150,6 @@ class Backend(Protocol):
 
     def check_machine(self, cells) -> None:
         """Before any cell: raise for what every cell would miss (a missing tool), not once per cell."""
-        ...
 
     def prepared(self, ctx: CellContext) -> ContextManager[Environment]:
         """The cell's environment, held for as long as its cases run; raise StageFailed when it cannot be had."""
-        ...

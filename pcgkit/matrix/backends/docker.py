@@ -85,11 +85,6 @@ def default_ca_bundle() -> Path | None:
     return None
 
 
-def host_gpu_driver() -> str | None:
-    """The host's NVIDIA driver version, or None when it has no GPU (nvidia-smi missing or failing)."""
-    return host_gpu()[1] or None
-
-
 def wants_gpus(setting: str, driver: str | None) -> bool:
     return setting == GPU_ALL or (setting == GPU_AUTO and driver is not None)
 
@@ -140,7 +135,7 @@ def base_and_cuda(cell: Cell, pins: plan.ImagePins, aids: tuple[Path, ...]) -> t
     torch_cuda = docker_cuda.torch_cuda_build(cell.torch, known.torch_cuda, wheels) if cell.torch else None
     base = plan.base_for(cell, pins, torch_cuda)
     wanted, mismatch = docker_cuda.cuda_for_cell(base.name, base.ref, base.cuda, base.cuda_wheels, cell.torch,
-                                                 known, wheels)
+                                                 torch_cuda if cell.torch else docker_cuda.CPU, known)
     if mismatch:
         raise StageFailed(STAGE_IMAGE, f"CUDA mismatch: {mismatch}", provenance={"backend": "docker"})
     return base, wanted
@@ -197,8 +192,7 @@ def run_cases(client, image, cell: Cell, request: CaseRequest, docker: DockerCon
     run_timeout = max(1.0, timeout_s - EXTRA_RUN_S / 2)
     command = plan.run_command(run_timeout, min(request.case_timeout_s, run_timeout),
                                request.require_hardware, request.select, request.scope)
-    for path in RunFiles(cell_dir).every_path():
-        path.unlink(missing_ok=True)  # never report a previous run's files as this run's
+    RunFiles(cell_dir).clear()
     with engine.output_volume(client) as volume:
         kwargs = plan.container_kwargs(
             image=image.id, command=command, volume=volume, gpus=gpus,
@@ -260,7 +254,7 @@ class DockerBackend:
         if ctx.cell.kind == EXISTING:
             raise StageFailed(STAGE_IMAGE, "kind 'existing' names a host interpreter: the docker backend cannot run it",
                               provenance=known)
-        driver = host_gpu_driver()
+        driver = host_gpu()[1] or None  # the host's NVIDIA driver; None without a GPU (or a working nvidia-smi)
         gpus = wants_gpus(self.docker.gpus, driver)
         try:
             client = engine.connect()

@@ -131,10 +131,9 @@ def runtime_mismatch(label: str, cuda: str, torch_version: str, torch_cuda: str 
 
 
 def cuda_for_cell(base_name: str, base_ref: str, base_cuda: str, cuda_wheels: str, torch_version: str | None,
-                  known: CudaToolkits, wheel_names: tuple[str, ...] = ()) -> tuple[str, str | None]:
-    """(the hashed wheel pins the build installs, '' for a base's own toolkit; one line naming why
-    the toolkit cannot serve this cell, or None). Asked before any build starts. Pure."""
-    torch_cuda = torch_cuda_build(torch_version, known.torch_cuda, wheel_names) if torch_version else CPU
+                  torch_cuda: str | None, known: CudaToolkits) -> tuple[str, str | None]:
+    """(the hashed wheel pins the build installs, '' for a base's own toolkit; one line naming why the toolkit
+    cannot serve this cell, or None), torch_cuda as torch_cuda_build says (CPU without a torch). Pure."""
     if not cuda_wheels:
         return "", runtime_mismatch(f"base image {base_ref}", base_cuda, torch_version or "", torch_cuda)
     toolkit = known.toolkits.get(cuda_wheels)
