@@ -22,17 +22,33 @@ from pcgkit.values.verdict import Verdict
 from pcgkit.verdicts.result import CaseResult, read_results, write_results
 
 
+@dataclasses.dataclass(frozen=True)
 class RunFiles:
     """The files a case run leaves in its reports folder, wherever it ran (`pcgkit run`, a venv cell, a
     container's /out copied out): the one place their names are declared."""
 
-    def __init__(self, reports_dir: Path):
-        self.reports_dir = reports_dir
-        self.junit_path = reports_dir / "junit.xml"
-        self.results_path = reports_dir / "results.json"
-        self.log_path = reports_dir / "pytest.log"
-        self.costs_path = reports_dir / "run-costs.json"  # import and pytest seconds, written by pcgkit.jobs.cellmain
-        self.summary_path = reports_dir / "summary.md"
+    reports_dir: Path
+
+    @property
+    def junit_path(self) -> Path:
+        return self.reports_dir / "junit.xml"
+
+    @property
+    def results_path(self) -> Path:
+        return self.reports_dir / "results.json"
+
+    @property
+    def log_path(self) -> Path:
+        return self.reports_dir / "pytest.log"
+
+    @property
+    def costs_path(self) -> Path:
+        """Import and pytest seconds, written by pcgkit.jobs.cellmain inside the environment."""
+        return self.reports_dir / "run-costs.json"
+
+    @property
+    def summary_path(self) -> Path:
+        return self.reports_dir / "summary.md"
 
     def clear(self) -> None:
         """Never let a previous run's files look current beside this one's (an interrupted run included)."""
