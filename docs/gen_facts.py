@@ -41,8 +41,7 @@ from pcgkit import advice, catalog, errors  # noqa: E402
 from pcgkit.advice import render as answer_render  # noqa: E402
 from pcgkit.advice import summary  # noqa: E402
 from pcgkit.advice.cost import CostTable  # noqa: E402
-from pcgkit.matrix.pins import version_key  # noqa: E402
-from pcgkit.util.ranges import measured_ranges  # noqa: E402
+from pcgkit.util.ranges import measured_ranges, version_key  # noqa: E402
 from pcgkit.values import targets  # noqa: E402
 
 E2E_LOGS = ROOT / "tests" / "data" / "e2e_logs"
@@ -201,7 +200,7 @@ def fp4_spellings() -> tuple[tuple[Spelling, ...], str]:
 
     data = json.loads(resources.fixture(fi.TABLE_FILE).read_text())
     table = fi.parse_table(data, f"fixtures/{fi.TABLE_FILE}")
-    in_range = sorted({r.flashinfer for r in table} | set(data.get("not_read", {})), key=fi.version_key)
+    in_range = sorted({r.flashinfer for r in table} | set(data.get("not_read", {})), key=version_key)
     pairs = tuple((path, measured_ranges(in_range, found)) for path, found in fi.spellings(table))
     read_on = max((r.read_on for r in table), default="never")
     unread = f"; not read (no wheel here): {', '.join(data['not_read'])}" if data.get("not_read") else ""

@@ -17,7 +17,7 @@ import re
 import zipfile
 from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
+from pcgkit.util.ranges import version_key
 
 TABLE_FILE = "flashinfer_releases.json"
 TABLE_SCHEMA = "pcgkit.flashinfer-releases/1"
@@ -58,13 +58,6 @@ def read_wheel(path: Path, flashinfer: str, read_on: str) -> FlashInferRelease:
                  for name in names if name.startswith("flashinfer/") and name.endswith("fp4_quantization.py")}
     return FlashInferRelease(flashinfer, fp4_module_from_texts(texts), tuple(f for f in _JIT_FILES if f in names),
                              path.name, read_on)
-
-
-def version_key(text: str) -> Version:
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return Version("0")
 
 
 def table_dict(releases: list[FlashInferRelease], generated: str, how: str, not_read: dict[str, str]) -> dict:

@@ -11,8 +11,9 @@ import zipfile
 from pathlib import Path
 
 from pcgkit.sglang.facts import flags_from_source, prefill_default_from_source
-from pcgkit.sglang.releases import TABLE_SCHEMA, ReleaseFacts, version_key
+from pcgkit.sglang.releases import TABLE_SCHEMA, ReleaseFacts
 from pcgkit.sglang.runners import runner_facts_from_texts
+from pcgkit.util.ranges import version_key
 
 OWN_OP = re.compile(r"""op_name\s*=\s*["']flashinfer_fp4_quantize["']""")
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import html as _html
 import re
 
-from pcgkit.sglang.releases import version_key
+from pcgkit.util.ranges import version_key
 
 SGLANG_CASE = "sglang-compile-sm120"
 OP = "torch.ops.flashinfer.fp4_quantize"

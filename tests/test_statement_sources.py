@@ -106,7 +106,7 @@ def _op_broken_below(evidence, first_working: str):
     """The evidence with every fix-upstream-op measurement below `first_working` turned `traces-but-fails`
     (what the argument audit measures on 0.6.12-0.7.0.post1), and those releases."""
     from pcgkit.advice.model import FLASHINFER_OP_CASE
-    from pcgkit.sglang.releases import version_key
+    from pcgkit.util.ranges import version_key
 
     broken: set[str] = set()
     measurements = []

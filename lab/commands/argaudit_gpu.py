@@ -34,6 +34,7 @@ from pcgkit.errors import UsageError
 from pcgkit.fp4.argaudit import ArgumentAudit
 from pcgkit.fp4.fake_shapes import KernelCall, call_site_argument_names
 from pcgkit.util import proc
+from pcgkit.util.ranges import version_order
 
 ENTRY = "torch.ops.flashinfer.fp4_quantize"
 SCHEMA = "pcgkit.argaudit-gpu/1"
@@ -175,7 +176,7 @@ def document(records: list[dict], snapshot: Mapping, date: str) -> dict:
     """The rows, each labelled with the real device, beside the matrix. Pure."""
     verdicts = matrix_verdicts(snapshot)
     rows = []
-    for record in sorted(records, key=lambda r: _version_key(r.get("flashinfer", ""))):
+    for record in sorted(records, key=lambda r: version_order(r.get("flashinfer", ""))):
         status, line = status_of(record)
         audit = record.get("audit") or {}
         device = (f"{record['device']} (SM{record['capability'].replace('.', '')}, CC {record['capability']}), real GPU"
@@ -205,15 +206,6 @@ def render(doc: Mapping) -> str:
         lines.append(f"| {row['flashinfer']} | {row['device']} | **{row['status']}**: {row['summary']} | {seen} | "
                      f"{len(row['kernel_refusals'])} | {row['matrix']['verdict'] or '-'} | {row['against_matrix']} |")
     return "\n".join(lines)
-
-
-def _version_key(version: str) -> tuple:
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return (0, Version(version))
-    except InvalidVersion:
-        return (1, version)
 
 
 def parse_sites(values: list[str]) -> dict[str, Path]:

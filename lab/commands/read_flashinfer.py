@@ -22,7 +22,7 @@ TODAY = _dt.date.today
 def _flashinfer_in_range() -> list[str]:
     """Every final FlashInfer release from the oldest any SGLang release in range pins (fixtures/sglang_requires.toml's
     known versions), oldest first: the releases whose error strings a user of the matrix range can paste."""
-    from lab.flashinfer_releases import version_key
+    from pcgkit.util.ranges import version_key
 
     data = tomllib.loads(resources.fixture("sglang_requires.toml").read_text())
     pinned = [req.split("==", 1)[1] for r in data.get("release", ()) if r.get("piecewise_cuda_graph")

@@ -26,7 +26,8 @@ from packaging.version import InvalidVersion, Version
 
 from pcgkit.errors import EnvironmentSetupError
 from pcgkit.matrix.cells import Cell
-from pcgkit.matrix.pins import PinsIndex, parse_subject_pins, version_key
+from pcgkit.matrix.pins import PinsIndex, parse_subject_pins
+from pcgkit.util.ranges import version_key
 
 INDEX_JSON_URL = "https://pypi.org/pypi/{name}/json"
 # The axes the matrix varies, as the index names them, in the order the listing shows them.

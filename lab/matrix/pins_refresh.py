@@ -20,9 +20,9 @@ from pcgkit.matrix.pins import (
     PINS_SCHEMA,
     PinsIndex,
     SglangRelease,
-    version_key,
 )
 from pcgkit.util import atomic, proc
+from pcgkit.util.ranges import version_key
 from pcgkit.values.axes import PINNED_BY_SGLANG
 
 # The distributions the cases are about; other requirements of sglang are not cached.

@@ -28,7 +28,8 @@ from pcgkit.advice.values import (
     Versions,
 )
 from pcgkit.sglang.case import SGLANG_COMPILE_OTHER, SGLANG_COMPILE_SM120
-from pcgkit.sglang.releases import ReleaseFacts, version_key
+from pcgkit.sglang.releases import ReleaseFacts
+from pcgkit.util.ranges import version_key
 from pcgkit.values.verdict import BROKEN
 from pcgkit.verdicts.fixmodes import FIX_UPSTREAM_OP
 from pcgkit.verdicts.modes import MODE1

@@ -20,7 +20,7 @@ from pcgkit.advice.model import (
     table_source,
 )
 from pcgkit.advice.values import MEASUREMENT, UPSTREAM, Evidence, Measurement, Source, Statement, UpstreamRead
-from pcgkit.sglang.releases import version_key
+from pcgkit.util.ranges import version_key
 from pcgkit.values.verdict import BROKEN
 
 

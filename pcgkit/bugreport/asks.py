@@ -20,7 +20,7 @@ from pcgkit.advice.model import FLASHINFER_OP_CASE, by_release, fixed_after_last
 from pcgkit.advice.summary import flashinfer_fixed, mode2_condition, sglang_fixed
 from pcgkit.advice.values import CELLS, UPSTREAM, Evidence, Source, Statement, UpstreamRead
 from pcgkit.sglang import facts as sglang_facts
-from pcgkit.sglang.releases import version_key
+from pcgkit.util.ranges import version_key
 from pcgkit.values.verdict import BROKEN
 
 

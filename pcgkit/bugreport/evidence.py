@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from pcgkit.matrix.pins import version_key
+from pcgkit.util.ranges import version_key
 from pcgkit.verdicts.result import JUNIT_RESULT_PROPERTY, CaseResult
 
 COMPAT_FILE = "compat.json"

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
 
 from pcgkit import resources
 from pcgkit.util import atomic
+from pcgkit.util.ranges import version_key
 from pcgkit.util.tomlfile import tomllib
 
 PINS_SCHEMA = "pcgkit.sglang-requires/1"
@@ -54,13 +54,6 @@ class PinsIndex:
 
     def first_piecewise(self) -> SglangRelease | None:
         return next((r for r in self.releases if r.piecewise_cuda_graph), None)
-
-
-def version_key(version: str) -> Version:
-    try:
-        return Version(version)
-    except InvalidVersion:
-        return Version("0")
 
 
 def parse_subject_pins(lines: Iterable[str]) -> dict[str, ExactPin]:

@@ -29,9 +29,10 @@ from pcgkit.matrix.cells import (
     Cell,
 )
 from pcgkit.matrix.locks import DEFAULT_LOCKS_DIR, with_lock_digests
-from pcgkit.matrix.pins import PinsIndex, SglangRelease, load_pins, version_key
+from pcgkit.matrix.pins import PinsIndex, SglangRelease, load_pins
 from pcgkit.matrix.rules import InstallRule, apply_rules, load_rules
 from pcgkit.util import atomic
+from pcgkit.util.ranges import version_key
 from pcgkit.util.tomlfile import tomllib
 from pcgkit.values.axes import PINNED_BY_SGLANG
 

@@ -9,12 +9,12 @@ import dataclasses
 from collections.abc import Sequence
 
 from pcgkit import catalog
-from pcgkit.matrix.pins import version_key
 from pcgkit.report import attribution as attr
 from pcgkit.report.history import RunSummary, verdict_changes
 from pcgkit.report.model import FIX, CellReport, Change, CompatReport
 from pcgkit.report.upstream import Upstream
 from pcgkit.report.wording import fixed_from, traced_only
+from pcgkit.util.ranges import version_key
 from pcgkit.values.axes import AXIS_IDS
 from pcgkit.values.verdict import JUDGED
 

@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from pcgkit.matrix.pins import version_key
+from pcgkit.util.ranges import version_key
 
 MATTERS = "matters"
 NO_EFFECT = "no-effect"

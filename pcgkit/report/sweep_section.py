@@ -12,10 +12,10 @@ import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from pcgkit.matrix.pins import version_key
 from pcgkit.report.summary import md_escape
 from pcgkit.sweep.cases import parse_case_id
 from pcgkit.sweep.classify import SweepClass
+from pcgkit.util.ranges import version_key
 
 CLASSES: tuple[str, ...] = tuple(c.value for c in SweepClass)
 TRACED = (SweepClass.OPAQUE_OP.value, SweepClass.TRACES_THROUGH.value)

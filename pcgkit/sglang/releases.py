@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from packaging.version import InvalidVersion, Version
-
 from pcgkit.sglang.facts import PiecewiseFlags
 from pcgkit.sglang.runners import RunnerFacts
+from pcgkit.util.ranges import version_key
 
 TABLE_FILE = "sglang_releases.json"
 TABLE_SCHEMA = "pcgkit.sglang-releases/1"
@@ -53,13 +52,6 @@ class ReleaseFacts:
                    tuple(data.get("calls_flashinfer_fp4_op", ())), str(data["wheel"]), str(data["read_on"]),
                    tuple(data.get("capture_failure_flags", ())),
                    RunnerFacts.from_dict(data["runners"]) if data.get("runners") else None)
-
-
-def version_key(text: str) -> Version:
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return Version("0")
 
 
 def parse_table(data: dict, source: str = TABLE_FILE) -> tuple[ReleaseFacts, ...]:

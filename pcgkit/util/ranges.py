@@ -24,6 +24,14 @@ def version_order(version: str) -> tuple:
         return (1, Version("0"), version)
 
 
+def version_key(version: str) -> Version:
+    """Sort key: PEP 440 order, unparsable strings first (as version 0)."""
+    try:
+        return Version(version)
+    except InvalidVersion:
+        return Version("0")
+
+
 @dataclasses.dataclass(frozen=True)
 class MeasuredRanges:
     runs: tuple[tuple[str, str], ...]  # (first, last) of each run of consecutive measured releases, oldest first
