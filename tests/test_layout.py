@@ -193,9 +193,9 @@ def test_workshop_and_sibling_contracts_fail_on_a_planted_import(tmp_path, contr
 # Growth is a choice (issue 45): the package's line budget and the longest function it may hold. Raising either is
 # an edit here, in review, with the reason in the commit; the counts are the issue's own.
 # Issue 45's target was 27,000: 30,333 at its start; the workshop, the certificate builder and the wheel readers left,
-# then dead code, test- and workshop-only code and near-copies went (26,736 on 2026-12-07; 26,646 after a second
+# then dead code, test- and workshop-only code and near-copies went (26,736 on 2026-12-07; 26,641 after a second
 # pass the same day). The budget is what is here, so any growth fails this test; lower it as code leaves.
-PACKAGE_LINE_BUDGET = 26_646  # `git ls-files pcgkit | grep .py$ | xargs cat | wc -l`
+PACKAGE_LINE_BUDGET = 26_641  # `git ls-files pcgkit | grep .py$ | xargs cat | wc -l`
 FUNCTION_LINE_LIMIT = 80  # a def's lines, decorators aside, docstring and body included
 # Functions over the limit allowed for now (each may only shrink; an entry that no longer exceeds must go): none.
 KNOWN_OVER_LIMIT: dict[str, int] = {}
